@@ -1,0 +1,124 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_memctl_global_optspecs
+    string join \n db= format= ns= busy-timeout= now= h/help V/version
+end
+
+function __fish_memctl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_memctl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_memctl_using_subcommand
+    set -l cmd (__fish_memctl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c memctl -n "__fish_memctl_needs_command" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_needs_command" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_needs_command" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_needs_command" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_needs_command" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_needs_command" -s V -l version -d 'Print version'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "threads" -d 'Work with threads (conversations)'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l sort -d 'Sort order (largest / newest first)' -r -f -a "updated\t'Most recently updated first'
+size\t'Largest stored size first'
+messages\t'Most messages first'
+checkpoints\t'Most checkpoints first'"
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l limit -d 'Show at most this many threads' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand history" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand show" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l checkpoint -d 'The checkpoint to show (default: the latest)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l checkpoint -d 'The checkpoint to dump (default: the latest)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l raw -d 'Print the whole decoded checkpoint (channels, versions, metadata, pending writes) instead of the messages'
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l from -d 'The older checkpoint (default: the parent of --to)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l to -d 'The newer checkpoint (default: the latest)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "threads" -d 'Work with threads (conversations)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and __fish_seen_subcommand_from threads" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'

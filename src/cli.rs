@@ -1,0 +1,188 @@
+//! The command line: clap definitions only (no I/O here).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Inspect and maintain LangGraph SQLite checkpoint databases.
+///
+/// memctl reads the file that langgraph-checkpoint-sqlite (`SqliteSaver`) writes: list
+/// threads, read a thread's history and messages, and see what a thread is waiting on.
+/// Read commands open the file read-only and never create or change it.
+#[derive(Debug, Parser)]
+#[command(name = "memctl", version, about, long_about, max_term_width = 100)]
+pub struct Cli {
+    /// Options shared by every command.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options shared by every command.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// The checkpoint database (the file given to SqliteSaver).
+    #[arg(long, env = "MEMCTL_DB", global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// Output format: a table for people, or JSON / JSON lines for scripts.
+    /// Default: table on a terminal, json otherwise.
+    #[arg(long, value_enum, global = true)]
+    pub format: Option<Format>,
+
+    /// Checkpoint namespace: '' is the root graph; subgraphs use 'node:task-id'.
+    #[arg(
+        long,
+        global = true,
+        default_value = "",
+        value_name = "NS",
+        hide_default_value = true
+    )]
+    pub ns: String,
+
+    /// How long to wait for a database locked by a live app, in milliseconds.
+    #[arg(long, global = true, default_value_t = 5000, value_name = "MS")]
+    pub busy_timeout: u64,
+
+    /// The time to measure ages against (RFC 3339), for reproducible output.
+    #[arg(long, global = true, hide = true, value_name = "TS")]
+    pub now: Option<String>,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned table / readable text.
+    Table,
+    /// One JSON document.
+    Json,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Work with threads (conversations).
+    #[command(subcommand)]
+    Threads(ThreadsCommand),
+
+    /// List a thread's checkpoints, newest first.
+    History(HistoryArgs),
+
+    /// Show a thread's state the way a person reads a chat.
+    Show(ShowArgs),
+
+    /// Print a thread's messages as LangChain's model_dump() dictionaries.
+    Dump(DumpArgs),
+
+    /// Show what changed between two checkpoints of a thread.
+    Diff(DiffArgs),
+
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+}
+
+/// `threads` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ThreadsCommand {
+    /// One row per thread: checkpoints, messages, last step, last update, size.
+    List(ThreadsListArgs),
+}
+
+/// Arguments of `threads list`.
+#[derive(Debug, Args)]
+pub struct ThreadsListArgs {
+    /// Sort order (largest / newest first).
+    #[arg(long, value_enum, default_value_t = ThreadSort::Updated)]
+    pub sort: ThreadSort,
+
+    /// Show at most this many threads.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+/// Sort keys for `threads list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ThreadSort {
+    /// Most recently updated first.
+    Updated,
+    /// Largest stored size first.
+    Size,
+    /// Most messages first.
+    Messages,
+    /// Most checkpoints first.
+    Checkpoints,
+}
+
+/// Names a thread.
+#[derive(Debug, Args)]
+pub struct ThreadArg {
+    /// The thread id (`configurable.thread_id`).
+    #[arg(long, short = 't', value_name = "ID")]
+    pub thread: String,
+}
+
+/// Arguments of `history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The thread.
+    #[command(flatten)]
+    pub thread: ThreadArg,
+}
+
+/// Arguments of `show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The thread.
+    #[command(flatten)]
+    pub thread: ThreadArg,
+
+    /// The checkpoint to show (default: the latest).
+    #[arg(long, value_name = "ID")]
+    pub checkpoint: Option<String>,
+}
+
+/// Arguments of `dump`.
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// The thread.
+    #[command(flatten)]
+    pub thread: ThreadArg,
+
+    /// The checkpoint to dump (default: the latest).
+    #[arg(long, value_name = "ID")]
+    pub checkpoint: Option<String>,
+
+    /// Print the whole decoded checkpoint (channels, versions, metadata, pending writes)
+    /// instead of the messages.
+    #[arg(long)]
+    pub raw: bool,
+}
+
+/// Arguments of `diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The thread.
+    #[command(flatten)]
+    pub thread: ThreadArg,
+
+    /// The older checkpoint (default: the parent of --to).
+    #[arg(long, value_name = "ID")]
+    pub from: Option<String>,
+
+    /// The newer checkpoint (default: the latest).
+    #[arg(long, value_name = "ID")]
+    pub to: Option<String>,
+}
+
+/// Arguments of `completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to write completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}

@@ -1,0 +1,84 @@
+//! JSON rendering of decoded msgpack values.
+//!
+//! Plain values map to plain JSON. What JSON cannot hold is written as a one-key object, so
+//! nothing is lost (this is the form `dump --raw` prints, documented in the README):
+//! - bytes: `{"$bytes": "<base64>"}`
+//! - a map with a non-string key: `{"$map": [[key, value], …]}`
+//! - NaN / ±infinity: `{"$float": "NaN" | "inf" | "-inf"}`
+//! - an ext object: `{"$ext": code, "kind": "<code name>", "payload": <payload>}`
+
+use base64::Engine;
+use serde_json::{json, Map as JsonMap, Value as Json};
+
+use super::ext;
+use super::msgpack::Value;
+
+/// Converts a decoded value to its lossless JSON form.
+pub fn to_json(v: &Value) -> Json {
+    match v {
+        Value::Nil => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(i) if i.neg < 0 => Json::from(i.neg),
+        Value::Int(i) => Json::from(i.pos),
+        Value::F32(f) => float(f64::from(*f)),
+        Value::F64(f) => float(*f),
+        Value::Str(s) => Json::String(s.text.clone()),
+        Value::Bin(b) => {
+            json!({"$bytes": base64::engine::general_purpose::STANDARD.encode(&b.bytes)})
+        }
+        Value::Array(a) => Json::Array(a.items.iter().map(to_json).collect()),
+        Value::Map(m) => {
+            if m.entries.iter().all(|(k, _)| k.as_str().is_some()) {
+                let mut obj = JsonMap::with_capacity(m.entries.len());
+                for (k, val) in &m.entries {
+                    if let Some(key) = k.as_str() {
+                        obj.insert(key.to_owned(), to_json(val));
+                    }
+                }
+                Json::Object(obj)
+            } else {
+                let pairs = m
+                    .entries
+                    .iter()
+                    .map(|(k, val)| Json::Array(vec![to_json(k), to_json(val)]))
+                    .collect();
+                json!({ "$map": Json::Array(pairs) })
+            }
+        }
+        Value::Ext(e) => json!({
+            "$ext": e.code,
+            "kind": ext::code_name(e.code),
+            "payload": to_json(&e.payload),
+        }),
+    }
+}
+
+fn float(f: f64) -> Json {
+    if f.is_finite() {
+        serde_json::Number::from_f64(f).map_or(Json::Null, Json::Number)
+    } else if f.is_nan() {
+        json!({"$float": "NaN"})
+    } else if f > 0.0 {
+        json!({"$float": "inf"})
+    } else {
+        json!({"$float": "-inf"})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::msgpack::decode;
+
+    #[test]
+    fn special_values_are_tagged() {
+        // {1: b"\x00"} — a non-string key holding bytes.
+        let v = decode(&[0x81, 0x01, 0xc4, 0x01, 0x00]).expect("decodes");
+        assert_eq!(to_json(&v), json!({"$map": [[1, {"$bytes": "AA=="}]]}));
+        let e = decode(&[0xd4, 0x07, 0xc0]).expect("decodes");
+        assert_eq!(
+            to_json(&e),
+            json!({"$ext": 7, "kind": "delta_snapshot", "payload": null})
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! Decoding and encoding of LangGraph's serialized values.
+//!
+//! - [`msgpack`]: a lossless MessagePack value model (re-encoding gives the same bytes).
+//! - [`typed`]: the `(type, blob)` envelope of `JsonPlusSerializer.dumps_typed`.
+//! - [`ext`]: names and shapes of LangGraph's extension codes 0–7.
+//! - [`json`]: a documented JSON rendering of decoded values.
+
+pub mod ext;
+pub mod json;
+pub mod msgpack;
+pub mod typed;
+
+pub use msgpack::Value;
+pub use typed::{decode_typed, Decoded};

@@ -1,0 +1,768 @@
+//! A lossless MessagePack value model.
+//!
+//! LangGraph stores checkpoints with `ormsgpack`. To rewrite a checkpoint without disturbing
+//! anything memctl did not mean to change, every decoded node remembers the exact marker byte
+//! it was read with (`fixstr` vs `str8`, `uint8` vs `uint16`, …). Encoding an untouched value
+//! therefore gives back the original bytes; values built by memctl (no marker) are written in
+//! the smallest form, which is what `ormsgpack` writes too.
+//!
+//! Extension payloads are themselves MessagePack documents in LangGraph's serializer, so an
+//! [`Ext`] holds a decoded [`Value`], not raw bytes. Decoding only reads data: nothing a blob
+//! names is ever imported or executed.
+
+use std::fmt;
+
+/// The deepest nesting accepted before a blob is treated as corrupt (protects the stack).
+const MAX_DEPTH: usize = 256;
+
+/// One decoded MessagePack node.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// `nil` (Python `None`).
+    Nil,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer with the marker it was stored with.
+    Int(Int),
+    /// A 32-bit float.
+    F32(f32),
+    /// A 64-bit float (what Python floats become).
+    F64(f64),
+    /// A UTF-8 string with the marker it was stored with.
+    Str(Str),
+    /// A byte string (`bin8/16/32`).
+    Bin(Bin),
+    /// An array (Python lists and tuples).
+    Array(Array),
+    /// A map with its entries in stored order (keys need not be strings).
+    Map(Map),
+    /// An extension value: LangGraph's typed objects (messages, UUIDs, datetimes, Send…).
+    Ext(Box<Ext>),
+}
+
+/// An integer value; `neg` holds values below zero.
+#[derive(Debug, Clone, Copy)]
+pub struct Int {
+    /// The value when it is zero or more.
+    pub pos: u64,
+    /// The value when it is below zero (then `pos` is 0).
+    pub neg: i64,
+    /// The marker byte it was read with, if it was read.
+    pub marker: Option<u8>,
+}
+
+/// A string and the marker it was read with.
+#[derive(Debug, Clone)]
+pub struct Str {
+    /// The text.
+    pub text: String,
+    /// The marker byte it was read with, if it was read.
+    pub marker: Option<u8>,
+}
+
+/// A byte string and the marker it was read with.
+#[derive(Debug, Clone)]
+pub struct Bin {
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// The marker byte it was read with, if it was read.
+    pub marker: Option<u8>,
+}
+
+/// An array and the marker it was read with.
+#[derive(Debug, Clone)]
+pub struct Array {
+    /// The items in order.
+    pub items: Vec<Value>,
+    /// The marker byte it was read with, if it was read.
+    pub marker: Option<u8>,
+}
+
+/// A map (entries in stored order) and the marker it was read with.
+#[derive(Debug, Clone)]
+pub struct Map {
+    /// Key / value pairs in stored order.
+    pub entries: Vec<(Value, Value)>,
+    /// The marker byte it was read with, if it was read.
+    pub marker: Option<u8>,
+}
+
+/// An extension value: a type code and a nested MessagePack document.
+#[derive(Debug, Clone)]
+pub struct Ext {
+    /// The extension type code (LangGraph uses 0–7).
+    pub code: i8,
+    /// The decoded payload document.
+    pub payload: Value,
+    /// The marker byte it was read with, if it was read.
+    pub marker: Option<u8>,
+}
+
+/// Why a blob could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The data ended before the value was complete.
+    Truncated {
+        /// Byte offset where more data was needed.
+        offset: usize,
+    },
+    /// A marker byte MessagePack does not define (0xc1).
+    BadMarker {
+        /// The byte.
+        byte: u8,
+        /// Where it was found.
+        offset: usize,
+    },
+    /// A string that is not valid UTF-8.
+    BadUtf8 {
+        /// Where the string starts.
+        offset: usize,
+    },
+    /// Bytes left over after a complete value.
+    TrailingBytes {
+        /// How many bytes were left.
+        count: usize,
+    },
+    /// Nested deeper than memctl accepts.
+    TooDeep,
+    /// An extension type code LangGraph's serializer does not define.
+    UnknownExt {
+        /// The code found.
+        code: i8,
+    },
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Truncated { offset } => {
+                write!(
+                    f,
+                    "msgpack data is truncated (needed more bytes at offset {offset})"
+                )
+            }
+            DecodeError::BadMarker { byte, offset } => {
+                write!(f, "invalid msgpack marker 0x{byte:02x} at offset {offset}")
+            }
+            DecodeError::BadUtf8 { offset } => {
+                write!(f, "msgpack string at offset {offset} is not valid UTF-8")
+            }
+            DecodeError::TrailingBytes { count } => {
+                write!(f, "{count} unexpected bytes after the msgpack value")
+            }
+            DecodeError::TooDeep => write!(f, "msgpack value nested more than {MAX_DEPTH} levels"),
+            DecodeError::UnknownExt { code } => write!(
+                f,
+                "unknown msgpack extension type {code} (LangGraph's serializer uses 0-7)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// The highest extension code LangGraph's `JsonPlusSerializer` writes (7 = delta snapshot).
+pub const MAX_EXT_CODE: i8 = 7;
+
+/// Decodes one complete MessagePack document; trailing bytes are an error.
+pub fn decode(data: &[u8]) -> Result<Value, DecodeError> {
+    let mut r = Reader { data, pos: 0 };
+    let v = r.value(0)?;
+    if r.pos != data.len() {
+        return Err(DecodeError::TrailingBytes {
+            count: data.len() - r.pos,
+        });
+    }
+    Ok(v)
+}
+
+/// Encodes a value; untouched decoded values come back byte for byte.
+pub fn encode(v: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    write_value(&mut out, v);
+    out
+}
+
+/// Encodes a value, appending to `out`.
+pub fn encode_into(out: &mut Vec<u8>, v: &Value) {
+    write_value(out, v);
+}
+
+struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.data.len())
+            .ok_or(DecodeError::Truncated { offset: self.pos })?;
+        let s = &self.data[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn be(&mut self, n: usize) -> Result<u64, DecodeError> {
+        Ok(self
+            .take(n)?
+            .iter()
+            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
+    }
+
+    fn len(&mut self, n: usize) -> Result<usize, DecodeError> {
+        let at = self.pos;
+        let v = self.be(n)?;
+        usize::try_from(v).map_err(|_| DecodeError::Truncated { offset: at })
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, DecodeError> {
+        if depth > MAX_DEPTH {
+            return Err(DecodeError::TooDeep);
+        }
+        let at = self.pos;
+        let m = self.u8()?;
+        let mk = Some(m);
+        let pos_int = |v: u64| {
+            Value::Int(Int {
+                pos: v,
+                neg: 0,
+                marker: mk,
+            })
+        };
+        let neg_int = |v: i64| {
+            if v < 0 {
+                Value::Int(Int {
+                    pos: 0,
+                    neg: v,
+                    marker: mk,
+                })
+            } else {
+                Value::Int(Int {
+                    pos: v as u64,
+                    neg: 0,
+                    marker: mk,
+                })
+            }
+        };
+        Ok(match m {
+            0x00..=0x7f => pos_int(u64::from(m)),
+            0x80..=0x8f => self.map(usize::from(m & 0x0f), mk, depth)?,
+            0x90..=0x9f => self.array(usize::from(m & 0x0f), mk, depth)?,
+            0xa0..=0xbf => self.string(usize::from(m & 0x1f), mk)?,
+            0xc0 => Value::Nil,
+            0xc1 => {
+                return Err(DecodeError::BadMarker {
+                    byte: m,
+                    offset: at,
+                })
+            }
+            0xc2 => Value::Bool(false),
+            0xc3 => Value::Bool(true),
+            0xc4..=0xc6 => {
+                let n = self.len(1 << (m - 0xc4))?;
+                let bytes = self.take(n)?.to_vec();
+                Value::Bin(Bin { bytes, marker: mk })
+            }
+            0xc7..=0xc9 => {
+                let n = self.len(1 << (m - 0xc7))?;
+                self.ext(n, mk, depth)?
+            }
+            0xca => Value::F32(f32::from_bits(self.be(4)? as u32)),
+            0xcb => Value::F64(f64::from_bits(self.be(8)?)),
+            0xcc => pos_int(self.be(1)?),
+            0xcd => pos_int(self.be(2)?),
+            0xce => pos_int(self.be(4)?),
+            0xcf => pos_int(self.be(8)?),
+            0xd0 => neg_int(i64::from(self.be(1)? as u8 as i8)),
+            0xd1 => neg_int(i64::from(self.be(2)? as u16 as i16)),
+            0xd2 => neg_int(i64::from(self.be(4)? as u32 as i32)),
+            0xd3 => neg_int(self.be(8)? as i64),
+            0xd4..=0xd8 => self.ext(1 << (m - 0xd4), mk, depth)?,
+            0xd9..=0xdb => {
+                let n = self.len(1 << (m - 0xd9))?;
+                self.string(n, mk)?
+            }
+            0xdc => {
+                let n = self.len(2)?;
+                self.array(n, mk, depth)?
+            }
+            0xdd => {
+                let n = self.len(4)?;
+                self.array(n, mk, depth)?
+            }
+            0xde => {
+                let n = self.len(2)?;
+                self.map(n, mk, depth)?
+            }
+            0xdf => {
+                let n = self.len(4)?;
+                self.map(n, mk, depth)?
+            }
+            0xe0..=0xff => neg_int(i64::from(m as i8)),
+        })
+    }
+
+    fn string(&mut self, n: usize, marker: Option<u8>) -> Result<Value, DecodeError> {
+        let at = self.pos;
+        let bytes = self.take(n)?;
+        let text = std::str::from_utf8(bytes)
+            .map_err(|_| DecodeError::BadUtf8 { offset: at })?
+            .to_owned();
+        Ok(Value::Str(Str { text, marker }))
+    }
+
+    fn array(&mut self, n: usize, marker: Option<u8>, depth: usize) -> Result<Value, DecodeError> {
+        // Every item takes at least one byte: a length beyond the data left is corrupt.
+        if n > self.data.len() - self.pos {
+            return Err(DecodeError::Truncated { offset: self.pos });
+        }
+        let mut items = Vec::with_capacity(n);
+        for _ in 0..n {
+            items.push(self.value(depth + 1)?);
+        }
+        Ok(Value::Array(Array { items, marker }))
+    }
+
+    fn map(&mut self, n: usize, marker: Option<u8>, depth: usize) -> Result<Value, DecodeError> {
+        if n.saturating_mul(2) > self.data.len() - self.pos {
+            return Err(DecodeError::Truncated { offset: self.pos });
+        }
+        let mut entries = Vec::with_capacity(n);
+        for _ in 0..n {
+            let k = self.value(depth + 1)?;
+            let v = self.value(depth + 1)?;
+            entries.push((k, v));
+        }
+        Ok(Value::Map(Map { entries, marker }))
+    }
+
+    fn ext(&mut self, n: usize, marker: Option<u8>, depth: usize) -> Result<Value, DecodeError> {
+        let code = self.u8()? as i8;
+        let body = self.take(n)?;
+        if !(0..=MAX_EXT_CODE).contains(&code) {
+            return Err(DecodeError::UnknownExt { code });
+        }
+        let mut inner = Reader { data: body, pos: 0 };
+        let payload = inner.value(depth + 1)?;
+        if inner.pos != body.len() {
+            return Err(DecodeError::TrailingBytes {
+                count: body.len() - inner.pos,
+            });
+        }
+        Ok(Value::Ext(Box::new(Ext {
+            code,
+            payload,
+            marker,
+        })))
+    }
+}
+
+fn write_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Nil => out.push(0xc0),
+        Value::Bool(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
+        Value::Int(i) => write_int(out, i),
+        Value::F32(f) => {
+            out.push(0xca);
+            out.extend_from_slice(&f.to_bits().to_be_bytes());
+        }
+        Value::F64(f) => {
+            out.push(0xcb);
+            out.extend_from_slice(&f.to_bits().to_be_bytes());
+        }
+        Value::Str(s) => {
+            let n = s.text.len();
+            write_len(out, n, s.marker, Some(0xa0), 31, [0xd9, 0xda, 0xdb]);
+            out.extend_from_slice(s.text.as_bytes());
+        }
+        Value::Bin(b) => {
+            write_len(out, b.bytes.len(), b.marker, None, 0, [0xc4, 0xc5, 0xc6]);
+            out.extend_from_slice(&b.bytes);
+        }
+        Value::Array(a) => {
+            write_len(
+                out,
+                a.items.len(),
+                a.marker,
+                Some(0x90),
+                15,
+                [0, 0xdc, 0xdd],
+            );
+            for item in &a.items {
+                write_value(out, item);
+            }
+        }
+        Value::Map(m) => {
+            write_len(
+                out,
+                m.entries.len(),
+                m.marker,
+                Some(0x80),
+                15,
+                [0, 0xde, 0xdf],
+            );
+            for (k, v) in &m.entries {
+                write_value(out, k);
+                write_value(out, v);
+            }
+        }
+        Value::Ext(e) => write_ext(out, e),
+    }
+}
+
+/// Writes a length-prefixed header. `fix` is the fix-form base (with `fix_max` its largest
+/// length); `wide` are the 8/16/32-bit length markers (0 where a width does not exist).
+fn write_len(
+    out: &mut Vec<u8>,
+    n: usize,
+    marker: Option<u8>,
+    fix: Option<u8>,
+    fix_max: usize,
+    wide: [u8; 3],
+) {
+    let widths = [1usize, 2, 4];
+    // Reuse the stored marker when it can still hold this length.
+    if let Some(m) = marker {
+        if let Some(base) = fix {
+            if m & !(fix_max as u8) == base && n <= fix_max {
+                out.push(base | n as u8);
+                return;
+            }
+        }
+        if let Some(i) = wide.iter().position(|&w| w != 0 && w == m) {
+            if (n as u64) < (1u64 << (8 * widths[i])) {
+                out.push(m);
+                out.extend_from_slice(&(n as u64).to_be_bytes()[8 - widths[i]..]);
+                return;
+            }
+        }
+    }
+    if let Some(base) = fix {
+        if n <= fix_max {
+            out.push(base | n as u8);
+            return;
+        }
+    }
+    for (i, &w) in wide.iter().enumerate() {
+        if w != 0 && (n as u64) < (1u64 << (8 * widths[i])) {
+            out.push(w);
+            out.extend_from_slice(&(n as u64).to_be_bytes()[8 - widths[i]..]);
+            return;
+        }
+    }
+}
+
+fn write_int(out: &mut Vec<u8>, i: &Int) {
+    let (pos, neg) = (i.pos, i.neg);
+    let fits = |m: u8| -> bool {
+        match m {
+            0x00..=0x7f => neg == 0 && pos <= 0x7f,
+            0xe0..=0xff => (-32..0).contains(&neg),
+            0xcc => neg == 0 && pos <= 0xff,
+            0xcd => neg == 0 && pos <= 0xffff,
+            0xce => neg == 0 && pos <= 0xffff_ffff,
+            0xcf => neg == 0,
+            0xd0 => (neg < 0 && neg >= i64::from(i8::MIN)) || (neg == 0 && pos <= 0x7f),
+            0xd1 => (neg < 0 && neg >= i64::from(i16::MIN)) || (neg == 0 && pos <= 0x7fff),
+            0xd2 => (neg < 0 && neg >= i64::from(i32::MIN)) || (neg == 0 && pos <= 0x7fff_ffff),
+            0xd3 => neg < 0 || pos <= i64::MAX as u64,
+            _ => false,
+        }
+    };
+    let marker = match i.marker.filter(|&m| fits(m)) {
+        Some(m) => m,
+        None if neg < 0 => {
+            if neg >= -32 {
+                0xe0
+            } else if neg >= i64::from(i8::MIN) {
+                0xd0
+            } else if neg >= i64::from(i16::MIN) {
+                0xd1
+            } else if neg >= i64::from(i32::MIN) {
+                0xd2
+            } else {
+                0xd3
+            }
+        }
+        None => {
+            if pos <= 0x7f {
+                0x00
+            } else if pos <= 0xff {
+                0xcc
+            } else if pos <= 0xffff {
+                0xcd
+            } else if pos <= 0xffff_ffff {
+                0xce
+            } else {
+                0xcf
+            }
+        }
+    };
+    let signed: i64 = if neg < 0 { neg } else { pos as i64 };
+    match marker {
+        0x00..=0x7f => out.push(pos as u8),
+        0xe0..=0xff => out.push(neg as i8 as u8),
+        0xcc => out.extend_from_slice(&[0xcc, pos as u8]),
+        0xcd => {
+            out.push(0xcd);
+            out.extend_from_slice(&(pos as u16).to_be_bytes());
+        }
+        0xce => {
+            out.push(0xce);
+            out.extend_from_slice(&(pos as u32).to_be_bytes());
+        }
+        0xcf => {
+            out.push(0xcf);
+            out.extend_from_slice(&pos.to_be_bytes());
+        }
+        0xd0 => out.extend_from_slice(&[0xd0, signed as i8 as u8]),
+        0xd1 => {
+            out.push(0xd1);
+            out.extend_from_slice(&(signed as i16).to_be_bytes());
+        }
+        0xd2 => {
+            out.push(0xd2);
+            out.extend_from_slice(&(signed as i32).to_be_bytes());
+        }
+        _ => {
+            out.push(0xd3);
+            out.extend_from_slice(&signed.to_be_bytes());
+        }
+    }
+}
+
+fn write_ext(out: &mut Vec<u8>, e: &Ext) {
+    let body = encode(&e.payload);
+    let n = body.len();
+    let fixed = |n: usize| match n {
+        1 => Some(0xd4u8),
+        2 => Some(0xd5),
+        4 => Some(0xd6),
+        8 => Some(0xd7),
+        16 => Some(0xd8),
+        _ => None,
+    };
+    let wide = |m: u8| -> Option<usize> {
+        match m {
+            0xc7 => Some(1),
+            0xc8 => Some(2),
+            0xc9 => Some(4),
+            _ => None,
+        }
+    };
+    let stored = e.marker.filter(|&m| match m {
+        0xd4..=0xd8 => fixed(n) == Some(m),
+        _ => wide(m).is_some_and(|w| (n as u64) < (1u64 << (8 * w))),
+    });
+    let marker = stored.or_else(|| fixed(n)).unwrap_or(if n <= 0xff {
+        0xc7
+    } else if n <= 0xffff {
+        0xc8
+    } else {
+        0xc9
+    });
+    out.push(marker);
+    if let Some(w) = wide(marker) {
+        out.extend_from_slice(&(n as u64).to_be_bytes()[8 - w..]);
+    }
+    out.push(e.code as u8);
+    out.extend_from_slice(&body);
+}
+
+impl Value {
+    /// A new string value (smallest encoding).
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::Str(Str {
+            text: s.into(),
+            marker: None,
+        })
+    }
+
+    /// A new integer value (smallest encoding).
+    pub fn int(i: i64) -> Value {
+        if i < 0 {
+            Value::Int(Int {
+                pos: 0,
+                neg: i,
+                marker: None,
+            })
+        } else {
+            Value::Int(Int {
+                pos: i as u64,
+                neg: 0,
+                marker: None,
+            })
+        }
+    }
+
+    /// A new array value.
+    pub fn array(items: Vec<Value>) -> Value {
+        Value::Array(Array {
+            items,
+            marker: None,
+        })
+    }
+
+    /// A new map value from entries in order.
+    pub fn map(entries: Vec<(Value, Value)>) -> Value {
+        Value::Map(Map {
+            entries,
+            marker: None,
+        })
+    }
+
+    /// A new extension value.
+    pub fn ext(code: i8, payload: Value) -> Value {
+        Value::Ext(Box::new(Ext {
+            code,
+            payload,
+            marker: None,
+        }))
+    }
+
+    /// The text of a string value.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(&s.text),
+            _ => None,
+        }
+    }
+
+    /// The value as an `i64`, if it is an integer that fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) if i.neg < 0 => Some(i.neg),
+            Value::Int(i) => i64::try_from(i.pos).ok(),
+            _ => None,
+        }
+    }
+
+    /// The items of an array value.
+    pub fn as_array(&self) -> Option<&[Value]> {
+        match self {
+            Value::Array(a) => Some(&a.items),
+            _ => None,
+        }
+    }
+
+    /// The entries of a map value.
+    pub fn as_map(&self) -> Option<&[(Value, Value)]> {
+        match self {
+            Value::Map(m) => Some(&m.entries),
+            _ => None,
+        }
+    }
+
+    /// The extension inside, if this is one.
+    pub fn as_ext(&self) -> Option<&Ext> {
+        match self {
+            Value::Ext(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Looks up a string key in a map value (first match in stored order).
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(_, v)| v)
+    }
+
+    /// Mutable lookup of a string key in a map value.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        match self {
+            Value::Map(m) => m
+                .entries
+                .iter_mut()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// True for `nil`.
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(bytes: &[u8]) {
+        let v = decode(bytes).expect("decodes");
+        assert_eq!(encode(&v), bytes, "re-encoding {v:?}");
+    }
+
+    #[test]
+    fn non_minimal_markers_survive() {
+        // uint16 holding 1, str8 holding "a", array16 of one nil, map32 empty, fixext 1.
+        roundtrip(&[0xcd, 0x00, 0x01]);
+        roundtrip(&[0xd9, 0x01, b'a']);
+        roundtrip(&[0xdc, 0x00, 0x01, 0xc0]);
+        roundtrip(&[0xdf, 0x00, 0x00, 0x00, 0x00]);
+        roundtrip(&[0xd4, 0x05, 0xc0]);
+        roundtrip(&[0xc7, 0x01, 0x00, 0xc0]);
+        roundtrip(&[0xd3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe]);
+        roundtrip(&[0xd0, 0x05]);
+    }
+
+    #[test]
+    fn new_values_use_smallest_form() {
+        assert_eq!(encode(&Value::int(5)), [0x05]);
+        assert_eq!(encode(&Value::int(-1)), [0xff]);
+        assert_eq!(encode(&Value::int(200)), [0xcc, 200]);
+        assert_eq!(encode(&Value::int(-200)), [0xd1, 0xff, 0x38]);
+        assert_eq!(encode(&Value::str("x".repeat(40)))[..2], [0xd9, 40]);
+        let long = Value::array(vec![Value::Nil; 16]);
+        assert_eq!(encode(&long)[..3], [0xdc, 0x00, 0x10]);
+    }
+
+    #[test]
+    fn grown_values_switch_marker() {
+        let mut v = decode(&[0x91, 0xc0]).expect("decodes");
+        if let Value::Array(a) = &mut v {
+            a.items.extend(std::iter::repeat(Value::Nil).take(20));
+        }
+        assert_eq!(encode(&v)[..3], [0xdc, 0x00, 21]);
+    }
+
+    #[test]
+    fn corrupt_input_is_an_error_not_a_panic() {
+        assert!(matches!(
+            decode(&[0x92, 0x01]),
+            Err(DecodeError::Truncated { .. })
+        ));
+        assert!(matches!(
+            decode(&[0xc1]),
+            Err(DecodeError::BadMarker { .. })
+        ));
+        assert!(matches!(
+            decode(&[0x01, 0x02]),
+            Err(DecodeError::TrailingBytes { .. })
+        ));
+        assert!(matches!(
+            decode(&[0xa1, 0xff]),
+            Err(DecodeError::BadUtf8 { .. })
+        ));
+        assert!(matches!(
+            decode(&[0xd4, 0x09, 0xc0]),
+            Err(DecodeError::UnknownExt { code: 9 })
+        ));
+        assert!(matches!(
+            decode(&[0xdd, 0xff, 0xff, 0xff, 0xff]),
+            Err(DecodeError::Truncated { .. })
+        ));
+        let deep = vec![0x91u8; 10_000];
+        assert!(decode(&deep).is_err());
+    }
+}

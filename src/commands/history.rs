@@ -1,0 +1,114 @@
+//! `memctl history --thread T`: a thread's checkpoints, newest first.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::{json, Value as Json};
+
+use crate::cli::{Format, GlobalArgs, HistoryArgs};
+use crate::model::Metadata;
+use crate::output::{self, human, table};
+use crate::storage::CheckpointStore;
+
+use super::LoadedCheckpoint;
+
+/// Runs `history`.
+pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()> {
+    let store = super::open_read_only(g)?;
+    let thread = &args.thread.thread;
+    super::require_thread(&store, thread, &g.ns)?;
+    let writes = store.write_counts(thread, &g.ns)?;
+    let children = child_namespaces(&store, thread, &g.ns)?;
+    let mut records = Vec::new();
+    for row in store.checkpoints(thread, &g.ns)? {
+        let cp = LoadedCheckpoint::decode(row)?;
+        let id = cp.row.checkpoint_id.clone();
+        records.push(json!({
+            "checkpoint_id": id,
+            "parent_checkpoint_id": cp.row.parent_checkpoint_id,
+            "step": cp.metadata.step(),
+            "source": cp.metadata.source(),
+            "ts": cp.checkpoint.ts(),
+            "messages": cp.checkpoint.messages()?.count(),
+            "pending_writes": writes.get(&id).copied().unwrap_or(0),
+            "namespaces": children.get(&id).cloned().unwrap_or_default(),
+        }));
+    }
+    match output::resolve_format(g.format) {
+        Format::Table => {
+            let mut t = table::new_table(&[
+                "checkpoint_id",
+                "parent",
+                "step",
+                "source",
+                "ts",
+                "messages",
+                "writes",
+                "namespaces",
+            ]);
+            table::align_right(&mut t, &[2, 5, 6]);
+            let cell = |v: &Json| match v {
+                Json::Null => "-".to_owned(),
+                Json::String(s) => human::preview(s, 60),
+                Json::Array(items) => human::preview(
+                    &items
+                        .iter()
+                        .filter_map(Json::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    40,
+                ),
+                other => other.to_string(),
+            };
+            for r in &records {
+                let ts = r["ts"].as_str().and_then(human::parse_ts);
+                t.add_row(vec![
+                    cell(&r["checkpoint_id"]),
+                    cell(&r["parent_checkpoint_id"]),
+                    cell(&r["step"]),
+                    cell(&r["source"]),
+                    ts.as_ref().map_or("-".into(), human::utc),
+                    cell(&r["messages"]),
+                    cell(&r["pending_writes"]),
+                    cell(&r["namespaces"]),
+                ]);
+            }
+            writeln!(out, "{t}")?;
+        }
+        format => output::write_records(out, format, &records)?,
+    }
+    Ok(())
+}
+
+/// For each checkpoint of `ns`, the child namespaces whose checkpoints name it as parent
+/// (`metadata.parents[ns]`), i.e. the subgraphs that ran during that step.
+fn child_namespaces(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    ns: &str,
+) -> Result<BTreeMap<String, Vec<String>>> {
+    let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for child in store.namespaces(thread)? {
+        if child == ns {
+            continue;
+        }
+        for (_, md) in store.metadata(thread, &child)? {
+            let Ok(md) = Metadata::parse(md.as_deref()) else {
+                continue;
+            };
+            let parent = md
+                .fields
+                .get("parents")
+                .and_then(|p| p.get(ns))
+                .and_then(Json::as_str);
+            if let Some(parent) = parent {
+                let list = map.entry(parent.to_owned()).or_default();
+                if !list.contains(&child) {
+                    list.push(child.clone());
+                }
+            }
+        }
+    }
+    Ok(map)
+}

@@ -1,0 +1,129 @@
+//! One module per subcommand. Each is thin: resolve arguments, call the layers below, render.
+
+pub mod completions;
+pub mod diff;
+pub mod dump;
+pub mod history;
+pub mod show;
+pub mod threads;
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::cli::{Cli, Command, GlobalArgs, ThreadsCommand};
+use crate::model::state::PendingWrite;
+use crate::model::{Checkpoint, Metadata};
+use crate::storage::{CheckpointRow, CheckpointStore, SqliteStore};
+
+/// Runs the parsed command line, writing data to `out`.
+pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
+    let g = &cli.global;
+    match &cli.command {
+        Command::Threads(ThreadsCommand::List(args)) => threads::list(g, args, out),
+        Command::History(args) => history::run(g, args, out),
+        Command::Show(args) => show::run(g, args, out),
+        Command::Dump(args) => dump::run(g, args, out),
+        Command::Diff(args) => diff::run(g, args, out),
+        Command::Completions(args) => completions::run(args, out),
+    }
+}
+
+/// Opens the database named by `--db` / `MEMCTL_DB` read-only.
+pub fn open_read_only(g: &GlobalArgs) -> Result<SqliteStore> {
+    let path =
+        g.db.as_deref()
+            .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    SqliteStore::open_read_only(path, Duration::from_millis(g.busy_timeout))
+}
+
+/// A checkpoint row with its decoded blob and metadata.
+pub struct LoadedCheckpoint {
+    /// The stored row.
+    pub row: CheckpointRow,
+    /// The decoded checkpoint.
+    pub checkpoint: Checkpoint,
+    /// The parsed metadata.
+    pub metadata: Metadata,
+}
+
+impl LoadedCheckpoint {
+    /// Decodes a stored row, saying which checkpoint failed.
+    pub fn decode(row: CheckpointRow) -> Result<LoadedCheckpoint> {
+        let checkpoint =
+            Checkpoint::decode(&row.type_name, &row.checkpoint).with_context(|| {
+                format!(
+                    "cannot decode checkpoint {} of thread '{}'",
+                    row.checkpoint_id, row.thread_id
+                )
+            })?;
+        let metadata = Metadata::parse(row.metadata.as_deref()).with_context(|| {
+            format!(
+                "bad metadata on checkpoint {} of thread '{}'",
+                row.checkpoint_id, row.thread_id
+            )
+        })?;
+        Ok(LoadedCheckpoint {
+            row,
+            checkpoint,
+            metadata,
+        })
+    }
+}
+
+/// Checks that a thread exists (and has the namespace), with an error that says what to do.
+pub fn require_thread(store: &dyn CheckpointStore, thread: &str, ns: &str) -> Result<()> {
+    if !store.thread_exists(thread)? {
+        bail!("no thread '{thread}' in this database (see `memctl threads list`)");
+    }
+    let namespaces = store.namespaces(thread)?;
+    if !namespaces.iter().any(|n| n == ns) {
+        let shown: Vec<String> = namespaces.iter().map(|n| format!("'{n}'")).collect();
+        bail!(
+            "thread '{thread}' has no checkpoints in namespace '{ns}' (it has: {})",
+            shown.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// Loads a checkpoint of a thread: the latest, or the one named.
+pub fn load_checkpoint(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    ns: &str,
+    id: Option<&str>,
+) -> Result<LoadedCheckpoint> {
+    require_thread(store, thread, ns)?;
+    let row = store.checkpoint(thread, ns, id)?.ok_or_else(|| match id {
+        Some(id) => anyhow!(
+            "thread '{thread}' has no checkpoint '{id}' (see `memctl history --thread {thread}`)"
+        ),
+        None => anyhow!("thread '{thread}' has no checkpoints"),
+    })?;
+    LoadedCheckpoint::decode(row)
+}
+
+/// Loads and decodes the pending writes of a checkpoint.
+pub fn load_writes(store: &dyn CheckpointStore, cp: &CheckpointRow) -> Result<Vec<PendingWrite>> {
+    store
+        .writes(&cp.thread_id, &cp.checkpoint_ns, &cp.checkpoint_id)?
+        .into_iter()
+        .map(|w| {
+            let value = crate::codec::decode_typed(&w.type_name, &w.value).with_context(|| {
+                format!(
+                    "cannot decode the '{}' write of task {} on checkpoint {}",
+                    w.channel, w.task_id, cp.checkpoint_id
+                )
+            })?;
+            Ok(PendingWrite {
+                task_id: w.task_id,
+                task_path: w.task_path,
+                idx: w.idx,
+                channel: w.channel,
+                value,
+            })
+        })
+        .collect()
+}

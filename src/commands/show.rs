@@ -1,0 +1,210 @@
+//! `memctl show --thread T`: the state as a chat transcript, then other channels, then what
+//! the thread is waiting on.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::{json, Value as Json};
+
+use crate::cli::{Format, GlobalArgs, ShowArgs};
+use crate::model::checkpoint::{brief_value, MESSAGES};
+use crate::model::state::{pending_work, PendingWork};
+use crate::model::{Kind, Message, MessagesChannel};
+use crate::output::{self, sanitize::for_terminal};
+
+/// Channels LangGraph uses internally; not shown as state.
+pub fn is_internal_channel(name: &str) -> bool {
+    name == "__start__"
+        || name == "__pregel_tasks"
+        || name.starts_with("branch:to:")
+        || name.starts_with("__")
+}
+
+/// Runs `show`.
+pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
+    let store = super::open_read_only(g)?;
+    let cp = super::load_checkpoint(
+        &store,
+        &args.thread.thread,
+        &g.ns,
+        args.checkpoint.as_deref(),
+    )?;
+    let writes = super::load_writes(&store, &cp.row)?;
+    let work = pending_work(&cp.checkpoint, &writes);
+    let channel = cp.checkpoint.messages()?;
+    let others: Vec<(&str, String)> = cp
+        .checkpoint
+        .channel_values()
+        .into_iter()
+        .filter(|(k, _)| *k != MESSAGES && !is_internal_channel(k))
+        .map(|(k, v)| (k, brief_value(v, 200)))
+        .collect();
+    match output::resolve_format(g.format) {
+        Format::Table => {
+            writeln!(
+                out,
+                "thread {}  checkpoint {}  step {}  {}",
+                for_terminal(&args.thread.thread),
+                cp.row.checkpoint_id,
+                cp.metadata.step().map_or("-".into(), |s| s.to_string()),
+                cp.checkpoint.ts().unwrap_or("-"),
+            )?;
+            match &channel {
+                MessagesChannel::DeltaOmitted => writeln!(
+                    out,
+                    "\n(messages are kept by a DeltaChannel and are not stored in this checkpoint)"
+                )?,
+                MessagesChannel::Absent => writeln!(out, "\n(no messages channel)")?,
+                _ => {}
+            }
+            for m in channel.messages().unwrap_or(&[]) {
+                writeln!(out, "\n{}", pretty(m))?;
+            }
+            if !others.is_empty() {
+                writeln!(out, "\n{}", banner("State"))?;
+                for (k, v) in &others {
+                    writeln!(out, "{}: {}", for_terminal(k), for_terminal(v))?;
+                }
+            }
+            write_waiting(out, &work)?;
+        }
+        format => {
+            let doc = json!({
+                "thread_id": args.thread.thread,
+                "checkpoint_ns": g.ns,
+                "checkpoint_id": cp.row.checkpoint_id,
+                "step": cp.metadata.step(),
+                "ts": cp.checkpoint.ts(),
+                "messages": channel.messages().map(|ms| ms.iter().map(|m| Json::Object(m.fields.clone())).collect::<Vec<_>>()),
+                "values": others.iter().map(|(k, _)| {
+                    let v = cp.checkpoint.channel(k).map_or(Json::Null, crate::codec::json::to_json);
+                    ((*k).to_owned(), v)
+                }).collect::<serde_json::Map<_, _>>(),
+                "next": work.next,
+                "interrupts": work.interrupts.iter().map(|i| json!({"id": i.id, "value": i.value, "node": i.node})).collect::<Vec<_>>(),
+            });
+            output::write_document(out, format, &doc)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_waiting(out: &mut dyn Write, work: &PendingWork) -> Result<()> {
+    if work.next.is_empty() && work.interrupts.is_empty() {
+        writeln!(
+            out,
+            "\n{}\nnothing: the thread is idle",
+            banner("Waiting on")
+        )?;
+        return Ok(());
+    }
+    writeln!(out, "\n{}", banner("Waiting on"))?;
+    if !work.next.is_empty() {
+        writeln!(out, "next: {}", for_terminal(&work.next.join(", ")))?;
+    }
+    for i in &work.interrupts {
+        writeln!(
+            out,
+            "interrupt{}{}: {}",
+            i.node
+                .as_deref()
+                .map(|n| format!(" in {}", for_terminal(n)))
+                .unwrap_or_default(),
+            i.id.as_deref()
+                .map(|id| format!(" ({id})"))
+                .unwrap_or_default(),
+            for_terminal(&i.value.to_string()),
+        )?;
+    }
+    if !work.interrupts.is_empty() {
+        writeln!(
+            out,
+            "(paused on interrupt(): resume it with Command(resume=...))"
+        )?;
+    }
+    Ok(())
+}
+
+/// A title line like LangChain's `get_msg_title_repr`: 80 columns of `=` around the title.
+pub fn banner(title: &str) -> String {
+    let padded = format!(" {title} ");
+    let width = padded.chars().count();
+    let sep = "=".repeat(80usize.saturating_sub(width) / 2);
+    let second = if width % 2 == 1 {
+        format!("{sep}=")
+    } else {
+        sep.clone()
+    };
+    format!("{sep}{padded}{second}")
+}
+
+/// A message the way `message.pretty_print()` shows it (content blocks shown readably).
+pub fn pretty(m: &Message) -> String {
+    let mut s = banner(m.kind.banner());
+    if let Some(name) = m.name() {
+        s.push_str(&format!("\nName: {}", for_terminal(name)));
+    }
+    s.push_str("\n\n");
+    match m.content() {
+        Json::String(text) => s.push_str(&for_terminal(text)),
+        Json::Array(blocks) => {
+            let parts: Vec<String> = blocks
+                .iter()
+                .map(|b| match b {
+                    Json::String(t) => for_terminal(t),
+                    Json::Object(o) if o.get("type").and_then(Json::as_str) == Some("text") => {
+                        for_terminal(o.get("text").and_then(Json::as_str).unwrap_or(""))
+                    }
+                    Json::Object(o) => format!(
+                        "[{} block]",
+                        for_terminal(o.get("type").and_then(Json::as_str).unwrap_or("unknown"))
+                    ),
+                    other => for_terminal(&other.to_string()),
+                })
+                .collect();
+            s.push_str(&parts.join("\n"));
+        }
+        other => s.push_str(&for_terminal(&other.to_string())),
+    }
+    if m.kind == Kind::Ai && !m.tool_calls().is_empty() {
+        let mut lines = vec!["Tool Calls:".to_owned()];
+        for tc in m.tool_calls() {
+            let name = tc.get("name").and_then(Json::as_str).unwrap_or("Tool");
+            let id = tc.get("id").and_then(Json::as_str).unwrap_or("None");
+            lines.push(format!("  {} ({})", for_terminal(name), for_terminal(id)));
+            lines.push(format!(" Call ID: {}", for_terminal(id)));
+            lines.push("  Args:".to_owned());
+            match tc.get("args") {
+                Some(Json::Object(args)) => {
+                    for (k, v) in args {
+                        let v = match v {
+                            Json::String(t) => t.clone(),
+                            other => other.to_string(),
+                        };
+                        lines.push(format!("    {}: {}", for_terminal(k), for_terminal(&v)));
+                    }
+                }
+                Some(Json::String(raw)) => lines.push(format!("    {}", for_terminal(raw))),
+                _ => {}
+            }
+        }
+        s = format!("{}\n{}", s.trim_end(), lines.join("\n"));
+    }
+    s.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn banners_match_langchain_width() {
+        // get_msg_title_repr("Human Message"): 33 '=' + " Human Message " + 32 '='? No: the
+        // padded title is 15 chars, (80-15)//2 = 32, odd length adds one more on the right.
+        let b = banner("Human Message");
+        assert_eq!(b.chars().count(), 80);
+        assert!(b.starts_with(&"=".repeat(32)));
+        assert!(b.ends_with(&format!(" Human Message {}", "=".repeat(33))));
+        assert_eq!(banner("Ai Message").chars().count(), 80);
+    }
+}

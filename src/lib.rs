@@ -1,0 +1,16 @@
+//! memctl: inspect and maintain LangGraph SQLite checkpoint databases.
+//!
+//! Layers, bottom up:
+//! - [`storage`]: the SQLite file (schema detection, queries, read-only opening);
+//! - [`codec`]: LangGraph's serializer, decoded losslessly;
+//! - [`model`]: checkpoints, metadata, messages, pending work;
+//! - [`commands`]: one module per subcommand;
+//! - [`output`]: tables, JSON, terminal-safe text.
+
+pub mod cli;
+pub mod codec;
+pub mod commands;
+pub mod exit;
+pub mod model;
+pub mod output;
+pub mod storage;

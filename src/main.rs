@@ -1,0 +1,30 @@
+//! The `memctl` binary: parse, run, print one error line, exit.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use memctl::{cli::Cli, commands, exit};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let result = commands::run(cli, &mut out).and_then(|()| out.flush().map_err(Into::into));
+    match result {
+        Ok(()) => ExitCode::from(exit::SUCCESS),
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(exit::SUCCESS),
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "memctl: error: {e:#}");
+            ExitCode::from(exit::ERROR)
+        }
+    }
+}
+
+/// `memctl threads list | head` closes the pipe early: that is not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

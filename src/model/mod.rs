@@ -1,0 +1,10 @@
+//! Typed views over stored objects: checkpoints, their metadata, messages and pending work.
+
+pub mod checkpoint;
+pub mod message;
+pub mod metadata;
+pub mod state;
+
+pub use checkpoint::{Checkpoint, MessagesChannel};
+pub use message::{Kind, Message};
+pub use metadata::Metadata;

@@ -1,0 +1,398 @@
+//! `SqliteSaver`'s file: read-only opening, schema detection and queries.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
+
+use super::{CheckpointRow, CheckpointStore, SchemaGeneration, ThreadSummary, WriteRow};
+
+/// Columns memctl reads from `checkpoints`.
+const CHECKPOINT_COLUMNS: [&str; 7] = [
+    "thread_id",
+    "checkpoint_ns",
+    "checkpoint_id",
+    "parent_checkpoint_id",
+    "type",
+    "checkpoint",
+    "metadata",
+];
+/// Columns memctl reads from `writes` (both generations).
+const WRITE_COLUMNS: [&str; 8] = [
+    "thread_id",
+    "checkpoint_ns",
+    "checkpoint_id",
+    "task_id",
+    "idx",
+    "channel",
+    "type",
+    "value",
+];
+
+/// A `SqliteSaver` database.
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+    generation: SchemaGeneration,
+}
+
+impl SqliteStore {
+    /// Opens an existing file read-only. Never creates or changes the file.
+    pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
+        check_file(path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| explain(e, path))
+            .with_context(|| format!("cannot open '{}'", path.display()))?;
+        SqliteStore::from_connection(conn, path, busy_timeout)
+    }
+
+    /// Opens an existing file for writing (for rewrites). Never creates the file.
+    pub fn open_read_write(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
+        check_file(path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| explain(e, path))
+            .with_context(|| format!("cannot open '{}' for writing", path.display()))?;
+        SqliteStore::from_connection(conn, path, busy_timeout)
+    }
+
+    fn from_connection(
+        conn: Connection,
+        path: &Path,
+        busy_timeout: Duration,
+    ) -> Result<SqliteStore> {
+        conn.busy_timeout(busy_timeout)
+            .context("cannot set the busy timeout")?;
+        let generation = detect_schema(&conn, path)?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_owned(),
+            generation,
+        })
+    }
+
+    /// The underlying connection (for rewrites in the operations layer).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The file path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn checkpoint_row(row: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
+        Ok(CheckpointRow {
+            thread_id: text(row, 0)?,
+            checkpoint_ns: text(row, 1)?,
+            checkpoint_id: text(row, 2)?,
+            parent_checkpoint_id: opt_text(row, 3)?,
+            type_name: opt_text(row, 4)?.unwrap_or_default(),
+            checkpoint: blob(row, 5)?.unwrap_or_default(),
+            metadata: blob(row, 6)?,
+        })
+    }
+
+    fn sql_error(&self, e: rusqlite::Error) -> anyhow::Error {
+        explain(e, &self.path)
+    }
+}
+
+impl CheckpointStore for SqliteStore {
+    fn generation(&self) -> SchemaGeneration {
+        self.generation
+    }
+
+    fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
+        // Aggregates only: no blob is read here. Writes are summed in a second pass so the
+        // whole thing stays two index-ordered scans.
+        let mut write_bytes = std::collections::HashMap::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT thread_id, SUM(LENGTH(value)) FROM writes GROUP BY thread_id")
+                .map_err(|e| self.sql_error(e))?;
+            let mut rows = stmt.query([]).map_err(|e| self.sql_error(e))?;
+            while let Some(row) = rows.next().map_err(|e| self.sql_error(e))? {
+                let id = text(row, 0).map_err(|e| self.sql_error(e))?;
+                let n: i64 = row
+                    .get::<_, Option<i64>>(1)
+                    .map_err(|e| self.sql_error(e))?
+                    .unwrap_or(0);
+                write_bytes.insert(id, n.max(0) as u64);
+            }
+        }
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT thread_id, COUNT(*), \
+                        SUM(LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0)), \
+                        COUNT(DISTINCT checkpoint_ns), \
+                        MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) \
+                 FROM checkpoints GROUP BY thread_id ORDER BY thread_id",
+            )
+            .map_err(|e| self.sql_error(e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.sql_error(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.sql_error(e))? {
+            let summary = (|| -> rusqlite::Result<ThreadSummary> {
+                let thread_id = text(row, 0)?;
+                let cp_bytes: i64 = row.get::<_, Option<i64>>(2)?.unwrap_or(0);
+                Ok(ThreadSummary {
+                    checkpoints: row.get::<_, i64>(1)?.max(0) as u64,
+                    bytes: cp_bytes.max(0) as u64
+                        + write_bytes.get(&thread_id).copied().unwrap_or(0),
+                    namespaces: row.get::<_, i64>(3)?.max(0) as u64,
+                    latest_root_id: opt_text(row, 4)?,
+                    thread_id,
+                })
+            })()
+            .map_err(|e| self.sql_error(e))?;
+            f(summary)?;
+        }
+        Ok(())
+    }
+
+    fn thread_exists(&self, thread_id: &str) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1",
+                [thread_id],
+                |_| Ok(()),
+            )
+            .optional()
+            .map(|o| o.is_some())
+            .map_err(|e| self.sql_error(e))
+    }
+
+    fn namespaces(&self, thread_id: &str) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns",
+            )
+            .map_err(|e| self.sql_error(e))?;
+        let rows = stmt
+            .query_map([thread_id], |r| text(r, 0))
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.sql_error(e))
+    }
+
+    fn checkpoints(&self, thread_id: &str, ns: &str) -> Result<Vec<CheckpointRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+                 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC",
+            )
+            .map_err(|e| self.sql_error(e))?;
+        let rows = stmt
+            .query_map([thread_id, ns], SqliteStore::checkpoint_row)
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.sql_error(e))
+    }
+
+    fn checkpoint(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        id: Option<&str>,
+    ) -> Result<Option<CheckpointRow>> {
+        let result = match id {
+            Some(id) => self
+                .conn
+                .prepare_cached(
+                    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+                     FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                )
+                .and_then(|mut s| s.query_row([thread_id, ns, id], SqliteStore::checkpoint_row).optional()),
+            None => self
+                .conn
+                .prepare_cached(
+                    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+                     FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
+                )
+                .and_then(|mut s| s.query_row([thread_id, ns], SqliteStore::checkpoint_row).optional()),
+        };
+        result.map_err(|e| self.sql_error(e))
+    }
+
+    fn write_counts(
+        &self,
+        thread_id: &str,
+        ns: &str,
+    ) -> Result<std::collections::HashMap<String, usize>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT checkpoint_id, COUNT(*) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? GROUP BY checkpoint_id",
+            )
+            .map_err(|e| self.sql_error(e))?;
+        let rows = stmt
+            .query_map([thread_id, ns], |r| {
+                Ok((text(r, 0)?, r.get::<_, i64>(1)?.max(0) as usize))
+            })
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.sql_error(e))
+    }
+
+    fn metadata(&self, thread_id: &str, ns: &str) -> Result<Vec<(String, Option<Vec<u8>>)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC",
+            )
+            .map_err(|e| self.sql_error(e))?;
+        let rows = stmt
+            .query_map([thread_id, ns], |r| Ok((text(r, 0)?, blob(r, 1)?)))
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.sql_error(e))
+    }
+
+    fn writes(&self, thread_id: &str, ns: &str, checkpoint_id: &str) -> Result<Vec<WriteRow>> {
+        let sql = match self.generation {
+            SchemaGeneration::V3 => {
+                "SELECT task_id, task_path, idx, channel, type, value FROM writes \
+                 WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? \
+                 ORDER BY task_path, task_id, idx"
+            }
+            SchemaGeneration::V2 => {
+                "SELECT task_id, '', idx, channel, type, value FROM writes \
+                 WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? \
+                 ORDER BY task_id, idx"
+            }
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(|e| self.sql_error(e))?;
+        let rows = stmt
+            .query_map([thread_id, ns, checkpoint_id], |row| {
+                Ok(WriteRow {
+                    task_id: text(row, 0)?,
+                    task_path: opt_text(row, 1)?.unwrap_or_default(),
+                    idx: row.get(2)?,
+                    channel: text(row, 3)?,
+                    type_name: opt_text(row, 4)?.unwrap_or_default(),
+                    value: blob(row, 5)?.unwrap_or_default(),
+                })
+            })
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.sql_error(e))
+    }
+}
+
+/// Refuses paths that are missing or not regular files, before SQLite could create one.
+fn check_file(path: &Path) -> Result<()> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow!(
+            "no such file: '{}' (check --db or MEMCTL_DB)",
+            path.display()
+        ),
+        _ => anyhow!("cannot read '{}': {e}", path.display()),
+    })?;
+    if !meta.is_file() {
+        bail!("'{}' is not a file", path.display());
+    }
+    if meta.len() == 0 {
+        bail!(
+            "'{}' is empty, not a LangGraph checkpoint database",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Checks the tables and columns `SqliteSaver` creates and tells the generation apart.
+fn detect_schema(conn: &Connection, path: &Path) -> Result<SchemaGeneration> {
+    let columns = |table: &str| -> Result<Vec<String>> {
+        let mut stmt = conn
+            .prepare(&format!("PRAGMA table_info({table})"))
+            .map_err(|e| explain(e, path))?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(1))
+            .map_err(|e| explain(e, path))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| explain(e, path))?;
+        Ok(names)
+    };
+    let cp = columns("checkpoints")?;
+    let wr = columns("writes")?;
+    if cp.is_empty() || wr.is_empty() {
+        let missing = if cp.is_empty() {
+            "checkpoints"
+        } else {
+            "writes"
+        };
+        bail!(
+            "'{}' is a SQLite database but not a LangGraph checkpoint database (no '{missing}' table)",
+            path.display()
+        );
+    }
+    for (table, have, need) in [
+        ("checkpoints", &cp, &CHECKPOINT_COLUMNS[..]),
+        ("writes", &wr, &WRITE_COLUMNS[..]),
+    ] {
+        if let Some(missing) = need.iter().find(|c| !have.iter().any(|h| h == *c)) {
+            bail!(
+                "'{}' has a '{table}' table without the '{missing}' column: not a schema written by langgraph-checkpoint-sqlite",
+                path.display()
+            );
+        }
+    }
+    Ok(if wr.iter().any(|c| c == "task_path") {
+        SchemaGeneration::V3
+    } else {
+        SchemaGeneration::V2
+    })
+}
+
+/// Turns SQLite's codes into sentences a user can act on.
+pub fn explain(e: rusqlite::Error, path: &Path) -> anyhow::Error {
+    let shown = path.display();
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => anyhow!("'{shown}' is not a SQLite database"),
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => anyhow!(
+            "'{shown}' is locked by another process; try again later or raise --busy-timeout"
+        ),
+        Some(ErrorCode::DatabaseCorrupt) => anyhow!("'{shown}' is corrupt: {e}"),
+        Some(ErrorCode::ReadOnly) => anyhow!("'{shown}' is read-only: {e}"),
+        Some(ErrorCode::CannotOpen) => anyhow!("cannot open '{shown}': {e}"),
+        _ => anyhow!("SQLite error on '{shown}': {e}"),
+    }
+}
+
+fn text(row: &Row<'_>, i: usize) -> rusqlite::Result<String> {
+    Ok(opt_text(row, i)?.unwrap_or_default())
+}
+
+/// Reads a TEXT column leniently: ids stored as integers or blobs are shown as text.
+fn opt_text(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Null => None,
+        ValueRef::Integer(n) => Some(n.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Some(String::from_utf8_lossy(t).into_owned()),
+    })
+}
+
+/// Reads a BLOB column; TEXT is accepted as its bytes.
+fn blob(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Null => None,
+        ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
+        ValueRef::Integer(n) => Some(n.to_string().into_bytes()),
+        ValueRef::Real(f) => Some(f.to_string().into_bytes()),
+    })
+}

@@ -1,0 +1,90 @@
+//! Shared helpers for the integration tests: the real binary, committed fixtures, temp copies.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A committed fixture file.
+pub fn fixture(name: &str) -> PathBuf {
+    root().join("fixtures").join(name)
+}
+
+/// The fixture databases every read test runs on: both saver generations.
+pub const GENERATIONS: [&str; 2] = ["new", "old"];
+
+/// `memctl` with a scrubbed environment (no MEMCTL_DB from the developer's shell).
+pub fn memctl() -> Command {
+    let mut cmd = Command::cargo_bin("memctl").expect("the memctl binary is built");
+    cmd.env_remove("MEMCTL_DB").env("NO_COLOR", "1");
+    cmd
+}
+
+/// Runs memctl with `args`, asserts success, returns stdout.
+pub fn run_ok(args: &[&str]) -> String {
+    let out = memctl().args(args).output().expect("memctl runs");
+    assert!(
+        out.status.success(),
+        "memctl {args:?} failed with {:?}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+}
+
+/// Runs memctl with `args`, asserts a clean failure (exit 1, one line on stderr, no panic),
+/// returns stderr.
+pub fn run_err(args: &[&str]) -> String {
+    let out = memctl().args(args).output().expect("memctl runs");
+    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "memctl {args:?}: expected exit 1, stderr: {stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "memctl {args:?} panicked: {stderr}"
+    );
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "one line on stderr, got: {stderr}"
+    );
+    stderr
+}
+
+/// Runs memctl and parses stdout as JSON.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let stdout = run_ok(args);
+    serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("memctl {args:?}: bad JSON ({e}): {stdout}"))
+}
+
+/// Loads a fixture's expectations (written by fixtures/generate.py from real LangGraph).
+pub fn expected(name: &str) -> serde_json::Value {
+    let path = root()
+        .join("fixtures")
+        .join("expected")
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Copies a file into a fresh temp dir and returns (dir guard, path).
+pub fn temp_copy(src: &Path) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dst = dir.path().join(src.file_name().expect("a file name"));
+    std::fs::copy(src, &dst).expect("copy fixture");
+    (dir, dst)
+}
+
+/// Path as &str for argument lists.
+pub fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
