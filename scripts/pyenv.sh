@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Create/refresh the pinned Python virtualenvs used to generate LangGraph fixtures.
+#   .venv/new  <- fixtures/requirements-new.txt
+#   .venv/old  <- fixtures/requirements-old.txt
+# A venv is (re)built only when it is missing or when the sha256 of its requirements
+# file differs from the stamp stored inside it (.venv/<gen>/.requirements.sha256).
+# Usage: scripts/pyenv.sh [new|old ...]   (default: both). Non-interactive; safe with CI=true.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PYTHON="${PYTHON:-python3}"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_NO_INPUT=1
+
+log() { printf 'pyenv: %s\n' "$*" >&2; }
+
+sha256_of() {
+  if command -v sha256sum >/dev/null 2>&1; then
+    sha256sum "$1" | awk '{print $1}'
+  else
+    shasum -a 256 "$1" | awk '{print $1}'
+  fi
+}
+
+ensure_venv() {
+  local gen="$1"
+  local req="$ROOT/fixtures/requirements-$gen.txt"
+  local venv="$ROOT/.venv/$gen"
+  local stamp="$venv/.requirements.sha256"
+  [[ -f "$req" ]] || { log "missing $req"; exit 1; }
+  local want
+  want="$(sha256_of "$req")"
+  if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    log "$gen: up to date ($venv)"
+    return 0
+  fi
+  if [[ -d "$venv" ]]; then
+    log "$gen: requirements changed or venv incomplete; rebuilding $venv"
+    rm -rf "$venv"
+  else
+    log "$gen: creating $venv"
+  fi
+  mkdir -p "$ROOT/.venv"
+  "$PYTHON" -m venv "$venv"
+  log "$gen: installing $(basename "$req")"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip </dev/null >&2 || log "$gen: pip upgrade failed (continuing)"
+  "$venv/bin/python" -m pip install --quiet -r "$req" </dev/null >&2
+  printf '%s\n' "$want" >"$stamp"
+  log "$gen: ready"
+}
+
+gens=("$@")
+[[ ${#gens[@]} -gt 0 ]] || gens=(new old)
+for g in "${gens[@]}"; do
+  case "$g" in
+    new|old) ensure_venv "$g" ;;
+    *) log "unknown generation '$g' (expected new or old)"; exit 2 ;;
+  esac
+done
