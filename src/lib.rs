@@ -5,6 +5,7 @@
 //! - [`codec`]: LangGraph's serializer, decoded losslessly;
 //! - [`model`]: checkpoints, metadata, messages, pending work;
 //! - [`commands`]: one module per subcommand;
+//! - [`tokens`]: token counters (LangChain approximate);
 //! - [`output`]: tables, JSON, terminal-safe text.
 
 pub mod cli;
@@ -14,3 +15,4 @@ pub mod exit;
 pub mod model;
 pub mod output;
 pub mod storage;
+pub mod tokens;

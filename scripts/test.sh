@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite, set-up included. What a newcomer runs, and what CI runs.
+#   1. the pinned Python virtualenvs with real LangGraph (.venv/new, .venv/old) for the
+#      interop tests (created when missing; scripts/pyenv.sh);
+#   2. formatting and lints (cargo fmt --check, clippy -D warnings);
+#   3. every Rust test: unit, CLI, fixtures, and interop tests that hand memctl's rewrites to
+#      real LangGraph. The interop tests fail (never skip) when LangGraph is missing.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+echo "test.sh: python environments" >&2
+scripts/pyenv.sh
+
+echo "test.sh: cargo fmt --check" >&2
+cargo fmt --all -- --check
+
+echo "test.sh: cargo clippy" >&2
+cargo clippy --locked --all-targets -- -D warnings
+
+echo "test.sh: cargo test" >&2
+export MEMCTL_PYTHON_NEW="$ROOT/.venv/new/bin/python"
+export MEMCTL_PYTHON_OLD="$ROOT/.venv/old/bin/python"
+cargo test --locked
