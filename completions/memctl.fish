@@ -38,6 +38,8 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "history" -d 'List a t
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
@@ -106,6 +108,43 @@ complete -c memctl -n "__fish_memctl_using_subcommand diff" -l ns -d 'Checkpoint
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -s t -l thread -d 'Rewrite this thread' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l idle -d 'With --all: only threads not updated for this long (e.g. 7d, 12h, 90m)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l min-messages -d 'With --all: only threads with at least this many messages' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l keep -d 'Keep the last N messages (a leading system message counts as one, as in LangChain\'s trim_messages with token_counter=len)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l max-tokens -d 'Keep the last messages that fit in N tokens (LangChain\'s count_tokens_approximately)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l all -d 'Rewrite every thread that passes the filters (threads waiting on work are skipped)'
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l keep-first -d 'Also keep the first non-system message (often the user\'s name and goal)'
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -s n -l dry-run -d 'Show what would change and write nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l id -d 'Remove the message with this id (repeatable)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l index -d 'Remove the message at this position; negative counts from the end (-1 = last)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l type -d 'Remove every message of this kind (repeatable)' -r -f -a "human\t'HumanMessage'
+ai\t'AIMessage'
+tool\t'ToolMessage'
+system\t'SystemMessage'"
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l match -d 'Remove every message whose text matches this regular expression' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l all-messages -d 'Remove every message (clear the conversation)'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l purge -d 'Also scrub the removed messages from every older checkpoint and write of the thread, then vacuum, so their text is gone from the file (for secrets)'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -s n -l dry-run -d 'Show what would change and write nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -114,11 +153,13 @@ complete -c memctl -n "__fish_memctl_using_subcommand completions" -l ns -d 'Che
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "threads" -d 'Work with threads (conversations)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "threads" -d 'Work with threads (conversations)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and __fish_seen_subcommand_from threads" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'

@@ -82,8 +82,125 @@ pub enum Command {
     /// Show what changed between two checkpoints of a thread.
     Diff(DiffArgs),
 
+    /// Trim threads to their newest messages (appends a checkpoint, like update_state).
+    Trim(TrimArgs),
+
+    /// Remove messages from a thread (appends a checkpoint; --purge also scrubs history).
+    Rm(RmArgs),
+
     /// Print a shell completion script.
     Completions(CompletionsArgs),
+}
+
+/// Which threads a rewrite touches.
+#[derive(Debug, Args)]
+#[group(id = "target", required = true, multiple = false, args = ["thread", "all"])]
+pub struct TargetArgs {
+    /// Rewrite this thread.
+    #[arg(long, short = 't', value_name = "ID")]
+    pub thread: Option<String>,
+
+    /// Rewrite every thread that passes the filters (threads waiting on work are skipped).
+    #[arg(long)]
+    pub all: bool,
+
+    /// With --all: only threads not updated for this long (e.g. 7d, 12h, 90m).
+    #[arg(long, value_name = "DUR", requires = "all")]
+    pub idle: Option<String>,
+
+    /// With --all: only threads with at least this many messages.
+    #[arg(long, value_name = "N", requires = "all")]
+    pub min_messages: Option<usize>,
+}
+
+/// Options of every rewrite.
+#[derive(Debug, Args)]
+pub struct RewriteArgs {
+    /// Show what would change and write nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+
+    /// Rewrite even a thread that is waiting on an interrupt or has pending work
+    /// (its waiting node runs again on the next invoke).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Arguments of `trim`.
+#[derive(Debug, Args)]
+#[group(id = "limit", required = true, multiple = false, args = ["keep", "max_tokens"])]
+pub struct TrimArgs {
+    /// The threads.
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Keep the last N messages (a leading system message counts as one, as in LangChain's
+    /// trim_messages with token_counter=len).
+    #[arg(long, value_name = "N")]
+    pub keep: Option<u64>,
+
+    /// Keep the last messages that fit in N tokens (LangChain's count_tokens_approximately).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+
+    /// Also keep the first non-system message (often the user's name and goal).
+    #[arg(long)]
+    pub keep_first: bool,
+
+    /// Rewrite options.
+    #[command(flatten)]
+    pub rewrite: RewriteArgs,
+}
+
+/// Message kinds for `rm --type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    /// HumanMessage.
+    Human,
+    /// AIMessage.
+    Ai,
+    /// ToolMessage.
+    Tool,
+    /// SystemMessage.
+    System,
+}
+
+/// Arguments of `rm`.
+#[derive(Debug, Args)]
+#[group(id = "selector", required = true, multiple = true, args = ["id", "index", "kind", "pattern", "all_messages"])]
+pub struct RmArgs {
+    /// The thread.
+    #[command(flatten)]
+    pub thread: ThreadArg,
+
+    /// Remove the message with this id (repeatable).
+    #[arg(long = "id", value_name = "ID")]
+    pub id: Vec<String>,
+
+    /// Remove the message at this position; negative counts from the end (-1 = last).
+    #[arg(long, value_name = "I", allow_negative_numbers = true)]
+    pub index: Vec<i64>,
+
+    /// Remove every message of this kind (repeatable).
+    #[arg(long = "type", value_enum, value_name = "KIND")]
+    pub kind: Vec<KindArg>,
+
+    /// Remove every message whose text matches this regular expression.
+    #[arg(long = "match", value_name = "REGEX")]
+    pub pattern: Option<String>,
+
+    /// Remove every message (clear the conversation).
+    #[arg(long)]
+    pub all_messages: bool,
+
+    /// Also scrub the removed messages from every older checkpoint and write of the thread,
+    /// then vacuum, so their text is gone from the file (for secrets).
+    #[arg(long)]
+    pub purge: bool,
+
+    /// Rewrite options.
+    #[command(flatten)]
+    pub rewrite: RewriteArgs,
 }
 
 /// `threads` subcommands.

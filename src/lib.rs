@@ -13,6 +13,7 @@ pub mod codec;
 pub mod commands;
 pub mod exit;
 pub mod model;
+pub mod ops;
 pub mod output;
 pub mod storage;
 pub mod tokens;

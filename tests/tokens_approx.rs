@@ -12,11 +12,17 @@ use memctl::tokens::approx;
 #[test]
 fn approx_counts_equal_langchain_for_every_thread() {
     for gen in common::GENERATIONS {
-        let store = SqliteStore::open_read_only(&common::fixture(&format!("{gen}.sqlite")), Duration::from_secs(1))
-            .expect("open fixture");
+        let store = SqliteStore::open_read_only(
+            &common::fixture(&format!("{gen}.sqlite")),
+            Duration::from_secs(1),
+        )
+        .expect("open fixture");
         let exp = common::expected(gen);
         for (thread, t) in exp["threads"].as_object().expect("threads") {
-            let row = store.checkpoint(thread, "", None).expect("query").expect("latest");
+            let row = store
+                .checkpoint(thread, "", None)
+                .expect("query")
+                .expect("latest");
             let cp = Checkpoint::decode(&row.type_name, &row.checkpoint).expect("decode");
             let msgs = cp.messages().expect("messages");
             let msgs = msgs.messages().expect("a list");
@@ -28,7 +34,11 @@ fn approx_counts_equal_langchain_for_every_thread() {
                 .filter_map(serde_json::Value::as_u64)
                 .collect();
             assert_eq!(per, want, "{gen}/{thread}: per message");
-            assert_eq!(approx::count(msgs), t["tokens_approx"]["total"].as_u64().expect("total"), "{gen}/{thread}");
+            assert_eq!(
+                approx::count(msgs),
+                t["tokens_approx"]["total"].as_u64().expect("total"),
+                "{gen}/{thread}"
+            );
         }
     }
 }

@@ -8,6 +8,7 @@
 pub mod ext;
 pub mod json;
 pub mod msgpack;
+pub mod pyjson;
 pub mod typed;
 
 pub use msgpack::Value;

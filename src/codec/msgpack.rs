@@ -731,7 +731,7 @@ mod tests {
     fn grown_values_switch_marker() {
         let mut v = decode(&[0x91, 0xc0]).expect("decodes");
         if let Value::Array(a) = &mut v {
-            a.items.extend(std::iter::repeat(Value::Nil).take(20));
+            a.items.extend(std::iter::repeat_n(Value::Nil, 20));
         }
         assert_eq!(encode(&v)[..3], [0xdc, 0x00, 21]);
     }

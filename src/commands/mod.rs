@@ -4,8 +4,11 @@ pub mod completions;
 pub mod diff;
 pub mod dump;
 pub mod history;
+pub mod rewrite;
+pub mod rm;
 pub mod show;
 pub mod threads;
+pub mod trim;
 
 use std::io::Write;
 use std::time::Duration;
@@ -26,6 +29,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Show(args) => show::run(g, args, out),
         Command::Dump(args) => dump::run(g, args, out),
         Command::Diff(args) => diff::run(g, args, out),
+        Command::Trim(args) => trim::run(g, args, out),
+        Command::Rm(args) => rm::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),
     }
 }

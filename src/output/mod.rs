@@ -4,6 +4,7 @@
 //! `io::Write` so tests can capture them.
 
 pub mod human;
+pub mod progress;
 pub mod sanitize;
 pub mod table;
 

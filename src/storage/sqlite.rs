@@ -396,3 +396,95 @@ fn blob(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
         ValueRef::Real(f) => Some(f.to_string().into_bytes()),
     })
 }
+
+/// The thread got a new checkpoint (or pending writes) while memctl was working on it.
+#[derive(Debug)]
+pub struct ThreadMoved {
+    /// The thread.
+    pub thread_id: String,
+    /// What changed.
+    pub what: String,
+}
+
+impl std::fmt::Display for ThreadMoved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "thread '{}' changed while memctl was working on it ({}); nothing written",
+            self.thread_id, self.what
+        )
+    }
+}
+
+impl std::error::Error for ThreadMoved {}
+
+impl SqliteStore {
+    /// Appends an update (one checkpoint row, one write row on its parent) in one
+    /// `BEGIN IMMEDIATE` transaction, after checking that `update.parent_id` is still the
+    /// latest checkpoint of the thread and namespace and has no pending writes.
+    pub fn append_update(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        update: &crate::ops::update::Update,
+    ) -> Result<()> {
+        let tx = rusqlite::Transaction::new_unchecked(
+            &self.conn,
+            rusqlite::TransactionBehavior::Immediate,
+        )
+        .map_err(|e| self.sql_error(e))?;
+        let latest: Option<String> = tx
+            .query_row(
+                "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
+                [thread_id, ns],
+                |r| opt_text(r, 0),
+            )
+            .map_err(|e| self.sql_error(e))?;
+        if latest.as_deref() != Some(update.parent_id.as_str()) {
+            return Err(ThreadMoved {
+                thread_id: thread_id.into(),
+                what: format!(
+                    "its latest checkpoint is now {}",
+                    latest.unwrap_or_default()
+                ),
+            }
+            .into());
+        }
+        let writes: i64 = tx
+            .query_row(
+                "SELECT COUNT(*) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                [thread_id, ns, &update.parent_id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.sql_error(e))?;
+        if writes > 0 {
+            return Err(ThreadMoved {
+                thread_id: thread_id.into(),
+                what: "a run started on it".into(),
+            }
+            .into());
+        }
+        let w = &update.write;
+        let result = match self.generation {
+            SchemaGeneration::V3 => tx.execute(
+                "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, 'msgpack', ?)",
+                rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.task_path, w.idx, w.channel, w.value],
+            ),
+            SchemaGeneration::V2 => tx.execute(
+                "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) \
+                 VALUES (?, ?, ?, ?, ?, ?, 'msgpack', ?)",
+                rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.idx, w.channel, w.value],
+            ),
+        };
+        result.map_err(|e| self.sql_error(e))?;
+        tx.execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+             VALUES (?, ?, ?, ?, 'msgpack', ?, ?)",
+            rusqlite::params![thread_id, ns, update.checkpoint_id, update.parent_id, update.checkpoint, update.metadata],
+        )
+        .map_err(|e| self.sql_error(e))?;
+        tx.commit().map_err(|e| self.sql_error(e))?;
+        Ok(())
+    }
+}

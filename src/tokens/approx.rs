@@ -27,7 +27,12 @@ fn role(m: &Message) -> String {
             .and_then(Json::as_str)
             .unwrap_or("system")
             .to_owned(),
-        Kind::Chat => m.fields.get("role").and_then(Json::as_str).unwrap_or("").to_owned(),
+        Kind::Chat => m
+            .fields
+            .get("role")
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_owned(),
         Kind::Remove => "remove".into(),
     }
 }
@@ -90,7 +95,12 @@ mod tests {
     #[test]
     fn documented_examples() {
         // langgraph-format.md §1.3, each checked against LangChain.
-        assert_eq!(count(&[msg(json!({"role": "user", "content": "Hello, how are you today?"}))]), 11);
+        assert_eq!(
+            count(&[msg(
+                json!({"role": "user", "content": "Hello, how are you today?"})
+            )]),
+            11
+        );
         assert_eq!(
             count(&[
                 msg(json!({"role": "system", "content": "You are helpful."})),

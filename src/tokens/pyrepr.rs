@@ -52,7 +52,11 @@ fn write_repr(out: &mut String, v: &Json) {
 
 /// Python's `repr(str)`: single quotes unless the text has `'` and no `"`.
 pub fn str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
@@ -104,7 +108,11 @@ pub fn float_repr(f: f64) -> String {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if f.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // Rust's `{:e}` gives the shortest round-trip digits: "1.2345e-5".
     let sci = format!("{f:e}");
@@ -118,14 +126,21 @@ pub fn float_repr(f: f64) -> String {
         if point <= 0 {
             format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
         } else if point as usize >= digits.len() {
-            format!("{sign}{digits}{}.0", "0".repeat(point as usize - digits.len()))
+            format!(
+                "{sign}{digits}{}.0",
+                "0".repeat(point as usize - digits.len())
+            )
         } else {
             let (a, b) = digits.split_at(point as usize);
             format!("{sign}{a}.{b}")
         }
     } else {
         let (first, rest) = digits.split_at(1);
-        let mant = if rest.is_empty() { first.to_owned() } else { format!("{first}.{rest}") };
+        let mant = if rest.is_empty() {
+            first.to_owned()
+        } else {
+            format!("{first}.{rest}")
+        };
         let esign = if exp < 0 { '-' } else { '+' };
         format!("{sign}{mant}e{esign}{:02}", exp.abs())
     }
@@ -167,7 +182,10 @@ mod tests {
     fn tool_call_repr_matches_the_documented_length() {
         // langgraph-format.md §1.1: this args dict gives a repr 126 code points long.
         let args = json!({"s": "a\nb", "q": "it's \"x\"", "u": "é😀", "n": [1, 2.0, null, true]});
-        assert_eq!(repr(&args), "{'s': 'a\\nb', 'q': 'it\\'s \"x\"', 'u': 'é😀', 'n': [1, 2.0, None, True]}");
+        assert_eq!(
+            repr(&args),
+            "{'s': 'a\\nb', 'q': 'it\\'s \"x\"', 'u': 'é😀', 'n': [1, 2.0, None, True]}"
+        );
         let call = json!([{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}]);
         assert_eq!(repr(&call).chars().count(), 89);
     }

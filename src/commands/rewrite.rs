@@ -1,0 +1,382 @@
+//! What trim, rm (and later summarize) share: choosing threads, refusing threads that are not
+//! safe to edit, appending the update, and reporting before → after.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::{json, Value as Json};
+
+use crate::cli::{Format, GlobalArgs, RewriteArgs, TargetArgs};
+use crate::codec::Value;
+use crate::model::checkpoint::MESSAGES;
+use crate::model::state::pending_work;
+use crate::model::{Kind, Message, MessagesChannel};
+use crate::ops::update::{self, Env};
+use crate::output::{self, human, progress, table};
+use crate::storage::sqlite::ThreadMoved;
+use crate::storage::{CheckpointStore, SqliteStore};
+use crate::tokens::approx;
+
+use super::LoadedCheckpoint;
+
+/// A thread memctl will not edit, with the reason.
+#[derive(Debug)]
+pub struct Refusal(pub String);
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// The latest state of a thread, ready to be edited.
+pub struct Editable {
+    /// The thread.
+    pub thread_id: String,
+    /// The latest root checkpoint.
+    pub latest: LoadedCheckpoint,
+    /// The stored message values (kept ones are written back byte for byte).
+    pub items: Vec<Value>,
+    /// The typed view of `items`.
+    pub messages: Vec<Message>,
+}
+
+/// What happened to one thread.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The thread.
+    pub thread_id: String,
+    /// `rewritten`, `would rewrite`, `unchanged`, `skipped`.
+    pub status: &'static str,
+    /// Why it was skipped, or notes about the window.
+    pub notes: Vec<String>,
+    /// Messages before and after.
+    pub messages: (usize, usize),
+    /// Approximate tokens before and after.
+    pub tokens: (u64, u64),
+    /// The removed messages (index, kind, id, text preview).
+    pub removed: Vec<Json>,
+    /// The new checkpoint, when one was written.
+    pub checkpoint_id: Option<String>,
+}
+
+impl Outcome {
+    fn skipped(thread_id: &str, why: String) -> Outcome {
+        Outcome {
+            thread_id: thread_id.to_owned(),
+            status: "skipped",
+            notes: vec![why],
+            messages: (0, 0),
+            tokens: (0, 0),
+            removed: vec![],
+            checkpoint_id: None,
+        }
+    }
+}
+
+/// Opens the database for writing (never creating it).
+pub fn open_read_write(g: &GlobalArgs) -> Result<SqliteStore> {
+    if !g.ns.is_empty() {
+        bail!("rewrites work on the root namespace; drop --ns '{}'", g.ns);
+    }
+    let path =
+        g.db.as_deref()
+            .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    SqliteStore::open_read_write(path, Duration::from_millis(g.busy_timeout))
+}
+
+/// Loads a thread's latest root state, refusing what memctl must not edit.
+pub fn load_editable(store: &SqliteStore, thread: &str, force: bool) -> Result<Editable> {
+    super::require_thread(store, thread, "")?;
+    let row = store
+        .checkpoint(thread, "", None)?
+        .ok_or_else(|| anyhow!("thread '{thread}' has no root checkpoint"))?;
+    if row.type_name != "msgpack" {
+        return Err(Refusal(format!(
+            "thread '{thread}': its latest checkpoint is stored as '{}', not msgpack; memctl rewrites only msgpack checkpoints",
+            row.type_name
+        ))
+        .into());
+    }
+    let latest = LoadedCheckpoint::decode(row)?;
+    let writes = super::load_writes(store, &latest.row)?;
+    let work = pending_work(&latest.checkpoint, &writes);
+    if !work.is_idle() && !force {
+        let what = if !work.interrupts.is_empty() {
+            format!("is paused on interrupt() in {}", work.next.join(", "))
+        } else if !work.next.is_empty() {
+            format!("has work scheduled ({})", work.next.join(", "))
+        } else {
+            format!("has {} pending writes", work.writes)
+        };
+        return Err(Refusal(format!(
+            "thread '{thread}' {what}; memctl does not edit a thread that is waiting (pass --force to do it anyway)"
+        ))
+        .into());
+    }
+    let channel = latest.checkpoint.messages()?;
+    let is_delta = matches!(
+        channel,
+        MessagesChannel::DeltaOmitted | MessagesChannel::DeltaSnapshot(_)
+    ) || latest
+        .metadata
+        .fields
+        .contains_key("counters_since_delta_snapshot");
+    if is_delta {
+        return Err(Refusal(format!(
+            "thread '{thread}' keeps its messages in a DeltaChannel; memctl does not rewrite delta threads yet"
+        ))
+        .into());
+    }
+    let items: Vec<Value> = match latest.checkpoint.channel(MESSAGES) {
+        Some(v) => v.as_array().map(<[Value]>::to_vec).unwrap_or_default(),
+        None => return Err(Refusal(format!("thread '{thread}' has no messages channel")).into()),
+    };
+    let messages = channel
+        .messages()
+        .map(<[Message]>::to_vec)
+        .unwrap_or_default();
+    if let Some(i) = messages.iter().position(|m| m.id().is_none()) {
+        bail!("message {i} of thread '{thread}' has no id; LangGraph always assigns one, so this file is unusual");
+    }
+    Ok(Editable {
+        thread_id: thread.to_owned(),
+        latest,
+        items,
+        messages,
+    })
+}
+
+/// Checks the edited list is valid for a model provider and for LangGraph: no tool call
+/// without its answer, no answer without its call.
+pub fn check_tool_pairs(msgs: &[&Message]) -> Result<()> {
+    for (i, m) in msgs.iter().enumerate() {
+        if m.kind == Kind::Tool {
+            let call = m.tool_call_id().unwrap_or("");
+            if !msgs[..i]
+                .iter()
+                .any(|a| a.kind == Kind::Ai && a.tool_call_ids().contains(&call))
+            {
+                bail!("the result would leave a ToolMessage without the AI tool call '{call}'");
+            }
+        }
+        if m.kind == Kind::Ai {
+            for call in m.tool_call_ids() {
+                if !msgs[i + 1..]
+                    .iter()
+                    .any(|t| t.kind == Kind::Tool && t.tool_call_id() == Some(call))
+                {
+                    bail!("the result would leave the tool call '{call}' without its ToolMessage");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies the edit `keep` (indices into the thread's messages) plus `added` new messages at
+/// `insert_at` (summaries), writing unless `dry_run`.
+pub fn apply(
+    store: &SqliteStore,
+    ed: &Editable,
+    keep: &[usize],
+    notes: Vec<String>,
+    dry_run: bool,
+) -> Result<Outcome> {
+    let kept: Vec<&Message> = keep.iter().map(|&i| &ed.messages[i]).collect();
+    let before_tokens = approx::count(&ed.messages);
+    let after_tokens: u64 = kept.iter().map(|m| approx::count_message(m)).sum();
+    let removed: Vec<Json> = (0..ed.messages.len())
+        .filter(|i| !keep.contains(i))
+        .map(|i| {
+            let m = &ed.messages[i];
+            json!({"index": i, "type": m.kind.type_str(), "id": m.id(), "text": human::preview(&m.text(), 60)})
+        })
+        .collect();
+    let mut outcome = Outcome {
+        thread_id: ed.thread_id.clone(),
+        status: "unchanged",
+        notes,
+        messages: (ed.messages.len(), kept.len()),
+        tokens: (before_tokens, after_tokens),
+        removed,
+        checkpoint_id: None,
+    };
+    if keep.len() == ed.messages.len() {
+        return Ok(outcome);
+    }
+    check_tool_pairs(&kept).with_context(|| format!("thread '{}'", ed.thread_id))?;
+    if dry_run {
+        outcome.status = "would rewrite";
+        return Ok(outcome);
+    }
+    let new_items: Vec<Value> = keep.iter().map(|&i| ed.items[i].clone()).collect();
+    let mut random = || {
+        let b = uuid::Uuid::new_v4().as_u128();
+        (b >> 64) as u64 ^ b as u64
+    };
+    let mut env = Env {
+        now: jiff::Timestamp::now(),
+        random: &mut random,
+    };
+    let parent_id = &ed.latest.row.checkpoint_id;
+    let upd = update::build(
+        parent_id,
+        &ed.latest.checkpoint,
+        &ed.latest.metadata,
+        new_items,
+        parent_id,
+        &mut env,
+    )
+    .with_context(|| format!("thread '{}'", ed.thread_id))?;
+    store.append_update(&ed.thread_id, "", &upd)?;
+    outcome.status = "rewritten";
+    outcome.checkpoint_id = Some(upd.checkpoint_id);
+    Ok(outcome)
+}
+
+/// Runs `edit` on the targeted threads and reports. In batch mode refusals are skipped and
+/// reported; with one thread they are errors.
+pub fn run_batch(
+    g: &GlobalArgs,
+    target: &TargetArgs,
+    rw: &RewriteArgs,
+    verb: &str,
+    out: &mut dyn Write,
+    edit: &dyn Fn(&SqliteStore, &Editable) -> Result<Outcome>,
+) -> Result<()> {
+    let store = open_read_write(g)?;
+    let outcomes = match &target.thread {
+        Some(thread) => {
+            let ed = load_editable(&store, thread, rw.force)?;
+            vec![edit(&store, &ed)?]
+        }
+        None => {
+            let now = human::now(g.now.as_deref())?;
+            let idle = target
+                .idle
+                .as_deref()
+                .map(crate::ops::duration::parse_seconds)
+                .transpose()?;
+            let mut ids = Vec::new();
+            store.for_each_thread(&mut |t| {
+                if t.latest_root_id.is_some() {
+                    ids.push(t.thread_id);
+                }
+                Ok(())
+            })?;
+            let pb = progress::bar(ids.len() as u64, verb);
+            let mut outcomes = Vec::new();
+            for thread in ids {
+                pb.set_message(thread.clone());
+                pb.inc(1);
+                let ed = match load_editable(&store, &thread, rw.force) {
+                    Ok(ed) => ed,
+                    Err(e) if e.is::<Refusal>() => {
+                        outcomes.push(Outcome::skipped(&thread, e.to_string()));
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+                if let Some(secs) = idle {
+                    let ts = ed.latest.checkpoint.ts().and_then(human::parse_ts);
+                    if ts.is_some_and(|t| now.as_second() - t.as_second() < secs) {
+                        continue;
+                    }
+                }
+                if target
+                    .min_messages
+                    .is_some_and(|min| ed.messages.len() < min)
+                {
+                    continue;
+                }
+                match edit(&store, &ed) {
+                    Ok(o) => outcomes.push(o),
+                    Err(e) if e.is::<ThreadMoved>() => {
+                        outcomes.push(Outcome::skipped(&thread, e.to_string()))
+                    }
+                    Err(e) => outcomes.push(Outcome::skipped(&thread, format!("{e:#}"))),
+                }
+            }
+            pb.finish_and_clear();
+            outcomes
+        }
+    };
+    render(g, rw.dry_run, &outcomes, out)
+}
+
+fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Write) -> Result<()> {
+    match output::resolve_format(g.format) {
+        Format::Table => {
+            let mut t = table::new_table(&[
+                "thread_id",
+                "status",
+                "messages",
+                "tokens (approx)",
+                "checkpoint / notes",
+            ]);
+            for o in outcomes {
+                let detail = o
+                    .checkpoint_id
+                    .clone()
+                    .into_iter()
+                    .chain(o.notes.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                t.add_row(vec![
+                    human::preview(&o.thread_id, 40),
+                    o.status.to_owned(),
+                    format!("{} → {}", o.messages.0, o.messages.1),
+                    format!("{} → {}", o.tokens.0, o.tokens.1),
+                    human::preview(&detail, 120),
+                ]);
+            }
+            writeln!(out, "{t}")?;
+            if dry_run {
+                for o in outcomes.iter().filter(|o| !o.removed.is_empty()) {
+                    writeln!(
+                        out,
+                        "\n{}: would remove {} messages",
+                        o.thread_id,
+                        o.removed.len()
+                    )?;
+                    for r in &o.removed {
+                        writeln!(
+                            out,
+                            "  - #{} [{}] {} {}",
+                            r["index"],
+                            r["type"].as_str().unwrap_or(""),
+                            r["id"].as_str().unwrap_or(""),
+                            r["text"].as_str().unwrap_or("")
+                        )?;
+                    }
+                }
+                writeln!(out, "\ndry run: nothing was written")?;
+            }
+        }
+        format => {
+            let records: Vec<Json> = outcomes
+                .iter()
+                .map(|o| {
+                    json!({
+                        "thread_id": o.thread_id,
+                        "status": o.status,
+                        "dry_run": dry_run,
+                        "messages_before": o.messages.0,
+                        "messages_after": o.messages.1,
+                        "tokens_before": o.tokens.0,
+                        "tokens_after": o.tokens.1,
+                        "removed": o.removed,
+                        "checkpoint_id": o.checkpoint_id,
+                        "notes": o.notes,
+                    })
+                })
+                .collect();
+            output::write_records(out, format, &records)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! `memctl rm`: remove messages from a thread; `--purge` scrubs them from its history too.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{GlobalArgs, KindArg, RmArgs, TargetArgs};
+use crate::model::Kind;
+use crate::ops::remove::{select, Selector};
+
+use super::rewrite;
+
+/// Runs `rm`.
+pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
+    let pattern = args
+        .pattern
+        .as_deref()
+        .map(regex::Regex::new)
+        .transpose()
+        .context("--match is not a valid regular expression")?;
+    let selector = Selector {
+        ids: args.id.clone(),
+        indices: args.index.clone(),
+        kinds: args
+            .kind
+            .iter()
+            .map(|k| match k {
+                KindArg::Human => Kind::Human,
+                KindArg::Ai => Kind::Ai,
+                KindArg::Tool => Kind::Tool,
+                KindArg::System => Kind::System,
+            })
+            .collect(),
+        pattern,
+        all: args.all_messages,
+    };
+    let target = TargetArgs {
+        thread: Some(args.thread.thread.clone()),
+        all: false,
+        idle: None,
+        min_messages: None,
+    };
+    rewrite::run_batch(g, &target, &args.rewrite, "rm", out, &|store, ed| {
+        let removal = select(&ed.messages, &selector)?;
+        let keep: Vec<usize> = (0..ed.messages.len())
+            .filter(|i| !removal.remove.contains(i))
+            .collect();
+        rewrite::apply(store, ed, &keep, removal.notes, args.rewrite.dry_run)
+    })
+}

@@ -1,0 +1,28 @@
+//! `memctl trim`: keep the newest messages of threads (LangChain's trim_messages rules).
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::cli::{GlobalArgs, TrimArgs};
+use crate::ops::window::{trim_window, Limit};
+use crate::tokens::approx;
+
+use super::rewrite;
+
+/// Runs `trim`.
+pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
+    let limit = match (args.keep, args.max_tokens) {
+        (Some(n), _) => Limit::Messages(n),
+        (None, Some(t)) => Limit::Tokens(t),
+        (None, None) => anyhow::bail!("give --keep N or --max-tokens N"),
+    };
+    rewrite::run_batch(g, &args.target, &args.rewrite, "trim", out, &|store, ed| {
+        let costs: Vec<u64> = match limit {
+            Limit::Tokens(_) => ed.messages.iter().map(approx::count_message).collect(),
+            Limit::Messages(_) => vec![],
+        };
+        let window = trim_window(&ed.messages, &costs, limit, args.keep_first);
+        rewrite::apply(store, ed, &window.keep, window.notes, args.rewrite.dry_run)
+    })
+}

@@ -1,0 +1,11 @@
+//! Pure operations over messages and checkpoints, unit-tested without a database.
+//!
+//! - [`window`]: which messages a trim keeps (LangChain's `trim_messages` rules);
+//! - [`remove`]: which messages a removal takes, with their tool-call partners;
+//! - [`update`]: the checkpoint and write row `graph.update_state` would append;
+//! - [`duration`]: `30d`, `12h` style durations for `--idle`.
+
+pub mod duration;
+pub mod remove;
+pub mod update;
+pub mod window;

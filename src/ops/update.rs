@@ -1,0 +1,382 @@
+//! The checkpoint and write row that `graph.update_state(config, {"messages":
+//! [RemoveMessage(REMOVE_ALL_MESSAGES), *new_list]})` appends to a quiescent thread
+//! (langgraph-format.md §6, checked against real LangGraph by the interop tests).
+//!
+//! - the new checkpoint's parent is the latest; its id is a uuid6 whose clock sequence is the
+//!   new step and whose time sorts after every existing id of the thread and namespace;
+//! - `ts` is now (`isoformat()` in UTC), `updated_channels` is nil, `versions_seen` and every
+//!   other channel are copied byte for byte; only `channel_versions["messages"]` moves, to
+//!   `next_version(max(all versions))`;
+//! - metadata is `{source: "update", step: +1, parents}` plus the app's config keys from the
+//!   previous checkpoint (never `run_id`), serialized like Python's `json.dumps`;
+//! - one write row on the parent records the update itself (task id
+//!   `uuid5(parent id, "__interrupt__")`), as LangGraph does.
+
+use anyhow::{bail, Context, Result};
+use jiff::Timestamp;
+use serde_json::{Map as JsonMap, Value as Json};
+use uuid::Uuid;
+
+use crate::codec::msgpack::{self, Map, Value};
+use crate::codec::{ext, pyjson};
+use crate::model::checkpoint::MESSAGES;
+use crate::model::{Checkpoint, Metadata};
+use crate::tokens::pyrepr::float_repr;
+
+/// `REMOVE_ALL_MESSAGES` in `langgraph.graph.message`.
+pub const REMOVE_ALL: &str = "__remove_all__";
+/// The checkpoint format version memctl writes (LangGraph's `LATEST_VERSION`).
+pub const CHECKPOINT_VERSION: i64 = 4;
+/// Metadata keys LangGraph never copies from the config (`get_checkpoint_metadata`), plus the
+/// ones it computes itself and `run_id`, which would make the next input resume that run.
+const METADATA_NOT_COPIED: [&str; 14] = [
+    "source",
+    "step",
+    "parents",
+    "run_id",
+    "writes",
+    "counters_since_delta_snapshot",
+    "thread_id",
+    "checkpoint_id",
+    "checkpoint_ns",
+    "checkpoint_map",
+    "langgraph_step",
+    "langgraph_node",
+    "langgraph_triggers",
+    "langgraph_path",
+];
+
+/// The rows one update appends.
+#[derive(Debug, Clone)]
+pub struct Update {
+    /// The new checkpoint id.
+    pub checkpoint_id: String,
+    /// The parent (the latest checkpoint when the update was built).
+    pub parent_id: String,
+    /// The encoded checkpoint blob (`type = 'msgpack'`).
+    pub checkpoint: Vec<u8>,
+    /// The metadata JSON.
+    pub metadata: Vec<u8>,
+    /// The write row recorded on the parent.
+    pub write: UpdateWrite,
+    /// The new step.
+    pub step: i64,
+}
+
+/// The write row `update_state` records on the parent checkpoint.
+#[derive(Debug, Clone)]
+pub struct UpdateWrite {
+    /// `uuid5(parent id, "__interrupt__")`.
+    pub task_id: String,
+    /// `~__interrupt__, 0000000000` (3.x schema only).
+    pub task_path: String,
+    /// Always 0: the first write of the task.
+    pub idx: i64,
+    /// Always `messages`.
+    pub channel: String,
+    /// The msgpack of `[RemoveMessage(REMOVE_ALL), *new_list]`.
+    pub value: Vec<u8>,
+}
+
+/// Sources of time and randomness, injectable for tests.
+pub struct Env<'a> {
+    /// The current time.
+    pub now: Timestamp,
+    /// 64 random bits per call.
+    pub random: &'a mut dyn FnMut() -> u64,
+}
+
+/// A RemoveMessage that clears the list, as `model_dump()` writes it.
+pub fn remove_all_message() -> Value {
+    let fields = Value::map(vec![
+        (Value::str("content"), Value::str("")),
+        (Value::str("additional_kwargs"), Value::map(vec![])),
+        (Value::str("response_metadata"), Value::map(vec![])),
+        (Value::str("type"), Value::str("remove")),
+        (Value::str("name"), Value::Nil),
+        (Value::str("id"), Value::str(REMOVE_ALL)),
+    ]);
+    message_ext("langchain_core.messages.modifier", "RemoveMessage", fields)
+}
+
+/// A message object as LangGraph stores it: ext 5 `[module, class, model_dump, method]`.
+pub fn message_ext(module: &str, class: &str, fields: Value) -> Value {
+    Value::ext(
+        ext::PYDANTIC_V2,
+        Value::array(vec![
+            Value::str(module),
+            Value::str(class),
+            fields,
+            Value::str("model_validate_json"),
+        ]),
+    )
+}
+
+/// Builds the update that replaces the `messages` list of `parent` with `new_messages`
+/// (stored message values: kept ones as read, new ones built with [`message_ext`]).
+/// `max_existing_id` is the largest checkpoint id of the thread and namespace.
+pub fn build(
+    parent_id: &str,
+    parent: &Checkpoint,
+    parent_md: &Metadata,
+    new_messages: Vec<Value>,
+    max_existing_id: &str,
+    env: &mut Env<'_>,
+) -> Result<Update> {
+    let v = parent.v().unwrap_or(0);
+    if v != CHECKPOINT_VERSION {
+        bail!("checkpoint format v{v} is not v{CHECKPOINT_VERSION}: continue the thread once with a current LangGraph first");
+    }
+    let step = parent_md
+        .step()
+        .context("the latest checkpoint's metadata has no step")?
+        + 1;
+    let checkpoint_id = new_checkpoint_id(step, max_existing_id, env)?;
+    let ts = iso_utc(env.now);
+
+    // channel_versions: only messages moves, to next_version(max of all versions).
+    let versions = parent
+        .root
+        .get("channel_versions")
+        .and_then(Value::as_map)
+        .context("checkpoint has no channel_versions")?;
+    let next = next_version(versions, env)?;
+    let mut new_versions = versions.to_vec();
+    match new_versions
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some(MESSAGES))
+    {
+        Some((_, val)) => *val = Value::str(next),
+        None => new_versions.push((Value::str(MESSAGES), Value::str(next))),
+    }
+
+    let values = parent
+        .root
+        .get("channel_values")
+        .and_then(Value::as_map)
+        .context("checkpoint has no channel_values")?;
+    let mut new_values = values.to_vec();
+    let list = Value::array(new_messages.clone());
+    match new_values
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some(MESSAGES))
+    {
+        Some((_, val)) => *val = list,
+        None => new_values.push((Value::str(MESSAGES), list)),
+    }
+
+    let copy = |key: &str| {
+        parent
+            .root
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| Value::map(vec![]))
+    };
+    let values_marker = match parent.root.get("channel_values") {
+        Some(Value::Map(m)) => m.marker,
+        _ => None,
+    };
+    let versions_marker = match parent.root.get("channel_versions") {
+        Some(Value::Map(m)) => m.marker,
+        _ => None,
+    };
+    let root = Value::map(vec![
+        (
+            Value::str("v"),
+            parent.root.get("v").cloned().unwrap_or(Value::int(v)),
+        ),
+        (Value::str("ts"), Value::str(ts)),
+        (Value::str("id"), Value::str(checkpoint_id.clone())),
+        (
+            Value::str("channel_values"),
+            Value::Map(Map {
+                entries: new_values,
+                marker: values_marker,
+            }),
+        ),
+        (
+            Value::str("channel_versions"),
+            Value::Map(Map {
+                entries: new_versions,
+                marker: versions_marker,
+            }),
+        ),
+        (Value::str("versions_seen"), copy("versions_seen")),
+        (Value::str("updated_channels"), Value::Nil),
+    ]);
+
+    let mut md = JsonMap::new();
+    md.insert("source".into(), Json::String("update".into()));
+    md.insert("step".into(), Json::from(step));
+    md.insert(
+        "parents".into(),
+        parent_md
+            .fields
+            .get("parents")
+            .cloned()
+            .unwrap_or_else(|| Json::Object(JsonMap::new())),
+    );
+    for (k, val) in &parent_md.fields {
+        if METADATA_NOT_COPIED.contains(&k.as_str()) || k.starts_with("__") {
+            continue;
+        }
+        if matches!(val, Json::String(_) | Json::Number(_) | Json::Bool(_)) {
+            md.insert(k.clone(), val.clone());
+        }
+    }
+
+    let mut update_list = Vec::with_capacity(new_messages.len() + 1);
+    update_list.push(remove_all_message());
+    update_list.extend(new_messages);
+    let parent_uuid = Uuid::parse_str(parent_id)
+        .with_context(|| format!("the latest checkpoint id '{parent_id}' is not a UUID"))?;
+    Ok(Update {
+        checkpoint_id,
+        parent_id: parent_id.to_owned(),
+        checkpoint: msgpack::encode(&root),
+        metadata: pyjson::dumps(&Json::Object(md)).into_bytes(),
+        write: UpdateWrite {
+            task_id: Uuid::new_v5(&parent_uuid, b"__interrupt__").to_string(),
+            task_path: "~__interrupt__, 0000000000".into(),
+            idx: 0,
+            channel: MESSAGES.into(),
+            value: msgpack::encode(&Value::array(update_list)),
+        },
+        step,
+    })
+}
+
+/// `datetime.now(timezone.utc).isoformat()`: microseconds, left out when zero.
+pub fn iso_utc(t: Timestamp) -> String {
+    let micros = t.subsec_microsecond();
+    let base = t.strftime("%Y-%m-%dT%H:%M:%S").to_string();
+    if micros == 0 {
+        format!("{base}+00:00")
+    } else {
+        format!("{base}.{micros:06}+00:00")
+    }
+}
+
+/// SqliteSaver's `get_next_version(max(versions))`: `f"{n+1:032}.{random.random():016}"`.
+fn next_version(versions: &[(Value, Value)], env: &mut Env<'_>) -> Result<String> {
+    let mut current: i64 = 0;
+    let mut max_str: Option<&str> = None;
+    for (_, v) in versions {
+        match v {
+            Value::Str(s) => {
+                if max_str.is_none_or(|m| s.text.as_str() > m) {
+                    max_str = Some(&s.text);
+                }
+            }
+            other => {
+                if let Some(i) = other.as_i64() {
+                    current = current.max(i);
+                }
+            }
+        }
+    }
+    if let Some(s) = max_str {
+        let int_part = s.split('.').next().unwrap_or("0");
+        current = int_part
+            .parse()
+            .with_context(|| format!("channel version '{s}' does not start with a number"))?;
+    }
+    let r = ((env.random)() >> 11) as f64 / (1u64 << 53) as f64;
+    Ok(format!("{:032}.{:0>16}", current + 1, float_repr(r)))
+}
+
+/// A uuid6 like LangGraph's: 100 ns ticks since 1582, version 6, clock_seq = step.
+fn new_checkpoint_id(step: i64, max_existing: &str, env: &mut Env<'_>) -> Result<String> {
+    const GREGORIAN_OFFSET: u128 = 0x01B2_1DD2_1381_4000;
+    let now_ticks = (env.now.as_nanosecond().max(0) as u128) / 100 + GREGORIAN_OFFSET;
+    let last_ticks = Uuid::parse_str(max_existing)
+        .ok()
+        .filter(|u| u.get_version_num() == 6)
+        .map(|u| {
+            let n = u.as_u128();
+            (((n >> 80) & 0xFFFF_FFFF_FFFF) << 12) | ((n >> 64) & 0xFFF)
+        });
+    let ticks = match last_ticks {
+        Some(last) if now_ticks <= last => last + 1,
+        _ => now_ticks,
+    };
+    let clock_seq = (step as u128) & 0x3FFF;
+    let node = u128::from((env.random)() & 0xFFFF_FFFF_FFFF);
+    let n = (((ticks >> 12) & 0xFFFF_FFFF_FFFF) << 80)
+        | (0x6 << 76)
+        | ((ticks & 0xFFF) << 64)
+        | (0b10 << 62)
+        | (clock_seq << 48)
+        | node;
+    let id = Uuid::from_u128(n).to_string();
+    if id.as_str() <= max_existing {
+        bail!("cannot make a checkpoint id that sorts after '{max_existing}'");
+    }
+    Ok(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(now: &str, seq: &'a mut dyn FnMut() -> u64) -> Env<'a> {
+        Env {
+            now: now.parse().expect("ts"),
+            random: seq,
+        }
+    }
+
+    #[test]
+    fn ids_sort_after_existing_and_carry_the_step() {
+        let mut r = || 0x1234_5678_9abc_def0u64;
+        let mut e = env("2026-12-01T04:38:50.880437Z", &mut r);
+        let id = new_checkpoint_id(10, "1f1ed411-b1d1-6121-8009-000000000000", &mut e).expect("id");
+        assert_eq!(&id[14..15], "6");
+        assert_eq!(&id[19..23], "800a");
+        assert!(id.as_str() > "1f1ed411-b1d1-6121-8009-000000000000");
+        // An existing id from the future (clock skew) is still exceeded.
+        let future = "ffffffff-ffff-6fff-8009-000000000000";
+        assert!(new_checkpoint_id(10, future, &mut e).is_err());
+        let ahead = "1f200000-0000-6000-8009-000000000000";
+        let id = new_checkpoint_id(10, ahead, &mut e).expect("id");
+        assert!(id.as_str() > ahead);
+    }
+
+    #[test]
+    fn versions_and_timestamps_look_like_langgraph() {
+        let mut r = || 1u64 << 63; // random() == 0.5
+        let mut e = env("2026-12-01T04:38:50Z", &mut r);
+        let versions = vec![
+            (
+                Value::str("messages"),
+                Value::str("00000000000000000000000000000011.0.2193"),
+            ),
+            (
+                Value::str("x"),
+                Value::str("00000000000000000000000000000003.0.5"),
+            ),
+        ];
+        assert_eq!(
+            next_version(&versions, &mut e).expect("v"),
+            "00000000000000000000000000000012.00000000000000.5"
+        );
+        assert_eq!(
+            iso_utc("2026-12-01T04:38:50Z".parse().expect("ts")),
+            "2026-12-01T04:38:50+00:00"
+        );
+        assert_eq!(
+            iso_utc("2026-12-01T04:38:50.000120Z".parse().expect("ts")),
+            "2026-12-01T04:38:50.000120+00:00"
+        );
+    }
+
+    #[test]
+    fn remove_all_is_langchains_remove_message() {
+        let bytes = msgpack::encode(&remove_all_message());
+        assert_eq!(bytes[0], 0xc7, "ext8 like ormsgpack");
+        assert_eq!(bytes[2], 5);
+        assert!(bytes
+            .windows(REMOVE_ALL.len())
+            .any(|w| w == REMOVE_ALL.as_bytes()));
+    }
+}

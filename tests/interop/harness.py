@@ -1,0 +1,791 @@
+#!/usr/bin/env python
+"""Interop harness: proves with real LangGraph that a memctl-rewritten SqliteSaver DB is
+indistinguishable from one where LangGraph itself ran
+
+    graph.update_state(cfg, {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new_list]},
+                       as_node=<inferred>)
+
+Runs under either pinned venv (.venv/new or .venv/old). Imports fixtures/graphs.py from the
+repo root (found from __file__).
+
+    harness.py check-rewrite --original ORIG.sqlite --rewritten NEW.sqlite --thread T --expect EXPECT.json
+    harness.py continue --db PATH --thread T [--copy]
+
+check-rewrite prints a JSON report on stdout; exit 0 when every check passes, 1 otherwise (one
+line per failure on stderr). ORIG and NEW are never opened by LangGraph: the harness reads their
+raw rows with sqlite3 and works on temporary copies (sqlite backup API, so WAL content counts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import datetime as _dt
+import json
+import os
+import re
+import shutil
+import sqlite3
+import sys
+import tempfile
+import traceback
+import uuid
+from pathlib import Path
+from typing import Any
+
+import warnings
+
+warnings.filterwarnings("ignore", message=".*allowed_objects.*")
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "fixtures"))
+
+import graphs  # noqa: E402
+import ormsgpack  # noqa: E402
+from langchain_core.messages import (  # noqa: E402
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.utils import trim_messages  # noqa: E402
+from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
+from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402
+
+NEXT_TEXT = "memctl interop: next question"
+NEXT_ID = "interop-next"
+
+# Metadata keys LangGraph (or the graph's bound config) adds by itself; any other key of the
+# latest checkpoint's metadata came from the app's config and is passed back in `configurable`.
+LANGGRAPH_METADATA_KEYS = {
+    "source", "step", "parents", "run_id", "ls_integration", "counters_since_delta_snapshot",
+    "writes", "thread_id", "checkpoint_id", "checkpoint_ns", "checkpoint_map", "thread_ts",
+    "langgraph_step", "langgraph_node", "langgraph_triggers", "langgraph_path",
+    "langgraph_checkpoint_ns", "langgraph_version", "langgraph_api_version", "langgraph_plan",
+    "langgraph_host", "langgraph_api_url", "ls_provider", "ls_model_name", "ls_model_type",
+    "ls_temperature", "ls_max_tokens", "ls_stop",
+}
+
+MESSAGE_CLASSES = {
+    "human": HumanMessage, "ai": AIMessage, "system": SystemMessage, "tool": ToolMessage,
+    "remove": RemoveMessage,
+}
+
+
+# ------------------------------------------------------------------------------------------
+# small utilities
+# ------------------------------------------------------------------------------------------
+
+
+def jsonable(v: Any) -> Any:
+    """Best-effort JSON view of a value for the report."""
+    if isinstance(v, BaseMessage):
+        return jsonable(v.model_dump())
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, bytes):
+        return {"__bytes_hex__": v.hex()}
+    return {"__repr__": repr(v)}
+
+
+def dumps(msgs) -> list[dict]:
+    return [m.model_dump() for m in msgs]
+
+
+def norm(v: Any) -> Any:
+    """Make decoded values comparable with ==: messages become ("msg", model_dump())."""
+    if isinstance(v, BaseMessage):
+        return ("msg", v.model_dump())
+    if isinstance(v, list):
+        return ["list", *[norm(x) for x in v]]
+    if isinstance(v, tuple):
+        return ("tuple", *[norm(x) for x in v])
+    if isinstance(v, dict):
+        return {k: norm(x) for k, x in v.items()}
+    return v
+
+
+class RawExt:
+    """An msgpack ext value kept as (code, payload bytes)."""
+
+    __slots__ = ("code", "data")
+
+    def __init__(self, code: int, data: bytes):
+        self.code, self.data = code, data
+
+    def __eq__(self, other):
+        return isinstance(other, RawExt) and (self.code, self.data) == (other.code, other.data)
+
+    def __repr__(self):
+        return f"RawExt({self.code}, {self.data!r})"
+
+
+def raw_unpack(blob: bytes) -> Any:
+    return ormsgpack.unpackb(blob, ext_hook=RawExt, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+def raw_pack(v: Any) -> bytes:
+    def conv(x):
+        if isinstance(x, RawExt):
+            return ormsgpack.Ext(x.code, x.data)
+        if isinstance(x, dict):
+            return {k: conv(y) for k, y in x.items()}
+        if isinstance(x, list):
+            return [conv(y) for y in x]
+        return x
+
+    return ormsgpack.packb(conv(v), option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+def sqlite_copy(src: str | Path, dst: str | Path) -> None:
+    """Copy a DB with the backup API (includes committed WAL content)."""
+    s = sqlite3.connect(str(src))
+    d = sqlite3.connect(str(dst))
+    try:
+        s.backup(d)
+    finally:
+        d.close()
+        s.close()
+
+
+def table_rows(path: str | Path, table: str) -> tuple[list[str], dict[tuple, dict]]:
+    """All rows of `checkpoints` or `writes`, keyed by primary key, as {column: raw value}."""
+    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+    try:
+        cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
+        if not cols:
+            return [], {}
+        rows = {}
+        for r in con.execute(f"SELECT {', '.join(cols)} FROM {table}"):
+            d = dict(zip(cols, r))
+            if table == "checkpoints":
+                key = (d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"])
+            else:
+                key = (d["thread_id"], d["checkpoint_ns"], d["checkpoint_id"], d["task_id"], d["idx"])
+            rows[key] = d
+        return cols, rows
+    finally:
+        con.close()
+
+
+def snapshot(path: str | Path) -> dict:
+    cc, cps = table_rows(path, "checkpoints")
+    wc, wrs = table_rows(path, "writes")
+    return {"checkpoint_cols": cc, "checkpoints": cps, "write_cols": wc, "writes": wrs}
+
+
+@contextlib.contextmanager
+def open_graph(path: str | Path, name: str):
+    con = sqlite3.connect(str(path), check_same_thread=False)
+    try:
+        saver = SqliteSaver(con)
+        graph, model = graphs.build(name, saver)
+        yield graph, model, saver
+    finally:
+        con.close()
+
+
+def is_uuid6(s: str) -> bool:
+    try:
+        return uuid.UUID(s).version == 6
+    except (ValueError, AttributeError, TypeError):
+        return False
+
+
+def valid_version_fraction(frac: str) -> bool:
+    """LangGraph writes f"{random.random():016}"."""
+    try:
+        x = float(frac)
+    except ValueError:
+        return False
+    return 0.0 <= x < 1.0 and f"{x:016}" == frac
+
+
+def valid_ts(ts: Any) -> bool:
+    if not isinstance(ts, str) or not ts.endswith("+00:00"):
+        return False
+    try:
+        d = _dt.datetime.fromisoformat(ts)
+    except ValueError:
+        return False
+    return d.utcoffset() == _dt.timedelta(0)
+
+
+# ------------------------------------------------------------------------------------------
+# expected message list
+# ------------------------------------------------------------------------------------------
+
+
+def message_from_dump(d: dict) -> BaseMessage:
+    cls = MESSAGE_CLASSES.get(d.get("type"))
+    if cls is None:
+        raise ValueError(f"unsupported message type in expect: {d.get('type')!r}")
+    return cls.model_validate(d)
+
+
+def expected_list(orig: list[BaseMessage], expect: dict) -> tuple[list[BaseMessage], dict]:
+    """The message list memctl must have written, computed from the ORIGINAL state messages."""
+    info: dict[str, Any] = {"mode": expect.get("mode")}
+    mode = expect.get("mode")
+    orig = [m.model_copy(deep=True) for m in orig]
+    if mode == "trim":
+        counter_name = expect.get("counter", "len")
+        counter = {"len": len, "approximate": "approximate"}.get(counter_name)
+        if counter is None:
+            raise ValueError(f"unknown counter {counter_name!r}")
+        res = trim_messages(
+            orig, max_tokens=int(expect["max_tokens"]), token_counter=counter,
+            strategy="last", start_on="human", include_system=True,
+        )
+        info["trim_ids"] = [m.id for m in res]
+        lead = orig[0] if orig and isinstance(orig[0], SystemMessage) else None
+        if not any(not isinstance(m, SystemMessage) for m in res):
+            last_h = max((i for i, m in enumerate(orig) if isinstance(m, HumanMessage)), default=None)
+            if last_h is not None:
+                res = ([lead] if lead is not None else []) + orig[last_h:]
+                info["fallback"] = "from last HumanMessage"
+        if expect.get("keep_first"):
+            first = next((m for m in orig if not isinstance(m, SystemMessage)), None)
+            if isinstance(first, HumanMessage) and all(m.id != first.id for m in res):
+                pos = 1 if res and lead is not None and res[0] is lead else 0
+                res = res[:pos] + [first] + res[pos:]
+                info["keep_first_added"] = first.id
+        return [m.model_copy(deep=True) for m in res], info
+    by_id = {m.id: m for m in orig}
+    if mode == "ids":
+        missing = [i for i in expect["ids"] if i not in by_id]
+        if missing:
+            raise ValueError(f"expect ids not in the original state: {missing}")
+        return [by_id[i].model_copy(deep=True) for i in expect["ids"]], info
+    if mode == "messages":
+        out = []
+        for item in expect["messages"]:
+            if set(item) == {"id"}:
+                if item["id"] not in by_id:
+                    raise ValueError(f"expect id not in the original state: {item['id']!r}")
+                out.append(by_id[item["id"]].model_copy(deep=True))
+            else:
+                m = message_from_dump(item)
+                if m.model_dump() != item:
+                    info.setdefault("new_message_dump_differs", []).append(item.get("id"))
+                out.append(m)
+        return out, info
+    raise ValueError(f"unknown expect mode {mode!r}")
+
+
+# ------------------------------------------------------------------------------------------
+# LangGraph operations
+# ------------------------------------------------------------------------------------------
+
+
+def app_config_extras(metadata: dict) -> dict:
+    return {
+        k: v for k, v in (metadata or {}).items()
+        if k not in LANGGRAPH_METADATA_KEYS and not k.startswith("__")
+        and isinstance(v, (str, int, float, bool))
+    }
+
+
+def fallback_as_node(graph, versions_seen: dict) -> str | None:
+    """Node that ran last according to versions_seen (highest version it had seen)."""
+    best = None
+    for node, seen in versions_seen.items():
+        if node not in graph.nodes or node == "__start__" or not seen:
+            continue
+        top = max(str(v) for v in seen.values())
+        if best is None or (top, node) > best:
+            best = (top, node)
+    return best[1] if best else None
+
+
+def langgraph_update(graph, saver, cfg: dict, messages: list[BaseMessage]) -> dict:
+    """Run real update_state with REMOVE_ALL + messages; as_node inferred, with fallback."""
+    values = {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES),
+                           *[m.model_copy(deep=True) for m in messages]]}
+    info: dict[str, Any] = {"config": cfg}
+    try:
+        new_cfg = graph.update_state(cfg, copy.deepcopy(values), as_node=None)
+        info["as_node"] = None
+        info["as_node_source"] = "inferred by LangGraph"
+    except Exception as e:  # ambiguity or a branch raising
+        info["inference_error"] = f"{type(e).__name__}: {e}"
+        tup = saver.get_tuple(cfg)
+        node = fallback_as_node(graph, tup.checkpoint.get("versions_seen", {}) if tup else {})
+        if node is None:
+            raise
+        new_cfg = graph.update_state(cfg, copy.deepcopy(values), as_node=node)
+        info["as_node"] = node
+        info["as_node_source"] = "fallback: last node in versions_seen"
+    info["new_checkpoint_id"] = new_cfg["configurable"]["checkpoint_id"]
+    return info
+
+
+def infer_node_name(graph, versions_seen: dict) -> str | None:
+    """What update_state(as_node=None) picks (for the report): LangGraph's own
+    `_infer_as_node` when it exists (1.2), else the 1.1 inline logic re-stated."""
+    f = getattr(graph, "_infer_as_node", None)
+    if f is not None:
+        try:
+            return f(versions_seen)
+        except Exception:
+            return None
+    if len(graph.nodes) == 1:
+        return next(iter(graph.nodes))
+    if not any(v for vv in versions_seen.values() for v in vv.values()):
+        ic = graph.input_channels
+        return ic if isinstance(ic, str) and ic in graph.nodes else None
+    seen = sorted((v, n) for n, s in versions_seen.items() if n in graph.nodes for v in s.values())
+    if len(seen) == 1 or (seen and seen[-1][0] != seen[-2][0]):
+        return seen[-1][1]
+    return None
+
+
+def continue_thread(path: str | Path, name: str, cfg: dict) -> dict:
+    with open_graph(path, name) as (graph, model, saver):
+        before = graph.get_state(cfg)
+        graph.invoke({"messages": [HumanMessage(NEXT_TEXT, id=NEXT_ID)]}, cfg)
+        after = graph.get_state(cfg)
+        return {
+            "messages_before": before.values.get("messages", []) if before.values else [],
+            "next_before": tuple(before.next),
+            "tasks_before": tuple(before.tasks),
+            "model_calls": [list(c) for c in model.calls],
+            "messages_after": after.values.get("messages", []) if after.values else [],
+            "next_after": tuple(after.next),
+        }
+
+
+# ------------------------------------------------------------------------------------------
+# check-rewrite
+# ------------------------------------------------------------------------------------------
+
+
+class Report:
+    def __init__(self):
+        self.failures: list[str] = []
+        self.checks: dict[str, dict] = {}
+        self.warnings: list[str] = []
+
+    def check(self, group: str, name: str, ok: bool, detail: Any = None) -> bool:
+        g = self.checks.setdefault(group, {})
+        g[name] = {"ok": bool(ok)} if detail is None else {"ok": bool(ok), "detail": jsonable(detail)}
+        if not ok:
+            d = "" if detail is None else f": {json.dumps(jsonable(detail), ensure_ascii=False)[:400]}"
+            self.failures.append(f"[{group}] {name}{d}")
+        return bool(ok)
+
+
+def _history_ids(graph, cfg) -> list[tuple[str, Any, Any]]:
+    out = []
+    for s in graph.get_state_history(cfg):
+        out.append((s.config["configurable"]["checkpoint_id"], s.metadata.get("source"),
+                    s.metadata.get("step"),
+                    (s.parent_config or {}).get("configurable", {}).get("checkpoint_id")))
+    return out
+
+
+def _decode_checkpoint(serde, row: dict) -> tuple[dict, dict, Any]:
+    cp = serde.loads_typed((row["type"], row["checkpoint"]))
+    md = json.loads(row["metadata"]) if row["metadata"] is not None else None
+    raw = raw_unpack(row["checkpoint"]) if row["type"] == "msgpack" else None
+    return cp, md, raw
+
+
+def compare_checkpoints(rep: Report, serde, new_row: dict, ref_row: dict, new_snap: dict,
+                        thread: str) -> None:
+    G = "3_checkpoint"
+    ncp, nmd, nraw = _decode_checkpoint(serde, new_row)
+    rcp, rmd, rraw = _decode_checkpoint(serde, ref_row)
+    rep.check(G, "type column", new_row["type"] == ref_row["type"],
+              {"new": new_row["type"], "ref": ref_row["type"]})
+    rep.check(G, "v", ncp.get("v") == rcp.get("v"), {"new": ncp.get("v"), "ref": rcp.get("v")})
+    if nraw is not None and rraw is not None and list(nraw) != list(rraw):
+        rep.warnings.append(f"checkpoint map key order differs: new {list(nraw)} ref {list(rraw)}")
+    # channel_values
+    ncv, rcv = ncp.get("channel_values", {}), rcp.get("channel_values", {})
+    rep.check(G, "channel_values keys", sorted(ncv) == sorted(rcv),
+              {"new": sorted(ncv), "ref": sorted(rcv)})
+    nm, rm = ncv.get("messages"), rcv.get("messages")
+    rep.check(G, "channel_values.messages (model_dump)",
+              isinstance(nm, list) and isinstance(rm, list) and dumps(nm) == dumps(rm),
+              None if (isinstance(nm, list) and isinstance(rm, list) and dumps(nm) == dumps(rm))
+              else {"new": nm, "ref": rm})
+    if nraw is not None and rraw is not None:
+        nrm = nraw.get("channel_values", {}).get("messages")
+        rrm = rraw.get("channel_values", {}).get("messages")
+        rep.checks.setdefault(G, {})["channel_values.messages raw msgpack equal (info)"] = {
+            "ok": True, "detail": nrm == rrm}
+    for k in sorted(set(ncv) | set(rcv)):
+        if k == "messages":
+            continue
+        a, b = ncv.get(k, "<missing>"), rcv.get(k, "<missing>")
+        rep.check(G, f"channel_values.{k} decoded", norm(a) == norm(b),
+                  None if norm(a) == norm(b) else {"new": a, "ref": b})
+        if nraw is not None and rraw is not None:
+            ra = nraw.get("channel_values", {}).get(k)
+            rb = rraw.get("channel_values", {}).get(k)
+            pa, pb = raw_pack(ra), raw_pack(rb)
+            rep.check(G, f"channel_values.{k} msgpack bytes", pa == pb,
+                      None if pa == pb else {"new": pa.hex(), "ref": pb.hex()})
+    # channel_versions
+    nv, rv = ncp.get("channel_versions", {}), rcp.get("channel_versions", {})
+    rep.check(G, "channel_versions keys", sorted(nv) == sorted(rv),
+              {"new": sorted(nv), "ref": sorted(rv)})
+    for k in sorted(set(nv) & set(rv)):
+        if k == "messages":
+            continue
+        rep.check(G, f"channel_versions.{k}", nv[k] == rv[k], None if nv[k] == rv[k]
+                  else {"new": nv[k], "ref": rv[k]})
+    a, b = nv.get("messages"), rv.get("messages")
+    if isinstance(a, str) and isinstance(b, str):
+        ai, _, af = a.partition(".")
+        bi, _, bf = b.partition(".")
+        rep.check(G, "channel_versions.messages integer part", ai == bi and len(ai) == 32,
+                  {"new": a, "ref": b})
+        rep.check(G, "channel_versions.messages fraction form", valid_version_fraction(af)
+                  and valid_version_fraction(bf), {"new": a, "ref": b})
+    else:
+        rep.check(G, "channel_versions.messages", a == b and a is not None, {"new": a, "ref": b})
+    rep.check(G, "versions_seen", ncp.get("versions_seen") == rcp.get("versions_seen"),
+              None if ncp.get("versions_seen") == rcp.get("versions_seen")
+              else {"new": ncp.get("versions_seen"), "ref": rcp.get("versions_seen")})
+    if nraw is not None:
+        rep.check(G, "updated_channels present and None",
+                  "updated_channels" in nraw and nraw["updated_channels"] is None
+                  and "updated_channels" in rraw and rraw["updated_channels"] is None,
+                  {"new": nraw.get("updated_channels", "<missing>"),
+                   "ref": rraw.get("updated_channels", "<missing>")})
+    else:
+        rep.check(G, "updated_channels None", ncp.get("updated_channels") is None
+                  and rcp.get("updated_channels") is None)
+    rep.check(G, "metadata", nmd == rmd, {"new": nmd, "ref": rmd})
+    if isinstance(new_row["metadata"], bytes) and isinstance(ref_row["metadata"], bytes) \
+            and new_row["metadata"] != ref_row["metadata"]:
+        rep.warnings.append("metadata JSON bytes differ (decoded equal)" if nmd == rmd
+                            else "metadata JSON bytes differ")
+    # ids
+    nid, rid = new_row["checkpoint_id"], ref_row["checkpoint_id"]
+    rep.check(G, "checkpoint id uuid6", is_uuid6(nid) and is_uuid6(rid), {"new": nid, "ref": rid})
+    rep.check(G, "checkpoint id clock_seq", nid.split("-")[3:4] == rid.split("-")[3:4],
+              {"new": nid, "ref": rid})
+    rep.check(G, "blob id == row id", ncp.get("id") == nid, {"blob": ncp.get("id"), "row": nid})
+    others = [k[2] for k in new_snap["checkpoints"] if k[0] == thread and k[2] != nid]
+    later = [o for o in others if o >= nid]
+    rep.check(G, "new id sorts after every other id of the thread", not later, later or None)
+    rep.check(G, "parent_checkpoint_id", new_row["parent_checkpoint_id"] == ref_row["parent_checkpoint_id"],
+              {"new": new_row["parent_checkpoint_id"], "ref": ref_row["parent_checkpoint_id"]})
+    rep.check(G, "ts ISO 8601 +00:00", valid_ts(ncp.get("ts")) and valid_ts(rcp.get("ts")),
+              {"new": ncp.get("ts"), "ref": rcp.get("ts")})
+
+
+def compare_writes(rep: Report, serde, new_rows: list[dict], ref_rows: list[dict],
+                   new_has_path: bool) -> None:
+    G = "3_writes"
+    key = lambda r: (r["checkpoint_ns"], r["checkpoint_id"], r["task_id"], r["idx"])  # noqa: E731
+    new_rows, ref_rows = sorted(new_rows, key=key), sorted(ref_rows, key=key)
+    rep.check(G, "row count", len(new_rows) == len(ref_rows),
+              {"new": [(r["channel"], r["idx"]) for r in new_rows],
+               "ref": [(r["channel"], r["idx"]) for r in ref_rows]})
+    bytes_equal = []
+    for i, (n, r) in enumerate(zip(new_rows, ref_rows)):
+        p = f"row{i}"
+        for col in ("checkpoint_ns", "checkpoint_id", "task_id", "idx", "channel", "type"):
+            rep.check(G, f"{p}.{col}", n[col] == r[col], None if n[col] == r[col]
+                      else {"new": n[col], "ref": r[col]})
+        if new_has_path:
+            rep.check(G, f"{p}.task_path", n.get("task_path") == r.get("task_path"),
+                      None if n.get("task_path") == r.get("task_path")
+                      else {"new": n.get("task_path"), "ref": r.get("task_path", "<no column>")})
+        try:
+            dn = serde.loads_typed((n["type"], n["value"]))
+            dr = serde.loads_typed((r["type"], r["value"]))
+            ok = norm(dn) == norm(dr)
+            rep.check(G, f"{p}.value decoded", ok, None if ok else {"new": dn, "ref": dr})
+        except Exception as e:
+            rep.check(G, f"{p}.value decoded", False, f"{type(e).__name__}: {e}")
+        be = bytes(n["value"] or b"") == bytes(r["value"] or b"")
+        bytes_equal.append(be)
+        rep.check(G, f"{p}.value bytes equal", be, None if be else {
+            "new": bytes(n["value"] or b"").hex(), "ref": bytes(r["value"] or b"").hex()})
+    rep.checks.setdefault(G, {})["value bytes equal (summary)"] = {"ok": all(bytes_equal),
+                                                                   "detail": bytes_equal}
+
+
+def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
+                  workdir: str | None = None) -> dict:
+    rep = Report()
+    report: dict[str, Any] = {"thread": thread, "expect": expect}
+    tmp = tempfile.mkdtemp(prefix="memctl-interop-", dir=workdir)
+    try:
+        # --- raw snapshots before anything touches the files --------------------------
+        orig_snap = snapshot(original)
+        new_snap = snapshot(rewritten)
+        ref_db = os.path.join(tmp, "ref.sqlite")
+        new_db = os.path.join(tmp, "new.sqlite")
+        new_cont = os.path.join(tmp, "new-continue.sqlite")
+        sqlite_copy(original, ref_db)
+        sqlite_copy(rewritten, new_db)
+        sqlite_copy(rewritten, new_cont)
+
+        cfg = graphs.config(thread)
+
+        # --- original state (reference copy, before the update) ------------------------
+        with open_graph(ref_db, thread) as (graph, _m, saver):
+            o_state = graph.get_state(cfg)
+            o_hist = _history_ids(graph, cfg)
+            o_tuple = saver.get_tuple(cfg)
+            o_msgs = list(o_state.values.get("messages", []))
+            o_other = {k: v for k, v in o_state.values.items() if k != "messages"}
+            inferred = infer_node_name(graph, o_tuple.checkpoint.get("versions_seen", {}))
+        o_latest = o_tuple.config["configurable"]["checkpoint_id"]
+        o_step = o_tuple.metadata.get("step")
+        extras = app_config_extras(o_tuple.metadata)
+        upd_cfg = graphs.config(thread, **extras)
+        report["original"] = {"latest_checkpoint_id": o_latest, "step": o_step,
+                              "n_messages": len(o_msgs), "metadata": o_tuple.metadata,
+                              "infer_as_node_preview": inferred}
+
+        exp, exp_info = expected_list(o_msgs, expect)
+        report["expected"] = {"ids": [m.id for m in exp], **exp_info}
+        exp_dump = dumps(exp)
+
+        # --- 1. get_state on NEW -----------------------------------------------------
+        G = "1_get_state"
+        with open_graph(new_db, thread) as (graph, _m, saver):
+            try:
+                n_state = graph.get_state(cfg)
+                n_msgs = list(n_state.values.get("messages", []))
+                ok = dumps(n_msgs) == exp_dump
+                rep.check(G, "messages == expected", ok, None if ok else {
+                    "new_ids": [m.id for m in n_msgs], "expected_ids": [m.id for m in exp],
+                    "first_diff": next(({"i": i, "new": a, "expected": b} for i, (a, b) in
+                                        enumerate(zip(dumps(n_msgs), exp_dump)) if a != b), None)})
+                n_other = {k: v for k, v in n_state.values.items() if k != "messages"}
+                rep.check(G, "other values == original", n_other == o_other,
+                          None if n_other == o_other else {"new": n_other, "orig": o_other})
+                rep.check(G, "next == ()", tuple(n_state.next) == (), n_state.next)
+                rep.check(G, "tasks == ()", tuple(n_state.tasks) == (), n_state.tasks)
+            except Exception as e:
+                rep.check(G, "get_state", False, f"{type(e).__name__}: {e}")
+            # --- 2. history ----------------------------------------------------------
+            G = "2_history"
+            try:
+                n_hist = _history_ids(graph, cfg)
+                head = n_hist[0] if n_hist else (None, None, None, None)
+                rep.check(G, "head source == update", head[1] == "update", head[1])
+                rep.check(G, "head step == original step + 1",
+                          isinstance(o_step, int) and head[2] == o_step + 1,
+                          {"new": head[2], "orig": o_step})
+                rep.check(G, "head parent == original latest", head[3] == o_latest,
+                          {"new": head[3], "orig": o_latest})
+                rest_ok = [h[0] for h in n_hist[1:]] == [h[0] for h in o_hist]
+                rep.check(G, "rest == original history", rest_ok, None if rest_ok else {
+                    "new": [h[0] for h in n_hist[1:]], "orig": [h[0] for h in o_hist]})
+            except Exception as e:
+                rep.check(G, "get_state_history", False, f"{type(e).__name__}: {e}")
+
+        # --- 3. reference update and raw comparison ------------------------------------
+        G = "3_reference"
+        ref_ok = False
+        with open_graph(ref_db, thread) as (graph, _m, saver):
+            serde = saver.serde
+            try:
+                uinfo = langgraph_update(graph, saver, upd_cfg, exp)
+                report["reference_update"] = uinfo
+                ref_ok = True
+            except Exception as e:
+                rep.check(G, "update_state", False, f"{type(e).__name__}: {e}")
+        if ref_ok:
+            rep.check(G, "update_state", True)
+            if uinfo["as_node"] is None:
+                uinfo["as_node"] = inferred
+            ref_snap = snapshot(ref_db)
+            new_cps = [r for k, r in new_snap["checkpoints"].items()
+                       if k[0] == thread and k not in orig_snap["checkpoints"]]
+            ref_cps = [r for k, r in ref_snap["checkpoints"].items()
+                       if k[0] == thread and k not in orig_snap["checkpoints"]]
+            rep.check(G, "NEW added exactly one checkpoint row", len(new_cps) == 1,
+                      [(r["checkpoint_ns"], r["checkpoint_id"]) for r in new_cps])
+            rep.check(G, "reference added exactly one checkpoint row", len(ref_cps) == 1,
+                      [(r["checkpoint_ns"], r["checkpoint_id"]) for r in ref_cps])
+            new_cps = sorted(new_cps, key=lambda r: (r["checkpoint_ns"] != "", r["checkpoint_id"]))
+            if new_cps and ref_cps:
+                nrow = new_cps[-1] if len(new_cps) == 1 else max(
+                    (r for r in new_cps if r["checkpoint_ns"] == ""), key=lambda r: r["checkpoint_id"],
+                    default=new_cps[0])
+                rep.check(G, "NEW checkpoint in root namespace", nrow["checkpoint_ns"] == "",
+                          nrow["checkpoint_ns"])
+                report["new_checkpoint_id"] = nrow["checkpoint_id"]
+                report["reference_checkpoint_id"] = ref_cps[0]["checkpoint_id"]
+                try:
+                    compare_checkpoints(rep, serde, nrow, ref_cps[0], new_snap, thread)
+                except Exception as e:
+                    rep.check("3_checkpoint", "decode/compare", False,
+                              f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+            new_w = [r for k, r in new_snap["writes"].items()
+                     if k[0] == thread and k not in orig_snap["writes"]]
+            ref_w = [r for k, r in ref_snap["writes"].items()
+                     if k[0] == thread and k not in orig_snap["writes"]]
+            new_has_path = "task_path" in new_snap["write_cols"]
+            if new_has_path != ("task_path" in orig_snap["write_cols"]):
+                rep.check(G, "writes schema unchanged", False,
+                          {"orig": orig_snap["write_cols"], "new": new_snap["write_cols"]})
+            report["writes_task_path_column"] = new_has_path
+            try:
+                compare_writes(rep, serde, new_w, ref_w, new_has_path)
+            except Exception as e:
+                rep.check("3_writes", "decode/compare", False, f"{type(e).__name__}: {e}")
+
+        # --- 4. continue both ---------------------------------------------------------
+        G = "4_continue"
+        try:
+            nc = continue_thread(new_cont, thread, upd_cfg)
+            rc = continue_thread(ref_db, thread, upd_cfg) if ref_ok else None
+            n_first = nc["model_calls"][0] if nc["model_calls"] else None
+            rep.check(G, "NEW: model called", n_first is not None)
+            if n_first is not None:
+                nd = dumps(n_first)
+                want_last = HumanMessage(NEXT_TEXT, id=NEXT_ID).model_dump()
+                rep.check(G, "NEW: model input ends with the new human message",
+                          bool(nd) and nd[-1] == want_last, nd[-1] if nd else None)
+                k = len(exp_dump)
+                body = nd[-1 - k:-1] if k else []
+                ok = len(nd) >= k + 1 and body == exp_dump
+                rep.check(G, "NEW: expected list right before it", ok, None if ok else
+                          {"received_ids": [m.get("id") for m in nd],
+                           "expected_ids": [m["id"] for m in exp_dump]})
+                report["continue_prefix_len"] = len(nd) - 1 - k
+                if rc is not None:
+                    r_first = rc["model_calls"][0] if rc["model_calls"] else None
+                    ok = r_first is not None and dumps(r_first) == nd
+                    rep.check(G, "first model input NEW == reference", ok, None if ok else
+                              {"new": nd, "ref": dumps(r_first) if r_first else None})
+            if rc is not None:
+                known = {m["id"] for m in exp_dump} | {NEXT_ID}
+
+                def shape(msgs):
+                    return [(m.type, m.content, m.id if m.id in known else None) for m in msgs]
+
+                a, b = shape(nc["messages_after"]), shape(rc["messages_after"])
+                rep.check(G, "final messages NEW == reference", a == b, None if a == b
+                          else {"new": a, "ref": b})
+                rep.check(G, "model call count NEW == reference",
+                          len(nc["model_calls"]) == len(rc["model_calls"]),
+                          {"new": len(nc["model_calls"]), "ref": len(rc["model_calls"])})
+            report["continue"] = {"new_model_calls": len(nc["model_calls"]),
+                                  "new_messages_after": len(nc["messages_after"]),
+                                  "new_next_after": nc["next_after"]}
+        except Exception as e:
+            rep.check(G, "invoke", False, f"{type(e).__name__}: {e}")
+
+        # --- 5. other threads and old rows unchanged ------------------------------------
+        G = "5_rows"
+        rep.check(G, "checkpoints schema unchanged",
+                  orig_snap["checkpoint_cols"] == new_snap["checkpoint_cols"],
+                  {"orig": orig_snap["checkpoint_cols"], "new": new_snap["checkpoint_cols"]})
+        other_latest = {}
+        for k in orig_snap["checkpoints"]:
+            if k[0] != thread and k[1] == "":
+                other_latest[k[0]] = max(other_latest.get(k[0], ""), k[2])
+        report["other_threads_latest"] = other_latest
+        for table in ("checkpoints", "writes"):
+            o = {k: v for k, v in orig_snap[table].items() if k[0] != thread}
+            n = {k: v for k, v in new_snap[table].items() if k[0] != thread}
+            diff = sorted({str(k) for k in set(o) ^ set(n)} |
+                          {str(k) for k in set(o) & set(n) if o[k] != n[k]})
+            rep.check(G, f"other threads: {table} rows identical", not diff, diff[:20] or None)
+            ot = {k: v for k, v in orig_snap[table].items() if k[0] == thread}
+            nt = {k: v for k, v in new_snap[table].items() if k[0] == thread}
+            lost = sorted(str(k) for k in ot if k not in nt or nt[k] != ot[k])
+            rep.check(G, f"rewritten thread: old {table} rows unchanged", not lost, lost[:20] or None)
+        added_cp = [k for k in new_snap["checkpoints"] if k[0] == thread
+                    and k not in orig_snap["checkpoints"]]
+        rep.check(G, "rewritten thread: exactly one checkpoint row added",
+                  len(added_cp) == 1 and added_cp[0][1] == "", added_cp)
+        added_w = [k for k in new_snap["writes"] if k[0] == thread and k not in orig_snap["writes"]]
+        bad_w = [k for k in added_w if k[1] != "" or k[2] != o_latest]
+        rep.check(G, "rewritten thread: added write rows are on the parent checkpoint",
+                  bool(added_w) and not bad_w, {"added": added_w, "misplaced": bad_w})
+    except Exception as e:
+        rep.check("harness", "exception", False, f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    report["checks"] = rep.checks
+    report["warnings"] = rep.warnings
+    report["failures"] = rep.failures
+    report["passed"] = not rep.failures
+    return report
+
+
+# ------------------------------------------------------------------------------------------
+# continue
+# ------------------------------------------------------------------------------------------
+
+
+def cmd_continue(db: str, thread: str, use_copy: bool) -> dict:
+    path, tmp = db, None
+    if use_copy:
+        tmp = tempfile.mkdtemp(prefix="memctl-interop-")
+        path = os.path.join(tmp, "db.sqlite")
+        sqlite_copy(db, path)
+    try:
+        r = continue_thread(path, thread, graphs.config(thread))
+        return {
+            "thread": thread,
+            "messages_before": len(r["messages_before"]),
+            "next_before": list(r["next_before"]),
+            "tasks_before": len(r["tasks_before"]),
+            "messages_after": len(r["messages_after"]),
+            "next_after": list(r["next_after"]),
+            "model_calls": len(r["model_calls"]),
+            "model_received": [dumps(c) for c in r["model_calls"]],
+            "last_message": r["messages_after"][-1].model_dump() if r["messages_after"] else None,
+        }
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("check-rewrite", help="compare a memctl rewrite with real update_state")
+    c.add_argument("--original", required=True, help="untouched copy of the fixture DB")
+    c.add_argument("--rewritten", required=True, help="copy rewritten by memctl")
+    c.add_argument("--thread", required=True)
+    c.add_argument("--expect", required=True, help="EXPECT.json path (or inline JSON)")
+    k = sub.add_parser("continue", help="load a thread and invoke one more user message")
+    k.add_argument("--db", required=True)
+    k.add_argument("--thread", required=True)
+    k.add_argument("--copy", action="store_true", help="work on a temporary copy of --db")
+    a = ap.parse_args(argv)
+
+    if a.cmd == "check-rewrite":
+        src = a.expect.strip()
+        expect = json.loads(src) if src.startswith("{") else json.loads(Path(src).read_text())
+        rep = check_rewrite(a.original, a.rewritten, a.thread, expect)
+        print(json.dumps(jsonable(rep), ensure_ascii=False, indent=1))
+        for f in rep["failures"]:
+            print(f"FAIL {f}".replace("\n", " | "), file=sys.stderr)
+        return 0 if rep["passed"] else 1
+    try:
+        rep = cmd_continue(a.db, a.thread, a.copy)
+    except Exception as e:
+        print(json.dumps({"thread": a.thread, "error": f"{type(e).__name__}: {e}"}))
+        print(f"FAIL continue: {type(e).__name__}: {e}", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+        return 1
+    print(json.dumps(jsonable(rep), ensure_ascii=False, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
