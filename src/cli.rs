@@ -94,10 +94,15 @@ pub enum Command {
 
 /// Which threads a rewrite touches.
 #[derive(Debug, Args)]
-#[group(id = "target", required = true, multiple = false, args = ["thread", "all"])]
 pub struct TargetArgs {
     /// Rewrite this thread.
-    #[arg(long, short = 't', value_name = "ID")]
+    #[arg(
+        long,
+        short = 't',
+        value_name = "ID",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
     pub thread: Option<String>,
 
     /// Rewrite every thread that passes the filters (threads waiting on work are skipped).
@@ -128,7 +133,7 @@ pub struct RewriteArgs {
 
 /// Arguments of `trim`.
 #[derive(Debug, Args)]
-#[group(id = "limit", required = true, multiple = false, args = ["keep", "max_tokens"])]
+#[command(group(clap::ArgGroup::new("limit").required(true).multiple(false).args(["keep", "max_tokens"])))]
 pub struct TrimArgs {
     /// The threads.
     #[command(flatten)]
@@ -167,7 +172,7 @@ pub enum KindArg {
 
 /// Arguments of `rm`.
 #[derive(Debug, Args)]
-#[group(id = "selector", required = true, multiple = true, args = ["id", "index", "kind", "pattern", "all_messages"])]
+#[command(group(clap::ArgGroup::new("selector").required(true).multiple(true).args(["id", "index", "kind", "pattern", "all_messages"])))]
 pub struct RmArgs {
     /// The thread.
     #[command(flatten)]

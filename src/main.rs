@@ -15,10 +15,23 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) if is_broken_pipe(&e) => ExitCode::from(exit::SUCCESS),
         Err(e) => {
-            let _ = writeln!(io::stderr(), "memctl: error: {e:#}");
+            let _ = writeln!(
+                io::stderr(),
+                "memctl: error: {}",
+                one_line(&format!("{e:#}"))
+            );
             ExitCode::from(exit::ERROR)
         }
     }
+}
+
+/// Errors are one line: multi-line messages (a regex error with its caret) are folded.
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `memctl threads list | head` closes the pipe early: that is not an error.

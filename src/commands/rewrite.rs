@@ -12,6 +12,7 @@ use crate::codec::Value;
 use crate::model::checkpoint::MESSAGES;
 use crate::model::state::pending_work;
 use crate::model::{Kind, Message, MessagesChannel};
+use crate::ops::purge::Scrub;
 use crate::ops::update::{self, Env};
 use crate::output::{self, human, progress, table};
 use crate::storage::sqlite::ThreadMoved;
@@ -42,6 +43,8 @@ pub struct Editable {
     pub items: Vec<Value>,
     /// The typed view of `items`.
     pub messages: Vec<Message>,
+    /// Pending writes on the latest checkpoint when it was read (0 unless forced).
+    pub pending_writes: usize,
 }
 
 /// What happened to one thread.
@@ -49,7 +52,8 @@ pub struct Editable {
 pub struct Outcome {
     /// The thread.
     pub thread_id: String,
-    /// `rewritten`, `would rewrite`, `unchanged`, `skipped`.
+    /// `rewritten`, `purged`, `would rewrite`, `unchanged`, `skipped` (not safe to edit) or
+    /// `failed` (an error; nothing written for this thread).
     pub status: &'static str,
     /// Why it was skipped, or notes about the window.
     pub notes: Vec<String>,
@@ -64,6 +68,13 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    fn failed(thread_id: &str, why: String) -> Outcome {
+        Outcome {
+            status: "failed",
+            ..Outcome::skipped(thread_id, why)
+        }
+    }
+
     fn skipped(thread_id: &str, why: String) -> Outcome {
         Outcome {
             thread_id: thread_id.to_owned(),
@@ -147,6 +158,7 @@ pub fn load_editable(store: &SqliteStore, thread: &str, force: bool) -> Result<E
         latest,
         items,
         messages,
+        pending_writes: work.writes,
     })
 }
 
@@ -185,6 +197,19 @@ pub fn apply(
     keep: &[usize],
     notes: Vec<String>,
     dry_run: bool,
+) -> Result<Outcome> {
+    apply_with(store, ed, keep, notes, dry_run, false)
+}
+
+/// [`apply`], optionally purging the removed messages from the thread's history and the
+/// file's free space (`rm --purge`).
+pub fn apply_with(
+    store: &SqliteStore,
+    ed: &Editable,
+    keep: &[usize],
+    notes: Vec<String>,
+    dry_run: bool,
+    purge: bool,
 ) -> Result<Outcome> {
     let kept: Vec<&Message> = keep.iter().map(|&i| &ed.messages[i]).collect();
     let before_tokens = approx::count(&ed.messages);
@@ -232,10 +257,61 @@ pub fn apply(
         &mut env,
     )
     .with_context(|| format!("thread '{}'", ed.thread_id))?;
-    store.append_update(&ed.thread_id, "", &upd)?;
-    outcome.status = "rewritten";
-    outcome.checkpoint_id = Some(upd.checkpoint_id);
+    outcome.checkpoint_id = Some(upd.checkpoint_id.clone());
+    if !purge {
+        store.append_update(&ed.thread_id, "", &upd, ed.pending_writes)?;
+        outcome.status = "rewritten";
+        return Ok(outcome);
+    }
+    let mut scrub = Scrub::default();
+    for i in (0..ed.messages.len()).filter(|i| !keep.contains(i)) {
+        let m = &ed.messages[i];
+        scrub.ids.extend(m.id().map(str::to_owned));
+        let text = m.text();
+        if !text.is_empty() {
+            scrub.texts.insert(text);
+        }
+    }
+    let rows =
+        store.append_update_and_purge(&ed.thread_id, "", &upd, ed.pending_writes, Some(&scrub))?;
+    store.vacuum()?;
+    outcome.status = "purged";
+    outcome.notes.push(format!(
+        "scrubbed {rows} older checkpoints and writes; file vacuumed"
+    ));
+    let leftovers = find_in_file(store.path(), &scrub.texts)?;
+    if !leftovers.is_empty() {
+        outcome.status = "purged, text remains";
+        for (text, file) in leftovers {
+            outcome.notes.push(format!(
+                "the text {} is still in {} (it also appears outside the removed messages, e.g. in another message or channel)",
+                human::preview(&text, 30),
+                file
+            ));
+        }
+    }
     Ok(outcome)
+}
+
+/// Which of `texts` still occur in the database file or its `-wal` (byte search).
+fn find_in_file(
+    path: &std::path::Path,
+    texts: &std::collections::HashSet<String>,
+) -> Result<Vec<(String, String)>> {
+    let mut found = Vec::new();
+    let wal = std::path::PathBuf::from(format!("{}-wal", path.display()));
+    for file in [path.to_path_buf(), wal] {
+        let Ok(bytes) = std::fs::read(&file) else {
+            continue;
+        };
+        for text in texts {
+            let needle = text.as_bytes();
+            if needle.len() >= 4 && bytes.windows(needle.len()).any(|w| w == needle) {
+                found.push((text.clone(), file.display().to_string()));
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// Runs `edit` on the targeted threads and reports. In batch mode refusals are skipped and
@@ -273,39 +349,57 @@ pub fn run_batch(
             for thread in ids {
                 pb.set_message(thread.clone());
                 pb.inc(1);
+                // Filters first (from the latest checkpoint), so only selected threads report.
+                if idle.is_some() || target.min_messages.is_some() {
+                    let Some(row) = store.checkpoint(&thread, "", None)? else {
+                        continue;
+                    };
+                    let latest = LoadedCheckpoint::decode(row)?;
+                    if let Some(secs) = idle {
+                        let ts = latest.checkpoint.ts().and_then(human::parse_ts);
+                        if ts.is_some_and(|t| now.as_second() - t.as_second() < secs) {
+                            continue;
+                        }
+                    }
+                    let count = latest.checkpoint.messages().ok().and_then(|m| m.count());
+                    if let (Some(min), Some(n)) = (target.min_messages, count) {
+                        if n < min {
+                            continue;
+                        }
+                    }
+                }
                 let ed = match load_editable(&store, &thread, rw.force) {
                     Ok(ed) => ed,
                     Err(e) if e.is::<Refusal>() => {
                         outcomes.push(Outcome::skipped(&thread, e.to_string()));
                         continue;
                     }
-                    Err(e) => return Err(e),
-                };
-                if let Some(secs) = idle {
-                    let ts = ed.latest.checkpoint.ts().and_then(human::parse_ts);
-                    if ts.is_some_and(|t| now.as_second() - t.as_second() < secs) {
+                    Err(e) => {
+                        outcomes.push(Outcome::failed(&thread, format!("{e:#}")));
                         continue;
                     }
-                }
-                if target
-                    .min_messages
-                    .is_some_and(|min| ed.messages.len() < min)
-                {
-                    continue;
-                }
+                };
                 match edit(&store, &ed) {
                     Ok(o) => outcomes.push(o),
                     Err(e) if e.is::<ThreadMoved>() => {
                         outcomes.push(Outcome::skipped(&thread, e.to_string()))
                     }
-                    Err(e) => outcomes.push(Outcome::skipped(&thread, format!("{e:#}"))),
+                    Err(e) => outcomes.push(Outcome::failed(&thread, format!("{e:#}"))),
                 }
             }
             pb.finish_and_clear();
             outcomes
         }
     };
-    render(g, rw.dry_run, &outcomes, out)
+    render(g, rw.dry_run, &outcomes, out)?;
+    let failed = outcomes.iter().filter(|o| o.status == "failed").count();
+    if failed > 0 {
+        bail!(
+            "{failed} of {} threads failed (see the notes above); the others were written",
+            outcomes.len()
+        );
+    }
+    Ok(())
 }
 
 fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Write) -> Result<()> {

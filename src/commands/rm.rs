@@ -45,6 +45,13 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         let keep: Vec<usize> = (0..ed.messages.len())
             .filter(|i| !removal.remove.contains(i))
             .collect();
-        rewrite::apply(store, ed, &keep, removal.notes, args.rewrite.dry_run)
+        rewrite::apply_with(
+            store,
+            ed,
+            &keep,
+            removal.notes,
+            args.rewrite.dry_run,
+            args.purge,
+        )
     })
 }

@@ -3,9 +3,11 @@
 //! - [`window`]: which messages a trim keeps (LangChain's `trim_messages` rules);
 //! - [`remove`]: which messages a removal takes, with their tool-call partners;
 //! - [`update`]: the checkpoint and write row `graph.update_state` would append;
+//! - [`purge`]: scrubbing removed messages from history (`rm --purge`);
 //! - [`duration`]: `30d`, `12h` style durations for `--idle`.
 
 pub mod duration;
+pub mod purge;
 pub mod remove;
 pub mod update;
 pub mod window;

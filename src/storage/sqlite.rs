@@ -421,13 +421,35 @@ impl std::error::Error for ThreadMoved {}
 impl SqliteStore {
     /// Appends an update (one checkpoint row, one write row on its parent) in one
     /// `BEGIN IMMEDIATE` transaction, after checking that `update.parent_id` is still the
-    /// latest checkpoint of the thread and namespace and has no pending writes.
+    /// latest checkpoint of the thread and namespace and still has `expected_writes` pending
+    /// writes (0 for an idle thread): otherwise a live app moved it and nothing is written.
     pub fn append_update(
         &self,
         thread_id: &str,
         ns: &str,
         update: &crate::ops::update::Update,
+        expected_writes: usize,
     ) -> Result<()> {
+        self.append_update_and_purge(thread_id, ns, update, expected_writes, None)
+            .map(|_| ())
+    }
+
+    /// Like [`SqliteStore::append_update`], and in the same transaction scrubs the messages
+    /// `scrub` names from every checkpoint and write of the thread (all namespaces), with
+    /// `secure_delete` on so freed pages are zeroed. Returns how many rows were rewritten.
+    pub fn append_update_and_purge(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        update: &crate::ops::update::Update,
+        expected_writes: usize,
+        scrub: Option<&crate::ops::purge::Scrub>,
+    ) -> Result<usize> {
+        if scrub.is_some() {
+            self.conn
+                .execute_batch("PRAGMA secure_delete = ON")
+                .map_err(|e| self.sql_error(e))?;
+        }
         let tx = rusqlite::Transaction::new_unchecked(
             &self.conn,
             rusqlite::TransactionBehavior::Immediate,
@@ -457,7 +479,7 @@ impl SqliteStore {
                 |r| r.get(0),
             )
             .map_err(|e| self.sql_error(e))?;
-        if writes > 0 {
+        if writes as usize != expected_writes {
             return Err(ThreadMoved {
                 thread_id: thread_id.into(),
                 what: "a run started on it".into(),
@@ -484,7 +506,77 @@ impl SqliteStore {
             rusqlite::params![thread_id, ns, update.checkpoint_id, update.parent_id, update.checkpoint, update.metadata],
         )
         .map_err(|e| self.sql_error(e))?;
+        let scrubbed = match scrub {
+            Some(scrub) => self.scrub_thread(&tx, thread_id, scrub)?,
+            None => 0,
+        };
         tx.commit().map_err(|e| self.sql_error(e))?;
-        Ok(())
+        Ok(scrubbed)
+    }
+
+    fn scrub_thread(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        thread_id: &str,
+        scrub: &crate::ops::purge::Scrub,
+    ) -> Result<usize> {
+        use crate::codec::msgpack;
+        let mut changed = 0;
+        let checkpoints: Vec<(String, String, Vec<u8>)> = {
+            let mut stmt = tx
+                .prepare("SELECT checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints WHERE thread_id = ? AND type = 'msgpack'")
+                .map_err(|e| self.sql_error(e))?;
+            let rows = stmt
+                .query_map([thread_id], |r| {
+                    Ok((text(r, 0)?, text(r, 1)?, blob(r, 2)?.unwrap_or_default()))
+                })
+                .map_err(|e| self.sql_error(e))?;
+            rows.collect::<rusqlite::Result<_>>()
+                .map_err(|e| self.sql_error(e))?
+        };
+        for (ns, id, bytes) in checkpoints {
+            let mut root = msgpack::decode(&bytes)
+                .with_context(|| format!("cannot decode checkpoint {id} to purge it"))?;
+            if scrub.scrub_checkpoint(&mut root) {
+                tx.execute(
+                    "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    rusqlite::params![msgpack::encode(&root), thread_id, ns, id],
+                )
+                .map_err(|e| self.sql_error(e))?;
+                changed += 1;
+            }
+        }
+        let writes: Vec<(i64, Vec<u8>)> = {
+            let mut stmt = tx
+                .prepare("SELECT rowid, value FROM writes WHERE thread_id = ? AND type = 'msgpack'")
+                .map_err(|e| self.sql_error(e))?;
+            let rows = stmt
+                .query_map([thread_id], |r| {
+                    Ok((r.get(0)?, blob(r, 1)?.unwrap_or_default()))
+                })
+                .map_err(|e| self.sql_error(e))?;
+            rows.collect::<rusqlite::Result<_>>()
+                .map_err(|e| self.sql_error(e))?
+        };
+        for (rowid, bytes) in writes {
+            let mut value = msgpack::decode(&bytes).context("cannot decode a write to purge it")?;
+            if scrub.scrub_list(&mut value) {
+                tx.execute(
+                    "UPDATE writes SET value = ? WHERE rowid = ?",
+                    rusqlite::params![msgpack::encode(&value), rowid],
+                )
+                .map_err(|e| self.sql_error(e))?;
+                changed += 1;
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Rebuilds the file so deleted bytes are gone: WAL checkpoint, `VACUUM`, WAL truncated.
+    pub fn vacuum(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(|e| self.sql_error(e))
+            .context("vacuum failed (another process may hold the database open); the removal itself is committed")
     }
 }

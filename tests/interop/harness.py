@@ -36,10 +36,13 @@ from typing import Any
 
 import warnings
 
-warnings.filterwarnings("ignore", message=".*allowed_objects.*")
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "fixtures"))
+
+import langchain_core._api.deprecation  # noqa: E402,F401  (installs its own filters first)
+
+# The old checkpoint library warns on import about JsonPlusSerializer(allowed_objects=...).
+warnings.filterwarnings("ignore", message=".*allowed_objects.*")
 
 import graphs  # noqa: E402
 import ormsgpack  # noqa: E402
@@ -157,7 +160,13 @@ def sqlite_copy(src: str | Path, dst: str | Path) -> None:
 
 def table_rows(path: str | Path, table: str) -> tuple[list[str], dict[tuple, dict]]:
     """All rows of `checkpoints` or `writes`, keyed by primary key, as {column: raw value}."""
-    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"no such database: {path}")
+    try:
+        con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+        con.execute("SELECT 1 FROM sqlite_master").fetchall()
+    except sqlite3.OperationalError:  # e.g. WAL without a writable -shm
+        con = sqlite3.connect(str(path))
     try:
         cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
         if not cols:
@@ -732,6 +741,8 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
 
 def cmd_continue(db: str, thread: str, use_copy: bool) -> dict:
     path, tmp = db, None
+    if not Path(db).is_file():
+        raise FileNotFoundError(f"no such database: {db}")
     if use_copy:
         tmp = tempfile.mkdtemp(prefix="memctl-interop-")
         path = os.path.join(tmp, "db.sqlite")

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -33,7 +34,36 @@ THREADS = ["1", "tools", "custom-state", "system", "unicode", "blocks", "usage",
 EXPECTS = [
     {"mode": "trim", "max_tokens": 4, "counter": "len"},
     {"mode": "trim", "max_tokens": 60, "counter": "approximate"},
+    # exercises memctl's fallback (no human left) and keep_first
+    {"mode": "trim", "max_tokens": 2, "counter": "len", "keep_first": True},
 ]
+SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"
+
+
+def extra_expects(fixture: str, thread: str) -> list[dict]:
+    """An "ids" and a "messages" expect built from the thread's state: the tail from the last
+    HumanMessage; for "messages" preceded by a NEW summary HumanMessage (as memctl makes)."""
+    scratch = fixture + ".scratch"
+    harness.sqlite_copy(fixture, scratch)
+    with harness.open_graph(scratch, thread) as (graph, _m, _s):
+        msgs = list(graph.get_state(graphs.config(thread)).values["messages"])
+    os.remove(scratch)
+    last_h = max(i for i, m in enumerate(msgs) if m.type == "human")
+    tail = [m.id for m in msgs[last_h:]]
+    summary = harness.HumanMessage(
+        SUMMARY_PREFIX + f"memctl selftest summary of {thread} \u2713",
+        id=str(uuid.uuid4()), additional_kwargs={"lc_source": "summarization"})
+    return [
+        {"mode": "ids", "ids": tail},
+        {"mode": "messages", "messages": [summary.model_dump(), *[{"id": i} for i in tail]]},
+    ]
+
+
+def label(expect: dict) -> str:
+    if expect["mode"] == "trim":
+        return (f"trim {expect['counter']}<={expect['max_tokens']}"
+                + (" keep_first" if expect.get("keep_first") else ""))
+    return expect["mode"]
 
 
 def generation() -> str:
@@ -123,32 +153,38 @@ def corrupt_bump_version(path, thread, base):
 
 
 def corrupt_write_value_bytes(path, thread, base):
-    """Same decoded value, different bytes: re-encode the write value with a map key order
-    swap inside the first message's payload is hard; instead re-pack the RemoveMessage with
-    a trailing extra key, which decodes equal-ish but must be reported as a byte change."""
+    """Same decoded value, different bytes: the write value's outer msgpack array header
+    0x9N (fixarray) is re-encoded as 0xdc 00 0N (array16)."""
     con = sqlite3.connect(path)
     keys = [k for k in harness.snapshot(path)["writes"] if k[0] == thread and k not in base["writes"]]
     k = keys[0]
-    t, v = con.execute("SELECT type, value FROM writes WHERE thread_id=? AND checkpoint_ns=? AND "
+    (v,) = con.execute("SELECT value FROM writes WHERE thread_id=? AND checkpoint_ns=? AND "
                        "checkpoint_id=? AND task_id=? AND idx=?", k).fetchone()
-    raw = harness.raw_unpack(v)
-    raw2 = raw + []  # same list
-    b2 = harness.raw_pack(raw2)
-    if b2 == v:  # re-pack is canonical: use a non-canonical int width to change only bytes
-        b2 = _widen_first_int(v)
+    if not 0x90 <= v[0] <= 0x9F:
+        raise RuntimeError("unexpected write value header")
+    b2 = bytes([0xDC, 0x00, v[0] & 0x0F]) + v[1:]
     con.execute("UPDATE writes SET value=? WHERE thread_id=? AND checkpoint_ns=? AND "
                 "checkpoint_id=? AND task_id=? AND idx=?", (b2, *k))
     con.commit()
     con.close()
-    return "write row value re-encoded (same decoded value, different bytes)"
+    return "write value re-encoded (array16 header): decodes equal, bytes differ"
 
 
-def _widen_first_int(b: bytes) -> bytes:
-    """Re-encode the outer array header 0x9N as 0xdc 00 0N (array16): same value, new bytes."""
-    first = b[0]
-    if 0x90 <= first <= 0x9F:
-        return bytes([0xDC, 0x00, first & 0x0F]) + b[1:]
-    raise RuntimeError("unexpected write value header")
+def corrupt_version_fraction(path, thread, base):
+    k = new_row(path, thread, base)
+    con = sqlite3.connect(path)
+    t, blob = con.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id=? AND "
+                          "checkpoint_ns=? AND checkpoint_id=?", k).fetchone()
+    s = _serde()
+    cp = s.loads_typed((t, blob))
+    n = cp["channel_versions"]["messages"].split(".")[0]
+    cp["channel_versions"]["messages"] = n + ".1"
+    _, b2 = s.dumps_typed(cp)
+    con.execute("UPDATE checkpoints SET checkpoint=? WHERE thread_id=? AND checkpoint_ns=? AND "
+                "checkpoint_id=?", (b2, *k))
+    con.commit()
+    con.close()
+    return "messages version fraction '.1' (not f'{random():016}')"
 
 
 def corrupt_other_thread(path, thread, base):
@@ -180,6 +216,7 @@ CORRUPTIONS = [
     ("delete-write-row", corrupt_delete_write, ("3_writes",)),
     ("bump-other-version", corrupt_bump_version, ("3_checkpoint",)),
     ("write-value-bytes", corrupt_write_value_bytes, ("3_writes",)),
+    ("version-fraction", corrupt_version_fraction, ("3_checkpoint",)),
     ("other-thread-row", corrupt_other_thread, ("5_rows",)),
     ("metadata-run-id", corrupt_metadata_run_id, ("3_checkpoint",)),
 ]
@@ -201,7 +238,7 @@ def main() -> int:
         shutil.copy(a.db, fixture)  # never open the repo fixture itself with LangGraph
         print(f"selftest: generation {gen}, {a.db}")
         for thread in a.threads.split(","):
-            for expect in EXPECTS:
+            for expect in EXPECTS + extra_expects(fixture, thread):
                 orig = os.path.join(tmp, f"orig-{thread}.sqlite")
                 new = os.path.join(tmp, f"new-{thread}.sqlite")
                 shutil.copy(fixture, orig)
@@ -210,7 +247,7 @@ def main() -> int:
                 ok = rep["passed"]
                 ok_all &= ok
                 ru = rep.get("reference_update", {})
-                line = (f"  PASS-expected {thread:13} {expect['counter']:11} max={expect['max_tokens']:<3} "
+                line = (f"  PASS-expected {thread:13} {label(expect):28} "
                         f"-> {'PASS' if ok else 'FAIL'}  as_node={made['as_node_inferred']!r} "
                         f"({made['as_node_source']}) kept={rep.get('expected', {}).get('ids')} "
                         f"write-bytes-equal={rep['checks'].get('3_writes', {}).get('value bytes equal (summary)', {}).get('detail')}")

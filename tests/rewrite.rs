@@ -1,0 +1,504 @@
+//! trim and rm on copies of the fixtures: what is written, what is refused, what is left alone.
+//! (That real LangGraph reads the result is tests/interop.rs.)
+
+mod common;
+
+use std::path::Path;
+
+use common::{fixture, run_err, run_json, run_ok, s, temp_copy};
+use rusqlite::Connection;
+
+/// Every row of the file, per table, for before/after comparisons.
+fn rows(db: &Path, sql: &str) -> Vec<(String, Vec<u8>)> {
+    let conn = Connection::open(db).expect("open");
+    let mut stmt = conn.prepare(sql).expect("query");
+    let out = stmt
+        .query_map([], |r| {
+            let mut bytes: Vec<u8> = r.get(1)?;
+            if let Ok(more) = r.get::<_, Vec<u8>>(2) {
+                bytes.extend(more);
+            }
+            Ok((r.get::<_, String>(0)?, bytes))
+        })
+        .expect("rows")
+        .map(|r| r.expect("row"))
+        .collect();
+    out
+}
+
+fn checkpoints(db: &Path) -> Vec<(String, Vec<u8>)> {
+    rows(db, "SELECT thread_id || '/' || checkpoint_ns || '/' || checkpoint_id, checkpoint, metadata FROM checkpoints ORDER BY 1")
+}
+
+fn writes(db: &Path) -> Vec<(String, Vec<u8>)> {
+    rows(db, "SELECT thread_id || '/' || checkpoint_id || '/' || task_id || '/' || idx, value, value FROM writes ORDER BY 1")
+}
+
+#[test]
+fn dry_run_writes_nothing() {
+    for gen in common::GENERATIONS {
+        let (_d, db) = temp_copy(&fixture(&format!("{gen}.sqlite")));
+        let before = std::fs::read(&db).expect("read");
+        let out = run_json(&[
+            "trim",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--keep",
+            "4",
+            "--dry-run",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out[0]["status"], "would rewrite");
+        assert_eq!(out[0]["messages_before"], 9);
+        assert_eq!(out[0]["messages_after"], 4);
+        assert_eq!(out[0]["removed"].as_array().map(Vec::len), Some(5));
+        assert!(out[0]["tokens_after"].as_u64() < out[0]["tokens_before"].as_u64());
+        let text = run_ok(&[
+            "trim",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep",
+            "2",
+            "--dry-run",
+            "--format",
+            "table",
+        ]);
+        assert!(text.contains("dry run: nothing was written"));
+        assert_eq!(
+            std::fs::read(&db).expect("read"),
+            before,
+            "{gen}: file unchanged"
+        );
+    }
+}
+
+#[test]
+fn trim_appends_one_checkpoint_and_one_write_and_touches_nothing_else() {
+    for gen in common::GENERATIONS {
+        let (_d, db) = temp_copy(&fixture(&format!("{gen}.sqlite")));
+        let (cp_before, wr_before) = (checkpoints(&db), writes(&db));
+        let out = run_json(&[
+            "trim",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--keep",
+            "4",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out[0]["status"], "rewritten");
+        let new_id = out[0]["checkpoint_id"].as_str().expect("id").to_owned();
+        let (cp_after, wr_after) = (checkpoints(&db), writes(&db));
+        assert_eq!(
+            cp_after.len(),
+            cp_before.len() + 1,
+            "{gen}: one checkpoint added"
+        );
+        assert_eq!(
+            wr_after.len(),
+            wr_before.len() + 1,
+            "{gen}: one write row added"
+        );
+        for row in &cp_before {
+            assert!(
+                cp_after.contains(row),
+                "{gen}: checkpoint {} unchanged",
+                row.0
+            );
+        }
+        for row in &wr_before {
+            assert!(wr_after.contains(row), "{gen}: write {} unchanged", row.0);
+        }
+        // The new checkpoint is the latest and holds the window.
+        let hist = run_json(&[
+            "history",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(hist[0]["checkpoint_id"], new_id.as_str());
+        assert_eq!(hist[0]["source"], "update");
+        assert_eq!(
+            hist[0]["step"],
+            hist[1]["step"].as_i64().map(|s| s + 1).expect("step")
+        );
+        assert_eq!(hist[0]["parent_checkpoint_id"], hist[1]["checkpoint_id"]);
+        assert_eq!(
+            hist[1]["pending_writes"], 1,
+            "{gen}: the update is recorded on the parent"
+        );
+        let dumped = run_json(&["dump", "--db", s(&db), "--thread", "tools"]);
+        let original = common::expected(gen)["threads"]["tools"]["state_messages"].clone();
+        let original = original.as_array().expect("messages");
+        assert_eq!(
+            dumped.as_array().expect("messages").as_slice(),
+            &original[original.len() - 4..]
+        );
+        // A second trim with the same limit has nothing to do: no new checkpoint.
+        let again = run_json(&[
+            "trim",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--keep",
+            "4",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(again[0]["status"], "unchanged");
+        assert_eq!(checkpoints(&db).len(), cp_after.len());
+    }
+}
+
+#[test]
+fn paused_threads_are_refused_unless_forced() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    let err = run_err(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "interrupt",
+        "--keep",
+        "1",
+    ]);
+    assert!(
+        err.contains("paused on interrupt()") && err.contains("--force"),
+        "{err}"
+    );
+    let err = run_err(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "interrupt",
+        "--index",
+        "0",
+    ]);
+    assert!(err.contains("paused on interrupt()"), "{err}");
+    assert_eq!(std::fs::read(&db).expect("read"), before, "nothing written");
+    // In batch mode it is skipped and reported; the others are trimmed.
+    let out = run_json(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--all",
+        "--keep",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let by_thread = |t: &str| {
+        out.as_array()
+            .and_then(|a| a.iter().find(|r| r["thread_id"] == t))
+            .cloned()
+            .expect("row")
+    };
+    assert_eq!(by_thread("interrupt")["status"], "skipped");
+    assert!(by_thread("interrupt")["notes"][0]
+        .as_str()
+        .is_some_and(|n| n.contains("interrupt")));
+    assert_eq!(by_thread("1")["status"], "rewritten");
+    // --force edits it anyway.
+    let forced = run_json(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "interrupt",
+        "--index",
+        "-1",
+        "--force",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(forced[0]["status"], "rewritten");
+}
+
+#[test]
+fn batch_filters_idle_and_min_messages() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    // Relative to a "now" right after the fixtures were made, no thread is 30 days idle.
+    let newest = run_json(&["threads", "list", "--db", s(&db), "--format", "json"])[0]
+        ["updated_at"]
+        .as_str()
+        .expect("ts")
+        .to_owned();
+    let out = run_json(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--all",
+        "--idle",
+        "30d",
+        "--keep",
+        "2",
+        "--now",
+        &newest,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.as_array().map(Vec::len),
+        Some(0),
+        "nothing idle for 30 days: {out}"
+    );
+    let out = run_json(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--all",
+        "--min-messages",
+        "7",
+        "--keep",
+        "2",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    let names: Vec<&str> = out
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["thread_id"].as_str())
+        .collect();
+    assert_eq!(names, ["system", "tools"], "only threads with 7+ messages");
+    let err = run_err(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--all",
+        "--idle",
+        "3 days",
+        "--keep",
+        "2",
+    ]);
+    assert!(err.contains("not a duration"), "{err}");
+}
+
+#[test]
+fn max_tokens_and_keep_first() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let out = run_json(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "system",
+        "--keep",
+        "3",
+        "--keep-first",
+        "--format",
+        "json",
+    ]);
+    let dumped = run_json(&["dump", "--db", s(&db), "--thread", "system"]);
+    let types: Vec<&str> = dumped
+        .as_array()
+        .expect("msgs")
+        .iter()
+        .filter_map(|m| m["type"].as_str())
+        .collect();
+    assert_eq!(
+        types.first(),
+        Some(&"system"),
+        "the system message stays: {out}"
+    );
+    let original = common::expected("new")["threads"]["system"]["state_messages"].clone();
+    assert_eq!(
+        dumped[1]["id"], original[1]["id"],
+        "the first non-system message is kept"
+    );
+    let (_d2, db2) = temp_copy(&fixture("new.sqlite"));
+    let out = run_json(&[
+        "trim",
+        "--db",
+        s(&db2),
+        "--thread",
+        "tools",
+        "--max-tokens",
+        "70",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out[0]["tokens_after"].as_u64().is_some_and(|t| t <= 70),
+        "{out}"
+    );
+}
+
+#[test]
+fn rm_keeps_tool_pairs_whole_and_says_so() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let exp = common::expected("new");
+    let msgs = exp["threads"]["tools"]["state_messages"]
+        .as_array()
+        .expect("msgs")
+        .clone();
+    let tool = msgs
+        .iter()
+        .find(|m| m["type"] == "tool")
+        .expect("a tool message");
+    let out = run_json(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--id",
+        tool["id"].as_str().expect("id"),
+        "--format",
+        "json",
+    ]);
+    let notes = out[0]["notes"].as_array().expect("notes");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().is_some_and(|n| n.contains("made the tool call"))),
+        "{out}"
+    );
+    let after = run_json(&["dump", "--db", s(&db), "--thread", "tools"]);
+    let after = after.as_array().expect("msgs");
+    assert_eq!(
+        after.len(),
+        msgs.len() - 3,
+        "the AI call and both parallel answers went with it"
+    );
+    let errs = run_err(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--id",
+        "no-such-id",
+    ]);
+    assert!(errs.contains("no message with id 'no-such-id'"), "{errs}");
+    let errs = run_err(&["rm", "--db", s(&db), "--thread", "tools", "--match", "("]);
+    assert!(errs.contains("not a valid regular expression"), "{errs}");
+    let cleared = run_json(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "1",
+        "--all-messages",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(cleared[0]["messages_after"], 0);
+    assert_eq!(
+        run_json(&["dump", "--db", s(&db), "--thread", "1"]),
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn purge_leaves_no_trace_of_the_secret_in_the_file() {
+    for gen in common::GENERATIONS {
+        let (dir, db) = temp_copy(&fixture(&format!("{gen}.sqlite")));
+        let secret = b"hunter2";
+        let count = |p: &Path| {
+            std::fs::read(p)
+                .map(|b| b.windows(secret.len()).filter(|w| w == secret).count())
+                .unwrap_or(0)
+        };
+        assert!(count(&db) > 0, "{gen}: the fixture holds the secret");
+        let out = run_json(&[
+            "rm",
+            "--db",
+            s(&db),
+            "--thread",
+            "dict-input",
+            "--match",
+            "hunter2",
+            "--purge",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out[0]["status"], "purged", "{gen}: {out}");
+        assert_eq!(count(&db), 0, "{gen}: no trace in the database file");
+        assert_eq!(
+            count(&dir.path().join(format!("{gen}.sqlite-wal"))),
+            0,
+            "{gen}: none in the WAL"
+        );
+        // The rest of the thread is still there.
+        let left = run_json(&["dump", "--db", s(&db), "--thread", "dict-input"]);
+        assert_eq!(left.as_array().map(Vec::len), Some(3));
+    }
+}
+
+#[test]
+fn locked_database_is_not_written() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let before = checkpoints(&db);
+    let conn = Connection::open(&db).expect("open");
+    conn.execute_batch("BEGIN EXCLUSIVE;").expect("lock");
+    let err = run_err(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "1",
+        "--keep",
+        "2",
+        "--busy-timeout",
+        "200",
+    ]);
+    assert!(err.contains("locked"), "{err}");
+    conn.execute_batch("COMMIT").expect("unlock");
+    assert_eq!(checkpoints(&db), before);
+}
+
+#[test]
+fn rewrites_refuse_what_they_cannot_write_correctly() {
+    let err = run_err(&[
+        "trim",
+        "--db",
+        s(&fixture("delta.sqlite")),
+        "--thread",
+        "1",
+        "--keep",
+        "2",
+    ]);
+    assert!(err.contains("DeltaChannel"), "{err}");
+    let (_d, db) = temp_copy(&fixture("old.sqlite"));
+    let err = run_err(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "surrogate",
+        "--keep",
+        "1",
+    ]);
+    assert!(err.contains("not msgpack"), "{err}");
+    let err = run_err(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "1",
+        "--keep",
+        "1",
+        "--ns",
+        "x",
+    ]);
+    assert!(err.contains("root namespace"), "{err}");
+    let dir = tempfile::tempdir().expect("tmp");
+    let missing = dir.path().join("missing.sqlite");
+    let err = run_err(&["trim", "--db", s(&missing), "--thread", "1", "--keep", "1"]);
+    assert!(err.contains("no such file"), "{err}");
+    assert!(!missing.exists());
+}
