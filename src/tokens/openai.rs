@@ -68,14 +68,8 @@ impl Framing {
 
 /// tiktoken's model → encoding table, as `encoding_for_model` and LangChain's fallback use it.
 pub fn encoding_for_model(model: &str) -> Encoding {
-    let cl100k = [
-        "gpt-4",
-        "gpt-3.5-turbo",
-        "gpt-35-turbo",
-        "text-embedding-ada-002",
-        "text-embedding-3",
-    ];
-    let o200k = [
+    // Everything that is not in the o200k family falls back to cl100k_base, as in LangChain.
+    const O200K: [&str; 10] = [
         "gpt-4o",
         "gpt-4.1",
         "gpt-4.5",
@@ -87,10 +81,8 @@ pub fn encoding_for_model(model: &str) -> Encoding {
         "chatgpt-4o",
         "gpt-oss",
     ];
-    if o200k.iter().any(|p| model.starts_with(p)) {
+    if O200K.iter().any(|p| model.starts_with(p)) {
         Encoding::O200k
-    } else if cl100k.iter().any(|p| model.starts_with(p)) {
-        Encoding::Cl100k
     } else {
         Encoding::Cl100k
     }
@@ -162,10 +154,10 @@ pub fn openai_dict(m: &Message) -> JsonMap<String, Json> {
             } else if let Some(fc) = extra.and_then(|k| k.get("function_call")) {
                 d.insert("function_call".into(), fc.clone());
             }
-            if d.contains_key("tool_calls") || d.contains_key("function_call") {
-                if is_falsy(&d["content"]) {
-                    d.insert("content".into(), Json::Null);
-                }
+            if (d.contains_key("tool_calls") || d.contains_key("function_call"))
+                && is_falsy(&d["content"])
+            {
+                d.insert("content".into(), Json::Null);
             }
             if let Some(audio) = extra.and_then(|k| k.get("audio")) {
                 let a = match audio.get("id") {
