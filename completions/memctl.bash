@@ -40,6 +40,9 @@ _memctl() {
             memctl,threads)
                 cmd="memctl__subcmd__threads"
                 ;;
+            memctl,tokens)
+                cmd="memctl__subcmd__tokens"
+                ;;
             memctl,trim)
                 cmd="memctl__subcmd__trim"
                 ;;
@@ -67,6 +70,9 @@ _memctl() {
             memctl__subcmd__help,threads)
                 cmd="memctl__subcmd__help__subcmd__threads"
                 ;;
+            memctl__subcmd__help,tokens)
+                cmd="memctl__subcmd__help__subcmd__tokens"
+                ;;
             memctl__subcmd__help,trim)
                 cmd="memctl__subcmd__help__subcmd__trim"
                 ;;
@@ -92,7 +98,7 @@ _memctl() {
 
     case "${cmd}" in
         memctl)
-            opts="-h -V --db --format --ns --busy-timeout --now --help --version threads history show dump diff trim rm completions help"
+            opts="-h -V --db --format --ns --busy-timeout --now --help --version threads history show dump diff tokens trim rm completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -256,7 +262,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help)
-            opts="threads history show dump diff trim rm completions help"
+            opts="threads history show dump diff tokens trim rm completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -384,6 +390,20 @@ _memctl() {
         memctl__subcmd__help__subcmd__threads__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__help__subcmd__tokens)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -632,17 +652,75 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads__subcmd__list)
-            opts="-h --sort --limit --db --format --ns --busy-timeout --now --help"
+            opts="-h --sort --limit --min-tokens --db --format --ns --busy-timeout --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --sort)
-                    COMPREPLY=($(compgen -W "updated size messages checkpoints" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "updated size messages checkpoints tokens" -- "${cur}"))
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__tokens)
+            opts="-t -h --thread --all --limit --counter --model --db --format --ns --busy-timeout --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --thread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --counter)
+                    COMPREPLY=($(compgen -W "approx o200k cl100k usage" -- "${cur}"))
+                    return 0
+                    ;;
+                --model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -674,7 +752,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__trim)
-            opts="-t -n -h --thread --all --idle --min-messages --keep --max-tokens --keep-first --dry-run --force --db --format --ns --busy-timeout --now --help"
+            opts="-t -n -h --thread --all --idle --min-messages --keep --max-tokens --counter --model --keep-first --dry-run --force --db --format --ns --busy-timeout --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -701,6 +779,14 @@ _memctl() {
                     return 0
                     ;;
                 --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --counter)
+                    COMPREPLY=($(compgen -W "approx o200k cl100k usage" -- "${cur}"))
+                    return 0
+                    ;;
+                --model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -38,6 +38,7 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "history" -d 'List a t
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "tokens" -d 'Count a thread\'s tokens (per message), or every thread\'s (--all)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
@@ -55,8 +56,10 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_se
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l sort -d 'Sort order (largest / newest first)' -r -f -a "updated\t'Most recently updated first'
 size\t'Largest stored size first'
 messages\t'Most messages first'
-checkpoints\t'Most checkpoints first'"
+checkpoints\t'Most checkpoints first'
+tokens\t'Most tokens first (approximate counter)'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l limit -d 'Show at most this many threads' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l min-tokens -d 'Only threads whose latest state has at least this many tokens (approximate counter)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -108,11 +111,32 @@ complete -c memctl -n "__fish_memctl_using_subcommand diff" -l ns -d 'Checkpoint
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s t -l thread -d 'The thread to count, message by message' -r
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l limit -d 'With --all: show at most this many threads' -r
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l counter -d 'The token counter' -r -f -a "approx\t'LangChain\'s count_tokens_approximately (default parameters)'
+o200k\t'tiktoken o200k_base with langchain_openai\'s chat framing (gpt-4o, gpt-4.1, gpt-5, o1, o3)'
+cl100k\t'tiktoken cl100k_base with langchain_openai\'s chat framing (gpt-4, gpt-3.5-turbo)'
+usage\t'What the provider billed: usage_metadata of the AI messages (tokens command only)'"
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l model -d 'Count as langchain_openai does for this model (gpt-4o → o200k, gpt-4 → cl100k…); overrides --counter' -r
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l all -d 'Count every thread (its latest state), one row per thread, largest first'
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s t -l thread -d 'Rewrite this thread' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l idle -d 'With --all: only threads not updated for this long (e.g. 7d, 12h, 90m)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l min-messages -d 'With --all: only threads with at least this many messages' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l keep -d 'Keep the last N messages (a leading system message counts as one, as in LangChain\'s trim_messages with token_counter=len)' -r
-complete -c memctl -n "__fish_memctl_using_subcommand trim" -l max-tokens -d 'Keep the last messages that fit in N tokens (LangChain\'s count_tokens_approximately)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l max-tokens -d 'Keep the last messages that fit in N tokens (by --counter / --model; approximate by default)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l counter -d 'The token counter' -r -f -a "approx\t'LangChain\'s count_tokens_approximately (default parameters)'
+o200k\t'tiktoken o200k_base with langchain_openai\'s chat framing (gpt-4o, gpt-4.1, gpt-5, o1, o3)'
+cl100k\t'tiktoken cl100k_base with langchain_openai\'s chat framing (gpt-4, gpt-3.5-turbo)'
+usage\t'What the provider billed: usage_metadata of the AI messages (tokens command only)'"
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l model -d 'Count as langchain_openai does for this model (gpt-4o → o200k, gpt-4 → cl100k…); overrides --counter' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -153,13 +177,14 @@ complete -c memctl -n "__fish_memctl_using_subcommand completions" -l ns -d 'Che
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "threads" -d 'Work with threads (conversations)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff trim rm completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "threads" -d 'Work with threads (conversations)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "tokens" -d 'Count a thread\'s tokens (per message), or every thread\'s (--all)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and __fish_seen_subcommand_from threads" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'

@@ -82,6 +82,9 @@ pub enum Command {
     /// Show what changed between two checkpoints of a thread.
     Diff(DiffArgs),
 
+    /// Count a thread's tokens (per message), or every thread's (--all).
+    Tokens(TokensArgs),
+
     /// Trim threads to their newest messages (appends a checkpoint, like update_state).
     Trim(TrimArgs),
 
@@ -90,6 +93,58 @@ pub enum Command {
 
     /// Print a shell completion script.
     Completions(CompletionsArgs),
+}
+
+/// Token counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CounterKind {
+    /// LangChain's count_tokens_approximately (default parameters).
+    Approx,
+    /// tiktoken o200k_base with langchain_openai's chat framing (gpt-4o, gpt-4.1, gpt-5, o1, o3).
+    O200k,
+    /// tiktoken cl100k_base with langchain_openai's chat framing (gpt-4, gpt-3.5-turbo).
+    Cl100k,
+    /// What the provider billed: usage_metadata of the AI messages (tokens command only).
+    Usage,
+}
+
+/// How to count tokens.
+#[derive(Debug, Args)]
+pub struct CounterArgs {
+    /// The token counter.
+    #[arg(long, value_enum, default_value_t = CounterKind::Approx)]
+    pub counter: CounterKind,
+
+    /// Count as langchain_openai does for this model (gpt-4o → o200k, gpt-4 → cl100k…);
+    /// overrides --counter.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+}
+
+/// Arguments of `tokens`.
+#[derive(Debug, Args)]
+pub struct TokensArgs {
+    /// The thread to count, message by message.
+    #[arg(
+        long,
+        short = 't',
+        value_name = "ID",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub thread: Option<String>,
+
+    /// Count every thread (its latest state), one row per thread, largest first.
+    #[arg(long)]
+    pub all: bool,
+
+    /// With --all: show at most this many threads.
+    #[arg(long, value_name = "N", requires = "all")]
+    pub limit: Option<usize>,
+
+    /// The counter.
+    #[command(flatten)]
+    pub counter: CounterArgs,
 }
 
 /// Which threads a rewrite touches.
@@ -144,9 +199,14 @@ pub struct TrimArgs {
     #[arg(long, value_name = "N")]
     pub keep: Option<u64>,
 
-    /// Keep the last messages that fit in N tokens (LangChain's count_tokens_approximately).
+    /// Keep the last messages that fit in N tokens (by --counter / --model; approximate by
+    /// default).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
+
+    /// The counter for --max-tokens.
+    #[command(flatten)]
+    pub counter: CounterArgs,
 
     /// Also keep the first non-system message (often the user's name and goal).
     #[arg(long)]
@@ -225,6 +285,10 @@ pub struct ThreadsListArgs {
     /// Show at most this many threads.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+
+    /// Only threads whose latest state has at least this many tokens (approximate counter).
+    #[arg(long, value_name = "N")]
+    pub min_tokens: Option<u64>,
 }
 
 /// Sort keys for `threads list`.
@@ -238,6 +302,8 @@ pub enum ThreadSort {
     Messages,
     /// Most checkpoints first.
     Checkpoints,
+    /// Most tokens first (approximate counter).
+    Tokens,
 }
 
 /// Names a thread.

@@ -96,3 +96,181 @@ fn openai_counts_equal_langchain_openai_for_every_thread() {
         }
     }
 }
+
+#[test]
+fn tokens_command_matches_langchain_and_sorts_threads() {
+    let db = common::fixture("new.sqlite");
+    let exp = common::expected("new");
+    let openai: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::root().join("fixtures/expected/tokens-openai.json"))
+            .expect("expectations"),
+    )
+    .expect("json");
+    for (thread, t) in exp["threads"].as_object().expect("threads") {
+        let doc = common::run_json(&[
+            "tokens",
+            "--db",
+            common::s(&db),
+            "--thread",
+            thread,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(
+            doc["total"], t["tokens_approx"]["total"],
+            "{thread}: approx total"
+        );
+        let per: Vec<&serde_json::Value> = doc["messages"]
+            .as_array()
+            .expect("msgs")
+            .iter()
+            .map(|m| &m["tokens"])
+            .collect();
+        let want: Vec<&serde_json::Value> = t["tokens_approx"]["per_message"]
+            .as_array()
+            .expect("per")
+            .iter()
+            .collect();
+        assert_eq!(per, want, "{thread}: approx per message");
+        let o200k = common::run_json(&[
+            "tokens",
+            "--db",
+            common::s(&db),
+            "--thread",
+            thread,
+            "--model",
+            "gpt-4o",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(
+            o200k["total"], openai["new"][thread]["gpt-4o"]["total"],
+            "{thread}: gpt-4o"
+        );
+        let cl100k = common::run_json(&[
+            "tokens",
+            "--db",
+            common::s(&db),
+            "--thread",
+            thread,
+            "--counter",
+            "cl100k",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(
+            cl100k["total"], openai["new"][thread]["gpt-4"]["total"],
+            "{thread}: cl100k"
+        );
+    }
+    // --all: one row per thread, largest first, the same totals.
+    let all = common::run_json(&[
+        "tokens",
+        "--db",
+        common::s(&db),
+        "--all",
+        "--counter",
+        "o200k",
+        "--format",
+        "json",
+    ]);
+    let all = all.as_array().expect("rows");
+    assert_eq!(all.len(), exp["threads"].as_object().map_or(0, |t| t.len()));
+    let tokens: Vec<u64> = all.iter().filter_map(|r| r["tokens"].as_u64()).collect();
+    assert!(
+        tokens.windows(2).all(|w| w[0] >= w[1]),
+        "sorted: {tokens:?}"
+    );
+    for r in all {
+        let thread = r["thread_id"].as_str().expect("id");
+        assert_eq!(
+            r["tokens"], openai["new"][thread]["gpt-4o"]["total"],
+            "{thread}: --all total"
+        );
+    }
+    // usage: what the provider reported.
+    let usage = common::run_json(&[
+        "tokens",
+        "--db",
+        common::s(&db),
+        "--thread",
+        "usage",
+        "--counter",
+        "usage",
+        "--format",
+        "json",
+    ]);
+    let msgs = exp["threads"]["usage"]["state_messages"]
+        .as_array()
+        .expect("msgs");
+    let last_input = msgs
+        .iter()
+        .rev()
+        .find_map(|m| m["usage_metadata"]["input_tokens"].as_u64());
+    assert_eq!(usage["last_input_tokens"].as_u64(), last_input);
+    // threads list: the approximate tokens column and --min-tokens.
+    let listed = common::run_json(&[
+        "threads",
+        "list",
+        "--db",
+        common::s(&db),
+        "--min-tokens",
+        "60",
+        "--sort",
+        "tokens",
+        "--format",
+        "json",
+    ]);
+    for r in listed.as_array().expect("rows") {
+        let thread = r["thread_id"].as_str().expect("id");
+        assert_eq!(
+            r["tokens"],
+            exp["threads"][thread]["tokens_approx"]["total"]
+        );
+        assert!(r["tokens"].as_u64() >= Some(60));
+    }
+    let err = common::run_err(&[
+        "tokens",
+        "--db",
+        common::s(&db),
+        "--thread",
+        "1",
+        "--model",
+        "llama3",
+    ]);
+    assert!(
+        err.contains("does not count tokens for model 'llama3'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn trim_max_tokens_with_openai_counter_fits_the_budget() {
+    let (_d, db) = common::temp_copy(&common::fixture("new.sqlite"));
+    let out = common::run_json(&[
+        "trim",
+        "--db",
+        common::s(&db),
+        "--thread",
+        "tools",
+        "--max-tokens",
+        "70",
+        "--model",
+        "gpt-4o",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out[0]["status"], "rewritten", "{out}");
+    let after = common::run_json(&[
+        "tokens",
+        "--db",
+        common::s(&db),
+        "--thread",
+        "tools",
+        "--model",
+        "gpt-4o",
+        "--format",
+        "json",
+    ]);
+    assert!(after["total"].as_u64().is_some_and(|t| t <= 70), "{after}");
+}

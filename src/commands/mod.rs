@@ -8,6 +8,7 @@ pub mod rewrite;
 pub mod rm;
 pub mod show;
 pub mod threads;
+pub mod tokens;
 pub mod trim;
 
 use std::io::Write;
@@ -29,6 +30,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Show(args) => show::run(g, args, out),
         Command::Dump(args) => dump::run(g, args, out),
         Command::Diff(args) => diff::run(g, args, out),
+        Command::Tokens(args) => tokens::run(g, args, out),
         Command::Trim(args) => trim::run(g, args, out),
         Command::Rm(args) => rm::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),
@@ -131,4 +133,20 @@ pub fn load_writes(store: &dyn CheckpointStore, cp: &CheckpointRow) -> Result<Ve
             })
         })
         .collect()
+}
+
+/// The counter `--counter` / `--model` name (`usage` is not a counter of messages).
+pub fn resolve_counter(args: &crate::cli::CounterArgs) -> Result<crate::tokens::Counter> {
+    use crate::cli::CounterKind;
+    use crate::tokens::openai::{Encoding, Framing};
+    use crate::tokens::Counter;
+    if let Some(model) = &args.model {
+        return Ok(Counter::OpenAi(Framing::for_model(model)?));
+    }
+    Ok(match args.counter {
+        CounterKind::Approx => Counter::Approx,
+        CounterKind::O200k => Counter::OpenAi(Framing::for_encoding(Encoding::O200k)),
+        CounterKind::Cl100k => Counter::OpenAi(Framing::for_encoding(Encoding::Cl100k)),
+        CounterKind::Usage => bail!("--counter usage reports what the provider billed; it cannot measure a window (use approx, o200k or cl100k)"),
+    })
 }

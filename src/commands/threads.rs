@@ -8,6 +8,7 @@ use serde_json::{json, Value as Json};
 use crate::cli::{Format, GlobalArgs, ThreadSort, ThreadsListArgs};
 use crate::output::{self, human, table};
 use crate::storage::CheckpointStore;
+use crate::tokens::approx;
 
 use super::LoadedCheckpoint;
 
@@ -17,6 +18,7 @@ struct ThreadRow {
     checkpoints: u64,
     namespaces: u64,
     messages: Option<usize>,
+    tokens: Option<u64>,
     last_step: Option<i64>,
     updated_at: Option<jiff::Timestamp>,
     bytes: u64,
@@ -33,6 +35,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             checkpoints: t.checkpoints,
             namespaces: t.namespaces,
             messages: None,
+            tokens: None,
             last_step: None,
             updated_at: None,
             bytes: t.bytes,
@@ -40,7 +43,9 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         if let Some(id) = &t.latest_root_id {
             if let Some(cp_row) = store.checkpoint(&t.thread_id, "", Some(id))? {
                 let cp = LoadedCheckpoint::decode(cp_row)?;
-                row.messages = cp.checkpoint.messages()?.count();
+                let channel = cp.checkpoint.messages()?;
+                row.messages = channel.count();
+                row.tokens = channel.messages().map(approx::count);
                 row.last_step = cp.metadata.step();
                 row.updated_at = cp.checkpoint.ts().and_then(human::parse_ts);
             }
@@ -48,11 +53,15 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         rows.push(row);
         Ok(())
     })?;
+    if let Some(min) = args.min_tokens {
+        rows.retain(|r| r.tokens.is_some_and(|t| t >= min));
+    }
     match args.sort {
         ThreadSort::Updated => rows.sort_by_key(|r| std::cmp::Reverse(r.updated_at)),
         ThreadSort::Size => rows.sort_by_key(|r| std::cmp::Reverse(r.bytes)),
         ThreadSort::Messages => rows.sort_by_key(|r| std::cmp::Reverse(r.messages)),
         ThreadSort::Checkpoints => rows.sort_by_key(|r| std::cmp::Reverse(r.checkpoints)),
+        ThreadSort::Tokens => rows.sort_by_key(|r| std::cmp::Reverse(r.tokens)),
     }
     if let Some(limit) = args.limit {
         rows.truncate(limit);
@@ -64,17 +73,19 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
                 "thread_id",
                 "checkpoints",
                 "messages",
+                "tokens",
                 "last_step",
                 "updated_at",
                 "age",
                 "bytes",
             ]);
-            table::align_right(&mut t, &[1, 2, 3, 6]);
+            table::align_right(&mut t, &[1, 2, 3, 4, 7]);
             for r in &rows {
                 t.add_row(vec![
                     human::preview(&r.thread_id, 40),
                     r.checkpoints.to_string(),
                     r.messages.map_or("-".into(), |m| m.to_string()),
+                    r.tokens.map_or("-".into(), |m| m.to_string()),
                     r.last_step.map_or("-".into(), |s| s.to_string()),
                     r.updated_at.as_ref().map_or("-".into(), human::utc),
                     age(r).map_or("-".into(), human::age),
@@ -96,6 +107,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
                         "checkpoints": r.checkpoints,
                         "namespaces": r.namespaces,
                         "messages": r.messages,
+                        "tokens": r.tokens,
                         "last_step": r.last_step,
                         "updated_at": r.updated_at.as_ref().map(human::utc),
                         "age_seconds": age(r),

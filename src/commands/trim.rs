@@ -6,20 +6,27 @@ use anyhow::Result;
 
 use crate::cli::{GlobalArgs, TrimArgs};
 use crate::ops::window::{trim_window, Limit};
-use crate::tokens::approx;
 
 use super::rewrite;
 
 /// Runs `trim`.
 pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
+    let counter = super::resolve_counter(&args.counter)?;
     let limit = match (args.keep, args.max_tokens) {
         (Some(n), _) => Limit::Messages(n),
-        (None, Some(t)) => Limit::Tokens(t),
+        (None, Some(t)) => Limit::Tokens {
+            max: t,
+            overhead: counter.list_overhead(),
+        },
         (None, None) => anyhow::bail!("give --keep N or --max-tokens N"),
     };
     rewrite::run_batch(g, &args.target, &args.rewrite, "trim", out, &|store, ed| {
         let costs: Vec<u64> = match limit {
-            Limit::Tokens(_) => ed.messages.iter().map(approx::count_message).collect(),
+            Limit::Tokens { .. } => ed
+                .messages
+                .iter()
+                .map(|m| counter.count_message(m))
+                .collect::<Result<_>>()?,
             Limit::Messages(_) => vec![],
         };
         let window = trim_window(&ed.messages, &costs, limit, args.keep_first);

@@ -15,8 +15,14 @@ use crate::model::{Kind, Message};
 pub enum Limit {
     /// At most this many messages (`token_counter=len`).
     Messages(u64),
-    /// At most this many tokens by the given per-message counts.
-    Tokens(u64),
+    /// At most `max` tokens by the given per-message counts, a list costing `overhead` more
+    /// (3 for OpenAI's reply priming, 0 for the approximate counter).
+    Tokens {
+        /// The budget.
+        max: u64,
+        /// What any list costs on top of its messages.
+        overhead: u64,
+    },
 }
 
 /// The chosen window.
@@ -44,9 +50,13 @@ fn is_human(m: &Message) -> bool {
 /// [`Limit::Messages`]).
 pub fn trim_window(msgs: &[Message], costs: &[u64], limit: Limit, keep_first: bool) -> Window {
     let n = msgs.len();
-    let (max, cost): (u64, Box<dyn Fn(usize) -> u64>) = match limit {
-        Limit::Messages(max) => (max, Box::new(|_| 1)),
-        Limit::Tokens(max) => (max, Box::new(|i| costs.get(i).copied().unwrap_or(0))),
+    let (max, overhead, cost): (u64, u64, Box<dyn Fn(usize) -> u64>) = match limit {
+        Limit::Messages(max) => (max, 0, Box::new(|_| 1)),
+        Limit::Tokens { max, overhead } => (
+            max,
+            overhead,
+            Box::new(|i| costs.get(i).copied().unwrap_or(0)),
+        ),
     };
     let mut notes = Vec::new();
     let has_system = n > 0 && msgs[0].kind == Kind::System;
@@ -59,10 +69,10 @@ pub fn trim_window(msgs: &[Message], costs: &[u64], limit: Limit, keep_first: bo
 
     // The newest messages that fit, then cut forward to a human message.
     let total: u64 = (start..n).map(&cost).sum();
-    let mut first_kept = if total <= budget {
+    let mut first_kept = if total + overhead <= budget {
         start
     } else {
-        let mut used = 0u64;
+        let mut used = overhead;
         let mut k = n;
         while k > start && used + cost(k - 1) <= budget {
             used += cost(k - 1);
@@ -184,9 +194,25 @@ mod tests {
         // in LangChain (budget 34, h4 does not fit); memctl falls back to the latest human.
         let t = msgs("s0 h1 t2 tm2 a3 h4 t5 tm5 a6");
         let costs = [6, 5, 21, 5, 6, 5, 21, 5, 6];
-        let w = trim_window(&t, &costs, Limit::Tokens(40), false);
+        let w = trim_window(
+            &t,
+            &costs,
+            Limit::Tokens {
+                max: 40,
+                overhead: 0,
+            },
+            false,
+        );
         assert_eq!(ids(&t, &w), "s0 h4 t5 tm5 a6");
-        let w = trim_window(&t, &costs, Limit::Tokens(1000), false);
+        let w = trim_window(
+            &t,
+            &costs,
+            Limit::Tokens {
+                max: 1000,
+                overhead: 0,
+            },
+            false,
+        );
         assert!(w.keeps_all(t.len()));
     }
 

@@ -6,7 +6,8 @@
 
 memctl's writer does not exist yet, so NEW is made by real LangGraph (update_state with the
 expected list, as the reference does). check-rewrite must PASS for every thread and expect
-below, and must FAIL for deliberately corrupted copies. Exit 0 when all of that holds.
+below, and must FAIL for deliberately corrupted copies; an untouched NEW passes only as a
+no-op. Exit 0 when all of that holds. Re-executes itself with PYTHONHASHSEED=0.
 Options: --db PATH (default: the fixture of this venv's generation), --threads a,b,...,
 --json (print the full per-run results as JSON).
 """
@@ -282,6 +283,24 @@ def main() -> int:
             results["fail_runs"].append({"corruption": name, "what": what, "detected": ok,
                                          "failures": rep["failures"]})
 
+        # no-op: NEW untouched. Passes only when the expected list equals the current one and
+        # "expect_write" is not set.
+        for exp, should_pass in (({"mode": "trim", "max_tokens": 100, "counter": "len"}, True),
+                                 ({"mode": "trim", "max_tokens": 100, "counter": "len",
+                                   "expect_write": True}, False),
+                                 ({"mode": "trim", "max_tokens": 2, "counter": "len"}, False)):
+            orig = os.path.join(tmp, "orig-n.sqlite")
+            new = os.path.join(tmp, "new-n.sqlite")
+            shutil.copy(fixture, orig)
+            shutil.copy(fixture, new)
+            rep = harness.check_rewrite(orig, new, "1", exp, workdir=tmp)
+            ok = rep["passed"] == should_pass
+            ok_all &= ok
+            print(f"  untouched NEW, {json.dumps(exp)} -> {'PASS' if rep['passed'] else 'FAIL'} "
+                  f"(noop={rep.get('noop')}) {'as expected' if ok else 'WRONG'}")
+            for f in rep["failures"][:2]:
+                print(f"      {f}"[:200])
+
         # the CLI itself, once each way (exit codes and stdout JSON)
         orig = os.path.join(tmp, "orig-cli.sqlite")
         new = os.path.join(tmp, "new-cli.sqlite")
@@ -316,4 +335,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    harness.ensure_hashseed_0(os.path.abspath(__file__))
     sys.exit(main())

@@ -1,0 +1,273 @@
+//! `memctl tokens`: what a thread costs in tokens, per message or per thread.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value as Json};
+
+use crate::cli::{CounterKind, Format, GlobalArgs, TokensArgs};
+use crate::model::{Message, MessagesChannel};
+use crate::output::{self, human, table};
+use crate::storage::CheckpointStore;
+use crate::tokens::Counter;
+
+use super::LoadedCheckpoint;
+
+/// Runs `tokens`.
+pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()> {
+    let store = super::open_read_only(g)?;
+    let usage = args.counter.counter == CounterKind::Usage && args.counter.model.is_none();
+    match &args.thread {
+        Some(thread) => {
+            let cp = super::load_checkpoint(&store, thread, &g.ns, None)?;
+            let msgs = messages_of(&cp)?;
+            if usage {
+                return usage_report(g, thread, &msgs, out);
+            }
+            let counter = super::resolve_counter(&args.counter)?;
+            per_message(g, thread, &msgs, counter, out)
+        }
+        None => {
+            let counter = if usage {
+                None
+            } else {
+                Some(super::resolve_counter(&args.counter)?)
+            };
+            per_thread(g, &store, counter, args.limit, out)
+        }
+    }
+}
+
+fn messages_of(cp: &LoadedCheckpoint) -> Result<Vec<Message>> {
+    match cp.checkpoint.messages()? {
+        MessagesChannel::List(m) | MessagesChannel::DeltaSnapshot(m) => Ok(m),
+        MessagesChannel::Absent => Ok(vec![]),
+        MessagesChannel::DeltaOmitted => anyhow::bail!(
+            "thread '{}' keeps its messages in a DeltaChannel; checkpoint {} stores no message list",
+            cp.row.thread_id,
+            cp.row.checkpoint_id
+        ),
+    }
+}
+
+fn per_message(
+    g: &GlobalArgs,
+    thread: &str,
+    msgs: &[Message],
+    counter: Counter,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let counts: Vec<u64> = msgs
+        .iter()
+        .map(|m| counter.count_message(m))
+        .collect::<Result<_>>()?;
+    let total = counter.list_overhead() + counts.iter().sum::<u64>();
+    match output::resolve_format(g.format) {
+        Format::Table => {
+            let mut t = table::new_table(&["#", "type", "id", "tokens", "text"]);
+            table::align_right(&mut t, &[0, 3]);
+            for (i, (m, n)) in msgs.iter().zip(&counts).enumerate() {
+                t.add_row(vec![
+                    i.to_string(),
+                    m.kind.type_str().to_owned(),
+                    human::preview(m.id().unwrap_or("-"), 40),
+                    n.to_string(),
+                    human::preview(&m.text(), 50),
+                ]);
+            }
+            writeln!(out, "{t}")?;
+            let overhead = counter.list_overhead();
+            let extra = if overhead > 0 {
+                format!(" (including {overhead} for the reply priming)")
+            } else {
+                String::new()
+            };
+            writeln!(out, "total: {total} tokens ({}){extra}", counter.name())?;
+        }
+        format => {
+            let doc = json!({
+                "thread_id": thread,
+                "counter": counter.name(),
+                "total": total,
+                "messages": msgs.iter().zip(&counts).enumerate().map(|(i, (m, n))| json!({
+                    "index": i, "type": m.kind.type_str(), "id": m.id(), "tokens": n,
+                })).collect::<Vec<_>>(),
+            });
+            output::write_document(out, format, &doc)?;
+        }
+    }
+    Ok(())
+}
+
+/// Provider-reported usage of the AI messages.
+fn usage_report(g: &GlobalArgs, thread: &str, msgs: &[Message], out: &mut dyn Write) -> Result<()> {
+    let rows: Vec<(usize, &Message, &serde_json::Map<String, Json>)> = msgs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| m.usage_metadata().map(|u| (i, m, u)))
+        .collect();
+    let get =
+        |u: &serde_json::Map<String, Json>, k: &str| u.get(k).and_then(Json::as_u64).unwrap_or(0);
+    let last_input = rows.last().map(|(_, _, u)| get(u, "input_tokens"));
+    let sum = |k: &str| rows.iter().map(|(_, _, u)| get(u, k)).sum::<u64>();
+    match output::resolve_format(g.format) {
+        Format::Table => {
+            let mut t = table::new_table(&["#", "id", "input", "output", "total"]);
+            table::align_right(&mut t, &[0, 2, 3, 4]);
+            for (i, m, u) in &rows {
+                t.add_row(vec![
+                    i.to_string(),
+                    human::preview(m.id().unwrap_or("-"), 40),
+                    get(u, "input_tokens").to_string(),
+                    get(u, "output_tokens").to_string(),
+                    get(u, "total_tokens").to_string(),
+                ]);
+            }
+            if rows.is_empty() {
+                writeln!(
+                    out,
+                    "no AI message of thread '{thread}' carries usage_metadata"
+                )?;
+            } else {
+                writeln!(out, "{t}")?;
+                writeln!(
+                    out,
+                    "last turn: {} input tokens; all turns: {} input, {} output, {} total",
+                    last_input.unwrap_or(0),
+                    sum("input_tokens"),
+                    sum("output_tokens"),
+                    sum("total_tokens")
+                )?;
+            }
+        }
+        format => {
+            let doc = json!({
+                "thread_id": thread,
+                "counter": "usage",
+                "last_input_tokens": last_input,
+                "input_tokens": sum("input_tokens"),
+                "output_tokens": sum("output_tokens"),
+                "total_tokens": sum("total_tokens"),
+                "messages": rows.iter().map(|(i, m, u)| json!({"index": i, "id": m.id(), "usage_metadata": u})).collect::<Vec<_>>(),
+            });
+            output::write_document(out, format, &doc)?;
+        }
+    }
+    Ok(())
+}
+
+/// One thread's total.
+struct ThreadTokens {
+    thread_id: String,
+    messages: usize,
+    tokens: Option<u64>,
+}
+
+/// Every thread's latest state, counted on all cores: the main thread reads blobs, workers
+/// decode and count.
+fn per_thread(
+    g: &GlobalArgs,
+    store: &crate::storage::SqliteStore,
+    counter: Option<Counter>,
+    limit: Option<usize>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut latest = Vec::new();
+    store.for_each_thread(&mut |t| {
+        if let Some(id) = t.latest_root_id {
+            latest.push((t.thread_id, id));
+        }
+        Ok(())
+    })?;
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .max(1);
+    let mut rows: Vec<ThreadTokens> = Vec::with_capacity(latest.len());
+    for batch in latest.chunks(256) {
+        let mut loaded = Vec::with_capacity(batch.len());
+        for (thread, id) in batch {
+            let row = store
+                .checkpoint(thread, "", Some(id))?
+                .with_context(|| format!("thread '{thread}' vanished"))?;
+            loaded.push(row);
+        }
+        let per_worker = loaded.len().div_ceil(workers).max(1);
+        let results: Vec<Result<Vec<ThreadTokens>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = loaded
+                .chunks(per_worker)
+                .map(|chunk| {
+                    s.spawn(move || {
+                        chunk
+                            .iter()
+                            .map(|row| {
+                                let cp = LoadedCheckpoint::decode(row.clone())?;
+                                let msgs = messages_of(&cp)?;
+                                let tokens = match counter {
+                                    Some(c) => Some(c.count(&msgs)?),
+                                    None => msgs
+                                        .iter()
+                                        .rev()
+                                        .find_map(|m| m.usage_metadata())
+                                        .and_then(|u| u.get("input_tokens"))
+                                        .and_then(Json::as_u64),
+                                };
+                                Ok(ThreadTokens {
+                                    thread_id: row.thread_id.clone(),
+                                    messages: msgs.len(),
+                                    tokens,
+                                })
+                            })
+                            .collect::<Result<Vec<_>>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a counting worker panicked")))
+                })
+                .collect()
+        });
+        for r in results {
+            rows.extend(r?);
+        }
+    }
+    rows.sort_by(|a, b| {
+        b.tokens
+            .cmp(&a.tokens)
+            .then_with(|| a.thread_id.cmp(&b.thread_id))
+    });
+    if let Some(limit) = limit {
+        rows.truncate(limit);
+    }
+    let counter_name = counter.map_or_else(|| "usage (last input_tokens)".to_owned(), |c| c.name());
+    match output::resolve_format(g.format) {
+        Format::Table => {
+            let mut t = table::new_table(&["thread_id", "messages", "tokens"]);
+            table::align_right(&mut t, &[1, 2]);
+            for r in &rows {
+                t.add_row(vec![
+                    human::preview(&r.thread_id, 40),
+                    r.messages.to_string(),
+                    r.tokens.map_or("-".into(), |n| n.to_string()),
+                ]);
+            }
+            writeln!(out, "{t}")?;
+            let total: u64 = rows.iter().filter_map(|r| r.tokens).sum();
+            writeln!(
+                out,
+                "{} threads, {total} tokens ({counter_name})",
+                rows.len()
+            )?;
+        }
+        format => {
+            let records: Vec<Json> = rows
+                .iter()
+                .map(|r| json!({"thread_id": r.thread_id, "messages": r.messages, "tokens": r.tokens, "counter": counter_name}))
+                .collect();
+            output::write_records(out, format, &records)?;
+        }
+    }
+    Ok(())
+}
