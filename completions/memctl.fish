@@ -41,6 +41,7 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "diff" -d 'Show what c
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "tokens" -d 'Count a thread\'s tokens (per message), or every thread\'s (--all)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "summarize" -d 'Summarize the older messages of threads through a model endpoint (OpenAI-compatible)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
@@ -169,6 +170,36 @@ complete -c memctl -n "__fish_memctl_using_subcommand rm" -l purge -d 'Also scru
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s t -l thread -d 'Rewrite this thread' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l idle -d 'With --all: only threads not updated for this long (e.g. 7d, 12h, 90m)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l min-messages -d 'With --all: only threads with at least this many messages' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l min-tokens -d 'With --all: only threads whose state has at least this many tokens (by --counter)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l keep -d 'Keep the last N messages verbatim (as `trim --keep`); older ones are summarized' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l keep-tokens -d 'Keep the last messages that fit in N tokens verbatim; older ones are summarized' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l counter -d 'The counter for --keep-tokens and --min-tokens (approx, o200k or cl100k)' -r -f -a "approx\t'LangChain\'s count_tokens_approximately (default parameters)'
+o200k\t'tiktoken o200k_base with langchain_openai\'s chat framing (gpt-4o, gpt-4.1, gpt-5, o1, o3)'
+cl100k\t'tiktoken cl100k_base with langchain_openai\'s chat framing (gpt-4, gpt-3.5-turbo)'
+usage\t'What the provider billed: usage_metadata of the AI messages (tokens command only)'"
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l endpoint -d 'The OpenAI-compatible API base URL (e.g. http://localhost:11434/v1)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l model -d 'The model the endpoint should use for summaries' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l api-key-env -d 'The environment variable holding the API key (sent as a bearer token, never printed)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l concurrency -d 'Requests in flight at once' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l timeout -d 'Seconds to wait for one answer' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l retries -d 'Retries after a 429, a 5xx, a timeout or a connection error (with backoff)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l max-input-tokens -d 'Cut the transcript sent to the model to about this many tokens' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l prompt-file -d 'A prompt template to use instead of memctl\'s; `{messages}` marks the transcript' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l summary-key -d 'Store the summary in this state channel (e.g. `summary`) instead of a summary message; an existing value is fed into the next summary' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l all -d 'Rewrite every thread that passes the filters (threads waiting on work are skipped)'
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s n -l dry-run -d 'Show what would change and write nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -177,14 +208,15 @@ complete -c memctl -n "__fish_memctl_using_subcommand completions" -l ns -d 'Che
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "threads" -d 'Work with threads (conversations)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "tokens" -d 'Count a thread\'s tokens (per message), or every thread\'s (--all)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "threads" -d 'Work with threads (conversations)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "tokens" -d 'Count a thread\'s tokens (per message), or every thread\'s (--all)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "summarize" -d 'Summarize the older messages of threads through a model endpoint (OpenAI-compatible)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and __fish_seen_subcommand_from threads" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'

@@ -91,6 +91,9 @@ pub enum Command {
     /// Remove messages from a thread (appends a checkpoint; --purge also scrubs history).
     Rm(RmArgs),
 
+    /// Summarize the older messages of threads through a model endpoint (OpenAI-compatible).
+    Summarize(SummarizeArgs),
+
     /// Print a shell completion script.
     Completions(CompletionsArgs),
 }
@@ -373,4 +376,70 @@ pub struct CompletionsArgs {
     /// The shell to write completions for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `summarize`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("window").required(true).multiple(false).args(["keep", "keep_tokens"])))]
+pub struct SummarizeArgs {
+    /// The threads.
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// With --all: only threads whose state has at least this many tokens (by --counter).
+    #[arg(long, value_name = "N", requires = "all")]
+    pub min_tokens: Option<u64>,
+
+    /// Keep the last N messages verbatim (as `trim --keep`); older ones are summarized.
+    #[arg(long, value_name = "N")]
+    pub keep: Option<u64>,
+
+    /// Keep the last messages that fit in N tokens verbatim; older ones are summarized.
+    #[arg(long, value_name = "N")]
+    pub keep_tokens: Option<u64>,
+
+    /// The counter for --keep-tokens and --min-tokens (approx, o200k or cl100k).
+    #[arg(long, value_enum, default_value_t = CounterKind::Approx)]
+    pub counter: CounterKind,
+
+    /// The OpenAI-compatible API base URL (e.g. http://localhost:11434/v1).
+    #[arg(long, value_name = "URL", required_unless_present = "dry_run")]
+    pub endpoint: Option<String>,
+
+    /// The model the endpoint should use for summaries.
+    #[arg(long, value_name = "NAME", required_unless_present = "dry_run")]
+    pub model: Option<String>,
+
+    /// The environment variable holding the API key (sent as a bearer token, never printed).
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    pub api_key_env: String,
+
+    /// Requests in flight at once.
+    #[arg(long, value_name = "K", default_value_t = 4)]
+    pub concurrency: usize,
+
+    /// Seconds to wait for one answer.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub timeout: u64,
+
+    /// Retries after a 429, a 5xx, a timeout or a connection error (with backoff).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub retries: u32,
+
+    /// Cut the transcript sent to the model to about this many tokens.
+    #[arg(long, value_name = "N", default_value_t = 12_000)]
+    pub max_input_tokens: u64,
+
+    /// A prompt template to use instead of memctl's; `{messages}` marks the transcript.
+    #[arg(long, value_name = "FILE")]
+    pub prompt_file: Option<std::path::PathBuf>,
+
+    /// Store the summary in this state channel (e.g. `summary`) instead of a summary message;
+    /// an existing value is fed into the next summary.
+    #[arg(long, value_name = "KEY")]
+    pub summary_key: Option<String>,
+
+    /// Rewrite options.
+    #[command(flatten)]
+    pub rewrite: RewriteArgs,
 }

@@ -6,3 +6,18 @@ pub const SUCCESS: u8 = 0;
 pub const ERROR: u8 = 1;
 /// A usage error (clap's own code).
 pub const USAGE: u8 = 2;
+/// Some of the work was done and some failed (a batch where some threads failed, a vacuum
+/// that could not get exclusive access).
+pub const PARTIAL: u8 = 3;
+
+/// An error that means "partly done": the process exits with [`PARTIAL`].
+#[derive(Debug)]
+pub struct Partial(pub String);
+
+impl std::fmt::Display for Partial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Partial {}

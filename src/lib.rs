@@ -4,6 +4,7 @@
 //! - [`storage`]: the SQLite file (schema detection, queries, read-only opening);
 //! - [`codec`]: LangGraph's serializer, decoded losslessly;
 //! - [`model`]: checkpoints, metadata, messages, pending work;
+//! - [`endpoint`]: the OpenAI-compatible chat API (for summaries);
 //! - [`commands`]: one module per subcommand;
 //! - [`tokens`]: token counters (LangChain approximate);
 //! - [`output`]: tables, JSON, terminal-safe text.
@@ -11,6 +12,7 @@
 pub mod cli;
 pub mod codec;
 pub mod commands;
+pub mod endpoint;
 pub mod exit;
 pub mod model;
 pub mod ops;

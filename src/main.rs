@@ -20,7 +20,11 @@ fn main() -> ExitCode {
                 "memctl: error: {}",
                 one_line(&format!("{e:#}"))
             );
-            ExitCode::from(exit::ERROR)
+            if e.is::<exit::Partial>() {
+                ExitCode::from(exit::PARTIAL)
+            } else {
+                ExitCode::from(exit::ERROR)
+            }
         }
     }
 }

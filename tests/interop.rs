@@ -269,3 +269,89 @@ fn forced_rewrite_of_a_paused_thread_still_loads() {
         assert!(ok, "{gen}: {text}");
     }
 }
+
+/// summarize with a real chat server, then LangGraph checks the result like any rewrite.
+#[test]
+fn summarize_is_what_langgraph_update_state_writes() {
+    use common::chat_server::{ChatServer, Reply};
+    let server = ChatServer::start(|_, n| {
+        Reply::Summary(format!("The user introduced themselves; summary {n}."))
+    });
+    let mut failures = Vec::new();
+    for gen in common::GENERATIONS {
+        for (thread, extra) in [
+            ("system", vec!["--keep", "3"]),
+            ("tools", vec!["--keep", "4"]),
+            ("summarized", vec!["--keep", "2"]),
+            (
+                "custom-state",
+                vec!["--keep", "2", "--summary-key", "summary"],
+            ),
+        ] {
+            let original = fixture(&format!("{gen}.sqlite"));
+            let (dir, db) = temp_copy(&original);
+            let mut args = vec![
+                "summarize",
+                "--db",
+                s(&db),
+                "--thread",
+                thread,
+                "--endpoint",
+                &server.url,
+                "--model",
+                "m",
+            ];
+            args.extend(extra.iter().copied());
+            args.extend(["--format", "json"]);
+            let out = run_json(&args);
+            assert_eq!(out[0]["status"], "summarized", "{gen}/{thread}: {out}");
+            let state = run_json(&["dump", "--db", s(&db), "--thread", thread]);
+            let shown = run_json(&[
+                "show",
+                "--db",
+                s(&db),
+                "--thread",
+                thread,
+                "--format",
+                "json",
+            ]);
+            // Expected list: original messages by id, the new summary message by its fields.
+            let items: Vec<Json> = state
+                .as_array()
+                .expect("messages")
+                .iter()
+                .map(|m| {
+                    if m["additional_kwargs"]["lc_source"] == "summarization" {
+                        m.clone()
+                    } else {
+                        json!({"id": m["id"]})
+                    }
+                })
+                .collect();
+            let mut expect = json!({"mode": "messages", "messages": items, "expect_write": true});
+            if thread == "custom-state" {
+                expect["values"] = json!({"summary": shown["values"]["summary"]});
+            }
+            let expect_path = dir.path().join("expect.json");
+            std::fs::write(&expect_path, expect.to_string()).expect("write");
+            let (ok, text) = harness(
+                gen,
+                &[
+                    "check-rewrite",
+                    "--original",
+                    s(&original),
+                    "--rewritten",
+                    s(&db),
+                    "--thread",
+                    thread,
+                    "--expect",
+                    s(&expect_path),
+                ],
+            );
+            if !ok {
+                failures.push(format!("{gen}/{thread}:\n{text}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

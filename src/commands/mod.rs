@@ -7,6 +7,7 @@ pub mod history;
 pub mod rewrite;
 pub mod rm;
 pub mod show;
+pub mod summarize;
 pub mod threads;
 pub mod tokens;
 pub mod trim;
@@ -33,6 +34,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Tokens(args) => tokens::run(g, args, out),
         Command::Trim(args) => trim::run(g, args, out),
         Command::Rm(args) => rm::run(g, args, out),
+        Command::Summarize(args) => summarize::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),
     }
 }

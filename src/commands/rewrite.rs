@@ -65,17 +65,21 @@ pub struct Outcome {
     pub removed: Vec<Json>,
     /// The new checkpoint, when one was written.
     pub checkpoint_id: Option<String>,
+    /// Tokens sent to / received from a model endpoint, as it reported them.
+    pub endpoint_tokens: Option<(u64, u64)>,
 }
 
 impl Outcome {
-    fn failed(thread_id: &str, why: String) -> Outcome {
+    /// A thread whose edit failed; nothing was written for it.
+    pub fn failed(thread_id: &str, why: String) -> Outcome {
         Outcome {
             status: "failed",
             ..Outcome::skipped(thread_id, why)
         }
     }
 
-    fn skipped(thread_id: &str, why: String) -> Outcome {
+    /// A thread left alone, with the reason.
+    pub fn skipped(thread_id: &str, why: String) -> Outcome {
         Outcome {
             thread_id: thread_id.to_owned(),
             status: "skipped",
@@ -84,6 +88,7 @@ impl Outcome {
             tokens: (0, 0),
             removed: vec![],
             checkpoint_id: None,
+            endpoint_tokens: None,
         }
     }
 }
@@ -229,6 +234,7 @@ pub fn apply_with(
         tokens: (before_tokens, after_tokens),
         removed,
         checkpoint_id: None,
+        endpoint_tokens: None,
     };
     if keep.len() == ed.messages.len() {
         return Ok(outcome);
@@ -239,24 +245,7 @@ pub fn apply_with(
         return Ok(outcome);
     }
     let new_items: Vec<Value> = keep.iter().map(|&i| ed.items[i].clone()).collect();
-    let mut random = || {
-        let b = uuid::Uuid::new_v4().as_u128();
-        (b >> 64) as u64 ^ b as u64
-    };
-    let mut env = Env {
-        now: jiff::Timestamp::now(),
-        random: &mut random,
-    };
-    let parent_id = &ed.latest.row.checkpoint_id;
-    let upd = update::build(
-        parent_id,
-        &ed.latest.checkpoint,
-        &ed.latest.metadata,
-        new_items,
-        parent_id,
-        &mut env,
-    )
-    .with_context(|| format!("thread '{}'", ed.thread_id))?;
+    let upd = build_update(ed, new_items, vec![])?;
     outcome.checkpoint_id = Some(upd.checkpoint_id.clone());
     if !purge {
         store.append_update(&ed.thread_id, "", &upd, ed.pending_writes)?;
@@ -293,6 +282,34 @@ pub fn apply_with(
     Ok(outcome)
 }
 
+/// Builds the update that gives `ed`'s thread the message list `new_items` (stored values)
+/// and sets the `other` channels, now.
+pub fn build_update(
+    ed: &Editable,
+    new_items: Vec<Value>,
+    other: Vec<(String, Value)>,
+) -> Result<update::Update> {
+    let mut random = || {
+        let b = uuid::Uuid::new_v4().as_u128();
+        (b >> 64) as u64 ^ b as u64
+    };
+    let mut env = Env {
+        now: jiff::Timestamp::now(),
+        random: &mut random,
+    };
+    let parent_id = &ed.latest.row.checkpoint_id;
+    update::build(
+        parent_id,
+        &ed.latest.checkpoint,
+        &ed.latest.metadata,
+        new_items,
+        other,
+        parent_id,
+        &mut env,
+    )
+    .with_context(|| format!("thread '{}'", ed.thread_id))
+}
+
 /// Which of `texts` still occur in the database file or its `-wal` (byte search).
 fn find_in_file(
     path: &std::path::Path,
@@ -314,6 +331,79 @@ fn find_in_file(
     Ok(found)
 }
 
+/// Calls `visit` with every targeted thread that passes the filters: `Ok(editable)`, or
+/// `Err(outcome)` for a thread that is skipped (not safe to edit) or failed to load. With one
+/// `--thread`, a refusal is an error instead. `min_tokens` filters on the whole state.
+pub fn for_each_target(
+    store: &SqliteStore,
+    g: &GlobalArgs,
+    target: &TargetArgs,
+    force: bool,
+    min_tokens: Option<(u64, crate::tokens::Counter)>,
+    verb: &str,
+    visit: &mut dyn FnMut(std::result::Result<Editable, Outcome>) -> Result<()>,
+) -> Result<()> {
+    if let Some(thread) = &target.thread {
+        return visit(Ok(load_editable(store, thread, force)?));
+    }
+    let now = human::now(g.now.as_deref())?;
+    let idle = target
+        .idle
+        .as_deref()
+        .map(crate::ops::duration::parse_seconds)
+        .transpose()?;
+    let mut ids = Vec::new();
+    store.for_each_thread(&mut |t| {
+        if t.latest_root_id.is_some() {
+            ids.push(t.thread_id);
+        }
+        Ok(())
+    })?;
+    let pb = progress::bar(ids.len() as u64, verb);
+    for thread in ids {
+        pb.set_message(thread.clone());
+        pb.inc(1);
+        // Filters first (from the latest checkpoint), so only selected threads report.
+        if idle.is_some() || target.min_messages.is_some() || min_tokens.is_some() {
+            let Some(row) = store.checkpoint(&thread, "", None)? else {
+                continue;
+            };
+            let latest = match LoadedCheckpoint::decode(row) {
+                Ok(l) => l,
+                Err(e) => {
+                    visit(Err(Outcome::failed(&thread, format!("{e:#}"))))?;
+                    continue;
+                }
+            };
+            if let Some(secs) = idle {
+                let ts = latest.checkpoint.ts().and_then(human::parse_ts);
+                if ts.is_some_and(|t| now.as_second() - t.as_second() < secs) {
+                    continue;
+                }
+            }
+            let channel = latest.checkpoint.messages().ok();
+            let msgs = channel.as_ref().and_then(|c| c.messages());
+            if let (Some(min), Some(m)) = (target.min_messages, msgs) {
+                if m.len() < min {
+                    continue;
+                }
+            }
+            if let (Some((min, counter)), Some(m)) = (min_tokens, msgs) {
+                if counter.count(m).unwrap_or(0) < min {
+                    continue;
+                }
+            }
+        }
+        match load_editable(store, &thread, force) {
+            Ok(ed) => visit(Ok(ed))?,
+            Err(e) if e.is::<Refusal>() => visit(Err(Outcome::skipped(&thread, e.to_string())))?,
+            Err(e) => visit(Err(Outcome::failed(&thread, format!("{e:#}"))))?,
+        }
+    }
+    pb.finish_and_clear();
+    Ok(())
+}
+
 /// Runs `edit` on the targeted threads and reports. In batch mode refusals are skipped and
 /// reported; with one thread they are errors.
 pub fn run_batch(
@@ -325,79 +415,40 @@ pub fn run_batch(
     edit: &dyn Fn(&SqliteStore, &Editable) -> Result<Outcome>,
 ) -> Result<()> {
     let store = open_read_write(g)?;
-    let outcomes = match &target.thread {
-        Some(thread) => {
-            let ed = load_editable(&store, thread, rw.force)?;
-            vec![edit(&store, &ed)?]
+    let single = target.thread.is_some();
+    let mut outcomes = Vec::new();
+    for_each_target(&store, g, target, rw.force, None, verb, &mut |item| {
+        match item {
+            Err(o) => outcomes.push(o),
+            Ok(ed) => match edit(&store, &ed) {
+                Ok(o) => outcomes.push(o),
+                Err(e) if single => return Err(e),
+                Err(e) if e.is::<ThreadMoved>() => {
+                    outcomes.push(Outcome::skipped(&ed.thread_id, e.to_string()))
+                }
+                Err(e) => outcomes.push(Outcome::failed(&ed.thread_id, format!("{e:#}"))),
+            },
         }
-        None => {
-            let now = human::now(g.now.as_deref())?;
-            let idle = target
-                .idle
-                .as_deref()
-                .map(crate::ops::duration::parse_seconds)
-                .transpose()?;
-            let mut ids = Vec::new();
-            store.for_each_thread(&mut |t| {
-                if t.latest_root_id.is_some() {
-                    ids.push(t.thread_id);
-                }
-                Ok(())
-            })?;
-            let pb = progress::bar(ids.len() as u64, verb);
-            let mut outcomes = Vec::new();
-            for thread in ids {
-                pb.set_message(thread.clone());
-                pb.inc(1);
-                // Filters first (from the latest checkpoint), so only selected threads report.
-                if idle.is_some() || target.min_messages.is_some() {
-                    let Some(row) = store.checkpoint(&thread, "", None)? else {
-                        continue;
-                    };
-                    let latest = LoadedCheckpoint::decode(row)?;
-                    if let Some(secs) = idle {
-                        let ts = latest.checkpoint.ts().and_then(human::parse_ts);
-                        if ts.is_some_and(|t| now.as_second() - t.as_second() < secs) {
-                            continue;
-                        }
-                    }
-                    let count = latest.checkpoint.messages().ok().and_then(|m| m.count());
-                    if let (Some(min), Some(n)) = (target.min_messages, count) {
-                        if n < min {
-                            continue;
-                        }
-                    }
-                }
-                let ed = match load_editable(&store, &thread, rw.force) {
-                    Ok(ed) => ed,
-                    Err(e) if e.is::<Refusal>() => {
-                        outcomes.push(Outcome::skipped(&thread, e.to_string()));
-                        continue;
-                    }
-                    Err(e) => {
-                        outcomes.push(Outcome::failed(&thread, format!("{e:#}")));
-                        continue;
-                    }
-                };
-                match edit(&store, &ed) {
-                    Ok(o) => outcomes.push(o),
-                    Err(e) if e.is::<ThreadMoved>() => {
-                        outcomes.push(Outcome::skipped(&thread, e.to_string()))
-                    }
-                    Err(e) => outcomes.push(Outcome::failed(&thread, format!("{e:#}"))),
-                }
-            }
-            pb.finish_and_clear();
-            outcomes
-        }
-    };
-    render(g, rw.dry_run, &outcomes, out)?;
+        Ok(())
+    })?;
+    finish(g, rw.dry_run, &outcomes, out)
+}
+
+/// Renders the outcomes; some failed threads make the run a partial success (exit code 3).
+pub fn finish(
+    g: &GlobalArgs,
+    dry_run: bool,
+    outcomes: &[Outcome],
+    out: &mut dyn Write,
+) -> Result<()> {
+    render(g, dry_run, outcomes, out)?;
     let failed = outcomes.iter().filter(|o| o.status == "failed").count();
     if failed > 0 {
-        bail!(
-            "{failed} of {} threads failed (see the notes above); the others were written",
+        return Err(crate::exit::Partial(format!(
+            "{failed} of {} threads failed (see the notes); the others were written",
             outcomes.len()
-        );
+        ))
+        .into());
     }
     Ok(())
 }
@@ -405,13 +456,13 @@ pub fn run_batch(
 fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Write) -> Result<()> {
     match output::resolve_format(g.format) {
         Format::Table => {
-            let mut t = table::new_table(&[
-                "thread_id",
-                "status",
-                "messages",
-                "tokens (approx)",
-                "checkpoint / notes",
-            ]);
+            let endpoint = outcomes.iter().any(|o| o.endpoint_tokens.is_some());
+            let mut headers = vec!["thread_id", "status", "messages", "tokens (approx)"];
+            if endpoint {
+                headers.push("endpoint in/out");
+            }
+            headers.push("checkpoint / notes");
+            let mut t = table::new_table(&headers);
             for o in outcomes {
                 let detail = o
                     .checkpoint_id
@@ -420,13 +471,20 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
                     .chain(o.notes.iter().cloned())
                     .collect::<Vec<_>>()
                     .join("; ");
-                t.add_row(vec![
+                let mut row = vec![
                     human::preview(&o.thread_id, 40),
                     o.status.to_owned(),
                     format!("{} → {}", o.messages.0, o.messages.1),
                     format!("{} → {}", o.tokens.0, o.tokens.1),
-                    human::preview(&detail, 120),
-                ]);
+                ];
+                if endpoint {
+                    row.push(
+                        o.endpoint_tokens
+                            .map_or("-".into(), |(a, b)| format!("{a} / {b}")),
+                    );
+                }
+                row.push(human::preview(&detail, 120));
+                t.add_row(row);
             }
             writeln!(out, "{t}")?;
             if dry_run {
@@ -465,6 +523,7 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
                         "tokens_after": o.tokens.1,
                         "removed": o.removed,
                         "checkpoint_id": o.checkpoint_id,
+                        "endpoint_tokens": o.endpoint_tokens.map(|(sent, received)| json!({"sent": sent, "received": received})),
                         "notes": o.notes,
                     })
                 })

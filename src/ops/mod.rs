@@ -2,6 +2,7 @@
 //!
 //! - [`window`]: which messages a trim keeps (LangChain's `trim_messages` rules);
 //! - [`remove`]: which messages a removal takes, with their tool-call partners;
+//! - [`summarize`]: what a summary replaces, its prompt and its message;
 //! - [`update`]: the checkpoint and write row `graph.update_state` would append;
 //! - [`purge`]: scrubbing removed messages from history (`rm --purge`);
 //! - [`duration`]: `30d`, `12h` style durations for `--idle`.
@@ -9,5 +10,6 @@
 pub mod duration;
 pub mod purge;
 pub mod remove;
+pub mod summarize;
 pub mod update;
 pub mod window;

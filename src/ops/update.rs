@@ -5,7 +5,7 @@
 //! - the new checkpoint's parent is the latest; its id is a uuid6 whose clock sequence is the
 //!   new step and whose time sorts after every existing id of the thread and namespace;
 //! - `ts` is now (`isoformat()` in UTC), `updated_channels` is nil, `versions_seen` and every
-//!   other channel are copied byte for byte; only `channel_versions["messages"]` moves, to
+//!   other channel are copied byte for byte; only the written channels' versions move, to
 //!   `next_version(max(all versions))`;
 //! - metadata is `{source: "update", step: +1, parents}` plus the app's config keys from the
 //!   previous checkpoint (never `run_id`), serialized like Python's `json.dumps`;
@@ -57,8 +57,8 @@ pub struct Update {
     pub checkpoint: Vec<u8>,
     /// The metadata JSON.
     pub metadata: Vec<u8>,
-    /// The write row recorded on the parent.
-    pub write: UpdateWrite,
+    /// The write rows recorded on the parent: `messages` first, then other channels.
+    pub writes: Vec<UpdateWrite>,
     /// The new step.
     pub step: i64,
 }
@@ -70,11 +70,11 @@ pub struct UpdateWrite {
     pub task_id: String,
     /// `~__interrupt__, 0000000000` (3.x schema only).
     pub task_path: String,
-    /// Always 0: the first write of the task.
+    /// The write's position in the update (0 for messages, then 1, 2… for other channels).
     pub idx: i64,
-    /// Always `messages`.
+    /// The channel written.
     pub channel: String,
-    /// The msgpack of `[RemoveMessage(REMOVE_ALL), *new_list]`.
+    /// The msgpack of `[RemoveMessage(REMOVE_ALL), *new_list]`, or of the channel's new value.
     pub value: Vec<u8>,
 }
 
@@ -113,13 +113,16 @@ pub fn message_ext(module: &str, class: &str, fields: Value) -> Value {
 }
 
 /// Builds the update that replaces the `messages` list of `parent` with `new_messages`
-/// (stored message values: kept ones as read, new ones built with [`message_ext`]).
+/// (stored message values: kept ones as read, new ones built with [`message_ext`]) and sets
+/// the `other` channels (e.g. a `summary` string), like
+/// `update_state(cfg, {"messages": [RemoveMessage(REMOVE_ALL), *new_messages], **other})`.
 /// `max_existing_id` is the largest checkpoint id of the thread and namespace.
 pub fn build(
     parent_id: &str,
     parent: &Checkpoint,
     parent_md: &Metadata,
     new_messages: Vec<Value>,
+    other: Vec<(String, Value)>,
     max_existing_id: &str,
     env: &mut Env<'_>,
 ) -> Result<Update> {
@@ -134,7 +137,7 @@ pub fn build(
     let checkpoint_id = new_checkpoint_id(step, max_existing_id, env)?;
     let ts = iso_utc(env.now);
 
-    // channel_versions: only messages moves, to next_version(max of all versions).
+    // channel_versions: only the written channels move, all to next_version(max of all).
     let versions = parent
         .root
         .get("channel_versions")
@@ -142,12 +145,15 @@ pub fn build(
         .context("checkpoint has no channel_versions")?;
     let next = next_version(versions, env)?;
     let mut new_versions = versions.to_vec();
-    match new_versions
-        .iter_mut()
-        .find(|(k, _)| k.as_str() == Some(MESSAGES))
-    {
-        Some((_, val)) => *val = Value::str(next),
-        None => new_versions.push((Value::str(MESSAGES), Value::str(next))),
+    let written = std::iter::once(MESSAGES).chain(other.iter().map(|(k, _)| k.as_str()));
+    for channel in written {
+        match new_versions
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == Some(channel))
+        {
+            Some((_, val)) => *val = Value::str(next.clone()),
+            None => new_versions.push((Value::str(channel), Value::str(next.clone()))),
+        }
     }
 
     let values = parent
@@ -157,12 +163,15 @@ pub fn build(
         .context("checkpoint has no channel_values")?;
     let mut new_values = values.to_vec();
     let list = Value::array(new_messages.clone());
-    match new_values
-        .iter_mut()
-        .find(|(k, _)| k.as_str() == Some(MESSAGES))
-    {
-        Some((_, val)) => *val = list,
-        None => new_values.push((Value::str(MESSAGES), list)),
+    let assignments = std::iter::once((MESSAGES.to_owned(), list)).chain(other.iter().cloned());
+    for (channel, value) in assignments {
+        match new_values
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == Some(channel.as_str()))
+        {
+            Some((_, val)) => *val = value,
+            None => new_values.push((Value::str(channel), value)),
+        }
     }
 
     let copy = |key: &str| {
@@ -230,18 +239,28 @@ pub fn build(
     update_list.extend(new_messages);
     let parent_uuid = Uuid::parse_str(parent_id)
         .with_context(|| format!("the latest checkpoint id '{parent_id}' is not a UUID"))?;
+    let task_id = Uuid::new_v5(&parent_uuid, b"__interrupt__").to_string();
+    let write = |idx: usize, channel: &str, value: Vec<u8>| UpdateWrite {
+        task_id: task_id.clone(),
+        task_path: "~__interrupt__, 0000000000".into(),
+        idx: idx as i64,
+        channel: channel.into(),
+        value,
+    };
+    let mut writes = vec![write(
+        0,
+        MESSAGES,
+        msgpack::encode(&Value::array(update_list)),
+    )];
+    for (i, (channel, value)) in other.iter().enumerate() {
+        writes.push(write(i + 1, channel, msgpack::encode(value)));
+    }
     Ok(Update {
         checkpoint_id,
         parent_id: parent_id.to_owned(),
         checkpoint: msgpack::encode(&root),
         metadata: pyjson::dumps(&Json::Object(md)).into_bytes(),
-        write: UpdateWrite {
-            task_id: Uuid::new_v5(&parent_uuid, b"__interrupt__").to_string(),
-            task_path: "~__interrupt__, 0000000000".into(),
-            idx: 0,
-            channel: MESSAGES.into(),
-            value: msgpack::encode(&Value::array(update_list)),
-        },
+        writes,
         step,
     })
 }

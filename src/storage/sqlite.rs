@@ -486,20 +486,21 @@ impl SqliteStore {
             }
             .into());
         }
-        let w = &update.write;
-        let result = match self.generation {
-            SchemaGeneration::V3 => tx.execute(
-                "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, 'msgpack', ?)",
-                rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.task_path, w.idx, w.channel, w.value],
-            ),
-            SchemaGeneration::V2 => tx.execute(
-                "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) \
-                 VALUES (?, ?, ?, ?, ?, ?, 'msgpack', ?)",
-                rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.idx, w.channel, w.value],
-            ),
-        };
-        result.map_err(|e| self.sql_error(e))?;
+        for w in &update.writes {
+            let result = match self.generation {
+                SchemaGeneration::V3 => tx.execute(
+                    "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, 'msgpack', ?)",
+                    rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.task_path, w.idx, w.channel, w.value],
+                ),
+                SchemaGeneration::V2 => tx.execute(
+                    "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) \
+                     VALUES (?, ?, ?, ?, ?, ?, 'msgpack', ?)",
+                    rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.idx, w.channel, w.value],
+                ),
+            };
+            result.map_err(|e| self.sql_error(e))?;
+        }
         tx.execute(
             "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
              VALUES (?, ?, ?, ?, 'msgpack', ?, ?)",

@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests: the real binary, committed fixtures, temp copies.
 #![allow(dead_code)]
 
+pub mod chat_server;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

@@ -1,0 +1,321 @@
+"""Build a large, realistic LangGraph SqliteSaver database for memctl's benchmarks.
+
+Run with a venv that has the "new" LangGraph stack (.venv/new or .venv/bench):
+
+    .venv/bench/bin/python benches/generate.py --out target/bench/bench.sqlite          # ~900 MiB
+    .venv/bench/bin/python benches/generate.py --small --out target/bench/small.sqlite  # ~35 MiB
+
+Everything goes through the real stack: `langchain.agents.create_agent` (tools node,
+ToolMessages, add_messages) checkpointed by `langgraph.checkpoint.sqlite.SqliteSaver`. Only the
+chat model is fake (`BenchChatModel`): it answers from a per-thread seeded RNG, so the
+conversation contents (messages, their ids, tool calls, tool results) are the same on every run
+with the same --seed/--threads/--turns. Checkpoint ids, `ts` and ToolMessage ids (uuid4, given by
+add_messages) change on every run, as in real LangGraph.
+
+What a thread looks like (knobs below):
+  * 1..--turns user turns (uniform); ~30% of the threads start with a SystemMessage in the state;
+  * per turn the model calls tools with p=0.6 (1-3 parallel calls), and after tool results calls
+    tools again with p=0.3, then answers; tools: get_weather, add, search_docs (long results),
+    translate (Chinese / emoji output);
+  * reply lengths are log-normal (median ~680 chars, up to ~8k); user messages are shorter;
+  * text mixes English, Chinese and emoji; AI messages carry usage_metadata and
+    response_metadata like a real provider's.
+
+Threads are played round-robin turn by turn inside each worker (so a thread's rows are
+interleaved with other threads' rows, as in a live app). Workers (--jobs, default nproc) write
+separate files that are merged at the end with ATTACH + INSERT INTO ... SELECT; the merged file is
+left in WAL mode (as SqliteSaver leaves it) after PRAGMA wal_checkpoint(TRUNCATE).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import multiprocessing as mp
+import os
+import random
+import sqlite3
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+# Defaults calibrated to the real-world case (640 threads x up to 20 turns ~ 910 MiB, ~30k
+# checkpoints). --small: ~35 MiB.
+DEFAULT = {"threads": 640, "turns": 20}
+SMALL = {"threads": 120, "turns": 10}
+SYSTEM_RATE = 0.3
+P_TOOL_AFTER_HUMAN = 0.6
+P_TOOL_AFTER_TOOL = 0.3
+
+WORDS = (
+    "the a of to and in is for on with as by at from that this it be are or an was we can will "
+    "checkpoint thread graph state memory agent model token message tool call result answer "
+    "question context window summary latency database index query cache vector embedding "
+    "weather city temperature forecast rain sunny cloudy wind humidity travel flight hotel "
+    "budget schedule meeting report invoice customer order shipping refund policy account "
+    "password security update release version feature bug fix deploy server client request "
+    "response error timeout retry limit quota price plan upgrade support ticket priority "
+    "please thanks sure okay great let me check here is what I found also note that however "
+    "first second finally because therefore which would could should might really quickly"
+).split()
+ZH = (
+    "你好 谢谢 天气 北京 上海 明天 今天 会议 报告 数据库 检查点 线程 模型 工具 结果 问题 "
+    "回答 总结 记忆 上下文 请 帮我 查一下 可以 没问题 温度 下雨 晴天 航班 酒店 预算 订单 退款"
+).split()
+EMOJI = ["🙂", "🚀", "✅", "❌", "🌧️", "☀️", "🏯", "🎉", "🤔", "📈", "🔥", "👍", "🐍", "🦀", "💡", "⏰"]
+CITIES = ["Paris", "Berlin", "Tokyo", "北京", "上海", "São Paulo", "Zürich", "Kraków",
+          "New York", "Lagos", "Mumbai", "東京 🗼", "Reykjavík", "Cairo", "Sydney"]
+
+
+# ------------------------------------------------------------------------------------------
+# Deterministic text
+# ------------------------------------------------------------------------------------------
+
+
+def text(rng: random.Random, n_chars: int) -> str:
+    """About n_chars characters of mixed English / Chinese / emoji prose."""
+    out: list[str] = []
+    size = 0
+    zh_mode = rng.random() < 0.15  # some messages are mostly Chinese
+    while size < n_chars:
+        r = rng.random()
+        if zh_mode and r < 0.7 or (not zh_mode and r < 0.06):
+            w = rng.choice(ZH)
+        elif r < 0.1 if not zh_mode else r < 0.75:
+            w = rng.choice(EMOJI)
+        else:
+            w = rng.choice(WORDS)
+        if size and rng.random() < 0.08:
+            w = w + rng.choice([".", ",", "!", "?", ":", ";"])
+        if size and rng.random() < 0.02:
+            w = "\n\n" + w
+        out.append(w)
+        size += len(w) + 1
+    return " ".join(out)
+
+
+def lognormal_len(rng: random.Random, median: float, sigma: float, lo: int, hi: int) -> int:
+    return max(lo, min(hi, int(rng.lognormvariate(math.log(median), sigma))))
+
+
+def det_uuid(rng: random.Random) -> str:
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def sub_rng(*parts: Any) -> random.Random:
+    h = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return random.Random(int.from_bytes(h[:8], "big"))
+
+
+# ------------------------------------------------------------------------------------------
+# The LangGraph side (imported lazily so `--help` is fast and workers import once)
+# ------------------------------------------------------------------------------------------
+
+
+def build_stack():
+    from langchain.agents import create_agent
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import tool
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Return the current weather for a city."""
+        r = sub_rng("weather", city)
+        return (f"{city}: {r.choice(['sunny ☀️', 'rain 🌧️', 'cloudy', '多云', 'windy'])}, "
+                f"{r.randint(-10, 35)}°C, humidity {r.randint(20, 95)}%")
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @tool
+    def search_docs(query: str, top_k: int = 3) -> str:
+        """Search the knowledge base and return the best passages."""
+        r = sub_rng("search", query, top_k)
+        parts = [f"[{i + 1}] " + text(r, lognormal_len(r, 500, 0.8, 60, 4000)) for i in range(top_k)]
+        return "\n".join(parts)
+
+    @tool
+    def translate(text_: str, target: str = "zh") -> str:
+        """Translate a short text."""
+        r = sub_rng("translate", text_, target)
+        return "".join(r.choice(ZH) for _ in range(max(2, len(text_) // 6))) + " " + r.choice(EMOJI)
+
+    tools = [get_weather, add, search_docs, translate]
+
+    class BenchChatModel(BaseChatModel):
+        """Deterministic fake chat model: the reply depends only on (seed, thread, call number)."""
+
+        seed: int = 0
+
+        @property
+        def _llm_type(self) -> str:
+            return "memctl-bench-fake"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> "BenchChatModel":  # type: ignore[override]
+            return self
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+            n = sum(1 for m in messages if m.type == "ai")  # stable across runs and resumes
+            # the thread's first message has a deterministic id: it keys the thread
+            r = sub_rng("model", self.seed, messages[0].id, n, len(messages))
+            last = messages[-1]
+            p_tool = P_TOOL_AFTER_TOOL if last.type == "tool" else P_TOOL_AFTER_HUMAN
+            mid = f"lc_run--{det_uuid(r)}"
+            in_tok = sum(len(str(m.content)) for m in messages) // 4
+            if r.random() < p_tool:
+                calls = []
+                for k in range(r.choice([1, 1, 1, 2, 2, 3])):
+                    name = r.choice(["get_weather", "add", "search_docs", "search_docs", "translate"])
+                    if name == "get_weather":
+                        args = {"city": r.choice(CITIES)}
+                    elif name == "add":
+                        args = {"a": r.randint(-1000, 10**6), "b": r.randint(0, 999)}
+                    elif name == "search_docs":
+                        args = {"query": text(r, r.randint(10, 80)), "top_k": r.randint(1, 4)}
+                    else:
+                        args = {"text_": text(r, r.randint(10, 120)), "target": r.choice(["zh", "ja", "fr"])}
+                    calls.append({"name": name, "args": args, "id": f"call_{det_uuid(r).replace('-', '')[:24]}",
+                                  "type": "tool_call"})
+                content = text(r, r.randint(0, 200)) if r.random() < 0.4 else ""
+                out_tok = len(content) // 4 + 20 * len(calls)
+                msg = AIMessage(content=content, tool_calls=calls, id=mid)
+            else:
+                content = text(r, lognormal_len(r, 680, 0.9, 5, 8000))
+                out_tok = len(content) // 4
+                msg = AIMessage(content=content, id=mid)
+            msg.usage_metadata = {"input_tokens": in_tok, "output_tokens": out_tok,
+                                  "total_tokens": in_tok + out_tok}
+            msg.response_metadata = {"model_provider": "openai", "model_name": "gpt-4o-2024-08-06",
+                                     "finish_reason": "tool_calls" if msg.tool_calls else "stop"}
+            return ChatResult(generations=[ChatGeneration(message=msg)])
+
+    return create_agent, BenchChatModel, tools, HumanMessage, SystemMessage
+
+
+def thread_plan(seed: int, index: int, max_turns: int) -> dict:
+    r = sub_rng("plan", seed, index)
+    return {
+        "thread_id": det_uuid(r),
+        "turns": r.randint(1, max_turns),
+        "system": r.random() < SYSTEM_RATE,
+    }
+
+
+def human_text(seed: int, index: int, turn: int) -> tuple[str, str]:
+    r = sub_rng("human", seed, index, turn)
+    return det_uuid(r), text(r, lognormal_len(r, 160, 0.9, 3, 3000))
+
+
+def system_text(seed: int, index: int) -> str:
+    r = sub_rng("system", seed, index)
+    return "You are a helpful assistant for ACME Corp. 请用用户的语言回答。 " + text(r, r.randint(100, 1500))
+
+
+def worker(args: tuple) -> dict:
+    part, indices, seed, max_turns = args
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    create_agent, BenchChatModel, tools, HumanMessage, SystemMessage = build_stack()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(part) + suffix).unlink(missing_ok=True)
+    conn = sqlite3.connect(part, check_same_thread=False)
+    saver = SqliteSaver(conn)
+    saver.setup()
+    conn.execute("PRAGMA synchronous=OFF")  # scratch file: no fsync per checkpoint
+    plans = [(i, thread_plan(seed, i, max_turns)) for i in indices]
+    agent = create_agent(BenchChatModel(seed=seed), tools=tools, checkpointer=saver)
+    t0 = time.time()
+    for turn in range(max_turns):  # round-robin: rows of different threads interleave
+        for i, plan in plans:
+            if turn >= plan["turns"]:
+                continue
+            hid, htext = human_text(seed, i, turn)
+            msgs = [HumanMessage(htext, id=hid)]
+            if turn == 0 and plan["system"]:
+                msgs.insert(0, SystemMessage(system_text(seed, i), id=f"system-{i}"))
+            agent.invoke({"messages": msgs}, {"configurable": {"thread_id": plan["thread_id"]}})
+    conn.commit()
+    conn.close()
+    return {"part": str(part), "threads": len(plans), "seconds": time.time() - t0}
+
+
+def merge(out: Path, parts: list[Path]) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(out, check_same_thread=False)
+    SqliteSaver(conn).setup()  # the exact schema (and WAL mode) of the pinned saver
+    conn.execute("PRAGMA synchronous=OFF")
+    for k, part in enumerate(parts):
+        conn.execute("ATTACH DATABASE ? AS p", (str(part),))
+        conn.execute("BEGIN")
+        conn.execute("INSERT INTO checkpoints SELECT * FROM p.checkpoints")
+        cols = ", ".join(r[1] for r in conn.execute("PRAGMA main.table_info(writes)"))
+        conn.execute(f"INSERT INTO writes ({cols}) SELECT {cols} FROM p.writes")
+        conn.execute("COMMIT")
+        conn.execute("DETACH DATABASE p")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--small", action="store_true", help=f"preset {SMALL} (~35 MiB)")
+    ap.add_argument("--threads", type=int, help=f"number of threads (default {DEFAULT['threads']})")
+    ap.add_argument("--turns", type=int, help=f"max user turns per thread (default {DEFAULT['turns']})")
+    ap.add_argument("--target-mb", type=float,
+                    help="scale --threads so the file is about this many MiB (at the given --turns)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    a = ap.parse_args()
+    preset = SMALL if a.small else DEFAULT
+    threads = a.threads or preset["threads"]
+    turns = a.turns or preset["turns"]
+    if a.target_mb:
+        # size grows with turns^2 per thread (every checkpoint holds the whole message list)
+        mib_per_thread = 910 / 640 * ((turns + 1) * (2 * turns + 1)) / (21 * 41)
+        threads = max(1, round(a.target_mb / mib_per_thread))
+    out = a.out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(out) + suffix).unlink(missing_ok=True)
+    jobs = max(1, min(a.jobs, threads))
+    parts = [out.with_name(f"{out.name}.part{k}") for k in range(jobs)]
+    t0 = time.time()
+    work = [(parts[k], list(range(k, threads, jobs)), a.seed, turns) for k in range(jobs)]
+    if jobs == 1:
+        results = [worker(work[0])]
+    else:
+        with mp.get_context("spawn").Pool(jobs) as pool:
+            results = pool.map(worker, work)
+    t_gen = time.time() - t0
+    merge(out, parts)
+    for p in parts:
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(p) + suffix).unlink(missing_ok=True)
+    t_all = time.time() - t0
+    conn = sqlite3.connect(out)
+    n_cp = conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
+    n_th = conn.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+    n_wr = conn.execute("SELECT COUNT(*) FROM writes").fetchone()[0]
+    conn.close()
+    summary = {
+        "out": str(out), "bytes": out.stat().st_size, "mib": round(out.stat().st_size / 2**20, 1),
+        "threads": n_th, "checkpoints": n_cp, "writes": n_wr, "seed": a.seed, "max_turns": turns,
+        "jobs": jobs, "generate_seconds": round(t_gen, 1), "merge_seconds": round(t_all - t_gen, 1),
+        "total_seconds": round(t_all, 1),
+    }
+    Path(str(out) + ".json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(json.dumps(summary), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

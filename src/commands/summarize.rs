@@ -1,0 +1,313 @@
+//! `memctl summarize`: older messages become one summary through a model endpoint; the
+//! newest stay verbatim. Requests run `--concurrency` at a time; writes happen on the main
+//! thread, each in its own transaction, and only if the thread did not move meanwhile.
+
+use std::io::Write;
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::{CounterArgs, CounterKind, GlobalArgs, SummarizeArgs};
+use crate::codec::Value;
+use crate::endpoint::chat::{CallError, ChatClient, Completion};
+use crate::model::{Kind, Message};
+use crate::ops::summarize::{older, render_prompt, summary_message, transcript, DEFAULT_PROMPT};
+use crate::ops::window::{trim_window, Limit};
+use crate::output::progress;
+use crate::storage::sqlite::ThreadMoved;
+use crate::tokens::{approx, Counter};
+
+use super::rewrite::{self, Editable, Outcome};
+
+/// One thread to summarize, as planned before any call.
+struct Plan {
+    thread_id: String,
+    parent_id: String,
+    keep: Vec<usize>,
+    prompt: String,
+    notes: Vec<String>,
+    outcome: Outcome,
+}
+
+/// Runs `summarize`.
+pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<()> {
+    let counter = super::resolve_counter(&CounterArgs {
+        counter: args.counter,
+        model: None,
+    })?;
+    if args.counter == CounterKind::Usage {
+        bail!("--counter usage cannot measure a window");
+    }
+    let template = match &args.prompt_file {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read --prompt-file '{}'", path.display()))?,
+        None => DEFAULT_PROMPT.to_owned(),
+    };
+    render_prompt(&template, "").context("--prompt-file")?;
+    let limit = match (args.keep, args.keep_tokens) {
+        (Some(n), _) => Limit::Messages(n),
+        (None, Some(t)) => Limit::Tokens {
+            max: t,
+            overhead: counter.list_overhead(),
+        },
+        (None, None) => bail!("give --keep N or --keep-tokens N"),
+    };
+    let client = if args.rewrite.dry_run {
+        None
+    } else {
+        let endpoint = args.endpoint.as_deref().context("--endpoint is required")?;
+        let model = args.model.as_deref().context("--model is required")?;
+        let key = std::env::var(&args.api_key_env)
+            .ok()
+            .filter(|k| !k.is_empty());
+        Some(ChatClient::new(
+            endpoint,
+            model,
+            key,
+            Duration::from_secs(args.timeout.max(1)),
+            args.retries,
+        ))
+    };
+
+    let store = rewrite::open_read_write(g)?;
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    let mut plans: Vec<Plan> = Vec::new();
+    let min_tokens = args.min_tokens.map(|m| (m, counter));
+    rewrite::for_each_target(
+        &store,
+        g,
+        &args.target,
+        args.rewrite.force,
+        min_tokens,
+        "plan",
+        &mut |item| {
+            match item {
+                Err(o) => outcomes.push(o),
+                Ok(ed) => match plan(&ed, args, &template, limit, counter) {
+                    Ok(Ok(p)) => plans.push(p),
+                    Ok(Err(o)) => outcomes.push(o),
+                    Err(e) if args.target.thread.is_some() => return Err(e),
+                    Err(e) => outcomes.push(Outcome::failed(&ed.thread_id, format!("{e:#}"))),
+                },
+            }
+            Ok(())
+        },
+    )?;
+
+    let Some(client) = client else {
+        outcomes.extend(plans.into_iter().map(|p| p.outcome));
+        return rewrite::finish(g, true, &outcomes, out);
+    };
+
+    // Calls in worker threads; results come back here, where the database is written.
+    let workers = args.concurrency.clamp(1, 64).min(plans.len().max(1));
+    let pb = progress::bar(plans.len() as u64, "summarize");
+    let queue: Mutex<Vec<(usize, String)>> = Mutex::new(
+        plans
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, p)| (i, p.prompt.clone()))
+            .collect(),
+    );
+    let (tx, rx) = mpsc::channel::<(usize, Result<Completion, CallError>)>();
+    std::thread::scope(|scope| -> Result<()> {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (queue, client) = (&queue, &client);
+            scope.spawn(move || loop {
+                let job = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
+                let Some((i, prompt)) = job else { break };
+                if tx.send((i, client.complete(&prompt))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (i, result) in rx {
+            let p = &mut plans[i];
+            pb.set_message(p.thread_id.clone());
+            pb.inc(1);
+            let outcome = match result {
+                Err(e) => Outcome::failed(&p.thread_id, e.to_string()),
+                Ok(c) => match write(&store, p, &c, args) {
+                    Ok(o) => o,
+                    Err(e) if e.is::<ThreadMoved>() => {
+                        Outcome::skipped(&p.thread_id, e.to_string())
+                    }
+                    Err(e) => Outcome::failed(&p.thread_id, format!("{e:#}")),
+                },
+            };
+            outcomes.push(outcome);
+        }
+        Ok(())
+    })?;
+    pb.finish_and_clear();
+    outcomes.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+    let (sent, received) = outcomes
+        .iter()
+        .filter_map(|o| o.endpoint_tokens)
+        .fold((0, 0), |(s, r), (a, b)| (s + a, r + b));
+    let count = |status: &str| outcomes.iter().filter(|o| o.status == status).count();
+    let result = rewrite::finish(g, false, &outcomes, out);
+    eprintln!(
+        "summarized {} threads, skipped {}, failed {}; endpoint tokens: {sent} sent, {received} received",
+        count("summarized"),
+        count("skipped") + count("unchanged"),
+        count("failed"),
+    );
+    result
+}
+
+/// Decides what a thread's summary replaces, or why it needs none.
+fn plan(
+    ed: &Editable,
+    args: &SummarizeArgs,
+    template: &str,
+    limit: Limit,
+    counter: Counter,
+) -> Result<std::result::Result<Plan, Outcome>> {
+    let costs: Vec<u64> = match limit {
+        Limit::Tokens { .. } => ed
+            .messages
+            .iter()
+            .map(|m| counter.count_message(m))
+            .collect::<Result<_>>()?,
+        Limit::Messages(_) => vec![],
+    };
+    let window = trim_window(&ed.messages, &costs, limit, false);
+    let old = older(&ed.messages, &window.keep);
+    let before_tokens = approx::count(&ed.messages);
+    let mut outcome = Outcome::skipped(&ed.thread_id, String::new());
+    outcome.notes = window.notes.clone();
+    outcome.messages = (ed.messages.len(), ed.messages.len());
+    outcome.tokens = (before_tokens, before_tokens);
+    let only_a_summary = old.len() == 1 && crate::ops::summarize::is_summary(&ed.messages[old[0]]);
+    if old.is_empty() || only_a_summary {
+        outcome.status = "unchanged";
+        return Ok(Err(outcome));
+    }
+    let previous = match &args.summary_key {
+        Some(key) => ed
+            .latest
+            .checkpoint
+            .channel(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        None => None,
+    };
+    let older_msgs: Vec<&Message> = old.iter().map(|&i| &ed.messages[i]).collect();
+    let t = transcript(&older_msgs, previous.as_deref(), args.max_input_tokens);
+    let mut notes = window.notes;
+    if t.shortened > 0 || t.omitted > 0 {
+        notes.push(format!(
+            "transcript cut to --max-input-tokens: {} messages shortened, {} oldest left out",
+            t.shortened, t.omitted
+        ));
+    }
+    let prompt = render_prompt(template, &t.text)?;
+    let kept_tokens: u64 = window
+        .keep
+        .iter()
+        .map(|&i| approx::count_message(&ed.messages[i]))
+        .sum();
+    let extra = usize::from(args.summary_key.is_none());
+    outcome.status = "would summarize";
+    outcome.notes = notes.clone();
+    outcome.notes.push(format!(
+        "{} messages to summarize, prompt ≈{} tokens",
+        old.len(),
+        approx_tokens(&prompt)
+    ));
+    outcome.messages = (ed.messages.len(), window.keep.len() + extra);
+    outcome.tokens = (before_tokens, kept_tokens);
+    outcome.removed = old
+        .iter()
+        .map(|&i| {
+            let m = &ed.messages[i];
+            serde_json::json!({"index": i, "type": m.kind.type_str(), "id": m.id(),
+                               "text": crate::output::human::preview(&m.text(), 60)})
+        })
+        .collect();
+    Ok(Ok(Plan {
+        thread_id: ed.thread_id.clone(),
+        parent_id: ed.latest.row.checkpoint_id.clone(),
+        keep: window.keep,
+        prompt,
+        notes,
+        outcome,
+    }))
+}
+
+fn approx_tokens(s: &str) -> u64 {
+    (s.chars().count() as u64).div_ceil(4)
+}
+
+/// Writes one thread's summary, if the thread is still where the plan saw it.
+fn write(
+    store: &crate::storage::SqliteStore,
+    p: &Plan,
+    c: &Completion,
+    args: &SummarizeArgs,
+) -> Result<Outcome> {
+    let ed = rewrite::load_editable(store, &p.thread_id, args.rewrite.force)?;
+    if ed.latest.row.checkpoint_id != p.parent_id {
+        return Err(ThreadMoved {
+            thread_id: p.thread_id.clone(),
+            what: format!(
+                "a new checkpoint {} appeared while the summary was made",
+                ed.latest.row.checkpoint_id
+            ),
+        }
+        .into());
+    }
+    let system =
+        ed.messages.first().is_some_and(|m| m.kind == Kind::System) && p.keep.first() == Some(&0);
+    let tail: Vec<usize> = p
+        .keep
+        .iter()
+        .copied()
+        .filter(|&i| !(system && i == 0))
+        .collect();
+    let mut items: Vec<Value> = Vec::with_capacity(p.keep.len() + 1);
+    if system {
+        items.push(ed.items[0].clone());
+    }
+    let mut other = Vec::new();
+    let mut kept_msgs: Vec<Message> = Vec::new();
+    match &args.summary_key {
+        Some(key) => other.push((key.clone(), Value::str(c.text.clone()))),
+        None => {
+            let id = uuid::Uuid::new_v4().to_string();
+            let summary = summary_message(&c.text, &id);
+            kept_msgs.extend(Message::from_value(&summary));
+            items.push(summary);
+        }
+    }
+    items.extend(tail.iter().map(|&i| ed.items[i].clone()));
+    let kept_refs: Vec<&Message> = p.keep.iter().map(|&i| &ed.messages[i]).collect();
+    rewrite::check_tool_pairs(&kept_refs)?;
+    let upd = rewrite::build_update(&ed, items, other)?;
+    store.append_update(&ed.thread_id, "", &upd, ed.pending_writes)?;
+    let after_tokens = approx::count(&kept_msgs)
+        + kept_refs
+            .iter()
+            .map(|m| approx::count_message(m))
+            .sum::<u64>();
+    let mut outcome = p.outcome.clone();
+    outcome.status = "summarized";
+    outcome.notes = p.notes.clone();
+    if c.attempts > 1 {
+        outcome
+            .notes
+            .push(format!("answered after {} attempts", c.attempts));
+    }
+    outcome.tokens.1 = after_tokens;
+    outcome.checkpoint_id = Some(upd.checkpoint_id);
+    outcome.endpoint_tokens = Some((
+        c.prompt_tokens.unwrap_or(0),
+        c.completion_tokens.unwrap_or(0),
+    ));
+    Ok(outcome)
+}

@@ -1,0 +1,453 @@
+//! summarize against a real HTTP server on 127.0.0.1 speaking the chat completions protocol.
+
+mod common;
+
+use std::time::Duration;
+
+use common::chat_server::{ChatServer, Reply};
+use common::{expected, fixture, memctl, run_json, s, temp_copy};
+use serde_json::Value as Json;
+
+const KEY: &str = "sk-test-0123456789-secret";
+
+fn summarize(db: &std::path::Path, server: &ChatServer, extra: &[&str]) -> std::process::Output {
+    let mut cmd = memctl();
+    cmd.env("MEMCTL_TEST_KEY", KEY)
+        .args([
+            "summarize",
+            "--db",
+            s(db),
+            "--endpoint",
+            &server.url,
+            "--model",
+            "tiny-summarizer",
+        ])
+        .args(["--api-key-env", "MEMCTL_TEST_KEY", "--format", "json"])
+        .args(extra);
+    cmd.output().expect("memctl runs")
+}
+
+fn stdout_json(out: &std::process::Output) -> Json {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "bad JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn no_key_in(out: &std::process::Output) {
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !all.contains(KEY),
+        "the API key leaked into the output: {all}"
+    );
+}
+
+#[test]
+fn summary_replaces_exactly_the_older_messages() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let server = ChatServer::start(|_, _| {
+        Reply::Summary("Bob asked about the weather; it is sunny.".into())
+    });
+    let out = summarize(&db, &server, &["--thread", "system", "--keep", "3"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    no_key_in(&out);
+    let report = stdout_json(&out);
+    assert_eq!(report[0]["status"], "summarized", "{report}");
+    assert_eq!(report[0]["endpoint_tokens"]["sent"], 100);
+
+    let original: Vec<Json> = expected("new")["threads"]["system"]["state_messages"]
+        .as_array()
+        .expect("msgs")
+        .clone();
+    // trim_messages(max 3, include_system): system + the last 2 (starting on a human message).
+    let kept = &original[original.len() - 2..];
+    let older = &original[1..original.len() - 2];
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    let r = &reqs[0];
+    assert_eq!(r.path, "/v1/chat/completions");
+    assert_eq!(r.body["model"], "tiny-summarizer");
+    assert_eq!(
+        r.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let prompt = r.prompt();
+    for m in older {
+        let text = m["content"].as_str().expect("text");
+        assert!(
+            prompt.contains(text),
+            "the transcript carries {text:?}: {prompt}"
+        );
+    }
+    for m in kept.iter().chain(std::iter::once(&original[0])) {
+        let text = m["content"].as_str().expect("text");
+        assert!(
+            !prompt.contains(text),
+            "kept/system message {text:?} must not be summarized"
+        );
+    }
+    assert!(
+        prompt.contains("Human: ") && prompt.contains("AI: "),
+        "role prefixes: {prompt}"
+    );
+    assert!(
+        prompt.contains("name")
+            && prompt.contains("number")
+            && prompt.contains("decisions")
+            && prompt.contains("open tasks")
+    );
+
+    let state = run_json(&["dump", "--db", s(&db), "--thread", "system"]);
+    let state = state.as_array().expect("messages");
+    assert_eq!(state.len(), 4);
+    assert_eq!(state[0], original[0], "the system message stays in place");
+    assert_eq!(state[1]["type"], "human");
+    assert_eq!(state[1]["additional_kwargs"]["lc_source"], "summarization");
+    assert_eq!(
+        state[1]["content"],
+        "Here is a summary of the conversation to date:\n\nBob asked about the weather; it is sunny."
+    );
+    assert_eq!(&state[2..], kept);
+}
+
+#[test]
+fn a_second_run_rolls_the_summary_forward() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let server = ChatServer::start(|_, n| Reply::Summary(format!("summary number {n}")));
+    assert!(
+        summarize(&db, &server, &["--thread", "system", "--keep", "5"])
+            .status
+            .success()
+    );
+    let out = summarize(&db, &server, &["--thread", "system", "--keep", "3"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(
+        reqs[1]
+            .prompt()
+            .contains("Earlier summary: summary number 0"),
+        "{}",
+        reqs[1].prompt()
+    );
+    let state = run_json(&["dump", "--db", s(&db), "--thread", "system"]);
+    let summaries: Vec<&Json> = state
+        .as_array()
+        .expect("msgs")
+        .iter()
+        .filter(|m| m["additional_kwargs"]["lc_source"] == "summarization")
+        .collect();
+    assert_eq!(summaries.len(), 1, "summaries do not stack");
+    assert!(summaries[0]["content"]
+        .as_str()
+        .is_some_and(|c| c.ends_with("summary number 1")));
+}
+
+#[test]
+fn summary_key_stores_the_summary_in_a_channel() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let server = ChatServer::start(|_, _| Reply::Summary("Alice likes tea.".into()));
+    let out = summarize(
+        &db,
+        &server,
+        &[
+            "--thread",
+            "custom-state",
+            "--keep",
+            "2",
+            "--summary-key",
+            "summary",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prompt = server.requests()[0].prompt();
+    assert!(
+        prompt.contains("Earlier summary: 2 turn(s) so far"),
+        "the old value feeds the new summary: {prompt}"
+    );
+    let shown = run_json(&[
+        "show",
+        "--db",
+        s(&db),
+        "--thread",
+        "custom-state",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(shown["values"]["summary"], "Alice likes tea.");
+    assert_eq!(
+        shown["values"]["user_id"], "user-42",
+        "other channels untouched"
+    );
+    let msgs = shown["messages"].as_array().expect("msgs");
+    assert_eq!(msgs.len(), 2);
+    assert!(msgs
+        .iter()
+        .all(|m| m["additional_kwargs"]["lc_source"].is_null()));
+}
+
+#[test]
+fn failures_write_nothing_and_say_so() {
+    for (name, reply, extra) in [
+        (
+            "500",
+            Reply::Status(500, "{\"error\": {\"message\": \"boom\"}}".into()),
+            vec!["--retries", "2"],
+        ),
+        ("malformed", Reply::Malformed, vec![]),
+        (
+            "hang",
+            Reply::Hang,
+            vec!["--timeout", "1", "--retries", "1"],
+        ),
+        (
+            "400",
+            Reply::Status(
+                400,
+                "{\"error\": {\"message\": \"model not found\"}}".into(),
+            ),
+            vec!["--retries", "3"],
+        ),
+    ] {
+        let (_d, db) = temp_copy(&fixture("new.sqlite"));
+        let before = std::fs::read(&db).expect("read");
+        let reply = std::sync::Mutex::new(Some(reply));
+        let server = ChatServer::start(move |_, _| match &*reply.lock().expect("reply") {
+            Some(Reply::Status(c, b)) => Reply::Status(*c, b.clone()),
+            Some(Reply::Malformed) => Reply::Malformed,
+            _ => Reply::Hang,
+        });
+        let mut args = vec!["--thread", "tools", "--keep", "2"];
+        args.extend(extra.iter().copied());
+        let out = summarize(&db, &server, &args);
+        no_key_in(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{name}: partial failure exit code; stderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report = stdout_json(&out);
+        assert_eq!(report[0]["status"], "failed", "{name}: {report}");
+        assert_eq!(
+            std::fs::read(&db).expect("read"),
+            before,
+            "{name}: nothing written"
+        );
+        let n = server.requests().len();
+        match name {
+            "500" => assert_eq!(n, 3, "500 is retried twice"),
+            "hang" => assert_eq!(n, 2, "a timeout is retried once"),
+            "400" => {
+                assert_eq!(n, 1, "a 4xx is not retried");
+                assert!(
+                    report[0]["notes"][0]
+                        .as_str()
+                        .is_some_and(|t| t.contains("model not found")),
+                    "{report}"
+                );
+            }
+            _ => assert_eq!(n, 1),
+        }
+    }
+}
+
+#[test]
+fn rate_limits_are_retried() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let server = ChatServer::start(|_, n| {
+        if n == 0 {
+            Reply::Status(429, "{\"error\": {\"message\": \"slow down\"}}".into())
+        } else {
+            Reply::Slow(
+                Duration::from_millis(200),
+                Box::new(Reply::Summary("ok summary".into())),
+            )
+        }
+    });
+    let out = summarize(&db, &server, &["--thread", "tools", "--keep", "2"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = stdout_json(&out);
+    assert_eq!(report[0]["status"], "summarized");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn batch_selection_concurrency_and_failed_threads() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    // Threads whose transcript mentions Paris fail; the others succeed.
+    let server = ChatServer::start(|r, _| {
+        if r.prompt().contains("Paris") {
+            Reply::Status(503, "{}".into())
+        } else {
+            Reply::Slow(
+                Duration::from_millis(100),
+                Box::new(Reply::Summary("batch summary".into())),
+            )
+        }
+    });
+    let out = summarize(
+        &db,
+        &server,
+        &[
+            "--all",
+            "--min-tokens",
+            "40",
+            "--keep",
+            "2",
+            "--concurrency",
+            "3",
+            "--retries",
+            "0",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "some failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = stdout_json(&out);
+    let status = |t: &str| {
+        report
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r["thread_id"] == t))
+            .map(|r| r["status"].clone())
+    };
+    assert_eq!(
+        status("interrupt").unwrap_or_default(),
+        Json::Null,
+        "filtered out by --min-tokens"
+    );
+    assert_eq!(status("tools"), Some("failed".into()));
+    assert_eq!(status("summarized"), Some("summarized".into()));
+    let exp = expected("new");
+    for row in report.as_array().expect("rows") {
+        let t = row["thread_id"].as_str().expect("id");
+        assert!(
+            exp["threads"][t]["tokens_approx"]["total"].as_u64() >= Some(40),
+            "{t} passed --min-tokens"
+        );
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("failed 1"), "{stderr}");
+}
+
+#[test]
+fn dry_run_calls_nothing() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    let out = memctl()
+        .args([
+            "summarize",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep",
+            "2",
+            "--dry-run",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = stdout_json(&out);
+    let rows = report.as_array().expect("rows");
+    assert!(rows.iter().any(|r| r["status"] == "would summarize"));
+    assert!(rows
+        .iter()
+        .any(|r| r["status"] == "skipped" && r["thread_id"] == "interrupt"));
+    assert_eq!(std::fs::read(&db).expect("read"), before);
+}
+
+#[test]
+fn a_thread_that_moves_during_the_call_is_not_overwritten() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel::<()>();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let (seen_tx, go_rx) = (std::sync::Mutex::new(seen_tx), std::sync::Mutex::new(go_rx));
+    let server = ChatServer::start(move |_, _| {
+        let _ = seen_tx.lock().expect("tx").send(());
+        let _ = go_rx
+            .lock()
+            .expect("rx")
+            .recv_timeout(Duration::from_secs(30));
+        Reply::Summary("late summary".into())
+    });
+    let db2 = db.clone();
+    let url = server.url.clone();
+    let run = std::thread::spawn(move || {
+        memctl()
+            .args([
+                "summarize",
+                "--db",
+                s(&db2),
+                "--endpoint",
+                &url,
+                "--model",
+                "m",
+                "--thread",
+                "tools",
+                "--keep",
+                "2",
+            ])
+            .args(["--format", "json"])
+            .output()
+            .expect("runs")
+    });
+    seen_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the request arrived");
+    // The live app (here: another rewrite) adds a checkpoint meanwhile.
+    let moved = run_json(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--index",
+        "-1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(moved[0]["status"], "rewritten");
+    go_tx.send(()).expect("release");
+    let out = run.join().expect("joined");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = stdout_json(&out);
+    assert_eq!(report[0]["status"], "skipped", "{report}");
+    let state = run_json(&["dump", "--db", s(&db), "--thread", "tools"]);
+    assert!(!state.to_string().contains("late summary"));
+}
