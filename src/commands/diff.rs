@@ -113,7 +113,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
                     m.id()
                         .map(|i| format!("{} ", for_terminal(i)))
                         .unwrap_or_default(),
-                    human::preview(&summary_text(m), 70)
+                    human::preview(&m.summary_text(), 70)
                 )
             };
             if md.added.is_empty() && md.removed.is_empty() && md.changed.is_empty() {
@@ -129,7 +129,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
                     out,
                     "~ {}\n    was: {}",
                     line(b),
-                    human::preview(&summary_text(a), 70)
+                    human::preview(&a.summary_text(), 70)
                 )?;
             }
             for m in &md.added {
@@ -173,21 +173,6 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Text for a one-line view: the content, or the tool calls when there is no text.
-fn summary_text(m: &Message) -> String {
-    let text = m.text();
-    if text.is_empty() && !m.tool_calls().is_empty() {
-        let names: Vec<&str> = m
-            .tool_calls()
-            .iter()
-            .filter_map(|c| c.get("name").and_then(Json::as_str))
-            .collect();
-        format!("(tool calls: {})", names.join(", "))
-    } else {
-        text
-    }
 }
 
 /// Messages are matched by id; messages without an id by position.

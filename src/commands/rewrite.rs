@@ -223,7 +223,7 @@ pub fn apply_with(
         .filter(|i| !keep.contains(i))
         .map(|i| {
             let m = &ed.messages[i];
-            json!({"index": i, "type": m.kind.type_str(), "id": m.id(), "text": human::preview(&m.text(), 60)})
+            json!({"index": i, "type": m.kind.type_str(), "id": m.id(), "text": human::preview(&m.summary_text(), 60)})
         })
         .collect();
     let mut outcome = Outcome {

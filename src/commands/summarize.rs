@@ -227,7 +227,7 @@ fn plan(
         .map(|&i| {
             let m = &ed.messages[i];
             serde_json::json!({"index": i, "type": m.kind.type_str(), "id": m.id(),
-                               "text": crate::output::human::preview(&m.text(), 60)})
+                               "text": crate::output::human::preview(&m.summary_text(), 60)})
         })
         .collect();
     Ok(Ok(Plan {

@@ -72,7 +72,7 @@ fn per_message(
                     m.kind.type_str().to_owned(),
                     human::preview(m.id().unwrap_or("-"), 40),
                     n.to_string(),
-                    human::preview(&m.text(), 50),
+                    human::preview(&m.summary_text(), 50),
                 ]);
             }
             writeln!(out, "{t}")?;

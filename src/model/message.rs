@@ -360,6 +360,21 @@ impl Message {
         }
     }
 
+    /// The text for one-line views: the text, or the tool calls when there is no text.
+    pub fn summary_text(&self) -> String {
+        let text = self.text();
+        if text.is_empty() && !self.tool_calls().is_empty() {
+            let names: Vec<&str> = self
+                .tool_calls()
+                .iter()
+                .filter_map(|c| c.get("name").and_then(Json::as_str))
+                .collect();
+            format!("(tool calls: {})", names.join(", "))
+        } else {
+            text
+        }
+    }
+
     /// The AI message's tool calls (`{name, args, id, type}`), empty for other kinds.
     pub fn tool_calls(&self) -> &[Json] {
         self.fields
