@@ -25,17 +25,26 @@ _memctl() {
             memctl,dump)
                 cmd="memctl__subcmd__dump"
                 ;;
+            memctl,gc)
+                cmd="memctl__subcmd__gc"
+                ;;
             memctl,help)
                 cmd="memctl__subcmd__help"
                 ;;
             memctl,history)
                 cmd="memctl__subcmd__history"
                 ;;
+            memctl,prune)
+                cmd="memctl__subcmd__prune"
+                ;;
             memctl,rm)
                 cmd="memctl__subcmd__rm"
                 ;;
             memctl,show)
                 cmd="memctl__subcmd__show"
+                ;;
+            memctl,stats)
+                cmd="memctl__subcmd__stats"
                 ;;
             memctl,summarize)
                 cmd="memctl__subcmd__summarize"
@@ -58,17 +67,26 @@ _memctl() {
             memctl__subcmd__help,dump)
                 cmd="memctl__subcmd__help__subcmd__dump"
                 ;;
+            memctl__subcmd__help,gc)
+                cmd="memctl__subcmd__help__subcmd__gc"
+                ;;
             memctl__subcmd__help,help)
                 cmd="memctl__subcmd__help__subcmd__help"
                 ;;
             memctl__subcmd__help,history)
                 cmd="memctl__subcmd__help__subcmd__history"
                 ;;
+            memctl__subcmd__help,prune)
+                cmd="memctl__subcmd__help__subcmd__prune"
+                ;;
             memctl__subcmd__help,rm)
                 cmd="memctl__subcmd__help__subcmd__rm"
                 ;;
             memctl__subcmd__help,show)
                 cmd="memctl__subcmd__help__subcmd__show"
+                ;;
+            memctl__subcmd__help,stats)
+                cmd="memctl__subcmd__help__subcmd__stats"
                 ;;
             memctl__subcmd__help,summarize)
                 cmd="memctl__subcmd__help__subcmd__summarize"
@@ -104,7 +122,7 @@ _memctl() {
 
     case "${cmd}" in
         memctl)
-            opts="-h -V --db --format --ns --busy-timeout --now --help --version threads history show dump diff tokens trim rm summarize completions help"
+            opts="-q -h -V --db --format --ns --busy-timeout --quiet --now --help --version threads history show dump diff tokens trim rm summarize stats prune gc completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -138,7 +156,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__completions)
-            opts="-h --db --format --ns --busy-timeout --now --help bash elvish fish powershell zsh"
+            opts="-q -h --db --format --ns --busy-timeout --quiet --now --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -172,7 +190,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__diff)
-            opts="-t -h --thread --from --to --db --format --ns --busy-timeout --now --help"
+            opts="-t -q -h --thread --from --to --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -222,7 +240,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__dump)
-            opts="-t -h --thread --checkpoint --raw --db --format --ns --busy-timeout --now --help"
+            opts="-t -q -h --thread --checkpoint --raw --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -267,8 +285,58 @@ _memctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        memctl__subcmd__gc)
+            opts="-t -n -q -h --thread --all --keep-checkpoints --min-idle --dry-run --vacuum --db --format --ns --busy-timeout --quiet --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --thread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keep-checkpoints)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-idle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         memctl__subcmd__help)
-            opts="threads history show dump diff tokens trim rm summarize completions help"
+            opts="threads history show dump diff tokens trim rm summarize stats prune gc completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -323,6 +391,20 @@ _memctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        memctl__subcmd__help__subcmd__gc)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         memctl__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -351,6 +433,20 @@ _memctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        memctl__subcmd__help__subcmd__prune)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         memctl__subcmd__help__subcmd__rm)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -366,6 +462,20 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__help__subcmd__stats)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -450,7 +560,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__history)
-            opts="-t -h --thread --db --format --ns --busy-timeout --now --help"
+            opts="-t -q -h --thread --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -491,8 +601,62 @@ _memctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        memctl__subcmd__prune)
+            opts="-t -n -q -h --idle --thread --batch --min-idle --dry-run --vacuum --db --format --ns --busy-timeout --quiet --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --idle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --thread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --batch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-idle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         memctl__subcmd__rm)
-            opts="-t -n -h --thread --id --index --type --match --all-messages --purge --dry-run --force --db --format --ns --busy-timeout --now --help"
+            opts="-t -n -q -h --thread --id --index --type --match --all-messages --purge --dry-run --force --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -550,7 +714,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__show)
-            opts="-t -h --thread --checkpoint --db --format --ns --busy-timeout --now --help"
+            opts="-t -q -h --thread --checkpoint --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -595,8 +759,46 @@ _memctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        memctl__subcmd__stats)
+            opts="-q -h --top --db --format --ns --busy-timeout --quiet --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         memctl__subcmd__summarize)
-            opts="-t -n -h --thread --all --idle --min-messages --min-tokens --keep --keep-tokens --counter --endpoint --model --api-key-env --concurrency --timeout --retries --max-input-tokens --prompt-file --summary-key --dry-run --force --db --format --ns --busy-timeout --now --help"
+            opts="-t -n -q -h --thread --all --idle --min-messages --min-tokens --keep --keep-tokens --counter --endpoint --model --api-key-env --concurrency --timeout --retries --max-input-tokens --prompt-file --summary-key --dry-run --force --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -698,7 +900,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads)
-            opts="-h --db --format --ns --busy-timeout --now --help list help"
+            opts="-q -h --db --format --ns --busy-timeout --quiet --now --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -774,7 +976,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads__subcmd__list)
-            opts="-h --sort --limit --min-tokens --db --format --ns --busy-timeout --now --help"
+            opts="-q -h --sort --limit --min-tokens --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -820,7 +1022,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__tokens)
-            opts="-t -h --thread --all --limit --counter --model --db --format --ns --busy-timeout --now --help"
+            opts="-t -q -h --thread --all --limit --counter --model --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -874,7 +1076,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__trim)
-            opts="-t -n -h --thread --all --idle --min-messages --keep --max-tokens --counter --model --keep-first --dry-run --force --db --format --ns --busy-timeout --now --help"
+            opts="-t -n -q -h --thread --all --idle --min-messages --keep --max-tokens --counter --model --keep-first --dry-run --force --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

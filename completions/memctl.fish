@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_memctl_global_optspecs
-    string join \n db= format= ns= busy-timeout= now= h/help V/version
+    string join \n db= format= ns= busy-timeout= q/quiet now= h/help V/version
 end
 
 function __fish_memctl_needs_command
@@ -31,6 +31,7 @@ jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_needs_command" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_needs_command" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_needs_command" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_needs_command" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_needs_command" -s V -l version -d 'Print version'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "threads" -d 'Work with threads (conversations)'
@@ -42,6 +43,9 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "tokens" -d 'Count a t
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "summarize" -d 'Summarize the older messages of threads through a model endpoint (OpenAI-compatible)'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "stats" -d 'What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "prune" -d 'Delete whole threads: idle ones (--idle 30d) or named ones (--thread T)'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "gc" -d 'Delete old checkpoints inside threads, keeping each thread resumable as before'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
@@ -51,6 +55,7 @@ jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -68,6 +73,7 @@ jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -79,6 +85,7 @@ jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l checkpoint -d 'The checkpoint to show (default: the latest)' -r
@@ -89,6 +96,7 @@ jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand show" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l checkpoint -d 'The checkpoint to dump (default: the latest)' -r
@@ -100,6 +108,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand dump" -l ns -d 'Checkpoint
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l raw -d 'Print the whole decoded checkpoint (channels, versions, metadata, pending writes) instead of the messages'
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l from -d 'The older checkpoint (default: the parent of --to)' -r
@@ -111,6 +120,7 @@ jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s t -l thread -d 'The thread to count, message by message' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l limit -d 'With --all: show at most this many threads' -r
@@ -127,6 +137,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l ns -d 'Checkpoi
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l all -d 'Count every thread (its latest state), one row per thread, largest first'
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s t -l thread -d 'Rewrite this thread' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l idle -d 'With --all: only threads not updated for this long (e.g. 7d, 12h, 90m)' -r
@@ -149,6 +160,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand trim" -l all -d 'Rewrite e
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l keep-first -d 'Also keep the first non-system message (often the user\'s name and goal)'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l id -d 'Remove the message with this id (repeatable)' -r
@@ -169,6 +181,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand rm" -l all-messages -d 'Re
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l purge -d 'Also scrub the removed messages from every older checkpoint and write of the thread, then vacuum, so their text is gone from the file (for secrets)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s t -l thread -d 'Rewrite this thread' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l idle -d 'With --all: only threads not updated for this long (e.g. 7d, 12h, 90m)' -r
@@ -199,7 +212,48 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l now -d 'The 
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l all -d 'Rewrite every thread that passes the filters (threads waiting on work are skipped)'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -l top -d 'How many of the largest threads to list' -r
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l idle -d 'Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -s t -l thread -d 'Delete this thread (repeatable), in all namespaces, like SqliteSaver.delete_thread' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l batch -d 'Threads per transaction (short transactions keep the app\'s waits short)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l min-idle -d 'Leave alone threads written more recently than this (a live app may be using them)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (needs a moment of exclusive access; exit code 3 if an app keeps the database busy)'
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -s t -l thread -d 'Collect this thread' -r
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l keep-checkpoints -d 'Checkpoints to keep per thread and namespace, newest first (at least 1: the latest)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l min-idle -d 'Leave alone threads written more recently than this (a live app may be using them)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l all -d 'Collect every thread'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (needs a moment of exclusive access; exit code 3 if an app keeps the database busy)'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -207,16 +261,20 @@ jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "threads" -d 'Work with threads (conversations)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "tokens" -d 'Count a thread\'s tokens (per message), or every thread\'s (--all)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "summarize" -d 'Summarize the older messages of threads through a model endpoint (OpenAI-compatible)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "threads" -d 'Work with threads (conversations)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "tokens" -d 'Count a thread\'s tokens (per message), or every thread\'s (--all)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "summarize" -d 'Summarize the older messages of threads through a model endpoint (OpenAI-compatible)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "stats" -d 'What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "prune" -d 'Delete whole threads: idle ones (--idle 30d) or named ones (--thread T)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "gc" -d 'Delete old checkpoints inside threads, keeping each thread resumable as before'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and __fish_seen_subcommand_from threads" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'

@@ -47,6 +47,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true, default_value_t = 5000, value_name = "MS")]
     pub busy_timeout: u64,
 
+    /// Print nothing but errors (for cron).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+
     /// The time to measure ages against (RFC 3339), for reproducible output.
     #[arg(long, global = true, hide = true, value_name = "TS")]
     pub now: Option<String>,
@@ -93,6 +97,15 @@ pub enum Command {
 
     /// Summarize the older messages of threads through a model endpoint (OpenAI-compatible).
     Summarize(SummarizeArgs),
+
+    /// What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans.
+    Stats(StatsArgs),
+
+    /// Delete whole threads: idle ones (--idle 30d) or named ones (--thread T).
+    Prune(PruneArgs),
+
+    /// Delete old checkpoints inside threads, keeping each thread resumable as before.
+    Gc(GcArgs),
 
     /// Print a shell completion script.
     Completions(CompletionsArgs),
@@ -442,4 +455,75 @@ pub struct SummarizeArgs {
     /// Rewrite options.
     #[command(flatten)]
     pub rewrite: RewriteArgs,
+}
+
+/// Arguments of `stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// How many of the largest threads to list.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+}
+
+/// Options of maintenance commands run beside a live app.
+#[derive(Debug, Args)]
+pub struct MaintenanceArgs {
+    /// Leave alone threads written more recently than this (a live app may be using them).
+    #[arg(long, value_name = "DUR", default_value = "5m")]
+    pub min_idle: String,
+
+    /// Show what would be deleted and delete nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+
+    /// Afterwards VACUUM and truncate the WAL so the file really shrinks (needs a moment of
+    /// exclusive access; exit code 3 if an app keeps the database busy).
+    #[arg(long)]
+    pub vacuum: bool,
+}
+
+/// Arguments of `prune`.
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h).
+    #[arg(long, value_name = "DUR", required_unless_present = "thread")]
+    pub idle: Option<String>,
+
+    /// Delete this thread (repeatable), in all namespaces, like SqliteSaver.delete_thread.
+    #[arg(long, short = 't', value_name = "ID")]
+    pub thread: Vec<String>,
+
+    /// Threads per transaction (short transactions keep the app's waits short).
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub batch: usize,
+
+    /// Maintenance options.
+    #[command(flatten)]
+    pub maintenance: MaintenanceArgs,
+}
+
+/// Arguments of `gc`.
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Collect this thread.
+    #[arg(
+        long,
+        short = 't',
+        value_name = "ID",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub thread: Option<String>,
+
+    /// Collect every thread.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Checkpoints to keep per thread and namespace, newest first (at least 1: the latest).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub keep_checkpoints: u64,
+
+    /// Maintenance options.
+    #[command(flatten)]
+    pub maintenance: MaintenanceArgs,
 }

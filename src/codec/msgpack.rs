@@ -766,3 +766,112 @@ mod tests {
         assert!(decode(&deep).is_err());
     }
 }
+
+/// The end offset of the value starting at `pos`, without building it (for size accounting).
+pub fn skip(data: &[u8], pos: usize) -> Result<usize, DecodeError> {
+    let mut r = Reader { data, pos };
+    r.skip_value(0)?;
+    Ok(r.pos)
+}
+
+/// The encoded size of each channel in a checkpoint's `channel_values`, without decoding the
+/// values: `(channel, bytes)` in stored order.
+pub fn channel_sizes(blob: &[u8]) -> Result<Vec<(String, usize)>, DecodeError> {
+    let mut r = Reader { data: blob, pos: 0 };
+    let n = r.map_header()?;
+    for _ in 0..n {
+        let key = r.value(0)?;
+        if key.as_str() == Some("channel_values") {
+            let m = r.map_header()?;
+            let mut out = Vec::with_capacity(m);
+            for _ in 0..m {
+                let k = r.value(0)?;
+                let start = r.pos;
+                r.skip_value(0)?;
+                out.push((k.as_str().unwrap_or("?").to_owned(), r.pos - start));
+            }
+            return Ok(out);
+        }
+        r.skip_value(0)?;
+    }
+    Ok(vec![])
+}
+
+impl Reader<'_> {
+    fn map_header(&mut self) -> Result<usize, DecodeError> {
+        let at = self.pos;
+        match self.u8()? {
+            m @ 0x80..=0x8f => Ok(usize::from(m & 0x0f)),
+            0xde => self.len(2),
+            0xdf => self.len(4),
+            byte => Err(DecodeError::BadMarker { byte, offset: at }),
+        }
+    }
+
+    fn skip_value(&mut self, depth: usize) -> Result<(), DecodeError> {
+        if depth > MAX_DEPTH {
+            return Err(DecodeError::TooDeep);
+        }
+        let at = self.pos;
+        let m = self.u8()?;
+        let (skip_bytes, items) = match m {
+            0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => (0, 0),
+            0x80..=0x8f => (0, 2 * usize::from(m & 0x0f)),
+            0x90..=0x9f => (0, usize::from(m & 0x0f)),
+            0xa0..=0xbf => (usize::from(m & 0x1f), 0),
+            0xc4..=0xc6 => (self.len(1 << (m - 0xc4))?, 0),
+            0xc7..=0xc9 => (self.len(1 << (m - 0xc7))? + 1, 0),
+            0xca => (4, 0),
+            0xcb => (8, 0),
+            0xcc..=0xcf => (1 << (m - 0xcc), 0),
+            0xd0..=0xd3 => (1 << (m - 0xd0), 0),
+            0xd4..=0xd8 => ((1 << (m - 0xd4)) + 1, 0),
+            0xd9..=0xdb => (self.len(1 << (m - 0xd9))?, 0),
+            0xdc => (0, self.len(2)?),
+            0xdd => (0, self.len(4)?),
+            0xde => (0, 2 * self.len(2)?),
+            0xdf => (0, 2 * self.len(4)?),
+            0xc1 => {
+                return Err(DecodeError::BadMarker {
+                    byte: m,
+                    offset: at,
+                })
+            }
+        };
+        self.take(skip_bytes)?;
+        for _ in 0..items {
+            self.skip_value(depth + 1)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    #[test]
+    fn channel_sizes_match_encoded_values() {
+        let cp = Value::map(vec![
+            (Value::str("v"), Value::int(4)),
+            (
+                Value::str("channel_values"),
+                Value::map(vec![
+                    (
+                        Value::str("messages"),
+                        Value::array(vec![Value::str("hello"), Value::int(300)]),
+                    ),
+                    (Value::str("n"), Value::Nil),
+                ]),
+            ),
+        ]);
+        let bytes = encode(&cp);
+        let sizes = channel_sizes(&bytes).expect("sizes");
+        assert_eq!(
+            sizes,
+            vec![("messages".to_owned(), 1 + 6 + 3), ("n".to_owned(), 1)]
+        );
+        assert_eq!(skip(&bytes, 0).expect("skip"), bytes.len());
+        assert!(skip(&bytes[..bytes.len() - 1], 0).is_err());
+    }
+}

@@ -3,10 +3,13 @@
 pub mod completions;
 pub mod diff;
 pub mod dump;
+pub mod gc;
 pub mod history;
+pub mod prune;
 pub mod rewrite;
 pub mod rm;
 pub mod show;
+pub mod stats;
 pub mod summarize;
 pub mod threads;
 pub mod tokens;
@@ -25,6 +28,8 @@ use crate::storage::{CheckpointRow, CheckpointStore, SqliteStore};
 /// Runs the parsed command line, writing data to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     let g = &cli.global;
+    let mut sink = std::io::sink();
+    let out: &mut dyn Write = if g.quiet { &mut sink } else { out };
     match &cli.command {
         Command::Threads(ThreadsCommand::List(args)) => threads::list(g, args, out),
         Command::History(args) => history::run(g, args, out),
@@ -35,6 +40,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Trim(args) => trim::run(g, args, out),
         Command::Rm(args) => rm::run(g, args, out),
         Command::Summarize(args) => summarize::run(g, args, out),
+        Command::Stats(args) => stats::run(g, args, out),
+        Command::Prune(args) => prune::run(g, args, out),
+        Command::Gc(args) => gc::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),
     }
 }

@@ -5,9 +5,11 @@
 //! - [`summarize`]: what a summary replaces, its prompt and its message;
 //! - [`update`]: the checkpoint and write row `graph.update_state` would append;
 //! - [`purge`]: scrubbing removed messages from history (`rm --purge`);
+//! - [`gc`]: which old checkpoints of a thread can go;
 //! - [`duration`]: `30d`, `12h` style durations for `--idle`.
 
 pub mod duration;
+pub mod gc;
 pub mod purge;
 pub mod remove;
 pub mod summarize;

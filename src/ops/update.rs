@@ -304,6 +304,17 @@ fn next_version(versions: &[(Value, Value)], env: &mut Env<'_>) -> Result<String
     Ok(format!("{:032}.{:0>16}", current + 1, float_repr(r)))
 }
 
+/// The time a LangGraph checkpoint id (uuid6) was made, if it is one.
+pub fn id_time(id: &str) -> Option<Timestamp> {
+    const GREGORIAN_OFFSET: i128 = 0x01B2_1DD2_1381_4000;
+    let u = Uuid::parse_str(id)
+        .ok()
+        .filter(|u| u.get_version_num() == 6)?;
+    let n = u.as_u128();
+    let ticks = ((((n >> 80) & 0xFFFF_FFFF_FFFF) << 12) | ((n >> 64) & 0xFFF)) as i128;
+    Timestamp::from_nanosecond((ticks - GREGORIAN_OFFSET) * 100).ok()
+}
+
 /// A uuid6 like LangGraph's: 100 ns ticks since 1582, version 6, clock_seq = step.
 fn new_checkpoint_id(step: i64, max_existing: &str, env: &mut Env<'_>) -> Result<String> {
     const GREGORIAN_OFFSET: u128 = 0x01B2_1DD2_1381_4000;
@@ -359,6 +370,20 @@ mod tests {
         let ahead = "1f200000-0000-6000-8009-000000000000";
         let id = new_checkpoint_id(10, ahead, &mut e).expect("id");
         assert!(id.as_str() > ahead);
+    }
+
+    #[test]
+    fn ids_tell_their_time() {
+        let mut r = || 7u64;
+        let now: Timestamp = "2026-12-01T04:38:50.880437Z".parse().expect("ts");
+        let mut e = Env {
+            now,
+            random: &mut r,
+        };
+        let id = new_checkpoint_id(3, "0", &mut e).expect("id");
+        let t = id_time(&id).expect("a uuid6");
+        assert_eq!(t.as_microsecond(), now.as_microsecond());
+        assert!(id_time("not-a-uuid").is_none());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Where checkpoints live. SQLite (`SqliteSaver`'s file) is the one backend today; commands
 //! talk to the [`CheckpointStore`] trait so other savers can join later.
 
+pub mod maintenance;
 pub mod sqlite;
 
 use anyhow::Result;
@@ -56,6 +57,8 @@ pub struct ThreadSummary {
     pub namespaces: u64,
     /// The latest root-namespace checkpoint id, if the root namespace has one.
     pub latest_root_id: Option<String>,
+    /// The largest checkpoint id of the thread in any namespace (uuid6: also its time).
+    pub latest_id: String,
 }
 
 /// Which generation of `langgraph-checkpoint-sqlite` wrote the file.

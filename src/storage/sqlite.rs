@@ -135,7 +135,8 @@ impl CheckpointStore for SqliteStore {
                 "SELECT thread_id, COUNT(*), \
                         SUM(LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0)), \
                         COUNT(DISTINCT checkpoint_ns), \
-                        MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) \
+                        MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END), \
+                        MAX(checkpoint_id) \
                  FROM checkpoints GROUP BY thread_id ORDER BY thread_id",
             )
             .map_err(|e| self.sql_error(e))?;
@@ -150,6 +151,7 @@ impl CheckpointStore for SqliteStore {
                         + write_bytes.get(&thread_id).copied().unwrap_or(0),
                     namespaces: row.get::<_, i64>(3)?.max(0) as u64,
                     latest_root_id: opt_text(row, 4)?,
+                    latest_id: opt_text(row, 5)?.unwrap_or_default(),
                     thread_id,
                 })
             })()
@@ -373,12 +375,12 @@ pub fn explain(e: rusqlite::Error, path: &Path) -> anyhow::Error {
     }
 }
 
-fn text(row: &Row<'_>, i: usize) -> rusqlite::Result<String> {
+pub(crate) fn text(row: &Row<'_>, i: usize) -> rusqlite::Result<String> {
     Ok(opt_text(row, i)?.unwrap_or_default())
 }
 
 /// Reads a TEXT column leniently: ids stored as integers or blobs are shown as text.
-fn opt_text(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
+pub(crate) fn opt_text(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
     Ok(match row.get_ref(i)? {
         ValueRef::Null => None,
         ValueRef::Integer(n) => Some(n.to_string()),
@@ -388,7 +390,7 @@ fn opt_text(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<String>> {
 }
 
 /// Reads a BLOB column; TEXT is accepted as its bytes.
-fn blob(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
+pub(crate) fn blob(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>> {
     Ok(match row.get_ref(i)? {
         ValueRef::Null => None,
         ValueRef::Blob(b) | ValueRef::Text(b) => Some(b.to_vec()),
@@ -573,11 +575,9 @@ impl SqliteStore {
         Ok(changed)
     }
 
-    /// Rebuilds the file so deleted bytes are gone: WAL checkpoint, `VACUUM`, WAL truncated.
+    /// Rebuilds the file so deleted bytes are gone: WAL checkpoint, `VACUUM`, WAL truncated
+    /// (an exit-code-3 error when an app keeps the database busy).
     pub fn vacuum(&self) -> Result<()> {
-        self.conn
-            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")
-            .map_err(|e| self.sql_error(e))
-            .context("vacuum failed (another process may hold the database open); the removal itself is committed")
+        self.vacuum_or_busy()
     }
 }

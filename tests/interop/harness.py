@@ -812,6 +812,93 @@ def cmd_continue(db: str, thread: str, use_copy: bool) -> dict:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+# ------------------------------------------------------------------------------------------
+# state / resume / live-app (for prune and gc)
+# ------------------------------------------------------------------------------------------
+
+
+def cmd_state(db: str, thread: str, graph_name: str) -> dict:
+    """What LangGraph sees of a thread: whether any checkpoint exists, messages, next, interrupts."""
+    if not Path(db).is_file():
+        raise FileNotFoundError(f"no such database: {db}")
+    tmp = tempfile.mkdtemp(prefix="memctl-interop-")
+    path = os.path.join(tmp, "db.sqlite")
+    sqlite_copy(db, path)
+    try:
+        with open_graph(path, graph_name) as (graph, _m, saver):
+            cfg = graphs.config(thread)
+            exists = saver.get_tuple(cfg) is not None
+            st = graph.get_state(cfg)
+            history = list(graph.get_state_history(cfg))
+            return {
+                "thread": thread,
+                "exists": exists,
+                "messages": [m.model_dump() for m in st.values.get("messages", [])],
+                "next": list(st.next),
+                "interrupts": [{"id": i.id, "value": i.value} for i in st.interrupts],
+                "history": len(history),
+            }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cmd_resume(db: str, thread: str, value: str) -> dict:
+    """Resumes a thread paused on interrupt() with Command(resume=value), on a copy."""
+    from langgraph.types import Command
+
+    tmp = tempfile.mkdtemp(prefix="memctl-interop-")
+    path = os.path.join(tmp, "db.sqlite")
+    sqlite_copy(db, path)
+    try:
+        with open_graph(path, thread) as (graph, _m, _s):
+            cfg = graphs.config(thread)
+            before = graph.get_state(cfg)
+            graph.invoke(Command(resume=value), cfg)
+            after = graph.get_state(cfg)
+            if tuple(after.next) != ():
+                raise RuntimeError(f"still waiting after resume: next={after.next}")
+            return {
+                "thread": thread,
+                "next_before": list(before.next),
+                "interrupts_before": len(before.interrupts),
+                "messages_after": [m.model_dump() for m in after.values.get("messages", [])],
+            }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cmd_live_app(db: str, graph_name: str, threads: list[str], seconds: float, stop_file: str | None) -> dict:
+    """A LangGraph app invoking `threads` in a loop on `db` itself (WAL, as SqliteSaver sets
+    it up), until `seconds` pass or `stop_file` appears. Every exception is recorded."""
+    import time
+
+    con = sqlite3.connect(db, check_same_thread=False)
+    saver = SqliteSaver(con)
+    graph, _model = graphs.build(graph_name, saver)
+    counts = {t: 0 for t in threads}
+    errors: list[str] = []
+    start = len_before = None
+    len_before = {t: len(graph.get_state(graphs.config(t)).values.get("messages", [])) for t in threads}
+    start = time.monotonic()
+    n = 0
+    while time.monotonic() - start < seconds and not (stop_file and Path(stop_file).exists()):
+        t = threads[n % len(threads)]
+        try:
+            graph.invoke({"messages": [HumanMessage(f"live message {n}")]}, graphs.config(t))
+            counts[t] += 1
+        except Exception as e:  # the point: there must be none
+            errors.append(f"{t}: {type(e).__name__}: {e}")
+        n += 1
+    final = {}
+    for t in threads:
+        msgs = graph.get_state(graphs.config(t)).values.get("messages", [])
+        final[t] = len(msgs)
+        if len(msgs) != len_before[t] + 2 * counts[t]:
+            errors.append(f"{t}: {len(msgs)} messages, expected {len_before[t]} + 2 x {counts[t]}")
+    con.close()
+    return {"invocations": counts, "messages": final, "errors": errors, "seconds": time.monotonic() - start}
+
+
 def ensure_hashseed_0(script: str) -> None:
     """Re-exec with PYTHONHASHSEED=0 (as fixtures/generate.py does). LangGraph re-serializes
     set/frozenset values in iteration order, which depends on the string hash seed; with seed 0
@@ -833,7 +920,41 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--db", required=True)
     k.add_argument("--thread", required=True)
     k.add_argument("--copy", action="store_true", help="work on a temporary copy of --db")
+    st = sub.add_parser("state", help="what LangGraph sees of a thread (on a copy)")
+    st.add_argument("--db", required=True)
+    st.add_argument("--thread", required=True)
+    st.add_argument("--graph", help="scenario graph to build (default: the thread id)")
+    r = sub.add_parser("resume", help="resume a paused thread with Command(resume=VALUE) (on a copy)")
+    r.add_argument("--db", required=True)
+    r.add_argument("--thread", required=True)
+    r.add_argument("--value", required=True)
+    la = sub.add_parser("live-app", help="invoke threads in a loop on DB itself, recording errors")
+    la.add_argument("--db", required=True)
+    la.add_argument("--graph", default="1")
+    la.add_argument("--threads", required=True, help="comma-separated thread ids")
+    la.add_argument("--seconds", type=float, default=10.0)
+    la.add_argument("--stop-file")
     a = ap.parse_args(argv)
+
+    if a.cmd in ("state", "resume", "live-app"):
+        try:
+            if a.cmd == "state":
+                rep = cmd_state(a.db, a.thread, a.graph or a.thread)
+            elif a.cmd == "resume":
+                rep = cmd_resume(a.db, a.thread, a.value)
+            else:
+                rep = cmd_live_app(a.db, a.graph, a.threads.split(","), a.seconds, a.stop_file)
+        except Exception as e:
+            print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+            print(f"FAIL {a.cmd}: {type(e).__name__}: {e}", file=sys.stderr)
+            traceback.print_exc(file=sys.stderr)
+            return 1
+        print(json.dumps(jsonable(rep), ensure_ascii=False, indent=1))
+        if rep.get("errors"):
+            for err in rep["errors"]:
+                print(f"FAIL {a.cmd}: {err}", file=sys.stderr)
+            return 1
+        return 0
 
     if a.cmd == "check-rewrite":
         src = a.expect.strip()

@@ -1,0 +1,163 @@
+//! `memctl gc`: delete old checkpoints inside threads, keeping each one resumable as before.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::cli::{Format, GcArgs, GlobalArgs};
+use crate::ops::duration::parse_seconds;
+use crate::ops::gc::plan;
+use crate::ops::update::id_time;
+use crate::output::{self, human, progress, table};
+use crate::storage::maintenance::Deleted;
+use crate::storage::{CheckpointStore, ThreadSummary};
+
+use super::rewrite::open_read_write;
+
+/// One thread's result.
+struct Row {
+    thread_id: String,
+    status: String,
+    checkpoints: u64,
+    deleted: Deleted,
+}
+
+/// Runs `gc`.
+pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
+    let m = &args.maintenance;
+    let store = open_read_write(g)?;
+    let now = human::now(g.now.as_deref())?;
+    let min_idle = parse_seconds(&m.min_idle)?;
+    let mut threads: Vec<ThreadSummary> = Vec::new();
+    store.for_each_thread(&mut |t| {
+        if args.thread.as_ref().is_none_or(|only| *only == t.thread_id) {
+            threads.push(t);
+        }
+        Ok(())
+    })?;
+    if let Some(t) = &args.thread {
+        if threads.is_empty() {
+            anyhow::bail!("no thread '{t}' in this database (see `memctl threads list`)");
+        }
+    }
+    let keep = usize::try_from(args.keep_checkpoints).unwrap_or(usize::MAX);
+    let mut rows = Vec::new();
+    let mut total = Deleted::default();
+    let pb = progress::bar(threads.len() as u64, "gc");
+    for t in &threads {
+        pb.inc(1);
+        let age = id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
+        let mut row = Row {
+            thread_id: t.thread_id.clone(),
+            status: String::new(),
+            checkpoints: t.checkpoints,
+            deleted: Deleted::default(),
+        };
+        if age.is_some_and(|a| a < min_idle) {
+            row.status = format!(
+                "skipped: written {} ago (--min-idle {})",
+                human::age(age.unwrap_or(0)),
+                m.min_idle
+            );
+            rows.push(row);
+            continue;
+        }
+        if store.is_delta_thread(&t.thread_id)? {
+            row.status =
+                "skipped: DeltaChannel thread (its value is rebuilt from older checkpoints)".into();
+            rows.push(row);
+            continue;
+        }
+        let infos = store.checkpoint_infos(&t.thread_id)?;
+        let p = plan(&infos, keep);
+        if p.delete.is_empty() {
+            continue;
+        }
+        if m.dry_run {
+            row.status = "would delete".into();
+            row.deleted = Deleted {
+                checkpoints: p.delete.len() as u64,
+                bytes: p.bytes,
+                ..Deleted::default()
+            };
+        } else {
+            match store.apply_gc(&t.thread_id, &p, &t.latest_id)? {
+                Some(d) => {
+                    row.status = "collected".into();
+                    row.deleted = d;
+                    total.add(d);
+                }
+                None => row.status = "skipped: got a new checkpoint while memctl worked".into(),
+            }
+        }
+        rows.push(row);
+    }
+    pb.finish_and_clear();
+    let before = store.file_stats()?.file_bytes;
+    let vacuum = if m.vacuum && !m.dry_run {
+        Some(store.vacuum_or_busy())
+    } else {
+        None
+    };
+    let after = store.file_stats()?.file_bytes;
+
+    match output::resolve_format(g.format) {
+        Format::Table => {
+            let mut t =
+                table::new_table(&["thread_id", "checkpoints", "deleted", "bytes", "status"]);
+            table::align_right(&mut t, &[1, 2, 3]);
+            for r in &rows {
+                t.add_row(vec![
+                    human::preview(&r.thread_id, 40),
+                    r.checkpoints.to_string(),
+                    r.deleted.checkpoints.to_string(),
+                    human::bytes(r.deleted.bytes),
+                    r.status.clone(),
+                ]);
+            }
+            if !rows.is_empty() {
+                writeln!(out, "{t}")?;
+            }
+            if m.dry_run {
+                let n: u64 = rows.iter().map(|r| r.deleted.checkpoints).sum();
+                let b: u64 = rows.iter().map(|r| r.deleted.bytes).sum();
+                writeln!(
+                    out,
+                    "dry run: would delete {n} checkpoints ({} of checkpoints, plus their writes)",
+                    human::bytes(b)
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "deleted {} checkpoints and {} writes ({}); file {} → {}",
+                    total.checkpoints,
+                    total.writes,
+                    human::bytes(total.bytes),
+                    human::bytes(before),
+                    human::bytes(after)
+                )?;
+            }
+        }
+        format => {
+            let doc = json!({
+                "dry_run": m.dry_run,
+                "keep_checkpoints": args.keep_checkpoints,
+                "threads": rows.iter().map(|r| json!({
+                    "thread_id": r.thread_id, "status": r.status, "checkpoints": r.checkpoints,
+                    "deleted_checkpoints": r.deleted.checkpoints, "deleted_writes": r.deleted.writes, "bytes": r.deleted.bytes,
+                })).collect::<Vec<_>>(),
+                "deleted": total,
+                "bytes_reclaimed": total.bytes,
+                "file_bytes_before": before,
+                "file_bytes_after": after,
+                "vacuumed": matches!(vacuum, Some(Ok(()))),
+            });
+            output::write_document(out, format, &doc)?;
+        }
+    }
+    match vacuum {
+        Some(Err(e)) => Err(e),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,161 @@
+//! `memctl prune`: delete whole threads — idle ones, or named ones — in short batches beside a
+//! live app.
+
+use std::io::Write;
+
+use anyhow::{bail, Result};
+use serde_json::json;
+
+use crate::cli::{Format, GlobalArgs, PruneArgs};
+use crate::ops::duration::parse_seconds;
+use crate::ops::update::id_time;
+use crate::output::{self, human, progress, table};
+use crate::storage::maintenance::Deleted;
+use crate::storage::{CheckpointStore, ThreadSummary};
+
+use super::rewrite::open_read_write;
+
+/// Runs `prune`.
+pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> {
+    let m = &args.maintenance;
+    let store = open_read_write(g)?;
+    let now = human::now(g.now.as_deref())?;
+    let idle = args.idle.as_deref().map(parse_seconds).transpose()?;
+    let min_idle = parse_seconds(&m.min_idle)?;
+    let mut all: Vec<ThreadSummary> = Vec::new();
+    store.for_each_thread(&mut |t| {
+        all.push(t);
+        Ok(())
+    })?;
+    for t in &args.thread {
+        if !all.iter().any(|s| &s.thread_id == t) {
+            bail!("no thread '{t}' in this database (see `memctl threads list`)");
+        }
+    }
+    let age_of =
+        |t: &ThreadSummary| id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
+    let mut selected: Vec<(&ThreadSummary, Option<i64>)> = Vec::new();
+    let mut skipped: Vec<(String, String)> = Vec::new();
+    for t in &all {
+        let named = args.thread.contains(&t.thread_id);
+        let age = age_of(t);
+        let idle_enough = match (idle, age) {
+            (Some(limit), Some(a)) => a >= limit,
+            _ => false,
+        };
+        if !(named || idle_enough) {
+            continue;
+        }
+        if age.is_some_and(|a| a < min_idle) {
+            skipped.push((
+                t.thread_id.clone(),
+                format!(
+                    "written {} ago (--min-idle {})",
+                    human::age(age.unwrap_or(0)),
+                    m.min_idle
+                ),
+            ));
+            continue;
+        }
+        selected.push((t, age));
+    }
+
+    let mut deleted = Deleted::default();
+    if !m.dry_run {
+        let pb = progress::bar(selected.len() as u64, "prune");
+        for batch in selected.chunks(args.batch.max(1)) {
+            let ids: Vec<(String, String)> = batch
+                .iter()
+                .map(|(t, _)| (t.thread_id.clone(), t.latest_id.clone()))
+                .collect();
+            let (d, moved) = store.delete_threads(&ids)?;
+            deleted.add(d);
+            for t in moved {
+                skipped.push((
+                    t,
+                    "got a new checkpoint while memctl worked; left alone".into(),
+                ));
+            }
+            pb.inc(batch.len() as u64);
+        }
+        pb.finish_and_clear();
+    }
+    let before = store.file_stats()?.file_bytes;
+    let vacuum = if m.vacuum && !m.dry_run {
+        Some(store.vacuum_or_busy())
+    } else {
+        None
+    };
+    let after = store.file_stats()?.file_bytes;
+    let would: u64 = selected.iter().map(|(t, _)| t.bytes).sum();
+
+    match output::resolve_format(g.format) {
+        Format::Table => {
+            let mut t =
+                table::new_table(&["thread_id", "checkpoints", "bytes", "last update", "status"]);
+            table::align_right(&mut t, &[1, 2]);
+            let moved: Vec<&String> = skipped.iter().map(|(id, _)| id).collect();
+            for (th, age) in &selected {
+                let status = if m.dry_run {
+                    "would delete"
+                } else if moved.contains(&&th.thread_id) {
+                    "skipped"
+                } else {
+                    "deleted"
+                };
+                t.add_row(vec![
+                    human::preview(&th.thread_id, 40),
+                    th.checkpoints.to_string(),
+                    human::bytes(th.bytes),
+                    age.map_or("-".into(), |a| format!("{} ago", human::age(a))),
+                    status.to_owned(),
+                ]);
+            }
+            if !selected.is_empty() {
+                writeln!(out, "{t}")?;
+            }
+            for (id, why) in &skipped {
+                writeln!(out, "skipped {}: {why}", human::preview(id, 40))?;
+            }
+            if m.dry_run {
+                writeln!(
+                    out,
+                    "dry run: would delete {} threads ({})",
+                    selected.len(),
+                    human::bytes(would)
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "deleted {} threads, {} checkpoints, {} writes ({}); file {} → {}",
+                    deleted.threads,
+                    deleted.checkpoints,
+                    deleted.writes,
+                    human::bytes(deleted.bytes),
+                    human::bytes(before),
+                    human::bytes(after)
+                )?;
+            }
+        }
+        format => {
+            let doc = json!({
+                "dry_run": m.dry_run,
+                "threads": selected.iter().map(|(t, age)| json!({
+                    "thread_id": t.thread_id, "checkpoints": t.checkpoints, "bytes": t.bytes, "age_seconds": age,
+                })).collect::<Vec<_>>(),
+                "skipped": skipped.iter().map(|(id, why)| json!({"thread_id": id, "reason": why})).collect::<Vec<_>>(),
+                "deleted": deleted,
+                "bytes_reclaimed": deleted.bytes,
+                "would_reclaim": if m.dry_run { Some(would) } else { None },
+                "file_bytes_before": before,
+                "file_bytes_after": after,
+                "vacuumed": matches!(vacuum, Some(Ok(()))),
+            });
+            output::write_document(out, format, &doc)?;
+        }
+    }
+    match vacuum {
+        Some(Err(e)) => Err(e),
+        _ => Ok(()),
+    }
+}

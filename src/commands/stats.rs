@@ -1,0 +1,129 @@
+//! `memctl stats`: what is taking the space.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::json;
+
+use crate::cli::{Format, GlobalArgs, StatsArgs};
+use crate::codec::msgpack;
+use crate::output::{self, human, table};
+use crate::storage::CheckpointStore;
+
+/// Runs `stats`.
+pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> {
+    let store = super::open_read_only(g)?;
+    let file = store.file_stats()?;
+    let (checkpoint_rows, write_rows) = store.row_counts()?;
+    let mut threads = Vec::new();
+    store.for_each_thread(&mut |t| {
+        threads.push(t);
+        Ok(())
+    })?;
+    let mut per_thread: Vec<u64> = threads.iter().map(|t| t.checkpoints).collect();
+    per_thread.sort_unstable();
+    let (min, median, max) = (
+        per_thread.first().copied().unwrap_or(0),
+        per_thread.get(per_thread.len() / 2).copied().unwrap_or(0),
+        per_thread.last().copied().unwrap_or(0),
+    );
+    threads.sort_by_key(|t| std::cmp::Reverse(t.bytes));
+    let top: Vec<_> = threads.iter().take(args.top).collect();
+
+    // Bytes per channel across every checkpoint, from the encoded sizes (nothing decoded).
+    let mut channels: BTreeMap<String, u64> = BTreeMap::new();
+    let mut undecodable = 0u64;
+    store.for_each_checkpoint_blob(&mut |blob| {
+        match msgpack::channel_sizes(blob) {
+            Ok(sizes) => {
+                for (k, n) in sizes {
+                    *channels.entry(k).or_default() += n as u64;
+                }
+            }
+            Err(_) => undecodable += 1,
+        }
+        Ok(())
+    })?;
+    let mut channels: Vec<(String, u64)> = channels.into_iter().collect();
+    channels.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    let writes = store.write_bytes_by_channel()?;
+    let orphans = store.orphans()?;
+    let free_bytes = file.free_pages * file.page_size;
+
+    match output::resolve_format(g.format) {
+        Format::Table => {
+            writeln!(
+                out,
+                "file {}  wal {}  free pages {} ({} reclaimable by vacuum)",
+                human::bytes(file.file_bytes),
+                human::bytes(file.wal_bytes),
+                file.free_pages,
+                human::bytes(free_bytes)
+            )?;
+            writeln!(
+                out,
+                "{} threads, {checkpoint_rows} checkpoints, {write_rows} writes; checkpoints per thread: min {min}, median {median}, max {max}",
+                threads.len()
+            )?;
+            let mut t =
+                table::new_table(&["largest threads", "checkpoints", "namespaces", "bytes"]);
+            table::align_right(&mut t, &[1, 2, 3]);
+            for th in &top {
+                t.add_row(vec![
+                    human::preview(&th.thread_id, 40),
+                    th.checkpoints.to_string(),
+                    th.namespaces.to_string(),
+                    human::bytes(th.bytes),
+                ]);
+            }
+            writeln!(out, "\n{t}")?;
+            let mut c = table::new_table(&["checkpoint channel", "bytes"]);
+            table::align_right(&mut c, &[1]);
+            for (k, n) in &channels {
+                c.add_row(vec![human::preview(k, 40), human::bytes(*n)]);
+            }
+            writeln!(out, "\n{c}")?;
+            let mut w = table::new_table(&["write channel", "rows", "bytes"]);
+            table::align_right(&mut w, &[1, 2]);
+            for (k, rows, n) in &writes {
+                w.add_row(vec![
+                    human::preview(k, 40),
+                    rows.to_string(),
+                    human::bytes(*n),
+                ]);
+            }
+            writeln!(out, "\n{w}")?;
+            writeln!(
+                out,
+                "\norphans: {} writes without their checkpoint, {} checkpoints without their parent, {} threads without a root namespace",
+                orphans.writes_without_checkpoint, orphans.checkpoints_without_parent, orphans.namespaces_without_root
+            )?;
+            if undecodable > 0 {
+                writeln!(
+                    out,
+                    "({undecodable} checkpoints could not be measured: corrupt blobs)"
+                )?;
+            }
+        }
+        format => {
+            let doc = json!({
+                "file": file,
+                "free_bytes": free_bytes,
+                "threads": threads.len(),
+                "checkpoints": checkpoint_rows,
+                "writes": write_rows,
+                "checkpoints_per_thread": {"min": min, "median": median, "max": max},
+                "largest_threads": top.iter().map(|t| json!({
+                    "thread_id": t.thread_id, "checkpoints": t.checkpoints, "namespaces": t.namespaces, "bytes": t.bytes,
+                })).collect::<Vec<_>>(),
+                "checkpoint_bytes_by_channel": channels.iter().map(|(k, n)| json!({"channel": k, "bytes": n})).collect::<Vec<_>>(),
+                "write_bytes_by_channel": writes.iter().map(|(k, r, n)| json!({"channel": k, "rows": r, "bytes": n})).collect::<Vec<_>>(),
+                "orphans": orphans,
+                "unmeasured_checkpoints": undecodable,
+            });
+            output::write_document(out, format, &doc)?;
+        }
+    }
+    Ok(())
+}

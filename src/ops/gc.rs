@@ -1,0 +1,125 @@
+//! Which old checkpoints of a thread can go, keeping the thread resumable exactly as before.
+//!
+//! - In the root namespace the newest `keep` checkpoints stay (at least 1: the latest, whose
+//!   pending writes — an interrupt, a resume — go with it and stay too).
+//! - A subgraph checkpoint (non-root namespace) stays exactly when the root checkpoint it ran
+//!   under (`metadata.parents[""]`) stays; one that names no root parent follows the same
+//!   newest-`keep` rule inside its namespace.
+//! - A kept checkpoint whose parent is deleted gets no parent (like a thread's first
+//!   checkpoint), so history ends cleanly instead of pointing at a missing row.
+
+use std::collections::{BTreeMap, HashSet};
+
+/// What gc needs to know of one checkpoint (no blob).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointInfo {
+    /// Namespace (`''` = root).
+    pub ns: String,
+    /// The checkpoint id.
+    pub id: String,
+    /// `parent_checkpoint_id`.
+    pub parent: Option<String>,
+    /// `metadata.parents[""]`: the root checkpoint a subgraph checkpoint ran under.
+    pub root_parent: Option<String>,
+    /// Stored bytes of the row (checkpoint + metadata).
+    pub bytes: u64,
+}
+
+/// The decision for one thread.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcPlan {
+    /// `(ns, id)` of checkpoints to delete (their writes go with them).
+    pub delete: Vec<(String, String)>,
+    /// `(ns, id)` of kept checkpoints whose parent is deleted: their parent becomes NULL.
+    pub orphaned: Vec<(String, String)>,
+    /// Bytes of the deleted checkpoint rows.
+    pub bytes: u64,
+}
+
+/// Plans a gc of one thread keeping the newest `keep` (≥ 1) root checkpoints.
+pub fn plan(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
+    let keep = keep.max(1);
+    let mut by_ns: BTreeMap<&str, Vec<&CheckpointInfo>> = BTreeMap::new();
+    for c in checkpoints {
+        by_ns.entry(c.ns.as_str()).or_default().push(c);
+    }
+    for list in by_ns.values_mut() {
+        list.sort_by(|a, b| b.id.cmp(&a.id)); // newest first: ids sort by time
+    }
+    let mut kept: HashSet<(&str, &str)> = HashSet::new();
+    let kept_root: HashSet<&str> = by_ns
+        .get("")
+        .map(|l| l.iter().take(keep).map(|c| c.id.as_str()).collect())
+        .unwrap_or_default();
+    for (ns, list) in &by_ns {
+        for (i, c) in list.iter().enumerate() {
+            let keep_it = if ns.is_empty() {
+                i < keep
+            } else {
+                match &c.root_parent {
+                    Some(root) if by_ns.contains_key("") => kept_root.contains(root.as_str()),
+                    _ => i < keep,
+                }
+            };
+            if keep_it {
+                kept.insert((ns, c.id.as_str()));
+            }
+        }
+    }
+    let mut plan = GcPlan::default();
+    for c in checkpoints {
+        if kept.contains(&(c.ns.as_str(), c.id.as_str())) {
+            if let Some(p) = &c.parent {
+                if !kept.contains(&(c.ns.as_str(), p.as_str())) {
+                    plan.orphaned.push((c.ns.clone(), c.id.clone()));
+                }
+            }
+        } else {
+            plan.delete.push((c.ns.clone(), c.id.clone()));
+            plan.bytes += c.bytes;
+        }
+    }
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cp(ns: &str, id: &str, parent: Option<&str>, root: Option<&str>) -> CheckpointInfo {
+        CheckpointInfo {
+            ns: ns.into(),
+            id: id.into(),
+            parent: parent.map(Into::into),
+            root_parent: root.map(Into::into),
+            bytes: 10,
+        }
+    }
+
+    #[test]
+    fn keeps_the_newest_and_subgraphs_of_kept_steps() {
+        let cps = vec![
+            cp("", "1", None, None),
+            cp("", "2", Some("1"), None),
+            cp("", "3", Some("2"), None),
+            cp("", "4", Some("3"), None),
+            cp("child:a", "a1", None, Some("2")),
+            cp("child:a", "a2", Some("a1"), Some("2")),
+            cp("child:b", "b1", None, Some("4")),
+        ];
+        let p = plan(&cps, 2);
+        let deleted: Vec<&str> = p.delete.iter().map(|(_, id)| id.as_str()).collect();
+        assert_eq!(deleted, ["1", "2", "a1", "a2"]);
+        assert_eq!(p.orphaned, vec![("".to_owned(), "3".to_owned())]);
+        assert_eq!(p.bytes, 40);
+        // keep is at least 1: the latest always stays.
+        let p = plan(&cps, 0);
+        assert!(!p.delete.iter().any(|(_, id)| id == "4" || id == "b1"));
+    }
+
+    #[test]
+    fn nothing_to_do_for_short_threads() {
+        let cps = vec![cp("", "1", None, None), cp("", "2", Some("1"), None)];
+        assert_eq!(plan(&cps, 5), GcPlan::default());
+    }
+}

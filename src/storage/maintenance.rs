@@ -1,0 +1,318 @@
+//! Space accounting and deletion for `stats`, `prune` and `gc`: short `BEGIN IMMEDIATE`
+//! transactions, each re-checking that a thread did not move before touching it.
+
+use std::collections::HashMap;
+
+use anyhow::{Context, Result};
+use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
+use serde_json::Value as Json;
+
+use super::sqlite::{opt_text, text, SqliteStore};
+use crate::ops::gc::{CheckpointInfo, GcPlan};
+
+/// The file and its pages.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FileStats {
+    /// Size of the database file.
+    pub file_bytes: u64,
+    /// Size of the `-wal` file (0 when absent).
+    pub wal_bytes: u64,
+    /// SQLite page size.
+    pub page_size: u64,
+    /// Pages in the database.
+    pub page_count: u64,
+    /// Free pages: what `VACUUM` gives back.
+    pub free_pages: u64,
+}
+
+/// Rows that point at nothing.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Orphans {
+    /// Writes whose checkpoint is gone.
+    pub writes_without_checkpoint: u64,
+    /// Checkpoints whose parent is missing.
+    pub checkpoints_without_parent: u64,
+    /// Threads with subgraph namespaces but no root namespace.
+    pub namespaces_without_root: u64,
+}
+
+/// What a deletion removed.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Deleted {
+    /// Whole threads.
+    pub threads: u64,
+    /// Checkpoint rows.
+    pub checkpoints: u64,
+    /// Write rows.
+    pub writes: u64,
+    /// Stored bytes of those rows.
+    pub bytes: u64,
+}
+
+impl Deleted {
+    /// Adds another deletion's counts.
+    pub fn add(&mut self, o: Deleted) {
+        self.threads += o.threads;
+        self.checkpoints += o.checkpoints;
+        self.writes += o.writes;
+        self.bytes += o.bytes;
+    }
+}
+
+impl SqliteStore {
+    fn pragma_u64(&self, name: &str) -> Result<u64> {
+        self.connection()
+            .query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0))
+            .map(|v| v.max(0) as u64)
+            .with_context(|| format!("PRAGMA {name}"))
+    }
+
+    /// File size, WAL size and free pages.
+    pub fn file_stats(&self) -> Result<FileStats> {
+        let wal = std::path::PathBuf::from(format!("{}-wal", self.path().display()));
+        Ok(FileStats {
+            file_bytes: std::fs::metadata(self.path()).map(|m| m.len()).unwrap_or(0),
+            wal_bytes: std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0),
+            page_size: self.pragma_u64("page_size")?,
+            page_count: self.pragma_u64("page_count")?,
+            free_pages: self.pragma_u64("freelist_count")?,
+        })
+    }
+
+    /// Row counts of `checkpoints` and `writes`.
+    pub fn row_counts(&self) -> Result<(u64, u64)> {
+        let count = |t: &str| -> Result<u64> {
+            self.connection()
+                .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map(|v| v.max(0) as u64)
+                .with_context(|| format!("counting {t}"))
+        };
+        Ok((count("checkpoints")?, count("writes")?))
+    }
+
+    /// `(channel, rows, bytes)` of the writes table.
+    pub fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
+        let mut stmt = self.connection().prepare(
+            "SELECT channel, COUNT(*), SUM(LENGTH(value)) FROM writes GROUP BY channel ORDER BY 3 DESC",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                text(r, 0)?,
+                r.get::<_, i64>(1)?.max(0) as u64,
+                r.get::<_, Option<i64>>(2)?.unwrap_or(0).max(0) as u64,
+            ))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Calls `f` with every msgpack checkpoint blob (streamed, one at a time).
+    pub fn for_each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        let mut stmt = self
+            .connection()
+            .prepare("SELECT checkpoint FROM checkpoints WHERE type = 'msgpack'")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            if let rusqlite::types::ValueRef::Blob(b) = row.get_ref(0)? {
+                f(b)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows that point at nothing.
+    pub fn orphans(&self) -> Result<Orphans> {
+        let q = |sql: &str| -> Result<u64> {
+            self.connection()
+                .query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|v| v.max(0) as u64)
+                .context("orphan query")
+        };
+        Ok(Orphans {
+            writes_without_checkpoint: q("SELECT COUNT(*) FROM writes w WHERE NOT EXISTS (SELECT 1 FROM checkpoints c \
+                 WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)")?,
+            checkpoints_without_parent: q("SELECT COUNT(*) FROM checkpoints c WHERE c.parent_checkpoint_id IS NOT NULL \
+                 AND NOT EXISTS (SELECT 1 FROM checkpoints p WHERE p.thread_id = c.thread_id \
+                 AND p.checkpoint_ns = c.checkpoint_ns AND p.checkpoint_id = c.parent_checkpoint_id)")?,
+            namespaces_without_root: q("SELECT COUNT(*) FROM (SELECT thread_id FROM checkpoints GROUP BY thread_id \
+                 HAVING SUM(checkpoint_ns = '') = 0)")?,
+        })
+    }
+
+    /// True when any checkpoint of the thread belongs to a DeltaChannel graph.
+    pub fn is_delta_thread(&self, thread_id: &str) -> Result<bool> {
+        Ok(self
+            .connection()
+            .query_row(
+                "SELECT 1 FROM checkpoints WHERE thread_id = ? AND CAST(metadata AS TEXT) LIKE '%counters_since_delta_snapshot%' LIMIT 1",
+                [thread_id],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
+    }
+
+    /// Every checkpoint of a thread, without blobs (for gc).
+    pub fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>> {
+        let mut stmt = self.connection().prepare_cached(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata, \
+                    LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0) \
+             FROM checkpoints WHERE thread_id = ?",
+        )?;
+        let rows = stmt.query_map([thread_id], |r| {
+            let md: Option<Vec<u8>> = r.get(3).ok();
+            let root_parent = md
+                .and_then(|b| serde_json::from_slice::<Json>(&b).ok())
+                .and_then(|j| {
+                    j.get("parents")
+                        .and_then(|p| p.get(""))
+                        .and_then(Json::as_str)
+                        .map(str::to_owned)
+                });
+            Ok(CheckpointInfo {
+                ns: text(r, 0)?,
+                id: text(r, 1)?,
+                parent: opt_text(r, 2)?,
+                root_parent,
+                bytes: r.get::<_, Option<i64>>(4)?.unwrap_or(0).max(0) as u64,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn latest_id(tx: &Transaction<'_>, thread_id: &str) -> rusqlite::Result<Option<String>> {
+        tx.query_row(
+            "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ?",
+            [thread_id],
+            |r| opt_text(r, 0),
+        )
+    }
+
+    /// Deletes whole threads (all namespaces, checkpoints and writes) in one transaction.
+    /// A thread whose newest checkpoint is no longer `expected_latest` is left alone and
+    /// returned in the second list.
+    pub fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
+        let tx = Transaction::new_unchecked(self.connection(), TransactionBehavior::Immediate)
+            .map_err(|e| super::sqlite::explain(e, self.path()))?;
+        let mut deleted = Deleted::default();
+        let mut moved = Vec::new();
+        for (thread, expected) in threads {
+            if SqliteStore::latest_id(&tx, thread)?.as_deref() != Some(expected.as_str()) {
+                moved.push(thread.clone());
+                continue;
+            }
+            let (cps, cp_bytes): (i64, Option<i64>) = tx.query_row(
+                "SELECT COUNT(*), SUM(LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0)) FROM checkpoints WHERE thread_id = ?",
+                [thread],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let (wrs, wr_bytes): (i64, Option<i64>) = tx.query_row(
+                "SELECT COUNT(*), SUM(LENGTH(value)) FROM writes WHERE thread_id = ?",
+                [thread],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            tx.execute("DELETE FROM writes WHERE thread_id = ?", [thread])?;
+            tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [thread])?;
+            deleted.add(Deleted {
+                threads: 1,
+                checkpoints: cps.max(0) as u64,
+                writes: wrs.max(0) as u64,
+                bytes: (cp_bytes.unwrap_or(0) + wr_bytes.unwrap_or(0)).max(0) as u64,
+            });
+        }
+        tx.commit()
+            .map_err(|e| super::sqlite::explain(e, self.path()))?;
+        Ok((deleted, moved))
+    }
+
+    /// Applies a gc plan to one thread in one transaction, if its newest checkpoint is still
+    /// `expected_latest` (else returns `None` and changes nothing).
+    pub fn apply_gc(
+        &self,
+        thread_id: &str,
+        plan: &GcPlan,
+        expected_latest: &str,
+    ) -> Result<Option<Deleted>> {
+        let tx = Transaction::new_unchecked(self.connection(), TransactionBehavior::Immediate)
+            .map_err(|e| super::sqlite::explain(e, self.path()))?;
+        if SqliteStore::latest_id(&tx, thread_id)?.as_deref() != Some(expected_latest) {
+            return Ok(None);
+        }
+        let mut deleted = Deleted {
+            bytes: plan.bytes,
+            ..Deleted::default()
+        };
+        for (ns, id) in &plan.delete {
+            let (n, bytes): (i64, Option<i64>) = tx.query_row(
+                "SELECT COUNT(*), SUM(LENGTH(value)) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                params![thread_id, ns, id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            tx.execute(
+                "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                params![thread_id, ns, id],
+            )?;
+            deleted.checkpoints += tx.execute(
+                "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                params![thread_id, ns, id],
+            )? as u64;
+            deleted.writes += n.max(0) as u64;
+            deleted.bytes += bytes.unwrap_or(0).max(0) as u64;
+        }
+        for (ns, id) in &plan.orphaned {
+            tx.execute(
+                "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                params![thread_id, ns, id],
+            )?;
+        }
+        tx.commit()
+            .map_err(|e| super::sqlite::explain(e, self.path()))?;
+        Ok(Some(deleted))
+    }
+
+    /// `VACUUM` plus WAL truncation so the file really shrinks. A database another process
+    /// keeps busy is reported as [`crate::exit::Partial`]: nothing is lost, try again later.
+    pub fn vacuum_or_busy(&self) -> Result<()> {
+        let busy = || {
+            crate::exit::Partial(format!(
+                "vacuum could not get exclusive access to '{}' within the busy timeout (an app is using it); \
+                 the deletions are committed, run with --vacuum again later",
+                self.path().display()
+            ))
+        };
+        let checkpoint = || -> Result<bool> {
+            let busy: i64 = self
+                .connection()
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+                .map_err(|e| super::sqlite::explain(e, self.path()))?;
+            Ok(busy == 0)
+        };
+        let is_busy = |e: &rusqlite::Error| {
+            matches!(
+                e.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            )
+        };
+        checkpoint()?;
+        match self.connection().execute_batch("VACUUM") {
+            Ok(()) => {}
+            Err(e) if is_busy(&e) => return Err(busy().into()),
+            Err(e) => return Err(super::sqlite::explain(e, self.path())).context("vacuum failed"),
+        }
+        if !checkpoint()? {
+            return Err(busy().into());
+        }
+        Ok(())
+    }
+}
+
+/// `(thread, rows, bytes)` grouping helper for reports.
+pub fn checkpoints_per_thread(counts: &HashMap<String, u64>) -> (u64, u64, u64) {
+    let mut v: Vec<u64> = counts.values().copied().collect();
+    v.sort_unstable();
+    let min = v.first().copied().unwrap_or(0);
+    let max = v.last().copied().unwrap_or(0);
+    let median = v.get(v.len() / 2).copied().unwrap_or(0);
+    (min, median, max)
+}

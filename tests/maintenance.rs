@@ -1,0 +1,361 @@
+//! stats, prune and gc on copies of the fixtures (LangGraph's view of the result is in
+//! tests/interop.rs).
+
+mod common;
+
+use std::path::Path;
+
+use common::{fixture, memctl, run_json, run_ok, s, temp_copy};
+use rusqlite::Connection;
+
+fn count(db: &Path, sql: &str) -> i64 {
+    Connection::open(db)
+        .expect("open")
+        .query_row(sql, [], |r| r.get(0))
+        .expect("query")
+}
+
+/// A time just after the newest fixture checkpoint, so ages are small and deterministic.
+fn fixture_now(db: &Path) -> String {
+    let list = run_json(&["threads", "list", "--db", s(db), "--format", "json"]);
+    let newest = list[0]["updated_at"].as_str().expect("ts");
+    let t: jiff::Timestamp = newest.parse().expect("ts");
+    (t + jiff::SignedDuration::from_secs(3600)).to_string()
+}
+
+#[test]
+fn stats_account_for_the_file() {
+    for gen in common::GENERATIONS {
+        let db = fixture(&format!("{gen}.sqlite"));
+        let st = run_json(&["stats", "--db", s(&db), "--format", "json"]);
+        assert_eq!(
+            st["checkpoints"].as_i64(),
+            Some(count(&db, "SELECT COUNT(*) FROM checkpoints"))
+        );
+        assert_eq!(
+            st["writes"].as_i64(),
+            Some(count(&db, "SELECT COUNT(*) FROM writes"))
+        );
+        assert_eq!(st["threads"], 14);
+        assert_eq!(
+            st["file"]["file_bytes"].as_u64(),
+            std::fs::metadata(&db).ok().map(|m| m.len())
+        );
+        let channels = st["checkpoint_bytes_by_channel"]
+            .as_array()
+            .expect("channels");
+        assert_eq!(
+            channels[0]["channel"], "messages",
+            "{gen}: messages take the most space"
+        );
+        let total: u64 = channels.iter().filter_map(|c| c["bytes"].as_u64()).sum();
+        let blob_bytes = count(
+            &db,
+            "SELECT SUM(LENGTH(checkpoint)) FROM checkpoints WHERE type = 'msgpack'",
+        ) as u64;
+        assert!(
+            total > 0 && total < blob_bytes,
+            "{gen}: channels {total} within blobs {blob_bytes}"
+        );
+        assert_eq!(st["orphans"]["writes_without_checkpoint"], 0);
+        assert_eq!(st["largest_threads"][0]["thread_id"], "summarized");
+        let text = run_ok(&["stats", "--db", s(&db), "--format", "table"]);
+        assert!(text.contains("reclaimable by vacuum") && text.contains("orphans"));
+    }
+}
+
+#[test]
+fn prune_deletes_idle_and_named_threads_only() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let now = fixture_now(&db);
+    // Nothing is 2 hours idle an hour after the fixtures were written.
+    let out = run_json(&[
+        "prune",
+        "--db",
+        s(&db),
+        "--idle",
+        "2h",
+        "--now",
+        &now,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out["deleted"]["threads"], 0);
+    // Dry run lists, deletes nothing.
+    let before = std::fs::read(&db).expect("read");
+    let out = run_json(&[
+        "prune",
+        "--db",
+        s(&db),
+        "--idle",
+        "30m",
+        "--now",
+        &now,
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out["threads"].as_array().map(Vec::len), Some(14));
+    assert!(out["would_reclaim"].as_u64() > Some(0));
+    assert_eq!(std::fs::read(&db).expect("read"), before);
+    // Named threads: gone in every namespace, with their writes.
+    let out = run_json(&[
+        "prune",
+        "--db",
+        s(&db),
+        "--thread",
+        "subgraph",
+        "--thread",
+        "tools",
+        "--now",
+        &now,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out["deleted"]["threads"], 2);
+    assert_eq!(out["deleted"]["checkpoints"], 16 + 10);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT COUNT(*) FROM checkpoints WHERE thread_id IN ('subgraph', 'tools')"
+        ),
+        0
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT COUNT(*) FROM writes WHERE thread_id IN ('subgraph', 'tools')"
+        ),
+        0
+    );
+    assert_eq!(
+        count(&db, "SELECT COUNT(DISTINCT thread_id) FROM checkpoints"),
+        12
+    );
+    // --min-idle protects recently written threads even when named.
+    let out = run_json(&[
+        "prune",
+        "--db",
+        s(&db),
+        "--thread",
+        "1",
+        "--min-idle",
+        "2h",
+        "--now",
+        &now,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out["deleted"]["threads"], 0);
+    assert!(out["skipped"][0]["reason"]
+        .as_str()
+        .is_some_and(|r| r.contains("--min-idle")));
+    // Everything idle for 30 minutes, then vacuum: the file shrinks.
+    let size = std::fs::metadata(&db).expect("meta").len();
+    let out = run_json(&[
+        "prune",
+        "--db",
+        s(&db),
+        "--idle",
+        "30m",
+        "--now",
+        &now,
+        "--vacuum",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out["deleted"]["threads"], 12);
+    assert_eq!(out["vacuumed"], true);
+    assert!(
+        std::fs::metadata(&db).expect("meta").len() < size / 4,
+        "vacuum shrank the file"
+    );
+    let err = common::run_err(&["prune", "--db", s(&db), "--thread", "no-such-thread"]);
+    assert!(err.contains("no thread 'no-such-thread'"), "{err}");
+}
+
+#[test]
+fn gc_keeps_the_newest_checkpoints_and_what_resuming_needs() {
+    for gen in common::GENERATIONS {
+        let (_d, db) = temp_copy(&fixture(&format!("{gen}.sqlite")));
+        let now = fixture_now(&db);
+        let interrupt_writes = count(
+            &db,
+            "SELECT COUNT(*) FROM writes w WHERE thread_id = 'interrupt' AND checkpoint_id = \
+            (SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = 'interrupt')",
+        );
+        assert!(interrupt_writes > 0);
+        let dumps_before: Vec<String> = ["1", "tools", "interrupt", "subgraph"]
+            .iter()
+            .map(|t| run_ok(&["dump", "--db", s(&db), "--thread", t]))
+            .collect();
+        let out = run_json(&[
+            "gc",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep-checkpoints",
+            "2",
+            "--now",
+            &now,
+            "--format",
+            "json",
+        ]);
+        assert!(
+            out["deleted"]["checkpoints"].as_u64() > Some(50),
+            "{gen}: {out}"
+        );
+        assert!(out["bytes_reclaimed"].as_u64() > Some(0));
+        // Two root checkpoints per thread (or fewer when it had fewer).
+        let per_thread = count(&db, "SELECT MAX(n) FROM (SELECT COUNT(*) n FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id)");
+        assert_eq!(per_thread, 2, "{gen}");
+        // The latest checkpoint keeps its pending writes (the interrupt).
+        let after = count(
+            &db,
+            "SELECT COUNT(*) FROM writes w WHERE thread_id = 'interrupt' AND checkpoint_id = \
+            (SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = 'interrupt')",
+        );
+        assert_eq!(after, interrupt_writes, "{gen}");
+        // No orphans left behind: writes, parents and subgraph namespaces all consistent.
+        let st = run_json(&["stats", "--db", s(&db), "--format", "json"]);
+        assert_eq!(st["orphans"]["writes_without_checkpoint"], 0, "{gen}");
+        assert_eq!(st["orphans"]["checkpoints_without_parent"], 0, "{gen}");
+        assert_eq!(st["orphans"]["namespaces_without_root"], 0, "{gen}");
+        // The state is what it was.
+        for (i, t) in ["1", "tools", "interrupt", "subgraph"].iter().enumerate() {
+            assert_eq!(
+                run_ok(&["dump", "--db", s(&db), "--thread", t]),
+                dumps_before[i],
+                "{gen}/{t}"
+            );
+        }
+        let show = run_json(&[
+            "show",
+            "--db",
+            s(&db),
+            "--thread",
+            "interrupt",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(show["next"], serde_json::json!(["review"]));
+        // A second gc has nothing left to do.
+        let again = run_json(&[
+            "gc",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep-checkpoints",
+            "2",
+            "--now",
+            &now,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(again["deleted"]["checkpoints"], 0);
+    }
+}
+
+#[test]
+fn gc_skips_delta_threads_and_recent_ones() {
+    let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+    let now = fixture_now(&db);
+    let before = std::fs::read(&db).expect("read");
+    let out = run_json(&[
+        "gc",
+        "--db",
+        s(&db),
+        "--all",
+        "--now",
+        &now,
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out["threads"][0]["status"]
+            .as_str()
+            .is_some_and(|st| st.contains("DeltaChannel")),
+        "{out}"
+    );
+    let out = run_json(&[
+        "gc",
+        "--db",
+        s(&db),
+        "--thread",
+        "1",
+        "--min-idle",
+        "1d",
+        "--now",
+        &now,
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out["threads"][0]["status"]
+            .as_str()
+            .is_some_and(|st| st.contains("--min-idle")),
+        "{out}"
+    );
+    assert_eq!(std::fs::read(&db).expect("read"), before);
+    let out = memctl()
+        .args(["gc", "--db", s(&db), "--all", "--keep-checkpoints", "0"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--keep-checkpoints 0 is a usage error"
+    );
+}
+
+#[test]
+fn quiet_and_busy_vacuum() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let now = fixture_now(&db);
+    let out = memctl()
+        .args(["gc", "--db", s(&db), "--all", "--now", &now, "--quiet"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "--quiet prints nothing"
+    );
+    // An app holding a read transaction in WAL mode blocks the final WAL truncation: exit 3,
+    // and the deletions are kept.
+    let app = Connection::open(&db).expect("open");
+    app.execute_batch("PRAGMA journal_mode=WAL;").expect("wal");
+    app.execute_batch("BEGIN; SELECT COUNT(*) FROM checkpoints;")
+        .expect("read txn");
+    let out = memctl()
+        .args([
+            "prune",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--now",
+            &now,
+            "--vacuum",
+            "--busy-timeout",
+            "200",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("vacuum could not get exclusive access"));
+    app.execute_batch("COMMIT").expect("end");
+    assert_eq!(
+        count(
+            &db,
+            "SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'tools'"
+        ),
+        0,
+        "deletion kept"
+    );
+}
