@@ -355,3 +355,235 @@ fn summarize_is_what_langgraph_update_state_writes() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// What LangGraph sees of a thread (harness `state`).
+fn lg_state(gen: &str, db: &std::path::Path, thread: &str, graph: &str) -> Json {
+    let (ok, text) = harness(
+        gen,
+        &["state", "--db", s(db), "--thread", thread, "--graph", graph],
+    );
+    assert!(ok, "{gen}/{thread}: state failed:\n{text}");
+    let json_end = text.rfind('}').expect("json");
+    serde_json::from_str(&text[..=json_end]).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn gc_and_prune_leave_langgraph_threads_that_load_and_continue() {
+    for gen in common::GENERATIONS {
+        let (_dir, db) = temp_copy(&fixture(&format!("{gen}.sqlite")));
+        let out = run_json(&[
+            "gc",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep-checkpoints",
+            "1",
+            "--min-idle",
+            "0s",
+            "--vacuum",
+            "--format",
+            "json",
+        ]);
+        assert!(
+            out["deleted"]["checkpoints"].as_u64() > Some(50),
+            "{gen}: {out}"
+        );
+        let out = run_json(&[
+            "prune",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--min-idle",
+            "0s",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out["deleted"]["threads"], 1);
+        // Deleted threads return no state.
+        let gone = lg_state(gen, &db, "tools", "tools");
+        assert_eq!(gone["exists"], false, "{gen}: {gone}");
+        assert_eq!(gone["messages"], json!([]));
+        // Kept threads return the same state as before, with a history LangGraph can walk,
+        // and continue.
+        let exp = common::expected(gen);
+        for thread in THREADS.iter().filter(|t| **t != "tools") {
+            let st = lg_state(gen, &db, thread, thread);
+            assert_eq!(
+                st["messages"], exp["threads"][thread]["state_messages"],
+                "{gen}/{thread}: same state"
+            );
+            assert!(st["history"].as_u64() >= Some(1));
+            let (ok, text) = harness(
+                gen,
+                &["continue", "--db", s(&db), "--thread", thread, "--copy"],
+            );
+            assert!(ok, "{gen}/{thread}: continue after gc:\n{text}");
+        }
+        // The paused thread still waits on its interrupt, and resumes.
+        let st = lg_state(gen, &db, "interrupt", "interrupt");
+        assert_eq!(st["next"], json!(["review"]), "{gen}: {st}");
+        assert_eq!(st["interrupts"].as_array().map(Vec::len), Some(1));
+        let (ok, text) = harness(
+            gen,
+            &[
+                "resume",
+                "--db",
+                s(&db),
+                "--thread",
+                "interrupt",
+                "--value",
+                "approved",
+            ],
+        );
+        assert!(ok, "{gen}: resume after gc:\n{text}");
+    }
+}
+
+#[test]
+fn prune_and_gc_run_beside_a_live_langgraph_app() {
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    let stop = dir.path().join("stop");
+    let mut app = Command::new(python("new"))
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args([
+            "live-app",
+            "--db",
+            s(&db),
+            "--graph",
+            "1",
+            "--threads",
+            "app-1,app-2",
+            "--seconds",
+            "120",
+        ])
+        .args(["--stop-file", s(&stop)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the app starts");
+    // Wait until the app has written its threads.
+    let started = std::time::Instant::now();
+    loop {
+        let listed = common::memctl()
+            .args(["threads", "list", "--db", s(&db), "--format", "json"])
+            .output()
+            .expect("runs");
+        if String::from_utf8_lossy(&listed.stdout).contains("app-2") {
+            break;
+        }
+        assert!(
+            started.elapsed().as_secs() < 90,
+            "the app never wrote its threads"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    // Cron beside the app: gc and prune the old threads, several rounds, while it writes.
+    for round in 0..3 {
+        let gc = run_json(&[
+            "gc",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep-checkpoints",
+            "1",
+            "--min-idle",
+            "1m",
+            "--format",
+            "json",
+        ]);
+        for t in gc["threads"].as_array().expect("rows") {
+            let id = t["thread_id"].as_str().unwrap_or("");
+            if id.starts_with("app-") {
+                assert!(
+                    t["status"]
+                        .as_str()
+                        .is_some_and(|st| st.contains("--min-idle")),
+                    "round {round}: {t}"
+                );
+            }
+        }
+        if round == 0 {
+            run_json(&[
+                "prune",
+                "--db",
+                s(&db),
+                "--thread",
+                "tools",
+                "--thread",
+                "1",
+                "--min-idle",
+                "1m",
+                "--format",
+                "json",
+            ]);
+        }
+    }
+    let out = common::memctl()
+        .args([
+            "prune",
+            "--db",
+            s(&db),
+            "--idle",
+            "10m",
+            "--min-idle",
+            "1m",
+            "--vacuum",
+            "--batch",
+            "3",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "prune: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    std::fs::write(&stop, b"stop").expect("stop file");
+    let result = app.wait_with_output().expect("the app ends");
+    let report = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "the app saw errors:\n{report}\n{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(report.contains("\"invocations\""), "{report}");
+    // The app's threads are intact and continue; the pruned ones are gone.
+    let listed = run_json(&["threads", "list", "--db", s(&db), "--format", "json"]);
+    let ids: Vec<&str> = listed
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["thread_id"].as_str())
+        .collect();
+    assert_eq!(
+        ids.iter().filter(|t| t.starts_with("app-")).count(),
+        2,
+        "{ids:?}"
+    );
+    assert!(
+        !ids.contains(&"tools") && !ids.contains(&"1") && !ids.contains(&"system"),
+        "pruned: {ids:?}"
+    );
+    for t in ["app-1", "app-2"] {
+        let (ok, text) = harness(
+            "new",
+            &[
+                "continue",
+                "--db",
+                s(&db),
+                "--thread",
+                t,
+                "--graph",
+                "1",
+                "--copy",
+            ],
+        );
+        assert!(ok, "{t}: {text}");
+    }
+    let gone = lg_state("new", &db, "system", "system");
+    assert_eq!(gone["exists"], false);
+}

@@ -786,7 +786,7 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
 # ------------------------------------------------------------------------------------------
 
 
-def cmd_continue(db: str, thread: str, use_copy: bool) -> dict:
+def cmd_continue(db: str, thread: str, use_copy: bool, graph_name: str | None = None) -> dict:
     path, tmp = db, None
     if not Path(db).is_file():
         raise FileNotFoundError(f"no such database: {db}")
@@ -795,7 +795,7 @@ def cmd_continue(db: str, thread: str, use_copy: bool) -> dict:
         path = os.path.join(tmp, "db.sqlite")
         sqlite_copy(db, path)
     try:
-        r = continue_thread(path, thread, graphs.config(thread))
+        r = continue_thread(path, graph_name or thread, graphs.config(thread))
         return {
             "thread": thread,
             "messages_before": len(r["messages_before"]),
@@ -920,6 +920,7 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--db", required=True)
     k.add_argument("--thread", required=True)
     k.add_argument("--copy", action="store_true", help="work on a temporary copy of --db")
+    k.add_argument("--graph", help="scenario graph to build (default: the thread id)")
     st = sub.add_parser("state", help="what LangGraph sees of a thread (on a copy)")
     st.add_argument("--db", required=True)
     st.add_argument("--thread", required=True)
@@ -965,7 +966,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FAIL {f}".replace("\n", " | "), file=sys.stderr)
         return 0 if rep["passed"] else 1
     try:
-        rep = cmd_continue(a.db, a.thread, a.copy)
+        rep = cmd_continue(a.db, a.thread, a.copy, a.graph)
     except Exception as e:
         print(json.dumps({"thread": a.thread, "error": f"{type(e).__name__}: {e}"}))
         print(f"FAIL continue: {type(e).__name__}: {e}", file=sys.stderr)
