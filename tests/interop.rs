@@ -444,7 +444,7 @@ fn gc_and_prune_leave_langgraph_threads_that_load_and_continue() {
 fn prune_and_gc_run_beside_a_live_langgraph_app() {
     let (dir, db) = temp_copy(&fixture("new.sqlite"));
     let stop = dir.path().join("stop");
-    let mut app = Command::new(python("new"))
+    let app = Command::new(python("new"))
         .arg(common::root().join("tests/interop/harness.py"))
         .args([
             "live-app",
