@@ -2,8 +2,8 @@
 
 Run with a venv that has the "new" LangGraph stack (.venv/new or .venv/bench):
 
-    .venv/bench/bin/python benches/generate.py --out target/bench/bench.sqlite          # ~900 MiB
-    .venv/bench/bin/python benches/generate.py --small --out target/bench/small.sqlite  # ~35 MiB
+    .venv/bench/bin/python benches/generate.py --out target/bench/bench.sqlite          # ~970 MiB
+    .venv/bench/bin/python benches/generate.py --small --out target/bench/small.sqlite  # ~47 MiB
 
 Everything goes through the real stack: `langchain.agents.create_agent` (tools node,
 ToolMessages, add_messages) checkpointed by `langgraph.checkpoint.sqlite.SqliteSaver`. Only the
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 # Defaults calibrated to the real-world case (640 threads x up to 20 turns ~ 910 MiB, ~30k
-# checkpoints). --small: ~35 MiB.
+# checkpoints). --small: ~47 MiB.
 DEFAULT = {"threads": 640, "turns": 20}
 SMALL = {"threads": 120, "turns": 10}
 SYSTEM_RATE = 0.3
@@ -268,7 +268,7 @@ def merge(out: Path, parts: list[Path]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--small", action="store_true", help=f"preset {SMALL} (~35 MiB)")
+    ap.add_argument("--small", action="store_true", help=f"preset {SMALL} (~47 MiB)")
     ap.add_argument("--threads", type=int, help=f"number of threads (default {DEFAULT['threads']})")
     ap.add_argument("--turns", type=int, help=f"max user turns per thread (default {DEFAULT['turns']})")
     ap.add_argument("--target-mb", type=float,

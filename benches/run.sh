@@ -3,7 +3,7 @@
 #
 #   benches/run.sh [--small] [--runs N] [--slow-runs N] [--db PATH] [--rev REV] [--gen-args "..."]
 #
-#   --small        the ~35 MiB preset (default: ~900 MiB, the real-world size)
+#   --small        the ~47 MiB preset (default: ~970 MiB, 32k checkpoints: the real-world size)
 #   --runs N       runs per memctl command and per SQL floor (median reported; default 5)
 #   --slow-runs N  runs per Python walk/loop and peer CLI (default 3; they take minutes on 1 GB)
 #   --db PATH      benchmark this database instead (copied once to target/bench/, never modified)
