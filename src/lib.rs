@@ -7,7 +7,8 @@
 //! - [`endpoint`]: the OpenAI-compatible chat API (for summaries);
 //! - [`commands`]: one module per subcommand;
 //! - [`tokens`]: token counters (LangChain approximate);
-//! - [`output`]: tables, JSON, terminal-safe text.
+//! - [`output`]: tables, JSON, terminal-safe text;
+//! - [`par`]: work split across cores.
 
 pub mod cli;
 pub mod codec;
@@ -17,5 +18,6 @@ pub mod exit;
 pub mod model;
 pub mod ops;
 pub mod output;
+pub mod par;
 pub mod storage;
 pub mod tokens;

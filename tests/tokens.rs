@@ -274,3 +274,41 @@ fn trim_max_tokens_with_openai_counter_fits_the_budget() {
     ]);
     assert!(after["total"].as_u64().is_some_and(|t| t <= 70), "{after}");
 }
+
+#[test]
+fn in_place_counting_equals_the_message_view() {
+    use memctl::codec::msgpack::decode;
+    for gen in common::GENERATIONS {
+        let store = SqliteStore::open_read_only(
+            &common::fixture(&format!("{gen}.sqlite")),
+            Duration::from_secs(1),
+        )
+        .expect("open fixture");
+        let exp = common::expected(gen);
+        for (thread, t) in exp["threads"].as_object().expect("threads") {
+            for row in store.checkpoints(thread, "").expect("rows") {
+                if row.type_name != "msgpack" {
+                    continue;
+                }
+                let root = decode(&row.checkpoint).expect("decode");
+                let Some(list) = root.get("channel_values").and_then(|c| c.get("messages")) else {
+                    continue;
+                };
+                let cp = Checkpoint::decode(&row.type_name, &row.checkpoint).expect("decode");
+                let channel = cp.messages().expect("messages");
+                let msgs = channel.messages().expect("list");
+                assert_eq!(
+                    approx::count_values(list),
+                    Some(approx::count(msgs)),
+                    "{gen}/{thread}"
+                );
+                assert_eq!(
+                    approx::count_checkpoint_blob(&row.checkpoint),
+                    Some((msgs.len(), Some(approx::count(msgs)))),
+                    "{gen}/{thread}: lazy reader"
+                );
+            }
+            let _ = t;
+        }
+    }
+}

@@ -3,10 +3,12 @@
 //! - [`msgpack`]: a lossless MessagePack value model (re-encoding gives the same bytes).
 //! - [`typed`]: the `(type, blob)` envelope of `JsonPlusSerializer.dumps_typed`.
 //! - [`ext`]: names and shapes of LangGraph's extension codes 0–7.
-//! - [`json`]: a documented JSON rendering of decoded values.
+//! - [`json`]: a documented JSON rendering of decoded values;
+//! - [`lazy`]: a borrowing reader for hot paths (listing, counting).
 
 pub mod ext;
 pub mod json;
+pub mod lazy;
 pub mod msgpack;
 pub mod pyjson;
 pub mod typed;

@@ -417,8 +417,19 @@ pub fn run_batch(
     let store = open_read_write(g)?;
     let single = target.thread.is_some();
     let mut outcomes = Vec::new();
+    // Batches share a transaction (one sync per BATCH threads, not one per thread); each
+    // thread's update is still atomic on its own (a savepoint).
+    const BATCH: usize = 100;
+    let mut in_batch = 0usize;
     for_each_target(&store, g, target, rw.force, None, verb, &mut |item| {
-        match item {
+        if !single && !rw.dry_run && in_batch == 0 {
+            store.begin_batch()?;
+        }
+        in_batch += 1;
+        if in_batch == BATCH {
+            in_batch = 0;
+        }
+        let result = match item {
             Err(o) => outcomes.push(o),
             Ok(ed) => match edit(&store, &ed) {
                 Ok(o) => outcomes.push(o),
@@ -428,9 +439,13 @@ pub fn run_batch(
                 }
                 Err(e) => outcomes.push(Outcome::failed(&ed.thread_id, format!("{e:#}"))),
             },
+        };
+        if in_batch == 0 {
+            store.commit_batch()?;
         }
-        Ok(())
+        Ok(result)
     })?;
+    store.commit_batch()?;
     finish(g, rw.dry_run, &outcomes, out)
 }
 

@@ -2,15 +2,13 @@
 
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, ThreadSort, ThreadsListArgs};
 use crate::output::{self, human, table};
 use crate::storage::CheckpointStore;
 use crate::tokens::approx;
-
-use super::LoadedCheckpoint;
 
 /// One listed thread.
 struct ThreadRow {
@@ -28,31 +26,37 @@ struct ThreadRow {
 pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
     let now = human::now(g.now.as_deref())?;
-    let mut rows = Vec::new();
+    let mut summaries = Vec::new();
     store.for_each_thread(&mut |t| {
-        let mut row = ThreadRow {
-            thread_id: t.thread_id.clone(),
-            checkpoints: t.checkpoints,
-            namespaces: t.namespaces,
-            messages: None,
-            tokens: None,
-            last_step: None,
-            updated_at: None,
-            bytes: t.bytes,
-        };
-        if let Some(id) = &t.latest_root_id {
-            if let Some(cp_row) = store.checkpoint(&t.thread_id, "", Some(id))? {
-                let cp = LoadedCheckpoint::decode(cp_row)?;
-                let channel = cp.checkpoint.messages()?;
-                row.messages = channel.count();
-                row.tokens = channel.messages().map(approx::count);
-                row.last_step = cp.metadata.step();
-                row.updated_at = cp.checkpoint.ts().and_then(human::parse_ts);
-            }
-        }
-        rows.push(row);
+        summaries.push(t);
         Ok(())
     })?;
+    // One blob per thread, read here and decoded on all cores, a batch at a time.
+    let mut rows = Vec::with_capacity(summaries.len());
+    for batch in summaries.chunks(512) {
+        let mut blobs = Vec::with_capacity(batch.len());
+        for t in batch {
+            let row = match &t.latest_root_id {
+                Some(id) => store.checkpoint(&t.thread_id, "", Some(id))?,
+                None => None,
+            };
+            blobs.push(row);
+        }
+        let decoded = crate::par::map(&blobs, |row| row.as_ref().map(latest_facts).transpose());
+        for (t, facts) in batch.iter().zip(decoded) {
+            let facts = facts?.unwrap_or_default();
+            rows.push(ThreadRow {
+                thread_id: t.thread_id.clone(),
+                checkpoints: t.checkpoints,
+                namespaces: t.namespaces,
+                messages: facts.messages,
+                tokens: facts.tokens,
+                last_step: facts.step,
+                updated_at: facts.updated_at,
+                bytes: t.bytes,
+            });
+        }
+    }
     if let Some(min) = args.min_tokens {
         rows.retain(|r| r.tokens.is_some_and(|t| t >= min));
     }
@@ -119,4 +123,62 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         }
     }
     Ok(())
+}
+
+/// What `threads list` shows of a thread's latest checkpoint.
+#[derive(Default)]
+struct LatestFacts {
+    messages: Option<usize>,
+    tokens: Option<u64>,
+    step: Option<i64>,
+    updated_at: Option<jiff::Timestamp>,
+}
+
+/// Reads the latest checkpoint's message count, approximate tokens, step and time, counting
+/// in place (no JSON is built).
+fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
+    if row.type_name == "msgpack" {
+        // The fast path reads in place; anything unusual (corrupt, no message list) goes the
+        // full way below, which explains errors properly.
+        let root = crate::codec::lazy::root(&row.checkpoint).ok().filter(|r| {
+            r.raw.len() == row.checkpoint.len()
+                && matches!(r.value, crate::codec::lazy::Lazy::Map(_))
+        });
+        let counted = root.and(approx::count_checkpoint_blob(&row.checkpoint));
+        if let (Some(root), Some((n, Some(tokens)))) = (root, counted) {
+            let md = crate::model::Metadata::parse(row.metadata.as_deref())?;
+            let ts = root
+                .get("ts")
+                .ok()
+                .flatten()
+                .and_then(|t| t.as_str())
+                .and_then(human::parse_ts);
+            return Ok(LatestFacts {
+                messages: Some(n),
+                tokens: Some(tokens),
+                step: md.step(),
+                updated_at: ts,
+            });
+        }
+    }
+    let cp =
+        crate::model::Checkpoint::decode(&row.type_name, &row.checkpoint).with_context(|| {
+            format!(
+                "cannot decode checkpoint {} of thread '{}'",
+                row.checkpoint_id, row.thread_id
+            )
+        })?;
+    let md = crate::model::Metadata::parse(row.metadata.as_deref())?;
+    let list = match cp.channel(crate::model::checkpoint::MESSAGES) {
+        Some(crate::codec::Value::Ext(e)) if e.code == crate::codec::ext::DELTA_SNAPSHOT => {
+            Some(&e.payload)
+        }
+        other => other,
+    };
+    Ok(LatestFacts {
+        messages: list.and_then(crate::codec::Value::as_array).map(<[_]>::len),
+        tokens: list.and_then(approx::count_values),
+        step: md.step(),
+        updated_at: cp.ts().and_then(human::parse_ts),
+    })
 }

@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{CounterKind, Format, GlobalArgs, TokensArgs};
+use crate::codec::Value;
 use crate::model::{Message, MessagesChannel};
 use crate::output::{self, human, table};
 use crate::storage::CheckpointStore;
@@ -172,18 +173,9 @@ fn per_thread(
     limit: Option<usize>,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let mut latest = Vec::new();
-    store.for_each_thread(&mut |t| {
-        if let Some(id) = t.latest_root_id {
-            latest.push((t.thread_id, id));
-        }
-        Ok(())
-    })?;
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .max(1);
+    let latest = store.latest_root_ids()?;
     let mut rows: Vec<ThreadTokens> = Vec::with_capacity(latest.len());
-    for batch in latest.chunks(256) {
+    for batch in latest.chunks(512) {
         let mut loaded = Vec::with_capacity(batch.len());
         for (thread, id) in batch {
             let row = store
@@ -191,46 +183,8 @@ fn per_thread(
                 .with_context(|| format!("thread '{thread}' vanished"))?;
             loaded.push(row);
         }
-        let per_worker = loaded.len().div_ceil(workers).max(1);
-        let results: Vec<Result<Vec<ThreadTokens>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = loaded
-                .chunks(per_worker)
-                .map(|chunk| {
-                    s.spawn(move || {
-                        chunk
-                            .iter()
-                            .map(|row| {
-                                let cp = LoadedCheckpoint::decode(row.clone())?;
-                                let msgs = messages_of(&cp)?;
-                                let tokens = match counter {
-                                    Some(c) => Some(c.count(&msgs)?),
-                                    None => msgs
-                                        .iter()
-                                        .rev()
-                                        .find_map(|m| m.usage_metadata())
-                                        .and_then(|u| u.get("input_tokens"))
-                                        .and_then(Json::as_u64),
-                                };
-                                Ok(ThreadTokens {
-                                    thread_id: row.thread_id.clone(),
-                                    messages: msgs.len(),
-                                    tokens,
-                                })
-                            })
-                            .collect::<Result<Vec<_>>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a counting worker panicked")))
-                })
-                .collect()
-        });
-        for r in results {
-            rows.extend(r?);
+        for r in crate::par::map(&loaded, |row| count_row(row, counter)) {
+            rows.push(r?);
         }
     }
     rows.sort_by(|a, b| {
@@ -270,4 +224,66 @@ fn per_thread(
         }
     }
     Ok(())
+}
+
+/// Counts one thread's latest checkpoint. The approximate counter reads the stored values in
+/// place; the others build the message view they need.
+fn count_row(
+    row: &crate::storage::CheckpointRow,
+    counter: Option<Counter>,
+) -> Result<ThreadTokens> {
+    let whole = |r: &crate::codec::lazy::Spanned<'_>| {
+        r.raw.len() == row.checkpoint.len() && matches!(r.value, crate::codec::lazy::Lazy::Map(_))
+    };
+    let intact = row.type_name == "msgpack"
+        && crate::codec::lazy::root(&row.checkpoint).is_ok_and(|r| whole(&r));
+    if counter == Some(Counter::Approx) && intact {
+        if let Some((messages, Some(tokens))) =
+            crate::tokens::approx::count_checkpoint_blob(&row.checkpoint)
+        {
+            return Ok(ThreadTokens {
+                thread_id: row.thread_id.clone(),
+                messages,
+                tokens: Some(tokens),
+            });
+        }
+    }
+    if counter == Some(Counter::Approx) {
+        let cp = crate::model::Checkpoint::decode(&row.type_name, &row.checkpoint).with_context(
+            || {
+                format!(
+                    "cannot decode checkpoint {} of thread '{}'",
+                    row.checkpoint_id, row.thread_id
+                )
+            },
+        )?;
+        let list = match cp.channel(crate::model::checkpoint::MESSAGES) {
+            Some(Value::Ext(e)) if e.code == crate::codec::ext::DELTA_SNAPSHOT => Some(&e.payload),
+            other => other,
+        };
+        if let Some(tokens) = list.and_then(crate::tokens::approx::count_values) {
+            let messages = list.and_then(Value::as_array).map_or(0, <[Value]>::len);
+            return Ok(ThreadTokens {
+                thread_id: row.thread_id.clone(),
+                messages,
+                tokens: Some(tokens),
+            });
+        }
+    }
+    let cp = LoadedCheckpoint::decode(row.clone())?;
+    let msgs = messages_of(&cp)?;
+    let tokens = match counter {
+        Some(c) => Some(c.count(&msgs)?),
+        None => msgs
+            .iter()
+            .rev()
+            .find_map(|m| m.usage_metadata())
+            .and_then(|u| u.get("input_tokens"))
+            .and_then(Json::as_u64),
+    };
+    Ok(ThreadTokens {
+        thread_id: row.thread_id.clone(),
+        messages: msgs.len(),
+        tokens,
+    })
 }

@@ -78,6 +78,22 @@ impl SqliteStore {
         })
     }
 
+    /// `(thread_id, latest root checkpoint id)` of every thread, from the primary key only.
+    pub fn latest_root_ids(&self) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE checkpoint_ns = '' \
+                 GROUP BY thread_id ORDER BY thread_id",
+            )
+            .map_err(|e| self.sql_error(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((text(r, 0)?, text(r, 1)?)))
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.sql_error(e))
+    }
+
     /// The underlying connection (for rewrites in the operations layer).
     pub fn connection(&self) -> &Connection {
         &self.conn
@@ -452,11 +468,69 @@ impl SqliteStore {
                 .execute_batch("PRAGMA secure_delete = ON")
                 .map_err(|e| self.sql_error(e))?;
         }
-        let tx = rusqlite::Transaction::new_unchecked(
-            &self.conn,
-            rusqlite::TransactionBehavior::Immediate,
-        )
-        .map_err(|e| self.sql_error(e))?;
+        // Inside a batch (see begin_batch) the update is a savepoint of the open transaction;
+        // otherwise it is its own BEGIN IMMEDIATE transaction.
+        let own = self.conn.is_autocommit();
+        if own {
+            self.conn
+                .execute_batch("BEGIN IMMEDIATE")
+                .map_err(|e| self.sql_error(e))?;
+        } else {
+            self.conn
+                .execute_batch("SAVEPOINT memctl_update")
+                .map_err(|e| self.sql_error(e))?;
+        }
+        match self.append_in_transaction(thread_id, ns, update, expected_writes, scrub) {
+            Ok(n) => {
+                let end = if own {
+                    "COMMIT"
+                } else {
+                    "RELEASE memctl_update"
+                };
+                self.conn
+                    .execute_batch(end)
+                    .map_err(|e| self.sql_error(e))?;
+                Ok(n)
+            }
+            Err(e) => {
+                let undo = if own {
+                    "ROLLBACK"
+                } else {
+                    "ROLLBACK TO memctl_update; RELEASE memctl_update"
+                };
+                let _ = self.conn.execute_batch(undo);
+                Err(e)
+            }
+        }
+    }
+
+    /// Starts a batch: the following updates share one transaction (fewer syncs for `--all`),
+    /// each still atomic on its own. End it with [`SqliteStore::commit_batch`].
+    pub fn begin_batch(&self) -> Result<()> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.sql_error(e))
+    }
+
+    /// Commits a batch started with [`SqliteStore::begin_batch`] (no-op outside one).
+    pub fn commit_batch(&self) -> Result<()> {
+        if self.conn.is_autocommit() {
+            return Ok(());
+        }
+        self.conn
+            .execute_batch("COMMIT")
+            .map_err(|e| self.sql_error(e))
+    }
+
+    fn append_in_transaction(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        update: &crate::ops::update::Update,
+        expected_writes: usize,
+        scrub: Option<&crate::ops::purge::Scrub>,
+    ) -> Result<usize> {
+        let tx = &self.conn;
         let latest: Option<String> = tx
             .query_row(
                 "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
@@ -510,16 +584,15 @@ impl SqliteStore {
         )
         .map_err(|e| self.sql_error(e))?;
         let scrubbed = match scrub {
-            Some(scrub) => self.scrub_thread(&tx, thread_id, scrub)?,
+            Some(scrub) => self.scrub_thread(tx, thread_id, scrub)?,
             None => 0,
         };
-        tx.commit().map_err(|e| self.sql_error(e))?;
         Ok(scrubbed)
     }
 
     fn scrub_thread(
         &self,
-        tx: &rusqlite::Transaction<'_>,
+        tx: &Connection,
         thread_id: &str,
         scrub: &crate::ops::purge::Scrub,
     ) -> Result<usize> {

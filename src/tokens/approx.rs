@@ -4,6 +4,8 @@
 use serde_json::Value as Json;
 
 use super::pyrepr::repr;
+use crate::codec::lazy::{self, Lazy, Spanned};
+use crate::codec::{ext, json::to_json, msgpack, Value};
 use crate::model::{Kind, Message};
 
 /// Characters per token.
@@ -76,6 +78,181 @@ pub fn count_message(m: &Message) -> u64 {
         n_chars += chars(name);
     }
     tokens + n_chars.div_ceil(CHARS_PER_TOKEN) as u64 + EXTRA_TOKENS_PER_MESSAGE
+}
+
+/// Tokens of one stored message value, read in place (no JSON built): the fast path for
+/// counting whole databases. Values that are not ext-object messages (dicts in writes) go
+/// through [`Message`].
+pub fn count_value(v: &Value) -> Option<u64> {
+    let Some(e) = v
+        .as_ext()
+        .filter(|e| e.code == ext::PYDANTIC_V2 || e.code == ext::PYDANTIC_V1)
+    else {
+        return Message::from_value(v).map(|m| count_message(&m));
+    };
+    let (module, class) = ext::type_path(e)?;
+    if !module.starts_with("langchain_core.messages") {
+        return None;
+    }
+    let (kind, _) = Kind::from_class(class)?;
+    let fields = ext::argument(e)?;
+    let get = |k: &str| fields.get(k);
+    let mut n_chars = 0usize;
+    let mut tokens = 0u64;
+    let content = get("content");
+    match content {
+        Some(Value::Str(s)) => n_chars += chars(&s.text),
+        Some(Value::Array(a)) => {
+            for block in &a.items {
+                match block {
+                    Value::Str(s) => n_chars += chars(&s.text),
+                    Value::Map(_) => match block.get("type").and_then(Value::as_str) {
+                        Some("image" | "image_url") => tokens += TOKENS_PER_IMAGE,
+                        Some("text") => {
+                            n_chars += block.get("text").and_then(Value::as_str).map_or(0, chars)
+                        }
+                        _ => n_chars += chars(&repr(&to_json(block))),
+                    },
+                    other => n_chars += chars(&repr(&to_json(other))),
+                }
+            }
+        }
+        Some(other) => n_chars += chars(&repr(&to_json(other))),
+        None => n_chars += chars(&repr(&Json::Null)),
+    }
+    let calls = get("tool_calls")
+        .and_then(Value::as_array)
+        .filter(|c| !c.is_empty());
+    if kind == Kind::Ai && !matches!(content, Some(Value::Array(_))) {
+        if let Some(calls) = calls {
+            n_chars += chars(&repr(&Json::Array(calls.iter().map(to_json).collect())));
+        }
+    }
+    if kind == Kind::Tool {
+        n_chars += get("tool_call_id").and_then(Value::as_str).map_or(0, chars);
+    }
+    n_chars += match kind {
+        Kind::Human => 4,
+        Kind::Ai => 9,
+        Kind::Tool => 4,
+        Kind::Function => 8,
+        Kind::Remove => 6,
+        Kind::System => get("additional_kwargs")
+            .and_then(|k| k.get("__openai_role__"))
+            .and_then(Value::as_str)
+            .map_or(6, chars),
+        Kind::Chat => get("role").and_then(Value::as_str).map_or(0, chars),
+    };
+    if let Some(name) = get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    {
+        n_chars += chars(name);
+    }
+    Some(tokens + n_chars.div_ceil(CHARS_PER_TOKEN) as u64 + EXTRA_TOKENS_PER_MESSAGE)
+}
+
+/// Tokens of a stored message list (`channel_values["messages"]`), read in place.
+pub fn count_values(list: &Value) -> Option<u64> {
+    list.as_array()?.iter().map(count_value).sum()
+}
+
+/// Tokens of one stored message read in place with the lazy reader (nothing allocated for
+/// plain text; unusual parts are decoded on their own).
+pub fn count_lazy(item: &Spanned<'_>) -> Option<u64> {
+    let Lazy::Ext(code, payload) = item.value else {
+        return count_value(&msgpack::decode(item.raw).ok()?);
+    };
+    if code != ext::PYDANTIC_V2 && code != ext::PYDANTIC_V1 {
+        return None;
+    }
+    let parts = lazy::root(payload).ok()?.items().ok()??;
+    let (module, class) = (parts.first()?.as_str()?, parts.get(1)?.as_str()?);
+    if !module.starts_with("langchain_core.messages") {
+        return None;
+    }
+    let (kind, _) = Kind::from_class(class)?;
+    let fields = parts.get(2)?;
+    let get = |k: &str| fields.get(k).ok().flatten();
+    let full = |s: &Spanned<'_>| msgpack::decode(s.raw).ok().map(|v| to_json(&v));
+    let mut n_chars = 0usize;
+    let mut tokens = 0u64;
+    let content = get("content");
+    let content_is_list = matches!(content.map(|c| c.value), Some(Lazy::Array(_)));
+    match content {
+        Some(c) => match c.value {
+            Lazy::Str(s) => n_chars += chars(s),
+            Lazy::Array(_) => {
+                for block in c.items().ok()?? {
+                    match block.value {
+                        Lazy::Str(s) => n_chars += chars(s),
+                        Lazy::Map(_) => match block.get("type").ok()?.and_then(|t| t.as_str()) {
+                            Some("image" | "image_url") => tokens += TOKENS_PER_IMAGE,
+                            Some("text") => {
+                                n_chars += block
+                                    .get("text")
+                                    .ok()?
+                                    .and_then(|t| t.as_str())
+                                    .map_or(0, chars)
+                            }
+                            _ => n_chars += chars(&repr(&full(&block)?)),
+                        },
+                        _ => n_chars += chars(&repr(&full(&block)?)),
+                    }
+                }
+            }
+            _ => n_chars += chars(&repr(&full(&c)?)),
+        },
+        None => n_chars += 4, // repr(None)
+    }
+    if kind == Kind::Ai && !content_is_list {
+        if let Some(calls) =
+            get("tool_calls").filter(|c| matches!(c.value, Lazy::Array(a) if a.len > 0))
+        {
+            n_chars += chars(&repr(&full(&calls)?));
+        }
+    }
+    if kind == Kind::Tool {
+        n_chars += get("tool_call_id")
+            .and_then(|t| t.as_str())
+            .map_or(0, chars);
+    }
+    n_chars += match kind {
+        Kind::Human | Kind::Tool => 4,
+        Kind::Ai => 9,
+        Kind::Function => 8,
+        Kind::Remove => 6,
+        Kind::System => get("additional_kwargs")
+            .and_then(|k| k.get("__openai_role__").ok().flatten())
+            .and_then(|r| r.as_str())
+            .map_or(6, chars),
+        Kind::Chat => get("role").and_then(|r| r.as_str()).map_or(0, chars),
+    };
+    if let Some(name) = get("name")
+        .and_then(|n| n.as_str())
+        .filter(|n| !n.is_empty())
+    {
+        n_chars += chars(name);
+    }
+    Some(tokens + n_chars.div_ceil(CHARS_PER_TOKEN) as u64 + EXTRA_TOKENS_PER_MESSAGE)
+}
+
+/// Message count and approximate tokens of a checkpoint blob's `messages` channel, read in
+/// place: `None` when the channel is absent or holds something else.
+pub fn count_checkpoint_blob(blob: &[u8]) -> Option<(usize, Option<u64>)> {
+    let root = lazy::root(blob).ok()?;
+    let mut list = root.get("channel_values").ok()??.get("messages").ok()??;
+    let snapshot;
+    if let Lazy::Ext(code, payload) = list.value {
+        if code != ext::DELTA_SNAPSHOT {
+            return None;
+        }
+        snapshot = lazy::root(payload).ok()?;
+        list = snapshot;
+    }
+    let items = list.items().ok()??;
+    let tokens = items.iter().map(count_lazy).sum::<Option<u64>>();
+    Some((items.len(), tokens))
 }
 
 /// Tokens of a list of messages (`count_tokens_approximately(messages)`).

@@ -1,0 +1,202 @@
+//! A borrowing, on-demand msgpack reader for hot paths (listing and counting whole
+//! databases): it walks a blob without building values, and hands out the byte span of any
+//! part that needs a full [`super::msgpack::decode`].
+
+use super::msgpack::{skip, DecodeError};
+
+/// One msgpack value, borrowed from the blob.
+#[derive(Debug, Clone, Copy)]
+pub enum Lazy<'a> {
+    /// nil
+    Nil,
+    /// A boolean.
+    Bool(bool),
+    /// An integer (as i128 so every msgpack integer fits).
+    Int(i128),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(&'a str),
+    /// Bytes.
+    Bin(&'a [u8]),
+    /// An array: item count and where the items start.
+    Array(Seq<'a>),
+    /// A map: entry count and where the entries start.
+    Map(Seq<'a>),
+    /// An extension: code and payload bytes (itself a msgpack document).
+    Ext(i8, &'a [u8]),
+}
+
+/// The items of an array or the entries of a map, not yet read.
+#[derive(Debug, Clone, Copy)]
+pub struct Seq<'a> {
+    data: &'a [u8],
+    start: usize,
+    /// Items (arrays) or entries (maps).
+    pub len: usize,
+}
+
+/// A value and its encoded bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Spanned<'a> {
+    /// The value.
+    pub value: Lazy<'a>,
+    /// Its bytes in the blob.
+    pub raw: &'a [u8],
+}
+
+fn be(data: &[u8], at: usize, n: usize) -> Result<u64, DecodeError> {
+    let bytes = data
+        .get(at..at + n)
+        .ok_or(DecodeError::Truncated { offset: at })?;
+    Ok(bytes.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
+}
+
+/// Reads the value at `pos`; returns it with its span.
+pub fn read(data: &[u8], pos: usize) -> Result<Spanned<'_>, DecodeError> {
+    let end = skip(data, pos)?;
+    let m = *data
+        .get(pos)
+        .ok_or(DecodeError::Truncated { offset: pos })?;
+    let raw = &data[pos..end];
+    let str_at = |start: usize| -> Result<Lazy<'_>, DecodeError> {
+        std::str::from_utf8(&data[start..end])
+            .map(Lazy::Str)
+            .map_err(|_| DecodeError::BadUtf8 { offset: start })
+    };
+    let seq = |start: usize, len: usize| Seq { data, start, len };
+    let value = match m {
+        0x00..=0x7f => Lazy::Int(i128::from(m)),
+        0xe0..=0xff => Lazy::Int(i128::from(m as i8)),
+        0x80..=0x8f => Lazy::Map(seq(pos + 1, usize::from(m & 0x0f))),
+        0x90..=0x9f => Lazy::Array(seq(pos + 1, usize::from(m & 0x0f))),
+        0xa0..=0xbf => str_at(pos + 1)?,
+        0xc0 => Lazy::Nil,
+        0xc2 => Lazy::Bool(false),
+        0xc3 => Lazy::Bool(true),
+        0xc4..=0xc6 => Lazy::Bin(&data[pos + 1 + (1 << (m - 0xc4))..end]),
+        0xc7..=0xc9 => {
+            let w = 1 << (m - 0xc7);
+            Lazy::Ext(data[pos + 1 + w] as i8, &data[pos + 2 + w..end])
+        }
+        0xd4..=0xd8 => Lazy::Ext(data[pos + 1] as i8, &data[pos + 2..end]),
+        0xca => Lazy::Float(f64::from(f32::from_bits(be(data, pos + 1, 4)? as u32))),
+        0xcb => Lazy::Float(f64::from_bits(be(data, pos + 1, 8)?)),
+        0xcc..=0xcf => Lazy::Int(i128::from(be(data, pos + 1, 1 << (m - 0xcc))?)),
+        0xd0 => Lazy::Int(i128::from(be(data, pos + 1, 1)? as u8 as i8)),
+        0xd1 => Lazy::Int(i128::from(be(data, pos + 1, 2)? as u16 as i16)),
+        0xd2 => Lazy::Int(i128::from(be(data, pos + 1, 4)? as u32 as i32)),
+        0xd3 => Lazy::Int(i128::from(be(data, pos + 1, 8)? as i64)),
+        0xd9..=0xdb => str_at(pos + 1 + (1 << (m - 0xd9)))?,
+        0xdc => Lazy::Array(seq(pos + 3, be(data, pos + 1, 2)? as usize)),
+        0xdd => Lazy::Array(seq(pos + 5, be(data, pos + 1, 4)? as usize)),
+        0xde => Lazy::Map(seq(pos + 3, be(data, pos + 1, 2)? as usize)),
+        0xdf => Lazy::Map(seq(pos + 5, be(data, pos + 1, 4)? as usize)),
+        0xc1 => {
+            return Err(DecodeError::BadMarker {
+                byte: m,
+                offset: pos,
+            })
+        }
+    };
+    Ok(Spanned { value, raw })
+}
+
+/// Reads a whole document (an ext payload, a blob).
+pub fn root(data: &[u8]) -> Result<Spanned<'_>, DecodeError> {
+    read(data, 0)
+}
+
+impl<'a> Seq<'a> {
+    /// The items of an array.
+    pub fn items(&self) -> Result<Vec<Spanned<'a>>, DecodeError> {
+        let mut out = Vec::with_capacity(self.len);
+        let mut pos = self.start;
+        for _ in 0..self.len {
+            let s = read(self.data, pos)?;
+            pos += s.raw.len();
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    /// The value of a string key in a map (first match).
+    pub fn get(&self, key: &str) -> Result<Option<Spanned<'a>>, DecodeError> {
+        let mut pos = self.start;
+        for _ in 0..self.len {
+            let k = read(self.data, pos)?;
+            pos += k.raw.len();
+            let v_end = skip(self.data, pos)?;
+            if matches!(k.value, Lazy::Str(s) if s == key) {
+                return read(self.data, pos).map(Some);
+            }
+            pos = v_end;
+        }
+        Ok(None)
+    }
+}
+
+impl<'a> Spanned<'a> {
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&'a str> {
+        match self.value {
+            Lazy::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// `self[key]` when this is a map.
+    pub fn get(&self, key: &str) -> Result<Option<Spanned<'a>>, DecodeError> {
+        match self.value {
+            Lazy::Map(m) => m.get(key),
+            _ => Ok(None),
+        }
+    }
+
+    /// The items when this is an array.
+    pub fn items(&self) -> Result<Option<Vec<Spanned<'a>>>, DecodeError> {
+        match self.value {
+            Lazy::Array(a) => a.items().map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::msgpack::{encode, Value};
+
+    #[test]
+    fn reads_in_place() {
+        let v = Value::map(vec![
+            (Value::str("ts"), Value::str("2026-12-01")),
+            (Value::str("n"), Value::int(-300)),
+            (
+                Value::str("list"),
+                Value::array(vec![Value::str("a"), Value::ext(5, Value::Nil)]),
+            ),
+        ]);
+        let bytes = encode(&v);
+        let r = root(&bytes).expect("root");
+        assert_eq!(
+            r.get("ts").expect("ok").and_then(|s| s.as_str()),
+            Some("2026-12-01")
+        );
+        assert!(matches!(
+            r.get("n").expect("ok").map(|s| s.value),
+            Some(Lazy::Int(-300))
+        ));
+        let items = r
+            .get("list")
+            .expect("ok")
+            .expect("present")
+            .items()
+            .expect("ok")
+            .expect("array");
+        assert_eq!(items.len(), 2);
+        assert!(matches!(items[1].value, Lazy::Ext(5, [0xc0])));
+        assert!(r.get("missing").expect("ok").is_none());
+        assert!(root(&bytes[..bytes.len() - 2]).is_err());
+    }
+}
