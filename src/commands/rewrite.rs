@@ -429,7 +429,7 @@ pub fn run_batch(
         if in_batch == BATCH {
             in_batch = 0;
         }
-        let result = match item {
+        match item {
             Err(o) => outcomes.push(o),
             Ok(ed) => match edit(&store, &ed) {
                 Ok(o) => outcomes.push(o),
@@ -443,7 +443,7 @@ pub fn run_batch(
         if in_batch == 0 {
             store.commit_batch()?;
         }
-        Ok(result)
+        Ok(())
     })?;
     store.commit_batch()?;
     finish(g, rw.dry_run, &outcomes, out)
