@@ -94,13 +94,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         rows.push(row);
     }
     pb.finish_and_clear();
-    let before = store.file_stats()?.file_bytes;
-    let vacuum = if m.vacuum && !m.dry_run {
-        Some(store.vacuum_or_busy())
-    } else {
-        None
-    };
-    let after = store.file_stats()?.file_bytes;
+    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run)?;
 
     match output::resolve_format(g.format) {
         Format::Table => {

@@ -80,13 +80,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         }
         pb.finish_and_clear();
     }
-    let before = store.file_stats()?.file_bytes;
-    let vacuum = if m.vacuum && !m.dry_run {
-        Some(store.vacuum_or_busy())
-    } else {
-        None
-    };
-    let after = store.file_stats()?.file_bytes;
+    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run)?;
     let would: u64 = selected.iter().map(|(t, _)| t.bytes).sum();
 
     match output::resolve_format(g.format) {

@@ -168,14 +168,7 @@ fn plan(
     limit: Limit,
     counter: Counter,
 ) -> Result<std::result::Result<Plan, Outcome>> {
-    let costs: Vec<u64> = match limit {
-        Limit::Tokens { .. } => ed
-            .messages
-            .iter()
-            .map(|m| counter.count_message(m))
-            .collect::<Result<_>>()?,
-        Limit::Messages(_) => vec![],
-    };
+    let costs = super::trim::window_costs(&ed.messages, limit, counter)?;
     let window = trim_window(&ed.messages, &costs, limit, false);
     let old = older(&ed.messages, &window.keep);
     let before_tokens = approx::count(&ed.messages);

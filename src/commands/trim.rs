@@ -21,15 +21,20 @@ pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
         (None, None) => anyhow::bail!("give --keep N or --max-tokens N"),
     };
     rewrite::run_batch(g, &args.target, &args.rewrite, "trim", out, &|store, ed| {
-        let costs: Vec<u64> = match limit {
-            Limit::Tokens { .. } => ed
-                .messages
-                .iter()
-                .map(|m| counter.count_message(m))
-                .collect::<Result<_>>()?,
-            Limit::Messages(_) => vec![],
-        };
+        let costs = window_costs(&ed.messages, limit, counter)?;
         let window = trim_window(&ed.messages, &costs, limit, args.keep_first);
         rewrite::apply(store, ed, &window.keep, window.notes, args.rewrite.dry_run)
     })
+}
+
+/// Per-message token counts a window needs (none for a message-count limit).
+pub fn window_costs(
+    msgs: &[crate::model::Message],
+    limit: Limit,
+    counter: crate::tokens::Counter,
+) -> Result<Vec<u64>> {
+    match limit {
+        Limit::Tokens { .. } => msgs.iter().map(|m| counter.count_message(m)).collect(),
+        Limit::Messages(_) => Ok(vec![]),
+    }
 }

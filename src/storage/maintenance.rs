@@ -271,6 +271,14 @@ impl SqliteStore {
         Ok(Some(deleted))
     }
 
+    /// The file size before and after an optional vacuum, and the vacuum's outcome (kept
+    /// apart so a busy database still gets its report printed before the exit code 3).
+    pub fn shrink(&self, vacuum: bool) -> Result<(u64, u64, Option<Result<()>>)> {
+        let before = self.file_stats()?.file_bytes;
+        let outcome = vacuum.then(|| self.vacuum_or_busy());
+        Ok((before, self.file_stats()?.file_bytes, outcome))
+    }
+
     /// `VACUUM` plus WAL truncation so the file really shrinks. A database another process
     /// keeps busy is reported as [`crate::exit::Partial`]: nothing is lost, try again later.
     pub fn vacuum_or_busy(&self) -> Result<()> {

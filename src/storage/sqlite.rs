@@ -41,25 +41,31 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Opens an existing file read-only. Never creates or changes the file.
     pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
-        check_file(path)?;
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| explain(e, path))
-            .with_context(|| format!("cannot open '{}'", path.display()))?;
-        SqliteStore::from_connection(conn, path, busy_timeout)
+        SqliteStore::open(path, busy_timeout, OpenFlags::SQLITE_OPEN_READ_ONLY, "")
     }
 
     /// Opens an existing file for writing (for rewrites). Never creates the file.
     pub fn open_read_write(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
+        SqliteStore::open(
+            path,
+            busy_timeout,
+            OpenFlags::SQLITE_OPEN_READ_WRITE,
+            " for writing",
+        )
+    }
+
+    /// Opens an existing regular file with `mode` (never with CREATE).
+    fn open(
+        path: &Path,
+        busy_timeout: Duration,
+        mode: OpenFlags,
+        what: &str,
+    ) -> Result<SqliteStore> {
         check_file(path)?;
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI;
+        let flags = mode | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|e| explain(e, path))
-            .with_context(|| format!("cannot open '{}' for writing", path.display()))?;
+            .with_context(|| format!("cannot open '{}'{what}", path.display()))?;
         SqliteStore::from_connection(conn, path, busy_timeout)
     }
 
