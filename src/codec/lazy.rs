@@ -36,13 +36,13 @@ pub struct Seq<'a> {
     pub len: usize,
 }
 
-/// A value and its encoded bytes.
+/// A value and where it sits in the blob (its end is found only when asked for).
 #[derive(Debug, Clone, Copy)]
 pub struct Spanned<'a> {
     /// The value.
     pub value: Lazy<'a>,
-    /// Its bytes in the blob.
-    pub raw: &'a [u8],
+    data: &'a [u8],
+    pos: usize,
 }
 
 fn be(data: &[u8], at: usize, n: usize) -> Result<u64, DecodeError> {
@@ -52,15 +52,20 @@ fn be(data: &[u8], at: usize, n: usize) -> Result<u64, DecodeError> {
     Ok(bytes.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
 }
 
-/// Reads the value at `pos`; returns it with its span.
+fn slice(data: &[u8], start: usize, len: usize) -> Result<&[u8], DecodeError> {
+    start
+        .checked_add(len)
+        .and_then(|end| data.get(start..end))
+        .ok_or(DecodeError::Truncated { offset: start })
+}
+
+/// Reads the value at `pos` from its header alone (containers are not walked).
 pub fn read(data: &[u8], pos: usize) -> Result<Spanned<'_>, DecodeError> {
-    let end = skip(data, pos)?;
     let m = *data
         .get(pos)
         .ok_or(DecodeError::Truncated { offset: pos })?;
-    let raw = &data[pos..end];
-    let str_at = |start: usize| -> Result<Lazy<'_>, DecodeError> {
-        std::str::from_utf8(&data[start..end])
+    let str_at = |start: usize, len: usize| -> Result<Lazy<'_>, DecodeError> {
+        std::str::from_utf8(slice(data, start, len)?)
             .map(Lazy::Str)
             .map_err(|_| DecodeError::BadUtf8 { offset: start })
     };
@@ -70,16 +75,28 @@ pub fn read(data: &[u8], pos: usize) -> Result<Spanned<'_>, DecodeError> {
         0xe0..=0xff => Lazy::Int(i128::from(m as i8)),
         0x80..=0x8f => Lazy::Map(seq(pos + 1, usize::from(m & 0x0f))),
         0x90..=0x9f => Lazy::Array(seq(pos + 1, usize::from(m & 0x0f))),
-        0xa0..=0xbf => str_at(pos + 1)?,
+        0xa0..=0xbf => str_at(pos + 1, usize::from(m & 0x1f))?,
         0xc0 => Lazy::Nil,
         0xc2 => Lazy::Bool(false),
         0xc3 => Lazy::Bool(true),
-        0xc4..=0xc6 => Lazy::Bin(&data[pos + 1 + (1 << (m - 0xc4))..end]),
+        0xc4..=0xc6 => {
+            let w = 1 << (m - 0xc4);
+            Lazy::Bin(slice(data, pos + 1 + w, be(data, pos + 1, w)? as usize)?)
+        }
         0xc7..=0xc9 => {
             let w = 1 << (m - 0xc7);
-            Lazy::Ext(data[pos + 1 + w] as i8, &data[pos + 2 + w..end])
+            let n = be(data, pos + 1, w)? as usize;
+            let code = *data
+                .get(pos + 1 + w)
+                .ok_or(DecodeError::Truncated { offset: pos })? as i8;
+            Lazy::Ext(code, slice(data, pos + 2 + w, n)?)
         }
-        0xd4..=0xd8 => Lazy::Ext(data[pos + 1] as i8, &data[pos + 2..end]),
+        0xd4..=0xd8 => {
+            let code = *data
+                .get(pos + 1)
+                .ok_or(DecodeError::Truncated { offset: pos })? as i8;
+            Lazy::Ext(code, slice(data, pos + 2, 1 << (m - 0xd4))?)
+        }
         0xca => Lazy::Float(f64::from(f32::from_bits(be(data, pos + 1, 4)? as u32))),
         0xcb => Lazy::Float(f64::from_bits(be(data, pos + 1, 8)?)),
         0xcc..=0xcf => Lazy::Int(i128::from(be(data, pos + 1, 1 << (m - 0xcc))?)),
@@ -87,7 +104,10 @@ pub fn read(data: &[u8], pos: usize) -> Result<Spanned<'_>, DecodeError> {
         0xd1 => Lazy::Int(i128::from(be(data, pos + 1, 2)? as u16 as i16)),
         0xd2 => Lazy::Int(i128::from(be(data, pos + 1, 4)? as u32 as i32)),
         0xd3 => Lazy::Int(i128::from(be(data, pos + 1, 8)? as i64)),
-        0xd9..=0xdb => str_at(pos + 1 + (1 << (m - 0xd9)))?,
+        0xd9..=0xdb => {
+            let w = 1 << (m - 0xd9);
+            str_at(pos + 1 + w, be(data, pos + 1, w)? as usize)?
+        }
         0xdc => Lazy::Array(seq(pos + 3, be(data, pos + 1, 2)? as usize)),
         0xdd => Lazy::Array(seq(pos + 5, be(data, pos + 1, 4)? as usize)),
         0xde => Lazy::Map(seq(pos + 3, be(data, pos + 1, 2)? as usize)),
@@ -99,7 +119,7 @@ pub fn read(data: &[u8], pos: usize) -> Result<Spanned<'_>, DecodeError> {
             })
         }
     };
-    Ok(Spanned { value, raw })
+    Ok(Spanned { value, data, pos })
 }
 
 /// Reads a whole document (an ext payload, a blob).
@@ -110,12 +130,11 @@ pub fn root(data: &[u8]) -> Result<Spanned<'_>, DecodeError> {
 impl<'a> Seq<'a> {
     /// The items of an array.
     pub fn items(&self) -> Result<Vec<Spanned<'a>>, DecodeError> {
-        let mut out = Vec::with_capacity(self.len);
+        let mut out = Vec::with_capacity(self.len.min(self.data.len()));
         let mut pos = self.start;
         for _ in 0..self.len {
-            let s = read(self.data, pos)?;
-            pos += s.raw.len();
-            out.push(s);
+            out.push(read(self.data, pos)?);
+            pos = skip(self.data, pos)?;
         }
         Ok(out)
     }
@@ -125,7 +144,7 @@ impl<'a> Seq<'a> {
         let mut pos = self.start;
         for _ in 0..self.len {
             let k = read(self.data, pos)?;
-            pos += k.raw.len();
+            pos = skip(self.data, pos)?;
             let v_end = skip(self.data, pos)?;
             if matches!(k.value, Lazy::Str(s) if s == key) {
                 return read(self.data, pos).map(Some);
@@ -137,6 +156,11 @@ impl<'a> Seq<'a> {
 }
 
 impl<'a> Spanned<'a> {
+    /// The value's encoded bytes (walks it once to find its end).
+    pub fn raw(&self) -> Result<&'a [u8], DecodeError> {
+        Ok(&self.data[self.pos..skip(self.data, self.pos)?])
+    }
+
     /// The string, if this is one.
     pub fn as_str(&self) -> Option<&'a str> {
         match self.value {
@@ -197,6 +221,9 @@ mod tests {
         assert_eq!(items.len(), 2);
         assert!(matches!(items[1].value, Lazy::Ext(5, [0xc0])));
         assert!(r.get("missing").expect("ok").is_none());
-        assert!(root(&bytes[..bytes.len() - 2]).is_err());
+        assert_eq!(r.raw().expect("raw").len(), bytes.len());
+        assert!(root(&bytes[..bytes.len() - 2])
+            .and_then(|r| r.raw().map(<[u8]>::len))
+            .is_err());
     }
 }

@@ -141,7 +141,7 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
         // The fast path reads in place; anything unusual (corrupt, no message list) goes the
         // full way below, which explains errors properly.
         let root = crate::codec::lazy::root(&row.checkpoint).ok().filter(|r| {
-            r.raw.len() == row.checkpoint.len()
+            r.raw().is_ok_and(|raw| raw.len() == row.checkpoint.len())
                 && matches!(r.value, crate::codec::lazy::Lazy::Map(_))
         });
         let counted = root.and(approx::count_checkpoint_blob(&row.checkpoint));

@@ -233,7 +233,8 @@ fn count_row(
     counter: Option<Counter>,
 ) -> Result<ThreadTokens> {
     let whole = |r: &crate::codec::lazy::Spanned<'_>| {
-        r.raw.len() == row.checkpoint.len() && matches!(r.value, crate::codec::lazy::Lazy::Map(_))
+        r.raw().is_ok_and(|raw| raw.len() == row.checkpoint.len())
+            && matches!(r.value, crate::codec::lazy::Lazy::Map(_))
     };
     let intact = row.type_name == "msgpack"
         && crate::codec::lazy::root(&row.checkpoint).is_ok_and(|r| whole(&r));

@@ -161,7 +161,7 @@ pub fn count_values(list: &Value) -> Option<u64> {
 /// plain text; unusual parts are decoded on their own).
 pub fn count_lazy(item: &Spanned<'_>) -> Option<u64> {
     let Lazy::Ext(code, payload) = item.value else {
-        return count_value(&msgpack::decode(item.raw).ok()?);
+        return count_value(&msgpack::decode(item.raw().ok()?).ok()?);
     };
     if code != ext::PYDANTIC_V2 && code != ext::PYDANTIC_V1 {
         return None;
@@ -174,7 +174,12 @@ pub fn count_lazy(item: &Spanned<'_>) -> Option<u64> {
     let (kind, _) = Kind::from_class(class)?;
     let fields = parts.get(2)?;
     let get = |k: &str| fields.get(k).ok().flatten();
-    let full = |s: &Spanned<'_>| msgpack::decode(s.raw).ok().map(|v| to_json(&v));
+    let full = |s: &Spanned<'_>| {
+        s.raw()
+            .ok()
+            .and_then(|r| msgpack::decode(r).ok())
+            .map(|v| to_json(&v))
+    };
     let mut n_chars = 0usize;
     let mut tokens = 0u64;
     let content = get("content");
