@@ -45,6 +45,34 @@ fn harness(gen: &str, args: &[&str]) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// Runs the harness's check-rewrite of `rewritten` against `original` with `expect`
+/// (written to a file in `dir`).
+fn check_rewrite(
+    gen: &str,
+    original: &std::path::Path,
+    rewritten: &std::path::Path,
+    thread: &str,
+    expect: &Json,
+    dir: &std::path::Path,
+) -> (bool, String) {
+    let expect_path = dir.join("expect.json");
+    std::fs::write(&expect_path, expect.to_string()).expect("write expect");
+    harness(
+        gen,
+        &[
+            "check-rewrite",
+            "--original",
+            s(original),
+            "--rewritten",
+            s(rewritten),
+            "--thread",
+            thread,
+            "--expect",
+            s(&expect_path),
+        ],
+    )
+}
+
 /// Rewrites a copy with memctl, then runs check-rewrite against the pristine fixture.
 fn check(gen: &str, thread: &str, memctl_args: &[&str], expect: Json) -> Result<(), String> {
     let original = fixture(&format!("{gen}.sqlite"));
@@ -56,22 +84,7 @@ fn check(gen: &str, thread: &str, memctl_args: &[&str], expect: Json) -> Result<
     if out[0]["status"] == "rewritten" {
         expect["expect_write"] = json!(true);
     }
-    let expect_path = dir.path().join("expect.json");
-    std::fs::write(&expect_path, expect.to_string()).expect("write expect");
-    let (ok, text) = harness(
-        gen,
-        &[
-            "check-rewrite",
-            "--original",
-            s(&original),
-            "--rewritten",
-            s(&db),
-            "--thread",
-            thread,
-            "--expect",
-            s(&expect_path),
-        ],
-    );
+    let (ok, text) = check_rewrite(gen, &original, &db, thread, &expect, dir.path());
     if ok {
         Ok(())
     } else {
@@ -332,22 +345,7 @@ fn summarize_is_what_langgraph_update_state_writes() {
             if thread == "custom-state" {
                 expect["values"] = json!({"summary": shown["values"]["summary"]});
             }
-            let expect_path = dir.path().join("expect.json");
-            std::fs::write(&expect_path, expect.to_string()).expect("write");
-            let (ok, text) = harness(
-                gen,
-                &[
-                    "check-rewrite",
-                    "--original",
-                    s(&original),
-                    "--rewritten",
-                    s(&db),
-                    "--thread",
-                    thread,
-                    "--expect",
-                    s(&expect_path),
-                ],
-            );
+            let (ok, text) = check_rewrite(gen, &original, &db, thread, &expect, dir.path());
             if !ok {
                 failures.push(format!("{gen}/{thread}:\n{text}"));
             }
