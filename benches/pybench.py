@@ -48,20 +48,19 @@ TIKTOKEN_URLS = {
 
 
 def setup_tiktoken_cache() -> None:
-    """Offline tiktoken: the BPE files shipped in the tiktoken-rs crate (as fixtures/generate.py)."""
-    cands = []
-    if os.environ.get("MEMCTL_TIKTOKEN_DIR"):
-        cands.append(Path(os.environ["MEMCTL_TIKTOKEN_DIR"]))
-    cargo_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
-    cands += [Path(p) for p in sorted(glob.glob(str(cargo_home / "registry/src/*/tiktoken-rs-*/assets")), reverse=True)]
-    for c in cands:
-        if all((c / f"{n}.tiktoken").is_file() for n in TIKTOKEN_URLS):
-            cache = Path(tempfile.mkdtemp(prefix="memctl-bench-tiktoken-"))
-            for n, url in TIKTOKEN_URLS.items():
-                shutil.copyfile(c / f"{n}.tiktoken", cache / hashlib.sha1(url.encode()).hexdigest())
-            os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
-            return
-    sys.exit("pybench: tiktoken BPE files not found (set MEMCTL_TIKTOKEN_DIR or let cargo fetch tiktoken-rs)")
+    """Offline tiktoken: the BPE files fixtures/generate.py finds (bpe-openai's copies in the
+    cargo registry, or $MEMCTL_TIKTOKEN_DIR), loaded from that file without its imports."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("_bpe", HERE.parent / "fixtures" / "bpe_files.py")
+    bpe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bpe)
+    files = bpe.find_bpe_files(TIKTOKEN_URLS)
+    if files is None:
+        sys.exit("pybench: tiktoken BPE files not found (set MEMCTL_TIKTOKEN_DIR or run `cargo fetch`)")
+    cache = Path(tempfile.mkdtemp(prefix="memctl-bench-tiktoken-"))
+    for n, url in TIKTOKEN_URLS.items():
+        bpe.copy_bpe(files[n], cache / hashlib.sha1(url.encode()).hexdigest())
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
 
 
 def root_cfg(t: str) -> dict:

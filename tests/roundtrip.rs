@@ -47,6 +47,53 @@ fn every_fixture_blob_round_trips_byte_for_byte() {
     }
 }
 
+/// The fast path rewrites use — the checkpoint decoded except its message list, the messages
+/// outlined in place — agrees with the full decode and the full message view on every
+/// checkpoint of every fixture.
+#[test]
+fn in_place_outlines_match_the_full_message_view() {
+    use memctl::model::outline::{outline_list, Outline};
+    use memctl::model::Message;
+    let mut outlined = 0;
+    for db in ["new.sqlite", "old.sqlite"] {
+        for (what, type_name, blob) in blobs(db) {
+            if type_name != "msgpack" || !what.starts_with("checkpoint") {
+                continue;
+            }
+            let (mut root, span) = msgpack::decode_except(&blob, "channel_values", "messages")
+                .unwrap_or_else(|e| panic!("{db} {what}: {e}"));
+            let Some(span) = span else { continue };
+            let list = msgpack::decode(&blob[span.clone()]).expect("the span is a value");
+            if let Some(m) = root
+                .get_mut("channel_values")
+                .and_then(|c| c.get_mut("messages"))
+            {
+                *m = list.clone();
+            }
+            assert!(
+                msgpack::encode(&root) == blob,
+                "{db} {what}: decode_except lost bytes"
+            );
+            let Some(items) = list.as_array() else {
+                continue;
+            };
+            let outline = outline_list(&blob, span).unwrap_or_else(|| panic!("{db} {what}"));
+            assert_eq!(outline.len(), items.len(), "{db} {what}");
+            for (o, item) in outline.iter().zip(items) {
+                let full = Message::from_value(item).expect("a message");
+                assert_eq!(
+                    msgpack::encode(item),
+                    blob[o.span.clone()],
+                    "{db} {what}: the span is the stored message"
+                );
+                assert_eq!(*o, Outline::of(&full, o.span.clone()), "{db} {what}");
+                outlined += 1;
+            }
+        }
+    }
+    assert!(outlined > 200, "messages outlined: {outlined}");
+}
+
 fn collect_exts(v: &msgpack::Value, seen: &mut std::collections::BTreeSet<i8>) {
     match v {
         msgpack::Value::Array(a) => a.items.iter().for_each(|i| collect_exts(i, seen)),

@@ -155,6 +155,35 @@ impl<'a> Seq<'a> {
     }
 }
 
+/// The entries of a map with string keys, read in one pass (values not walked).
+#[derive(Debug, Clone, Default)]
+pub struct Fields<'a>(Vec<(&'a str, Spanned<'a>)>);
+
+impl<'a> Fields<'a> {
+    /// The value of `key` (first match).
+    pub fn get(&self, key: &str) -> Option<Spanned<'a>> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+}
+
+impl<'a> Seq<'a> {
+    /// The entries of a map in one pass; entries whose key is not a string are left out.
+    pub fn fields(&self) -> Result<Fields<'a>, DecodeError> {
+        let mut out = Vec::with_capacity(self.len.min(self.data.len()));
+        let mut pos = self.start;
+        for _ in 0..self.len {
+            let k = read(self.data, pos)?;
+            pos = skip(self.data, pos)?;
+            let v = read(self.data, pos)?;
+            pos = skip(self.data, pos)?;
+            if let Lazy::Str(key) = k.value {
+                out.push((key, v));
+            }
+        }
+        Ok(Fields(out))
+    }
+}
+
 impl<'a> Spanned<'a> {
     /// The value's encoded bytes (walks it once to find its end).
     pub fn raw(&self) -> Result<&'a [u8], DecodeError> {

@@ -176,6 +176,39 @@ pub fn decode(data: &[u8]) -> Result<Value, DecodeError> {
     Ok(v)
 }
 
+/// Decodes a document whose root is a map, except the value at `root[outer][inner]` (the
+/// messages of `channel_values`): that value is not decoded, [`Value::Nil`] stands in its
+/// place, and its byte range is returned so it can be read in place. The rest is decoded and
+/// checked exactly as [`decode`] does.
+pub fn decode_except(
+    data: &[u8],
+    outer: &str,
+    inner: &str,
+) -> Result<(Value, Option<std::ops::Range<usize>>), DecodeError> {
+    let mut r = Reader { data, pos: 0 };
+    let mut span = None;
+    let root = r.map_with(0, &mut |r, key, depth| {
+        if key.as_str() != Some(outer) || !r.at_map() {
+            return r.value(depth);
+        }
+        r.map_with(depth, &mut |r, key, depth| {
+            if key.as_str() != Some(inner) {
+                return r.value(depth);
+            }
+            let start = r.pos;
+            r.skip_value(depth)?;
+            span = Some(start..r.pos);
+            Ok(Value::Nil)
+        })
+    })?;
+    if r.pos != data.len() {
+        return Err(DecodeError::TrailingBytes {
+            count: data.len() - r.pos,
+        });
+    }
+    Ok((root, span))
+}
+
 /// Encodes a value; untouched decoded values come back byte for byte.
 pub fn encode(v: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
@@ -798,6 +831,34 @@ pub fn channel_sizes(blob: &[u8]) -> Result<Vec<(String, usize)>, DecodeError> {
 }
 
 impl Reader<'_> {
+    /// True when the next value is a map.
+    fn at_map(&self) -> bool {
+        matches!(self.data.get(self.pos), Some(0x80..=0x8f | 0xde | 0xdf))
+    }
+
+    /// Reads a map whose values `value(reader, key, depth)` reads (keys are decoded as usual).
+    fn map_with(
+        &mut self,
+        depth: usize,
+        value: &mut dyn FnMut(&mut Self, &Value, usize) -> Result<Value, DecodeError>,
+    ) -> Result<Value, DecodeError> {
+        if depth > MAX_DEPTH {
+            return Err(DecodeError::TooDeep);
+        }
+        let marker = self.data.get(self.pos).copied();
+        let n = self.map_header()?;
+        if n.saturating_mul(2) > self.data.len() - self.pos {
+            return Err(DecodeError::Truncated { offset: self.pos });
+        }
+        let mut entries = Vec::with_capacity(n);
+        for _ in 0..n {
+            let k = self.value(depth + 1)?;
+            let v = value(self, &k, depth + 1)?;
+            entries.push((k, v));
+        }
+        Ok(Value::Map(Map { entries, marker }))
+    }
+
     fn map_header(&mut self) -> Result<usize, DecodeError> {
         let at = self.pos;
         match self.u8()? {
@@ -849,6 +910,56 @@ impl Reader<'_> {
 #[cfg(test)]
 mod size_tests {
     use super::*;
+
+    #[test]
+    fn decode_except_leaves_one_value_in_place() {
+        let cp = Value::map(vec![
+            (Value::str("v"), Value::int(4)),
+            (
+                Value::str("channel_values"),
+                Value::map(vec![
+                    (Value::str("x"), Value::str("kept")),
+                    (
+                        Value::str("messages"),
+                        Value::array(vec![Value::ext(5, Value::str("m"))]),
+                    ),
+                ]),
+            ),
+        ]);
+        let bytes = encode(&cp);
+        let (root, span) = decode_except(&bytes, "channel_values", "messages").expect("decodes");
+        let span = span.expect("found");
+        let list = decode(&bytes[span]).expect("the span is the list");
+        assert_eq!(
+            encode(&list),
+            encode(
+                &cp.get("channel_values")
+                    .and_then(|c| c.get("messages"))
+                    .cloned()
+                    .expect("list")
+            )
+        );
+        let mut whole = root.clone();
+        if let Some(m) = whole
+            .get_mut("channel_values")
+            .and_then(|c| c.get_mut("messages"))
+        {
+            *m = list;
+        }
+        assert_eq!(encode(&whole), bytes, "the rest is decoded losslessly");
+        assert_eq!(
+            root.get("channel_values")
+                .and_then(|c| c.get("messages"))
+                .map(Value::is_nil),
+            Some(true)
+        );
+        let (_, none) = decode_except(&bytes, "channel_values", "absent").expect("decodes");
+        assert!(none.is_none());
+        assert!(decode_except(&bytes[..bytes.len() - 1], "channel_values", "messages").is_err());
+        let mut trailing = bytes.clone();
+        trailing.push(0xc0);
+        assert!(decode_except(&trailing, "channel_values", "messages").is_err());
+    }
 
     #[test]
     fn channel_sizes_match_encoded_values() {

@@ -23,7 +23,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::cli::{Cli, Command, GlobalArgs, ThreadsCommand};
 use crate::model::state::PendingWrite;
 use crate::model::{Checkpoint, Metadata};
-use crate::storage::{CheckpointRow, CheckpointStore, SqliteStore};
+use crate::storage::{CheckpointRow, CheckpointStore, SqliteStore, WriteRow};
 
 /// Runs the parsed command line, writing data to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
@@ -89,6 +89,78 @@ impl LoadedCheckpoint {
     }
 }
 
+/// Items [`pipeline`] reads per batch: few enough to keep memory flat on any file, enough to
+/// keep every core busy.
+const BATCH: usize = 64;
+
+/// Reads `items` with `read` on this thread, a batch at a time, runs `work` on every read
+/// value on all cores, and hands each batch's results, in order, to `done` on this thread.
+/// While the workers process a batch, this thread finishes the previous one and reads the
+/// next. Memory holds at most three batches.
+pub fn pipeline<I, T: Send, R: Send>(
+    items: &[I],
+    mut read: impl FnMut(&I) -> Result<T>,
+    work: impl Fn(T) -> R + Sync,
+    mut done: impl FnMut(Vec<R>) -> Result<()>,
+) -> Result<()> {
+    let mut batches = items.chunks(BATCH);
+    let mut current = match batches.next() {
+        Some(b) => b.iter().map(&mut read).collect::<Result<Vec<T>>>()?,
+        None => return Ok(()),
+    };
+    let mut pending: Option<Vec<R>> = None;
+    let work = &work;
+    loop {
+        let next = batches.next();
+        let (results, finished, read_next) = std::thread::scope(|s| {
+            let workers = s.spawn(move || crate::par::map_owned(current, work));
+            let finished = pending.take().map_or(Ok(()), &mut done);
+            let read_next = match finished {
+                Ok(()) => next
+                    .map(|b| b.iter().map(&mut read).collect::<Result<Vec<T>>>())
+                    .transpose(),
+                Err(_) => Ok(None),
+            };
+            (workers.join(), finished, read_next)
+        });
+        let results = match results {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        finished?;
+        pending = Some(results);
+        match read_next? {
+            Some(values) => current = values,
+            None => break,
+        }
+    }
+    pending.map_or(Ok(()), done)
+}
+
+/// Reads the root-namespace checkpoints `ids` names (`(thread, checkpoint id)`) and hands each
+/// row to `f` on all cores (see [`pipeline`]); results keep the order of `ids`.
+pub fn map_latest<R: Send>(
+    store: &SqliteStore,
+    ids: &[(String, String)],
+    f: impl Fn(CheckpointRow) -> R + Sync,
+) -> Result<Vec<R>> {
+    let mut out = Vec::with_capacity(ids.len());
+    pipeline(
+        ids,
+        |(thread, id)| {
+            store
+                .checkpoint(thread, "", Some(id))?
+                .with_context(|| format!("thread '{thread}' vanished while memctl read it"))
+        },
+        f,
+        |results| {
+            out.extend(results);
+            Ok(())
+        },
+    )?;
+    Ok(out)
+}
+
 /// Checks that a thread exists (and has the namespace), with an error that says what to do.
 pub fn require_thread(store: &dyn CheckpointStore, thread: &str, ns: &str) -> Result<()> {
     if !store.thread_exists(thread)? {
@@ -124,14 +196,20 @@ pub fn load_checkpoint(
 
 /// Loads and decodes the pending writes of a checkpoint.
 pub fn load_writes(store: &dyn CheckpointStore, cp: &CheckpointRow) -> Result<Vec<PendingWrite>> {
-    store
-        .writes(&cp.thread_id, &cp.checkpoint_ns, &cp.checkpoint_id)?
-        .into_iter()
+    decode_writes(
+        store.writes(&cp.thread_id, &cp.checkpoint_ns, &cp.checkpoint_id)?,
+        &cp.checkpoint_id,
+    )
+}
+
+/// Decodes the write rows of checkpoint `checkpoint_id`.
+pub fn decode_writes(rows: Vec<WriteRow>, checkpoint_id: &str) -> Result<Vec<PendingWrite>> {
+    rows.into_iter()
         .map(|w| {
             let value = crate::codec::decode_typed(&w.type_name, &w.value).with_context(|| {
                 format!(
-                    "cannot decode the '{}' write of task {} on checkpoint {}",
-                    w.channel, w.task_id, cp.checkpoint_id
+                    "cannot decode the '{}' write of task {} on checkpoint {checkpoint_id}",
+                    w.channel, w.task_id
                 )
             })?;
             Ok(PendingWrite {
@@ -150,13 +228,19 @@ pub fn resolve_counter(args: &crate::cli::CounterArgs) -> Result<crate::tokens::
     use crate::cli::CounterKind;
     use crate::tokens::openai::{Encoding, Framing};
     use crate::tokens::Counter;
-    if let Some(model) = &args.model {
-        return Ok(Counter::OpenAi(Framing::for_model(model)?));
+    let counter = if let Some(model) = &args.model {
+        Counter::OpenAi(Framing::for_model(model)?)
+    } else {
+        match args.counter {
+            CounterKind::Approx => Counter::Approx,
+            CounterKind::O200k => Counter::OpenAi(Framing::for_encoding(Encoding::O200k)),
+            CounterKind::Cl100k => Counter::OpenAi(Framing::for_encoding(Encoding::Cl100k)),
+            CounterKind::Usage => bail!("--counter usage reports what the provider billed; it cannot measure a window (use approx, o200k or cl100k)"),
+        }
+    };
+    // The BPE tables load while the database is read.
+    if let Counter::OpenAi(f) = counter {
+        crate::tokens::openai::preload(f.encoding);
     }
-    Ok(match args.counter {
-        CounterKind::Approx => Counter::Approx,
-        CounterKind::O200k => Counter::OpenAi(Framing::for_encoding(Encoding::O200k)),
-        CounterKind::Cl100k => Counter::OpenAi(Framing::for_encoding(Encoding::Cl100k)),
-        CounterKind::Usage => bail!("--counter usage reports what the provider billed; it cannot measure a window (use approx, o200k or cl100k)"),
-    })
+    Ok(counter)
 }

@@ -1,23 +1,24 @@
 //! What trim, rm (and later summarize) share: choosing threads, refusing threads that are not
 //! safe to edit, appending the update, and reporting before → after.
 
+use std::cell::OnceCell;
 use std::io::Write;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, RewriteArgs, TargetArgs};
 use crate::codec::Value;
 use crate::model::checkpoint::MESSAGES;
+use crate::model::outline::{self, Outline, Shape};
 use crate::model::state::pending_work;
-use crate::model::{Kind, Message, MessagesChannel};
+use crate::model::{Checkpoint, Kind, Message, Metadata};
 use crate::ops::purge::Scrub;
 use crate::ops::update::{self, Env};
 use crate::output::{self, human, progress, table};
 use crate::storage::sqlite::ThreadMoved;
-use crate::storage::{CheckpointStore, SqliteStore};
-use crate::tokens::approx;
+use crate::storage::{CheckpointRow, CheckpointStore, SqliteStore, WriteRow};
+use serde::Serialize;
 
 use super::LoadedCheckpoint;
 
@@ -37,14 +38,65 @@ impl std::error::Error for Refusal {}
 pub struct Editable {
     /// The thread.
     pub thread_id: String,
-    /// The latest root checkpoint.
+    /// The latest root checkpoint. Its decoded `checkpoint` holds every channel but the
+    /// message list, which is read in place from the row's blob (see `outline`).
     pub latest: LoadedCheckpoint,
-    /// The stored message values (kept ones are written back byte for byte).
-    pub items: Vec<Value>,
-    /// The typed view of `items`.
-    pub messages: Vec<Message>,
+    /// The stored messages, outlined; their spans point into `latest.row.checkpoint`.
+    pub outline: Vec<Outline>,
     /// Pending writes on the latest checkpoint when it was read (0 unless forced).
     pub pending_writes: usize,
+    /// The full message views, built on first use.
+    messages: OnceCell<Vec<Message>>,
+}
+
+impl Editable {
+    /// The typed view of every message (decoded on first use).
+    pub fn messages(&self) -> Result<&[Message]> {
+        if let Some(m) = self.messages.get() {
+            return Ok(m);
+        }
+        let views = (0..self.outline.len())
+            .map(|i| {
+                Message::from_value(&self.item(i)?)
+                    .with_context(|| format!("message {i} of thread '{}'", self.thread_id))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.messages.get_or_init(|| views))
+    }
+
+    /// The stored value of message `i` (written back byte for byte when kept).
+    pub fn item(&self, i: usize) -> Result<Value> {
+        let span = self.outline[i].span.clone();
+        let bytes = self.latest.row.checkpoint.get(span).unwrap_or_default();
+        crate::codec::msgpack::decode(bytes).with_context(|| {
+            format!(
+                "cannot decode message {i} of checkpoint {}",
+                self.latest.row.checkpoint_id
+            )
+        })
+    }
+
+    /// Approximate tokens of the messages `indices` names.
+    pub fn approx_tokens(&self, indices: impl IntoIterator<Item = usize>) -> u64 {
+        indices
+            .into_iter()
+            .map(|i| self.outline[i].approx_tokens)
+            .sum()
+    }
+}
+
+/// A message an edit removes, as reports show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Removed {
+    /// Its position in the thread's message list.
+    pub index: usize,
+    /// Its kind (`human`, `ai`, …).
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Its id.
+    pub id: Option<String>,
+    /// A one-line preview of its text.
+    pub text: String,
 }
 
 /// What happened to one thread.
@@ -61,8 +113,8 @@ pub struct Outcome {
     pub messages: (usize, usize),
     /// Approximate tokens before and after.
     pub tokens: (u64, u64),
-    /// The removed messages (index, kind, id, text preview).
-    pub removed: Vec<Json>,
+    /// The removed messages.
+    pub removed: Vec<Removed>,
     /// The new checkpoint, when one was written.
     pub checkpoint_id: Option<String>,
     /// Tokens sent to / received from a model endpoint, as it reported them.
@@ -104,87 +156,197 @@ pub fn open_read_write(g: &GlobalArgs) -> Result<SqliteStore> {
     SqliteStore::open_read_write(path, Duration::from_millis(g.busy_timeout))
 }
 
+/// The rows an edit of a thread starts from: its latest root checkpoint and that
+/// checkpoint's pending writes.
+pub struct LatestRows {
+    /// The thread.
+    pub thread_id: String,
+    /// The latest root checkpoint.
+    pub row: CheckpointRow,
+    /// Its pending writes.
+    pub writes: Vec<WriteRow>,
+}
+
+/// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes.
+pub fn read_latest(store: &SqliteStore, thread: &str, id: Option<&str>) -> Result<LatestRows> {
+    let row = store
+        .checkpoint(thread, "", id)?
+        .ok_or_else(|| anyhow!("thread '{thread}' has no root checkpoint"))?;
+    let writes = store.writes(thread, "", &row.checkpoint_id)?;
+    Ok(LatestRows {
+        thread_id: thread.to_owned(),
+        row,
+        writes,
+    })
+}
+
+/// Which threads `--all` selects beyond "has a root checkpoint".
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filters {
+    /// Idle for at least this many seconds (by the latest checkpoint's `ts`).
+    pub idle: Option<(i64, jiff::Timestamp)>,
+    /// At least this many messages.
+    pub min_messages: Option<usize>,
+    /// At least this many tokens by this counter.
+    pub min_tokens: Option<(u64, crate::tokens::Counter)>,
+}
+
 /// Loads a thread's latest root state, refusing what memctl must not edit.
 pub fn load_editable(store: &SqliteStore, thread: &str, force: bool) -> Result<Editable> {
     super::require_thread(store, thread, "")?;
-    let row = store
-        .checkpoint(thread, "", None)?
-        .ok_or_else(|| anyhow!("thread '{thread}' has no root checkpoint"))?;
+    prepare(
+        read_latest(store, thread, None)?,
+        force,
+        &Filters::default(),
+    )
+    .unwrap_or_else(|| bail!("thread '{thread}' was filtered out"))
+}
+
+/// Turns a thread's rows into its editable state (no database access: runs on any core).
+/// `None` when the filters leave the thread out; a [`Refusal`] error for a thread memctl must
+/// not edit.
+pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Result<Editable>> {
+    let thread = rows.thread_id.clone();
+    let row = rows.row;
     if row.type_name != "msgpack" {
-        return Err(Refusal(format!(
+        return Some(Err(Refusal(format!(
             "thread '{thread}': its latest checkpoint is stored as '{}', not msgpack; memctl rewrites only msgpack checkpoints",
             row.type_name
         ))
-        .into());
+        .into()));
     }
-    let latest = LoadedCheckpoint::decode(row)?;
-    let writes = super::load_writes(store, &latest.row)?;
-    let work = pending_work(&latest.checkpoint, &writes);
-    if !work.is_idle() && !force {
-        let what = if !work.interrupts.is_empty() {
-            format!("is paused on interrupt() in {}", work.next.join(", "))
-        } else if !work.next.is_empty() {
-            format!("has work scheduled ({})", work.next.join(", "))
-        } else {
-            format!("has {} pending writes", work.writes)
-        };
-        return Err(Refusal(format!(
-            "thread '{thread}' {what}; memctl does not edit a thread that is waiting (pass --force to do it anyway)"
-        ))
-        .into());
-    }
-    let channel = latest.checkpoint.messages()?;
-    let is_delta = matches!(
-        channel,
-        MessagesChannel::DeltaOmitted | MessagesChannel::DeltaSnapshot(_)
-    ) || latest
-        .metadata
-        .fields
-        .contains_key("counters_since_delta_snapshot");
-    if is_delta {
-        return Err(Refusal(format!(
-            "thread '{thread}' keeps its messages in a DeltaChannel; memctl does not rewrite delta threads yet"
-        ))
-        .into());
-    }
-    let items: Vec<Value> = match latest.checkpoint.channel(MESSAGES) {
-        Some(v) => v.as_array().map(<[Value]>::to_vec).unwrap_or_default(),
-        None => return Err(Refusal(format!("thread '{thread}' has no messages channel")).into()),
+    let decoded = crate::codec::msgpack::decode_except(&row.checkpoint, "channel_values", MESSAGES)
+        .with_context(|| {
+            format!(
+                "cannot decode checkpoint {} of thread '{thread}'",
+                row.checkpoint_id
+            )
+        });
+    let (root, span) = match decoded {
+        Ok(d) => d,
+        Err(e) => return Some(Err(e)),
     };
-    let messages = channel
-        .messages()
-        .map(<[Message]>::to_vec)
-        .unwrap_or_default();
-    if let Some(i) = messages.iter().position(|m| m.id().is_none()) {
-        bail!("message {i} of thread '{thread}' has no id; LangGraph always assigns one, so this file is unusual");
+    if root.as_map().is_none() {
+        return Some(Err(anyhow!(
+            "checkpoint {} of thread '{thread}' is not a map",
+            row.checkpoint_id
+        )));
     }
-    Ok(Editable {
-        thread_id: thread.to_owned(),
-        latest,
-        items,
-        messages,
-        pending_writes: work.writes,
-    })
+    let metadata = match Metadata::parse(row.metadata.as_deref()).with_context(|| {
+        format!(
+            "bad metadata on checkpoint {} of thread '{thread}'",
+            row.checkpoint_id
+        )
+    }) {
+        Ok(m) => m,
+        Err(e) => return Some(Err(e)),
+    };
+    let latest = LoadedCheckpoint {
+        row,
+        checkpoint: Checkpoint { root },
+        metadata,
+    };
+    let blob = &latest.row.checkpoint;
+    let outlined = span.clone().and_then(|s| outline::outline_list(blob, s));
+    let snapshot = span.clone().is_some_and(|s| {
+        matches!(crate::codec::lazy::read(blob, s.start).map(|v| v.value),
+            Ok(crate::codec::lazy::Lazy::Ext(code, _)) if code == crate::codec::ext::DELTA_SNAPSHOT)
+    });
+    // Filters first, so that only selected threads are reported.
+    if let Some((secs, now)) = filters.idle {
+        let ts = latest.checkpoint.ts().and_then(human::parse_ts);
+        if ts.is_some_and(|t| now.as_second() - t.as_second() < secs) {
+            return None;
+        }
+    }
+    if let (Some(min), Some(o)) = (filters.min_messages, &outlined) {
+        if o.len() < min {
+            return None;
+        }
+    }
+    let result = (|| -> Result<Editable> {
+        let writes = super::decode_writes(rows.writes, &latest.row.checkpoint_id)?;
+        let work = pending_work(&latest.checkpoint, &writes);
+        if !work.is_idle() && !force {
+            let what = if !work.interrupts.is_empty() {
+                format!("is paused on interrupt() in {}", work.next.join(", "))
+            } else if !work.next.is_empty() {
+                format!("has work scheduled ({})", work.next.join(", "))
+            } else {
+                format!("has {} pending writes", work.writes)
+            };
+            return Err(Refusal(format!(
+                "thread '{thread}' {what}; memctl does not edit a thread that is waiting (pass --force to do it anyway)"
+            ))
+            .into());
+        }
+        let has_version = latest
+            .checkpoint
+            .channel_versions()
+            .iter()
+            .any(|(k, _)| k == MESSAGES);
+        let is_delta = (span.is_none() && has_version)
+            || snapshot
+            || latest
+                .metadata
+                .fields
+                .contains_key("counters_since_delta_snapshot");
+        if is_delta {
+            return Err(Refusal(format!(
+                "thread '{thread}' keeps its messages in a DeltaChannel; memctl does not rewrite delta threads yet"
+            ))
+            .into());
+        }
+        if span.is_none() {
+            return Err(Refusal(format!("thread '{thread}' has no messages channel")).into());
+        }
+        let Some(outline) = outlined else {
+            bail!(
+                "the messages channel of checkpoint {} of thread '{thread}' is not a list of messages",
+                latest.row.checkpoint_id
+            );
+        };
+        if let Some(i) = outline.iter().position(|m| m.id.is_none()) {
+            bail!("message {i} of thread '{thread}' has no id; LangGraph always assigns one, so this file is unusual");
+        }
+        Ok(Editable {
+            thread_id: thread.clone(),
+            latest,
+            outline,
+            pending_writes: work.writes,
+            messages: OnceCell::new(),
+        })
+    })();
+    if let (Some((min, counter)), Ok(ed)) = (filters.min_tokens, &result) {
+        let tokens = match counter {
+            crate::tokens::Counter::Approx => Ok(ed.approx_tokens(0..ed.outline.len())),
+            other => ed.messages().and_then(|m| other.count(m)),
+        };
+        if tokens.map_or(true, |t| t < min) {
+            return None;
+        }
+    }
+    Some(result)
 }
 
 /// Checks the edited list is valid for a model provider and for LangGraph: no tool call
 /// without its answer, no answer without its call.
-pub fn check_tool_pairs(msgs: &[&Message]) -> Result<()> {
+pub fn check_tool_pairs<M: Shape>(msgs: &[&M]) -> Result<()> {
     for (i, m) in msgs.iter().enumerate() {
-        if m.kind == Kind::Tool {
+        if m.kind() == Kind::Tool {
             let call = m.tool_call_id().unwrap_or("");
             if !msgs[..i]
                 .iter()
-                .any(|a| a.kind == Kind::Ai && a.tool_call_ids().contains(&call))
+                .any(|a| a.kind() == Kind::Ai && a.tool_call_ids().contains(&call))
             {
                 bail!("the result would leave a ToolMessage without the AI tool call '{call}'");
             }
         }
-        if m.kind == Kind::Ai {
+        if m.kind() == Kind::Ai {
             for call in m.tool_call_ids() {
                 if !msgs[i + 1..]
                     .iter()
-                    .any(|t| t.kind == Kind::Tool && t.tool_call_id() == Some(call))
+                    .any(|t| t.kind() == Kind::Tool && t.tool_call_id() == Some(call))
                 {
                     bail!("the result would leave the tool call '{call}' without its ToolMessage");
                 }
@@ -194,75 +356,110 @@ pub fn check_tool_pairs(msgs: &[&Message]) -> Result<()> {
     Ok(())
 }
 
-/// Applies the edit `keep` (indices into the thread's messages) plus `added` new messages at
-/// `insert_at` (summaries), writing unless `dry_run`.
-pub fn apply(
-    store: &SqliteStore,
-    ed: &Editable,
-    keep: &[usize],
-    notes: Vec<String>,
-    dry_run: bool,
-) -> Result<Outcome> {
-    apply_with(store, ed, keep, notes, dry_run, false)
+/// An edit of one thread, decided but not written.
+pub struct Planned {
+    /// The report (status `unchanged`, `would rewrite`, or `planned` until written).
+    pub outcome: Outcome,
+    /// The rows to append.
+    pub update: Option<update::Update>,
+    /// Pending writes the thread had when read (the write checks it still has them).
+    pub expected_writes: usize,
+    /// What `--purge` scrubs from the thread's history.
+    pub purge: Option<Scrub>,
 }
 
-/// [`apply`], optionally purging the removed messages from the thread's history and the
-/// file's free space (`rm --purge`).
-pub fn apply_with(
-    store: &SqliteStore,
+/// Plans the edit that keeps the messages `keep` (indices, in order): the report, and unless
+/// `dry_run` the rows to append. No database access: runs on any core.
+pub fn plan(
     ed: &Editable,
     keep: &[usize],
     notes: Vec<String>,
     dry_run: bool,
     purge: bool,
-) -> Result<Outcome> {
-    let kept: Vec<&Message> = keep.iter().map(|&i| &ed.messages[i]).collect();
-    let before_tokens = approx::count(&ed.messages);
-    let after_tokens: u64 = kept.iter().map(|m| approx::count_message(m)).sum();
-    let removed: Vec<Json> = (0..ed.messages.len())
-        .filter(|i| !keep.contains(i))
+) -> Result<Planned> {
+    let n = ed.outline.len();
+    let mut kept_mask = vec![false; n];
+    for &i in keep {
+        kept_mask[i] = true;
+    }
+    let removed: Vec<Removed> = (0..n)
+        .filter(|&i| !kept_mask[i])
         .map(|i| {
-            let m = &ed.messages[i];
-            json!({"index": i, "type": m.kind.type_str(), "id": m.id(), "text": human::preview(&m.summary_text(), 60)})
+            let m = &ed.outline[i];
+            Removed {
+                index: i,
+                kind: m.kind.type_str(),
+                id: m.id.clone(),
+                text: m.preview.clone(),
+            }
         })
         .collect();
-    let mut outcome = Outcome {
-        thread_id: ed.thread_id.clone(),
-        status: "unchanged",
-        notes,
-        messages: (ed.messages.len(), kept.len()),
-        tokens: (before_tokens, after_tokens),
-        removed,
-        checkpoint_id: None,
-        endpoint_tokens: None,
+    let mut planned = Planned {
+        outcome: Outcome {
+            thread_id: ed.thread_id.clone(),
+            status: "unchanged",
+            notes,
+            messages: (n, keep.len()),
+            tokens: (
+                ed.approx_tokens(0..n),
+                ed.approx_tokens(keep.iter().copied()),
+            ),
+            removed,
+            checkpoint_id: None,
+            endpoint_tokens: None,
+        },
+        update: None,
+        expected_writes: ed.pending_writes,
+        purge: None,
     };
-    if keep.len() == ed.messages.len() {
-        return Ok(outcome);
+    if keep.len() == n {
+        return Ok(planned);
     }
+    let kept: Vec<&Outline> = keep.iter().map(|&i| &ed.outline[i]).collect();
     check_tool_pairs(&kept).with_context(|| format!("thread '{}'", ed.thread_id))?;
     if dry_run {
-        outcome.status = "would rewrite";
-        return Ok(outcome);
+        planned.outcome.status = "would rewrite";
+        return Ok(planned);
     }
-    let new_items: Vec<Value> = keep.iter().map(|&i| ed.items[i].clone()).collect();
+    let new_items = keep
+        .iter()
+        .map(|&i| ed.item(i))
+        .collect::<Result<Vec<Value>>>()?;
     let upd = build_update(ed, new_items, vec![])?;
-    outcome.checkpoint_id = Some(upd.checkpoint_id.clone());
-    if !purge {
-        store.append_update(&ed.thread_id, "", &upd, ed.pending_writes)?;
+    planned.outcome.status = "planned";
+    planned.outcome.checkpoint_id = Some(upd.checkpoint_id.clone());
+    planned.update = Some(upd);
+    if purge {
+        let msgs = ed.messages()?;
+        let mut scrub = Scrub::default();
+        for i in (0..n).filter(|&i| !kept_mask[i]) {
+            let m = &msgs[i];
+            scrub.ids.extend(m.id().map(str::to_owned));
+            let text = m.text();
+            if !text.is_empty() {
+                scrub.texts.insert(text);
+            }
+        }
+        planned.purge = Some(scrub);
+    }
+    Ok(planned)
+}
+
+/// Writes a planned edit (appends its update; with `--purge`, scrubs and vacuums too) and
+/// returns its report. Inside a batch the append is a savepoint of the batch's transaction.
+pub fn write(store: &SqliteStore, planned: Planned) -> Result<Outcome> {
+    let mut outcome = planned.outcome;
+    let Some(upd) = planned.update else {
+        return Ok(outcome);
+    };
+    let thread = outcome.thread_id.clone();
+    let Some(scrub) = planned.purge else {
+        store.append_update(&thread, "", &upd, planned.expected_writes)?;
         outcome.status = "rewritten";
         return Ok(outcome);
-    }
-    let mut scrub = Scrub::default();
-    for i in (0..ed.messages.len()).filter(|i| !keep.contains(i)) {
-        let m = &ed.messages[i];
-        scrub.ids.extend(m.id().map(str::to_owned));
-        let text = m.text();
-        if !text.is_empty() {
-            scrub.texts.insert(text);
-        }
-    }
+    };
     let rows =
-        store.append_update_and_purge(&ed.thread_id, "", &upd, ed.pending_writes, Some(&scrub))?;
+        store.append_update_and_purge(&thread, "", &upd, planned.expected_writes, Some(&scrub))?;
     store.vacuum()?;
     outcome.status = "purged";
     outcome.notes.push(format!(
@@ -331,6 +528,51 @@ fn find_in_file(
     Ok(found)
 }
 
+/// The threads `target` names: the one `--thread`, or with `--all` every thread that has a
+/// root checkpoint, with its latest root checkpoint id.
+fn targets(store: &SqliteStore, target: &TargetArgs) -> Result<Vec<(String, Option<String>)>> {
+    if let Some(thread) = &target.thread {
+        return Ok(vec![(thread.clone(), None)]);
+    }
+    Ok(store
+        .latest_root_ids()?
+        .into_iter()
+        .map(|(t, id)| (t, Some(id)))
+        .collect())
+}
+
+/// The filters `target` asks for.
+fn filters(
+    g: &GlobalArgs,
+    target: &TargetArgs,
+    min_tokens: Option<(u64, crate::tokens::Counter)>,
+) -> Result<Filters> {
+    let now = human::now(g.now.as_deref())?;
+    let idle = target
+        .idle
+        .as_deref()
+        .map(crate::ops::duration::parse_seconds)
+        .transpose()?;
+    Ok(Filters {
+        idle: idle.map(|secs| (secs, now)),
+        min_messages: target.min_messages,
+        min_tokens,
+    })
+}
+
+/// What one targeted thread turned into: its editable state, or the outcome of a thread that
+/// is skipped (not safe to edit) or failed to load.
+fn editable_or_outcome(
+    thread: &str,
+    prepared: Option<Result<Editable>>,
+) -> Option<std::result::Result<Editable, Outcome>> {
+    Some(match prepared? {
+        Ok(ed) => Ok(ed),
+        Err(e) if e.is::<Refusal>() => Err(Outcome::skipped(thread, e.to_string())),
+        Err(e) => Err(Outcome::failed(thread, format!("{e:#}"))),
+    })
+}
+
 /// Calls `visit` with every targeted thread that passes the filters: `Ok(editable)`, or
 /// `Err(outcome)` for a thread that is skipped (not safe to edit) or failed to load. With one
 /// `--thread`, a refusal is an error instead. `min_tokens` filters on the whole state.
@@ -346,58 +588,16 @@ pub fn for_each_target(
     if let Some(thread) = &target.thread {
         return visit(Ok(load_editable(store, thread, force)?));
     }
-    let now = human::now(g.now.as_deref())?;
-    let idle = target
-        .idle
-        .as_deref()
-        .map(crate::ops::duration::parse_seconds)
-        .transpose()?;
-    let mut ids = Vec::new();
-    store.for_each_thread(&mut |t| {
-        if t.latest_root_id.is_some() {
-            ids.push(t.thread_id);
-        }
-        Ok(())
-    })?;
+    let filters = filters(g, target, min_tokens)?;
+    let ids = targets(store, target)?;
     let pb = progress::bar(ids.len() as u64, verb);
-    for thread in ids {
+    for (thread, id) in ids {
         pb.set_message(thread.clone());
         pb.inc(1);
-        // Filters first (from the latest checkpoint), so only selected threads report.
-        if idle.is_some() || target.min_messages.is_some() || min_tokens.is_some() {
-            let Some(row) = store.checkpoint(&thread, "", None)? else {
-                continue;
-            };
-            let latest = match LoadedCheckpoint::decode(row) {
-                Ok(l) => l,
-                Err(e) => {
-                    visit(Err(Outcome::failed(&thread, format!("{e:#}"))))?;
-                    continue;
-                }
-            };
-            if let Some(secs) = idle {
-                let ts = latest.checkpoint.ts().and_then(human::parse_ts);
-                if ts.is_some_and(|t| now.as_second() - t.as_second() < secs) {
-                    continue;
-                }
-            }
-            let channel = latest.checkpoint.messages().ok();
-            let msgs = channel.as_ref().and_then(|c| c.messages());
-            if let (Some(min), Some(m)) = (target.min_messages, msgs) {
-                if m.len() < min {
-                    continue;
-                }
-            }
-            if let (Some((min, counter)), Some(m)) = (min_tokens, msgs) {
-                if counter.count(m).unwrap_or(0) < min {
-                    continue;
-                }
-            }
-        }
-        match load_editable(store, &thread, force) {
-            Ok(ed) => visit(Ok(ed))?,
-            Err(e) if e.is::<Refusal>() => visit(Err(Outcome::skipped(&thread, e.to_string())))?,
-            Err(e) => visit(Err(Outcome::failed(&thread, format!("{e:#}"))))?,
+        let prepared = read_latest(store, &thread, id.as_deref())
+            .map_or_else(|e| Some(Err(e)), |rows| prepare(rows, force, &filters));
+        if let Some(item) = editable_or_outcome(&thread, prepared) {
+            visit(item)?;
         }
     }
     pb.finish_and_clear();
@@ -405,48 +605,84 @@ pub fn for_each_target(
 }
 
 /// Runs `edit` on the targeted threads and reports. In batch mode refusals are skipped and
-/// reported; with one thread they are errors.
+/// reported; with one thread they are errors. Threads are read on this thread, prepared and
+/// planned on all cores, and written here, a batch per transaction (each thread a savepoint,
+/// so one failure leaves the others written).
 pub fn run_batch(
     g: &GlobalArgs,
     target: &TargetArgs,
     rw: &RewriteArgs,
     verb: &str,
     out: &mut dyn Write,
-    edit: &dyn Fn(&SqliteStore, &Editable) -> Result<Outcome>,
+    edit: &(dyn Fn(&Editable) -> Result<Planned> + Sync),
 ) -> Result<()> {
     let store = open_read_write(g)?;
-    let single = target.thread.is_some();
-    let mut outcomes = Vec::new();
-    // Batches share a transaction (one sync per BATCH threads, not one per thread); each
-    // thread's update is still atomic on its own (a savepoint).
-    const BATCH: usize = 100;
-    let mut in_batch = 0usize;
-    for_each_target(&store, g, target, rw.force, None, verb, &mut |item| {
-        if !single && !rw.dry_run && in_batch == 0 {
-            store.begin_batch()?;
-        }
-        in_batch += 1;
-        if in_batch == BATCH {
-            in_batch = 0;
-        }
-        match item {
-            Err(o) => outcomes.push(o),
-            Ok(ed) => match edit(&store, &ed) {
-                Ok(o) => outcomes.push(o),
-                Err(e) if single => return Err(e),
-                Err(e) if e.is::<ThreadMoved>() => {
-                    outcomes.push(Outcome::skipped(&ed.thread_id, e.to_string()))
-                }
-                Err(e) => outcomes.push(Outcome::failed(&ed.thread_id, format!("{e:#}"))),
-            },
-        };
-        if in_batch == 0 {
-            store.commit_batch()?;
-        }
-        Ok(())
-    })?;
-    store.commit_batch()?;
+    if target.thread.is_some() {
+        let ed = load_editable(
+            &store,
+            target.thread.as_deref().unwrap_or_default(),
+            rw.force,
+        )?;
+        let outcome = write(&store, edit(&ed)?)?;
+        return finish(g, rw.dry_run, &[outcome], out);
+    }
+    let filters = filters(g, target, None)?;
+    let ids = targets(&store, target)?;
+    let pb = progress::bar(ids.len() as u64, verb);
+    let mut outcomes = Vec::with_capacity(ids.len());
+    super::pipeline(
+        &ids,
+        |(thread, id)| Ok((thread.clone(), read_latest(&store, thread, id.as_deref()))),
+        |(thread, rows)| {
+            let prepared = rows.map_or_else(|e| Some(Err(e)), |r| prepare(r, rw.force, &filters));
+            editable_or_outcome(&thread, prepared).map(|item| match item {
+                Err(o) => Step::Done(o),
+                Ok(ed) => match edit(&ed) {
+                    Ok(p) => Step::Write(Box::new(p)),
+                    Err(e) => Step::Done(Outcome::failed(&thread, format!("{e:#}"))),
+                },
+            })
+        },
+        |batch| {
+            pb.inc(batch.len() as u64);
+            let writing = !rw.dry_run
+                && batch
+                    .iter()
+                    .any(|p| matches!(p, Some(Step::Write(p)) if p.update.is_some()));
+            if writing {
+                store.begin_batch()?;
+            }
+            for item in batch.into_iter().flatten() {
+                outcomes.push(match item {
+                    Step::Done(o) => o,
+                    Step::Write(planned) => {
+                        let thread = planned.outcome.thread_id.clone();
+                        match write(&store, *planned) {
+                            Ok(o) => o,
+                            Err(e) if e.is::<ThreadMoved>() => {
+                                Outcome::skipped(&thread, e.to_string())
+                            }
+                            Err(e) => Outcome::failed(&thread, format!("{e:#}")),
+                        }
+                    }
+                });
+            }
+            if writing {
+                store.commit_batch()?;
+            }
+            Ok(())
+        },
+    )?;
+    pb.finish_and_clear();
     finish(g, rw.dry_run, &outcomes, out)
+}
+
+/// A planned thread in a batch: written on the main thread, or already decided.
+enum Step {
+    /// Nothing to write (skipped, failed, or filtered in planning).
+    Done(Outcome),
+    /// To be written.
+    Write(Box<Planned>),
 }
 
 /// Renders the outcomes; some failed threads make the run a partial success (exit code 3).
@@ -514,10 +750,10 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
                         writeln!(
                             out,
                             "  - #{} [{}] {} {}",
-                            r["index"],
-                            r["type"].as_str().unwrap_or(""),
-                            r["id"].as_str().unwrap_or(""),
-                            r["text"].as_str().unwrap_or("")
+                            r.index,
+                            r.kind,
+                            r.id.as_deref().unwrap_or(""),
+                            r.text
                         )?;
                     }
                 }
@@ -525,26 +761,49 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
             }
         }
         format => {
-            let records: Vec<Json> = outcomes
+            let records: Vec<Record<'_>> = outcomes
                 .iter()
-                .map(|o| {
-                    json!({
-                        "thread_id": o.thread_id,
-                        "status": o.status,
-                        "dry_run": dry_run,
-                        "messages_before": o.messages.0,
-                        "messages_after": o.messages.1,
-                        "tokens_before": o.tokens.0,
-                        "tokens_after": o.tokens.1,
-                        "removed": o.removed,
-                        "checkpoint_id": o.checkpoint_id,
-                        "endpoint_tokens": o.endpoint_tokens.map(|(sent, received)| json!({"sent": sent, "received": received})),
-                        "notes": o.notes,
-                    })
+                .map(|o| Record {
+                    thread_id: &o.thread_id,
+                    status: o.status,
+                    dry_run,
+                    messages_before: o.messages.0,
+                    messages_after: o.messages.1,
+                    tokens_before: o.tokens.0,
+                    tokens_after: o.tokens.1,
+                    removed: &o.removed,
+                    checkpoint_id: o.checkpoint_id.as_deref(),
+                    endpoint_tokens: o
+                        .endpoint_tokens
+                        .map(|(sent, received)| EndpointTokens { sent, received }),
+                    notes: &o.notes,
                 })
                 .collect();
             output::write_records(out, format, &records)?;
         }
     }
     Ok(())
+}
+
+/// One thread of a rewrite report in JSON.
+#[derive(Serialize)]
+struct Record<'a> {
+    thread_id: &'a str,
+    status: &'a str,
+    dry_run: bool,
+    messages_before: usize,
+    messages_after: usize,
+    tokens_before: u64,
+    tokens_after: u64,
+    removed: &'a [Removed],
+    checkpoint_id: Option<&'a str>,
+    endpoint_tokens: Option<EndpointTokens>,
+    notes: &'a [String],
+}
+
+/// Tokens a model endpoint reported for a summary.
+#[derive(Serialize)]
+struct EndpointTokens {
+    sent: u64,
+    received: u64,
 }

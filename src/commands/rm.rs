@@ -40,18 +40,12 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         idle: None,
         min_messages: None,
     };
-    rewrite::run_batch(g, &target, &args.rewrite, "rm", out, &|store, ed| {
-        let removal = select(&ed.messages, &selector)?;
-        let keep: Vec<usize> = (0..ed.messages.len())
+    rewrite::run_batch(g, &target, &args.rewrite, "rm", out, &|ed| {
+        let msgs = ed.messages()?;
+        let removal = select(msgs, &selector)?;
+        let keep: Vec<usize> = (0..msgs.len())
             .filter(|i| !removal.remove.contains(i))
             .collect();
-        rewrite::apply_with(
-            store,
-            ed,
-            &keep,
-            removal.notes,
-            args.rewrite.dry_run,
-            args.purge,
-        )
+        rewrite::plan(ed, &keep, removal.notes, args.rewrite.dry_run, args.purge)
     })
 }

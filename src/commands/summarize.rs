@@ -168,15 +168,16 @@ fn plan(
     limit: Limit,
     counter: Counter,
 ) -> Result<std::result::Result<Plan, Outcome>> {
-    let costs = super::trim::window_costs(&ed.messages, limit, counter)?;
-    let window = trim_window(&ed.messages, &costs, limit, false);
-    let old = older(&ed.messages, &window.keep);
-    let before_tokens = approx::count(&ed.messages);
+    let msgs = ed.messages()?;
+    let costs = super::trim::window_costs(ed, limit, counter)?;
+    let window = trim_window(msgs, &costs, limit, false);
+    let old = older(msgs, &window.keep);
+    let before_tokens = approx::count(msgs);
     let mut outcome = Outcome::skipped(&ed.thread_id, String::new());
     outcome.notes = window.notes.clone();
-    outcome.messages = (ed.messages.len(), ed.messages.len());
+    outcome.messages = (msgs.len(), msgs.len());
     outcome.tokens = (before_tokens, before_tokens);
-    let only_a_summary = old.len() == 1 && crate::ops::summarize::is_summary(&ed.messages[old[0]]);
+    let only_a_summary = old.len() == 1 && crate::ops::summarize::is_summary(&msgs[old[0]]);
     if old.is_empty() || only_a_summary {
         outcome.status = "unchanged";
         return Ok(Err(outcome));
@@ -190,7 +191,7 @@ fn plan(
             .map(str::to_owned),
         None => None,
     };
-    let older_msgs: Vec<&Message> = old.iter().map(|&i| &ed.messages[i]).collect();
+    let older_msgs: Vec<&Message> = old.iter().map(|&i| &msgs[i]).collect();
     let t = transcript(&older_msgs, previous.as_deref(), args.max_input_tokens);
     let mut notes = window.notes;
     if t.shortened > 0 || t.omitted > 0 {
@@ -203,7 +204,7 @@ fn plan(
     let kept_tokens: u64 = window
         .keep
         .iter()
-        .map(|&i| approx::count_message(&ed.messages[i]))
+        .map(|&i| approx::count_message(&msgs[i]))
         .sum();
     let extra = usize::from(args.summary_key.is_none());
     outcome.status = "would summarize";
@@ -213,14 +214,18 @@ fn plan(
         old.len(),
         approx_tokens(&prompt)
     ));
-    outcome.messages = (ed.messages.len(), window.keep.len() + extra);
+    outcome.messages = (msgs.len(), window.keep.len() + extra);
     outcome.tokens = (before_tokens, kept_tokens);
     outcome.removed = old
         .iter()
         .map(|&i| {
-            let m = &ed.messages[i];
-            serde_json::json!({"index": i, "type": m.kind.type_str(), "id": m.id(),
-                               "text": crate::output::human::preview(&m.summary_text(), 60)})
+            let m = &ed.outline[i];
+            rewrite::Removed {
+                index: i,
+                kind: m.kind.type_str(),
+                id: m.id.clone(),
+                text: m.preview.clone(),
+            }
         })
         .collect();
     Ok(Ok(Plan {
@@ -255,8 +260,8 @@ fn write(
         }
         .into());
     }
-    let system =
-        ed.messages.first().is_some_and(|m| m.kind == Kind::System) && p.keep.first() == Some(&0);
+    let msgs = ed.messages()?;
+    let system = msgs.first().is_some_and(|m| m.kind == Kind::System) && p.keep.first() == Some(&0);
     let tail: Vec<usize> = p
         .keep
         .iter()
@@ -265,7 +270,7 @@ fn write(
         .collect();
     let mut items: Vec<Value> = Vec::with_capacity(p.keep.len() + 1);
     if system {
-        items.push(ed.items[0].clone());
+        items.push(ed.item(0)?);
     }
     let mut other = Vec::new();
     let mut kept_msgs: Vec<Message> = Vec::new();
@@ -278,8 +283,10 @@ fn write(
             items.push(summary);
         }
     }
-    items.extend(tail.iter().map(|&i| ed.items[i].clone()));
-    let kept_refs: Vec<&Message> = p.keep.iter().map(|&i| &ed.messages[i]).collect();
+    for &i in &tail {
+        items.push(ed.item(i)?);
+    }
+    let kept_refs: Vec<&Message> = p.keep.iter().map(|&i| &msgs[i]).collect();
     rewrite::check_tool_pairs(&kept_refs)?;
     let upd = rewrite::build_update(&ed, items, other)?;
     store.append_update(&ed.thread_id, "", &upd, ed.pending_writes)?;

@@ -31,31 +31,28 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         summaries.push(t);
         Ok(())
     })?;
-    // One blob per thread, read here and decoded on all cores, a batch at a time.
+    // One blob per thread, read here and decoded on all cores.
+    let ids: Vec<(String, String)> = summaries
+        .iter()
+        .filter_map(|t| Some((t.thread_id.clone(), t.latest_root_id.clone()?)))
+        .collect();
+    let mut facts = super::map_latest(&store, &ids, |row| latest_facts(&row))?.into_iter();
     let mut rows = Vec::with_capacity(summaries.len());
-    for batch in summaries.chunks(512) {
-        let mut blobs = Vec::with_capacity(batch.len());
-        for t in batch {
-            let row = match &t.latest_root_id {
-                Some(id) => store.checkpoint(&t.thread_id, "", Some(id))?,
-                None => None,
-            };
-            blobs.push(row);
-        }
-        let decoded = crate::par::map(&blobs, |row| row.as_ref().map(latest_facts).transpose());
-        for (t, facts) in batch.iter().zip(decoded) {
-            let facts = facts?.unwrap_or_default();
-            rows.push(ThreadRow {
-                thread_id: t.thread_id.clone(),
-                checkpoints: t.checkpoints,
-                namespaces: t.namespaces,
-                messages: facts.messages,
-                tokens: facts.tokens,
-                last_step: facts.step,
-                updated_at: facts.updated_at,
-                bytes: t.bytes,
-            });
-        }
+    for t in summaries {
+        let facts = match t.latest_root_id {
+            Some(_) => facts.next().transpose()?.unwrap_or_default(),
+            None => LatestFacts::default(),
+        };
+        rows.push(ThreadRow {
+            thread_id: t.thread_id,
+            checkpoints: t.checkpoints,
+            namespaces: t.namespaces,
+            messages: facts.messages,
+            tokens: facts.tokens,
+            last_step: facts.step,
+            updated_at: facts.updated_at,
+            bytes: t.bytes,
+        });
     }
     if let Some(min) = args.min_tokens {
         rows.retain(|r| r.tokens.is_some_and(|t| t >= min));

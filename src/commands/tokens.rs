@@ -9,7 +9,6 @@ use crate::cli::{CounterKind, Format, GlobalArgs, TokensArgs};
 use crate::codec::Value;
 use crate::model::{Message, MessagesChannel};
 use crate::output::{self, human, table};
-use crate::storage::CheckpointStore;
 use crate::tokens::Counter;
 
 use super::LoadedCheckpoint;
@@ -174,19 +173,9 @@ fn per_thread(
     out: &mut dyn Write,
 ) -> Result<()> {
     let latest = store.latest_root_ids()?;
-    let mut rows: Vec<ThreadTokens> = Vec::with_capacity(latest.len());
-    for batch in latest.chunks(512) {
-        let mut loaded = Vec::with_capacity(batch.len());
-        for (thread, id) in batch {
-            let row = store
-                .checkpoint(thread, "", Some(id))?
-                .with_context(|| format!("thread '{thread}' vanished"))?;
-            loaded.push(row);
-        }
-        for r in crate::par::map(&loaded, |row| count_row(row, counter)) {
-            rows.push(r?);
-        }
-    }
+    let mut rows = super::map_latest(store, &latest, |row| count_row(row, counter))?
+        .into_iter()
+        .collect::<Result<Vec<ThreadTokens>>>()?;
     rows.sort_by(|a, b| {
         b.tokens
             .cmp(&a.tokens)
@@ -228,10 +217,7 @@ fn per_thread(
 
 /// Counts one thread's latest checkpoint. The approximate counter reads the stored values in
 /// place; the others build the message view they need.
-fn count_row(
-    row: &crate::storage::CheckpointRow,
-    counter: Option<Counter>,
-) -> Result<ThreadTokens> {
+fn count_row(row: crate::storage::CheckpointRow, counter: Option<Counter>) -> Result<ThreadTokens> {
     let whole = |r: &crate::codec::lazy::Spanned<'_>| {
         r.raw().is_ok_and(|raw| raw.len() == row.checkpoint.len())
             && matches!(r.value, crate::codec::lazy::Lazy::Map(_))
@@ -271,7 +257,8 @@ fn count_row(
             });
         }
     }
-    let cp = LoadedCheckpoint::decode(row.clone())?;
+    let thread_id = row.thread_id.clone();
+    let cp = LoadedCheckpoint::decode(row)?;
     let msgs = messages_of(&cp)?;
     let tokens = match counter {
         Some(c) => Some(c.count(&msgs)?),
@@ -283,7 +270,7 @@ fn count_row(
             .and_then(Json::as_u64),
     };
     Ok(ThreadTokens {
-        thread_id: row.thread_id.clone(),
+        thread_id,
         messages: msgs.len(),
         tokens,
     })

@@ -20,21 +20,25 @@ pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
         },
         (None, None) => anyhow::bail!("give --keep N or --max-tokens N"),
     };
-    rewrite::run_batch(g, &args.target, &args.rewrite, "trim", out, &|store, ed| {
-        let costs = window_costs(&ed.messages, limit, counter)?;
-        let window = trim_window(&ed.messages, &costs, limit, args.keep_first);
-        rewrite::apply(store, ed, &window.keep, window.notes, args.rewrite.dry_run)
+    rewrite::run_batch(g, &args.target, &args.rewrite, "trim", out, &|ed| {
+        let costs = window_costs(ed, limit, counter)?;
+        let window = trim_window(&ed.outline, &costs, limit, args.keep_first);
+        rewrite::plan(ed, &window.keep, window.notes, args.rewrite.dry_run, false)
     })
 }
 
-/// Per-message token counts a window needs (none for a message-count limit).
+/// Per-message token counts a window needs (none for a message-count limit): the approximate
+/// counts read in place, or the chosen counter over the full messages.
 pub fn window_costs(
-    msgs: &[crate::model::Message],
+    ed: &rewrite::Editable,
     limit: Limit,
     counter: crate::tokens::Counter,
 ) -> Result<Vec<u64>> {
-    match limit {
-        Limit::Tokens { .. } => msgs.iter().map(|m| counter.count_message(m)).collect(),
-        Limit::Messages(_) => Ok(vec![]),
+    match (limit, counter) {
+        (Limit::Messages(_), _) => Ok(vec![]),
+        (Limit::Tokens { .. }, crate::tokens::Counter::Approx) => {
+            Ok(ed.outline.iter().map(|m| m.approx_tokens).collect())
+        }
+        (Limit::Tokens { .. }, c) => ed.messages()?.iter().map(|m| c.count_message(m)).collect(),
     }
 }

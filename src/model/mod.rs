@@ -3,6 +3,7 @@
 pub mod checkpoint;
 pub mod message;
 pub mod metadata;
+pub mod outline;
 pub mod state;
 
 pub use checkpoint::{Checkpoint, MessagesChannel};

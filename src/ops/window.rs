@@ -8,7 +8,8 @@
 //! trim never leaves only the system message: if the rule would, it keeps from the latest
 //! human message instead.
 
-use crate::model::{Kind, Message};
+use crate::model::outline::Shape;
+use crate::model::Kind;
 
 /// How much to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,14 +42,14 @@ impl Window {
     }
 }
 
-fn is_human(m: &Message) -> bool {
+fn is_human(m: &impl Shape) -> bool {
     // start_on="human" matches `message.type == "human"`: not HumanMessageChunk.
-    m.kind == Kind::Human && !m.chunk
+    m.kind() == Kind::Human && !m.chunk()
 }
 
 /// Chooses the window. `costs[i]` is the token count of message `i` (ignored for
 /// [`Limit::Messages`]).
-pub fn trim_window(msgs: &[Message], costs: &[u64], limit: Limit, keep_first: bool) -> Window {
+pub fn trim_window<M: Shape>(msgs: &[M], costs: &[u64], limit: Limit, keep_first: bool) -> Window {
     let n = msgs.len();
     let (max, overhead, cost): (u64, u64, Box<dyn Fn(usize) -> u64>) = match limit {
         Limit::Messages(max) => (max, 0, Box::new(|_| 1)),
@@ -59,7 +60,7 @@ pub fn trim_window(msgs: &[Message], costs: &[u64], limit: Limit, keep_first: bo
         ),
     };
     let mut notes = Vec::new();
-    let has_system = n > 0 && msgs[0].kind == Kind::System;
+    let has_system = n > 0 && msgs[0].kind() == Kind::System;
     let start = usize::from(has_system);
     let budget = if has_system {
         max.saturating_sub(cost(0))
@@ -119,6 +120,7 @@ pub fn trim_window(msgs: &[Message], costs: &[u64], limit: Limit, keep_first: bo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Message;
     use serde_json::json;
 
     fn m(kind: &str, id: &str) -> Message {

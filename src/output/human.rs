@@ -58,7 +58,9 @@ pub fn utc(ts: &Timestamp) -> String {
 
 /// The first `max` characters of `s` on one line, with `…` when cut.
 pub fn preview(s: &str, max: usize) -> String {
-    let flat = super::sanitize::one_line(s);
+    // Escaping only lengthens text, so the first max + 1 characters decide the result.
+    let head = s.char_indices().nth(max + 1).map_or(s, |(i, _)| &s[..i]);
+    let flat = super::sanitize::one_line(head);
     if flat.chars().count() <= max {
         flat
     } else {

@@ -27,7 +27,11 @@ pub fn resolve_format(asked: Option<Format>) -> Format {
 }
 
 /// Writes a list of records as one JSON array (`json`) or one object per line (`jsonl`).
-pub fn write_records(out: &mut dyn Write, format: Format, records: &[Json]) -> Result<()> {
+pub fn write_records<T: serde::Serialize>(
+    out: &mut dyn Write,
+    format: Format,
+    records: &[T],
+) -> Result<()> {
     match format {
         Format::Jsonl => {
             for r in records {

@@ -537,12 +537,12 @@ impl SqliteStore {
         scrub: Option<&crate::ops::purge::Scrub>,
     ) -> Result<usize> {
         let tx = &self.conn;
+        // Cached statements: a batch runs these once per thread.
         let latest: Option<String> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
-                [thread_id, ns],
-                |r| opt_text(r, 0),
             )
+            .and_then(|mut st| st.query_row([thread_id, ns], |r| opt_text(r, 0)))
             .map_err(|e| self.sql_error(e))?;
         if latest.as_deref() != Some(update.parent_id.as_str()) {
             return Err(ThreadMoved {
@@ -555,11 +555,10 @@ impl SqliteStore {
             .into());
         }
         let writes: i64 = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT COUNT(*) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                [thread_id, ns, &update.parent_id],
-                |r| r.get(0),
             )
+            .and_then(|mut st| st.query_row([thread_id, ns, &update.parent_id], |r| r.get(0)))
             .map_err(|e| self.sql_error(e))?;
         if writes as usize != expected_writes {
             return Err(ThreadMoved {
@@ -570,24 +569,28 @@ impl SqliteStore {
         }
         for w in &update.writes {
             let result = match self.generation {
-                SchemaGeneration::V3 => tx.execute(
+                SchemaGeneration::V3 => tx.prepare_cached(
                     "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
                      VALUES (?, ?, ?, ?, ?, ?, ?, 'msgpack', ?)",
+                ).and_then(|mut st| st.execute(
                     rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.task_path, w.idx, w.channel, w.value],
-                ),
-                SchemaGeneration::V2 => tx.execute(
+                )),
+                SchemaGeneration::V2 => tx.prepare_cached(
                     "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) \
                      VALUES (?, ?, ?, ?, ?, ?, 'msgpack', ?)",
+                ).and_then(|mut st| st.execute(
                     rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.idx, w.channel, w.value],
-                ),
+                )),
             };
             result.map_err(|e| self.sql_error(e))?;
         }
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
              VALUES (?, ?, ?, ?, 'msgpack', ?, ?)",
-            rusqlite::params![thread_id, ns, update.checkpoint_id, update.parent_id, update.checkpoint, update.metadata],
         )
+        .and_then(|mut st| st.execute(
+            rusqlite::params![thread_id, ns, update.checkpoint_id, update.parent_id, update.checkpoint, update.metadata],
+        ))
         .map_err(|e| self.sql_error(e))?;
         let scrubbed = match scrub {
             Some(scrub) => self.scrub_thread(tx, thread_id, scrub)?,

@@ -4,7 +4,7 @@
 use serde_json::Value as Json;
 
 use super::pyrepr::repr;
-use crate::codec::lazy::{self, Lazy, Spanned};
+use crate::codec::lazy::{self, Fields, Lazy, Spanned};
 use crate::codec::{ext, json::to_json, msgpack, Value};
 use crate::model::{Kind, Message};
 
@@ -160,20 +160,16 @@ pub fn count_values(list: &Value) -> Option<u64> {
 /// Tokens of one stored message read in place with the lazy reader (nothing allocated for
 /// plain text; unusual parts are decoded on their own).
 pub fn count_lazy(item: &Spanned<'_>) -> Option<u64> {
-    let Lazy::Ext(code, payload) = item.value else {
-        return count_value(&msgpack::decode(item.raw().ok()?).ok()?);
-    };
-    if code != ext::PYDANTIC_V2 && code != ext::PYDANTIC_V1 {
-        return None;
+    match crate::model::outline::read_message(item) {
+        Some((kind, _, fields)) => count_fields(kind, &fields),
+        None if matches!(item.value, Lazy::Ext(..)) => None,
+        None => count_value(&msgpack::decode(item.raw().ok()?).ok()?),
     }
-    let parts = lazy::root(payload).ok()?.items().ok()??;
-    let (module, class) = (parts.first()?.as_str()?, parts.get(1)?.as_str()?);
-    if !module.starts_with("langchain_core.messages") {
-        return None;
-    }
-    let (kind, _) = Kind::from_class(class)?;
-    let fields = parts.get(2)?;
-    let get = |k: &str| fields.get(k).ok().flatten();
+}
+
+/// Tokens of a message of `kind` whose `model_dump` fields are `fields`, read in place.
+pub fn count_fields(kind: Kind, fields: &Fields<'_>) -> Option<u64> {
+    let get = |k: &str| fields.get(k);
     let full = |s: &Spanned<'_>| {
         s.raw()
             .ok()

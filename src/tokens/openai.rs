@@ -1,5 +1,7 @@
 //! `langchain_openai.ChatOpenAI(model=…).get_num_tokens_from_messages`, with tiktoken's BPE
-//! (o200k_base, cl100k_base) compiled into the binary by the tiktoken-rs crate: no download.
+//! (o200k_base, cl100k_base) compiled into the binary by the bpe-openai crate: no download.
+//! bpe-openai splits and merges exactly as tiktoken does (checked against LangChain's counts on
+//! the fixtures, and per thread on the benchmark database).
 //!
 //! Each message becomes the chat-completions dict `_convert_message_to_dict` builds, then every
 //! value is encoded: 3 tokens per message (4 for gpt-3.5-turbo-0301), ±1 per name, 3 for a
@@ -9,7 +11,13 @@
 
 use anyhow::{bail, Result};
 use serde_json::{Map as JsonMap, Value as Json};
-use tiktoken_rs::CoreBPE;
+use std::cell::RefCell;
+use std::sync::LazyLock;
+
+use bpe_openai::Tokenizer;
+use fnv::FnvHashMap;
+use regex_automata::meta::{Cache, Regex};
+use regex_automata::{Anchored, Input};
 
 use super::pyrepr::repr;
 use crate::codec::pyjson;
@@ -88,16 +96,132 @@ pub fn encoding_for_model(model: &str) -> Encoding {
     }
 }
 
-fn bpe(e: Encoding) -> &'static CoreBPE {
+fn tokenizer(e: Encoding) -> &'static Tokenizer {
     match e {
-        Encoding::O200k => tiktoken_rs::o200k_base_singleton(),
-        Encoding::Cl100k => tiktoken_rs::cl100k_base_singleton(),
+        Encoding::O200k => bpe_openai::o200k_base(),
+        Encoding::Cl100k => bpe_openai::cl100k_base(),
     }
 }
 
-/// Counts the tokens of a text with an encoding.
+/// tiktoken's pre-tokenizer pattern as bpe-openai writes it for the `regex` engine (no
+/// look-around): the look-ahead `\s+(?!\S)` becomes `\s+\s` (pattern 1), whose last character
+/// is then given back. The same patterns as bpe-openai 0.3, so the same pieces.
+fn split_patterns(e: Encoding) -> [String; 3] {
+    let first = match e {
+        Encoding::O200k => [
+            "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+            "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+            "\\p{N}{1,3}",
+            " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+            "\\s*[\\r\\n]+",
+            "\\s+$",
+        ]
+        .join("|"),
+        Encoding::Cl100k => "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$".to_owned(),
+    };
+    [first, "\\s+\\s".to_owned(), "\\s+".to_owned()]
+}
+
+/// The pattern of [`split_patterns`] whose last character is a look-ahead.
+const LOOKAHEAD_PATTERN: usize = 1;
+
+/// The compiled pre-tokenizer of an encoding, shared by all threads.
+fn splitter(e: Encoding) -> &'static Regex {
+    static O200K: LazyLock<Regex> = LazyLock::new(|| compile_splitter(Encoding::O200k));
+    static CL100K: LazyLock<Regex> = LazyLock::new(|| compile_splitter(Encoding::Cl100k));
+    match e {
+        Encoding::O200k => &O200K,
+        Encoding::Cl100k => &CL100K,
+    }
+}
+
+#[allow(clippy::expect_used)] // constant patterns, covered by the tests
+fn compile_splitter(e: Encoding) -> Regex {
+    Regex::new_many(&split_patterns(e)).expect("the pre-tokenizer patterns compile")
+}
+
+/// Calls `f` with each piece tiktoken's pre-tokenizer cuts `text` into, using this thread's
+/// regex cache (no lock shared between cores).
+fn for_each_piece(e: Encoding, cache: &mut Cache, text: &str, mut f: impl FnMut(&str)) {
+    let re = splitter(e);
+    let mut last = 0;
+    while last < text.len() {
+        let input = Input::new(&text[last..]).anchored(Anchored::Yes);
+        let Some(m) = re.search_with(cache, &input) else {
+            break;
+        };
+        let mut end = last + m.end();
+        if m.pattern().as_usize() == LOOKAHEAD_PATTERN {
+            end -= text[last..end]
+                .chars()
+                .next_back()
+                .map_or(0, char::len_utf8);
+        }
+        if end <= last {
+            break;
+        }
+        f(&text[last..end]);
+        last = end;
+    }
+}
+
+/// Loads an encoding's tables (~40 ms) on a background thread, so that they are ready when
+/// the first text is counted; counting waits for the load if it is not done yet.
+pub fn preload(e: Encoding) {
+    std::thread::spawn(move || {
+        tokenizer(e);
+        splitter(e);
+    });
+}
+
+/// Pieces longer than this are counted without the cache (they rarely repeat).
+const CACHED_PIECE_BYTES: usize = 32;
+/// The cache is dropped when it holds this many pieces (memory stays bounded on any input).
+const CACHE_CAPACITY: usize = 1 << 18;
+
+/// One thread's state for counting with an encoding.
+struct Local {
+    /// The pre-tokenizer's scratch space.
+    regex: Cache,
+    /// Token counts of the pieces seen by this thread. Prose repeats its words, so most pieces
+    /// skip the byte-pair merge.
+    pieces: FnvHashMap<Box<[u8]>, u32>,
+}
+
+thread_local! {
+    static LOCAL: RefCell<[Option<Local>; 2]> = RefCell::default();
+}
+
+/// Counts the tokens of a text with an encoding (tiktoken's `len(encode_ordinary(text))`).
 pub fn encode_len(e: Encoding, text: &str) -> i64 {
-    bpe(e).encode_ordinary(text).len() as i64
+    let bpe = &tokenizer(e).bpe;
+    LOCAL.with(|local| {
+        let mut local = local.borrow_mut();
+        let local = local[e as usize].get_or_insert_with(|| Local {
+            regex: splitter(e).create_cache(),
+            pieces: FnvHashMap::default(),
+        });
+        let mut n = 0usize;
+        let pieces = &mut local.pieces;
+        for_each_piece(e, &mut local.regex, text, |piece| {
+            let bytes = piece.as_bytes();
+            if bytes.len() > CACHED_PIECE_BYTES {
+                n += bpe.count(bytes);
+                return;
+            }
+            if let Some(&c) = pieces.get(bytes) {
+                n += c as usize;
+                return;
+            }
+            let c = bpe.count(bytes);
+            if pieces.len() >= CACHE_CAPACITY {
+                pieces.clear();
+            }
+            pieces.insert(bytes.into(), c as u32);
+            n += c;
+        });
+        n as i64
+    })
 }
 
 /// The chat-completions dict of a message (`_convert_message_to_dict`).
@@ -350,5 +474,51 @@ mod tests {
         assert!(Framing::for_model("some-other-model").is_err());
         assert_eq!(encoding_for_model("gpt-4"), Encoding::Cl100k);
         assert_eq!(encoding_for_model("o3-mini"), Encoding::O200k);
+    }
+
+    #[test]
+    fn cached_pieces_count_like_the_tokenizer() {
+        // Twice each, so the second pass is served from the cache.
+        let texts = [
+            "Hello, how are you today?",
+            "don't I'LL 'S 123456789  \n\n  x",
+            "天气 北京 🌧️☀️ Zürich   ",
+            "a very long piece: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "",
+        ];
+        let mut seed: u64 = 7;
+        let alphabet: Vec<char> = " \t\n\r\u{a0}aZé'sSLL09.,;!?/-_(\"東京🗼\u{301}\u{200d}ßİK"
+            .chars()
+            .collect();
+        let mut random = Vec::new();
+        for _ in 0..3000 {
+            let mut s = String::new();
+            for _ in 0..(seed % 24) {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                s.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
+            }
+            random.push(s);
+        }
+        for e in [Encoding::O200k, Encoding::Cl100k] {
+            let mut cache = splitter(e).create_cache();
+            for t in texts
+                .iter()
+                .copied()
+                .chain(random.iter().map(String::as_str))
+            {
+                let mut ours = Vec::new();
+                for_each_piece(e, &mut cache, t, |p| ours.push(p.to_owned()));
+                let theirs: Vec<&str> = tokenizer(e).split(t).collect();
+                assert_eq!(ours, theirs, "{t:?}");
+            }
+            for _ in 0..2 {
+                for t in texts {
+                    assert_eq!(encode_len(e, t), tokenizer(e).count(t) as i64, "{t:?}");
+                }
+            }
+        }
+        assert_eq!(encode_len(Encoding::O200k, "Hello, how are you today?"), 7);
     }
 }

@@ -1,0 +1,211 @@
+//! What a rewrite needs to know of each stored message, read in place from the checkpoint
+//! blob: kind, id, tool-call links, approximate tokens, and where its bytes are. Building the
+//! full [`Message`] view (every field as JSON) is left to the commands that read contents.
+
+use std::ops::Range;
+
+use crate::codec::lazy::{self, Fields, Lazy, Spanned};
+use crate::codec::{ext, msgpack};
+use crate::tokens::approx;
+
+use super::message::{Kind, Message};
+
+/// What the window and tool-pairing rules look at in a message: implemented by the full
+/// [`Message`] view and by the in-place [`Outline`].
+pub trait Shape {
+    /// The kind of message.
+    fn kind(&self) -> Kind;
+    /// True for the `*Chunk` classes.
+    fn chunk(&self) -> bool;
+    /// The ids of an AI message's tool calls (empty for other kinds).
+    fn tool_call_ids(&self) -> Vec<&str>;
+    /// The tool call a ToolMessage answers.
+    fn tool_call_id(&self) -> Option<&str>;
+}
+
+impl Shape for Message {
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn chunk(&self) -> bool {
+        self.chunk
+    }
+    fn tool_call_ids(&self) -> Vec<&str> {
+        Message::tool_call_ids(self)
+    }
+    fn tool_call_id(&self) -> Option<&str> {
+        Message::tool_call_id(self)
+    }
+}
+
+/// One stored message of a message list, outlined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outline {
+    /// The kind of message.
+    pub kind: Kind,
+    /// True for the `*Chunk` classes.
+    pub chunk: bool,
+    /// The message id.
+    pub id: Option<String>,
+    /// The ids of an AI message's tool calls.
+    pub tool_call_ids: Vec<String>,
+    /// The tool call a ToolMessage answers.
+    pub tool_call_id: Option<String>,
+    /// LangChain's `count_tokens_approximately` of the message.
+    pub approx_tokens: u64,
+    /// The one-line preview reports show ([`PREVIEW_CHARS`] characters of its summary text).
+    pub preview: String,
+    /// Where the stored message sits in the blob it was read from.
+    pub span: Range<usize>,
+}
+
+impl Shape for Outline {
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn chunk(&self) -> bool {
+        self.chunk
+    }
+    fn tool_call_ids(&self) -> Vec<&str> {
+        self.tool_call_ids.iter().map(String::as_str).collect()
+    }
+    fn tool_call_id(&self) -> Option<&str> {
+        self.tool_call_id.as_deref()
+    }
+}
+
+impl Outline {
+    /// The outline of a full message view (for messages the in-place reader does not handle).
+    pub fn of(m: &Message, span: Range<usize>) -> Outline {
+        Outline {
+            kind: m.kind,
+            chunk: m.chunk,
+            id: m.id().map(str::to_owned),
+            tool_call_ids: m.tool_call_ids().into_iter().map(str::to_owned).collect(),
+            tool_call_id: m.tool_call_id().map(str::to_owned),
+            approx_tokens: approx::count_message(m),
+            preview: preview_of(&m.summary_text()),
+            span,
+        }
+    }
+}
+
+/// Outlines every message of the stored list at `list` in `blob`; `None` when an item is not
+/// a message. Ext-object messages (the normal case) are read in place; others (dicts, legacy
+/// JSON) through the full view.
+pub fn outline_list(blob: &[u8], list: Range<usize>) -> Option<Vec<Outline>> {
+    let items = lazy::read(blob, list.start).ok()?.items().ok()??;
+    let mut out = Vec::with_capacity(items.len());
+    for item in &items {
+        let raw = item.raw().ok()?;
+        let start = raw.as_ptr() as usize - blob.as_ptr() as usize;
+        let span = start..start + raw.len();
+        let outline = match in_place(item, span.clone()) {
+            Some(o) => o,
+            None => Outline::of(&Message::from_value(&msgpack::decode(raw).ok()?)?, span),
+        };
+        out.push(outline);
+    }
+    Some(out)
+}
+
+/// Reads the class and `model_dump` fields of an ext-object LangChain message in place:
+/// `(kind, chunk, fields)`, or `None` for anything else.
+pub fn read_message<'a>(item: &Spanned<'a>) -> Option<(Kind, bool, Fields<'a>)> {
+    let Lazy::Ext(code, payload) = item.value else {
+        return None;
+    };
+    if code != ext::PYDANTIC_V2 && code != ext::PYDANTIC_V1 {
+        return None;
+    }
+    let parts = lazy::root(payload).ok()?.items().ok()??;
+    let (module, class) = (parts.first()?.as_str()?, parts.get(1)?.as_str()?);
+    if !module.starts_with("langchain_core.messages") {
+        return None;
+    }
+    let (kind, chunk) = Kind::from_class(class)?;
+    let Lazy::Map(fields) = parts.get(2)?.value else {
+        return None;
+    };
+    Some((kind, chunk, fields.fields().ok()?))
+}
+
+/// Outlines an ext-object LangChain message without building its view.
+fn in_place(item: &Spanned<'_>, span: Range<usize>) -> Option<Outline> {
+    let (kind, chunk, fields) = read_message(item)?;
+    let text = |key: &str| fields.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+    let mut tool_call_ids = Vec::new();
+    let mut tool_names = Vec::new();
+    let mut calls_n = 0;
+    if let Some(calls) = fields.get("tool_calls") {
+        if let Lazy::Array(_) = calls.value {
+            let calls = calls.items().ok()??;
+            calls_n = calls.len();
+            for call in calls {
+                let Lazy::Map(call) = call.value else {
+                    continue;
+                };
+                let call = call.fields().ok()?;
+                if let Some(id) = call.get("id").and_then(|v| v.as_str()) {
+                    tool_call_ids.push(id.to_owned());
+                }
+                tool_names.extend(call.get("name").and_then(|v| v.as_str()));
+            }
+        }
+    }
+    Some(Outline {
+        kind,
+        chunk,
+        id: text("id"),
+        tool_call_ids,
+        tool_call_id: text("tool_call_id"),
+        approx_tokens: approx::count_fields(kind, &fields)?,
+        preview: summary_preview(fields.get("content"), calls_n, &tool_names)?,
+        span,
+    })
+}
+
+/// [`Message::summary_text`] of a message read in place, as a preview: its text (plain or
+/// text blocks), else the names of its tool calls. `None` for content it does not read.
+fn summary_preview(
+    content: Option<Spanned<'_>>,
+    calls: usize,
+    tool_names: &[&str],
+) -> Option<String> {
+    let text = match content.map(|c| c.value) {
+        Some(Lazy::Str(s)) if !s.is_empty() => return Some(preview_of(s)),
+        Some(Lazy::Str(_)) => String::new(),
+        Some(Lazy::Array(_)) => {
+            let mut parts = Vec::new();
+            for block in content?.items().ok()?? {
+                match block.value {
+                    Lazy::Str(s) => parts.push(s),
+                    Lazy::Map(b) => {
+                        let b = b.fields().ok()?;
+                        if b.get("type").and_then(|t| t.as_str()) == Some("text") {
+                            parts.extend(b.get("text").and_then(|t| t.as_str()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            parts.join("\n")
+        }
+        Some(Lazy::Nil) | None => String::new(),
+        Some(_) => return None,
+    };
+    if text.is_empty() && calls > 0 {
+        return Some(preview_of(&format!(
+            "(tool calls: {})",
+            tool_names.join(", ")
+        )));
+    }
+    Some(preview_of(&text))
+}
+
+/// Characters of the one-line preview of each message that reports show.
+pub const PREVIEW_CHARS: usize = 60;
+
+fn preview_of(text: &str) -> String {
+    crate::output::human::preview(text, PREVIEW_CHARS)
+}
