@@ -264,6 +264,26 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
             return None;
         }
     }
+    // Full views, when the token filter needs them (kept for the edit).
+    let mut views = None;
+    if let (Some((min, counter)), Some(o)) = (filters.min_tokens, &outlined) {
+        let tokens = match counter {
+            crate::tokens::Counter::Approx => o.iter().map(|m| m.approx_tokens).sum(),
+            other => {
+                views = o
+                    .iter()
+                    .map(|m| {
+                        let bytes = blob.get(m.span.clone())?;
+                        Message::from_value(&crate::codec::msgpack::decode(bytes).ok()?)
+                    })
+                    .collect::<Option<Vec<Message>>>();
+                views.as_deref().map_or(0, |m| other.count(m).unwrap_or(0))
+            }
+        };
+        if tokens < min {
+            return None;
+        }
+    }
     let result = (|| -> Result<Editable> {
         let writes = super::decode_writes(rows.writes, &latest.row.checkpoint_id)?;
         let work = pending_work(&latest.checkpoint, &writes);
@@ -314,18 +334,9 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
             latest,
             outline,
             pending_writes: work.writes,
-            messages: OnceCell::new(),
+            messages: views.map_or_else(OnceCell::new, OnceCell::from),
         })
     })();
-    if let (Some((min, counter)), Ok(ed)) = (filters.min_tokens, &result) {
-        let tokens = match counter {
-            crate::tokens::Counter::Approx => Ok(ed.approx_tokens(0..ed.outline.len())),
-            other => ed.messages().and_then(|m| other.count(m)),
-        };
-        if tokens.map_or(true, |t| t < min) {
-            return None;
-        }
-    }
     Some(result)
 }
 

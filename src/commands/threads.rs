@@ -26,21 +26,36 @@ struct ThreadRow {
 pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
     let now = human::now(g.now.as_deref())?;
-    let mut summaries = Vec::new();
-    store.for_each_thread(&mut |t| {
-        summaries.push(t);
-        Ok(())
-    })?;
-    // One blob per thread, read here and decoded on all cores.
-    let ids: Vec<(String, String)> = summaries
-        .iter()
-        .filter_map(|t| Some((t.thread_id.clone(), t.latest_root_id.clone()?)))
-        .collect();
-    let mut facts = super::map_latest(&store, &ids, |row| latest_facts(&row))?.into_iter();
+    // Sizes and counts (one scan of each table) on a second connection, while the latest
+    // blob of each thread is read and decoded here and on the other cores.
+    let ids = store.latest_root_ids()?;
+    let sizes_store = store.reopen_read_only()?;
+    let (summaries, facts) = std::thread::scope(|s| {
+        let sizes = s.spawn(move || -> Result<Vec<crate::storage::ThreadSummary>> {
+            let mut all = Vec::new();
+            sizes_store.for_each_thread(&mut |t| {
+                all.push(t);
+                Ok(())
+            })?;
+            Ok(all)
+        });
+        let facts = super::map_latest(&store, &ids, |row| latest_facts(&row));
+        (sizes.join(), facts)
+    });
+    let summaries = match summaries {
+        Ok(s) => s?,
+        Err(panic) => std::panic::resume_unwind(panic),
+    };
+    let mut facts: std::collections::HashMap<String, LatestFacts> = ids
+        .into_iter()
+        .map(|(thread, _)| thread)
+        .zip(facts?)
+        .map(|(thread, f)| Ok((thread, f?)))
+        .collect::<Result<_>>()?;
     let mut rows = Vec::with_capacity(summaries.len());
     for t in summaries {
         let facts = match t.latest_root_id {
-            Some(_) => facts.next().transpose()?.unwrap_or_default(),
+            Some(_) => facts.remove(&t.thread_id).unwrap_or_default(),
             None => LatestFacts::default(),
         };
         rows.push(ThreadRow {
