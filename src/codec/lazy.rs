@@ -65,7 +65,7 @@ pub fn read(data: &[u8], pos: usize) -> Result<Spanned<'_>, DecodeError> {
         .get(pos)
         .ok_or(DecodeError::Truncated { offset: pos })?;
     let str_at = |start: usize, len: usize| -> Result<Lazy<'_>, DecodeError> {
-        std::str::from_utf8(slice(data, start, len)?)
+        simdutf8::basic::from_utf8(slice(data, start, len)?)
             .map(Lazy::Str)
             .map_err(|_| DecodeError::BadUtf8 { offset: start })
     };

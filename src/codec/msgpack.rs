@@ -345,7 +345,7 @@ impl<'a> Reader<'a> {
     fn string(&mut self, n: usize, marker: Option<u8>) -> Result<Value, DecodeError> {
         let at = self.pos;
         let bytes = self.take(n)?;
-        let text = std::str::from_utf8(bytes)
+        let text = simdutf8::basic::from_utf8(bytes)
             .map_err(|_| DecodeError::BadUtf8 { offset: at })?
             .to_owned();
         Ok(Value::Str(Str { text, marker }))
