@@ -1,32 +1,7 @@
 //! Work split across the machine's cores (decoding and counting many threads).
 
-/// Applies `f` to every item on all available cores, keeping the order.
-pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .max(1);
-    if workers == 1 || items.len() < 2 {
-        return items.iter().map(&f).collect();
-    }
-    let per = items.len().div_ceil(workers);
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(per)
-            .map(|chunk| s.spawn(move || chunk.iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        let mut out = Vec::with_capacity(items.len());
-        for h in handles {
-            match h.join() {
-                Ok(part) => out.extend(part),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        out
-    })
-}
-
-/// Like [`map`], but hands each item to `f` by value (no copy of large rows).
+/// Applies `f` to every item on all available cores, keeping the order; items are handed
+/// over by value (no copy of large rows).
 pub fn map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -66,11 +41,7 @@ mod tests {
     #[test]
     fn keeps_order() {
         let v: Vec<u64> = (0..1000).collect();
-        assert_eq!(
-            super::map(&v, |x| x * 2),
-            v.iter().map(|x| x * 2).collect::<Vec<_>>()
-        );
-        assert!(super::map(&Vec::<u8>::new(), |x| *x).is_empty());
+        assert!(super::map_owned(Vec::<u8>::new(), |x| x).is_empty());
         assert_eq!(
             super::map_owned(v.clone(), |x| x * 2),
             v.iter().map(|x| x * 2).collect::<Vec<_>>()
