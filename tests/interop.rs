@@ -112,16 +112,23 @@ const THREADS: [&str; 11] = [
 
 /// Runs the cases two at a time (two cores) and reports every failure at once.
 fn run_all(cases: Vec<(String, String, Vec<String>, Json)>) {
+    run_parallel(cases, |(gen, thread, args, expect)| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        check(&gen, &thread, &args, expect)
+    });
+}
+
+/// Runs `f` on every case, two at a time (two cores), and reports every failure at once.
+fn run_parallel<T: Send>(cases: Vec<T>, f: impl Fn(T) -> Result<(), String> + Sync) {
     let failures = std::sync::Mutex::new(Vec::new());
     let queue = std::sync::Mutex::new(cases);
     std::thread::scope(|scope| {
         for _ in 0..2 {
             scope.spawn(|| loop {
-                let Some((gen, thread, args, expect)) = queue.lock().expect("queue").pop() else {
+                let Some(case) = queue.lock().expect("queue").pop() else {
                     break;
                 };
-                let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                if let Err(e) = check(&gen, &thread, &args, expect) {
+                if let Err(e) = f(case) {
                     failures.lock().expect("failures").push(e);
                 }
             });
@@ -159,6 +166,61 @@ fn trim_is_what_langgraph_update_state_writes() {
         }
     }
     run_all(cases);
+}
+
+/// The batch path (`--all`: threads planned on all cores, written a batch per transaction,
+/// WAL checkpoints on their own connection) leaves every thread as update_state would.
+#[test]
+fn trim_all_is_what_langgraph_update_state_writes_for_every_thread() {
+    let mut cases = Vec::new();
+    let mut dirs = Vec::new();
+    for gen in common::GENERATIONS {
+        let original = fixture(&format!("{gen}.sqlite"));
+        let (dir, db) = temp_copy(&original);
+        let out = run_json(&[
+            "trim",
+            "--all",
+            "--keep",
+            "2",
+            "--db",
+            s(&db),
+            "--format",
+            "json",
+        ]);
+        let rows = out.as_array().expect("one row per thread");
+        let rewritten = rows.iter().filter(|r| r["status"] == "rewritten").count();
+        assert!(
+            rewritten >= 5,
+            "{gen}: {rewritten} threads rewritten: {out}"
+        );
+        let wal = std::path::PathBuf::from(format!("{}-wal", db.display()));
+        let wal_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
+        assert_eq!(wal_len, 0, "{gen}: memctl left {wal_len} bytes in the WAL");
+        for thread in THREADS {
+            let row = rows
+                .iter()
+                .find(|r| r["thread_id"] == thread)
+                .unwrap_or_else(|| panic!("{gen}: no row for thread {thread}: {out}"));
+            let expect = json!({"mode": "trim", "max_tokens": 2, "counter": "len",
+                "keep_first": false, "expect_write": row["status"] == "rewritten", "batch": true});
+            cases.push((
+                gen,
+                original.clone(),
+                db.clone(),
+                thread,
+                expect,
+                dir.path().to_owned(),
+            ));
+        }
+        dirs.push(dir);
+    }
+    run_parallel(cases, |(gen, original, db, thread, expect, dir)| {
+        let case_dir = dir.join(format!("check-{thread}"));
+        std::fs::create_dir_all(&case_dir).map_err(|e| e.to_string())?;
+        let (ok, text) = check_rewrite(gen, &original, &db, thread, &expect, &case_dir);
+        ok.then_some(())
+            .ok_or(format!("{gen}/{thread} after trim --all:\n{text}"))
+    });
 }
 
 #[test]

@@ -45,6 +45,10 @@ pub fn to_json(v: &Value) -> Json {
                 json!({ "$map": Json::Array(pairs) })
             }
         }
+        Value::Raw(r) => match super::msgpack::decode(r.bytes()) {
+            Ok(v) => to_json(&v),
+            Err(e) => json!({ "$undecodable": e.to_string() }),
+        },
         Value::Ext(e) => json!({
             "$ext": e.code,
             "kind": ext::code_name(e.code),

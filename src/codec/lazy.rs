@@ -128,7 +128,7 @@ pub fn root(data: &[u8]) -> Result<Spanned<'_>, DecodeError> {
 }
 
 impl<'a> Seq<'a> {
-    /// The items of an array.
+    /// The items of an array (each walked, so a truncated item is an error here).
     pub fn items(&self) -> Result<Vec<Spanned<'a>>, DecodeError> {
         let mut out = Vec::with_capacity(self.len.min(self.data.len()));
         let mut pos = self.start;
@@ -137,6 +137,35 @@ impl<'a> Seq<'a> {
             pos = skip(self.data, pos)?;
         }
         Ok(out)
+    }
+
+    /// The items of an array, read one by one: an item is walked (to find where the next
+    /// starts) only when the next is asked for, so taking the first few items of a list never
+    /// walks the last one taken.
+    pub fn iter(&self) -> Iter<'a> {
+        Iter {
+            data: self.data,
+            pos: self.start,
+            last: false,
+            left: self.len,
+        }
+    }
+
+    /// The entries of a map (any keys), read one by one like [`Seq::iter`].
+    pub fn pairs(&self) -> impl Iterator<Item = Result<(Spanned<'a>, Spanned<'a>), DecodeError>> {
+        let mut items = Iter {
+            data: self.data,
+            pos: self.start,
+            last: false,
+            left: self.len.saturating_mul(2),
+        };
+        std::iter::from_fn(move || {
+            let key = match items.next()? {
+                Ok(k) => k,
+                Err(e) => return Some(Err(e)),
+            };
+            Some(items.next()?.map(|v| (key, v)))
+        })
     }
 
     /// The value of a string key in a map (first match).
@@ -152,6 +181,46 @@ impl<'a> Seq<'a> {
             pos = v_end;
         }
         Ok(None)
+    }
+}
+
+/// The items of an array as [`Seq::iter`] reads them.
+#[derive(Debug, Clone)]
+pub struct Iter<'a> {
+    data: &'a [u8],
+    /// Where the last item read starts (`last`), or where the next starts.
+    pos: usize,
+    last: bool,
+    left: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = Result<Spanned<'a>, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        if self.last {
+            match skip(self.data, self.pos) {
+                Ok(end) => self.pos = end,
+                Err(e) => {
+                    self.left = 0;
+                    return Some(Err(e));
+                }
+            }
+        }
+        self.last = true;
+        let item = read(self.data, self.pos);
+        if item.is_err() {
+            self.left = 0;
+        }
+        Some(item)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left))
     }
 }
 

@@ -38,6 +38,32 @@ pub enum Value {
     Map(Map),
     /// An extension value: LangGraph's typed objects (messages, UUIDs, datetimes, Send…).
     Ext(Box<Ext>),
+    /// A value kept as its encoded bytes (one complete msgpack value), written back as is:
+    /// how rewrites carry the messages they keep without decoding them. Never produced by
+    /// [`decode`].
+    Raw(Raw),
+}
+
+/// The bytes of one complete encoded value (see [`Value::Raw`]).
+#[derive(Debug, Clone)]
+pub struct Raw(Vec<u8>);
+
+impl Raw {
+    /// Wraps the bytes of one complete msgpack value; an error when they are not exactly one.
+    pub fn new(bytes: Vec<u8>) -> Result<Raw, DecodeError> {
+        let end = skip(&bytes, 0)?;
+        if end != bytes.len() {
+            return Err(DecodeError::TrailingBytes {
+                count: bytes.len() - end,
+            });
+        }
+        Ok(Raw(bytes))
+    }
+
+    /// The encoded bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 /// An integer value; `neg` holds values below zero.
@@ -399,6 +425,7 @@ impl<'a> Reader<'a> {
 
 fn write_value(out: &mut Vec<u8>, v: &Value) {
     match v {
+        Value::Raw(r) => out.extend_from_slice(r.bytes()),
         Value::Nil => out.push(0xc0),
         Value::Bool(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
         Value::Int(i) => write_int(out, i),

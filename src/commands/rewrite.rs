@@ -76,6 +76,21 @@ impl Editable {
         })
     }
 
+    /// Message `i` as its stored bytes, for a new list that keeps it (written back as is,
+    /// not decoded).
+    pub fn stored(&self, i: usize) -> Result<Value> {
+        let span = self.outline[i].span.clone();
+        let bytes = self.latest.row.checkpoint.get(span).unwrap_or_default();
+        crate::codec::msgpack::Raw::new(bytes.to_vec())
+            .map(Value::Raw)
+            .with_context(|| {
+                format!(
+                    "message {i} of checkpoint {} is not one complete msgpack value",
+                    self.latest.row.checkpoint_id
+                )
+            })
+    }
+
     /// Approximate tokens of the messages `indices` names.
     pub fn approx_tokens(&self, indices: impl IntoIterator<Item = usize>) -> u64 {
         indices
@@ -434,7 +449,7 @@ pub fn plan(
     }
     let new_items = keep
         .iter()
-        .map(|&i| ed.item(i))
+        .map(|&i| ed.stored(i))
         .collect::<Result<Vec<Value>>>()?;
     let upd = build_update(ed, new_items, vec![])?;
     planned.outcome.status = "planned";
@@ -641,6 +656,11 @@ pub fn run_batch(
     let ids = targets(&store, target)?;
     let pb = progress::bar(ids.len() as u64, verb);
     let mut outcomes = Vec::with_capacity(ids.len());
+    let checkpointer = if rw.dry_run {
+        None
+    } else {
+        store.wal_checkpointer()?
+    };
     super::pipeline(
         &ids,
         |(thread, id)| Ok((thread.clone(), read_latest(&store, thread, id.as_deref()))),
@@ -680,10 +700,14 @@ pub fn run_batch(
             }
             if writing {
                 store.commit_batch()?;
+                checkpointer.iter().for_each(|c| c.nudge());
             }
             Ok(())
         },
     )?;
+    if let Some(c) = checkpointer {
+        c.finish(&store)?;
+    }
     pb.finish_and_clear();
     finish(g, rw.dry_run, &outcomes, out)
 }

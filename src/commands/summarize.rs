@@ -270,7 +270,7 @@ fn write(
         .collect();
     let mut items: Vec<Value> = Vec::with_capacity(p.keep.len() + 1);
     if system {
-        items.push(ed.item(0)?);
+        items.push(ed.stored(0)?);
     }
     let mut other = Vec::new();
     let mut kept_msgs: Vec<Message> = Vec::new();
@@ -284,7 +284,7 @@ fn write(
         }
     }
     for &i in &tail {
-        items.push(ed.item(i)?);
+        items.push(ed.stored(i)?);
     }
     let kept_refs: Vec<&Message> = p.keep.iter().map(|&i| &msgs[i]).collect();
     rewrite::check_tool_pairs(&kept_refs)?;

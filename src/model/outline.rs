@@ -118,13 +118,19 @@ pub fn read_message<'a>(item: &Spanned<'a>) -> Option<(Kind, bool, Fields<'a>)> 
     if code != ext::PYDANTIC_V2 && code != ext::PYDANTIC_V1 {
         return None;
     }
-    let parts = lazy::root(payload).ok()?.items().ok()??;
-    let (module, class) = (parts.first()?.as_str()?, parts.get(1)?.as_str()?);
+    // [module, class, fields, method]: the fields map is the last part read, so it is
+    // walked only once, by `fields()`.
+    let Lazy::Array(parts) = lazy::root(payload).ok()?.value else {
+        return None;
+    };
+    let mut parts = parts.iter();
+    let module = parts.next()?.ok()?.as_str()?;
+    let class = parts.next()?.ok()?.as_str()?;
     if !module.starts_with("langchain_core.messages") {
         return None;
     }
     let (kind, chunk) = Kind::from_class(class)?;
-    let Lazy::Map(fields) = parts.get(2)?.value else {
+    let Lazy::Map(fields) = parts.next()?.ok()?.value else {
         return None;
     };
     Some((kind, chunk, fields.fields().ok()?))

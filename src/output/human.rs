@@ -58,16 +58,26 @@ pub fn utc(ts: &Timestamp) -> String {
 
 /// The first `max` characters of `s` on one line, with `…` when cut.
 pub fn preview(s: &str, max: usize) -> String {
-    // Escaping only lengthens text, so the first max + 1 characters decide the result.
-    let head = s.char_indices().nth(max + 1).map_or(s, |(i, _)| &s[..i]);
-    let flat = super::sanitize::one_line(head);
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
+    let mut out = String::with_capacity(max.min(s.len()) + 8);
+    let keep = max.saturating_sub(1); // characters kept when the text is cut
+    let (mut n, mut cut) = (0, 0); // characters written; byte length of the first `keep`
+    for c in s.chars() {
+        let before = out.len();
+        super::sanitize::push_char(&mut out, c, true);
+        // An escape is ASCII and longer than the character it stands for.
+        let added = out.len() - before;
+        let k = if added == c.len_utf8() { 1 } else { added };
+        if n <= keep && keep < n + k {
+            cut = before + (keep - n);
+        }
+        n += k;
+        if n > max {
+            out.truncate(cut);
+            out.push('…');
+            return out;
+        }
     }
+    out
 }
 
 #[cfg(test)]
@@ -82,6 +92,48 @@ mod tests {
         assert_eq!(age(59), "59s");
         assert_eq!(age(3 * 3600 + 120), "3h 2m");
         assert_eq!(age(2 * 86_400 + 3600), "2d 1h");
+    }
+
+    #[test]
+    fn previews_cut_to_one_line() {
+        assert_eq!(preview("", 5), "");
+        assert_eq!(preview("0123456789", 10), "0123456789");
+        assert_eq!(preview("0123456789a", 10), "012345678…");
+        assert_eq!(preview("中文😀x", 4), "中文😀x");
+        assert_eq!(preview("a\nb", 3), "a\\…");
+        assert_eq!(preview("\u{1b}[31m", 60), "\\u{1b}[31m");
+        assert_eq!(preview("ab\u{1b}", 4), "ab\\…");
+    }
+
+    #[test]
+    fn previews_equal_escaping_then_cutting() {
+        // The one-pass preview against its definition: escape the text, then cut it.
+        let reference = |s: &str, max: usize| {
+            let flat = crate::output::sanitize::one_line(s);
+            if flat.chars().count() <= max {
+                flat
+            } else {
+                let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+                cut.push('…');
+                cut
+            }
+        };
+        let alphabet = ['a', '\n', '\t', '中', '😀', '\u{1b}', '\u{202e}'];
+        for len in 0..=5u32 {
+            for code in 0..alphabet.len().pow(len) {
+                let mut rest = code;
+                let s: String = (0..len)
+                    .map(|_| {
+                        let c = alphabet[rest % alphabet.len()];
+                        rest /= alphabet.len();
+                        c
+                    })
+                    .collect();
+                for max in 0..8 {
+                    assert_eq!(preview(&s, max), reference(&s, max), "{s:?} max {max}");
+                }
+            }
+        }
     }
 
     #[test]

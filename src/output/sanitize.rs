@@ -6,19 +6,29 @@
 /// Returns `s` with control and bidi-control characters escaped; newlines and tabs are kept.
 pub fn for_terminal(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c == '\n' || c == '\t' || !is_dangerous(c) {
-            out.push(c);
-        } else {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        }
-    }
+    s.chars().for_each(|c| push_char(&mut out, c, false));
     out
 }
 
 /// Like [`for_terminal`], but also escapes newlines and tabs (for one-line cells).
 pub fn one_line(s: &str) -> String {
-    for_terminal(s).replace('\n', "\\n").replace('\t', "\\t")
+    let mut out = String::with_capacity(s.len());
+    s.chars().for_each(|c| push_char(&mut out, c, true));
+    out
+}
+
+/// Appends `c` as [`for_terminal`] (or, with `one_line`, [`one_line`]) writes it.
+pub fn push_char(out: &mut String, c: char, one_line: bool) {
+    match c {
+        '\n' if one_line => out.push_str("\\n"),
+        '\t' if one_line => out.push_str("\\t"),
+        '\n' | '\t' => out.push(c),
+        c if is_dangerous(c) => {
+            use std::fmt::Write;
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        }
+        c => out.push(c),
+    }
 }
 
 fn is_dangerous(c: char) -> bool {

@@ -3,6 +3,7 @@
 
 pub mod maintenance;
 pub mod sqlite;
+pub mod wal;
 
 use anyhow::Result;
 

@@ -117,6 +117,11 @@ impl SqliteStore {
         &self.path
     }
 
+    /// How long a statement waits for a lock before giving up.
+    pub fn busy_timeout(&self) -> Duration {
+        self.busy_timeout
+    }
+
     fn checkpoint_row(row: &Row<'_>) -> rusqlite::Result<CheckpointRow> {
         Ok(CheckpointRow {
             thread_id: text(row, 0)?,
@@ -129,7 +134,7 @@ impl SqliteStore {
         })
     }
 
-    fn sql_error(&self, e: rusqlite::Error) -> anyhow::Error {
+    pub(super) fn sql_error(&self, e: rusqlite::Error) -> anyhow::Error {
         explain(e, &self.path)
     }
 }

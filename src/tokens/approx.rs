@@ -3,7 +3,7 @@
 
 use serde_json::Value as Json;
 
-use super::pyrepr::repr;
+use super::pyrepr::{lazy_repr_chars, repr};
 use crate::codec::lazy::{self, Fields, Lazy, Spanned};
 use crate::codec::{ext, json::to_json, msgpack, Value};
 use crate::model::{Kind, Message};
@@ -170,11 +170,12 @@ pub fn count_lazy(item: &Spanned<'_>) -> Option<u64> {
 /// Tokens of a message of `kind` whose `model_dump` fields are `fields`, read in place.
 pub fn count_fields(kind: Kind, fields: &Fields<'_>) -> Option<u64> {
     let get = |k: &str| fields.get(k);
-    let full = |s: &Spanned<'_>| {
-        s.raw()
-            .ok()
-            .and_then(|r| msgpack::decode(r).ok())
-            .map(|v| to_json(&v))
+    // len(repr(x)): in place, or through the JSON form for tagged values.
+    let repr_len = |s: &Spanned<'_>| {
+        lazy_repr_chars(s).or_else(|| {
+            let v = msgpack::decode(s.raw().ok()?).ok()?;
+            Some(chars(&repr(&to_json(&v))))
+        })
     };
     let mut n_chars = 0usize;
     let mut tokens = 0u64;
@@ -196,13 +197,13 @@ pub fn count_fields(kind: Kind, fields: &Fields<'_>) -> Option<u64> {
                                     .and_then(|t| t.as_str())
                                     .map_or(0, chars)
                             }
-                            _ => n_chars += chars(&repr(&full(&block)?)),
+                            _ => n_chars += repr_len(&block)?,
                         },
-                        _ => n_chars += chars(&repr(&full(&block)?)),
+                        _ => n_chars += repr_len(&block)?,
                     }
                 }
             }
-            _ => n_chars += chars(&repr(&full(&c)?)),
+            _ => n_chars += repr_len(&c)?,
         },
         None => n_chars += 4, // repr(None)
     }
@@ -210,7 +211,7 @@ pub fn count_fields(kind: Kind, fields: &Fields<'_>) -> Option<u64> {
         if let Some(calls) =
             get("tool_calls").filter(|c| matches!(c.value, Lazy::Array(a) if a.len > 0))
         {
-            n_chars += chars(&repr(&full(&calls)?));
+            n_chars += repr_len(&calls)?;
         }
     }
     if kind == Kind::Tool {
