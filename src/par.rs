@@ -1,39 +1,47 @@
 //! Work split across the machine's cores (decoding and counting many threads).
 
+use std::sync::{Mutex, PoisonError};
+
 /// Applies `f` to every item on all available cores, keeping the order; items are handed
-/// over by value (no copy of large rows).
+/// over by value (no copy of large rows). Workers take items one at a time from a shared
+/// queue, so a worker that drew quick items (or kept its core) does more of them.
 pub fn map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .max(1);
-    if workers == 1 || items.len() < 2 {
+        .max(1)
+        .min(items.len());
+    if workers <= 1 {
         return items.into_iter().map(&f).collect();
     }
-    let per = items.len().div_ceil(workers);
-    let mut parts: Vec<Vec<T>> = Vec::with_capacity(workers);
-    let mut rest = items.into_iter();
-    loop {
-        let part: Vec<T> = rest.by_ref().take(per).collect();
-        if part.is_empty() {
-            break;
-        }
-        parts.push(part);
-    }
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = parts
-            .into_iter()
-            .map(|part| s.spawn(move || part.into_iter().map(f).collect::<Vec<R>>()))
+    let n = items.len();
+    let queue = Mutex::new(items.into_iter().enumerate());
+    let (f, queue) = (&f, &queue);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(move || {
+                    let mut mine = Vec::new();
+                    loop {
+                        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+                        let Some((i, item)) = next else {
+                            break mine;
+                        };
+                        mine.push((i, f(item)));
+                    }
+                })
+            })
             .collect();
-        let mut out = Vec::new();
+        let mut all = Vec::with_capacity(n);
         for h in handles {
             match h.join() {
-                Ok(part) => out.extend(part),
+                Ok(part) => all.extend(part),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
-        out
-    })
+        all
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 #[cfg(test)]

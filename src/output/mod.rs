@@ -27,24 +27,55 @@ pub fn resolve_format(asked: Option<Format>) -> Format {
 }
 
 /// Writes a list of records as one JSON array (`json`) or one object per line (`jsonl`).
-pub fn write_records<T: serde::Serialize>(
+/// Records are serialized on all cores (large reports list every removed message), then
+/// written in order; the bytes are `serde_json`'s own pretty or compact output.
+pub fn write_records<T: serde::Serialize + Sync>(
     out: &mut dyn Write,
     format: Format,
     records: &[T],
 ) -> Result<()> {
-    match format {
-        Format::Jsonl => {
-            for r in records {
-                serde_json::to_writer(&mut *out, r)?;
-                out.write_all(b"\n")?;
-            }
+    let lines = format == Format::Jsonl;
+    let parts = crate::par::map_owned(records.iter().collect(), |r| {
+        if lines {
+            serde_json::to_vec(r)
+        } else {
+            serde_json::to_vec_pretty(r).map(|v| indent_element(&v))
         }
-        _ => {
-            serde_json::to_writer_pretty(&mut *out, records)?;
+    });
+    if lines {
+        for part in parts {
+            out.write_all(&part?)?;
             out.write_all(b"\n")?;
         }
+        return Ok(());
     }
+    if parts.is_empty() {
+        out.write_all(b"[]\n")?;
+        return Ok(());
+    }
+    out.write_all(b"[\n")?;
+    for (i, part) in parts.into_iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",\n")?;
+        }
+        out.write_all(&part?)?;
+    }
+    out.write_all(b"\n]\n")?;
     Ok(())
+}
+
+/// A pretty-printed value as an element of a pretty-printed array: every line indented two
+/// spaces (JSON text has no raw newline inside strings, so every newline is a line break).
+fn indent_element(pretty: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pretty.len() + pretty.len() / 8 + 2);
+    for line in pretty.split(|&b| b == b'\n') {
+        if !out.is_empty() {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(b"  ");
+        out.extend_from_slice(line);
+    }
+    out
 }
 
 /// Writes one JSON document (pretty for `json`, a single line for `jsonl`).
@@ -56,4 +87,35 @@ pub fn write_document(out: &mut dyn Write, format: Format, doc: &Json) -> Result
     }
     out.write_all(b"\n")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn records_are_serde_json_arrays_and_lines() {
+        let records = [
+            json!({"a": 1, "nested": {"list": [1, {"x": "line\nbreak"}], "empty": [], "obj": {}}}),
+            json!({"b": "é😀 \"quoted\"", "removed": []}),
+            json!([]),
+            json!(null),
+        ];
+        for n in 0..=records.len() {
+            let records = &records[..n];
+            let mut pretty = Vec::new();
+            write_records(&mut pretty, Format::Json, records).expect("writes");
+            let mut expected = serde_json::to_vec_pretty(records).expect("serializes");
+            expected.push(b'\n');
+            assert_eq!(
+                String::from_utf8_lossy(&pretty),
+                String::from_utf8_lossy(&expected)
+            );
+            let mut lines = Vec::new();
+            write_records(&mut lines, Format::Jsonl, records).expect("writes");
+            let expected: String = records.iter().map(|r| format!("{r}\n")).collect();
+            assert_eq!(String::from_utf8_lossy(&lines), expected);
+        }
+    }
 }
