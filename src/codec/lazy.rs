@@ -168,17 +168,18 @@ impl<'a> Seq<'a> {
         })
     }
 
-    /// The value of a string key in a map (first match).
+    /// The value of a string key in a map (first match). The entries before it are walked;
+    /// the value itself is not, so a value cut short shows only when it is read.
     pub fn get(&self, key: &str) -> Result<Option<Spanned<'a>>, DecodeError> {
         let mut pos = self.start;
         for _ in 0..self.len {
             let k = read(self.data, pos)?;
             pos = skip(self.data, pos)?;
-            let v_end = skip(self.data, pos)?;
             if matches!(k.value, Lazy::Str(s) if s == key) {
+                // The value found is not walked here (its reader walks it).
                 return read(self.data, pos).map(Some);
             }
-            pos = v_end;
+            pos = skip(self.data, pos)?;
         }
         Ok(None)
     }
@@ -320,6 +321,33 @@ mod tests {
         assert!(matches!(items[1].value, Lazy::Ext(5, [0xc0])));
         assert!(r.get("missing").expect("ok").is_none());
         assert_eq!(r.raw().expect("raw").len(), bytes.len());
+        // Item by item: the first items of a list read even when a later one is cut off.
+        let list = root(&bytes)
+            .expect("root")
+            .get("list")
+            .expect("ok")
+            .expect("present");
+        let Lazy::Array(seq) = list.value else {
+            panic!("an array")
+        };
+        assert_eq!(seq.iter().count(), 2);
+        let cut = &bytes[..bytes.len() - 1];
+        let Lazy::Array(seq) = root(cut)
+            .expect("root")
+            .get("list")
+            .expect("ok")
+            .expect("present")
+            .value
+        else {
+            panic!("an array")
+        };
+        let mut items = seq.iter();
+        assert_eq!(
+            items.next().and_then(|i| i.ok()).and_then(|i| i.as_str()),
+            Some("a")
+        );
+        assert!(items.next().is_some_and(|i| i.is_err()));
+        assert!(items.next().is_none());
         assert!(root(&bytes[..bytes.len() - 2])
             .and_then(|r| r.raw().map(<[u8]>::len))
             .is_err());

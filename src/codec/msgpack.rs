@@ -49,14 +49,11 @@ pub enum Value {
 pub struct Raw(Vec<u8>);
 
 impl Raw {
-    /// Wraps the bytes of one complete msgpack value; an error when they are not exactly one.
+    /// Wraps the bytes of one complete msgpack value after checking that they decode (valid
+    /// UTF-8, known ext codes, nothing left over), so that only what memctl can read is
+    /// written back.
     pub fn new(bytes: Vec<u8>) -> Result<Raw, DecodeError> {
-        let end = skip(&bytes, 0)?;
-        if end != bytes.len() {
-            return Err(DecodeError::TrailingBytes {
-                count: bytes.len() - end,
-            });
-        }
+        decode(&bytes)?;
         Ok(Raw(bytes))
     }
 
@@ -937,6 +934,24 @@ impl Reader<'_> {
 #[cfg(test)]
 mod size_tests {
     use super::*;
+
+    #[test]
+    fn raw_values_are_written_back_as_is_and_only_when_they_decode() {
+        let v = Value::array(vec![
+            Value::str("kept"),
+            Value::map(vec![(Value::str("k"), Value::ext(5, Value::str("v")))]),
+        ]);
+        let bytes = encode(&v);
+        let raw = Raw::new(bytes.clone()).expect("a complete value");
+        let outer = encode(&Value::array(vec![Value::Raw(raw), Value::Nil]));
+        assert_eq!(&outer[1..=bytes.len()], &bytes[..]);
+        // [{"k": "\xff"}]: valid structure, a string that is not UTF-8, nested.
+        assert!(Raw::new(vec![0x91, 0x81, 0xa1, b'k', 0xa1, 0xff]).is_err());
+        // An ext code LangGraph does not write; trailing bytes; a truncated value.
+        assert!(Raw::new(vec![0xd4, 42, 0xc0]).is_err());
+        assert!(Raw::new(vec![0xc0, 0xc0]).is_err());
+        assert!(Raw::new(vec![0x92, 0xc0]).is_err());
+    }
 
     #[test]
     fn decode_except_leaves_one_value_in_place() {
