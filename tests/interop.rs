@@ -169,7 +169,8 @@ fn trim_is_what_langgraph_update_state_writes() {
 }
 
 /// The batch path (`--all`: threads planned on all cores, written a batch per transaction,
-/// WAL checkpoints on their own connection) leaves every thread as update_state would.
+/// WAL checkpoints on their own connection) leaves every thread of a WAL-mode file as
+/// update_state would, and the WAL empty.
 #[test]
 fn trim_all_is_what_langgraph_update_state_writes_for_every_thread() {
     let mut cases = Vec::new();
@@ -177,6 +178,14 @@ fn trim_all_is_what_langgraph_update_state_writes_for_every_thread() {
     for gen in common::GENERATIONS {
         let original = fixture(&format!("{gen}.sqlite"));
         let (dir, db) = temp_copy(&original);
+        // In WAL mode, as SqliteSaver.setup() leaves a live app's file (the fixtures are
+        // committed in rollback-journal mode).
+        let conn = rusqlite::Connection::open(&db).expect("open copy");
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .expect("WAL mode");
+        assert_eq!(mode, "wal");
+        drop(conn);
         let out = run_json(&[
             "trim",
             "--all",
