@@ -156,7 +156,8 @@ impl CheckpointStore for SqliteStore {
             latest_root: Option<Vec<u8>>,
             latest: Vec<u8>,
         }
-        let mut threads: std::collections::BTreeMap<Vec<u8>, Agg> = Default::default();
+        // Hashed (rows of many threads interleave in storage order), sorted once at the end.
+        let mut threads: fnv::FnvHashMap<Vec<u8>, Agg> = Default::default();
         let sql_err = |e| self.sql_error(e);
         let mut stmt = self
             .conn
@@ -202,6 +203,8 @@ impl CheckpointStore for SqliteStore {
             }
         }
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let mut threads: Vec<(Vec<u8>, Agg)> = threads.into_iter().collect();
+        threads.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         for (thread, agg) in threads {
             f(ThreadSummary {
                 thread_id: text(&thread),
