@@ -705,11 +705,11 @@ pub fn run_batch(
             Ok(())
         },
     )?;
-    if let Some(c) = checkpointer {
-        c.finish(&store)?;
-    }
     pb.finish_and_clear();
-    finish(g, rw.dry_run, &outcomes, out)
+    // The report is written while the last checkpoint runs (everything is committed).
+    let reported = finish(g, rw.dry_run, &outcomes, out);
+    let checkpointed = checkpointer.map_or(Ok(()), |c| c.finish(&store));
+    reported.and(checkpointed)
 }
 
 /// A planned thread in a batch: written on the main thread, or already decided.
