@@ -131,10 +131,11 @@ impl<'a> Seq<'a> {
     /// The items of an array (each walked, so a truncated item is an error here).
     pub fn items(&self) -> Result<Vec<Spanned<'a>>, DecodeError> {
         let mut out = Vec::with_capacity(self.len.min(self.data.len()));
-        let mut pos = self.start;
-        for _ in 0..self.len {
-            out.push(read(self.data, pos)?);
-            pos = skip(self.data, pos)?;
+        for item in self.iter() {
+            out.push(item?);
+        }
+        if let Some(last) = out.last() {
+            last.raw()?;
         }
         Ok(out)
     }
@@ -171,15 +172,11 @@ impl<'a> Seq<'a> {
     /// The value of a string key in a map (first match). The entries before it are walked;
     /// the value itself is not, so a value cut short shows only when it is read.
     pub fn get(&self, key: &str) -> Result<Option<Spanned<'a>>, DecodeError> {
-        let mut pos = self.start;
-        for _ in 0..self.len {
-            let k = read(self.data, pos)?;
-            pos = skip(self.data, pos)?;
+        for pair in self.pairs() {
+            let (k, v) = pair?;
             if matches!(k.value, Lazy::Str(s) if s == key) {
-                // The value found is not walked here (its reader walks it).
-                return read(self.data, pos).map(Some);
+                return Ok(Some(v));
             }
-            pos = skip(self.data, pos)?;
         }
         Ok(None)
     }
@@ -240,15 +237,17 @@ impl<'a> Seq<'a> {
     /// The entries of a map in one pass; entries whose key is not a string are left out.
     pub fn fields(&self) -> Result<Fields<'a>, DecodeError> {
         let mut out = Vec::with_capacity(self.len.min(self.data.len()));
-        let mut pos = self.start;
-        for _ in 0..self.len {
-            let k = read(self.data, pos)?;
-            pos = skip(self.data, pos)?;
-            let v = read(self.data, pos)?;
-            pos = skip(self.data, pos)?;
+        let mut last = None;
+        for pair in self.pairs() {
+            let (k, v) = pair?;
+            last = Some(v);
             if let Lazy::Str(key) = k.value {
                 out.push((key, v));
             }
+        }
+        // Every value is walked, the last one too (a value cut short is an error here).
+        if let Some(v) = last {
+            v.raw()?;
         }
         Ok(Fields(out))
     }

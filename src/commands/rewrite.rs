@@ -66,9 +66,7 @@ impl Editable {
 
     /// The stored value of message `i` (written back byte for byte when kept).
     pub fn item(&self, i: usize) -> Result<Value> {
-        let span = self.outline[i].span.clone();
-        let bytes = self.latest.row.checkpoint.get(span).unwrap_or_default();
-        crate::codec::msgpack::decode(bytes).with_context(|| {
+        crate::codec::msgpack::decode(self.stored_bytes(i)).with_context(|| {
             format!(
                 "cannot decode message {i} of checkpoint {}",
                 self.latest.row.checkpoint_id
@@ -79,9 +77,7 @@ impl Editable {
     /// Message `i` as its stored bytes, for a new list that keeps it (written back as is,
     /// not decoded).
     pub fn stored(&self, i: usize) -> Result<Value> {
-        let span = self.outline[i].span.clone();
-        let bytes = self.latest.row.checkpoint.get(span).unwrap_or_default();
-        crate::codec::msgpack::Raw::new(bytes.to_vec())
+        crate::codec::msgpack::Raw::new(self.stored_bytes(i).to_vec())
             .map(Value::Raw)
             .with_context(|| {
                 format!(
@@ -89,6 +85,12 @@ impl Editable {
                     self.latest.row.checkpoint_id
                 )
             })
+    }
+
+    /// The bytes of message `i` in the latest checkpoint's blob.
+    fn stored_bytes(&self, i: usize) -> &[u8] {
+        let span = self.outline[i].span.clone();
+        self.latest.row.checkpoint.get(span).unwrap_or_default()
     }
 
     /// Approximate tokens of the messages `indices` names.
