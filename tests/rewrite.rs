@@ -502,3 +502,71 @@ fn rewrites_refuse_what_they_cannot_write_correctly() {
     assert!(err.contains("no such file"), "{err}");
     assert!(!missing.exists());
 }
+
+/// A kept message that does not decode (a string inside a tool call's arguments that is not
+/// UTF-8) is never copied into a new checkpoint: the one thread fails clearly, nothing is
+/// written, and a batch reports it and goes on.
+#[test]
+fn a_corrupt_kept_message_is_not_written_back() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let conn = Connection::open(&db).expect("open");
+    let (id, mut blob): (String, Vec<u8>) = conn
+        .query_row(
+            "SELECT checkpoint_id, checkpoint FROM checkpoints WHERE thread_id = 'tools' \
+             AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("latest of 'tools'");
+    // {"city": "Berlin"}: the arguments of message 6, which trim --keep 4 keeps.
+    let needle = b"\xa4city\xa6Berlin";
+    let at = blob
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("the tool call's arguments are in the blob");
+    blob[at + 6] = 0xff;
+    conn.execute(
+        "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = 'tools' AND checkpoint_id = ?",
+        rusqlite::params![blob, id],
+    )
+    .expect("corrupt the copy");
+    drop(conn);
+    let (before_cp, before_w) = (checkpoints(&db), writes(&db));
+    let err = run_err(&["trim", "--db", s(&db), "--thread", "tools", "--keep", "4"]);
+    assert!(err.contains("UTF-8"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(checkpoints(&db), before_cp, "nothing written");
+    assert_eq!(writes(&db), before_w, "nothing written");
+
+    let out = common::memctl()
+        .args([
+            "trim",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep",
+            "4",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(3), "partial success");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
+    let rows = report.as_array().expect("rows");
+    let tools = rows
+        .iter()
+        .find(|r| r["thread_id"] == "tools")
+        .expect("a row for 'tools'");
+    assert_eq!(tools["status"], "failed", "{tools}");
+    assert!(rows.iter().any(|r| r["status"] == "rewritten"), "{report}");
+    let after: Vec<_> = checkpoints(&db)
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("tools/"))
+        .collect();
+    let before: Vec<_> = before_cp
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("tools/"))
+        .collect();
+    assert_eq!(after, before, "the failed thread got no rows");
+}

@@ -338,6 +338,16 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
             return Err(Refusal(format!("thread '{thread}' has no messages channel")).into());
         }
         let Some(outline) = outlined else {
+            // Say why: a list that does not decode, or one that holds something else.
+            let list = span
+                .as_ref()
+                .and_then(|sp| latest.row.checkpoint.get(sp.clone()));
+            if let Some(Err(e)) = list.map(crate::codec::msgpack::decode) {
+                bail!(
+                    "cannot decode the messages of checkpoint {} of thread '{thread}': {e}",
+                    latest.row.checkpoint_id
+                );
+            }
             bail!(
                 "the messages channel of checkpoint {} of thread '{thread}' is not a list of messages",
                 latest.row.checkpoint_id
