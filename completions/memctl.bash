@@ -656,7 +656,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__rm)
-            opts="-t -n -q -h --thread --id --index --type --match --all-messages --purge --dry-run --force --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -n -q -h --thread --id --index --type --match --all-messages --purge --dry-run --force --settle --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -683,6 +683,10 @@ _memctl() {
                     return 0
                     ;;
                 --match)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --settle)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -798,7 +802,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__summarize)
-            opts="-t -n -q -h --thread --all --idle --min-messages --min-tokens --keep --keep-tokens --counter --endpoint --model --api-key-env --concurrency --timeout --retries --max-input-tokens --prompt-file --summary-key --dry-run --force --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -n -q -h --thread --all --idle --min-messages --min-tokens --keep --keep-tokens --counter --endpoint --model --api-key-env --concurrency --timeout --retries --max-input-tokens --prompt-file --summary-key --new-key --dry-run --force --settle --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -869,6 +873,10 @@ _memctl() {
                     return 0
                     ;;
                 --summary-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --settle)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1076,7 +1084,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__trim)
-            opts="-t -n -q -h --thread --all --idle --min-messages --keep --max-tokens --counter --model --keep-first --dry-run --force --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -n -q -h --thread --all --idle --min-messages --keep --max-tokens --counter --model --keep-first --dry-run --force --settle --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1111,6 +1119,10 @@ _memctl() {
                     return 0
                     ;;
                 --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --settle)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

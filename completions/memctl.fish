@@ -149,6 +149,7 @@ o200k\t'tiktoken o200k_base with langchain_openai\'s chat framing (gpt-4o, gpt-4
 cl100k\t'tiktoken cl100k_base with langchain_openai\'s chat framing (gpt-4, gpt-3.5-turbo)'
 usage\t'What the provider billed: usage_metadata of the AI messages (tokens command only)'"
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l model -d 'Count as langchain_openai does for this model (gpt-4o → o200k, gpt-4 → cl100k…); overrides --counter' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -169,7 +170,8 @@ complete -c memctl -n "__fish_memctl_using_subcommand rm" -l type -d 'Remove eve
 ai\t'AIMessage'
 tool\t'ToolMessage'
 system\t'SystemMessage'"
-complete -c memctl -n "__fish_memctl_using_subcommand rm" -l match -d 'Remove every message whose text matches this regular expression' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l match -d 'Remove every message that matches this regular expression: its text, or the name or JSON arguments of one of its tool calls' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -199,9 +201,10 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l api-key-env 
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l concurrency -d 'Requests in flight at once' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l timeout -d 'Seconds to wait for one answer' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l retries -d 'Retries after a 429, a 5xx, a timeout or a connection error (with backoff)' -r
-complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l max-input-tokens -d 'Cut the transcript sent to the model to about this many tokens' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l max-input-tokens -d 'The most transcript one request carries (approximate tokens). A longer one is summarized in parts and then the part summaries are summarized (map-reduce): nothing is left out' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l prompt-file -d 'A prompt template to use instead of memctl\'s; `{messages}` marks the transcript' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l summary-key -d 'Store the summary in this state channel (e.g. `summary`) instead of a summary message; an existing value is fed into the next summary' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -210,6 +213,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l ns -d 'Check
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l all -d 'Rewrite every thread that passes the filters (threads waiting on work are skipped)'
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l new-key -d 'Write --summary-key even where the thread has no such channel yet (the graph must declare it: LangGraph reads only the channels of its state schema)'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s q -l quiet -d 'Print nothing but errors (for cron)'
@@ -224,8 +228,8 @@ complete -c memctl -n "__fish_memctl_using_subcommand stats" -l busy-timeout -d 
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c memctl -n "__fish_memctl_using_subcommand prune" -l idle -d 'Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h)' -r
-complete -c memctl -n "__fish_memctl_using_subcommand prune" -s t -l thread -d 'Delete this thread (repeatable), in all namespaces, like SqliteSaver.delete_thread' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l idle -d 'Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h). With --thread, only the named threads that are this idle' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -s t -l thread -d 'Delete this thread (repeatable), in all namespaces, like SqliteSaver.delete_thread. With --idle, only if it is idle that long' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l batch -d 'Threads per transaction (short transactions keep the app\'s waits short)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l min-idle -d 'Leave alone threads written more recently than this (a live app may be using them)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
@@ -240,7 +244,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand prune" -l vacuum -d 'After
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s t -l thread -d 'Collect this thread' -r
-complete -c memctl -n "__fish_memctl_using_subcommand gc" -l keep-checkpoints -d 'Checkpoints to keep per thread and namespace, newest first (at least 1: the latest)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l keep-checkpoints -d 'Checkpoints to keep per thread and namespace, newest first (at least 1: the latest). Required: everything older is deleted, and that history (time travel, `memctl diff`) cannot be brought back; 1 keeps only the state the app resumes from' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l min-idle -d 'Leave alone threads written more recently than this (a live app may be using them)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'

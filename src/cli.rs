@@ -200,6 +200,12 @@ pub struct RewriteArgs {
     /// (its waiting node runs again on the next invoke).
     #[arg(long)]
     pub force: bool,
+
+    /// After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a
+    /// newer checkpoint on an edited thread; such an edit is reported `superseded` (the app's
+    /// turn wins; memctl's edit is not in effect) and the exit code is 3.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub settle: String,
 }
 
 /// Arguments of `trim`.
@@ -266,7 +272,8 @@ pub struct RmArgs {
     #[arg(long = "type", value_enum, value_name = "KIND")]
     pub kind: Vec<KindArg>,
 
-    /// Remove every message whose text matches this regular expression.
+    /// Remove every message that matches this regular expression: its text, or the name or
+    /// JSON arguments of one of its tool calls.
     #[arg(long = "match", value_name = "REGEX")]
     pub pattern: Option<String>,
 
@@ -439,8 +446,10 @@ pub struct SummarizeArgs {
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub retries: u32,
 
-    /// Cut the transcript sent to the model to about this many tokens.
-    #[arg(long, value_name = "N", default_value_t = 12_000)]
+    /// The most transcript one request carries (approximate tokens). A longer one is
+    /// summarized in parts and then the part summaries are summarized (map-reduce): nothing
+    /// is left out.
+    #[arg(long, value_name = "N", default_value_t = 12_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_input_tokens: u64,
 
     /// A prompt template to use instead of memctl's; `{messages}` marks the transcript.
@@ -451,6 +460,11 @@ pub struct SummarizeArgs {
     /// an existing value is fed into the next summary.
     #[arg(long, value_name = "KEY")]
     pub summary_key: Option<String>,
+
+    /// Write --summary-key even where the thread has no such channel yet (the graph must
+    /// declare it: LangGraph reads only the channels of its state schema).
+    #[arg(long, requires = "summary_key")]
+    pub new_key: bool,
 
     /// Rewrite options.
     #[command(flatten)]
@@ -485,11 +499,13 @@ pub struct MaintenanceArgs {
 /// Arguments of `prune`.
 #[derive(Debug, Args)]
 pub struct PruneArgs {
-    /// Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h).
+    /// Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h). With
+    /// --thread, only the named threads that are this idle.
     #[arg(long, value_name = "DUR", required_unless_present = "thread")]
     pub idle: Option<String>,
 
     /// Delete this thread (repeatable), in all namespaces, like SqliteSaver.delete_thread.
+    /// With --idle, only if it is idle that long.
     #[arg(long, short = 't', value_name = "ID")]
     pub thread: Vec<String>,
 
@@ -520,7 +536,9 @@ pub struct GcArgs {
     pub all: bool,
 
     /// Checkpoints to keep per thread and namespace, newest first (at least 1: the latest).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Required: everything older is deleted, and that history (time travel, `memctl diff`)
+    /// cannot be brought back; 1 keeps only the state the app resumes from.
+    #[arg(long, value_name = "N", required = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub keep_checkpoints: u64,
 
     /// Maintenance options.

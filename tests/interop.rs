@@ -656,3 +656,91 @@ fn prune_and_gc_run_beside_a_live_langgraph_app() {
     let gone = lg_state("new", &db, "system", "system");
     assert_eq!(gone["exists"], false);
 }
+
+/// Issue #12: an app makes its checkpoint ids before it commits them, and its commit can queue
+/// behind memctl's. Deterministic: the app's commits are held until memctl's edit has landed,
+/// then released. The app's turn must be the thread's state and its next turn must see it;
+/// memctl must report its edit superseded (exit 3), never as done.
+fn race_case(gen: &str, memctl_args: &[&str]) -> Result<(), String> {
+    let (dir, db) = temp_copy(&fixture(&format!("{gen}.sqlite")));
+    let (hold, go) = (dir.path().join("held"), dir.path().join("go"));
+    let app = Command::new(python(gen))
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args(["held-app", "--db", s(&db), "--graph", "1", "--thread", "1"])
+        .args(["--hold-file", s(&hold), "--go-file", s(&go)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let wait_for = |what: &str, done: &dyn Fn() -> bool| -> Result<(), String> {
+        let started = std::time::Instant::now();
+        while !done() {
+            if started.elapsed().as_secs() > 90 {
+                return Err(format!("{gen}: timed out waiting for {what}"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Ok(())
+    };
+    wait_for("the app to make its checkpoint", &|| hold.exists())?;
+    let count = || -> i64 {
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| {
+                c.query_row(
+                    "SELECT COUNT(*) FROM checkpoints WHERE thread_id = '1' AND checkpoint_ns = ''",
+                    [],
+                    |r| r.get(0),
+                )
+            })
+            .unwrap_or(-1)
+    };
+    let before = count();
+    let mut args = memctl_args.to_vec();
+    args.extend(["--db", s(&db), "--settle", "10s", "--format", "json"]);
+    let mut memctl = common::memctl();
+    memctl
+        .args(&args)
+        .timeout(std::time::Duration::from_secs(120));
+    let edit = std::thread::spawn(move || memctl.output().expect("memctl runs"));
+    // memctl's edit lands while the app's commits wait; then the app commits.
+    wait_for("memctl's checkpoint", &|| count() == before + 1)?;
+    std::fs::write(&go, b"go").map_err(|e| e.to_string())?;
+    let edit = edit.join().map_err(|_| "memctl thread".to_string())?;
+    let app = app.wait_with_output().map_err(|e| e.to_string())?;
+    let app_out = String::from_utf8_lossy(&app.stdout);
+    if !app.status.success() {
+        return Err(format!(
+            "{gen} {memctl_args:?}: the app lost its turn:\n{app_out}\n{}",
+            String::from_utf8_lossy(&app.stderr)
+        ));
+    }
+    let report: Json = serde_json::from_slice(&edit.stdout).map_err(|e| {
+        format!(
+            "{gen}: memctl output ({e}): {}",
+            String::from_utf8_lossy(&edit.stderr)
+        )
+    })?;
+    let row = report
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["thread_id"] == "1"))
+        .cloned()
+        .unwrap_or(Json::Null);
+    if row["status"] != "superseded" || edit.status.code() != Some(3) {
+        return Err(format!(
+            "{gen} {memctl_args:?}: memctl must report its edit superseded with exit 3, got {:?}: {row}",
+            edit.status.code()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn a_live_apps_held_turn_wins_over_a_concurrent_rewrite() {
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("new", vec!["trim", "--keep", "2", "--thread", "1"]),
+        ("old", vec!["trim", "--keep", "2", "--thread", "1"]),
+        ("new", vec!["rm", "--index", "0", "--thread", "1"]),
+        ("old", vec!["trim", "--keep", "2", "--all"]),
+    ];
+    run_parallel(cases, |(gen, args)| race_case(gen, &args));
+}

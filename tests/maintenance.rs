@@ -266,6 +266,8 @@ fn gc_skips_delta_threads_and_recent_ones() {
         "--db",
         s(&db),
         "--all",
+        "--keep-checkpoints",
+        "1",
         "--now",
         &now,
         "--format",
@@ -282,6 +284,8 @@ fn gc_skips_delta_threads_and_recent_ones() {
         "--db",
         s(&db),
         "--thread",
+        "1",
+        "--keep-checkpoints",
         "1",
         "--min-idle",
         "1d",
@@ -313,7 +317,17 @@ fn quiet_and_busy_vacuum() {
     let (_d, db) = temp_copy(&fixture("new.sqlite"));
     let now = fixture_now(&db);
     let out = memctl()
-        .args(["gc", "--db", s(&db), "--all", "--now", &now, "--quiet"])
+        .args([
+            "gc",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep-checkpoints",
+            "1",
+            "--now",
+            &now,
+            "--quiet",
+        ])
         .output()
         .expect("runs");
     assert!(out.status.success());
@@ -358,4 +372,214 @@ fn quiet_and_busy_vacuum() {
         0,
         "deletion kept"
     );
+}
+
+/// Runs memctl, returns (exit code, stdout JSON, stderr).
+fn run_code(args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+    let out = memctl().args(args).output().expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out.status.code(), json, stderr)
+}
+
+/// Cuts the latest root checkpoint blob of `thread` in half (a torn write).
+fn truncate_latest(db: &Path, thread: &str) {
+    let conn = Connection::open(db).expect("open");
+    let n = conn
+        .execute(
+            "UPDATE checkpoints SET checkpoint = substr(checkpoint, 1, length(checkpoint) / 2) \
+             WHERE thread_id = ?1 AND checkpoint_ns = '' AND checkpoint_id = \
+             (SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = '')",
+            [thread],
+        )
+        .expect("update");
+    assert_eq!(n, 1);
+}
+
+fn thread_rows(db: &Path, thread: &str) -> (i64, i64) {
+    (
+        count(
+            db,
+            &format!("SELECT COUNT(*) FROM checkpoints WHERE thread_id = '{thread}'"),
+        ),
+        count(
+            db,
+            &format!("SELECT COUNT(*) FROM writes WHERE thread_id = '{thread}'"),
+        ),
+    )
+}
+
+#[test]
+fn prune_filters_combine_and_never_widen() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let now = fixture_now(&db);
+    let before = std::fs::read(&db).expect("read");
+    // tools is an hour old: not 30 days idle, so --thread tools --idle 30d deletes nothing.
+    let out = run_json(&[
+        "prune",
+        "--db",
+        s(&db),
+        "--idle",
+        "30d",
+        "--thread",
+        "tools",
+        "--now",
+        &now,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out["deleted"]["threads"], 0, "{out}");
+    assert_eq!(std::fs::read(&db).expect("read"), before);
+    // --idle 30m --thread tools: only tools, never every idle thread.
+    let out = run_json(&[
+        "prune",
+        "--db",
+        s(&db),
+        "--idle",
+        "30m",
+        "--thread",
+        "tools",
+        "--now",
+        &now,
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    let ids: Vec<&str> = out["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter_map(|t| t["thread_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["tools"], "{out}");
+}
+
+#[test]
+fn gc_and_prune_leave_a_thread_they_cannot_read_alone() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let now = fixture_now(&db);
+    truncate_latest(&db, "tools");
+    let tools = thread_rows(&db, "tools");
+    let (code, out, stderr) = run_code(&[
+        "gc",
+        "--db",
+        s(&db),
+        "--all",
+        "--keep-checkpoints",
+        "1",
+        "--now",
+        &now,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(3), "{stderr}");
+    let row = out["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .find(|t| t["thread_id"] == "tools")
+        .cloned()
+        .expect("tools reported");
+    assert!(
+        row["status"]
+            .as_str()
+            .is_some_and(|st| st.starts_with("failed") && st.contains("left untouched")),
+        "{row}"
+    );
+    assert_eq!(
+        thread_rows(&db, "tools"),
+        tools,
+        "its history is all still there"
+    );
+    assert_eq!(
+        thread_rows(&db, "1").0,
+        1,
+        "the other threads were collected"
+    );
+    // prune by age reports it and leaves it too; named, it is deleted as asked.
+    let (code, out, stderr) = run_code(&[
+        "prune",
+        "--db",
+        s(&db),
+        "--idle",
+        "30m",
+        "--now",
+        &now,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(out["skipped"].to_string().contains("tools"), "{out}");
+    assert_eq!(thread_rows(&db, "tools"), tools);
+    assert_eq!(thread_rows(&db, "1").0, 0);
+    run_json(&[
+        "prune",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--now",
+        &now,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(thread_rows(&db, "tools"), (0, 0));
+}
+
+#[test]
+fn gc_dry_run_reports_what_the_run_does() {
+    for gen in common::GENERATIONS {
+        let (_d, db) = temp_copy(&fixture(&format!("{gen}.sqlite")));
+        let now = fixture_now(&db);
+        let args = |dry: bool| {
+            let mut a = vec![
+                "gc",
+                "--db",
+                s(&db),
+                "--all",
+                "--keep-checkpoints",
+                "2",
+                "--now",
+                &now,
+                "--format",
+                "json",
+            ];
+            if dry {
+                a.push("--dry-run");
+            }
+            a.into_iter().map(str::to_owned).collect::<Vec<_>>()
+        };
+        let dry_args = args(true);
+        let dry = run_json(&dry_args.iter().map(String::as_str).collect::<Vec<_>>());
+        let real_args = args(false);
+        let real = run_json(&real_args.iter().map(String::as_str).collect::<Vec<_>>());
+        for key in ["checkpoints", "writes", "bytes"] {
+            assert_eq!(
+                dry["would_delete"][key], real["deleted"][key],
+                "{gen} {key}: {dry} vs {real}"
+            );
+        }
+        assert!(real["deleted"]["writes"].as_u64() > Some(0), "{gen}");
+        // Thread by thread too.
+        assert_eq!(
+            dry["threads"].as_array().map(|t| t
+                .iter()
+                .map(|r| (
+                    r["thread_id"].clone(),
+                    r["deleted_writes"].clone(),
+                    r["bytes"].clone()
+                ))
+                .collect::<Vec<_>>()),
+            real["threads"].as_array().map(|t| t
+                .iter()
+                .map(|r| (
+                    r["thread_id"].clone(),
+                    r["deleted_writes"].clone(),
+                    r["bytes"].clone()
+                ))
+                .collect::<Vec<_>>()),
+            "{gen}"
+        );
+    }
 }

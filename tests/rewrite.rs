@@ -570,3 +570,129 @@ fn a_corrupt_kept_message_is_not_written_back() {
         .collect();
     assert_eq!(after, before, "the failed thread got no rows");
 }
+
+/// Rows of `thread` whose bytes hold `needle` (checkpoint blobs, metadata, pending writes).
+fn rows_holding(db: &Path, thread: &str, needle: &str) -> i64 {
+    let conn = Connection::open(db).expect("open");
+    conn.query_row(
+        "SELECT (SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?1 \
+                 AND (instr(checkpoint, ?2) > 0 OR instr(CAST(metadata AS BLOB), ?2) > 0)) \
+              + (SELECT COUNT(*) FROM writes WHERE thread_id = ?1 AND instr(value, ?2) > 0)",
+        rusqlite::params![thread, needle.as_bytes()],
+        |r| r.get(0),
+    )
+    .expect("query")
+}
+
+#[test]
+fn purge_scrubs_tool_call_arguments_from_sends_and_history() {
+    for gen in common::GENERATIONS {
+        // create_agent hands each tool call to the tools node as a Send in __pregel_tasks: the
+        // call's arguments sit there, in older checkpoints and in writes.
+        let (_dir, db) = temp_copy(&fixture(&format!("{gen}.sqlite")));
+        assert!(rows_holding(&db, "tools", "call_w1") > 0);
+        assert!(rows_holding(&db, "tools", "__pregel_tasks") > 0 || gen == "old");
+        let out = run_json(&[
+            "rm",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--id",
+            "ai-tools-1",
+            "--purge",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out[0]["status"], "purged", "{gen}: {out}");
+        for gone in ["call_w1", "call_a1", "21°C in Paris"] {
+            assert_eq!(
+                rows_holding(&db, "tools", gone),
+                0,
+                "{gen}: {gone} left in the thread"
+            );
+        }
+        // --match looks at tool-call names and arguments, and the purge leaves none of the
+        // removed text in the thread (Paris is in other threads' own conversations: named).
+        let (_dir, db) = temp_copy(&fixture(&format!("{gen}.sqlite")));
+        let dry = run_json(&[
+            "rm",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--match",
+            "get_weather",
+            "--dry-run",
+            "--format",
+            "json",
+        ]);
+        let ids: Vec<&str> = dry[0]["removed"]
+            .as_array()
+            .expect("removed")
+            .iter()
+            .filter_map(|r| r["id"].as_str())
+            .collect();
+        assert!(ids.contains(&"ai-tools-1"), "{gen}: {dry}");
+        let out = run_json(&[
+            "rm",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--match",
+            "Paris",
+            "--purge",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out[0]["status"], "purged", "{gen}: {out}");
+        assert_eq!(rows_holding(&db, "tools", "Paris"), 0, "{gen}");
+        let notes = out[0]["notes"].to_string();
+        assert!(
+            notes.contains("other threads") && notes.contains("thread '1'"),
+            "{gen}: {notes}"
+        );
+    }
+}
+
+#[test]
+fn purge_that_leaves_removed_text_in_the_thread_fails_loudly() {
+    // The removed text is also in a channel memctl does not scrub (a custom string channel):
+    // the purge must say where and exit non-zero, never report success.
+    let (_dir, db) = temp_copy(&fixture("new.sqlite"));
+    let conn = Connection::open(&db).expect("open");
+    let secret = "It is sunny and 21°C in Paris.";
+    let dumped = run_json(&["dump", "--db", s(&db), "--thread", "tools"]);
+    assert!(dumped.to_string().contains(secret));
+    // Copy the text into the thread's metadata of an old checkpoint (an app's own key).
+    let changed = conn
+        .execute(
+            "UPDATE checkpoints SET metadata = json_set(metadata, '$.note', ?1) \
+             WHERE thread_id = 'tools' AND checkpoint_id = (SELECT MIN(checkpoint_id) FROM checkpoints WHERE thread_id = 'tools')",
+            [secret],
+        )
+        .expect("update");
+    assert_eq!(changed, 1);
+    drop(conn);
+    let out = common::memctl()
+        .args([
+            "rm",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--id",
+            "ai-tools-1",
+            "--purge",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("still in checkpoint"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report[0]["status"], "purge incomplete", "{report}");
+}

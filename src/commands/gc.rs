@@ -7,13 +7,14 @@ use serde_json::json;
 
 use crate::cli::{Format, GcArgs, GlobalArgs};
 use crate::ops::duration::parse_seconds;
-use crate::ops::gc::plan;
+use crate::ops::gc::{plan, CheckpointInfo};
 use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
 use crate::storage::maintenance::Deleted;
-use crate::storage::{CheckpointStore, ThreadSummary};
+use crate::storage::{CheckpointStore, SqliteStore, ThreadSummary};
 
 use super::rewrite::open_read_write;
+use super::LoadedCheckpoint;
 
 /// One thread's result.
 struct Row {
@@ -44,6 +45,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     let keep = usize::try_from(args.keep_checkpoints).unwrap_or(usize::MAX);
     let mut rows = Vec::new();
     let mut total = Deleted::default();
+    let mut failed = 0;
     let pb = progress::bar(threads.len() as u64, "gc");
     for t in &threads {
         pb.inc(1);
@@ -74,10 +76,19 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         if p.delete.is_empty() {
             continue;
         }
+        // What stays must be readable: a thread whose kept checkpoints do not decode is
+        // reported and left alone (its older history may be all that is left of it).
+        if let Err(e) = check_readable(&store, &t.thread_id, &p.kept(&infos)) {
+            row.status = format!("failed: {e:#}; left untouched");
+            failed += 1;
+            rows.push(row);
+            continue;
+        }
         if m.dry_run {
             row.status = "would delete".into();
             row.deleted = Deleted {
                 checkpoints: p.delete.len() as u64,
+                writes: p.writes,
                 bytes: p.bytes,
                 ..Deleted::default()
             };
@@ -115,10 +126,11 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             }
             if m.dry_run {
                 let n: u64 = rows.iter().map(|r| r.deleted.checkpoints).sum();
+                let w: u64 = rows.iter().map(|r| r.deleted.writes).sum();
                 let b: u64 = rows.iter().map(|r| r.deleted.bytes).sum();
                 writeln!(
                     out,
-                    "dry run: would delete {n} checkpoints ({} of checkpoints, plus their writes)",
+                    "dry run: would delete {n} checkpoints and {w} writes ({}); nothing was written",
                     human::bytes(b)
                 )?;
             } else {
@@ -134,9 +146,16 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             }
         }
         format => {
+            let would = rows.iter().fold(Deleted::default(), |mut d, r| {
+                if m.dry_run {
+                    d.add(r.deleted);
+                }
+                d
+            });
             let doc = json!({
                 "dry_run": m.dry_run,
                 "keep_checkpoints": args.keep_checkpoints,
+                "would_delete": if m.dry_run { Some(would) } else { None },
                 "threads": rows.iter().map(|r| json!({
                     "thread_id": r.thread_id, "status": r.status, "checkpoints": r.checkpoints,
                     "deleted_checkpoints": r.deleted.checkpoints, "deleted_writes": r.deleted.writes, "bytes": r.deleted.bytes,
@@ -152,6 +171,34 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     }
     match vacuum {
         Some(Err(e)) => Err(e),
+        _ if failed > 0 => Err(crate::exit::Partial(format!(
+            "{failed} threads could not be read and were left untouched (see their status)"
+        ))
+        .into()),
         _ => Ok(()),
     }
+}
+
+/// Checks that the checkpoints gc keeps decode (blob and metadata), with the pending writes
+/// of the latest root one: what the thread will be after the gc.
+fn check_readable(store: &SqliteStore, thread: &str, kept: &[&CheckpointInfo]) -> Result<()> {
+    let latest_root = kept
+        .iter()
+        .filter(|c| c.ns.is_empty())
+        .map(|c| c.id.as_str())
+        .max();
+    for c in kept {
+        let Some(row) = store.checkpoint(thread, &c.ns, Some(&c.id))? else {
+            continue;
+        };
+        if row.type_name.ends_with("+aes") {
+            continue; // encrypted: its AES tag guards it; memctl cannot read it without the key
+        }
+        let is_latest = c.ns.is_empty() && Some(c.id.as_str()) == latest_root;
+        let loaded = LoadedCheckpoint::decode(row)?;
+        if is_latest {
+            super::load_writes(store, &loaded.row)?;
+        }
+    }
+    Ok(())
 }

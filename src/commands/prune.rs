@@ -11,9 +11,10 @@ use crate::ops::duration::parse_seconds;
 use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
 use crate::storage::maintenance::Deleted;
-use crate::storage::{CheckpointStore, ThreadSummary};
+use crate::storage::{CheckpointStore, SqliteStore, ThreadSummary};
 
 use super::rewrite::open_read_write;
+use super::LoadedCheckpoint;
 
 /// Runs `prune`.
 pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> {
@@ -36,14 +37,18 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         |t: &ThreadSummary| id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
     let mut selected: Vec<(&ThreadSummary, Option<i64>)> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
+    let mut failed = 0;
     for t in &all {
-        let named = args.thread.contains(&t.thread_id);
+        // The filters combine: a named thread is deleted only if it is also idle enough when
+        // --idle is given too.
+        let named = args.thread.is_empty() || args.thread.contains(&t.thread_id);
         let age = age_of(t);
         let idle_enough = match (idle, age) {
             (Some(limit), Some(a)) => a >= limit,
-            _ => false,
+            (Some(_), None) => false,
+            (None, _) => true,
         };
-        if !(named || idle_enough) {
+        if !(named && idle_enough) {
             continue;
         }
         if age.is_some_and(|a| a < min_idle) {
@@ -56,6 +61,19 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
                 ),
             ));
             continue;
+        }
+        // A thread found by age whose latest state does not decode is reported and left
+        // alone: memctl does not "clean" what it cannot read. One named with --thread is
+        // deleted as asked.
+        if !args.thread.contains(&t.thread_id) {
+            if let Err(e) = latest_is_readable(&store, &t.thread_id) {
+                skipped.push((
+                    t.thread_id.clone(),
+                    format!("failed: {e:#}; left untouched"),
+                ));
+                failed += 1;
+                continue;
+            }
         }
         selected.push((t, age));
     }
@@ -150,6 +168,32 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
     }
     match vacuum {
         Some(Err(e)) => Err(e),
+        _ if failed > 0 => Err(crate::exit::Partial(format!(
+            "{failed} threads could not be read and were left untouched (see the skipped lines)"
+        ))
+        .into()),
         _ => Ok(()),
     }
+}
+
+/// Checks that a thread's latest root checkpoint (or latest of any namespace, for a thread
+/// without a root one) decodes.
+fn latest_is_readable(store: &SqliteStore, thread: &str) -> Result<()> {
+    let row = match store.checkpoint(thread, "", None)? {
+        Some(row) => row,
+        None => {
+            let ns = store.namespaces(thread)?;
+            match ns.first() {
+                Some(ns) => match store.checkpoint(thread, ns, None)? {
+                    Some(row) => row,
+                    None => return Ok(()),
+                },
+                None => return Ok(()),
+            }
+        }
+    };
+    if row.type_name.ends_with("+aes") {
+        return Ok(());
+    }
+    LoadedCheckpoint::decode(row).map(|_| ())
 }

@@ -404,6 +404,8 @@ pub struct Planned {
     pub expected_writes: usize,
     /// What `--purge` scrubs from the thread's history.
     pub purge: Option<Scrub>,
+    /// The strings `--purge` checks are gone from the file afterwards.
+    pub verify: Vec<String>,
 }
 
 /// Plans the edit that keeps the messages `keep` (indices, in order): the report, and unless
@@ -449,6 +451,7 @@ pub fn plan(
         update: None,
         expected_writes: ed.pending_writes,
         purge: None,
+        verify: vec![],
     };
     if keep.len() == n {
         return Ok(planned);
@@ -471,13 +474,10 @@ pub fn plan(
         let msgs = ed.messages()?;
         let mut scrub = Scrub::default();
         for i in (0..n).filter(|&i| !kept_mask[i]) {
-            let m = &msgs[i];
-            scrub.ids.extend(m.id().map(str::to_owned));
-            let text = m.text();
-            if !text.is_empty() {
-                scrub.texts.insert(text);
-            }
+            scrub.add(&msgs[i]);
         }
+        let kept_text: Vec<String> = keep.iter().map(|&i| msgs[i].searchable_text()).collect();
+        planned.verify = scrub.strings_to_verify(&kept_text);
         planned.purge = Some(scrub);
     }
     Ok(planned)
@@ -501,21 +501,30 @@ pub fn write(store: &SqliteStore, planned: Planned) -> Result<Outcome> {
     store.vacuum()?;
     outcome.status = "purged";
     outcome.notes.push(format!(
-        "scrubbed {rows} older checkpoints and writes; file vacuumed"
+        "scrubbed {rows} older checkpoints and writes; file vacuumed; searched the file for the {} removed strings",
+        planned.verify.len()
     ));
-    let leftovers = find_in_file(store.path(), &scrub.texts)?;
-    if !leftovers.is_empty() {
-        outcome.status = "purged, text remains";
-        for (text, file) in leftovers {
+    for left in store.find_leftovers(&thread, &planned.verify)? {
+        let text = human::preview(&left.text, 24);
+        if !left.in_thread.is_empty() || !left.raw.is_empty() {
+            outcome.status = PURGE_INCOMPLETE;
+            let places = left.in_thread.iter().chain(&left.raw).cloned();
             outcome.notes.push(format!(
-                "the text {} is still in {} (it also appears outside the removed messages, e.g. in another message or channel)",
-                human::preview(&text, 30),
-                file
+                "removed text {text} is still in {}",
+                places.collect::<Vec<_>>().join(", ")
+            ));
+        } else {
+            outcome.notes.push(format!(
+                "removed text {text} also appears in other threads (not part of this purge): {}",
+                left.other_threads.join(", ")
             ));
         }
     }
     Ok(outcome)
 }
+
+/// The status of a purge whose removed text is still somewhere in the file (a failure).
+pub const PURGE_INCOMPLETE: &str = "purge incomplete";
 
 /// Builds the update that gives `ed`'s thread the message list `new_items` (stored values)
 /// and sets the `other` channels, now.
@@ -539,31 +548,9 @@ pub fn build_update(
         &ed.latest.metadata,
         new_items,
         other,
-        parent_id,
         &mut env,
     )
     .with_context(|| format!("thread '{}'", ed.thread_id))
-}
-
-/// Which of `texts` still occur in the database file or its `-wal` (byte search).
-fn find_in_file(
-    path: &std::path::Path,
-    texts: &std::collections::HashSet<String>,
-) -> Result<Vec<(String, String)>> {
-    let mut found = Vec::new();
-    let wal = std::path::PathBuf::from(format!("{}-wal", path.display()));
-    for file in [path.to_path_buf(), wal] {
-        let Ok(bytes) = std::fs::read(&file) else {
-            continue;
-        };
-        for text in texts {
-            let needle = text.as_bytes();
-            if needle.len() >= 4 && bytes.windows(needle.len()).any(|w| w == needle) {
-                found.push((text.clone(), file.display().to_string()));
-            }
-        }
-    }
-    Ok(found)
 }
 
 /// The threads `target` names: the one `--thread`, or with `--all` every thread that has a
@@ -661,9 +648,12 @@ pub fn run_batch(
             target.thread.as_deref().unwrap_or_default(),
             rw.force,
         )?;
-        let outcome = write(&store, edit(&ed)?)?;
-        return finish(g, rw.dry_run, &[outcome], out);
+        let settle = settle_time(rw)?;
+        let mut outcomes = [write(&store, edit(&ed)?)?];
+        mark_superseded(&store, &mut outcomes, settle)?;
+        return finish(g, rw.dry_run, true, &outcomes, out);
     }
+    let settle = settle_time(rw)?;
     let filters = filters(g, target, None)?;
     let ids = targets(&store, target)?;
     let pb = progress::bar(ids.len() as u64, verb);
@@ -718,8 +708,9 @@ pub fn run_batch(
         },
     )?;
     pb.finish_and_clear();
+    mark_superseded(&store, &mut outcomes, settle)?;
     // The report is written while the last checkpoint runs (everything is committed).
-    let reported = finish(g, rw.dry_run, &outcomes, out);
+    let reported = finish(g, rw.dry_run, false, &outcomes, out);
     let checkpointed = checkpointer.map_or(Ok(()), |c| c.finish(&store));
     reported.and(checkpointed)
 }
@@ -732,21 +723,107 @@ enum Step {
     Write(Box<Planned>),
 }
 
-/// Renders the outcomes; some failed threads make the run a partial success (exit code 3).
+/// `--settle` as a duration.
+pub fn settle_time(rw: &RewriteArgs) -> Result<Duration> {
+    let secs = crate::ops::duration::parse_seconds(&rw.settle).context("--settle")?;
+    if secs > 3600 {
+        bail!("--settle {} is longer than an hour", rw.settle);
+    }
+    Ok(Duration::from_secs(secs.max(0) as u64))
+}
+
+/// The status of an edit that a live app superseded.
+pub const SUPERSEDED: &str = "superseded";
+
+/// After the edits are committed: waits `settle` (an app commit that queued behind memctl's
+/// lands within it), then marks `superseded` every written edit whose thread's latest root
+/// checkpoint is no longer memctl's. memctl's ids sort just after their parent (see
+/// `ops::update`), so a checkpoint the app made from the same parent wins: the app's turn is
+/// kept and memctl's edit is not in effect. That must be reported, never counted as done.
+pub fn mark_superseded(
+    store: &SqliteStore,
+    outcomes: &mut [Outcome],
+    settle: Duration,
+) -> Result<()> {
+    let written = |o: &Outcome| {
+        o.checkpoint_id.is_some()
+            && matches!(
+                o.status,
+                "rewritten" | "purged" | PURGE_INCOMPLETE | "summarized"
+            )
+    };
+    if !outcomes.iter().any(written) {
+        return Ok(());
+    }
+    std::thread::sleep(settle);
+    for o in outcomes.iter_mut().filter(|o| written(o)) {
+        let latest = store.latest_checkpoint_id(&o.thread_id, "")?;
+        if latest.is_some() && latest != o.checkpoint_id {
+            o.status = SUPERSEDED;
+            o.notes.push(format!(
+                "a live app committed checkpoint {} after memctl's edit: LangGraph continues from the app's checkpoint (its turn is kept) and this edit is not in effect; run memctl again",
+                latest.unwrap_or_default()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// True for the statuses of a thread whose edit failed (nothing or not all of it done).
+pub fn is_failure(status: &str) -> bool {
+    matches!(status, "failed" | PURGE_INCOMPLETE)
+}
+
+/// Renders the outcomes. With one thread asked for (`single`), a failure is an error (exit
+/// 1, the reason on stderr); in a batch, failed threads and superseded edits make the run a
+/// partial success (exit code 3). A superseded edit is exit 3 either way: nothing failed, but
+/// the edit is not in effect.
 pub fn finish(
     g: &GlobalArgs,
     dry_run: bool,
+    single: bool,
     outcomes: &[Outcome],
     out: &mut dyn Write,
 ) -> Result<()> {
     render(g, dry_run, outcomes, out)?;
-    let failed = outcomes.iter().filter(|o| o.status == "failed").count();
-    if failed > 0 {
-        return Err(crate::exit::Partial(format!(
-            "{failed} of {} threads failed (see the notes); the others were written",
-            outcomes.len()
-        ))
-        .into());
+    let failed = outcomes.iter().filter(|o| is_failure(o.status)).count();
+    let superseded = outcomes.iter().filter(|o| o.status == SUPERSEDED).count();
+    if single && failed > 0 {
+        let why: Vec<String> = outcomes
+            .iter()
+            .filter(|o| is_failure(o.status))
+            .map(|o| {
+                format!(
+                    "thread '{}': {}: {}",
+                    o.thread_id,
+                    o.status,
+                    o.notes.last().map_or("", String::as_str)
+                )
+            })
+            .collect();
+        bail!("{}", why.join("; "));
+    }
+    if failed + superseded > 0 {
+        let n = outcomes.len();
+        let mut what = Vec::new();
+        if failed > 0 {
+            what.push(format!("{failed} of {n} threads failed"));
+        }
+        if superseded > 0 {
+            what.push(format!(
+                "{superseded} of {n} edits were superseded by a live app"
+            ));
+        }
+        let rest = if dry_run {
+            "; dry run: nothing was written"
+        } else if failed + superseded < n {
+            "; the other threads were written"
+        } else {
+            ""
+        };
+        return Err(
+            crate::exit::Partial(format!("{} (see the notes){rest}", what.join(" and "))).into(),
+        );
     }
     Ok(())
 }

@@ -12,7 +12,9 @@ use crate::cli::{CounterArgs, CounterKind, GlobalArgs, SummarizeArgs};
 use crate::codec::Value;
 use crate::endpoint::chat::{CallError, ChatClient, Completion};
 use crate::model::{Kind, Message};
-use crate::ops::summarize::{older, render_prompt, summary_message, transcript, DEFAULT_PROMPT};
+use crate::ops::summarize::{
+    approx_tokens, combine, older, render_prompt, summary_message, transcript_parts, DEFAULT_PROMPT,
+};
 use crate::ops::window::{trim_window, Limit};
 use crate::output::progress;
 use crate::storage::sqlite::ThreadMoved;
@@ -25,7 +27,8 @@ struct Plan {
     thread_id: String,
     parent_id: String,
     keep: Vec<usize>,
-    prompt: String,
+    /// The transcript of what the summary replaces, in parts that each fit the input budget.
+    parts: Vec<String>,
     notes: Vec<String>,
     outcome: Outcome,
 }
@@ -70,6 +73,7 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         ))
     };
 
+    let settle = rewrite::settle_time(&args.rewrite)?;
     let store = rewrite::open_read_write(g)?;
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut plans: Vec<Plan> = Vec::new();
@@ -88,6 +92,9 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
                     Ok(Ok(p)) => plans.push(p),
                     Ok(Err(o)) => outcomes.push(o),
                     Err(e) if args.target.thread.is_some() => return Err(e),
+                    Err(e) if e.is::<rewrite::Refusal>() => {
+                        outcomes.push(Outcome::skipped(&ed.thread_id, e.to_string()))
+                    }
                     Err(e) => outcomes.push(Outcome::failed(&ed.thread_id, format!("{e:#}"))),
                 },
             }
@@ -97,20 +104,22 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
 
     let Some(client) = client else {
         outcomes.extend(plans.into_iter().map(|p| p.outcome));
-        return rewrite::finish(g, true, &outcomes, out);
+        return rewrite::finish(g, true, args.target.thread.is_some(), &outcomes, out);
     };
 
     // Calls in worker threads; results come back here, where the database is written.
     let workers = args.concurrency.clamp(1, 64).min(plans.len().max(1));
     let pb = progress::bar(plans.len() as u64, "summarize");
-    let queue: Mutex<Vec<(usize, String)>> = Mutex::new(
+    let queue: Mutex<Vec<(usize, Vec<String>)>> = Mutex::new(
         plans
             .iter()
             .enumerate()
             .rev()
-            .map(|(i, p)| (i, p.prompt.clone()))
+            .map(|(i, p)| (i, p.parts.clone()))
             .collect(),
     );
+    let template = &template;
+    let max_input = args.max_input_tokens;
     let (tx, rx) = mpsc::channel::<(usize, Result<Completion, CallError>)>();
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
@@ -118,8 +127,9 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
             let (queue, client) = (&queue, &client);
             scope.spawn(move || loop {
                 let job = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
-                let Some((i, prompt)) = job else { break };
-                if tx.send((i, client.complete(&prompt))).is_err() {
+                let Some((i, parts)) = job else { break };
+                let result = summarize_parts(client, template, parts, max_input);
+                if tx.send((i, result)).is_err() {
                     break;
                 }
             });
@@ -144,18 +154,23 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         Ok(())
     })?;
     pb.finish_and_clear();
+    rewrite::mark_superseded(&store, &mut outcomes, settle)?;
     outcomes.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
     let (sent, received) = outcomes
         .iter()
         .filter_map(|o| o.endpoint_tokens)
         .fold((0, 0), |(s, r), (a, b)| (s + a, r + b));
     let count = |status: &str| outcomes.iter().filter(|o| o.status == status).count();
-    let result = rewrite::finish(g, false, &outcomes, out);
+    let result = rewrite::finish(g, false, args.target.thread.is_some(), &outcomes, out);
+    if g.quiet {
+        return result;
+    }
     eprintln!(
-        "summarized {} threads, skipped {}, failed {}; endpoint tokens: {sent} sent, {received} received",
+        "summarized {} threads, skipped {}, failed {}, superseded by a live app {}; endpoint tokens: {sent} sent, {received} received",
         count("summarized"),
         count("skipped") + count("unchanged"),
         count("failed"),
+        count(rewrite::SUPERSEDED),
     );
     result
 }
@@ -182,6 +197,22 @@ fn plan(
         outcome.status = "unchanged";
         return Ok(Err(outcome));
     }
+    if let Some(key) = args.summary_key.as_deref().filter(|_| !args.new_key) {
+        let channels = ed.latest.checkpoint.channel_versions();
+        if !channels.iter().any(|(k, _)| k == key) {
+            let names: Vec<&str> = channels
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .filter(|k| !k.starts_with("__") && !k.starts_with("branch:"))
+                .collect();
+            return Err(rewrite::Refusal(format!(
+                "thread '{}' has no channel '{key}' (its channels: {}); the app would never see the summary and the older messages would be gone. Pass --new-key if the graph declares '{key}' but has not written it yet",
+                ed.thread_id,
+                names.join(", ")
+            ))
+            .into());
+        }
+    }
     let previous = match &args.summary_key {
         Some(key) => ed
             .latest
@@ -192,15 +223,18 @@ fn plan(
         None => None,
     };
     let older_msgs: Vec<&Message> = old.iter().map(|&i| &msgs[i]).collect();
-    let t = transcript(&older_msgs, previous.as_deref(), args.max_input_tokens);
+    let parts = transcript_parts(&older_msgs, previous.as_deref(), args.max_input_tokens);
     let mut notes = window.notes;
-    if t.shortened > 0 || t.omitted > 0 {
+    if parts.len() > 1 {
         notes.push(format!(
-            "transcript cut to --max-input-tokens: {} messages shortened, {} oldest left out",
-            t.shortened, t.omitted
+            "over --max-input-tokens: summarized in {} parts, then the part summaries (nothing left out)",
+            parts.len()
         ));
     }
-    let prompt = render_prompt(template, &t.text)?;
+    let prompt_tokens: u64 = parts
+        .iter()
+        .map(|p| render_prompt(template, p).map(|t| approx_tokens(&t)))
+        .sum::<Result<u64>>()?;
     let kept_tokens: u64 = window
         .keep
         .iter()
@@ -210,9 +244,8 @@ fn plan(
     outcome.status = "would summarize";
     outcome.notes = notes.clone();
     outcome.notes.push(format!(
-        "{} messages to summarize, prompt ≈{} tokens",
+        "{} messages to summarize, prompt ≈{prompt_tokens} tokens",
         old.len(),
-        approx_tokens(&prompt)
     ));
     outcome.messages = (msgs.len(), window.keep.len() + extra);
     outcome.tokens = (before_tokens, kept_tokens);
@@ -232,14 +265,54 @@ fn plan(
         thread_id: ed.thread_id.clone(),
         parent_id: ed.latest.row.checkpoint_id.clone(),
         keep: window.keep,
-        prompt,
+        parts,
         notes,
         outcome,
     }))
 }
 
-fn approx_tokens(s: &str) -> u64 {
-    (s.chars().count() as u64).div_ceil(4)
+/// Rounds of part summaries before memctl gives up (each round shrinks the input by the
+/// model's compression; a model that does not compress never converges).
+const MAX_ROUNDS: usize = 6;
+
+/// Summarizes a transcript given in parts: one call when it is one part; otherwise each part
+/// is summarized, then the part summaries (in parts again) until one summary is left
+/// (map-reduce). Token counts add up over every call; attempts are the most any call took.
+fn summarize_parts(
+    client: &ChatClient,
+    template: &str,
+    mut parts: Vec<String>,
+    max_input: u64,
+) -> Result<Completion, CallError> {
+    let mut total = Completion {
+        text: String::new(),
+        prompt_tokens: None,
+        completion_tokens: None,
+        attempts: 0,
+    };
+    let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    for _round in 0..MAX_ROUNDS {
+        let mut summaries = Vec::with_capacity(parts.len());
+        for part in &parts {
+            let prompt = render_prompt(template, part).map_err(|e| CallError(format!("{e:#}")))?;
+            let c = client.complete(&prompt)?;
+            total.prompt_tokens = add(total.prompt_tokens, c.prompt_tokens);
+            total.completion_tokens = add(total.completion_tokens, c.completion_tokens);
+            total.attempts = total.attempts.max(c.attempts);
+            summaries.push(c.text);
+        }
+        if let [one] = summaries.as_slice() {
+            total.text = one.clone();
+            return Ok(total);
+        }
+        parts = combine(&summaries, max_input);
+    }
+    Err(CallError(format!(
+        "the part summaries still did not fit --max-input-tokens {max_input} after {MAX_ROUNDS} rounds; raise it"
+    )))
 }
 
 /// Writes one thread's summary, if the thread is still where the plan saw it.

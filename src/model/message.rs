@@ -375,6 +375,64 @@ impl Message {
         }
     }
 
+    /// What a person calls the message, for `--match`: its text, then each tool call's name
+    /// and JSON arguments (valid and invalid calls), one per line.
+    pub fn searchable_text(&self) -> String {
+        let mut out = self.text();
+        for key in ["tool_calls", "invalid_tool_calls"] {
+            let calls = self.fields.get(key).and_then(Json::as_array);
+            for call in calls.into_iter().flatten() {
+                if let Some(name) = call.get("name").and_then(Json::as_str) {
+                    out.push('\n');
+                    out.push_str(name);
+                }
+                match call.get("args") {
+                    Some(Json::String(a)) => {
+                        out.push('\n');
+                        out.push_str(a);
+                    }
+                    Some(a @ (Json::Object(_) | Json::Array(_))) => {
+                        out.push('\n');
+                        out.push_str(&a.to_string());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
+    /// Every piece of text the message carries that a purge must leave nowhere in the file:
+    /// its text, the string blocks and string values inside its content, and every string
+    /// inside its tool calls' arguments. Ids, names and type tags are not included.
+    pub fn private_strings(&self) -> Vec<String> {
+        fn leaves(v: &Json, out: &mut Vec<String>) {
+            match v {
+                Json::String(s) => out.push(s.clone()),
+                Json::Array(a) => a.iter().for_each(|x| leaves(x, out)),
+                Json::Object(o) => o
+                    .iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "type" | "id" | "index"))
+                    .for_each(|(_, x)| leaves(x, out)),
+                _ => {}
+            }
+        }
+        let mut out = vec![self.text()];
+        leaves(self.content(), &mut out);
+        for key in ["tool_calls", "invalid_tool_calls"] {
+            let calls = self.fields.get(key).and_then(Json::as_array);
+            for call in calls.into_iter().flatten() {
+                if let Some(args) = call.get("args") {
+                    leaves(args, &mut out);
+                }
+            }
+        }
+        out.retain(|s| !s.trim().is_empty());
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// The AI message's tool calls (`{name, args, id, type}`), empty for other kinds.
     pub fn tool_calls(&self) -> &[Json] {
         self.fields

@@ -23,6 +23,10 @@ pub struct CheckpointInfo {
     pub root_parent: Option<String>,
     /// Stored bytes of the row (checkpoint + metadata).
     pub bytes: u64,
+    /// Its pending writes (they go with it).
+    pub writes: u64,
+    /// Stored bytes of those writes.
+    pub write_bytes: u64,
 }
 
 /// The decision for one thread.
@@ -32,8 +36,25 @@ pub struct GcPlan {
     pub delete: Vec<(String, String)>,
     /// `(ns, id)` of kept checkpoints whose parent is deleted: their parent becomes NULL.
     pub orphaned: Vec<(String, String)>,
-    /// Bytes of the deleted checkpoint rows.
+    /// Pending writes deleted with them.
+    pub writes: u64,
+    /// Stored bytes of the deleted checkpoint and write rows.
     pub bytes: u64,
+}
+
+impl GcPlan {
+    /// The checkpoints the plan keeps, `(ns, id)`.
+    pub fn kept<'a>(&self, checkpoints: &'a [CheckpointInfo]) -> Vec<&'a CheckpointInfo> {
+        let deleted: HashSet<(&str, &str)> = self
+            .delete
+            .iter()
+            .map(|(ns, id)| (ns.as_str(), id.as_str()))
+            .collect();
+        checkpoints
+            .iter()
+            .filter(|c| !deleted.contains(&(c.ns.as_str(), c.id.as_str())))
+            .collect()
+    }
 }
 
 /// Plans a gc of one thread keeping the newest `keep` (≥ 1) root checkpoints.
@@ -76,7 +97,8 @@ pub fn plan(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
             }
         } else {
             plan.delete.push((c.ns.clone(), c.id.clone()));
-            plan.bytes += c.bytes;
+            plan.writes += c.writes;
+            plan.bytes += c.bytes + c.write_bytes;
         }
     }
     plan
@@ -93,6 +115,8 @@ mod tests {
             parent: parent.map(Into::into),
             root_parent: root.map(Into::into),
             bytes: 10,
+            writes: 2,
+            write_bytes: 5,
         }
     }
 
@@ -111,7 +135,10 @@ mod tests {
         let deleted: Vec<&str> = p.delete.iter().map(|(_, id)| id.as_str()).collect();
         assert_eq!(deleted, ["1", "2", "a1", "a2"]);
         assert_eq!(p.orphaned, vec![("".to_owned(), "3".to_owned())]);
-        assert_eq!(p.bytes, 40);
+        assert_eq!(p.bytes, 4 * (10 + 5));
+        assert_eq!(p.writes, 8);
+        let kept: Vec<&str> = p.kept(&cps).iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(kept, ["3", "4", "b1"]);
         // keep is at least 1: the latest always stays.
         let p = plan(&cps, 0);
         assert!(!p.delete.iter().any(|(_, id)| id == "4" || id == "b1"));

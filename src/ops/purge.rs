@@ -2,9 +2,12 @@
 //!
 //! A message is matched by id; a message without an id (the plain dict an app passes to
 //! `invoke`, e.g. `{"role": "user", "content": "..."}`, as it sits in the `writes` table) is
-//! matched by its text.
+//! matched by its text. The tool calls of removed AI messages go too, wherever LangGraph copied
+//! them: `create_agent` hands each tool call to the tools node as a `Send("tools", call)` (or a
+//! `ToolCallWithContext` holding the call and a copy of the state) in `__pregel_tasks`, both in
+//! pending writes and in the channel values of older checkpoints.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use crate::codec::msgpack::{Array, Value};
 use crate::model::Message;
@@ -16,9 +19,26 @@ pub struct Scrub {
     pub ids: HashSet<String>,
     /// Texts of the removed messages (for id-less dict messages).
     pub texts: HashSet<String>,
+    /// Ids of the tool calls the removed AI messages made.
+    pub tool_call_ids: HashSet<String>,
+    /// Every string the removed messages carried (text, content strings, tool-call argument
+    /// strings): after the purge none may be left in the file.
+    pub private: BTreeSet<String>,
 }
 
 impl Scrub {
+    /// Adds a removed message.
+    pub fn add(&mut self, m: &Message) {
+        self.ids.extend(m.id().map(str::to_owned));
+        let text = m.text();
+        if !text.is_empty() {
+            self.texts.insert(text);
+        }
+        self.tool_call_ids
+            .extend(m.tool_call_ids().into_iter().map(str::to_owned));
+        self.private.extend(m.private_strings());
+    }
+
     /// True when `v` is one of the removed messages.
     pub fn matches(&self, v: &Value) -> bool {
         let Some(m) = Message::from_value(v) else {
@@ -33,11 +53,44 @@ impl Scrub {
         }
     }
 
-    /// Removes matching messages wherever they sit in `v`: items of lists (at any depth, e.g.
-    /// the `{"messages": [...]}` input held by `__start__`), or `v` itself (replaced by an empty
-    /// list). Message objects are not searched inside. Returns true when something changed.
-    pub fn scrub_list(&self, v: &mut Value) -> bool {
+    /// True when `v` is a removed message, one of their tool calls (`{name, args, id}`), a
+    /// `ToolCallWithContext` holding one, or a `Send` carrying either.
+    pub fn refers(&self, v: &Value) -> bool {
         if self.matches(v) {
+            return true;
+        }
+        match v {
+            Value::Map(_) => {
+                let removed_call = !self.tool_call_ids.is_empty()
+                    && v.get("args").is_some()
+                    && v.get("id")
+                        .and_then(Value::as_str)
+                        .is_some_and(|id| self.tool_call_ids.contains(id));
+                removed_call || v.get("tool_call").is_some_and(|c| self.refers(c))
+            }
+            Value::Ext(e) if !self.tool_call_ids.is_empty() => {
+                // Send: ext payload [module, "Send", [node, arg]].
+                let Some(parts) = e.payload.as_array() else {
+                    return false;
+                };
+                parts.len() >= 3
+                    && parts[1].as_str() == Some("Send")
+                    && parts[2]
+                        .as_array()
+                        .and_then(|a| a.get(1))
+                        .is_some_and(|arg| self.refers(arg))
+            }
+            _ => false,
+        }
+    }
+
+    /// Removes what [`Scrub::refers`] to wherever it sits in `v`: items of lists (at any depth,
+    /// e.g. the `{"messages": [...]}` input held by `__start__`, the `Send`s of
+    /// `__pregel_tasks`), or `v` itself (replaced by an empty list, which LangGraph's channels
+    /// read as no update). Kept message objects are not searched inside. Returns true when
+    /// something changed.
+    pub fn scrub_list(&self, v: &mut Value) -> bool {
+        if self.refers(v) {
             *v = Value::Array(Array {
                 items: vec![],
                 marker: None,
@@ -51,7 +104,7 @@ impl Scrub {
         match v {
             Value::Array(a) => {
                 let before = a.items.len();
-                a.items.retain(|item| !self.matches(item));
+                a.items.retain(|item| !self.refers(item));
                 let mut changed = a.items.len() != before;
                 for item in a.items.iter_mut() {
                     changed |= self.scrub_inside(item);
@@ -80,6 +133,17 @@ impl Scrub {
         };
         self.scrub_inside(values)
     }
+
+    /// The private strings a purge can check for in the file: at least 4 bytes long (shorter
+    /// ones occur by chance), and not in a message the thread keeps (`kept`: their
+    /// searchable texts), where the user chose to leave them.
+    pub fn strings_to_verify(&self, kept: &[String]) -> Vec<String> {
+        self.private
+            .iter()
+            .filter(|s| s.len() >= 4 && !kept.iter().any(|k| k.contains(s.as_str())))
+            .cloned()
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -94,6 +158,7 @@ mod tests {
         let s = Scrub {
             ids: ["m2".to_owned()].into_iter().collect(),
             texts: ["my secret is hunter2".to_owned()].into_iter().collect(),
+            ..Scrub::default()
         };
         let mut list = json_to_value(&json!([
             {"role": "user", "content": "hello", "id": "m1"},
@@ -118,5 +183,53 @@ mod tests {
         assert_eq!(encode(&single), [0x90]);
         let mut untouched = decode(&[0x91, 0x01]).expect("decodes");
         assert!(!s.scrub_list(&mut untouched));
+    }
+
+    #[test]
+    fn removed_tool_calls_go_from_sends_and_tool_call_contexts() {
+        let ai = json_to_value(&json!({
+            "type": "ai", "content": "", "id": "ai-1",
+            "tool_calls": [{"name": "login", "args": {"password": "hunter2-TOPSECRET"},
+                            "id": "call_1", "type": "tool_call"}]
+        }));
+        let mut s = Scrub::default();
+        s.add(&Message::from_value(&ai).expect("a message"));
+        assert!(s.tool_call_ids.contains("call_1"));
+        assert!(s.private.contains("hunter2-TOPSECRET"));
+        let call = json_to_value(
+            &json!({"name": "login", "args": {"password": "hunter2-TOPSECRET"},
+                                         "id": "call_1", "type": "tool_call"}),
+        );
+        let other = json_to_value(
+            &json!({"name": "add", "args": {"a": 1}, "id": "call_2", "type": "tool_call"}),
+        );
+        let send = |arg: Value| {
+            Value::ext(
+                crate::codec::ext::CONSTRUCTOR_POS_ARGS,
+                Value::array(vec![
+                    Value::str("langgraph.types"),
+                    Value::str("Send"),
+                    Value::array(vec![Value::str("tools"), arg]),
+                ]),
+            )
+        };
+        let with_context = Value::map(vec![
+            (Value::str("__type"), Value::str("tool_call_with_context")),
+            (Value::str("tool_call"), call.clone()),
+            (Value::str("state"), Value::map(vec![])),
+        ]);
+        // A write row holding one Send becomes an empty list; a list of Sends loses the one.
+        let mut row = send(call.clone());
+        assert!(s.scrub_list(&mut row));
+        assert_eq!(encode(&row), [0x90]);
+        let mut tasks = Value::array(vec![send(with_context), send(other.clone())]);
+        assert!(s.scrub_list(&mut tasks));
+        assert_eq!(tasks.as_array().map(<[Value]>::len), Some(1));
+        assert!(!encode(&tasks).windows(7).any(|w| w == b"hunter2"));
+        // Kept text is not checked for; short strings are not either.
+        assert_eq!(s.strings_to_verify(&[]), ["hunter2-TOPSECRET"]);
+        assert!(s
+            .strings_to_verify(&["my hunter2-TOPSECRET again".into()])
+            .is_empty());
     }
 }

@@ -21,7 +21,8 @@ pub struct Selector {
     pub indices: Vec<i64>,
     /// Message kinds.
     pub kinds: Vec<Kind>,
-    /// A pattern matched against the message text.
+    /// A pattern matched against what a person calls the message: its text, and its tool
+    /// calls' names and arguments.
     pub pattern: Option<Regex>,
     /// Every message.
     pub all: bool,
@@ -63,7 +64,7 @@ pub fn select(msgs: &[Message], sel: &Selector) -> Result<Removal> {
             || sel
                 .pattern
                 .as_ref()
-                .is_some_and(|re| re.is_match(&m.text()))
+                .is_some_and(|re| re.is_match(&m.searchable_text()))
         {
             remove.insert(i);
         }

@@ -100,59 +100,75 @@ fn line(m: &Message) -> String {
     format!("{role}: {text}")
 }
 
-/// A transcript and what had to be cut to fit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Transcript {
-    /// The text, one message per line group.
-    pub text: String,
-    /// Messages shortened to fit.
-    pub shortened: usize,
-    /// Oldest messages left out to fit.
-    pub omitted: usize,
-}
-
 /// Approximate tokens of a text (4 characters per token, as LangChain's approximation).
-fn approx_tokens(s: &str) -> u64 {
+pub fn approx_tokens(s: &str) -> u64 {
     (s.chars().count() as u64).div_ceil(4)
 }
 
-/// Builds the transcript of `msgs` (oldest first), with `previous` (an existing summary kept in
-/// a state channel) first, cut to about `max_tokens`: long messages are shortened first, then
-/// the oldest messages are left out.
-pub fn transcript(msgs: &[&Message], previous: Option<&str>, max_tokens: u64) -> Transcript {
+/// The transcript of `msgs` (oldest first), with `previous` (an existing summary kept in a
+/// state channel) first, in parts of at most about `max_tokens` each: nothing is left out.
+/// One part when it all fits; otherwise the caller summarizes each part and then the part
+/// summaries ([`combine`]), as map-reduce summarization does. A message longer than a part is
+/// split across parts at character boundaries, each piece marked as continued.
+pub fn transcript_parts(msgs: &[&Message], previous: Option<&str>, max_tokens: u64) -> Vec<String> {
     let mut lines: Vec<String> = Vec::with_capacity(msgs.len() + 1);
     if let Some(p) = previous.filter(|p| !p.trim().is_empty()) {
         lines.push(format!("Earlier summary: {p}"));
     }
     lines.extend(msgs.iter().map(|m| line(m)));
-    let total = |ls: &[String]| ls.iter().map(|l| approx_tokens(l) + 1).sum::<u64>();
-    let mut shortened = 0;
-    if total(&lines) > max_tokens && !lines.is_empty() {
-        let cap_chars = ((max_tokens * 4) / lines.len() as u64).max(200) as usize;
-        for l in lines.iter_mut() {
-            if l.chars().count() > cap_chars {
-                *l = format!("{} …[cut]", l.chars().take(cap_chars).collect::<String>());
-                shortened += 1;
-            }
+    pack(lines, max_tokens)
+}
+
+/// The input of the next round: one line per part summary, in parts of at most `max_tokens`.
+pub fn combine(summaries: &[String], max_tokens: u64) -> Vec<String> {
+    let n = summaries.len();
+    let lines = summaries
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("Summary of part {} of {n} of the conversation: {s}", i + 1))
+        .collect();
+    pack(lines, max_tokens)
+}
+
+/// Packs lines into parts of at most `max_tokens` (approximate), splitting a longer line.
+fn pack(lines: Vec<String>, max_tokens: u64) -> Vec<String> {
+    let max_chars = (max_tokens.max(1) * 4) as usize;
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut current_tokens = 0u64;
+    let push = |piece: String, parts: &mut Vec<String>, current: &mut String, t: &mut u64| {
+        let cost = approx_tokens(&piece) + 1;
+        if !current.is_empty() && *t + cost > max_tokens {
+            parts.push(std::mem::take(current));
+            *t = 0;
+        }
+        if !current.is_empty() {
+            current.push('\n');
+        }
+        current.push_str(&piece);
+        *t += cost;
+    };
+    for line in lines {
+        if approx_tokens(&line) < max_tokens {
+            push(line, &mut parts, &mut current, &mut current_tokens);
+            continue;
+        }
+        let chars: Vec<char> = line.chars().collect();
+        let step = max_chars.saturating_sub(16).max(1);
+        for (k, piece) in chars.chunks(step).enumerate() {
+            let text: String = piece.iter().collect();
+            let text = if k == 0 {
+                text
+            } else {
+                format!("(continued) {text}")
+            };
+            push(text, &mut parts, &mut current, &mut current_tokens);
         }
     }
-    let mut omitted = 0;
-    while total(&lines) > max_tokens && lines.len() > 1 {
-        lines.remove(0);
-        omitted += 1;
+    if !current.is_empty() || parts.is_empty() {
+        parts.push(current);
     }
-    let mut text = String::new();
-    if omitted > 0 {
-        text.push_str(&format!(
-            "[… {omitted} earlier messages left out to fit …]\n"
-        ));
-    }
-    text.push_str(&lines.join("\n"));
-    Transcript {
-        text,
-        shortened,
-        omitted,
-    }
+    parts
 }
 
 /// Fills a prompt template's `{messages}` placeholder.
@@ -215,28 +231,49 @@ mod tests {
     fn transcript_has_role_prefixes_and_rolls_summaries_forward() {
         let m = msgs();
         let refs: Vec<&Message> = m[1..].iter().collect();
-        let t = transcript(&refs, None, 10_000);
+        let t = transcript_parts(&refs, None, 10_000);
+        assert_eq!(t.len(), 1);
         assert_eq!(
-            t.text,
+            t[0],
             "Earlier summary: Alice likes tea.\nHuman: My name is Bob\nAI: [tool call lookup({\"q\": \"Bob\"})]\nTool (lookup): found\nAI: Hi Bob"
         );
-        let t = transcript(&refs[1..], Some("Alice likes tea."), 10_000);
-        assert!(t
-            .text
-            .starts_with("Earlier summary: Alice likes tea.\nHuman: My name is Bob"));
+        let t = transcript_parts(&refs[1..], Some("Alice likes tea."), 10_000);
+        assert!(t[0].starts_with("Earlier summary: Alice likes tea.\nHuman: My name is Bob"));
     }
 
     #[test]
-    fn long_transcripts_are_cut_to_the_budget() {
+    fn long_transcripts_are_split_into_parts_and_nothing_is_left_out() {
+        let text: String = (0..10_000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
         let long =
-            Message::from_json(&json!({"role": "user", "content": "x".repeat(10_000), "id": "l"}))
-                .expect("m");
+            Message::from_json(&json!({"role": "user", "content": text, "id": "l"})).expect("m");
         let short = Message::from_json(&json!({"role": "user", "content": "keep me", "id": "k"}))
             .expect("m");
-        let t = transcript(&[&long, &short], None, 100);
-        assert!(t.text.contains("keep me"));
-        assert!(t.text.chars().count() < 10_000);
-        assert!(t.shortened + t.omitted > 0);
+        let parts = transcript_parts(&[&long, &short], Some("earlier"), 100);
+        assert!(parts.len() > 20, "{} parts", parts.len());
+        for p in &parts {
+            assert!(
+                approx_tokens(p) <= 100 + 1,
+                "part of {} tokens",
+                approx_tokens(p)
+            );
+        }
+        // Every character of every message is in some part, in order.
+        let joined: String = parts
+            .join("\n")
+            .replace("\n(continued) ", "")
+            .replace("(continued) ", "");
+        assert!(joined.starts_with("Earlier summary: earlier\nHuman: "));
+        assert!(
+            joined.contains(&text),
+            "the long message is whole across parts"
+        );
+        assert!(joined.ends_with("Human: keep me"));
+        // The part summaries are combined the same way.
+        let round = combine(&["one".into(), "two".into()], 100);
+        assert_eq!(round.len(), 1);
+        assert!(round[0].contains("part 2 of 2 of the conversation: two"));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! (langgraph-format.md §6, checked against real LangGraph by the interop tests).
 //!
 //! - the new checkpoint's parent is the latest; its id is a uuid6 whose clock sequence is the
-//!   new step and whose time sorts after every existing id of the thread and namespace;
+//!   new step, and the smallest such id that sorts after the parent (not the clock's time, so
+//!   that a checkpoint a live app made after the parent always sorts after memctl's);
 //! - `ts` is now (`isoformat()` in UTC), `updated_channels` is nil, `versions_seen` and every
 //!   other channel are copied byte for byte; only the written channels' versions move, to
 //!   `next_version(max(all versions))`;
@@ -116,14 +117,13 @@ pub fn message_ext(module: &str, class: &str, fields: Value) -> Value {
 /// (stored message values: kept ones as read, new ones built with [`message_ext`]) and sets
 /// the `other` channels (e.g. a `summary` string), like
 /// `update_state(cfg, {"messages": [RemoveMessage(REMOVE_ALL), *new_messages], **other})`.
-/// `max_existing_id` is the largest checkpoint id of the thread and namespace.
+/// `parent_id` must be the latest checkpoint of the thread and namespace (the write checks it).
 pub fn build(
     parent_id: &str,
     parent: &Checkpoint,
     parent_md: &Metadata,
     new_messages: Vec<Value>,
     other: Vec<(String, Value)>,
-    max_existing_id: &str,
     env: &mut Env<'_>,
 ) -> Result<Update> {
     let v = parent.v().unwrap_or(0);
@@ -134,7 +134,7 @@ pub fn build(
         .step()
         .context("the latest checkpoint's metadata has no step")?
         + 1;
-    let checkpoint_id = new_checkpoint_id(step, max_existing_id, env)?;
+    let checkpoint_id = new_checkpoint_id(step, parent_id, env)?;
     let ts = iso_utc(env.now);
 
     // channel_versions: only the written channels move, all to next_version(max of all).
@@ -315,32 +315,46 @@ pub fn id_time(id: &str) -> Option<Timestamp> {
     Timestamp::from_nanosecond((ticks - GREGORIAN_OFFSET) * 100).ok()
 }
 
-/// A uuid6 like LangGraph's: 100 ns ticks since 1582, version 6, clock_seq = step.
-fn new_checkpoint_id(step: i64, max_existing: &str, env: &mut Env<'_>) -> Result<String> {
+/// The uuid6 of the checkpoint memctl appends: LangGraph's layout (100 ns ticks since 1582,
+/// version 6, clock_seq = step), but the *smallest* such id that sorts after `parent` rather
+/// than one made from the clock.
+///
+/// Why: an app creates its checkpoint ids (from the clock) before it commits them, and its
+/// commit can queue behind memctl's. Had memctl's id come from the clock, it would sort after
+/// the ids the app is about to commit, and LangGraph (which takes the largest id as the
+/// thread's state) would drop the app's turn. Made just after the parent, memctl's id sorts
+/// before every checkpoint the app makes after the parent: when they race, the app's turn
+/// wins and memctl's edit is the one superseded (reported by the command). The id keeps the
+/// parent's time, with the new step as clock_seq and a zero node; when the step does not
+/// sort after the parent's clock_seq (step -1 is stored as 0x3FFF), the time moves one tick.
+/// A parent that is not a uuid6 falls back to the clock (still after `parent`).
+fn new_checkpoint_id(step: i64, parent: &str, env: &mut Env<'_>) -> Result<String> {
     const GREGORIAN_OFFSET: u128 = 0x01B2_1DD2_1381_4000;
-    let now_ticks = (env.now.as_nanosecond().max(0) as u128) / 100 + GREGORIAN_OFFSET;
-    let last_ticks = Uuid::parse_str(max_existing)
-        .ok()
-        .filter(|u| u.get_version_num() == 6)
-        .map(|u| {
-            let n = u.as_u128();
-            (((n >> 80) & 0xFFFF_FFFF_FFFF) << 12) | ((n >> 64) & 0xFFF)
-        });
-    let ticks = match last_ticks {
-        Some(last) if now_ticks <= last => last + 1,
-        _ => now_ticks,
-    };
     let clock_seq = (step as u128) & 0x3FFF;
-    let node = u128::from((env.random)() & 0xFFFF_FFFF_FFFF);
+    let parent_uuid = Uuid::parse_str(parent)
+        .ok()
+        .filter(|u| u.get_version_num() == 6 && parent == u.to_string());
+    let ticks = match parent_uuid {
+        Some(u) => {
+            let n = u.as_u128();
+            let ticks = (((n >> 80) & 0xFFFF_FFFF_FFFF) << 12) | ((n >> 64) & 0xFFF);
+            let parent_seq = (n >> 48) & 0x3FFF;
+            if clock_seq > parent_seq {
+                ticks
+            } else {
+                ticks + 1
+            }
+        }
+        None => (env.now.as_nanosecond().max(0) as u128) / 100 + GREGORIAN_OFFSET,
+    };
     let n = (((ticks >> 12) & 0xFFFF_FFFF_FFFF) << 80)
         | (0x6 << 76)
         | ((ticks & 0xFFF) << 64)
         | (0b10 << 62)
-        | (clock_seq << 48)
-        | node;
+        | (clock_seq << 48);
     let id = Uuid::from_u128(n).to_string();
-    if id.as_str() <= max_existing {
-        bail!("cannot make a checkpoint id that sorts after '{max_existing}'");
+    if id.as_str() <= parent {
+        bail!("cannot make a checkpoint id that sorts after '{parent}'");
     }
     Ok(id)
 }
@@ -356,34 +370,77 @@ mod tests {
         }
     }
 
-    #[test]
-    fn ids_sort_after_existing_and_carry_the_step() {
-        let mut r = || 0x1234_5678_9abc_def0u64;
-        let mut e = env("2026-12-01T04:38:50.880437Z", &mut r);
-        let id = new_checkpoint_id(10, "1f1ed411-b1d1-6121-8009-000000000000", &mut e).expect("id");
-        assert_eq!(&id[14..15], "6");
-        assert_eq!(&id[19..23], "800a");
-        assert!(id.as_str() > "1f1ed411-b1d1-6121-8009-000000000000");
-        // An existing id from the future (clock skew) is still exceeded.
-        let future = "ffffffff-ffff-6fff-8009-000000000000";
-        assert!(new_checkpoint_id(10, future, &mut e).is_err());
-        let ahead = "1f200000-0000-6000-8009-000000000000";
-        let id = new_checkpoint_id(10, ahead, &mut e).expect("id");
-        assert!(id.as_str() > ahead);
+    /// A uuid6 as LangGraph's `uuid6(clock_seq=step)` makes it at `ticks` with `node`.
+    fn lg_uuid6(ticks: u128, step: u128, node: u128) -> String {
+        Uuid::from_u128(
+            (((ticks >> 12) & 0xFFFF_FFFF_FFFF) << 80)
+                | (0x6 << 76)
+                | ((ticks & 0xFFF) << 64)
+                | (0b10 << 62)
+                | ((step & 0x3FFF) << 48)
+                | node,
+        )
+        .to_string()
     }
 
     #[test]
-    fn ids_tell_their_time() {
-        let mut r = || 7u64;
-        let now: Timestamp = "2026-12-01T04:38:50.880437Z".parse().expect("ts");
-        let mut e = Env {
-            now,
-            random: &mut r,
-        };
+    fn ids_sort_just_after_the_parent_and_carry_the_step() {
+        let mut r = || 0x1234_5678_9abc_def0u64;
+        let mut e = env("2030-01-01T00:00:00Z", &mut r);
+        let parent = "1f1ed411-b1d1-6121-8009-a1b2c3d4e5f6";
+        let id = new_checkpoint_id(10, parent, &mut e).expect("id");
+        assert_eq!(id, "1f1ed411-b1d1-6121-800a-000000000000");
+        assert!(id.as_str() > parent);
+        // The parent's time, not the clock's.
+        assert_eq!(id_time(&id), id_time(parent));
+        // Step -1 is stored as clock_seq 0x3FFF: step 0 moves one tick instead.
+        let input = "1f1ed411-b1d1-6121-bfff-a1b2c3d4e5f6";
+        let id = new_checkpoint_id(0, input, &mut e).expect("id");
+        assert_eq!(id, "1f1ed411-b1d1-6122-8000-000000000000");
+        assert!(id.as_str() > input);
+        // A parent that is not a uuid6 falls back to the clock.
         let id = new_checkpoint_id(3, "0", &mut e).expect("id");
-        let t = id_time(&id).expect("a uuid6");
-        assert_eq!(t.as_microsecond(), now.as_microsecond());
-        assert!(id_time("not-a-uuid").is_none());
+        assert_eq!(id_time(&id).map(|t| t.as_second()), Some(e.now.as_second()));
+        // Nothing sorts after the largest uuid6.
+        let last = "ffffffff-ffff-6fff-bfff-ffffffffffff";
+        assert!(new_checkpoint_id(10, last, &mut e).is_err());
+    }
+
+    /// The race of issue #12: an app made its next checkpoint (any time after the parent, any
+    /// node, the step after the parent's or later) but commits it after memctl's. LangGraph
+    /// takes the largest id: it must be the app's, for every such id.
+    #[test]
+    fn every_checkpoint_an_app_makes_after_the_parent_sorts_after_memctls() {
+        let mut r = || 0u64;
+        let mut e = env("2030-01-01T00:00:00Z", &mut r);
+        let base: u128 = 0x01f1_ed41_1b1d_1121;
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for parent_step in [-1i64, 0, 1, 5, 0x3FFE, 0x3FFF, 100_000] {
+            let parent_node = u128::from(next() & 0xFFFF_FFFF_FFFF);
+            let parent = lg_uuid6(base, parent_step as u128, parent_node);
+            let ours = new_checkpoint_id(parent_step + 1, &parent, &mut e).expect("id");
+            for _ in 0..2000 {
+                // LangGraph's uuid6 is monotonic per process: later ticks than the parent's,
+                // or the same tick from another process (then a larger step).
+                let later = u128::from(next() % 3);
+                let step = (parent_step + 1 + (next() % 3) as i64) as u128;
+                let node = u128::from(next() & 0xFFFF_FFFF_FFFF).max(1);
+                let app = lg_uuid6(base + later, step, node);
+                if app.as_str() <= parent.as_str() {
+                    continue; // sorts before the parent: LangGraph itself would lose it
+                }
+                assert!(
+                    app > ours,
+                    "app {app} sorts before memctl's {ours} (parent {parent})"
+                );
+            }
+        }
     }
 
     #[test]

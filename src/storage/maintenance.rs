@@ -153,12 +153,17 @@ impl SqliteStore {
             .is_some())
     }
 
-    /// Every checkpoint of a thread, without blobs (for gc).
+    /// Every checkpoint of a thread, without blobs, with its pending writes counted (for gc).
     pub fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>> {
         let mut stmt = self.connection().prepare_cached(
-            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata, \
-                    LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0) \
-             FROM checkpoints WHERE thread_id = ?",
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata, \
+                    LENGTH(c.checkpoint) + COALESCE(LENGTH(c.metadata), 0), \
+                    COALESCE(w.n, 0), COALESCE(w.bytes, 0) \
+             FROM checkpoints c LEFT JOIN ( \
+                 SELECT checkpoint_ns, checkpoint_id, COUNT(*) AS n, SUM(LENGTH(value)) AS bytes \
+                 FROM writes WHERE thread_id = ?1 GROUP BY checkpoint_ns, checkpoint_id \
+             ) w ON w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id \
+             WHERE c.thread_id = ?1",
         )?;
         let rows = stmt.query_map([thread_id], |r| {
             let md: Option<Vec<u8>> = r.get(3).ok();
@@ -170,12 +175,17 @@ impl SqliteStore {
                         .and_then(Json::as_str)
                         .map(str::to_owned)
                 });
+            let n = |i: usize| -> rusqlite::Result<u64> {
+                Ok(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64)
+            };
             Ok(CheckpointInfo {
                 ns: text(r, 0)?,
                 id: text(r, 1)?,
                 parent: opt_text(r, 2)?,
                 root_parent,
-                bytes: r.get::<_, Option<i64>>(4)?.unwrap_or(0).max(0) as u64,
+                bytes: n(4)?,
+                writes: n(5)?,
+                write_bytes: n(6)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -239,16 +249,18 @@ impl SqliteStore {
         if SqliteStore::latest_id(&tx, thread_id)?.as_deref() != Some(expected_latest) {
             return Ok(None);
         }
-        let mut deleted = Deleted {
-            bytes: plan.bytes,
-            ..Deleted::default()
-        };
+        let mut deleted = Deleted::default();
         for (ns, id) in &plan.delete {
             let (n, bytes): (i64, Option<i64>) = tx.query_row(
                 "SELECT COUNT(*), SUM(LENGTH(value)) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                 params![thread_id, ns, id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
+            let cp_bytes: Option<i64> = tx.query_row(
+                "SELECT LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                params![thread_id, ns, id],
+                |r| r.get(0),
+            ).optional()?.flatten();
             tx.execute(
                 "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                 params![thread_id, ns, id],
@@ -258,7 +270,7 @@ impl SqliteStore {
                 params![thread_id, ns, id],
             )? as u64;
             deleted.writes += n.max(0) as u64;
-            deleted.bytes += bytes.unwrap_or(0).max(0) as u64;
+            deleted.bytes += (bytes.unwrap_or(0) + cp_bytes.unwrap_or(0)).max(0) as u64;
         }
         for (ns, id) in &plan.orphaned {
             tx.execute(

@@ -102,6 +102,16 @@ impl SqliteStore {
             .map_err(|e| self.sql_error(e))
     }
 
+    /// The latest checkpoint id of a thread and namespace (from the primary key only).
+    pub fn latest_checkpoint_id(&self, thread_id: &str, ns: &str) -> Result<Option<String>> {
+        self.conn
+            .prepare_cached(
+                "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
+            )
+            .and_then(|mut st| st.query_row([thread_id, ns], |r| opt_text(r, 0)))
+            .map_err(|e| self.sql_error(e))
+    }
+
     /// A second read-only connection to the same file, for work on another core.
     pub fn reopen_read_only(&self) -> Result<SqliteStore> {
         SqliteStore::open_read_only(&self.path, self.busy_timeout)
@@ -466,6 +476,64 @@ pub(crate) fn blob(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>>
     })
 }
 
+/// A string a purge removed that is still in the database, and where.
+#[derive(Debug, Clone)]
+pub struct Leftover {
+    /// The string.
+    pub text: String,
+    /// Rows of the purged thread that hold it (the purge missed them: a failure).
+    pub in_thread: Vec<String>,
+    /// Rows of other threads that hold it (their own conversations: not part of the purge).
+    pub other_threads: Vec<String>,
+    /// Files whose bytes hold it outside any row (free pages, WAL frames: a failure).
+    pub raw: Vec<String>,
+}
+
+/// For each of `needles`, the files among `files` that contain it (missing files are
+/// skipped). Each file is read once, in 8 MiB pieces that overlap by the longest needle, so
+/// memory stays flat on a file of any size.
+pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<String>>> {
+    use std::io::Read;
+    const PIECE: usize = 8 << 20;
+    let finders: Vec<memchr::memmem::Finder<'_>> = needles
+        .iter()
+        .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
+        .collect();
+    let overlap = needles.iter().map(String::len).max().unwrap_or(1).max(1) - 1;
+    let mut found = vec![Vec::new(); needles.len()];
+    for path in files {
+        let mut file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
+        };
+        let mut hit = vec![false; needles.len()];
+        let mut buf = vec![0u8; PIECE + overlap];
+        let mut have = 0;
+        loop {
+            let n = file
+                .read(&mut buf[have..])
+                .with_context(|| format!("cannot read '{}'", path.display()))?;
+            if n == 0 {
+                break;
+            }
+            have += n;
+            for (i, f) in finders.iter().enumerate() {
+                hit[i] = hit[i] || f.find(&buf[..have]).is_some();
+            }
+            let keep = overlap.min(have);
+            buf.copy_within(have - keep..have, 0);
+            have = keep;
+        }
+        for (i, h) in hit.into_iter().enumerate() {
+            if h {
+                found[i].push(path.display().to_string());
+            }
+        }
+    }
+    Ok(found)
+}
+
 /// The thread got a new checkpoint (or pending writes) while memctl was working on it.
 #[derive(Debug)]
 pub struct ThreadMoved {
@@ -583,12 +651,7 @@ impl SqliteStore {
     ) -> Result<usize> {
         let tx = &self.conn;
         // Cached statements: a batch runs these once per thread.
-        let latest: Option<String> = tx
-            .prepare_cached(
-                "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
-            )
-            .and_then(|mut st| st.query_row([thread_id, ns], |r| opt_text(r, 0)))
-            .map_err(|e| self.sql_error(e))?;
+        let latest = self.latest_checkpoint_id(thread_id, ns)?;
         if latest.as_deref() != Some(update.parent_id.as_str()) {
             return Err(ThreadMoved {
                 thread_id: thread_id.into(),
@@ -700,6 +763,61 @@ impl SqliteStore {
             }
         }
         Ok(changed)
+    }
+
+    /// Where each of `texts` is still found after a purge of `thread_id`: rows of that
+    /// thread, rows of other threads (up to five named per text; checkpoint blobs, metadata,
+    /// pending writes), and the bytes of the file and its `-wal` outside any row (free pages,
+    /// WAL frames). Texts found nowhere are left out.
+    pub fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
+        if texts.is_empty() {
+            return Ok(vec![]);
+        }
+        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
+        let in_file = find_in_files(&[self.path.clone(), wal], texts)?;
+        let mut out = Vec::new();
+        for (text, files) in texts.iter().zip(in_file) {
+            let rows = self.rows_holding(text.as_bytes())?;
+            let (here, elsewhere): (Vec<_>, Vec<_>) =
+                rows.into_iter().partition(|(t, _)| t == thread_id);
+            let mut left = Leftover {
+                text: text.clone(),
+                in_thread: here.into_iter().map(|(_, place)| place).collect(),
+                other_threads: elsewhere.into_iter().map(|(_, place)| place).collect(),
+                raw: vec![],
+            };
+            if left.in_thread.is_empty() && left.other_threads.is_empty() {
+                left.raw = files;
+            }
+            if !(left.in_thread.is_empty() && left.other_threads.is_empty() && left.raw.is_empty())
+            {
+                out.push(left);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Up to five rows whose blobs or metadata hold `needle`: (thread, the row named for a
+    /// person).
+    fn rows_holding(&self, needle: &[u8]) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote(thread_id) \
+                   FROM checkpoints WHERE instr(checkpoint, ?1) > 0 \
+                      OR instr(CAST(metadata AS BLOB), ?1) > 0 \
+                 UNION ALL \
+                 SELECT thread_id, 'a pending write to ' || quote(channel) || ' on checkpoint ' \
+                        || checkpoint_id || ' of thread ' || quote(thread_id) \
+                   FROM writes WHERE instr(value, ?1) > 0 \
+                 LIMIT 5",
+            )
+            .map_err(|e| self.sql_error(e))?;
+        let rows = stmt
+            .query_map([needle], |r| Ok((text(r, 0)?, text(r, 1)?)))
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.sql_error(e))
     }
 
     /// Rebuilds the file so deleted bytes are gone: WAL checkpoint, `VACUUM`, WAL truncated

@@ -906,6 +906,60 @@ def cmd_live_app(db: str, graph_name: str, threads: list[str], seconds: float, s
     return {"invocations": counts, "messages": final, "errors": errors, "seconds": time.monotonic() - start}
 
 
+HELD_TEXT = "memctl interop: a turn whose commit was held"
+HELD_ID = "interop-held-turn"
+
+
+def cmd_held_app(db: str, graph_name: str, thread: str, hold_file: str, go_file: str) -> dict:
+    """The race of issue #12, made deterministic: a LangGraph app (SqliteSaver on `db` itself)
+    runs one turn whose every commit is held — its checkpoint ids are made, nothing is written —
+    until `go_file` appears. When the first commit is held it writes `hold_file`. Then it checks
+    that its turn is the thread's state, runs one more turn, and checks that the model got it."""
+    import time
+
+    con = sqlite3.connect(db, check_same_thread=False)
+    saver = SqliteSaver(con)
+    graph, model = graphs.build(graph_name, saver)
+    cfg = graphs.config(thread)
+    made: list[str] = []
+    orig_put, orig_put_writes = saver.put, saver.put_writes
+
+    def hold() -> None:
+        if not Path(hold_file).exists():
+            Path(hold_file).write_text(json.dumps(made))
+        deadline = time.monotonic() + 120
+        while not Path(go_file).exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError("never released")
+            time.sleep(0.005)
+
+    def put(config, checkpoint, metadata, new_versions):
+        made.append(checkpoint["id"])
+        hold()
+        return orig_put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(config, writes, task_id, task_path=""):
+        hold()
+        return orig_put_writes(config, writes, task_id, task_path)
+
+    saver.put, saver.put_writes = put, put_writes
+    graph.invoke({"messages": [HumanMessage(HELD_TEXT, id=HELD_ID)]}, cfg)
+    saver.put, saver.put_writes = orig_put, orig_put_writes
+    errors: list[str] = []
+    state = graph.get_state(cfg)
+    ids = [m.id for m in state.values.get("messages", [])]
+    latest = state.config["configurable"]["checkpoint_id"]
+    if HELD_ID not in ids:
+        errors.append(f"the app's turn was lost: the latest checkpoint {latest} has {ids}")
+    graph.invoke({"messages": [HumanMessage(NEXT_TEXT, id=NEXT_ID)]}, cfg)
+    received = [m.id for m in model.calls[-1]] if model.calls else []
+    if HELD_ID not in received:
+        errors.append(f"the next turn did not see the held turn: the model got {received}")
+    con.close()
+    return {"made": made, "latest_after_turn": latest, "messages_after_turn": ids,
+            "model_received": received, "errors": errors}
+
+
 def ensure_hashseed_0(script: str) -> None:
     """Re-exec with PYTHONHASHSEED=0 (as fixtures/generate.py does). LangGraph re-serializes
     set/frozenset values in iteration order, which depends on the string hash seed; with seed 0
@@ -942,14 +996,22 @@ def main(argv: list[str] | None = None) -> int:
     la.add_argument("--threads", required=True, help="comma-separated thread ids")
     la.add_argument("--seconds", type=float, default=10.0)
     la.add_argument("--stop-file")
+    ha = sub.add_parser("held-app", help="one app turn whose commits wait for GO_FILE (the id race)")
+    ha.add_argument("--db", required=True)
+    ha.add_argument("--graph", default="1")
+    ha.add_argument("--thread", required=True)
+    ha.add_argument("--hold-file", required=True)
+    ha.add_argument("--go-file", required=True)
     a = ap.parse_args(argv)
 
-    if a.cmd in ("state", "resume", "live-app"):
+    if a.cmd in ("state", "resume", "live-app", "held-app"):
         try:
             if a.cmd == "state":
                 rep = cmd_state(a.db, a.thread, a.graph or a.thread)
             elif a.cmd == "resume":
                 rep = cmd_resume(a.db, a.thread, a.value)
+            elif a.cmd == "held-app":
+                rep = cmd_held_app(a.db, a.graph, a.thread, a.hold_file, a.go_file)
             else:
                 rep = cmd_live_app(a.db, a.graph, a.threads.split(","), a.seconds, a.stop_file)
         except Exception as e:
