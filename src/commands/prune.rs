@@ -13,13 +13,13 @@ use crate::output::{self, human, progress, table};
 use crate::storage::maintenance::Deleted;
 use crate::storage::{CheckpointStore, SqliteStore, ThreadSummary};
 
-use super::rewrite::open_read_write;
+use super::rewrite::open_for_writing;
 use super::LoadedCheckpoint;
 
 /// Runs `prune`.
 pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> {
     let m = &args.maintenance;
-    let store = open_read_write(g)?;
+    let store = open_for_writing(g, m.dry_run)?;
     let now = human::now(g.now.as_deref())?;
     let idle = args.idle.as_deref().map(parse_seconds).transpose()?;
     let min_idle = parse_seconds(&m.min_idle)?;

@@ -162,15 +162,22 @@ impl Outcome {
     }
 }
 
-/// Opens the database for writing (never creating it).
-pub fn open_read_write(g: &GlobalArgs) -> Result<SqliteStore> {
+/// Opens the database for a command that writes (never creating it); with `dry_run`,
+/// read-only, so a dry run works on a file or directory memctl may not write and cannot
+/// change anything.
+pub fn open_for_writing(g: &GlobalArgs, dry_run: bool) -> Result<SqliteStore> {
     if !g.ns.is_empty() {
         bail!("rewrites work on the root namespace; drop --ns '{}'", g.ns);
     }
     let path =
         g.db.as_deref()
             .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
-    SqliteStore::open_read_write(path, Duration::from_millis(g.busy_timeout))
+    let timeout = Duration::from_millis(g.busy_timeout);
+    if dry_run {
+        SqliteStore::open_read_only(path, timeout)
+    } else {
+        SqliteStore::open_read_write(path, timeout)
+    }
 }
 
 /// The rows an edit of a thread starts from: its latest root checkpoint and that
@@ -641,7 +648,7 @@ pub fn run_batch(
     out: &mut dyn Write,
     edit: &(dyn Fn(&Editable) -> Result<Planned> + Sync),
 ) -> Result<()> {
-    let store = open_read_write(g)?;
+    let store = open_for_writing(g, rw.dry_run)?;
     if target.thread.is_some() {
         let ed = load_editable(
             &store,

@@ -74,7 +74,7 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
     };
 
     let settle = rewrite::settle_time(&args.rewrite)?;
-    let store = rewrite::open_read_write(g)?;
+    let store = rewrite::open_for_writing(g, args.rewrite.dry_run)?;
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut plans: Vec<Plan> = Vec::new();
     let min_tokens = args.min_tokens.map(|m| (m, counter));

@@ -203,37 +203,38 @@ impl SqliteStore {
     /// A thread whose newest checkpoint is no longer `expected_latest` is left alone and
     /// returned in the second list.
     pub fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
-        let tx = Transaction::new_unchecked(self.connection(), TransactionBehavior::Immediate)
-            .map_err(|e| super::sqlite::explain(e, self.path()))?;
-        let mut deleted = Deleted::default();
-        let mut moved = Vec::new();
-        for (thread, expected) in threads {
-            if SqliteStore::latest_id(&tx, thread)?.as_deref() != Some(expected.as_str()) {
-                moved.push(thread.clone());
-                continue;
+        let run = || -> rusqlite::Result<(Deleted, Vec<String>)> {
+            let tx = Transaction::new_unchecked(self.connection(), TransactionBehavior::Immediate)?;
+            let mut deleted = Deleted::default();
+            let mut moved = Vec::new();
+            for (thread, expected) in threads {
+                if SqliteStore::latest_id(&tx, thread)?.as_deref() != Some(expected.as_str()) {
+                    moved.push(thread.clone());
+                    continue;
+                }
+                let (cps, cp_bytes): (i64, Option<i64>) = tx.query_row(
+                    "SELECT COUNT(*), SUM(LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0)) FROM checkpoints WHERE thread_id = ?",
+                    [thread],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?;
+                let (wrs, wr_bytes): (i64, Option<i64>) = tx.query_row(
+                    "SELECT COUNT(*), SUM(LENGTH(value)) FROM writes WHERE thread_id = ?",
+                    [thread],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?;
+                tx.execute("DELETE FROM writes WHERE thread_id = ?", [thread])?;
+                tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [thread])?;
+                deleted.add(Deleted {
+                    threads: 1,
+                    checkpoints: cps.max(0) as u64,
+                    writes: wrs.max(0) as u64,
+                    bytes: (cp_bytes.unwrap_or(0) + wr_bytes.unwrap_or(0)).max(0) as u64,
+                });
             }
-            let (cps, cp_bytes): (i64, Option<i64>) = tx.query_row(
-                "SELECT COUNT(*), SUM(LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0)) FROM checkpoints WHERE thread_id = ?",
-                [thread],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            let (wrs, wr_bytes): (i64, Option<i64>) = tx.query_row(
-                "SELECT COUNT(*), SUM(LENGTH(value)) FROM writes WHERE thread_id = ?",
-                [thread],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            tx.execute("DELETE FROM writes WHERE thread_id = ?", [thread])?;
-            tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [thread])?;
-            deleted.add(Deleted {
-                threads: 1,
-                checkpoints: cps.max(0) as u64,
-                writes: wrs.max(0) as u64,
-                bytes: (cp_bytes.unwrap_or(0) + wr_bytes.unwrap_or(0)).max(0) as u64,
-            });
-        }
-        tx.commit()
-            .map_err(|e| super::sqlite::explain(e, self.path()))?;
-        Ok((deleted, moved))
+            tx.commit()?;
+            Ok((deleted, moved))
+        };
+        run().map_err(|e| super::sqlite::explain(e, self.path()))
     }
 
     /// Applies a gc plan to one thread in one transaction, if its newest checkpoint is still
@@ -244,43 +245,47 @@ impl SqliteStore {
         plan: &GcPlan,
         expected_latest: &str,
     ) -> Result<Option<Deleted>> {
-        let tx = Transaction::new_unchecked(self.connection(), TransactionBehavior::Immediate)
-            .map_err(|e| super::sqlite::explain(e, self.path()))?;
-        if SqliteStore::latest_id(&tx, thread_id)?.as_deref() != Some(expected_latest) {
-            return Ok(None);
-        }
-        let mut deleted = Deleted::default();
-        for (ns, id) in &plan.delete {
-            let (n, bytes): (i64, Option<i64>) = tx.query_row(
-                "SELECT COUNT(*), SUM(LENGTH(value)) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                params![thread_id, ns, id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            let cp_bytes: Option<i64> = tx.query_row(
-                "SELECT LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                params![thread_id, ns, id],
-                |r| r.get(0),
-            ).optional()?.flatten();
-            tx.execute(
-                "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                params![thread_id, ns, id],
-            )?;
-            deleted.checkpoints += tx.execute(
-                "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                params![thread_id, ns, id],
-            )? as u64;
-            deleted.writes += n.max(0) as u64;
-            deleted.bytes += (bytes.unwrap_or(0) + cp_bytes.unwrap_or(0)).max(0) as u64;
-        }
-        for (ns, id) in &plan.orphaned {
-            tx.execute(
-                "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                params![thread_id, ns, id],
-            )?;
-        }
-        tx.commit()
-            .map_err(|e| super::sqlite::explain(e, self.path()))?;
-        Ok(Some(deleted))
+        let run = || -> rusqlite::Result<Option<Deleted>> {
+            let tx = Transaction::new_unchecked(self.connection(), TransactionBehavior::Immediate)?;
+            if SqliteStore::latest_id(&tx, thread_id)?.as_deref() != Some(expected_latest) {
+                return Ok(None);
+            }
+            let mut deleted = Deleted::default();
+            for (ns, id) in &plan.delete {
+                let (n, bytes): (i64, Option<i64>) = tx.query_row(
+                    "SELECT COUNT(*), SUM(LENGTH(value)) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    params![thread_id, ns, id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?;
+                let cp_bytes: Option<i64> = tx
+                    .query_row(
+                        "SELECT LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                        params![thread_id, ns, id],
+                        |r| r.get(0),
+                    )
+                    .optional()?
+                    .flatten();
+                tx.execute(
+                    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    params![thread_id, ns, id],
+                )?;
+                deleted.checkpoints += tx.execute(
+                    "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    params![thread_id, ns, id],
+                )? as u64;
+                deleted.writes += n.max(0) as u64;
+                deleted.bytes += (bytes.unwrap_or(0) + cp_bytes.unwrap_or(0)).max(0) as u64;
+            }
+            for (ns, id) in &plan.orphaned {
+                tx.execute(
+                    "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    params![thread_id, ns, id],
+                )?;
+            }
+            tx.commit()?;
+            Ok(Some(deleted))
+        };
+        run().map_err(|e| super::sqlite::explain(e, self.path()))
     }
 
     /// The file size before and after an optional vacuum, and the vacuum's outcome (kept

@@ -40,8 +40,24 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Opens an existing file read-only. Never creates or changes the file.
+    /// Opens an existing file read-only. Never creates or changes the file, and leaves the
+    /// directory as it found it: a WAL-mode database whose `-wal` file does not exist (no
+    /// connection has it open, and every commit is in the main file) is opened `immutable`,
+    /// so SQLite creates no `-wal` / `-shm` files (which a read-only directory would not allow
+    /// and which, left behind by another user, lock the app out). With a `-wal` present (a
+    /// live app), the normal read-only open reads its commits through the existing `-shm`.
     pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
+        check_file(path)?;
+        if is_wal_mode(path) && !sidecar(path, "-wal").exists() {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI;
+            let uri = format!("file:{}?immutable=1", uri_path(path));
+            let conn = Connection::open_with_flags(&uri, flags)
+                .map_err(|e| explain(e, path))
+                .with_context(|| format!("cannot open '{}'", path.display()))?;
+            return SqliteStore::from_connection(conn, path, busy_timeout);
+        }
         SqliteStore::open(path, busy_timeout, OpenFlags::SQLITE_OPEN_READ_ONLY, "")
     }
 
@@ -362,6 +378,40 @@ impl CheckpointStore for SqliteStore {
     }
 }
 
+/// `path` with `suffix` appended (`-wal`, `-shm`, `-journal`).
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// True when the database header says WAL mode (file format versions 2 at bytes 18–19).
+fn is_wal_mode(path: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .is_ok()
+        && header.starts_with(b"SQLite format 3\0")
+        && header[18] == 2
+        && header[19] == 2
+}
+
+/// A path as the file part of an SQLite URI (`%`, `?`, `#` and non-ASCII bytes escaped).
+fn uri_path(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let mut out = String::new();
+    for &b in abs.as_os_str().as_encoded_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(char::from(b))
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
 /// Refuses paths that are missing or not regular files, before SQLite could create one.
 fn check_file(path: &Path) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
@@ -436,7 +486,21 @@ pub fn explain(e: rusqlite::Error, path: &Path) -> anyhow::Error {
             "'{shown}' is locked by another process; try again later or raise --busy-timeout"
         ),
         Some(ErrorCode::DatabaseCorrupt) => anyhow!("'{shown}' is corrupt: {e}"),
-        Some(ErrorCode::ReadOnly) => anyhow!("'{shown}' is read-only: {e}"),
+        Some(ErrorCode::ReadOnly) => {
+            let file_writable = std::fs::OpenOptions::new().write(true).open(path).is_ok();
+            if file_writable {
+                let dir = path
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                anyhow!(
+                    "cannot write '{shown}': its directory '{}' is not writable for this user, and SQLite creates its -journal / -wal files there",
+                    dir.display()
+                )
+            } else {
+                anyhow!("cannot write '{shown}': the file is read-only for this user")
+            }
+        }
         Some(ErrorCode::CannotOpen) => anyhow!("cannot open '{shown}': {e}"),
         _ => anyhow!("SQLite error on '{shown}': {e}"),
     }

@@ -1,0 +1,174 @@
+//! Read commands leave the directory exactly as they found it, read a database they cannot
+//! write to, and see a live app's commits that are still in its WAL.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fixture, memctl, s};
+use rusqlite::Connection;
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A WAL-mode copy of the fixture, as SqliteSaver leaves a file once the app has exited
+/// (no `-wal` / `-shm` files).
+fn wal_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("db.sqlite");
+    std::fs::copy(fixture("new.sqlite"), &db).expect("copy");
+    let conn = Connection::open(&db).expect("open");
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+        .expect("wal");
+    assert_eq!(mode, "wal");
+    drop(conn);
+    assert_eq!(listing(dir.path()), ["db.sqlite"]);
+    (dir, db)
+}
+
+const READS: [&[&str]; 10] = [
+    &["threads", "list"],
+    &["show", "--thread", "tools"],
+    &["history", "--thread", "tools"],
+    &["dump", "--thread", "tools"],
+    &["diff", "--thread", "tools"],
+    &["tokens", "--all"],
+    &["stats"],
+    &["trim", "--all", "--keep", "2", "--dry-run"],
+    &[
+        "gc",
+        "--all",
+        "--keep-checkpoints",
+        "1",
+        "--min-idle",
+        "0s",
+        "--dry-run",
+    ],
+    &["prune", "--idle", "1s", "--min-idle", "0s", "--dry-run"],
+];
+
+#[test]
+fn read_commands_leave_no_files_behind() {
+    let (dir, db) = wal_copy();
+    let before = std::fs::read(&db).expect("read");
+    for args in READS {
+        let out = memctl()
+            .args(args)
+            .args(["--db", s(&db), "--format", "json"])
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            listing(dir.path()),
+            ["db.sqlite"],
+            "{args:?} left files behind"
+        );
+    }
+    assert_eq!(std::fs::read(&db).expect("read"), before);
+}
+
+#[test]
+fn a_database_in_a_read_only_directory_is_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, db) = wal_copy();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let bin = assert_cmd::cargo::cargo_bin("memctl");
+    // As root, permissions do not apply: run as nobody, who cannot write the directory.
+    let is_root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    for args in READS {
+        let mut cmd = if is_root {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "nobody", "--"]).arg(&bin);
+            c
+        } else {
+            std::process::Command::new(&bin)
+        };
+        let out = cmd
+            .args(args)
+            .args(["--db", s(&db), "--format", "json"])
+            .env_remove("MEMCTL_DB")
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "{args:?} in a read-only directory: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(listing(dir.path()), ["db.sqlite"]);
+    // Writing there fails in one line that names the directory (never SQLite's raw code),
+    // even when the file itself is writable.
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    let writes: [&[&str]; 3] = [
+        &["trim", "--all", "--keep", "2"],
+        &["gc", "--all", "--keep-checkpoints", "1", "--min-idle", "0s"],
+        &["prune", "--idle", "1s", "--min-idle", "0s"],
+    ];
+    for args in writes {
+        let mut cmd = if is_root {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "nobody", "--"]).arg(&bin);
+            c
+        } else {
+            std::process::Command::new(&bin)
+        };
+        let out = cmd
+            .args(args)
+            .args(["--db", s(&db)])
+            .env_remove("MEMCTL_DB")
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("directory")
+                && stderr.contains("not writable")
+                && !stderr.contains("Error code"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    }
+    assert_eq!(listing(dir.path()), ["db.sqlite"]);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+#[test]
+fn a_live_apps_commits_in_its_wal_are_read() {
+    let (_dir, db) = wal_copy();
+    // The app: a connection that keeps its WAL (no checkpoint) with a new thread committed.
+    let app = Connection::open(&db).expect("open");
+    app.execute_batch(
+        "PRAGMA wal_autocheckpoint=0;
+         INSERT INTO checkpoints SELECT 'live-new', checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = 'tools';",
+    )
+    .expect("app writes");
+    assert!(std::fs::metadata(format!("{}-wal", db.display()))
+        .map(|m| m.len() > 0)
+        .unwrap_or(false));
+    let out = memctl()
+        .args(["threads", "list", "--db", s(&db), "--format", "json"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("live-new"),
+        "the commit in the WAL is seen"
+    );
+    drop(app);
+}
