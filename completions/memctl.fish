@@ -29,7 +29,7 @@ complete -c memctl -n "__fish_memctl_needs_command" -l format -d 'Output format:
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_needs_command" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_needs_command" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_needs_command" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_needs_command" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_needs_command" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -53,7 +53,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_se
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -71,7 +71,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_s
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -83,7 +83,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand history" -l format -d 'Out
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand history" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -94,7 +94,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand show" -l format -d 'Output
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -105,7 +105,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand dump" -l format -d 'Output
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand dump" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l raw -d 'Print the whole decoded checkpoint (channels, versions, metadata, pending writes) instead of the messages'
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -s q -l quiet -d 'Print nothing but errors (for cron)'
@@ -118,7 +118,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand diff" -l format -d 'Output
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand diff" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -134,7 +134,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l format -d 'Outp
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l all -d 'Count every thread (its latest state), one row per thread, largest first'
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s q -l quiet -d 'Print nothing but errors (for cron)'
@@ -142,7 +142,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s h -l help -d 'P
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s t -l thread -d 'Rewrite this thread' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l idle -d 'With --all: only threads not updated for this long (e.g. 7d, 12h, 90m)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l min-messages -d 'With --all: only threads with at least this many messages' -r
-complete -c memctl -n "__fish_memctl_using_subcommand trim" -l keep -d 'Keep the last N messages (a leading system message counts as one, as in LangChain\'s trim_messages with token_counter=len)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l keep -d 'Keep the last N messages (a leading system message counts as one, as in LangChain\'s trim_messages with token_counter=len). At least 1: to clear a thread, use `memctl rm --all-messages`' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l max-tokens -d 'Keep the last messages that fit in N tokens (by --counter / --model; approximate by default)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l counter -d 'The token counter' -r -f -a "approx\t'LangChain\'s count_tokens_approximately (default parameters)'
 o200k\t'tiktoken o200k_base with langchain_openai\'s chat framing (gpt-4o, gpt-4.1, gpt-5, o1, o3)'
@@ -155,7 +155,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand trim" -l format -d 'Output
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand trim" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l all -d 'Rewrite every thread that passes the filters (threads waiting on work are skipped)'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l keep-first -d 'Also keep the first non-system message (often the user\'s name and goal)'
@@ -177,7 +177,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand rm" -l format -d 'Output f
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand rm" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l all-messages -d 'Remove every message (clear the conversation)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l purge -d 'Also scrub the removed messages from every older checkpoint and write of the thread, then vacuum, so their text is gone from the file (for secrets)'
@@ -210,7 +210,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l format -d 'O
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l all -d 'Rewrite every thread that passes the filters (threads waiting on work are skipped)'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l new-key -d 'Write --summary-key even where the thread has no such channel yet (the graph must declare it: LangGraph reads only the channels of its state schema)'
@@ -224,7 +224,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand stats" -l format -d 'Outpu
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -237,7 +237,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand prune" -l format -d 'Outpu
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand prune" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (needs a moment of exclusive access; exit code 3 if an app keeps the database busy)'
@@ -251,7 +251,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand gc" -l format -d 'Output f
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand gc" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l all -d 'Collect every thread'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
@@ -263,7 +263,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand completions" -l format -d 
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
-complete -c memctl -n "__fish_memctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds' -r
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'

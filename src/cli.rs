@@ -43,8 +43,10 @@ pub struct GlobalArgs {
     )]
     pub ns: String,
 
-    /// How long to wait for a database locked by a live app, in milliseconds.
-    #[arg(long, global = true, default_value_t = 5000, value_name = "MS")]
+    /// How long to wait for a database locked by a live app, in milliseconds (at most
+    /// 2147483647).
+    #[arg(long, global = true, default_value_t = 5000, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(0..=2_147_483_647))]
     pub busy_timeout: u64,
 
     /// Print nothing but errors (for cron).
@@ -181,11 +183,11 @@ pub struct TargetArgs {
     pub all: bool,
 
     /// With --all: only threads not updated for this long (e.g. 7d, 12h, 90m).
-    #[arg(long, value_name = "DUR", requires = "all")]
+    #[arg(long, value_name = "DUR", requires = "all", conflicts_with = "thread")]
     pub idle: Option<String>,
 
     /// With --all: only threads with at least this many messages.
-    #[arg(long, value_name = "N", requires = "all")]
+    #[arg(long, value_name = "N", requires = "all", conflicts_with = "thread")]
     pub min_messages: Option<usize>,
 }
 
@@ -217,8 +219,9 @@ pub struct TrimArgs {
     pub target: TargetArgs,
 
     /// Keep the last N messages (a leading system message counts as one, as in LangChain's
-    /// trim_messages with token_counter=len).
-    #[arg(long, value_name = "N")]
+    /// trim_messages with token_counter=len). At least 1: to clear a thread, use
+    /// `memctl rm --all-messages`.
+    #[arg(long, value_name = "N", value_parser = parse_keep)]
     pub keep: Option<u64>,
 
     /// Keep the last messages that fit in N tokens (by --counter / --model; approximate by
@@ -544,4 +547,15 @@ pub struct GcArgs {
     /// Maintenance options.
     #[command(flatten)]
     pub maintenance: MaintenanceArgs,
+}
+
+/// `trim --keep N`: N ≥ 1 (a trim that keeps nothing is `rm --all-messages`).
+fn parse_keep(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => {
+            Err("0 keeps no message: to clear a thread, use `memctl rm --all-messages`".into())
+        }
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("'{text}' is not a number of messages ({e})")),
+    }
 }

@@ -7,6 +7,11 @@ use clap::Parser;
 use memctl::{cli::Cli, commands, exit};
 
 fn main() -> ExitCode {
+    // MEMCTL_DB set but empty means "not set" (as an empty PATH entry does), not a missing
+    // value for --db.
+    if std::env::var_os("MEMCTL_DB").is_some_and(|v| v.is_empty()) {
+        std::env::remove_var("MEMCTL_DB");
+    }
     let cli = Cli::parse();
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
@@ -43,5 +48,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(io::ErrorKind::BrokenPipe))
     })
 }

@@ -38,21 +38,10 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
         Some(id) => Some(super::load_checkpoint(&store, thread, &g.ns, Some(id))?),
         None => None,
     };
-    let empty = Vec::new();
-    let to_msgs = to
-        .checkpoint
-        .messages()?
-        .messages()
-        .map(<[_]>::to_vec)
-        .unwrap_or_default();
+    let to_msgs = to.message_list()?;
     let from_msgs = match &from {
-        Some(f) => f
-            .checkpoint
-            .messages()?
-            .messages()
-            .map(<[_]>::to_vec)
-            .unwrap_or_default(),
-        None => empty,
+        Some(f) => f.message_list()?,
+        None => Vec::new(),
     };
     let md = diff_messages(&from_msgs, &to_msgs);
 

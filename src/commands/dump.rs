@@ -3,12 +3,11 @@
 
 use std::io::Write;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use serde_json::{json, Value as Json};
 
 use crate::cli::{DumpArgs, Format, GlobalArgs};
 use crate::codec::json::to_json;
-use crate::model::MessagesChannel;
 use crate::output;
 use crate::storage::CheckpointStore;
 
@@ -56,16 +55,7 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         });
         return output::write_document(out, format, &doc);
     }
-    let messages = match cp.checkpoint.messages()? {
-        MessagesChannel::List(m) | MessagesChannel::DeltaSnapshot(m) => m,
-        MessagesChannel::Absent => vec![],
-        MessagesChannel::DeltaOmitted => bail!(
-            "thread '{}' keeps its messages in a DeltaChannel: checkpoint {} stores no message list \
-             (memctl does not replay deltas yet; use `dump --raw` to see what is stored)",
-            args.thread.thread,
-            cp.row.checkpoint_id
-        ),
-    };
+    let messages = cp.message_list()?;
     let records: Vec<Json> = messages
         .into_iter()
         .map(|m| Json::Object(m.fields))

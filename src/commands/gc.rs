@@ -130,15 +130,17 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                 let b: u64 = rows.iter().map(|r| r.deleted.bytes).sum();
                 writeln!(
                     out,
-                    "dry run: would delete {n} checkpoints and {w} writes ({}); nothing was written",
+                    "dry run: would delete {} and {} ({}); nothing was written",
+                    human::count(n, "checkpoint"),
+                    human::count(w, "write"),
                     human::bytes(b)
                 )?;
             } else {
                 writeln!(
                     out,
-                    "deleted {} checkpoints and {} writes ({}); file {} → {}",
-                    total.checkpoints,
-                    total.writes,
+                    "deleted {} and {} ({}); file {} → {}",
+                    human::count(total.checkpoints, "checkpoint"),
+                    human::count(total.writes, "write"),
                     human::bytes(total.bytes),
                     human::bytes(before),
                     human::bytes(after)

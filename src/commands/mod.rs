@@ -28,6 +28,24 @@ use crate::storage::{CheckpointRow, CheckpointStore, SqliteStore, WriteRow};
 /// Runs the parsed command line, writing data to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     let g = &cli.global;
+    crate::output::progress::set_quiet(g.quiet);
+    // Rewrites say themselves that they work on the root namespace.
+    let namespaced = matches!(
+        &cli.command,
+        Command::History(_)
+            | Command::Show(_)
+            | Command::Dump(_)
+            | Command::Diff(_)
+            | Command::Trim(_)
+            | Command::Rm(_)
+            | Command::Summarize(_)
+    ) || matches!(&cli.command, Command::Tokens(t) if t.thread.is_some());
+    if !g.ns.is_empty() && !namespaced {
+        anyhow::bail!(
+            "--ns applies to history, show, dump, diff and tokens --thread; this command works on whole threads (drop --ns '{}')",
+            g.ns
+        );
+    }
     let mut sink = std::io::sink();
     let out: &mut dyn Write = if g.quiet { &mut sink } else { out };
     match &cli.command {
@@ -85,6 +103,24 @@ impl LoadedCheckpoint {
             row,
             checkpoint,
             metadata,
+        })
+    }
+}
+
+impl LoadedCheckpoint {
+    /// The checkpoint's message list (empty when it has no messages channel); an error for a
+    /// DeltaChannel checkpoint that stores no list (memctl does not replay deltas yet).
+    pub fn message_list(&self) -> Result<Vec<crate::model::Message>> {
+        use crate::model::checkpoint::MessagesChannel;
+        Ok(match self.checkpoint.messages()? {
+            MessagesChannel::List(m) | MessagesChannel::DeltaSnapshot(m) => m,
+            MessagesChannel::Absent => vec![],
+            MessagesChannel::DeltaOmitted => bail!(
+                "thread '{}' keeps its messages in a DeltaChannel: checkpoint {} stores no message list \
+                 (memctl does not replay deltas yet; use `dump --raw` to see what is stored)",
+                self.row.thread_id,
+                self.row.checkpoint_id
+            ),
         })
     }
 }

@@ -103,8 +103,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
 
     match output::resolve_format(g.format) {
         Format::Table => {
-            let mut t =
-                table::new_table(&["thread_id", "checkpoints", "bytes", "last update", "status"]);
+            let mut t = table::new_table(&["thread_id", "checkpoints", "bytes", "age", "status"]);
             table::align_right(&mut t, &[1, 2]);
             let moved: Vec<&String> = skipped.iter().map(|(id, _)| id).collect();
             for (th, age) in &selected {
@@ -119,7 +118,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
                     human::preview(&th.thread_id, 40),
                     th.checkpoints.to_string(),
                     human::bytes(th.bytes),
-                    age.map_or("-".into(), |a| format!("{} ago", human::age(a))),
+                    age.map_or("-".into(), human::age),
                     status.to_owned(),
                 ]);
             }
@@ -132,17 +131,17 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
             if m.dry_run {
                 writeln!(
                     out,
-                    "dry run: would delete {} threads ({})",
-                    selected.len(),
+                    "dry run: would delete {} ({}); nothing was written",
+                    human::count(selected.len() as u64, "thread"),
                     human::bytes(would)
                 )?;
             } else {
                 writeln!(
                     out,
-                    "deleted {} threads, {} checkpoints, {} writes ({}); file {} → {}",
-                    deleted.threads,
-                    deleted.checkpoints,
-                    deleted.writes,
+                    "deleted {}, {}, {} ({}); file {} → {}",
+                    human::count(deleted.threads, "thread"),
+                    human::count(deleted.checkpoints, "checkpoint"),
+                    human::count(deleted.writes, "write"),
                     human::bytes(deleted.bytes),
                     human::bytes(before),
                     human::bytes(after)

@@ -126,6 +126,9 @@ pub struct Outcome {
     pub status: &'static str,
     /// Why it was skipped, or notes about the window.
     pub notes: Vec<String>,
+    /// False for a thread skipped or failed before its messages were counted: its
+    /// `messages` and `tokens` are unknown and shown as `-` (JSON: null).
+    pub counted: bool,
     /// Messages before and after.
     pub messages: (usize, usize),
     /// Approximate tokens before and after.
@@ -153,6 +156,7 @@ impl Outcome {
             thread_id: thread_id.to_owned(),
             status: "skipped",
             notes: vec![why],
+            counted: false,
             messages: (0, 0),
             tokens: (0, 0),
             removed: vec![],
@@ -446,6 +450,7 @@ pub fn plan(
             thread_id: ed.thread_id.clone(),
             status: "unchanged",
             notes,
+            counted: true,
             messages: (n, keep.len()),
             tokens: (
                 ed.approx_tokens(0..n),
@@ -856,8 +861,8 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
                 let mut row = vec![
                     human::preview(&o.thread_id, 40),
                     o.status.to_owned(),
-                    format!("{} → {}", o.messages.0, o.messages.1),
-                    format!("{} → {}", o.tokens.0, o.tokens.1),
+                    arrow(o.counted, o.messages.0 as u64, o.messages.1 as u64),
+                    arrow(o.counted, o.tokens.0, o.tokens.1),
                 ];
                 if endpoint {
                     row.push(
@@ -873,9 +878,9 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
                 for o in outcomes.iter().filter(|o| !o.removed.is_empty()) {
                     writeln!(
                         out,
-                        "\n{}: would remove {} messages",
-                        o.thread_id,
-                        o.removed.len()
+                        "\n{}: would remove {}",
+                        human::preview(&o.thread_id, 80),
+                        human::count(o.removed.len() as u64, "message")
                     )?;
                     for r in &o.removed {
                         writeln!(
@@ -898,10 +903,10 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
                     thread_id: &o.thread_id,
                     status: o.status,
                     dry_run,
-                    messages_before: o.messages.0,
-                    messages_after: o.messages.1,
-                    tokens_before: o.tokens.0,
-                    tokens_after: o.tokens.1,
+                    messages_before: o.counted.then_some(o.messages.0),
+                    messages_after: o.counted.then_some(o.messages.1),
+                    tokens_before: o.counted.then_some(o.tokens.0),
+                    tokens_after: o.counted.then_some(o.tokens.1),
                     removed: &o.removed,
                     checkpoint_id: o.checkpoint_id.as_deref(),
                     endpoint_tokens: o
@@ -916,16 +921,25 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
     Ok(())
 }
 
+/// `before → after`, or `-` when the thread was never counted.
+fn arrow(counted: bool, before: u64, after: u64) -> String {
+    if counted {
+        format!("{before} → {after}")
+    } else {
+        "-".into()
+    }
+}
+
 /// One thread of a rewrite report in JSON.
 #[derive(Serialize)]
 struct Record<'a> {
     thread_id: &'a str,
     status: &'a str,
     dry_run: bool,
-    messages_before: usize,
-    messages_after: usize,
-    tokens_before: u64,
-    tokens_after: u64,
+    messages_before: Option<usize>,
+    messages_after: Option<usize>,
+    tokens_before: Option<u64>,
+    tokens_after: Option<u64>,
     removed: &'a [Removed],
     checkpoint_id: Option<&'a str>,
     endpoint_tokens: Option<EndpointTokens>,

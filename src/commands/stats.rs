@@ -63,8 +63,10 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
             )?;
             writeln!(
                 out,
-                "{} threads, {checkpoint_rows} checkpoints, {write_rows} writes; checkpoints per thread: min {min}, median {median}, max {max}",
-                threads.len()
+                "{}, {}, {}; checkpoints per thread: min {min}, median {median}, max {max}",
+                human::count(threads.len() as u64, "thread"),
+                human::count(checkpoint_rows, "checkpoint"),
+                human::count(write_rows, "write"),
             )?;
             let mut t =
                 table::new_table(&["largest threads", "checkpoints", "namespaces", "bytes"]);
@@ -77,7 +79,9 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
                     human::bytes(th.bytes),
                 ]);
             }
-            writeln!(out, "\n{t}")?;
+            if !top.is_empty() {
+                writeln!(out, "\n{t}")?;
+            }
             let mut c = table::new_table(&["checkpoint channel", "bytes"]);
             table::align_right(&mut c, &[1]);
             for (k, n) in &channels {

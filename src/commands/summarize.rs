@@ -166,8 +166,8 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         return result;
     }
     eprintln!(
-        "summarized {} threads, skipped {}, failed {}, superseded by a live app {}; endpoint tokens: {sent} sent, {received} received",
-        count("summarized"),
+        "summarized {}, skipped {}, failed {}, superseded by a live app {}; endpoint tokens: {sent} sent, {received} received",
+        crate::output::human::count(count("summarized") as u64, "thread"),
         count("skipped") + count("unchanged"),
         count("failed"),
         count(rewrite::SUPERSEDED),
@@ -190,6 +190,7 @@ fn plan(
     let before_tokens = approx::count(msgs);
     let mut outcome = Outcome::skipped(&ed.thread_id, String::new());
     outcome.notes = window.notes.clone();
+    outcome.counted = true;
     outcome.messages = (msgs.len(), msgs.len());
     outcome.tokens = (before_tokens, before_tokens);
     let only_a_summary = old.len() == 1 && crate::ops::summarize::is_summary(&msgs[old[0]]);
@@ -244,8 +245,8 @@ fn plan(
     outcome.status = "would summarize";
     outcome.notes = notes.clone();
     outcome.notes.push(format!(
-        "{} messages to summarize, prompt ≈{prompt_tokens} tokens",
-        old.len(),
+        "{} to summarize, prompt ≈{prompt_tokens} tokens",
+        crate::output::human::count(old.len() as u64, "message"),
     ));
     outcome.messages = (msgs.len(), window.keep.len() + extra);
     outcome.tokens = (before_tokens, kept_tokens);

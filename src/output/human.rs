@@ -18,6 +18,16 @@ pub fn bytes(n: u64) -> String {
     format!("{v:.1} {}", UNITS[unit])
 }
 
+/// `n` things, singular or plural: `1 message`, `2 messages`, `0 threads`.
+pub fn count(n: impl Into<u64>, singular: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {singular}")
+    } else {
+        format!("{n} {singular}s")
+    }
+}
+
 /// An age in seconds as `45s`, `12m`, `3h 5m`, `4d 2h`.
 pub fn age(seconds: i64) -> String {
     if seconds < 0 {

@@ -1,12 +1,22 @@
 //! Progress bars on stderr, only when stderr is a terminal.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// A bar for `len` items, hidden when stderr is not a terminal (cron, pipes, tests).
+/// Set by `--quiet`: no bar at all.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Hides every progress bar from now on (`--quiet`: nothing but errors).
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// A bar for `len` items, hidden when stderr is not a terminal (cron, pipes, tests) or with
+/// `--quiet`.
 pub fn bar(len: u64, what: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() || len < 2 {
+    if QUIET.load(Ordering::Relaxed) || !std::io::stderr().is_terminal() || len < 2 {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(len);

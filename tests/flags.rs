@@ -1,0 +1,167 @@
+//! Every flag does what it says, and flags that do not apply are errors (issue #13).
+
+mod common;
+
+use common::{fixture, memctl, run_err, run_json, s, temp_copy};
+
+fn code_and_stderr(args: &[&str]) -> (Option<i32>, String) {
+    let out = memctl().args(args).output().expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    (out.status.code(), stderr)
+}
+
+#[test]
+fn flags_that_do_not_apply_are_refused() {
+    let db = fixture("new.sqlite");
+    let db = s(&db);
+    // trim --thread with the batch filters: a usage error, not silently ignored.
+    for extra in [["--idle", "7d"], ["--min-messages", "3"]] {
+        let mut args = vec![
+            "trim",
+            "--db",
+            db,
+            "--thread",
+            "1",
+            "--keep",
+            "2",
+            "--dry-run",
+        ];
+        args.extend(extra);
+        let (code, stderr) = code_and_stderr(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+    }
+    // trim --keep 0 keeps nothing: refused, pointing at rm --all-messages.
+    let (code, stderr) = code_and_stderr(&["trim", "--db", db, "--thread", "1", "--keep", "0"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("rm --all-messages"), "{stderr}");
+    // --ns on commands that work on whole threads.
+    for args in [
+        vec!["threads", "list", "--db", db, "--ns", "child"],
+        vec!["stats", "--db", db, "--ns", "child"],
+        vec!["tokens", "--all", "--db", db, "--ns", "child"],
+    ] {
+        let err = run_err(&args);
+        assert!(err.contains("--ns"), "{args:?}: {err}");
+    }
+    // A busy timeout SQLite cannot take is a usage error, not a panic.
+    let (code, stderr) = code_and_stderr(&[
+        "threads",
+        "list",
+        "--db",
+        db,
+        "--busy-timeout",
+        "3000000000",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    // --max-input-tokens 0 is no budget.
+    let (code, _) = code_and_stderr(&[
+        "summarize",
+        "--db",
+        db,
+        "--thread",
+        "1",
+        "--keep",
+        "2",
+        "--dry-run",
+        "--max-input-tokens",
+        "0",
+    ]);
+    assert_eq!(code, Some(2));
+    // gc needs to be told how much history to keep.
+    let (code, stderr) = code_and_stderr(&["gc", "--db", db, "--all"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--keep-checkpoints"), "{stderr}");
+}
+
+#[test]
+fn an_empty_memctl_db_is_not_set() {
+    let out = memctl()
+        .env("MEMCTL_DB", "")
+        .args(["threads", "list"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no database given"), "{stderr}");
+}
+
+#[test]
+fn output_says_what_it_means() {
+    let db = fixture("new.sqlite");
+    // stats --top 0: no empty table header.
+    let out = memctl()
+        .args(["stats", "--db", s(&db), "--top", "0", "--format", "table"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.to_lowercase().contains("largest threads"), "{text}");
+    assert!(text.contains("14 threads"), "{text}");
+    // A skipped thread was never counted: '-', not '0 → 0'; JSON null.
+    let out = memctl()
+        .args([
+            "trim",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep",
+            "2",
+            "--dry-run",
+            "--format",
+            "table",
+        ])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains(" interrupt "))
+        .expect("interrupt row");
+    assert!(!line.contains("0 → 0") && line.contains(" - "), "{line}");
+    assert!(text.contains("would remove 1 message\n") || !text.contains("would remove 1 messages"));
+    let json = run_json(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--all",
+        "--keep",
+        "2",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    let row = json
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["thread_id"] == "interrupt")
+        .expect("interrupt");
+    assert!(row["messages_before"].is_null(), "{row}");
+    // diff on a DeltaChannel thread refuses as show and dump do (not "9 → 0, all removed").
+    let err = run_err(&["diff", "--db", s(&fixture("delta.sqlite")), "--thread", "1"]);
+    assert!(err.contains("DeltaChannel"), "{err}");
+}
+
+#[test]
+fn a_closed_pipe_after_deletes_is_not_an_error() {
+    for cmd in [
+        vec!["gc", "--all", "--keep-checkpoints", "1", "--min-idle", "0s"],
+        vec!["prune", "--idle", "1s", "--min-idle", "0s"],
+    ] {
+        let (_d, db) = temp_copy(&fixture("new.sqlite"));
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memctl"))
+            .args(&cmd)
+            .args(["--db", s(&db), "--format", "json"])
+            .env_remove("MEMCTL_DB")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("runs");
+        // Close the pipe before memctl writes its report (as `| head -0` would).
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("ends");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}: {stderr}");
+        assert!(stderr.is_empty(), "{cmd:?}: {stderr}");
+    }
+}
