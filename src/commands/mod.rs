@@ -197,6 +197,24 @@ pub fn map_latest<R: Send>(
     Ok(out)
 }
 
+/// Ends a whole-file read command whose `failed` threads (thread, why) could not be read: the
+/// others were listed; exit code 3 with one line naming them and saying `how` they were shown.
+pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -> Result<()> {
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let named: Vec<String> = failed
+        .iter()
+        .map(|(thread, why)| format!("thread '{thread}': {why}"))
+        .collect();
+    Err(crate::exit::Partial(format!(
+        "{} of {total} threads could not be read and {how}: {}",
+        failed.len(),
+        named.join("; ")
+    ))
+    .into())
+}
+
 /// Checks that a thread exists (and has the namespace), with an error that says what to do.
 pub fn require_thread(store: &dyn CheckpointStore, thread: &str, ns: &str) -> Result<()> {
     if !store.thread_exists(thread)? {

@@ -46,12 +46,21 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         Ok(s) => s?,
         Err(panic) => std::panic::resume_unwind(panic),
     };
+    // A thread whose latest checkpoint does not decode is listed without its state and
+    // reported at the end (exit 3); it never hides the others.
+    let mut unreadable: Vec<(String, String)> = Vec::new();
     let mut facts: std::collections::HashMap<String, LatestFacts> = ids
         .into_iter()
         .map(|(thread, _)| thread)
         .zip(facts?)
-        .map(|(thread, f)| Ok((thread, f?)))
-        .collect::<Result<_>>()?;
+        .filter_map(|(thread, f)| match f {
+            Ok(f) => Some((thread, f)),
+            Err(e) => {
+                unreadable.push((thread, format!("{e:#}")));
+                None
+            }
+        })
+        .collect();
     let mut rows = Vec::with_capacity(summaries.len());
     for t in summaries {
         let facts = match t.latest_root_id {
@@ -69,6 +78,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             bytes: t.bytes,
         });
     }
+    let total = rows.len();
     if let Some(min) = args.min_tokens {
         rows.retain(|r| r.tokens.is_some_and(|t| t >= min));
     }
@@ -134,7 +144,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             output::write_records(out, format, &records)?;
         }
     }
-    Ok(())
+    super::report_unreadable(&unreadable, total, "are listed without their state")
 }
 
 /// What `threads list` shows of a thread's latest checkpoint.

@@ -173,9 +173,19 @@ fn per_thread(
     out: &mut dyn Write,
 ) -> Result<()> {
     let latest = store.latest_root_ids()?;
-    let mut rows = super::map_latest(store, &latest, |row| count_row(row, counter))?
-        .into_iter()
-        .collect::<Result<Vec<ThreadTokens>>>()?;
+    let total = latest.len();
+    let mut unreadable: Vec<(String, String)> = Vec::new();
+    let mut rows: Vec<ThreadTokens> = latest
+        .iter()
+        .zip(super::map_latest(store, &latest, |row| count_row(row, counter))?)
+        .filter_map(|((thread, _), r)| match r {
+            Ok(r) => Some(r),
+            Err(e) => {
+                unreadable.push((thread.clone(), format!("{e:#}")));
+                None
+            }
+        })
+        .collect();
     rows.sort_by(|a, b| {
         b.tokens
             .cmp(&a.tokens)
@@ -197,11 +207,11 @@ fn per_thread(
                 ]);
             }
             writeln!(out, "{t}")?;
-            let total: u64 = rows.iter().filter_map(|r| r.tokens).sum();
             writeln!(
                 out,
-                "{} threads, {total} tokens ({counter_name})",
-                rows.len()
+                "{}, {} tokens ({counter_name})",
+                human::count(rows.len() as u64, "thread"),
+                rows.iter().filter_map(|r| r.tokens).sum::<u64>()
             )?;
         }
         format => {
@@ -212,7 +222,7 @@ fn per_thread(
             output::write_records(out, format, &records)?;
         }
     }
-    Ok(())
+    super::report_unreadable(&unreadable, total, "are left out")
 }
 
 /// Counts one thread's latest checkpoint. The approximate counter reads the stored values in
