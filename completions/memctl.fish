@@ -25,7 +25,7 @@ function __fish_memctl_using_subcommand
 end
 
 complete -c memctl -n "__fish_memctl_needs_command" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_needs_command" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_needs_command" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_needs_command" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -49,7 +49,7 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "gc" -d 'Delete old ch
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -67,7 +67,7 @@ tokens\t'Most tokens first (approximate counter)'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l limit -d 'Show at most this many threads' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l min-tokens -d 'Only threads whose latest state has at least this many tokens (approximate counter)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -79,7 +79,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_s
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand history" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -90,7 +90,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand history" -s h -l help -d '
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l checkpoint -d 'The checkpoint to show (default: the latest)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand show" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -101,7 +101,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand show" -s h -l help -d 'Pri
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l checkpoint -d 'The checkpoint to dump (default: the latest)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand dump" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -114,7 +114,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand diff" -s t -l thread -d 'T
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l from -d 'The older checkpoint (default: the parent of --to)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l to -d 'The newer checkpoint (default: the latest)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand diff" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -130,7 +130,7 @@ cl100k\t'tiktoken cl100k_base with langchain_openai\'s chat framing (gpt-4, gpt-
 usage\t'What the provider billed: usage_metadata of the AI messages (tokens command only)'"
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l model -d 'Count as langchain_openai does for this model (gpt-4o → o200k, gpt-4 → cl100k…); overrides --counter' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -151,7 +151,7 @@ usage\t'What the provider billed: usage_metadata of the AI messages (tokens comm
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l model -d 'Count as langchain_openai does for this model (gpt-4o → o200k, gpt-4 → cl100k…); overrides --counter' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand trim" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -173,7 +173,7 @@ system\t'SystemMessage'"
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l match -d 'Remove every message that matches this regular expression: its text, or the name or JSON arguments of one of its tool calls' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand rm" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -206,7 +206,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l prompt-file 
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l summary-key -d 'Store the summary in this state channel (e.g. `summary`) instead of a summary message; an existing value is fed into the next summary' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -220,7 +220,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s q -l quiet -
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l top -d 'How many of the largest threads to list' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand stats" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -233,7 +233,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand prune" -s t -l thread -d '
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l batch -d 'Threads per transaction (short transactions keep the app\'s waits short)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l min-idle -d 'Leave alone threads written more recently than this (a live app may be using them)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand prune" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -247,7 +247,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand gc" -s t -l thread -d 'Col
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l keep-checkpoints -d 'Checkpoints to keep per thread and namespace, newest first (at least 1: the latest). Required: everything older is deleted, and that history (time travel, `memctl diff`) cannot be brought back; 1 keeps only the state the app resumes from' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l min-idle -d 'Leave alone threads written more recently than this (a live app may be using them)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand gc" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
@@ -259,7 +259,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand gc" -l vacuum -d 'Afterwar
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
-complete -c memctl -n "__fish_memctl_using_subcommand completions" -l format -d 'Output format: a table for people, or JSON / JSON lines for scripts. Default: table on a terminal, json otherwise' -r -f -a "table\t'Aligned table / readable text'
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r

@@ -28,8 +28,8 @@ pub struct GlobalArgs {
     #[arg(long, env = "MEMCTL_DB", global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
 
-    /// Output format: a table for people, or JSON / JSON lines for scripts.
-    /// Default: table on a terminal, json otherwise.
+    /// Output format: a table for people (the default, on a terminal and in a pipe alike), or
+    /// JSON / JSON lines for scripts (`dump` is always JSON).
     #[arg(long, value_enum, global = true)]
     pub format: Option<Format>,
 

@@ -178,10 +178,7 @@ fn one_unreadable_thread_never_hides_the_others() {
     )
     .expect("truncate");
     drop(conn);
-    for (args, listed) in [
-        (vec!["threads", "list"], 14),
-        (vec!["tokens", "--all"], 13),
-    ] {
+    for (args, listed) in [(vec!["threads", "list"], 14), (vec!["tokens", "--all"], 13)] {
         let out = memctl()
             .args(&args)
             .args(["--db", s(&db), "--format", "json"])
@@ -189,16 +186,36 @@ fn one_unreadable_thread_never_hides_the_others() {
             .expect("runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
-        assert!(stderr.contains("thread 'tools'") && stderr.contains("truncated"), "{stderr}");
+        assert!(
+            stderr.contains("thread 'tools'") && stderr.contains("truncated"),
+            "{stderr}"
+        );
         let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        assert_eq!(rows.as_array().map(Vec::len), Some(listed), "{args:?}: {rows}");
+        assert_eq!(
+            rows.as_array().map(Vec::len),
+            Some(listed),
+            "{args:?}: {rows}"
+        );
     }
     // A dry run over the file says nothing was written.
     let out = memctl()
-        .args(["trim", "--all", "--keep", "2", "--dry-run", "--db", s(&db), "--format", "json"])
+        .args([
+            "trim",
+            "--all",
+            "--keep",
+            "2",
+            "--dry-run",
+            "--db",
+            s(&db),
+            "--format",
+            "json",
+        ])
         .output()
         .expect("runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("dry run: nothing was written") && !stderr.contains("were written"), "{stderr}");
+    assert!(
+        stderr.contains("dry run: nothing was written") && !stderr.contains("were written"),
+        "{stderr}"
+    );
 }

@@ -198,7 +198,8 @@ pub fn map_latest<R: Send>(
 }
 
 /// Ends a whole-file read command whose `failed` threads (thread, why) could not be read: the
-/// others were listed; exit code 3 with one line naming them and saying `how` they were shown.
+/// others were listed; exit code 3 with one line naming them and saying `how` they were shown
+/// (exit 1 when no thread could be read).
 pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -> Result<()> {
     if failed.is_empty() {
         return Ok(());
@@ -207,6 +208,10 @@ pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -
         .iter()
         .map(|(thread, why)| format!("thread '{thread}': {why}"))
         .collect();
+    if failed.len() == total {
+        // Nothing could be read: not a partial success, an error (exit 1).
+        bail!("{}", named.join("; "));
+    }
     Err(crate::exit::Partial(format!(
         "{} of {total} threads could not be read and {how}: {}",
         failed.len(),

@@ -177,7 +177,9 @@ fn per_thread(
     let mut unreadable: Vec<(String, String)> = Vec::new();
     let mut rows: Vec<ThreadTokens> = latest
         .iter()
-        .zip(super::map_latest(store, &latest, |row| count_row(row, counter))?)
+        .zip(super::map_latest(store, &latest, |row| {
+            count_row(row, counter)
+        })?)
         .filter_map(|((thread, _), r)| match r {
             Ok(r) => Some(r),
             Err(e) => {

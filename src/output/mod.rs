@@ -8,22 +8,18 @@ pub mod progress;
 pub mod sanitize;
 pub mod table;
 
-use std::io::{self, IsTerminal, Write};
+use std::io::Write;
 
 use anyhow::Result;
 use serde_json::Value as Json;
 
 use crate::cli::Format;
 
-/// The format to use: the one asked for, else a table on a terminal and JSON elsewhere.
+/// The format to use: the one asked for, else the table (terminal or pipe alike).
 pub fn resolve_format(asked: Option<Format>) -> Format {
-    asked.unwrap_or_else(|| {
-        if io::stdout().is_terminal() {
-            Format::Table
-        } else {
-            Format::Json
-        }
-    })
+    // The same human format on a terminal and in a pipe (`memctl show … | less`,
+    // `history … | head`), as gh and git do; JSON only when asked for.
+    asked.unwrap_or(Format::Table)
 }
 
 /// Writes a list of records as one JSON array (`json`) or one object per line (`jsonl`).
