@@ -219,3 +219,49 @@ fn one_unreadable_thread_never_hides_the_others() {
         "{stderr}"
     );
 }
+
+#[test]
+fn ids_are_never_wrapped_or_cut() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    // A thread id longer than any old cut-off, renamed in place.
+    let long = "customer-4242-support-conversation-about-a-very-long-invoice-dispute";
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute_batch(&format!(
+        "UPDATE checkpoints SET thread_id = '{long}' WHERE thread_id = 'tools';
+         UPDATE writes SET thread_id = '{long}' WHERE thread_id = 'tools';"
+    ))
+    .expect("rename");
+    drop(conn);
+    for columns in ["80", "0", "250"] {
+        for args in [
+            vec!["threads", "list"],
+            vec!["history", "--thread", long],
+            vec!["trim", "--all", "--keep", "2", "--dry-run"],
+            vec!["tokens", "--all"],
+        ] {
+            let out = memctl()
+                .env("COLUMNS", columns)
+                .args(&args)
+                .args(["--db", s(&db)])
+                .output()
+                .expect("runs");
+            let text = String::from_utf8_lossy(&out.stdout);
+            if args[0] != "history" {
+                assert!(
+                    text.lines().any(|l| l.contains(long)),
+                    "COLUMNS={columns} {args:?}: the thread id is cut or wrapped:\n{text}"
+                );
+            } else {
+                let ids = text.lines().skip(1).filter(|l| {
+                    l.split_whitespace()
+                        .next()
+                        .is_some_and(|w| w.len() == 36 && w.matches('-').count() == 4)
+                });
+                assert!(
+                    ids.count() >= 5,
+                    "COLUMNS={columns}: checkpoint ids whole:\n{text}"
+                );
+            }
+        }
+    }
+}

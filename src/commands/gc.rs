@@ -114,7 +114,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             table::align_right(&mut t, &[1, 2, 3]);
             for r in &rows {
                 t.add_row(vec![
-                    human::preview(&r.thread_id, 40),
+                    human::id(&r.thread_id),
                     r.checkpoints.to_string(),
                     r.deleted.checkpoints.to_string(),
                     human::bytes(r.deleted.bytes),
@@ -122,7 +122,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                 ]);
             }
             if !rows.is_empty() {
-                writeln!(out, "{t}")?;
+                writeln!(out, "{}", table::render(&t))?;
             }
             if m.dry_run {
                 let n: u64 = rows.iter().map(|r| r.deleted.checkpoints).sum();

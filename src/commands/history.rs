@@ -63,9 +63,10 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
             };
             for r in &records {
                 let ts = r["ts"].as_str().and_then(human::parse_ts);
+                let id = |v: &Json| v.as_str().map_or("-".into(), human::id);
                 t.add_row(vec![
-                    cell(&r["checkpoint_id"]),
-                    cell(&r["parent_checkpoint_id"]),
+                    id(&r["checkpoint_id"]),
+                    id(&r["parent_checkpoint_id"]),
                     cell(&r["step"]),
                     cell(&r["source"]),
                     ts.as_ref().map_or("-".into(), human::utc),
@@ -74,7 +75,7 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
                     cell(&r["namespaces"]),
                 ]);
             }
-            writeln!(out, "{t}")?;
+            writeln!(out, "{}", table::render(&t))?;
         }
         format => output::write_records(out, format, &records)?,
     }

@@ -115,7 +115,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
                     "deleted"
                 };
                 t.add_row(vec![
-                    human::preview(&th.thread_id, 40),
+                    human::id(&th.thread_id),
                     th.checkpoints.to_string(),
                     human::bytes(th.bytes),
                     age.map_or("-".into(), human::age),
@@ -123,10 +123,10 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
                 ]);
             }
             if !selected.is_empty() {
-                writeln!(out, "{t}")?;
+                writeln!(out, "{}", table::render(&t))?;
             }
             for (id, why) in &skipped {
-                writeln!(out, "skipped {}: {why}", human::preview(id, 40))?;
+                writeln!(out, "skipped {}: {why}", human::id(id))?;
             }
             if m.dry_run {
                 writeln!(

@@ -848,18 +848,12 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
             if endpoint {
                 headers.push("endpoint in/out");
             }
-            headers.push("checkpoint / notes");
+            headers.extend(["checkpoint", "notes"]);
             let mut t = table::new_table(&headers);
             for o in outcomes {
-                let detail = o
-                    .checkpoint_id
-                    .clone()
-                    .into_iter()
-                    .chain(o.notes.iter().cloned())
-                    .collect::<Vec<_>>()
-                    .join("; ");
+                let notes: Vec<String> = o.notes.iter().map(|n| human::id(n)).collect();
                 let mut row = vec![
-                    human::preview(&o.thread_id, 40),
+                    human::id(&o.thread_id),
                     o.status.to_owned(),
                     arrow(o.counted, o.messages.0 as u64, o.messages.1 as u64),
                     arrow(o.counted, o.tokens.0, o.tokens.1),
@@ -870,16 +864,17 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
                             .map_or("-".into(), |(a, b)| format!("{a} / {b}")),
                     );
                 }
-                row.push(human::preview(&detail, 120));
+                row.push(o.checkpoint_id.as_deref().map_or(String::new(), human::id));
+                row.push(notes.join("; "));
                 t.add_row(row);
             }
-            writeln!(out, "{t}")?;
+            writeln!(out, "{}", table::render(&t))?;
             if dry_run {
                 for o in outcomes.iter().filter(|o| !o.removed.is_empty()) {
                     writeln!(
                         out,
                         "\n{}: would remove {}",
-                        human::preview(&o.thread_id, 80),
+                        human::id(&o.thread_id),
                         human::count(o.removed.len() as u64, "message")
                     )?;
                     for r in &o.removed {

@@ -73,21 +73,21 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
             table::align_right(&mut t, &[1, 2, 3]);
             for th in &top {
                 t.add_row(vec![
-                    human::preview(&th.thread_id, 40),
+                    human::id(&th.thread_id),
                     th.checkpoints.to_string(),
                     th.namespaces.to_string(),
                     human::bytes(th.bytes),
                 ]);
             }
             if !top.is_empty() {
-                writeln!(out, "\n{t}")?;
+                writeln!(out, "\n{}", table::render(&t))?;
             }
             let mut c = table::new_table(&["checkpoint channel", "bytes"]);
             table::align_right(&mut c, &[1]);
             for (k, n) in &channels {
                 c.add_row(vec![human::preview(k, 40), human::bytes(*n)]);
             }
-            writeln!(out, "\n{c}")?;
+            writeln!(out, "\n{}", table::render(&c))?;
             let mut w = table::new_table(&["write channel", "rows", "bytes"]);
             table::align_right(&mut w, &[1, 2]);
             for (k, rows, n) in &writes {
@@ -97,7 +97,7 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
                     human::bytes(*n),
                 ]);
             }
-            writeln!(out, "\n{w}")?;
+            writeln!(out, "\n{}", table::render(&w))?;
             writeln!(
                 out,
                 "\norphans: {} writes without their checkpoint, {} checkpoints without their parent, {} threads without a root namespace",

@@ -108,7 +108,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             table::align_right(&mut t, &[1, 2, 3, 4, 7]);
             for r in &rows {
                 t.add_row(vec![
-                    human::preview(&r.thread_id, 40),
+                    human::id(&r.thread_id),
                     r.checkpoints.to_string(),
                     r.messages.map_or("-".into(), |m| m.to_string()),
                     r.tokens.map_or("-".into(), |m| m.to_string()),
@@ -121,7 +121,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             if rows.is_empty() {
                 writeln!(out, "no threads")?;
             } else {
-                writeln!(out, "{t}")?;
+                writeln!(out, "{}", table::render(&t))?;
             }
         }
         format => {

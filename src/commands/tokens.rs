@@ -64,18 +64,19 @@ fn per_message(
     let total = counter.list_overhead() + counts.iter().sum::<u64>();
     match output::resolve_format(g.format) {
         Format::Table => {
-            let mut t = table::new_table(&["#", "type", "id", "tokens", "text"]);
+            let tokens_header = format!("tokens ({})", counter.name());
+            let mut t = table::new_table(&["#", "type", "id", &tokens_header, "text"]);
             table::align_right(&mut t, &[0, 3]);
             for (i, (m, n)) in msgs.iter().zip(&counts).enumerate() {
                 t.add_row(vec![
                     i.to_string(),
                     m.kind.type_str().to_owned(),
-                    human::preview(m.id().unwrap_or("-"), 40),
+                    human::id(m.id().unwrap_or("-")),
                     n.to_string(),
                     human::preview(&m.summary_text(), 50),
                 ]);
             }
-            writeln!(out, "{t}")?;
+            writeln!(out, "{}", table::render(&t))?;
             let overhead = counter.list_overhead();
             let extra = if overhead > 0 {
                 format!(" (including {overhead} for the reply priming)")
@@ -117,7 +118,7 @@ fn usage_report(g: &GlobalArgs, thread: &str, msgs: &[Message], out: &mut dyn Wr
             for (i, m, u) in &rows {
                 t.add_row(vec![
                     i.to_string(),
-                    human::preview(m.id().unwrap_or("-"), 40),
+                    human::id(m.id().unwrap_or("-")),
                     get(u, "input_tokens").to_string(),
                     get(u, "output_tokens").to_string(),
                     get(u, "total_tokens").to_string(),
@@ -129,7 +130,7 @@ fn usage_report(g: &GlobalArgs, thread: &str, msgs: &[Message], out: &mut dyn Wr
                     "no AI message of thread '{thread}' carries usage_metadata"
                 )?;
             } else {
-                writeln!(out, "{t}")?;
+                writeln!(out, "{}", table::render(&t))?;
                 writeln!(
                     out,
                     "last turn: {} input tokens; all turns: {} input, {} output, {} total",
@@ -199,16 +200,20 @@ fn per_thread(
     let counter_name = counter.map_or_else(|| "usage (last input_tokens)".to_owned(), |c| c.name());
     match output::resolve_format(g.format) {
         Format::Table => {
-            let mut t = table::new_table(&["thread_id", "messages", "tokens"]);
+            let tokens_header = match counter {
+                Some(c) => format!("tokens ({})", c.name()),
+                None => "last input tokens (usage)".to_owned(),
+            };
+            let mut t = table::new_table(&["thread_id", "messages", &tokens_header]);
             table::align_right(&mut t, &[1, 2]);
             for r in &rows {
                 t.add_row(vec![
-                    human::preview(&r.thread_id, 40),
+                    human::id(&r.thread_id),
                     r.messages.to_string(),
                     r.tokens.map_or("-".into(), |n| n.to_string()),
                 ]);
             }
-            writeln!(out, "{t}")?;
+            writeln!(out, "{}", table::render(&t))?;
             writeln!(
                 out,
                 "{}, {} tokens ({counter_name})",

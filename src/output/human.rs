@@ -66,6 +66,12 @@ pub fn utc(ts: &Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// An id for a table cell or a line of text: whole (never cut), on one line, escaped for the
+/// terminal.
+pub fn id(s: &str) -> String {
+    preview(s, usize::MAX)
+}
+
 /// The first `max` characters of `s` on one line, with `…` when cut.
 pub fn preview(s: &str, max: usize) -> String {
     let mut out = String::with_capacity(max.min(s.len()) + 8);
