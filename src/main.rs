@@ -23,7 +23,7 @@ fn main() -> ExitCode {
             let _ = writeln!(
                 io::stderr(),
                 "memctl: error: {}",
-                one_line(&format!("{e:#}"))
+                memctl::output::sanitize::for_terminal(&one_line(&format!("{e:#}")))
             );
             if e.is::<exit::Partial>() {
                 ExitCode::from(exit::PARTIAL)

@@ -265,3 +265,99 @@ fn ids_are_never_wrapped_or_cut() {
         }
     }
 }
+
+/// Bytes that a terminal would act on: ESC, CSI (U+009B), RLO (U+202E), LINE SEPARATOR.
+fn has_raw_escapes(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    text.contains('\u{1b}')
+        || text.contains('\u{9b}')
+        || text.contains('\u{202e}')
+        || text.contains('\u{2028}')
+}
+
+#[test]
+fn nothing_from_the_database_reaches_the_terminal_raw() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let evil = "evil\u{1b}[2J\u{9b}31m\u{202e}x\u{2028}y";
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute_batch(&format!(
+        "UPDATE checkpoints SET thread_id = '{evil}' WHERE thread_id = 'tools';
+         UPDATE writes SET thread_id = '{evil}' WHERE thread_id = 'tools';"
+    ))
+    .expect("rename");
+    drop(conn);
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["threads", "list"],
+        vec!["tokens", "--all"],
+        vec!["tokens", "--thread", evil],
+        vec!["tokens", "--thread", evil, "--counter", "usage"],
+        vec!["history", "--thread", evil],
+        vec!["show", "--thread", evil],
+        vec!["diff", "--thread", evil],
+        vec!["trim", "--all", "--keep", "2", "--dry-run"],
+        vec!["rm", "--thread", evil, "--index", "0", "--dry-run"],
+        vec![
+            "gc",
+            "--all",
+            "--keep-checkpoints",
+            "1",
+            "--min-idle",
+            "0s",
+            "--dry-run",
+        ],
+        vec!["prune", "--idle", "1s", "--min-idle", "0s", "--dry-run"],
+        vec!["stats"],
+        // Errors quoting the id.
+        vec!["show", "--thread", evil, "--checkpoint", "nope"],
+        vec!["rm", "--thread", evil, "--id", "nope"],
+    ];
+    for args in runs {
+        let out = memctl()
+            .args(&args)
+            .args(["--db", s(&db)])
+            .output()
+            .expect("runs");
+        assert!(
+            !has_raw_escapes(&out.stdout),
+            "{args:?} stdout: {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        assert!(
+            !has_raw_escapes(&out.stderr),
+            "{args:?} stderr: {:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // JSON on a terminal (a pty made by `script`): escaped as \uXXXX, still the same JSON.
+    let bin = assert_cmd::cargo::cargo_bin("memctl");
+    let cmd = format!(
+        "{} threads list --db {} --format json",
+        bin.display(),
+        s(&db)
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_remove("MEMCTL_DB")
+        .output()
+        .expect("script runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !has_raw_escapes(&out.stdout),
+        "{:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    let rows: serde_json::Value = serde_json::from_str(text.trim()).expect("still JSON");
+    assert!(rows.to_string().contains("evil"), "{rows}");
+    assert!(
+        rows.as_array()
+            .expect("rows")
+            .iter()
+            .any(|r| r["thread_id"] == evil),
+        "the id parses back to the stored one"
+    );
+}

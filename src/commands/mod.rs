@@ -48,6 +48,27 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     }
     let mut sink = std::io::sink();
     let out: &mut dyn Write = if g.quiet { &mut sink } else { out };
+    // Every byte memctl prints passes the terminal sanitizer here: human text always (a
+    // stored id or message holding ESC [2J cannot clear the screen), JSON on a terminal
+    // (escaped as \uXXXX, which parses to the same document; pipes get serde_json's bytes).
+    use crate::output::sanitize::{Escape, TerminalWriter};
+    use std::io::IsTerminal;
+    let json = matches!(
+        g.format,
+        Some(crate::cli::Format::Json | crate::cli::Format::Jsonl)
+    ) || matches!(&cli.command, Command::Dump(_));
+    let mut guarded;
+    let out: &mut dyn Write = if matches!(&cli.command, Command::Completions(_)) {
+        out
+    } else if !json {
+        guarded = TerminalWriter::new(out, Escape::Text);
+        &mut guarded
+    } else if std::io::stdout().is_terminal() {
+        guarded = TerminalWriter::new(out, Escape::Json);
+        &mut guarded
+    } else {
+        out
+    };
     match &cli.command {
         Command::Threads(ThreadsCommand::List(args)) => threads::list(g, args, out),
         Command::History(args) => history::run(g, args, out),
