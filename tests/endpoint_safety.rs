@@ -1,6 +1,6 @@
 //! summarize's endpoint handling under hostile or broken input: secrets in the endpoint URL and
 //! in a server's answer are never printed, redirects are reported and not followed, malformed
-//! endpoints are usage errors, failures read as one sentence, and the answer read is capped.
+//! endpoints are usage errors, failures read as one sentence, and what is read is capped.
 //! Against a real HTTP server on 127.0.0.1.
 
 mod common;
@@ -335,6 +335,60 @@ fn a_connection_failure_is_one_clean_sentence() {
             server.url
         )
     );
+}
+
+#[test]
+fn the_prompt_file_is_capped_at_one_mib() {
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    let dry_run = |prompt: &std::path::Path| {
+        memctl()
+            .args([
+                "summarize",
+                "--db",
+                s(&db),
+                "--all",
+                "--keep",
+                "2",
+                "--dry-run",
+            ])
+            .args(["--prompt-file", s(prompt)])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .expect("memctl runs")
+    };
+    let template = |len: usize| {
+        let mut t = "Summarize: {messages}\n".to_owned();
+        t.push_str(&"x".repeat(len - t.len()));
+        t
+    };
+    let exact = dir.path().join("exact.txt");
+    std::fs::write(&exact, template(1 << 20)).expect("write");
+    let out = dry_run(&exact);
+    assert!(out.status.success(), "{}", all_output(&out));
+
+    let over = dir.path().join("over.txt");
+    std::fs::write(&over, template((1 << 20) + 1)).expect("write");
+    let out = dry_run(&over);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(s(&over)) && stderr.contains("larger than 1 MiB"),
+        "{stderr}"
+    );
+
+    // A file that never ends: refused after reading the cap.
+    let zero = std::path::Path::new("/dev/zero");
+    if zero.exists() {
+        let started = Instant::now();
+        let out = dry_run(zero);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("/dev/zero") && stderr.contains("larger than 1 MiB"),
+            "{stderr}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
 }
 
 #[test]

@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use crate::cli::{CounterArgs, CounterKind, GlobalArgs, SummarizeArgs};
 use crate::codec::Value;
 use crate::endpoint::chat::{check_endpoint, CallError, ChatClient, Completion};
+use crate::endpoint::prompt_file::read_prompt_file;
 use crate::exit::Usage;
 use crate::model::{Kind, Message};
 use crate::ops::summarize::{
@@ -44,8 +45,7 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         bail!("--counter usage cannot measure a window");
     }
     let template = match &args.prompt_file {
-        Some(path) => std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read --prompt-file '{}'", path.display()))?,
+        Some(path) => read_prompt_file(path)?,
         None => DEFAULT_PROMPT.to_owned(),
     };
     render_prompt(&template, "").context("--prompt-file")?;
