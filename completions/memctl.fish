@@ -195,14 +195,14 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l counter -d '
 o200k\t'tiktoken o200k_base with langchain_openai\'s chat framing (gpt-4o, gpt-4.1, gpt-5, o1, o3)'
 cl100k\t'tiktoken cl100k_base with langchain_openai\'s chat framing (gpt-4, gpt-3.5-turbo)'
 usage\t'What the provider billed: usage_metadata of the AI messages (tokens command only)'"
-complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l endpoint -d 'The OpenAI-compatible API base URL (e.g. http://localhost:11434/v1)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l endpoint -d 'The OpenAI-compatible API base URL, http or https (e.g. http://localhost:11434/v1). Redirects are not followed; credentials in it are never printed' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l model -d 'The model the endpoint should use for summaries' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l api-key-env -d 'The environment variable holding the API key (sent as a bearer token, never printed)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l concurrency -d 'Requests in flight at once' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l timeout -d 'Seconds to wait for one answer' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l retries -d 'Retries after a 429, a 5xx, a timeout or a connection error (with backoff)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l max-input-tokens -d 'The most transcript one request carries (approximate tokens). A longer one is summarized in parts and then the part summaries are summarized (map-reduce): nothing is left out' -r
-complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l prompt-file -d 'A prompt template to use instead of memctl\'s; `{messages}` marks the transcript' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l prompt-file -d 'A prompt template to use instead of memctl\'s (at most 1 MiB); `{messages}` marks the transcript' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l summary-key -d 'Store the summary in this state channel (e.g. `summary`) instead of a summary message; an existing value is fed into the next summary' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F

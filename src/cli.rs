@@ -425,7 +425,8 @@ pub struct SummarizeArgs {
     #[arg(long, value_enum, default_value_t = CounterKind::Approx)]
     pub counter: CounterKind,
 
-    /// The OpenAI-compatible API base URL (e.g. http://localhost:11434/v1).
+    /// The OpenAI-compatible API base URL, http or https (e.g. http://localhost:11434/v1).
+    /// Redirects are not followed; credentials in it are never printed.
     #[arg(long, value_name = "URL", required_unless_present = "dry_run")]
     pub endpoint: Option<String>,
 
@@ -455,7 +456,8 @@ pub struct SummarizeArgs {
     #[arg(long, value_name = "N", default_value_t = 12_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_input_tokens: u64,
 
-    /// A prompt template to use instead of memctl's; `{messages}` marks the transcript.
+    /// A prompt template to use instead of memctl's (at most 1 MiB); `{messages}` marks the
+    /// transcript.
     #[arg(long, value_name = "FILE")]
     pub prompt_file: Option<std::path::PathBuf>,
 

@@ -21,3 +21,16 @@ impl std::fmt::Display for Partial {
 }
 
 impl std::error::Error for Partial {}
+
+/// A usage error found after parsing (a flag's value that cannot work, e.g. an `--endpoint`
+/// that is not an http URL): the process exits with [`USAGE`], as for clap's own errors.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}

@@ -25,7 +25,9 @@ fn main() -> ExitCode {
                 "memctl: error: {}",
                 memctl::output::sanitize::for_terminal(&one_line(&format!("{e:#}")))
             );
-            if e.is::<exit::Partial>() {
+            if e.chain().any(|c| c.is::<exit::Usage>()) {
+                ExitCode::from(exit::USAGE)
+            } else if e.is::<exit::Partial>() {
                 ExitCode::from(exit::PARTIAL)
             } else {
                 ExitCode::from(exit::ERROR)

@@ -10,7 +10,9 @@ use anyhow::{bail, Context, Result};
 
 use crate::cli::{CounterArgs, CounterKind, GlobalArgs, SummarizeArgs};
 use crate::codec::Value;
-use crate::endpoint::chat::{CallError, ChatClient, Completion};
+use crate::endpoint::chat::{check_endpoint, CallError, ChatClient, Completion};
+use crate::endpoint::prompt_file::read_prompt_file;
+use crate::exit::Usage;
 use crate::model::{Kind, Message};
 use crate::ops::summarize::{
     approx_tokens, combine, older, render_prompt, summary_message, transcript_parts, DEFAULT_PROMPT,
@@ -43,8 +45,7 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         bail!("--counter usage cannot measure a window");
     }
     let template = match &args.prompt_file {
-        Some(path) => std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read --prompt-file '{}'", path.display()))?,
+        Some(path) => read_prompt_file(path)?,
         None => DEFAULT_PROMPT.to_owned(),
     };
     render_prompt(&template, "").context("--prompt-file")?;
@@ -56,6 +57,10 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         },
         (None, None) => bail!("give --keep N or --keep-tokens N"),
     };
+    // A malformed endpoint is a usage error (exit 2), before any database work.
+    if let Some(endpoint) = &args.endpoint {
+        check_endpoint(endpoint).map_err(|e| Usage(e.0))?;
+    }
     let client = if args.rewrite.dry_run {
         None
     } else {
@@ -64,13 +69,16 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         let key = std::env::var(&args.api_key_env)
             .ok()
             .filter(|k| !k.is_empty());
-        Some(ChatClient::new(
-            endpoint,
-            model,
-            key,
-            Duration::from_secs(args.timeout.max(1)),
-            args.retries,
-        ))
+        Some(
+            ChatClient::new(
+                endpoint,
+                model,
+                key,
+                Duration::from_secs(args.timeout.max(1)),
+                args.retries,
+            )
+            .map_err(|e| Usage(e.0))?,
+        )
     };
 
     let settle = rewrite::settle_time(&args.rewrite)?;

@@ -1,6 +1,6 @@
 //! A real HTTP server on 127.0.0.1 that speaks the chat completions protocol, for the
 //! summarize tests. It records every request and answers as the test scripts it: normally,
-//! slowly, with an error status, with malformed JSON, or not at all (hang).
+//! slowly, with an error status, with malformed JSON, with a redirect, or not at all (hang).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -51,6 +51,8 @@ pub enum Reply {
     Slow(Duration, Box<Reply>),
     /// Never answer (the connection stays open until the test ends).
     Hang,
+    /// This redirect status (301, 302, 307, 308) with this `Location`.
+    Redirect(u16, String),
 }
 
 /// The scripted server. Dropping it stops it.
@@ -171,6 +173,14 @@ fn serve(stream: TcpStream, reqs: &Mutex<Vec<Request>>, script: &Script, stop: &
             }
             Reply::Malformed => {
                 respond(&mut stream, 200, "{\"choices\": [oops");
+                return;
+            }
+            Reply::Redirect(code, location) => {
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {code} Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+                let _ = stream.flush();
                 return;
             }
         }

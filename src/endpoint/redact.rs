@@ -1,0 +1,290 @@
+//! Keeping credentials out of what memctl prints.
+//!
+//! An endpoint URL may carry a password (`http://user:pass@host/v1`) or a key in its query
+//! (`?api_key=…`), and a server's answer may reflect the request's `Authorization` header.
+//! Everything memctl shows about an endpoint (its URL, a `Location`, a server's message) goes
+//! through [`Secrets::redact`] first:
+//!
+//! - the exact secrets memctl knows (the API key, the URL's password and key parameters, the
+//!   Basic credentials ureq derives from the URL) become `***` wherever they appear;
+//! - in any URL, the userinfo password becomes `***` (the user name stays);
+//! - the values of key parameters ([`SECRET_PARAMS`], any case) become `***`;
+//! - `Bearer …` tokens become `Bearer ***`.
+
+use std::sync::LazyLock;
+
+use base64::Engine;
+use regex::{Captures, Regex};
+
+/// What a redacted secret is replaced with.
+pub const MASK: &str = "***";
+
+/// Names of query (or `name=value`) parameters whose values are secrets, compared
+/// case-insensitively.
+pub const SECRET_PARAMS: &[&str] = &[
+    "api_key",
+    "api-key",
+    "apikey",
+    "x-api-key",
+    "key",
+    "token",
+    "access_token",
+    "sig",
+    "signature",
+    "password",
+    "secret",
+    "client_secret",
+];
+
+/// Exact secrets shorter than this are not searched for: they would match ordinary words
+/// (a key that short is not a real key). The patterns still apply.
+const MIN_EXACT: usize = 4;
+
+/// `scheme://user:password@`: the password, up to the last `@` of the authority.
+static USERINFO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/?#@:]*):([^\s/?#]*)@").expect("a valid pattern")
+});
+
+/// `name=value`, the name starting after a non-name character (or at the start); the value
+/// does not end with `:` or `.` (punctuation of the text around it, as in `key=abc: denied`).
+static PARAM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(^|[^A-Za-z0-9_.\-])([A-Za-z0-9_.\-]+)=((?:[^&\s#"'<>,;]*[^&\s#"'<>,;:.])?)"#)
+        .expect("a valid pattern")
+});
+
+/// `Bearer <token>`.
+static BEARER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(bearer)(\s+)([A-Za-z0-9._~+/=\-]+)").expect("a valid pattern")
+});
+
+/// The secrets of one endpoint, to be removed from anything shown about it.
+#[derive(Clone, Default)]
+pub struct Secrets {
+    /// Longest first, so that a secret containing another is replaced whole.
+    exact: Vec<String>,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secrets({} redacted)", self.exact.len())
+    }
+}
+
+impl Secrets {
+    /// The secrets of a call to `url` with `api_key`: the key itself, the URL's password
+    /// (as written and percent-decoded), the Basic credentials derived from the URL's
+    /// userinfo, and the values of its key parameters.
+    pub fn for_endpoint(url: &str, api_key: Option<&str>) -> Secrets {
+        let mut s = Secrets::default();
+        if let Some(key) = api_key {
+            s.add(key);
+        }
+        if let Some((user, password)) = userinfo(url) {
+            if let Some(password) = password {
+                s.add(password);
+                s.add(&percent_decode(password));
+            }
+            let pair = format!("{user}:{}", password.unwrap_or(""));
+            s.add(&base64::engine::general_purpose::STANDARD.encode(pair));
+        }
+        let query = url.split_once('?').map_or("", |(_, q)| q);
+        let query = query.split_once('#').map_or(query, |(q, _)| q);
+        for pair in query.split(['&', ';']) {
+            if let Some((name, value)) = pair.split_once('=') {
+                if is_secret_param(&percent_decode(name)) {
+                    s.add(value);
+                    s.add(&percent_decode(value));
+                }
+            }
+        }
+        s
+    }
+
+    /// Adds one exact secret (ignored when shorter than 4 characters).
+    pub fn add(&mut self, secret: &str) {
+        if secret.chars().count() < MIN_EXACT || self.exact.iter().any(|e| e == secret) {
+            return;
+        }
+        self.exact.push(secret.to_owned());
+        self.exact.sort_by_key(|e| std::cmp::Reverse(e.len()));
+    }
+
+    /// `text` with every known secret, URL password, key parameter and bearer token
+    /// replaced by `***`.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for secret in &self.exact {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), MASK);
+            }
+        }
+        redact_patterns(&out)
+    }
+}
+
+/// `text` with URL passwords, key parameters and bearer tokens replaced by `***` (no exact
+/// secrets: see [`Secrets::redact`]).
+pub fn redact_patterns(text: &str) -> String {
+    let out = USERINFO.replace_all(text, |c: &Captures| format!("{}{}:{MASK}@", &c[1], &c[2]));
+    let out = PARAM.replace_all(&out, |c: &Captures| {
+        if is_secret_param(&c[2]) && !c[3].is_empty() {
+            format!("{}{}={MASK}", &c[1], &c[2])
+        } else {
+            c[0].to_owned()
+        }
+    });
+    let out = BEARER.replace_all(&out, |c: &Captures| format!("{}{}{MASK}", &c[1], &c[2]));
+    out.into_owned()
+}
+
+/// Whether `name` is one of [`SECRET_PARAMS`] (any case).
+fn is_secret_param(name: &str) -> bool {
+    SECRET_PARAMS.iter().any(|p| p.eq_ignore_ascii_case(name))
+}
+
+/// The user and password of `scheme://user:password@host…`, as written.
+fn userinfo(url: &str) -> Option<(&str, Option<&str>)> {
+    let (_, rest) = url.split_once("://")?;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let (info, _) = authority.rsplit_once('@')?;
+    Some(match info.split_once(':') {
+        Some((user, password)) => (user, Some(password)),
+        None => (info, None),
+    })
+}
+
+/// `%XX` sequences decoded (invalid ones and non-UTF-8 results kept as written).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(text: &str) -> String {
+        Secrets::default().redact(text)
+    }
+
+    #[test]
+    fn userinfo_passwords_are_masked_and_user_names_kept() {
+        assert_eq!(
+            r("http://user:pass@host/v1/chat/completions"),
+            "http://user:***@host/v1/chat/completions"
+        );
+        assert_eq!(r("https://u:p@ss@h:8080/v1"), "https://u:***@h:8080/v1");
+        assert_eq!(r("HTTP://:only-pw@h/"), "HTTP://:***@h/");
+        // A user name alone, no userinfo, or an @ later in the path: unchanged.
+        for same in [
+            "http://user@host/v1",
+            "http://host/v1",
+            "http://host/a:b@c",
+            "mail me at a:b@c",
+        ] {
+            assert_eq!(r(same), same);
+        }
+        // Inside text, each URL on its own.
+        assert_eq!(
+            r("from http://a:x1@h1/v1 to https://b:x2@h2/v1."),
+            "from http://a:***@h1/v1 to https://b:***@h2/v1."
+        );
+    }
+
+    #[test]
+    fn key_parameters_are_masked_in_any_case() {
+        assert_eq!(
+            r("http://h/v1?api_key=s1&Token=s2&SIG=s3&model=gpt&api-version=2024-06-01"),
+            "http://h/v1?api_key=***&Token=***&SIG=***&model=gpt&api-version=2024-06-01"
+        );
+        for name in [
+            "key",
+            "KEY",
+            "token",
+            "access_token",
+            "api-key",
+            "apikey",
+            "ApiKey",
+            "sig",
+            "signature",
+            "Signature",
+        ] {
+            assert_eq!(
+                r(&format!("http://h/?a=1&{name}=abc%2Fdef#frag")),
+                format!("http://h/?a=1&{name}=***#frag"),
+                "{name}"
+            );
+        }
+        // In a server's message, too; names that merely end like one are not keys.
+        assert_eq!(
+            r("bad request: key=abc123, monkey=banana; \"token=t0k\""),
+            "bad request: key=***, monkey=banana; \"token=***\""
+        );
+        assert_eq!(r("keystone=1&turkey=2"), "keystone=1&turkey=2");
+        // Punctuation after the value stays; masking twice changes nothing.
+        assert_eq!(
+            r("http://h/?key=abc: refused. token=x.y. sig=: empty"),
+            "http://h/?key=***: refused. token=***. sig=: empty"
+        );
+        let once = r("http://u:p@h/v1?api_key=k1&token=k2: refused");
+        assert_eq!(once, "http://u:***@h/v1?api_key=***&token=***: refused");
+        assert_eq!(r(&once), once);
+    }
+
+    #[test]
+    fn bearer_tokens_are_masked() {
+        assert_eq!(
+            r("Authorization: Bearer sk-abc.DEF_123/+=; next"),
+            "Authorization: Bearer ***; next"
+        );
+        assert_eq!(r("authorization=bearer\txyz"), "authorization=bearer\t***");
+    }
+
+    #[test]
+    fn the_endpoints_own_secrets_are_masked_wherever_they_appear() {
+        let url = "http://alice:p%40ss-word@h/v1?api_key=qk-1%2B2&api-version=2024&sig=zz";
+        let s = Secrets::for_endpoint(url, Some("sk-live-key-9876"));
+        // The key in a JSON body, the decoded password, the decoded query key, the Basic pair.
+        let basic = base64::engine::general_purpose::STANDARD.encode("alice:p%40ss-word");
+        let text = format!(
+            "{{\"api_key\": \"sk-live-key-9876\"}} pw p@ss-word q qk-1+2 basic {basic} version 2024"
+        );
+        assert_eq!(
+            s.redact(&text),
+            "{\"api_key\": \"***\"} pw *** q *** basic *** version 2024"
+        );
+        assert_eq!(
+            s.redact(url),
+            "http://alice:***@h/v1?api_key=***&api-version=2024&sig=***"
+        );
+        let debug = format!("{s:?}");
+        assert!(!debug.contains("sk-live"), "{debug}");
+        // Short values are not searched for alone (the patterns still apply).
+        let s = Secrets::for_endpoint("http://h/v1?key=ab", Some("xyz"));
+        assert_eq!(s.redact("xyz ab key=ab"), "xyz ab key=***");
+    }
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("a%2Fb+c%zz%4"), "a/b+c%zz%4");
+        assert_eq!(percent_decode("%ff"), "%ff");
+    }
+}
