@@ -21,8 +21,9 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Options shared by every command.
+/// Options shared by every command (listed after each command's own options).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// The checkpoint database (the file given to SqliteSaver).
     #[arg(long, env = "MEMCTL_DB", global = true, value_name = "PATH")]
@@ -73,43 +74,93 @@ pub enum Format {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Work with threads (conversations).
+    #[command(after_help = "Examples:
+  memctl threads list --db checkpoints.sqlite
+  memctl threads list --sort size --limit 20
+  memctl threads list --min-tokens 8000 --format json")]
     #[command(subcommand)]
     Threads(ThreadsCommand),
 
     /// List a thread's checkpoints, newest first.
+    #[command(after_help = "Examples:
+  memctl history --db checkpoints.sqlite --thread 42
+  memctl history --thread 42 --format json | jq '.[0].checkpoint_id'")]
     History(HistoryArgs),
 
     /// Show a thread's state the way a person reads a chat.
+    #[command(after_help = "Examples:
+  memctl show --db checkpoints.sqlite --thread 42
+  memctl show --thread 42 --checkpoint 1f1ed47f-8372-63a9-8008-693bc35ab911
+  memctl show --thread 42 | less")]
     Show(ShowArgs),
 
     /// Print a thread's messages as LangChain's model_dump() dictionaries.
+    #[command(after_help = "Examples:
+  memctl dump --db checkpoints.sqlite --thread 42 > messages.json
+  memctl dump --thread 42 --format jsonl | jq -r .content
+  memctl dump --thread 42 --raw")]
     Dump(DumpArgs),
 
     /// Show what changed between two checkpoints of a thread.
+    #[command(after_help = "Examples:
+  memctl diff --db checkpoints.sqlite --thread 42
+  memctl diff --thread 42 --from 1f1ed47f-8128-6334-8004-2b6b0a62df59")]
     Diff(DiffArgs),
 
     /// Count a thread's tokens (per message), or every thread's (--all).
+    #[command(after_help = "Examples:
+  memctl tokens --db checkpoints.sqlite --thread 42
+  memctl tokens --all --model gpt-4o --limit 20
+  memctl tokens --thread 42 --counter usage")]
     Tokens(TokensArgs),
 
     /// Trim threads to their newest messages (appends a checkpoint, like update_state).
+    #[command(after_help = "Examples:
+  memctl trim --db checkpoints.sqlite --thread 42 --keep 6 --dry-run
+  memctl trim --thread 42 --max-tokens 4000 --model gpt-4o
+  memctl trim --all --idle 7d --min-messages 40 --keep 10 --quiet")]
     Trim(TrimArgs),
 
     /// Remove messages from a thread (appends a checkpoint; --purge also scrubs history).
+    #[command(after_help = "Examples:
+  memctl rm --db checkpoints.sqlite --thread 42 --index -1 --dry-run
+  memctl rm --thread 42 --match 'hunter2' --purge
+  memctl rm --thread 42 --type tool")]
     Rm(RmArgs),
 
     /// Summarize the older messages of threads through a model endpoint (OpenAI-compatible).
+    #[command(after_help = "Examples:
+  memctl summarize --db checkpoints.sqlite --thread 42 --keep 6 --dry-run
+  OPENAI_API_KEY=… memctl summarize --all --idle 3d --min-tokens 8000 --keep 6 \\
+      --endpoint https://api.openai.com/v1 --model gpt-4o-mini
+  memctl summarize --thread 42 --keep 4 --summary-key summary \\
+      --endpoint http://localhost:11434/v1 --model llama3.2:1b")]
     Summarize(SummarizeArgs),
 
     /// What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans.
+    #[command(after_help = "Examples:
+  memctl stats --db checkpoints.sqlite
+  memctl stats --top 20 --format json")]
     Stats(StatsArgs),
 
     /// Delete whole threads: idle ones (--idle 30d) or named ones (--thread T).
+    #[command(after_help = "Examples:
+  memctl prune --db checkpoints.sqlite --idle 30d --dry-run
+  memctl prune --idle 30d --vacuum --quiet
+  memctl prune --thread 42 --thread 43")]
     Prune(PruneArgs),
 
     /// Delete old checkpoints inside threads, keeping each thread resumable as before.
+    #[command(after_help = "Examples:
+  memctl gc --db checkpoints.sqlite --all --keep-checkpoints 5 --dry-run
+  memctl gc --all --keep-checkpoints 5 --vacuum --quiet
+  memctl gc --thread 42 --keep-checkpoints 1")]
     Gc(GcArgs),
 
     /// Print a shell completion script.
+    #[command(after_help = "Examples:
+  memctl completions bash > ~/.local/share/bash-completion/completions/memctl
+  memctl completions zsh > \"${fpath[1]}/_memctl\"")]
     Completions(CompletionsArgs),
 }
 

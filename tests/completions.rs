@@ -24,3 +24,46 @@ fn clap_definition_is_consistent() {
     use clap::CommandFactory;
     memctl::cli::Cli::command().debug_assert();
 }
+
+/// Every example in a subcommand's --help parses with the current CLI (the flags exist and
+/// combine), so the examples stay real.
+#[test]
+fn help_examples_are_valid_command_lines() {
+    use clap::{CommandFactory, Parser};
+    let cmd = memctl::cli::Cli::command();
+    let mut checked = 0;
+    for sub in cmd.get_subcommands() {
+        let help = sub
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        assert!(
+            help.starts_with("Examples:"),
+            "{} has no examples",
+            sub.get_name()
+        );
+        // Join continued lines, then take the memctl command lines.
+        let joined = help.replace("\\\n", " ");
+        for line in joined
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.contains("memctl "))
+        {
+            let start = line.find("memctl ").unwrap_or(0);
+            let words: Vec<String> = line[start..]
+                .split('|')
+                .next()
+                .unwrap_or("")
+                .split('>')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .map(|w| w.trim_matches('\'').to_owned())
+                .collect();
+            memctl::cli::Cli::try_parse_from(&words)
+                .unwrap_or_else(|e| panic!("example `{line}` does not parse: {e}"));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "{checked} examples");
+}

@@ -361,3 +361,51 @@ fn nothing_from_the_database_reaches_the_terminal_raw() {
         "the id parses back to the stored one"
     );
 }
+
+#[test]
+fn checkpoint_id_prefixes_and_batch_totals() {
+    let db = fixture("new.sqlite");
+    let full = "1f1ed47f-8372-63a9-8008-693bc35ab911";
+    let by_prefix = run_json(&[
+        "show",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--checkpoint",
+        "1f1ed47f-8372",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(by_prefix["checkpoint_id"], full);
+    let err = run_err(&[
+        "show",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--checkpoint",
+        "1f1ed47f-83",
+    ]);
+    assert!(err.contains("ambiguous") && err.contains(full), "{err}");
+    let err = run_err(&[
+        "dump",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--checkpoint",
+        "ffff",
+    ]);
+    assert!(err.contains("no checkpoint 'ffff'"), "{err}");
+    // A batch table ends with its totals.
+    let out = memctl()
+        .args(["trim", "--db", s(&db), "--all", "--keep", "2", "--dry-run"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("14 threads: 10 would rewrite, 3 unchanged, 1 skipped; messages 59 → 32"),
+        "{text}"
+    );
+}

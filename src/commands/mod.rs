@@ -265,13 +265,48 @@ pub fn load_checkpoint(
     id: Option<&str>,
 ) -> Result<LoadedCheckpoint> {
     require_thread(store, thread, ns)?;
-    let row = store.checkpoint(thread, ns, id)?.ok_or_else(|| match id {
-        Some(id) => anyhow!(
-            "thread '{thread}' has no checkpoint '{id}' (see `memctl history --thread {thread}`)"
-        ),
-        None => anyhow!("thread '{thread}' has no checkpoints"),
-    })?;
+    let full = match id {
+        Some(id) => Some(resolve_checkpoint_id(store, thread, ns, id)?),
+        None => None,
+    };
+    let row = store
+        .checkpoint(thread, ns, full.as_deref())?
+        .ok_or_else(|| anyhow!("thread '{thread}' has no checkpoints"))?;
     LoadedCheckpoint::decode(row)
+}
+
+/// A checkpoint id as given, or the one id of the thread and namespace that starts with it
+/// (as git takes a short hash). An ambiguous prefix is an error that lists the candidates.
+pub fn resolve_checkpoint_id(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    ns: &str,
+    given: &str,
+) -> Result<String> {
+    if store.checkpoint(thread, ns, Some(given))?.is_some() {
+        return Ok(given.to_owned());
+    }
+    let matches: Vec<String> = store
+        .metadata(thread, ns)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .filter(|id| !given.is_empty() && id.starts_with(given))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => bail!(
+            "thread '{thread}' has no checkpoint '{given}' (see `memctl history --thread {thread}`)"
+        ),
+        many => {
+            let shown: Vec<&str> = many.iter().take(10).map(String::as_str).collect();
+            bail!(
+                "checkpoint id '{given}' is ambiguous in thread '{thread}': {} checkpoints start with it ({}{}); give more characters",
+                many.len(),
+                shown.join(", "),
+                if many.len() > 10 { ", …" } else { "" }
+            )
+        }
+    }
 }
 
 /// Loads and decodes the pending writes of a checkpoint.

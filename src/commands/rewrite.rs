@@ -869,6 +869,9 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
                 t.add_row(row);
             }
             writeln!(out, "{}", table::render(&t))?;
+            if outcomes.len() > 1 {
+                writeln!(out, "{}", totals(outcomes))?;
+            }
             if dry_run {
                 for o in outcomes.iter().filter(|o| !o.removed.is_empty()) {
                     writeln!(
@@ -914,6 +917,33 @@ fn render(g: &GlobalArgs, dry_run: bool, outcomes: &[Outcome], out: &mut dyn Wri
         }
     }
     Ok(())
+}
+
+/// The totals line under a batch table: threads per status, then messages and approximate
+/// tokens before → after over the threads that were counted.
+fn totals(outcomes: &[Outcome]) -> String {
+    let mut statuses: Vec<(&str, usize)> = Vec::new();
+    for o in outcomes {
+        match statuses.iter_mut().find(|(s, _)| *s == o.status) {
+            Some((_, n)) => *n += 1,
+            None => statuses.push((o.status, 1)),
+        }
+    }
+    let counted = outcomes.iter().filter(|o| o.counted);
+    let (m0, m1, t0, t1) = counted.fold((0, 0, 0, 0), |(a, b, c, d), o| {
+        (
+            a + o.messages.0 as u64,
+            b + o.messages.1 as u64,
+            c + o.tokens.0,
+            d + o.tokens.1,
+        )
+    });
+    let by_status: Vec<String> = statuses.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    format!(
+        "{}: {}; messages {m0} → {m1}, tokens (approx) {t0} → {t1}",
+        human::count(outcomes.len() as u64, "thread"),
+        by_status.join(", ")
+    )
 }
 
 /// `before → after`, or `-` when the thread was never counted.
