@@ -179,17 +179,28 @@ pub fn lazy_repr_chars(v: &Spanned<'_>) -> Option<usize> {
     })
 }
 
-/// Python's `str.isprintable()` for one character: false for control and format characters,
-/// separators other than the ASCII space, and private-use code points. (Unassigned code points,
-/// which Python also escapes, are not tracked.)
+/// Python's `str.isprintable()` for one character: false for the general categories Python
+/// escapes in `repr()` — controls (Cc), format characters (Cf), surrogates (Cs), private use
+/// (Co), unassigned (Cn), line and paragraph separators (Zl, Zp) and space separators (Zs)
+/// other than the ASCII space. The categories come from the `unicode-general-category`
+/// crate; a character assigned in a Unicode version newer than the one of the Python that
+/// runs LangChain (3.11: Unicode 14) counts as printable here and is escaped there.
 fn is_printable(c: char) -> bool {
-    let n = u32::from(c);
-    !(c.is_control()
-        || matches!(n,
-            0x00A0 | 0x00AD | 0x1680 | 0x2000..=0x200F | 0x2028..=0x202F | 0x205F..=0x2064
-            | 0x2066..=0x206F | 0x3000 | 0xFEFF | 0xFFF9..=0xFFFB | 0x0600..=0x0605 | 0x061C
-            | 0x06DD | 0x070F | 0x180E | 0xE000..=0xF8FF | 0xF0000..=0x10FFFF
-            | 0x110BD | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F))
+    use unicode_general_category::{get_general_category, GeneralCategory as G};
+    if c == ' ' {
+        return true;
+    }
+    !matches!(
+        get_general_category(c),
+        G::Control
+            | G::Format
+            | G::Surrogate
+            | G::PrivateUse
+            | G::Unassigned
+            | G::LineSeparator
+            | G::ParagraphSeparator
+            | G::SpaceSeparator
+    )
 }
 
 /// Python's `repr(float)`: the shortest round-trip digits, scientific below 1e-4 and from 1e16.
@@ -243,6 +254,30 @@ pub fn float_repr(f: f64) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `repr()` of each character, as Python 3.11 (the pinned venv) prints it.
+    #[test]
+    fn format_and_unassigned_characters_are_escaped_like_python() {
+        for (c, python) in [
+            ('\u{0890}', "'\\u0890'"),
+            ('\u{08e2}', "'\\u08e2'"),
+            ('\u{110cd}', "'\\U000110cd'"),
+            ('\u{13430}', "'\\U00013430'"),
+            ('\u{00ad}', "'\\xad'"),
+            ('\u{200b}', "'\\u200b'"),
+            ('\u{3000}', "'\\u3000'"),
+            ('\u{e000}', "'\\ue000'"),
+            ('\u{e0001}', "'\\U000e0001'"),
+            ('\u{0378}', "'\\u0378'"),
+            ('a', "'a'"),
+            ('😀', "'😀'"),
+            (' ', "' '"),
+        ] {
+            let s = c.to_string();
+            assert_eq!(str_repr(&s), python, "U+{:04X}", u32::from(c));
+            assert_eq!(str_repr_chars(&s), python.chars().count(), "U+{:04X}", u32::from(c));
+        }
+    }
 
     #[test]
     fn strings_quote_like_python() {
