@@ -304,15 +304,24 @@ fn next_version(versions: &[(Value, Value)], env: &mut Env<'_>) -> Result<String
     Ok(format!("{:032}.{:0>16}", current + 1, float_repr(r)))
 }
 
+/// 100 ns ticks from 1582-10-15 (the uuid epoch) to 1970-01-01.
+const GREGORIAN_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
+
+/// The `(ticks, clock_seq)` of a uuid6 (LangGraph's checkpoint ids): 100 ns ticks since
+/// 1582 and the 14-bit clock sequence (LangGraph puts the step there).
+fn uuid6_parts(u: &Uuid) -> Option<(u64, u16)> {
+    if u.get_version_num() != 6 {
+        return None;
+    }
+    let n = u.as_u128();
+    let ticks = (((n >> 80) & 0xFFFF_FFFF_FFFF) << 12) | ((n >> 64) & 0xFFF);
+    Some((ticks as u64, ((n >> 48) & 0x3FFF) as u16))
+}
+
 /// The time a LangGraph checkpoint id (uuid6) was made, if it is one.
 pub fn id_time(id: &str) -> Option<Timestamp> {
-    const GREGORIAN_OFFSET: i128 = 0x01B2_1DD2_1381_4000;
-    let u = Uuid::parse_str(id)
-        .ok()
-        .filter(|u| u.get_version_num() == 6)?;
-    let n = u.as_u128();
-    let ticks = ((((n >> 80) & 0xFFFF_FFFF_FFFF) << 12) | ((n >> 64) & 0xFFF)) as i128;
-    Timestamp::from_nanosecond((ticks - GREGORIAN_OFFSET) * 100).ok()
+    let (ticks, _) = uuid6_parts(&Uuid::parse_str(id).ok()?)?;
+    Timestamp::from_nanosecond((i128::from(ticks) - i128::from(GREGORIAN_OFFSET)) * 100).ok()
 }
 
 /// The uuid6 of the checkpoint memctl appends: LangGraph's layout (100 ns ticks since 1582,
@@ -329,30 +338,23 @@ pub fn id_time(id: &str) -> Option<Timestamp> {
 /// sort after the parent's clock_seq (step -1 is stored as 0x3FFF), the time moves one tick.
 /// A parent that is not a uuid6 falls back to the clock (still after `parent`).
 fn new_checkpoint_id(step: i64, parent: &str, env: &mut Env<'_>) -> Result<String> {
-    const GREGORIAN_OFFSET: u128 = 0x01B2_1DD2_1381_4000;
-    let clock_seq = (step as u128) & 0x3FFF;
-    let parent_uuid = Uuid::parse_str(parent)
+    let clock_seq = (step & 0x3FFF) as u16;
+    let parent_parts = Uuid::parse_str(parent)
         .ok()
-        .filter(|u| u.get_version_num() == 6 && parent == u.to_string());
-    let ticks = match parent_uuid {
-        Some(u) => {
-            let n = u.as_u128();
-            let ticks = (((n >> 80) & 0xFFFF_FFFF_FFFF) << 12) | ((n >> 64) & 0xFFF);
-            let parent_seq = (n >> 48) & 0x3FFF;
-            if clock_seq > parent_seq {
-                ticks
-            } else {
-                ticks + 1
-            }
-        }
-        None => (env.now.as_nanosecond().max(0) as u128) / 100 + GREGORIAN_OFFSET,
+        .filter(|u| parent == u.to_string())
+        .as_ref()
+        .and_then(uuid6_parts);
+    let ticks = match parent_parts {
+        Some((ticks, parent_seq)) if clock_seq > parent_seq => ticks,
+        Some((ticks, _)) => ticks + 1,
+        None => (env.now.as_nanosecond().max(0) as u64) / 100 + GREGORIAN_OFFSET,
     };
-    let n = (((ticks >> 12) & 0xFFFF_FFFF_FFFF) << 80)
-        | (0x6 << 76)
-        | ((ticks & 0xFFF) << 64)
-        | (0b10 << 62)
-        | (clock_seq << 48);
-    let id = Uuid::from_u128(n).to_string();
+    if ticks >= 1 << 60 {
+        bail!("cannot make a checkpoint id that sorts after '{parent}'");
+    }
+    let id = uuid::Builder::from_sorted_gregorian_timestamp(ticks, clock_seq, &[0; 6])
+        .into_uuid()
+        .to_string();
     if id.as_str() <= parent {
         bail!("cannot make a checkpoint id that sorts after '{parent}'");
     }
