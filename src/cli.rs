@@ -21,6 +21,28 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Folds a thread given as the first argument into `--thread`, so that commands read one
+    /// field.
+    pub fn normalize(&mut self) {
+        let target = match &mut self.command {
+            Command::Trim(a) => Some(&mut a.target),
+            Command::Summarize(a) => Some(&mut a.target),
+            _ => None,
+        };
+        if let Some(t) = target {
+            if t.thread.is_none() {
+                t.thread = t.thread_id.take();
+            }
+        }
+        if let Command::Tokens(a) = &mut self.command {
+            if a.thread.is_none() {
+                a.thread = a.thread_id.take();
+            }
+        }
+    }
+}
+
 /// Options shared by every command (listed after each command's own options).
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
@@ -198,10 +220,14 @@ pub struct TokensArgs {
         long,
         short = 't',
         value_name = "ID",
-        required_unless_present = "all",
+        required_unless_present_any = ["all", "thread_id"],
         conflicts_with = "all"
     )]
     pub thread: Option<String>,
+
+    /// The thread to count, without --thread.
+    #[arg(value_name = "THREAD", conflicts_with_all = ["thread", "all"])]
+    pub thread_id: Option<String>,
 
     /// Count every thread (its latest state), one row per thread, largest first.
     #[arg(long)]
@@ -224,21 +250,25 @@ pub struct TargetArgs {
         long,
         short = 't',
         value_name = "ID",
-        required_unless_present = "all",
+        required_unless_present_any = ["all", "thread_id"],
         conflicts_with = "all"
     )]
     pub thread: Option<String>,
+
+    /// The thread to rewrite, without --thread.
+    #[arg(value_name = "THREAD", conflicts_with_all = ["thread", "all"])]
+    pub thread_id: Option<String>,
 
     /// Rewrite every thread that passes the filters (threads waiting on work are skipped).
     #[arg(long)]
     pub all: bool,
 
     /// With --all: only threads not updated for this long (e.g. 7d, 12h, 90m).
-    #[arg(long, value_name = "DUR", requires = "all", conflicts_with = "thread")]
+    #[arg(long, value_name = "DUR", requires = "all", conflicts_with_all = ["thread", "thread_id"])]
     pub idle: Option<String>,
 
     /// With --all: only threads with at least this many messages.
-    #[arg(long, value_name = "N", requires = "all", conflicts_with = "thread")]
+    #[arg(long, value_name = "N", requires = "all", conflicts_with_all = ["thread", "thread_id"])]
     pub min_messages: Option<usize>,
 }
 
@@ -383,12 +413,59 @@ pub enum ThreadSort {
     Tokens,
 }
 
-/// Names a thread.
-#[derive(Debug, Args)]
+/// Names a thread: `--thread ID`, or the id alone (`memctl show tools`).
+#[derive(Debug, Clone)]
 pub struct ThreadArg {
     /// The thread id (`configurable.thread_id`).
-    #[arg(long, short = 't', value_name = "ID")]
     pub thread: String,
+}
+
+impl clap::FromArgMatches for ThreadArg {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let given = m
+            .get_one::<String>("thread")
+            .or_else(|| m.get_one::<String>("thread_id"))
+            .cloned();
+        match given {
+            Some(thread) => Ok(ThreadArg { thread }),
+            None => Err(clap::Error::raw(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "a thread is required: give it as --thread ID or as the first argument\n",
+            )),
+        }
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = ThreadArg::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for ThreadArg {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.arg(
+            clap::Arg::new("thread")
+                .long("thread")
+                .short('t')
+                .value_name("ID")
+                .help("The thread id (`configurable.thread_id`)"),
+        )
+        .arg(
+            clap::Arg::new("thread_id")
+                .value_name("THREAD")
+                .help("The thread id, without --thread")
+                .conflicts_with("thread"),
+        )
+        .group(
+            clap::ArgGroup::new("which_thread")
+                .args(["thread", "thread_id"])
+                .required(true),
+        )
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        ThreadArg::augment_args(cmd)
+    }
 }
 
 /// Arguments of `history`.

@@ -409,3 +409,52 @@ fn checkpoint_id_prefixes_and_batch_totals() {
         "{text}"
     );
 }
+
+#[test]
+fn the_thread_can_be_the_first_argument() {
+    let db = fixture("new.sqlite");
+    for (positional, flagged) in [
+        (vec!["show", "tools"], vec!["show", "--thread", "tools"]),
+        (
+            vec!["history", "tools"],
+            vec!["history", "--thread", "tools"],
+        ),
+        (vec!["dump", "tools"], vec!["dump", "--thread", "tools"]),
+        (vec!["diff", "tools"], vec!["diff", "--thread", "tools"]),
+        (vec!["tokens", "tools"], vec!["tokens", "--thread", "tools"]),
+        (
+            vec!["trim", "tools", "--keep", "2", "--dry-run"],
+            vec!["trim", "--thread", "tools", "--keep", "2", "--dry-run"],
+        ),
+        (
+            vec!["rm", "tools", "--index", "0", "--dry-run"],
+            vec!["rm", "--thread", "tools", "--index", "0", "--dry-run"],
+        ),
+        (
+            vec!["summarize", "tools", "--keep", "2", "--dry-run"],
+            vec!["summarize", "--thread", "tools", "--keep", "2", "--dry-run"],
+        ),
+    ] {
+        let a = memctl()
+            .args(&positional)
+            .args(["--db", s(&db)])
+            .output()
+            .expect("runs");
+        let b = memctl()
+            .args(&flagged)
+            .args(["--db", s(&db)])
+            .output()
+            .expect("runs");
+        assert!(
+            a.status.success(),
+            "{positional:?}: {}",
+            String::from_utf8_lossy(&a.stderr)
+        );
+        assert_eq!(a.stdout, b.stdout, "{positional:?}");
+    }
+    // Both at once, or with --all: a usage error.
+    let (code, _) = code_and_stderr(&["show", "tools", "--thread", "1", "--db", s(&db)]);
+    assert_eq!(code, Some(2));
+    let (code, _) = code_and_stderr(&["trim", "tools", "--all", "--keep", "2", "--db", s(&db)]);
+    assert_eq!(code, Some(2));
+}

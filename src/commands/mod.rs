@@ -26,7 +26,8 @@ use crate::model::{Checkpoint, Metadata};
 use crate::storage::{CheckpointRow, CheckpointStore, SqliteStore, WriteRow};
 
 /// Runs the parsed command line, writing data to `out`.
-pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
+pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
+    cli.normalize();
     let g = &cli.global;
     crate::output::progress::set_quiet(g.quiet);
     // Rewrites say themselves that they work on the root namespace.

@@ -36,6 +36,7 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
     };
     let target = TargetArgs {
         thread: Some(args.thread.thread.clone()),
+        thread_id: None,
         all: false,
         idle: None,
         min_messages: None,

@@ -275,7 +275,12 @@ mod tests {
         ] {
             let s = c.to_string();
             assert_eq!(str_repr(&s), python, "U+{:04X}", u32::from(c));
-            assert_eq!(str_repr_chars(&s), python.chars().count(), "U+{:04X}", u32::from(c));
+            assert_eq!(
+                str_repr_chars(&s),
+                python.chars().count(),
+                "U+{:04X}",
+                u32::from(c)
+            );
         }
     }
 
