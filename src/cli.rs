@@ -81,16 +81,8 @@ pub struct GlobalArgs {
     pub now: Option<String>,
 }
 
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Aligned table / readable text.
-    Table,
-    /// One JSON document.
-    Json,
-    /// One JSON object per line.
-    Jsonl,
-}
+/// Output formats (defined by the output layer, which must not know the command line).
+pub use crate::output::Format;
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]

@@ -39,7 +39,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     })?;
     if let Some(t) = &args.thread {
         if threads.is_empty() {
-            anyhow::bail!("no thread '{t}' in this database (see `memctl threads list`)");
+            return Err(super::no_thread(t));
         }
     }
     let keep = usize::try_from(args.keep_checkpoints).unwrap_or(usize::MAX);
@@ -172,7 +172,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     match vacuum {
-        Some(Err(e)) => Err(e),
+        Some(Err(e)) => Err(super::partial_if_busy(e)),
         _ if failed > 0 => Err(crate::exit::Partial(format!(
             "{failed} threads could not be read and were left untouched (see their status)"
         ))

@@ -219,6 +219,15 @@ pub fn map_latest<R: Send>(
     Ok(out)
 }
 
+/// A vacuum that found the database busy makes the run a partial success (exit code 3):
+/// the work before it is committed. Other errors pass as they are.
+pub fn partial_if_busy(e: anyhow::Error) -> anyhow::Error {
+    match e.downcast::<crate::storage::maintenance::VacuumBusy>() {
+        Ok(busy) => crate::exit::Partial(busy.0).into(),
+        Err(e) => e,
+    }
+}
+
 /// Ends a whole-file read command whose `failed` threads (thread, why) could not be read: the
 /// others were listed; exit code 3 with one line naming them and saying `how` they were shown
 /// (exit 1 when no thread could be read).
@@ -242,10 +251,15 @@ pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -
     .into())
 }
 
+/// The error for a thread id the database does not have (one wording everywhere).
+pub fn no_thread(thread: &str) -> anyhow::Error {
+    anyhow!("no thread '{thread}' in this database (see `memctl threads list`)")
+}
+
 /// Checks that a thread exists (and has the namespace), with an error that says what to do.
 pub fn require_thread(store: &dyn CheckpointStore, thread: &str, ns: &str) -> Result<()> {
     if !store.thread_exists(thread)? {
-        bail!("no thread '{thread}' in this database (see `memctl threads list`)");
+        return Err(no_thread(thread));
     }
     let namespaces = store.namespaces(thread)?;
     if !namespaces.iter().any(|n| n == ns) {

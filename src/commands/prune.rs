@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use serde_json::json;
 
 use crate::cli::{Format, GlobalArgs, PruneArgs};
@@ -30,7 +30,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
     })?;
     for t in &args.thread {
         if !all.iter().any(|s| &s.thread_id == t) {
-            bail!("no thread '{t}' in this database (see `memctl threads list`)");
+            return Err(super::no_thread(t));
         }
     }
     let age_of =
@@ -166,7 +166,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         }
     }
     match vacuum {
-        Some(Err(e)) => Err(e),
+        Some(Err(e)) => Err(super::partial_if_busy(e)),
         _ if failed > 0 => Err(crate::exit::Partial(format!(
             "{failed} threads could not be read and were left untouched (see the skipped lines)"
         ))

@@ -510,7 +510,7 @@ pub fn write(store: &SqliteStore, planned: Planned) -> Result<Outcome> {
     };
     let rows =
         store.append_update_and_purge(&thread, "", &upd, planned.expected_writes, Some(&scrub))?;
-    store.vacuum()?;
+    store.vacuum().map_err(super::partial_if_busy)?;
     outcome.status = "purged";
     outcome.notes.push(format!(
         "scrubbed {rows} older checkpoints and writes; file vacuumed; searched the file for the {} removed strings",

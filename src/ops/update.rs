@@ -19,10 +19,10 @@ use serde_json::{Map as JsonMap, Value as Json};
 use uuid::Uuid;
 
 use crate::codec::msgpack::{self, Map, Value};
+use crate::codec::pyjson::float_repr;
 use crate::codec::{ext, pyjson};
 use crate::model::checkpoint::MESSAGES;
 use crate::model::{Checkpoint, Metadata};
-use crate::tokens::pyrepr::float_repr;
 
 /// `REMOVE_ALL_MESSAGES` in `langgraph.graph.message`.
 pub const REMOVE_ALL: &str = "__remove_all__";

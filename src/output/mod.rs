@@ -13,7 +13,16 @@ use std::io::Write;
 use anyhow::Result;
 use serde_json::Value as Json;
 
-use crate::cli::Format;
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned table / readable text.
+    Table,
+    /// One JSON document.
+    Json,
+    /// One JSON object per line.
+    Jsonl,
+}
 
 /// The format to use: the one asked for, else the table (terminal or pipe alike).
 pub fn resolve_format(asked: Option<Format>) -> Format {

@@ -1,8 +1,6 @@
 //! Space accounting and deletion for `stats`, `prune` and `gc`: short `BEGIN IMMEDIATE`
 //! transactions, each re-checking that a thread did not move before touching it.
 
-use std::collections::HashMap;
-
 use anyhow::{Context, Result};
 use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::Value as Json;
@@ -297,10 +295,10 @@ impl SqliteStore {
     }
 
     /// `VACUUM` plus WAL truncation so the file really shrinks. A database another process
-    /// keeps busy is reported as [`crate::exit::Partial`]: nothing is lost, try again later.
+    /// keeps busy is a [`VacuumBusy`] error: nothing is lost, try again later.
     pub fn vacuum_or_busy(&self) -> Result<()> {
         let busy = || {
-            crate::exit::Partial(format!(
+            VacuumBusy(format!(
                 "vacuum could not get exclusive access to '{}' within the busy timeout (an app is using it); \
                  the deletions are committed, run with --vacuum again later",
                 self.path().display()
@@ -332,12 +330,15 @@ impl SqliteStore {
     }
 }
 
-/// `(thread, rows, bytes)` grouping helper for reports.
-pub fn checkpoints_per_thread(counts: &HashMap<String, u64>) -> (u64, u64, u64) {
-    let mut v: Vec<u64> = counts.values().copied().collect();
-    v.sort_unstable();
-    let min = v.first().copied().unwrap_or(0);
-    let max = v.last().copied().unwrap_or(0);
-    let median = v.get(v.len() / 2).copied().unwrap_or(0);
-    (min, median, max)
+/// A vacuum that could not get exclusive access (an app keeps the database busy): the
+/// deletions before it are committed; the caller decides what that means for its exit code.
+#[derive(Debug)]
+pub struct VacuumBusy(pub String);
+
+impl std::fmt::Display for VacuumBusy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
+
+impl std::error::Error for VacuumBusy {}

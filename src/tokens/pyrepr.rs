@@ -1,6 +1,7 @@
 //! Python's `repr()` of JSON-like values, as LangChain's approximate counter measures it
 //! (`len(repr(tool_calls))`, `len(repr(block))`).
 
+use crate::codec::pyjson::float_repr;
 use serde_json::Value as Json;
 
 use crate::codec::lazy::{Lazy, Spanned};
@@ -203,53 +204,6 @@ fn is_printable(c: char) -> bool {
     )
 }
 
-/// Python's `repr(float)`: the shortest round-trip digits, scientific below 1e-4 and from 1e16.
-pub fn float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "nan".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    // Rust's `{:e}` gives the shortest round-trip digits: "1.2345e-5".
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if negative { "-" } else { "" };
-    if (-4..16).contains(&exp) {
-        let point = exp + 1; // digits before the decimal point
-        if point <= 0 {
-            format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
-        } else if point as usize >= digits.len() {
-            format!(
-                "{sign}{digits}{}.0",
-                "0".repeat(point as usize - digits.len())
-            )
-        } else {
-            let (a, b) = digits.split_at(point as usize);
-            format!("{sign}{a}.{b}")
-        }
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let mant = if rest.is_empty() {
-            first.to_owned()
-        } else {
-            format!("{first}.{rest}")
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{mant}e{esign}{:02}", exp.abs())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,23 +293,6 @@ mod tests {
         assert_eq!(lazy_repr_chars(&lazy::root(&bin).expect("reads")), None);
         let int_key = [0x81, 0x01, 0x02];
         assert_eq!(lazy_repr_chars(&lazy::root(&int_key).expect("reads")), None);
-    }
-
-    #[test]
-    fn floats_print_like_python() {
-        for (f, s) in [
-            (2.0, "2.0"),
-            (0.5, "0.5"),
-            (1e16, "1e+16"),
-            (1.5e16, "1.5e+16"),
-            (123456789012345.6, "123456789012345.6"),
-            (0.0001, "0.0001"),
-            (1.2e-5, "1.2e-05"),
-            (-3.25, "-3.25"),
-            (0.8334075239801662, "0.8334075239801662"),
-        ] {
-            assert_eq!(float_repr(f), s);
-        }
     }
 
     #[test]
