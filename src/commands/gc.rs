@@ -93,7 +93,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                 ..Deleted::default()
             };
         } else {
-            match store.apply_gc(&t.thread_id, &p, &t.latest_id)? {
+            match store.apply_gc(&t.thread_id, &p.delete, &p.orphaned, &t.latest_id)? {
                 Some(d) => {
                     row.status = "collected".into();
                     row.deleted = d;

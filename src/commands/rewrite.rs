@@ -504,12 +504,17 @@ pub fn write(store: &SqliteStore, planned: Planned) -> Result<Outcome> {
     };
     let thread = outcome.thread_id.clone();
     let Some(scrub) = planned.purge else {
-        store.append_update(&thread, "", &upd, planned.expected_writes)?;
+        store.append_update(&thread, "", &upd.rows(), planned.expected_writes)?;
         outcome.status = "rewritten";
         return Ok(outcome);
     };
-    let rows =
-        store.append_update_and_purge(&thread, "", &upd, planned.expected_writes, Some(&scrub))?;
+    let rows = store.append_update_and_rewrite(
+        &thread,
+        "",
+        &upd.rows(),
+        planned.expected_writes,
+        Some(&|kind, bytes| scrub.rewrite_blob(kind, bytes)),
+    )?;
     store.vacuum().map_err(super::partial_if_busy)?;
     outcome.status = "purged";
     outcome.notes.push(format!(

@@ -371,7 +371,7 @@ fn write(
     let kept_refs: Vec<&Message> = p.keep.iter().map(|&i| &msgs[i]).collect();
     rewrite::check_tool_pairs(&kept_refs)?;
     let upd = rewrite::build_update(&ed, items, other)?;
-    store.append_update(&ed.thread_id, "", &upd, ed.pending_writes)?;
+    store.append_update(&ed.thread_id, "", &upd.rows(), ed.pending_writes)?;
     let after_tokens = approx::count(&kept_msgs)
         + kept_refs
             .iter()

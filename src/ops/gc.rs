@@ -10,24 +10,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-/// What gc needs to know of one checkpoint (no blob).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckpointInfo {
-    /// Namespace (`''` = root).
-    pub ns: String,
-    /// The checkpoint id.
-    pub id: String,
-    /// `parent_checkpoint_id`.
-    pub parent: Option<String>,
-    /// `metadata.parents[""]`: the root checkpoint a subgraph checkpoint ran under.
-    pub root_parent: Option<String>,
-    /// Stored bytes of the row (checkpoint + metadata).
-    pub bytes: u64,
-    /// Its pending writes (they go with it).
-    pub writes: u64,
-    /// Stored bytes of those writes.
-    pub write_bytes: u64,
-}
+pub use crate::storage::CheckpointInfo;
 
 /// The decision for one thread.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

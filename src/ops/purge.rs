@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use crate::codec::msgpack::{Array, Value};
 use crate::model::Message;
+use crate::storage::BlobKind;
 
 /// What to scrub.
 #[derive(Debug, Default, Clone)]
@@ -132,6 +133,20 @@ impl Scrub {
             return false;
         };
         self.scrub_inside(values)
+    }
+
+    /// A stored blob with the removed messages scrubbed out (checkpoints: every channel;
+    /// writes: the value), or `None` when it holds none of them. For
+    /// `SqliteStore::append_update_and_rewrite`.
+    pub fn rewrite_blob(&self, kind: BlobKind, bytes: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
+        let mut value = crate::codec::msgpack::decode(bytes)
+            .map_err(anyhow::Error::from)
+            .map_err(|e| e.context("it does not decode, so memctl cannot purge it"))?;
+        let changed = match kind {
+            BlobKind::Checkpoint => self.scrub_checkpoint(&mut value),
+            BlobKind::Write => self.scrub_list(&mut value),
+        };
+        Ok(changed.then(|| crate::codec::msgpack::encode(&value)))
     }
 
     /// The private strings a purge can check for in the file: at least 4 bytes long (shorter

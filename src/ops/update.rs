@@ -64,19 +64,23 @@ pub struct Update {
     pub step: i64,
 }
 
-/// The write row `update_state` records on the parent checkpoint.
-#[derive(Debug, Clone)]
-pub struct UpdateWrite {
-    /// `uuid5(parent id, "__interrupt__")`.
-    pub task_id: String,
-    /// `~__interrupt__, 0000000000` (3.x schema only).
-    pub task_path: String,
-    /// The write's position in the update (0 for messages, then 1, 2… for other channels).
-    pub idx: i64,
-    /// The channel written.
-    pub channel: String,
-    /// The msgpack of `[RemoveMessage(REMOVE_ALL), *new_list]`, or of the channel's new value.
-    pub value: Vec<u8>,
+/// The write row `update_state` records on the parent checkpoint: task id
+/// `uuid5(parent id, "__interrupt__")`, task path `~__interrupt__, 0000000000` (3.x schema
+/// only), idx 0 for messages then 1, 2… for other channels, value the msgpack of
+/// `[RemoveMessage(REMOVE_ALL), *new_list]` or of the channel's new value.
+pub type UpdateWrite = crate::storage::NewWrite;
+
+impl Update {
+    /// The rows to append, as storage takes them.
+    pub fn rows(&self) -> crate::storage::NewRows<'_> {
+        crate::storage::NewRows {
+            checkpoint_id: &self.checkpoint_id,
+            parent_id: &self.parent_id,
+            checkpoint: &self.checkpoint,
+            metadata: &self.metadata,
+            writes: &self.writes,
+        }
+    }
 }
 
 /// Sources of time and randomness, injectable for tests.

@@ -6,7 +6,7 @@ use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::Value as Json;
 
 use super::sqlite::{opt_text, text, SqliteStore};
-use crate::ops::gc::{CheckpointInfo, GcPlan};
+use super::CheckpointInfo;
 
 /// The file and its pages.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -235,12 +235,14 @@ impl SqliteStore {
         run().map_err(|e| super::sqlite::explain(e, self.path()))
     }
 
-    /// Applies a gc plan to one thread in one transaction, if its newest checkpoint is still
-    /// `expected_latest` (else returns `None` and changes nothing).
+    /// Deletes the checkpoints `delete` (`(ns, id)`, with their writes) of one thread and
+    /// clears the parent of `orphaned` ones, in one transaction, if the thread's newest
+    /// checkpoint is still `expected_latest` (else returns `None` and changes nothing).
     pub fn apply_gc(
         &self,
         thread_id: &str,
-        plan: &GcPlan,
+        delete: &[(String, String)],
+        orphaned: &[(String, String)],
         expected_latest: &str,
     ) -> Result<Option<Deleted>> {
         let run = || -> rusqlite::Result<Option<Deleted>> {
@@ -249,7 +251,7 @@ impl SqliteStore {
                 return Ok(None);
             }
             let mut deleted = Deleted::default();
-            for (ns, id) in &plan.delete {
+            for (ns, id) in delete {
                 let (n, bytes): (i64, Option<i64>) = tx.query_row(
                     "SELECT COUNT(*), SUM(LENGTH(value)) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                     params![thread_id, ns, id],
@@ -274,7 +276,7 @@ impl SqliteStore {
                 deleted.writes += n.max(0) as u64;
                 deleted.bytes += (bytes.unwrap_or(0) + cp_bytes.unwrap_or(0)).max(0) as u64;
             }
-            for (ns, id) in &plan.orphaned {
+            for (ns, id) in orphaned {
                 tx.execute(
                     "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                     params![thread_id, ns, id],

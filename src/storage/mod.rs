@@ -45,6 +45,69 @@ pub struct WriteRow {
     pub value: Vec<u8>,
 }
 
+/// The rows one update appends to a thread (all `type = 'msgpack'`): a checkpoint, and
+/// write rows recorded on its parent. Plain row values: storage does not know what they mean.
+#[derive(Debug, Clone, Copy)]
+pub struct NewRows<'a> {
+    /// The new checkpoint id.
+    pub checkpoint_id: &'a str,
+    /// Its parent: the thread's latest checkpoint when the rows were made.
+    pub parent_id: &'a str,
+    /// The serialized checkpoint.
+    pub checkpoint: &'a [u8],
+    /// The metadata JSON.
+    pub metadata: &'a [u8],
+    /// Write rows on the parent.
+    pub writes: &'a [NewWrite],
+}
+
+/// A write row an update records on its parent checkpoint.
+#[derive(Debug, Clone)]
+pub struct NewWrite {
+    /// The task that wrote it.
+    pub task_id: String,
+    /// The task's path (3.x schema only).
+    pub task_path: String,
+    /// Position in the task's writes.
+    pub idx: i64,
+    /// The channel written.
+    pub channel: String,
+    /// The serialized value (`type = 'msgpack'`).
+    pub value: Vec<u8>,
+}
+
+/// Which kind of stored blob a [`BlobRewriter`] is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlobKind {
+    /// A `checkpoints.checkpoint` blob.
+    Checkpoint,
+    /// A `writes.value` blob.
+    Write,
+}
+
+/// Given a stored msgpack blob, its replacement, or `None` to leave it as it is (used by
+/// `--purge` to scrub a thread's history; storage only reads and writes the rows).
+pub type BlobRewriter<'a> = &'a dyn Fn(BlobKind, &[u8]) -> Result<Option<Vec<u8>>>;
+
+/// What gc needs to know of one checkpoint (no blob).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointInfo {
+    /// Namespace (`''` = root).
+    pub ns: String,
+    /// The checkpoint id.
+    pub id: String,
+    /// `parent_checkpoint_id`.
+    pub parent: Option<String>,
+    /// `metadata.parents[""]`: the root checkpoint a subgraph checkpoint ran under.
+    pub root_parent: Option<String>,
+    /// Stored bytes of the row (checkpoint + metadata).
+    pub bytes: u64,
+    /// Its pending writes (they go with it).
+    pub writes: u64,
+    /// Stored bytes of those writes.
+    pub write_bytes: u64,
+}
+
 /// Per-thread aggregates, computed in SQL without decoding blobs.
 #[derive(Debug, Clone)]
 pub struct ThreadSummary {

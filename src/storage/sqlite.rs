@@ -7,7 +7,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 
-use super::{CheckpointRow, CheckpointStore, SchemaGeneration, ThreadSummary, WriteRow};
+use super::{
+    BlobKind, BlobRewriter, CheckpointRow, CheckpointStore, NewRows, SchemaGeneration,
+    ThreadSummary, WriteRow,
+};
 
 /// Columns memctl reads from `checkpoints`.
 const CHECKPOINT_COLUMNS: [&str; 7] = [
@@ -620,33 +623,33 @@ impl std::fmt::Display for ThreadMoved {
 impl std::error::Error for ThreadMoved {}
 
 impl SqliteStore {
-    /// Appends an update (one checkpoint row, one write row on its parent) in one
-    /// `BEGIN IMMEDIATE` transaction, after checking that `update.parent_id` is still the
+    /// Appends an update (one checkpoint row, write rows on its parent) in one
+    /// `BEGIN IMMEDIATE` transaction, after checking that `rows.parent_id` is still the
     /// latest checkpoint of the thread and namespace and still has `expected_writes` pending
     /// writes (0 for an idle thread): otherwise a live app moved it and nothing is written.
     pub fn append_update(
         &self,
         thread_id: &str,
         ns: &str,
-        update: &crate::ops::update::Update,
+        rows: &NewRows<'_>,
         expected_writes: usize,
     ) -> Result<()> {
-        self.append_update_and_purge(thread_id, ns, update, expected_writes, None)
+        self.append_update_and_rewrite(thread_id, ns, rows, expected_writes, None)
             .map(|_| ())
     }
 
-    /// Like [`SqliteStore::append_update`], and in the same transaction scrubs the messages
-    /// `scrub` names from every checkpoint and write of the thread (all namespaces), with
-    /// `secure_delete` on so freed pages are zeroed. Returns how many rows were rewritten.
-    pub fn append_update_and_purge(
+    /// Like [`SqliteStore::append_update`], and in the same transaction replaces every
+    /// msgpack checkpoint and write blob of the thread (all namespaces) that `rewrite` changes,
+    /// with `secure_delete` on so freed pages are zeroed. Returns how many rows were rewritten.
+    pub fn append_update_and_rewrite(
         &self,
         thread_id: &str,
         ns: &str,
-        update: &crate::ops::update::Update,
+        rows: &NewRows<'_>,
         expected_writes: usize,
-        scrub: Option<&crate::ops::purge::Scrub>,
+        rewrite: Option<BlobRewriter<'_>>,
     ) -> Result<usize> {
-        if scrub.is_some() {
+        if rewrite.is_some() {
             self.conn
                 .execute_batch("PRAGMA secure_delete = ON")
                 .map_err(|e| self.sql_error(e))?;
@@ -663,7 +666,7 @@ impl SqliteStore {
                 .execute_batch("SAVEPOINT memctl_update")
                 .map_err(|e| self.sql_error(e))?;
         }
-        match self.append_in_transaction(thread_id, ns, update, expected_writes, scrub) {
+        match self.append_in_transaction(thread_id, ns, rows, expected_writes, rewrite) {
             Ok(n) => {
                 let end = if own {
                     "COMMIT"
@@ -709,14 +712,14 @@ impl SqliteStore {
         &self,
         thread_id: &str,
         ns: &str,
-        update: &crate::ops::update::Update,
+        update: &NewRows<'_>,
         expected_writes: usize,
-        scrub: Option<&crate::ops::purge::Scrub>,
+        scrub: Option<BlobRewriter<'_>>,
     ) -> Result<usize> {
         let tx = &self.conn;
         // Cached statements: a batch runs these once per thread.
         let latest = self.latest_checkpoint_id(thread_id, ns)?;
-        if latest.as_deref() != Some(update.parent_id.as_str()) {
+        if latest.as_deref() != Some(update.parent_id) {
             return Err(ThreadMoved {
                 thread_id: thread_id.into(),
                 what: format!(
@@ -730,7 +733,7 @@ impl SqliteStore {
             .prepare_cached(
                 "SELECT COUNT(*) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
             )
-            .and_then(|mut st| st.query_row([thread_id, ns, &update.parent_id], |r| r.get(0)))
+            .and_then(|mut st| st.query_row([thread_id, ns, update.parent_id], |r| r.get(0)))
             .map_err(|e| self.sql_error(e))?;
         if writes as usize != expected_writes {
             return Err(ThreadMoved {
@@ -739,7 +742,7 @@ impl SqliteStore {
             }
             .into());
         }
-        for w in &update.writes {
+        for w in update.writes {
             let result = match self.generation {
                 SchemaGeneration::V3 => tx.prepare_cached(
                     "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
@@ -771,13 +774,13 @@ impl SqliteStore {
         Ok(scrubbed)
     }
 
+    /// Replaces the thread's msgpack blobs that `rewrite` changes; returns how many rows.
     fn scrub_thread(
         &self,
         tx: &Connection,
         thread_id: &str,
-        scrub: &crate::ops::purge::Scrub,
+        rewrite: BlobRewriter<'_>,
     ) -> Result<usize> {
-        use crate::codec::msgpack;
         let mut changed = 0;
         let checkpoints: Vec<(String, String, Vec<u8>)> = {
             let mut stmt = tx
@@ -792,35 +795,36 @@ impl SqliteStore {
                 .map_err(|e| self.sql_error(e))?
         };
         for (ns, id, bytes) in checkpoints {
-            let mut root = msgpack::decode(&bytes)
-                .with_context(|| format!("cannot decode checkpoint {id} to purge it"))?;
-            if scrub.scrub_checkpoint(&mut root) {
+            let new = rewrite(BlobKind::Checkpoint, &bytes)
+                .with_context(|| format!("cannot rewrite checkpoint {id}"))?;
+            if let Some(new) = new {
                 tx.execute(
                     "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                    rusqlite::params![msgpack::encode(&root), thread_id, ns, id],
+                    rusqlite::params![new, thread_id, ns, id],
                 )
                 .map_err(|e| self.sql_error(e))?;
                 changed += 1;
             }
         }
-        let writes: Vec<(i64, Vec<u8>)> = {
+        let writes: Vec<(i64, String, Vec<u8>)> = {
             let mut stmt = tx
-                .prepare("SELECT rowid, value FROM writes WHERE thread_id = ? AND type = 'msgpack'")
+                .prepare("SELECT rowid, checkpoint_id, value FROM writes WHERE thread_id = ? AND type = 'msgpack'")
                 .map_err(|e| self.sql_error(e))?;
             let rows = stmt
                 .query_map([thread_id], |r| {
-                    Ok((r.get(0)?, blob(r, 1)?.unwrap_or_default()))
+                    Ok((r.get(0)?, text(r, 1)?, blob(r, 2)?.unwrap_or_default()))
                 })
                 .map_err(|e| self.sql_error(e))?;
             rows.collect::<rusqlite::Result<_>>()
                 .map_err(|e| self.sql_error(e))?
         };
-        for (rowid, bytes) in writes {
-            let mut value = msgpack::decode(&bytes).context("cannot decode a write to purge it")?;
-            if scrub.scrub_list(&mut value) {
+        for (rowid, id, bytes) in writes {
+            let new = rewrite(BlobKind::Write, &bytes)
+                .with_context(|| format!("cannot rewrite a write on checkpoint {id}"))?;
+            if let Some(new) = new {
                 tx.execute(
                     "UPDATE writes SET value = ? WHERE rowid = ?",
-                    rusqlite::params![msgpack::encode(&value), rowid],
+                    rusqlite::params![new, rowid],
                 )
                 .map_err(|e| self.sql_error(e))?;
                 changed += 1;
