@@ -11,26 +11,12 @@ pub const USAGE: u8 = 2;
 pub const PARTIAL: u8 = 3;
 
 /// An error that means "partly done": the process exits with [`PARTIAL`].
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct Partial(pub String);
-
-impl std::fmt::Display for Partial {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Partial {}
 
 /// A usage error found after parsing (a flag's value that cannot work, e.g. an `--endpoint`
 /// that is not an http URL): the process exits with [`USAGE`], as for clap's own errors.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct Usage(pub String);
-
-impl std::fmt::Display for Usage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Usage {}

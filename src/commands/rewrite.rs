@@ -23,16 +23,9 @@ use serde::Serialize;
 use super::LoadedCheckpoint;
 
 /// A thread memctl will not edit, with the reason.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct Refusal(pub String);
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Refusal {}
 
 /// The latest state of a thread, ready to be edited.
 pub struct Editable {

@@ -63,28 +63,14 @@ pub struct Completion {
 }
 
 /// Why a call failed (after retries, where retrying made sense). The text is redacted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct CallError(pub String);
 
-impl std::fmt::Display for CallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CallError {}
-
 /// Why an endpoint URL cannot be used (nothing was called). The text is redacted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct InvalidEndpoint(pub String);
-
-impl std::fmt::Display for InvalidEndpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for InvalidEndpoint {}
 
 /// Checks that `endpoint` is an http or https URL with a host, as ureq will parse it.
 pub fn check_endpoint(endpoint: &str) -> Result<(), InvalidEndpoint> {

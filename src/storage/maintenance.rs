@@ -334,13 +334,6 @@ impl SqliteStore {
 
 /// A vacuum that could not get exclusive access (an app keeps the database busy): the
 /// deletions before it are committed; the caller decides what that means for its exit code.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct VacuumBusy(pub String);
-
-impl std::fmt::Display for VacuumBusy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for VacuumBusy {}

@@ -602,25 +602,14 @@ pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<St
 }
 
 /// The thread got a new checkpoint (or pending writes) while memctl was working on it.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("thread '{thread_id}' changed while memctl was working on it ({what}); nothing written")]
 pub struct ThreadMoved {
     /// The thread.
     pub thread_id: String,
     /// What changed.
     pub what: String,
 }
-
-impl std::fmt::Display for ThreadMoved {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "thread '{}' changed while memctl was working on it ({}); nothing written",
-            self.thread_id, self.what
-        )
-    }
-}
-
-impl std::error::Error for ThreadMoved {}
 
 impl SqliteStore {
     /// Appends an update (one checkpoint row, write rows on its parent) in one
