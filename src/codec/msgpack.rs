@@ -840,7 +840,8 @@ pub fn channel_sizes(blob: &[u8]) -> Result<Vec<(String, usize)>, DecodeError> {
         let key = r.value(0)?;
         if key.as_str() == Some("channel_values") {
             let m = r.map_header()?;
-            let mut out = Vec::with_capacity(m);
+            // Not `with_capacity(m)`: `m` is what the header claims (up to 4 Gi entries).
+            let mut out = Vec::new();
             for _ in 0..m {
                 let k = r.value(0)?;
                 let start = r.pos;
@@ -1001,6 +1002,21 @@ mod size_tests {
         let mut trailing = bytes.clone();
         trailing.push(0xc0);
         assert!(decode_except(&trailing, "channel_values", "messages").is_err());
+    }
+
+    #[test]
+    fn channel_sizes_do_not_reserve_what_a_header_claims() {
+        // {"v": 4, "channel_values": <map32 claiming 2^32-1 entries> {"messages": []}}: the
+        // claim sized a Vec up front (137 GB: the allocation failed, the process aborted).
+        let mut blob = vec![0x82, 0xa1, b'v', 0x04, 0xae];
+        blob.extend_from_slice(b"channel_values");
+        blob.extend_from_slice(&[0xdf, 0xff, 0xff, 0xff, 0xff, 0xa8]);
+        blob.extend_from_slice(b"messages");
+        blob.push(0x90);
+        assert!(matches!(
+            channel_sizes(&blob),
+            Err(DecodeError::Truncated { .. })
+        ));
     }
 
     #[test]
