@@ -1456,17 +1456,28 @@ fn mutate_database(
                 t.thread, t.ns, t.checkpoint_id
             ));
         } else {
-            // One row: for writes, a random write of that checkpoint.
-            let rowid: Option<(i64, Vec<u8>)> = conn
-                .query_row(
-                    &format!(
-                        "SELECT rowid, {column} FROM {table} WHERE {where_} ORDER BY random() LIMIT 1"
-                    ),
-                    key,
-                    |r| Ok((r.get(0)?, r.get::<_, Option<Vec<u8>>>(1)?.unwrap_or_default())),
-                )
-                .ok();
-            let Some((rowid, old)) = rowid else { continue };
+            // One row: for writes, one of that checkpoint's (chosen by the seeded RNG).
+            let rows: Vec<(i64, Vec<u8>)> = conn
+                .prepare(&format!(
+                    "SELECT rowid, {column} FROM {table} WHERE {where_} ORDER BY rowid"
+                ))
+                .expect("prepare")
+                .query_map(key, |r| {
+                    let bytes = match r.get_ref(1)? {
+                        rusqlite::types::ValueRef::Blob(b) | rusqlite::types::ValueRef::Text(b) => {
+                            b.to_vec()
+                        }
+                        _ => Vec::new(),
+                    };
+                    Ok((r.get(0)?, bytes))
+                })
+                .expect("query")
+                .collect::<Result<_, _>>()
+                .expect("rows");
+            if rows.is_empty() {
+                continue;
+            }
+            let (rowid, old) = rows[rng.below(rows.len())].clone();
             let (new, how) = if rng.chance(1, 10) {
                 let s = rng.pick(corpus);
                 (s.bytes.clone(), format!("corpus {}", s.name))
@@ -1725,7 +1736,18 @@ fn commands_on_mutated_databases_fail_cleanly() {
                     Some(format!("hang (over {PER_COMMAND_LIMIT:?}): {what}"))
                 }
                 Some(r) => {
-                    slowest = slowest.max(r.elapsed);
+                    if r.elapsed > slowest {
+                        // Kept to look at: the slowest run's database and command.
+                        slowest = r.elapsed;
+                        let keep = failures_dir("commands");
+                        std::fs::copy(&mutated, keep.join("slowest.sqlite"))
+                            .expect("keep the slowest run's database");
+                        std::fs::write(
+                            keep.join("slowest.txt"),
+                            format!("{:?}\n{what}\n", r.elapsed),
+                        )
+                        .expect("describe the slowest run");
+                    }
                     let code = r.code.unwrap_or(-1);
                     *codes.entry(code).or_default() += 1;
                     let json_out = args.iter().any(|a| a == "json");
