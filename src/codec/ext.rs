@@ -68,7 +68,9 @@ pub fn brief(e: &Ext) -> Option<String> {
     match (module, name) {
         ("datetime", "datetime") => arg.as_str().map(str::to_owned),
         ("uuid", "UUID") => arg.as_str().map(|hex| {
-            if hex.len() == 32 {
+            // Sliced by byte offsets: only when it is 32 hex digits (a stored string of 32
+            // bytes may hold multi-byte characters).
+            if hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                 format!(
                     "{}-{}-{}-{}-{}",
                     &hex[0..8],
@@ -86,5 +88,35 @@ pub fn brief(e: &Ext) -> Option<String> {
             Some(format!("Send(node={node:?})"))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uuid(arg: &str) -> Ext {
+        Ext {
+            code: CONSTRUCTOR_SINGLE_ARG,
+            payload: Value::array(vec![
+                Value::str("uuid"),
+                Value::str("UUID"),
+                Value::str(arg),
+            ]),
+            marker: None,
+        }
+    }
+
+    #[test]
+    fn uuids_are_dashed_only_when_they_are_hex() {
+        assert_eq!(
+            brief(&uuid("0123456789abcdef0123456789abcdef")).as_deref(),
+            Some("01234567-89ab-cdef-0123-456789abcdef")
+        );
+        // 32 bytes that are not 32 hex digits (a corrupt or hostile blob): sliced at byte 8
+        // this panicked inside '€'; it is shown as stored.
+        let odd = format!("{}ab", "€".repeat(10));
+        assert_eq!(odd.len(), 32);
+        assert_eq!(brief(&uuid(&odd)), Some(odd.clone()));
     }
 }

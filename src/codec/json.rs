@@ -42,19 +42,29 @@ pub fn to_json(v: &Value) -> Json {
                     .iter()
                     .map(|(k, val)| Json::Array(vec![to_json(k), to_json(val)]))
                     .collect();
-                json!({ "$map": Json::Array(pairs) })
+                tagged([("$map", Json::Array(pairs))])
             }
         }
         Value::Raw(r) => match super::msgpack::decode(r.bytes()) {
             Ok(v) => to_json(&v),
             Err(e) => json!({ "$undecodable": e.to_string() }),
         },
-        Value::Ext(e) => json!({
-            "$ext": e.code,
-            "kind": ext::code_name(e.code),
-            "payload": to_json(&e.payload),
-        }),
+        Value::Ext(e) => tagged([
+            ("$ext", Json::from(e.code)),
+            ("kind", Json::from(ext::code_name(e.code))),
+            ("payload", to_json(&e.payload)),
+        ]),
     }
+}
+
+/// A JSON object of these entries, moved in. (`json!` would serialize a nested `Json` into a
+/// copy: each ext or `$map` level copied its whole subtree again, quadratic in the nesting.)
+fn tagged<const N: usize>(entries: [(&str, Json); N]) -> Json {
+    let mut obj = JsonMap::with_capacity(N);
+    for (k, v) in entries {
+        obj.insert(k.to_owned(), v);
+    }
+    Json::Object(obj)
 }
 
 fn float(f: f64) -> Json {
@@ -73,6 +83,28 @@ fn float(f: f64) -> Json {
 mod tests {
     use super::*;
     use crate::codec::msgpack::decode;
+
+    #[test]
+    fn nested_ext_objects_are_built_in_linear_time() {
+        // 255 ext levels (as deep as the decoder allows) around 400,000 values. Each level
+        // used to copy its whole subtree again (json! serializes a nested Json): 255 copies.
+        let mut v = Value::array((0..400_000).map(Value::int).collect());
+        for _ in 0..255 {
+            v = Value::ext(5, v);
+        }
+        let start = std::time::Instant::now();
+        let mut j = &to_json(&v);
+        let elapsed = start.elapsed();
+        for _ in 0..255 {
+            assert_eq!(j["$ext"], 5);
+            j = &j["payload"];
+        }
+        assert_eq!(j.as_array().map(Vec::len), Some(400_000));
+        assert!(
+            elapsed.as_millis() < 1500,
+            "to_json took {elapsed:?} (linear: ~0.1 s)"
+        );
+    }
 
     #[test]
     fn special_values_are_tagged() {

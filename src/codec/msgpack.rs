@@ -189,7 +189,7 @@ pub const MAX_EXT_CODE: i8 = 7;
 
 /// Decodes one complete MessagePack document; trailing bytes are an error.
 pub fn decode(data: &[u8]) -> Result<Value, DecodeError> {
-    let mut r = Reader { data, pos: 0 };
+    let mut r = Reader::new(data, 0);
     let v = r.value(0)?;
     if r.pos != data.len() {
         return Err(DecodeError::TrailingBytes {
@@ -208,7 +208,7 @@ pub fn decode_except(
     outer: &str,
     inner: &str,
 ) -> Result<(Value, Option<std::ops::Range<usize>>), DecodeError> {
-    let mut r = Reader { data, pos: 0 };
+    let mut r = Reader::new(data, 0);
     let mut span = None;
     let root = r.map_with(0, &mut |r, key, depth| {
         if key.as_str() != Some(outer) || !r.at_map() {
@@ -247,9 +247,29 @@ pub fn encode_into(out: &mut Vec<u8>, v: &Value) {
 struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
+    /// How many more items (array items, map entries) containers may reserve room for before
+    /// reading them. It starts at the document's length: every item takes at least a byte, so
+    /// real data never runs out, while headers that claim more than the data holds (up to
+    /// 4 Gi each, or each of 256 nested ones claiming the rest) cannot reserve more in total.
+    reserve: usize,
 }
 
 impl<'a> Reader<'a> {
+    fn new(data: &'a [u8], pos: usize) -> Reader<'a> {
+        Reader {
+            data,
+            pos,
+            reserve: data.len(),
+        }
+    }
+
+    /// Room to reserve for a container claiming `n` items, taken from the budget.
+    fn reserve(&mut self, n: usize) -> usize {
+        let k = n.min(self.reserve);
+        self.reserve -= k;
+        k
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         let end = self
             .pos
@@ -379,7 +399,7 @@ impl<'a> Reader<'a> {
         if n > self.data.len() - self.pos {
             return Err(DecodeError::Truncated { offset: self.pos });
         }
-        let mut items = Vec::with_capacity(n);
+        let mut items = Vec::with_capacity(self.reserve(n));
         for _ in 0..n {
             items.push(self.value(depth + 1)?);
         }
@@ -390,7 +410,7 @@ impl<'a> Reader<'a> {
         if n.saturating_mul(2) > self.data.len() - self.pos {
             return Err(DecodeError::Truncated { offset: self.pos });
         }
-        let mut entries = Vec::with_capacity(n);
+        let mut entries = Vec::with_capacity(self.reserve(n));
         for _ in 0..n {
             let k = self.value(depth + 1)?;
             let v = self.value(depth + 1)?;
@@ -405,8 +425,14 @@ impl<'a> Reader<'a> {
         if !(0..=MAX_EXT_CODE).contains(&code) {
             return Err(DecodeError::UnknownExt { code });
         }
-        let mut inner = Reader { data: body, pos: 0 };
+        // The payload shares the document's reservation budget.
+        let mut inner = Reader {
+            data: body,
+            pos: 0,
+            reserve: self.reserve,
+        };
         let payload = inner.value(depth + 1)?;
+        self.reserve = inner.reserve;
         if inner.pos != body.len() {
             return Err(DecodeError::TrailingBytes {
                 count: body.len() - inner.pos,
@@ -826,7 +852,7 @@ mod tests {
 
 /// The end offset of the value starting at `pos`, without building it (for size accounting).
 pub fn skip(data: &[u8], pos: usize) -> Result<usize, DecodeError> {
-    let mut r = Reader { data, pos };
+    let mut r = Reader::new(data, pos);
     r.skip_value(0)?;
     Ok(r.pos)
 }
@@ -834,13 +860,14 @@ pub fn skip(data: &[u8], pos: usize) -> Result<usize, DecodeError> {
 /// The encoded size of each channel in a checkpoint's `channel_values`, without decoding the
 /// values: `(channel, bytes)` in stored order.
 pub fn channel_sizes(blob: &[u8]) -> Result<Vec<(String, usize)>, DecodeError> {
-    let mut r = Reader { data: blob, pos: 0 };
+    let mut r = Reader::new(blob, 0);
     let n = r.map_header()?;
     for _ in 0..n {
         let key = r.value(0)?;
         if key.as_str() == Some("channel_values") {
             let m = r.map_header()?;
-            let mut out = Vec::with_capacity(m);
+            // Not `with_capacity(m)`: `m` is what the header claims (up to 4 Gi entries).
+            let mut out = Vec::new();
             for _ in 0..m {
                 let k = r.value(0)?;
                 let start = r.pos;
@@ -874,7 +901,7 @@ impl Reader<'_> {
         if n.saturating_mul(2) > self.data.len() - self.pos {
             return Err(DecodeError::Truncated { offset: self.pos });
         }
-        let mut entries = Vec::with_capacity(n);
+        let mut entries = Vec::with_capacity(self.reserve(n));
         for _ in 0..n {
             let k = self.value(depth + 1)?;
             let v = value(self, &k, depth + 1)?;
@@ -1001,6 +1028,42 @@ mod size_tests {
         let mut trailing = bytes.clone();
         trailing.push(0xc0);
         assert!(decode_except(&trailing, "channel_values", "messages").is_err());
+    }
+
+    #[test]
+    fn channel_sizes_do_not_reserve_what_a_header_claims() {
+        // {"v": 4, "channel_values": <map32 claiming 2^32-1 entries> {"messages": []}}: the
+        // claim sized a Vec up front (137 GB: the allocation failed, the process aborted).
+        let mut blob = vec![0x82, 0xa1, b'v', 0x04, 0xae];
+        blob.extend_from_slice(b"channel_values");
+        blob.extend_from_slice(&[0xdf, 0xff, 0xff, 0xff, 0xff, 0xa8]);
+        blob.extend_from_slice(b"messages");
+        blob.push(0x90);
+        assert!(matches!(
+            channel_sizes(&blob),
+            Err(DecodeError::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn nested_claims_reserve_no_more_than_the_data_holds() {
+        // 250 nested array16 headers, each claiming 4,000 items, then 4,000 items: every
+        // header claimed no more than the bytes left, yet together they reserved 250 x 4,000
+        // values (40 MB for a 4.7 KB blob; 10 GB for a 1 MB one).
+        let mut blob = [0xdc, 0x0f, 0xa0].repeat(250);
+        blob.extend(std::iter::repeat_n(0xc0, 4000));
+        let mut r = Reader::new(&blob, 0);
+        assert!(matches!(r.value(0), Err(DecodeError::Truncated { .. })));
+        assert_eq!(
+            r.reserve, 0,
+            "the budget (the blob's length) is spent, no more"
+        );
+        // Real data reserves exactly what it holds.
+        let v = decode(&[0x93, 0xc0, 0x91, 0xc0, 0x80]).expect("decodes");
+        match v {
+            Value::Array(a) => assert_eq!(a.items.capacity(), 3),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
