@@ -149,7 +149,7 @@ o200k\t'tiktoken o200k_base with langchain_openai\'s chat framing (gpt-4o, gpt-4
 cl100k\t'tiktoken cl100k_base with langchain_openai\'s chat framing (gpt-4, gpt-3.5-turbo)'
 usage\t'What the provider billed: usage_metadata of the AI messages (tokens command only)'"
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l model -d 'Count as langchain_openai does for this model (gpt-4o → o200k, gpt-4 → cl100k…); overrides --counter' -r
-complete -c memctl -n "__fish_memctl_using_subcommand trim" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3. No wait when no app had the file open (a WAL-mode file without its -wal file)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -171,7 +171,7 @@ ai\t'AIMessage'
 tool\t'ToolMessage'
 system\t'SystemMessage'"
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l match -d 'Remove every message that matches this regular expression: its text, or the name or JSON arguments of one of its tool calls' -r
-complete -c memctl -n "__fish_memctl_using_subcommand rm" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3. No wait when no app had the file open (a WAL-mode file without its -wal file)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -204,7 +204,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l retries -d '
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l max-input-tokens -d 'The most transcript one request carries (approximate tokens). A longer one is summarized in parts and then the part summaries are summarized (map-reduce): nothing is left out' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l prompt-file -d 'A prompt template to use instead of memctl\'s (at most 1 MiB); `{messages}` marks the transcript' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l summary-key -d 'Store the summary in this state channel (e.g. `summary`) instead of a summary message; an existing value is fed into the next summary' -r
-complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3. No wait when no app had the file open (a WAL-mode file without its -wal file)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'

@@ -278,7 +278,8 @@ pub struct RewriteArgs {
 
     /// After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a
     /// newer checkpoint on an edited thread; such an edit is reported `superseded` (the app's
-    /// turn wins; memctl's edit is not in effect) and the exit code is 3.
+    /// turn wins; memctl's edit is not in effect) and the exit code is 3. No wait when no app
+    /// had the file open (a WAL-mode file without its -wal file).
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub settle: String,
 }

@@ -40,6 +40,7 @@ pub struct SqliteStore {
     path: PathBuf,
     generation: SchemaGeneration,
     busy_timeout: Duration,
+    shared: bool,
 }
 
 impl SqliteStore {
@@ -94,6 +95,8 @@ impl SqliteStore {
         path: &Path,
         busy_timeout: Duration,
     ) -> Result<SqliteStore> {
+        // Checked before this connection could create a -wal file of its own.
+        let shared = might_be_shared(path);
         conn.busy_timeout(busy_timeout)
             .context("cannot set the busy timeout")?;
         let generation = detect_schema(&conn, path)?;
@@ -102,7 +105,15 @@ impl SqliteStore {
             path: path.to_owned(),
             generation,
             busy_timeout,
+            shared,
         })
+    }
+
+    /// False when no other connection had the database open when memctl opened it: a
+    /// WAL-mode file (what SqliteSaver leaves) without a `-wal` file. True otherwise, including
+    /// every file in another journal mode (there, memctl cannot tell).
+    pub fn might_be_shared(&self) -> bool {
+        self.shared
     }
 
     /// `(thread_id, latest root checkpoint id)` of every thread, from the primary key only.
@@ -386,6 +397,11 @@ fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
+}
+
+/// See [`SqliteStore::might_be_shared`].
+fn might_be_shared(path: &Path) -> bool {
+    !is_wal_mode(path) || sidecar(path, "-wal").exists()
 }
 
 /// True when the database header says WAL mode (file format versions 2 at bytes 18–19).
