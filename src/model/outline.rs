@@ -21,6 +21,8 @@ pub trait Shape {
     fn tool_call_ids(&self) -> Vec<&str>;
     /// The tool call a ToolMessage answers.
     fn tool_call_id(&self) -> Option<&str>;
+    /// The message id.
+    fn id(&self) -> Option<&str>;
 }
 
 impl Shape for Message {
@@ -35,6 +37,9 @@ impl Shape for Message {
     }
     fn tool_call_id(&self) -> Option<&str> {
         Message::tool_call_id(self)
+    }
+    fn id(&self) -> Option<&str> {
+        Message::id(self)
     }
 }
 
@@ -71,6 +76,9 @@ impl Shape for Outline {
     }
     fn tool_call_id(&self) -> Option<&str> {
         self.tool_call_id.as_deref()
+    }
+    fn id(&self) -> Option<&str> {
+        self.id.as_deref()
     }
 }
 
