@@ -248,12 +248,31 @@ impl<'a> Iterator for Iter<'a> {
 
 /// The entries of a map with string keys, read in one pass (values not walked).
 #[derive(Debug, Clone, Default)]
-pub struct Fields<'a>(Vec<(&'a str, Spanned<'a>)>);
+pub struct Fields<'a> {
+    entries: Vec<(&'a str, Spanned<'a>)>,
+    /// True when an entry was left out (its key is not a string).
+    left_out: bool,
+}
 
 impl<'a> Fields<'a> {
     /// The value of `key` (first match).
     pub fn get(&self, key: &str) -> Option<Spanned<'a>> {
-        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+        self.entries
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+    }
+
+    /// True when every key of the map is a string and none is repeated: then [`Fields::get`]
+    /// finds what a lookup in the decoded map's JSON form finds (which keeps a repeated key's
+    /// last value, and tags maps with other keys).
+    pub fn is_plain(&self) -> bool {
+        !self.left_out
+            && self
+                .entries
+                .iter()
+                .enumerate()
+                .all(|(i, (k, _))| self.entries[..i].iter().all(|(other, _)| other != k))
     }
 }
 
@@ -262,18 +281,23 @@ impl<'a> Seq<'a> {
     pub fn fields(&self) -> Result<Fields<'a>, DecodeError> {
         let mut out = Vec::with_capacity(self.len.min(self.data.len()));
         let mut last = None;
+        let mut left_out = false;
         for pair in self.pairs() {
             let (k, v) = pair?;
             last = Some(v);
-            if let Lazy::Str(key) = k.value {
-                out.push((key, v));
+            match k.value {
+                Lazy::Str(key) => out.push((key, v)),
+                _ => left_out = true,
             }
         }
         // Every value is walked, the last one too (a value cut short is an error here).
         if let Some(v) = last {
             v.raw()?;
         }
-        Ok(Fields(out))
+        Ok(Fields {
+            entries: out,
+            left_out,
+        })
     }
 }
 

@@ -267,6 +267,21 @@ impl StoredList {
         Ok(out)
     }
 
+    /// The id of message `i` at `span`, as [`Message::id`] gives it: read in place from an
+    /// ext-object message with plain fields, else from the message's view.
+    pub fn id(&self, i: usize, span: &Range<usize>) -> Result<Option<String>> {
+        let bytes = self
+            .blob
+            .get(span.clone())
+            .ok_or_else(|| anyhow!("item {i} of 'messages' is outside the checkpoint"))?;
+        if let Some((_, _, fields)) = super::outline::read_message(&lazy::root(bytes)?) {
+            if fields.is_plain() {
+                return Ok(fields.get("id").and_then(|v| v.as_str()).map(str::to_owned));
+            }
+        }
+        Ok(self.message(i, span)?.id().map(str::to_owned))
+    }
+
     /// The view of message `i`, at `span` (from [`StoredList::spans`]).
     pub fn message(&self, i: usize, span: &Range<usize>) -> Result<Message> {
         let bytes = self
