@@ -1,9 +1,9 @@
 //! What trim, rm (and later summarize) share: choosing threads, refusing threads that are not
 //! safe to edit, appending the update, and reporting before → after.
 
-use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -47,7 +47,7 @@ pub struct Editable {
     /// Pending writes on the latest checkpoint when it was read (0 unless forced).
     pub pending_writes: usize,
     /// The full message views, built on first use.
-    messages: OnceCell<Vec<Message>>,
+    messages: OnceLock<Vec<Message>>,
 }
 
 impl Editable {
@@ -384,7 +384,7 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
             latest,
             outline,
             pending_writes: work.writes,
-            messages: views.map_or_else(OnceCell::new, OnceCell::from),
+            messages: views.map_or_else(OnceLock::new, OnceLock::from),
         })
     })();
     Some(result)
@@ -467,7 +467,7 @@ pub fn plan(
                 index: i,
                 kind: m.kind.type_str(),
                 id: m.id.clone(),
-                text: m.preview.clone(),
+                text: m.preview(&ed.latest.row.checkpoint),
             }
         })
         .collect();
