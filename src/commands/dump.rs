@@ -191,22 +191,19 @@ pub fn write_streamed(
         let mut any = false;
         for element in elements {
             let element = element?;
-            if pretty {
-                out.write_all(if any { b",".as_slice() } else { b"" })?;
-                out.write_all(inner.as_bytes())?;
-                let mut lines = element.split(|&b| b == b'\n');
-                if let Some(first) = lines.next() {
-                    out.write_all(first)?;
-                }
-                for line in lines {
-                    out.write_all(inner.as_bytes())?;
-                    out.write_all(line)?;
-                }
-            } else {
-                out.write_all(if any { b",".as_slice() } else { b"" })?;
-                out.write_all(&element)?;
+            if any {
+                out.write_all(b",")?;
             }
             any = true;
+            if !pretty {
+                out.write_all(&element)?;
+                continue;
+            }
+            // serde_json's pretty printer: each element on its own line, one level in.
+            for line in element.split(|&b| b == b'\n') {
+                out.write_all(inner.as_bytes())?;
+                out.write_all(line)?;
+            }
         }
         if pretty && any {
             out.write_all(b"\n")?;

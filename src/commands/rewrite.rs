@@ -416,13 +416,13 @@ pub fn check_tool_pairs<M: Shape>(msgs: &[&M]) -> Result<()> {
     for (i, &m) in msgs.iter().enumerate() {
         if m.kind() == Kind::Tool {
             let call = m.tool_call_id().unwrap_or("");
-            if !first_call.get(call).is_some_and(|&a| a < i) {
+            if first_call.get(call).is_none_or(|&a| a >= i) {
                 bail!("the result would leave a ToolMessage without the AI tool call '{call}'");
             }
         }
         if m.kind() == Kind::Ai {
             for call in m.tool_call_ids() {
-                if !last_answer.get(call).is_some_and(|&t| t > i) {
+                if last_answer.get(call).is_none_or(|&t| t <= i) {
                     bail!("the result would leave the tool call '{call}' without its ToolMessage");
                 }
             }

@@ -205,7 +205,7 @@ fn plan(
     }
     let system_first = ed.outline.first().is_some_and(|m| m.kind == Kind::System);
     let old: Vec<usize> = (0..n)
-        .filter(|&i| !kept[i] && !(i == 0 && system_first))
+        .filter(|&i| !(kept[i] || i == 0 && system_first))
         .collect();
     let mut is_old = vec![false; n];
     for &i in &old {

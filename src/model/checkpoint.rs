@@ -258,7 +258,7 @@ impl StoredList {
         for (i, item) in items.spans().enumerate() {
             let (item, span) = item?;
             let message = plainly_a_message(&item)
-                || Message::from_value(&msgpack::decode(&self.blob[span.clone()])?).is_some();
+                || Message::from_value(&msgpack::decode(item.raw()?)?).is_some();
             if !message {
                 bail!("item {i} of 'messages' is not a LangChain message");
             }
