@@ -107,6 +107,10 @@ pub fn message_list<'a>(
 /// memory holds only a small part of a long thread.
 const CHUNK: usize = 2048;
 
+/// Below this many items, [`par_in_order`] stays on this thread (starting workers would
+/// cost more than the work: a batch of many short threads calls it once per thread).
+const SERIAL: usize = 256;
+
 /// `f(0) … f(n - 1)` computed on all cores a chunk at a time, yielded in order.
 pub fn par_in_order<'a, R: Send + 'a>(
     n: usize,
@@ -114,7 +118,11 @@ pub fn par_in_order<'a, R: Send + 'a>(
 ) -> impl Iterator<Item = R> + 'a {
     (0..n).step_by(CHUNK).flat_map(move |start| {
         let indices: Vec<usize> = (start..n.min(start + CHUNK)).collect();
-        crate::par::map_owned(indices, &f)
+        if indices.len() < SERIAL {
+            indices.into_iter().map(&f).collect()
+        } else {
+            crate::par::map_owned(indices, &f)
+        }
     })
 }
 

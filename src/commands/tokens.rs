@@ -1,14 +1,15 @@
 //! `memctl tokens`: what a thread costs in tokens, per message or per thread.
 
 use std::io::Write;
+use std::ops::Range;
 
 use anyhow::{Context, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{CounterKind, Format, GlobalArgs, TokensArgs};
 use crate::codec::Value;
-use crate::model::checkpoint::StoredMessages;
-use crate::model::{Kind, Message, MessagesChannel};
+use crate::model::checkpoint::{StoredList, StoredMessages};
+use crate::model::{Kind, Message};
 use crate::output::{self, human, table};
 use crate::tokens::Counter;
 
@@ -22,15 +23,7 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
         Some(thread) => {
             // The message list stays stored; messages are read and counted a chunk at a time.
             let (cp, messages) = super::show::load_shallow(&store, thread, &g.ns, None)?;
-            let (list, spans) = match &messages {
-                StoredMessages::List(list) => (Some(list), list.spans()?),
-                StoredMessages::Absent => (None, vec![]),
-                StoredMessages::DeltaOmitted => anyhow::bail!(
-                    "thread '{}' keeps its messages in a DeltaChannel; checkpoint {} stores no message list",
-                    cp.row.thread_id,
-                    cp.row.checkpoint_id
-                ),
-            };
+            let (list, spans) = stored_list(&cp, &messages)?;
             let read = |i: usize| match list {
                 Some(list) => list.message(i, &spans[i]),
                 None => anyhow::bail!("no message {i}"),
@@ -52,16 +45,21 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
     }
 }
 
-fn messages_of(cp: &LoadedCheckpoint) -> Result<Vec<Message>> {
-    match cp.checkpoint.messages()? {
-        MessagesChannel::List(m) | MessagesChannel::DeltaSnapshot(m) => Ok(m),
-        MessagesChannel::Absent => Ok(vec![]),
-        MessagesChannel::DeltaOmitted => anyhow::bail!(
+/// The checkpoint's stored message list and where each message is (none when it has no
+/// messages channel); an error for a DeltaChannel checkpoint that stores no list.
+fn stored_list<'a>(
+    cp: &LoadedCheckpoint,
+    messages: &'a StoredMessages,
+) -> Result<(Option<&'a StoredList>, Vec<Range<usize>>)> {
+    Ok(match messages {
+        StoredMessages::List(list) => (Some(list), list.spans()?),
+        StoredMessages::Absent => (None, vec![]),
+        StoredMessages::DeltaOmitted => anyhow::bail!(
             "thread '{}' keeps its messages in a DeltaChannel; checkpoint {} stores no message list",
             cp.row.thread_id,
             cp.row.checkpoint_id
         ),
-    }
+    })
 }
 
 /// What the per-message report keeps of a message.
@@ -405,21 +403,37 @@ fn count_row(row: crate::storage::CheckpointRow, counter: Option<Counter>) -> Re
             });
         }
     }
+    // The other counters read one message view at a time.
     let thread_id = row.thread_id.clone();
-    let cp = LoadedCheckpoint::decode(row)?;
-    let msgs = messages_of(&cp)?;
+    let (cp, stored) = super::show::decode_shallow(row)?;
+    let (list, spans) = stored_list(&cp, &stored)?;
+    let read = |i: usize| match list {
+        Some(list) => list.message(i, &spans[i]),
+        None => anyhow::bail!("no message {i}"),
+    };
     let tokens = match counter {
-        Some(c) => Some(c.count(&msgs)?),
-        None => msgs
-            .iter()
-            .rev()
-            .find_map(|m| m.usage_metadata())
-            .and_then(|u| u.get("input_tokens"))
-            .and_then(Json::as_u64),
+        Some(c) => {
+            let mut total = c.list_overhead();
+            for n in super::dump::par_in_order(spans.len(), |i| c.count_message(&read(i)?)) {
+                total += n?;
+            }
+            Some(total)
+        }
+        // The provider's count of the last message that carries one.
+        None => {
+            let mut last = None;
+            for i in (0..spans.len()).rev() {
+                if let Some(u) = read(i)?.usage_metadata() {
+                    last = u.get("input_tokens").and_then(Json::as_u64);
+                    break;
+                }
+            }
+            last
+        }
     };
     Ok(ThreadTokens {
         thread_id,
-        messages: msgs.len(),
+        messages: spans.len(),
         tokens,
     })
 }
