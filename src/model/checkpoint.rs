@@ -62,10 +62,10 @@ impl Checkpoint {
     }
 
     /// Decodes a checkpoint blob like [`Checkpoint::decode`], with its errors, except its
-    /// message list: that stays stored, to be read one message at a time. The returned
-    /// checkpoint's `messages` value is nil (read the list from the [`StoredMessages`]).
-    /// A `msgpack` blob is checked whole first (the errors of a full decode), then decoded
-    /// but for the list; other types are decoded whole and their list kept re-encoded.
+    /// message list: that stays stored, to be read one message at a time from the returned
+    /// [`StoredMessages`]. A `msgpack` blob is checked whole first (the errors of a full
+    /// decode), then decoded but for the list, whose value in the returned checkpoint is nil;
+    /// other types (legacy `json`) are decoded whole and their list kept re-encoded.
     pub fn decode_shallow(type_name: &str, blob: Vec<u8>) -> Result<(Checkpoint, StoredMessages)> {
         if type_name != "msgpack" {
             let cp = Checkpoint::decode(type_name, &blob)?;
