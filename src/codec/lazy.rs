@@ -2,6 +2,8 @@
 //! databases): it walks a blob without building values, and hands out the byte span of any
 //! part that needs a full [`super::msgpack::decode`].
 
+use std::ops::Range;
+
 use super::msgpack::{skip, DecodeError};
 
 /// One msgpack value, borrowed from the blob.
@@ -152,6 +154,28 @@ impl<'a> Seq<'a> {
         }
     }
 
+    /// The items of an array with the byte range of each (`start..end` in the data the
+    /// sequence was read from), each item walked once: for reading a long list item by item.
+    pub fn spans(
+        &self,
+    ) -> impl Iterator<Item = Result<(Spanned<'a>, Range<usize>), DecodeError>> + 'a {
+        let data = self.data;
+        let mut pos = self.start;
+        let mut left = self.len;
+        std::iter::from_fn(move || {
+            if left == 0 {
+                return None;
+            }
+            left -= 1;
+            let item = read(data, pos).and_then(|item| Ok((item, pos..skip(data, pos)?)));
+            match &item {
+                Ok((_, span)) => pos = span.end,
+                Err(_) => left = 0,
+            }
+            Some(item)
+        })
+    }
+
     /// The entries of a map (any keys), read one by one like [`Seq::iter`].
     pub fn pairs(&self) -> impl Iterator<Item = Result<(Spanned<'a>, Spanned<'a>), DecodeError>> {
         let mut items = Iter {
@@ -224,12 +248,31 @@ impl<'a> Iterator for Iter<'a> {
 
 /// The entries of a map with string keys, read in one pass (values not walked).
 #[derive(Debug, Clone, Default)]
-pub struct Fields<'a>(Vec<(&'a str, Spanned<'a>)>);
+pub struct Fields<'a> {
+    entries: Vec<(&'a str, Spanned<'a>)>,
+    /// True when an entry was left out (its key is not a string).
+    left_out: bool,
+}
 
 impl<'a> Fields<'a> {
     /// The value of `key` (first match).
     pub fn get(&self, key: &str) -> Option<Spanned<'a>> {
-        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+        self.entries
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+    }
+
+    /// True when every key of the map is a string and none is repeated: then [`Fields::get`]
+    /// finds what a lookup in the decoded map's JSON form finds (which keeps a repeated key's
+    /// last value, and tags maps with other keys).
+    pub fn is_plain(&self) -> bool {
+        !self.left_out
+            && self
+                .entries
+                .iter()
+                .enumerate()
+                .all(|(i, (k, _))| self.entries[..i].iter().all(|(other, _)| other != k))
     }
 }
 
@@ -238,22 +281,32 @@ impl<'a> Seq<'a> {
     pub fn fields(&self) -> Result<Fields<'a>, DecodeError> {
         let mut out = Vec::with_capacity(self.len.min(self.data.len()));
         let mut last = None;
+        let mut left_out = false;
         for pair in self.pairs() {
             let (k, v) = pair?;
             last = Some(v);
-            if let Lazy::Str(key) = k.value {
-                out.push((key, v));
+            match k.value {
+                Lazy::Str(key) => out.push((key, v)),
+                _ => left_out = true,
             }
         }
         // Every value is walked, the last one too (a value cut short is an error here).
         if let Some(v) = last {
             v.raw()?;
         }
-        Ok(Fields(out))
+        Ok(Fields {
+            entries: out,
+            left_out,
+        })
     }
 }
 
 impl<'a> Spanned<'a> {
+    /// Where the value starts in the data it was read from.
+    pub fn offset(&self) -> usize {
+        self.pos
+    }
+
     /// The value's encoded bytes (walks it once to find its end).
     pub fn raw(&self) -> Result<&'a [u8], DecodeError> {
         Ok(&self.data[self.pos..skip(self.data, self.pos)?])
@@ -281,6 +334,154 @@ impl<'a> Spanned<'a> {
             Lazy::Array(a) => a.items().map(Some),
             _ => Ok(None),
         }
+    }
+}
+
+/// The deepest nesting [`check`] accepts: the limit of [`super::msgpack::decode`].
+const MAX_DEPTH: usize = 256;
+
+/// Checks that `data` is one complete msgpack document that [`super::msgpack::decode`]
+/// accepts, without building anything: for data it refuses, the same error (kind and offset,
+/// offsets inside an extension counted from its payload) in the same order. What lets a
+/// command read a large blob in place and still refuse exactly what a full decode refuses.
+pub fn check(data: &[u8]) -> Result<(), DecodeError> {
+    let mut c = Checker { data, pos: 0 };
+    c.value(0)?;
+    if c.pos != data.len() {
+        return Err(DecodeError::TrailingBytes {
+            count: data.len() - c.pos,
+        });
+    }
+    Ok(())
+}
+
+/// [`super::msgpack::decode`]'s reader, step for step, keeping nothing.
+struct Checker<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Checker<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.data.len())
+            .ok_or(DecodeError::Truncated { offset: self.pos })?;
+        let s = &self.data[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn be(&mut self, n: usize) -> Result<u64, DecodeError> {
+        Ok(self
+            .take(n)?
+            .iter()
+            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
+    }
+
+    fn len(&mut self, n: usize) -> Result<usize, DecodeError> {
+        let at = self.pos;
+        let v = self.be(n)?;
+        usize::try_from(v).map_err(|_| DecodeError::Truncated { offset: at })
+    }
+
+    fn value(&mut self, depth: usize) -> Result<(), DecodeError> {
+        if depth > MAX_DEPTH {
+            return Err(DecodeError::TooDeep);
+        }
+        let at = self.pos;
+        let m = self.take(1)?[0];
+        match m {
+            0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => {}
+            0x80..=0x8f => self.map(usize::from(m & 0x0f), depth)?,
+            0x90..=0x9f => self.array(usize::from(m & 0x0f), depth)?,
+            0xa0..=0xbf => self.string(usize::from(m & 0x1f))?,
+            0xc1 => {
+                return Err(DecodeError::BadMarker {
+                    byte: m,
+                    offset: at,
+                })
+            }
+            0xc4..=0xc6 => {
+                let n = self.len(1 << (m - 0xc4))?;
+                self.take(n)?;
+            }
+            0xc7..=0xc9 => {
+                let n = self.len(1 << (m - 0xc7))?;
+                self.ext(n, depth)?;
+            }
+            0xca => {
+                self.be(4)?;
+            }
+            0xcb => {
+                self.be(8)?;
+            }
+            0xcc..=0xcf => {
+                self.be(1 << (m - 0xcc))?;
+            }
+            0xd0..=0xd3 => {
+                self.be(1 << (m - 0xd0))?;
+            }
+            0xd4..=0xd8 => self.ext(1 << (m - 0xd4), depth)?,
+            0xd9..=0xdb => {
+                let n = self.len(1 << (m - 0xd9))?;
+                self.string(n)?;
+            }
+            0xdc | 0xdd => {
+                let n = self.len(if m == 0xdc { 2 } else { 4 })?;
+                self.array(n, depth)?;
+            }
+            0xde | 0xdf => {
+                let n = self.len(if m == 0xde { 2 } else { 4 })?;
+                self.map(n, depth)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn string(&mut self, n: usize) -> Result<(), DecodeError> {
+        let at = self.pos;
+        let bytes = self.take(n)?;
+        simdutf8::basic::from_utf8(bytes).map_err(|_| DecodeError::BadUtf8 { offset: at })?;
+        Ok(())
+    }
+
+    fn array(&mut self, n: usize, depth: usize) -> Result<(), DecodeError> {
+        if n > self.data.len() - self.pos {
+            return Err(DecodeError::Truncated { offset: self.pos });
+        }
+        for _ in 0..n {
+            self.value(depth + 1)?;
+        }
+        Ok(())
+    }
+
+    fn map(&mut self, n: usize, depth: usize) -> Result<(), DecodeError> {
+        if n.saturating_mul(2) > self.data.len() - self.pos {
+            return Err(DecodeError::Truncated { offset: self.pos });
+        }
+        for _ in 0..n {
+            self.value(depth + 1)?;
+            self.value(depth + 1)?;
+        }
+        Ok(())
+    }
+
+    fn ext(&mut self, n: usize, depth: usize) -> Result<(), DecodeError> {
+        let code = self.take(1)?[0] as i8;
+        let body = self.take(n)?;
+        if !(0..=super::msgpack::MAX_EXT_CODE).contains(&code) {
+            return Err(DecodeError::UnknownExt { code });
+        }
+        let mut inner = Checker { data: body, pos: 0 };
+        inner.value(depth + 1)?;
+        if inner.pos != body.len() {
+            return Err(DecodeError::TrailingBytes {
+                count: body.len() - inner.pos,
+            });
+        }
+        Ok(())
     }
 }
 
@@ -350,5 +551,58 @@ mod tests {
         assert!(root(&bytes[..bytes.len() - 2])
             .and_then(|r| r.raw().map(<[u8]>::len))
             .is_err());
+    }
+
+    /// `check` refuses exactly what `decode` refuses, with the same error, on every
+    /// truncation and on single-byte corruptions of a document with every kind of value.
+    #[test]
+    fn check_agrees_with_decode() {
+        use crate::codec::msgpack::decode;
+        let v = Value::map(vec![
+            (Value::str("s"), Value::str("héllo")),
+            (Value::str("long"), Value::str("x".repeat(40))),
+            (Value::str("i"), Value::int(-300)),
+            (Value::str("u"), Value::int(70_000)),
+            (Value::str("f"), Value::F64(1.5)),
+            (Value::str("b"), Value::Bool(true)),
+            (Value::str("n"), Value::Nil),
+            (
+                Value::str("list"),
+                Value::array(vec![
+                    Value::str("a"),
+                    Value::ext(5, Value::array(vec![Value::str("m"), Value::int(1)])),
+                    Value::ext(0, Value::Nil),
+                ]),
+            ),
+            (
+                Value::str("bin"),
+                Value::Bin(crate::codec::msgpack::Bin {
+                    bytes: vec![1, 2, 3],
+                    marker: None,
+                }),
+            ),
+        ]);
+        let bytes = encode(&v);
+        let same = |data: &[u8]| assert_eq!(check(data).err(), decode(data).err(), "{data:02x?}");
+        same(&bytes);
+        for cut in 0..bytes.len() {
+            same(&bytes[..cut]);
+        }
+        let mut extra = bytes.clone();
+        extra.push(0xc0);
+        same(&extra);
+        for at in 0..bytes.len() {
+            for byte in [
+                0x00, 0x7f, 0x91, 0xc1, 0xd4, 0xdc, 0xdf, 0xff, 0xa3, 0xc7, 0xd9, 0x80,
+            ] {
+                let mut b = bytes.clone();
+                b[at] = byte;
+                same(&b);
+            }
+        }
+        // Too deep: 300 nested arrays.
+        let mut deep = vec![0x91; 300];
+        deep.push(0xc0);
+        same(&deep);
     }
 }

@@ -1,25 +1,71 @@
 //! `memctl diff --thread T`: messages added / removed / changed and channels changed between
 //! two checkpoints (default: the latest against its parent).
+//!
+//! Messages are matched by id (by position when they have none) from their stored bytes: a
+//! matched pair whose bytes are equal is unchanged; only messages that were added, removed or
+//! whose bytes differ are decoded, one at a time, so a long thread is never held as views.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
+use std::ops::Range;
 
 use anyhow::Result;
 use serde_json::{json, Value as Json};
 
 use crate::cli::{DiffArgs, Format, GlobalArgs};
 use crate::codec::{json::to_json, msgpack};
-use crate::model::checkpoint::{brief_value, MESSAGES};
+use crate::model::checkpoint::{brief_value, StoredList, MESSAGES};
 use crate::model::Message;
 use crate::output::{self, human, sanitize::for_terminal};
 
+use super::dump::{element_bytes, par_in_order, placeholder, write_streamed};
 use super::show::is_internal_channel;
 
-/// What changed in the message list.
+/// One side of the diff: a stored message list and where each message is.
+struct Side<'a> {
+    list: Option<&'a StoredList>,
+    spans: Vec<Range<usize>>,
+}
+
+impl Side<'_> {
+    fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The stored bytes of message `i`.
+    fn bytes(&self, i: usize) -> &[u8] {
+        self.list
+            .and_then(|l| l.bytes().get(self.spans[i].clone()))
+            .unwrap_or_default()
+    }
+
+    /// The view of message `i`.
+    fn message(&self, i: usize) -> Result<Message> {
+        match self.list {
+            Some(l) => l.message(i, &self.spans[i]),
+            None => anyhow::bail!("no message {i}"),
+        }
+    }
+
+    /// What messages are matched by: the id, or `#i` for a message without one.
+    fn keys(&self) -> Result<Vec<String>> {
+        par_in_order(self.len(), |i| {
+            let id = match self.list {
+                Some(l) => l.id(i, &self.spans[i])?,
+                None => None,
+            };
+            Ok(id.unwrap_or_else(|| format!("#{i}")))
+        })
+        .collect()
+    }
+}
+
+/// What changed in the message list: positions in the old and new lists.
 #[derive(Default)]
 struct MessageDiff {
-    added: Vec<Message>,
-    removed: Vec<Message>,
-    changed: Vec<(Message, Message)>,
+    added: Vec<usize>,
+    removed: Vec<usize>,
+    changed: Vec<(usize, usize)>,
 }
 
 /// A changed channel: name, brief before / after, full JSON before / after.
@@ -29,27 +75,38 @@ type ChannelChange = (String, Option<String>, Option<String>, Json, Json);
 pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
     let thread = &args.thread.thread;
-    let to = super::load_checkpoint(&store, thread, &g.ns, args.to.as_deref())?;
+    let (to, to_stored) = super::show::load_shallow(&store, thread, &g.ns, args.to.as_deref())?;
     let from_id = match &args.from {
         Some(id) => Some(id.clone()),
         None => to.row.parent_checkpoint_id.clone(),
     };
     let from = match &from_id {
-        Some(id) => Some(super::load_checkpoint(&store, thread, &g.ns, Some(id))?),
+        Some(id) => Some(super::show::load_shallow(&store, thread, &g.ns, Some(id))?),
         None => None,
     };
-    let to_msgs = to.message_list()?;
-    let from_msgs = match &from {
-        Some(f) => f.message_list()?,
-        None => Vec::new(),
+    let side = |cp, stored| -> Result<Side<'_>> {
+        let list = super::dump::message_list(cp, stored)?;
+        let spans = match list {
+            Some(l) => l.spans()?,
+            None => vec![],
+        };
+        Ok(Side { list, spans })
     };
-    let md = diff_messages(&from_msgs, &to_msgs);
+    let after = side(&to, &to_stored)?;
+    let before = match &from {
+        Some((cp, stored)) => side(cp, stored)?,
+        None => Side {
+            list: None,
+            spans: vec![],
+        },
+    };
+    let md = diff_messages(&before, &after)?;
 
     // Channels other than messages: compare encoded bytes.
+    let from_cp = from.as_ref().map(|(cp, _)| cp);
     let mut channels: Vec<ChannelChange> = Vec::new();
     let to_values = to.checkpoint.channel_values();
-    let from_values = from
-        .as_ref()
+    let from_values = from_cp
         .map(|f| f.checkpoint.channel_values())
         .unwrap_or_default();
     let mut names: Vec<&str> = from_values
@@ -58,7 +115,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
         .map(|(k, _)| *k)
         .collect();
     names.dedup();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     for name in names {
         if name == MESSAGES || is_internal_channel(name) || !seen.insert(name) {
             continue;
@@ -91,7 +148,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
                 out,
                 "--- {} (step {})\n+++ {} (step {})",
                 from_id.as_deref().unwrap_or("(nothing: first checkpoint)"),
-                step(from.as_ref().and_then(|f| f.metadata.step())),
+                step(from_cp.and_then(|f| f.metadata.step())),
                 to.row.checkpoint_id,
                 step(to.metadata.step()),
             )?;
@@ -106,23 +163,30 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
                 )
             };
             if md.added.is_empty() && md.removed.is_empty() && md.changed.is_empty() {
-                writeln!(out, "messages: unchanged ({})", to_msgs.len())?;
+                writeln!(out, "messages: unchanged ({})", after.len())?;
             } else {
-                writeln!(out, "messages: {} → {}", from_msgs.len(), to_msgs.len())?;
+                writeln!(out, "messages: {} → {}", before.len(), after.len())?;
             }
-            for m in &md.removed {
-                writeln!(out, "- {}", line(m))?;
+            let removed = par_in_order(md.removed.len(), |k| {
+                before.message(md.removed[k]).map(|m| line(&m))
+            });
+            for l in removed {
+                writeln!(out, "- {}", l?)?;
             }
-            for (a, b) in &md.changed {
+            for &(i, j) in &md.changed {
+                let (a, b) = (before.message(i)?, after.message(j)?);
                 writeln!(
                     out,
                     "~ {}\n    was: {}",
-                    line(b),
+                    line(&b),
                     human::preview(&a.summary_text(), 70)
                 )?;
             }
-            for m in &md.added {
-                writeln!(out, "+ {}", line(m))?;
+            let added = par_in_order(md.added.len(), |k| {
+                after.message(md.added[k]).map(|m| line(&m))
+            });
+            for l in added {
+                writeln!(out, "+ {}", l?)?;
             }
             for (name, before, after, _, _) in &channels {
                 match (before, after) {
@@ -144,45 +208,73 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
             }
         }
         format => {
-            let dump = |m: &Message| Json::Object(m.fields.clone());
             let doc = json!({
                 "thread_id": thread,
                 "from": from_id,
                 "to": to.row.checkpoint_id,
                 "messages": {
-                    "before": from_msgs.len(),
-                    "after": to_msgs.len(),
-                    "added": md.added.iter().map(dump).collect::<Vec<_>>(),
-                    "removed": md.removed.iter().map(dump).collect::<Vec<_>>(),
-                    "changed": md.changed.iter().map(|(a, b)| json!({"id": b.id(), "before": dump(a), "after": dump(b)})).collect::<Vec<_>>(),
+                    "before": before.len(),
+                    "after": after.len(),
+                    "added": placeholder(0),
+                    "removed": placeholder(1),
+                    "changed": placeholder(2),
                 },
                 "channels": channels.iter().map(|(name, _, _, b, a)| json!({"channel": name, "before": b, "after": a})).collect::<Vec<_>>(),
             });
-            output::write_document(out, format, &doc)?;
+            let dump = |m: Message| Json::Object(m.fields);
+            let (before, after, md) = (&before, &after, &md);
+            let added = par_in_order(md.added.len(), move |k| {
+                element_bytes(format, &dump(after.message(md.added[k])?))
+            });
+            let removed = par_in_order(md.removed.len(), move |k| {
+                element_bytes(format, &dump(before.message(md.removed[k])?))
+            });
+            let changed = par_in_order(md.changed.len(), move |k| {
+                let (i, j) = md.changed[k];
+                let b = after.message(j)?;
+                let id = b.id().map(str::to_owned);
+                element_bytes(
+                    format,
+                    &json!({"id": id, "before": dump(before.message(i)?), "after": dump(b)}),
+                )
+            });
+            let arrays: Vec<Box<dyn Iterator<Item = Result<Vec<u8>>>>> =
+                vec![Box::new(added), Box::new(removed), Box::new(changed)];
+            write_streamed(out, format, &doc, arrays)?;
         }
     }
     Ok(())
 }
 
-/// Messages are matched by id; messages without an id by position.
-fn diff_messages(before: &[Message], after: &[Message]) -> MessageDiff {
-    let key = |m: &Message, i: usize| m.id().map_or_else(|| format!("#{i}"), str::to_owned);
-    let before_keys: Vec<String> = before.iter().enumerate().map(|(i, m)| key(m, i)).collect();
-    let after_keys: Vec<String> = after.iter().enumerate().map(|(i, m)| key(m, i)).collect();
+/// Messages are matched by id; messages without an id by position. A message matches the
+/// first message of the other list with its key; a matched pair is changed when its stored
+/// bytes differ and its `model_dump()` dictionaries differ too (equal dictionaries can be
+/// stored differently). Linear: keys are looked up in hash maps.
+fn diff_messages(before: &Side<'_>, after: &Side<'_>) -> Result<MessageDiff> {
+    let before_keys = before.keys()?;
+    let after_keys = after.keys()?;
+    let mut first_after: HashMap<&str, usize> = HashMap::with_capacity(after_keys.len());
+    for (j, k) in after_keys.iter().enumerate() {
+        first_after.entry(k.as_str()).or_insert(j);
+    }
+    let before_set: HashSet<&str> = before_keys.iter().map(String::as_str).collect();
     let mut d = MessageDiff::default();
-    for (i, m) in before.iter().enumerate() {
-        match after_keys.iter().position(|k| *k == before_keys[i]) {
-            None => d.removed.push(m.clone()),
-            Some(j) if Json::Object(after[j].fields.clone()) != Json::Object(m.fields.clone()) => {
-                d.changed.push((m.clone(), after[j].clone()));
+    for (i, k) in before_keys.iter().enumerate() {
+        match first_after.get(k.as_str()) {
+            None => d.removed.push(i),
+            Some(&j) => {
+                if before.bytes(i) != after.bytes(j)
+                    && before.message(i)?.fields != after.message(j)?.fields
+                {
+                    d.changed.push((i, j));
+                }
             }
-            Some(_) => {}
         }
     }
-    for (j, m) in after.iter().enumerate() {
-        if !before_keys.contains(&after_keys[j]) {
-            d.added.push(m.clone());
+    for (j, k) in after_keys.iter().enumerate() {
+        if !before_set.contains(k.as_str()) {
+            d.added.push(j);
         }
     }
-    d
+    Ok(d)
 }

@@ -1,64 +1,283 @@
 //! `memctl dump --thread T`: the messages of a state as `model_dump()` dictionaries, or with
 //! `--raw` the whole decoded checkpoint.
+//!
+//! Also the streaming JSON writer the read commands share: a thread's messages are written
+//! one by one (decoded and serialized a chunk at a time on all cores) into the bytes
+//! `serde_json` would have written for the whole document.
 
 use std::io::Write;
+use std::ops::Range;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{DumpArgs, Format, GlobalArgs};
 use crate::codec::json::to_json;
+use crate::model::checkpoint::{StoredList, StoredMessages};
 use crate::output;
 use crate::storage::CheckpointStore;
+
+use super::LoadedCheckpoint;
 
 /// Runs `dump`.
 pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    // dump is for machines: JSON unless JSON lines were asked for.
+    let format = match g.format {
+        Some(Format::Jsonl) => Format::Jsonl,
+        _ => Format::Json,
+    };
+    if !args.raw {
+        let (cp, messages) = super::show::load_shallow(
+            &store,
+            &args.thread.thread,
+            &g.ns,
+            args.checkpoint.as_deref(),
+        )?;
+        let Some(list) = message_list(&cp, &messages)? else {
+            return output::write_records::<Json>(out, format, &[]);
+        };
+        let spans = list.spans()?;
+        let elements = dumps(list, &spans, format);
+        if format == Format::Jsonl {
+            for element in elements {
+                out.write_all(&element?)?;
+                out.write_all(b"\n")?;
+            }
+            return Ok(());
+        }
+        return write_streamed(out, format, &Json::String(placeholder(0)), vec![elements]);
+    }
     let cp = super::load_checkpoint(
         &store,
         &args.thread.thread,
         &g.ns,
         args.checkpoint.as_deref(),
     )?;
-    // dump is for machines: JSON unless JSON lines were asked for.
-    let format = match g.format {
-        Some(Format::Jsonl) => Format::Jsonl,
-        _ => Format::Json,
-    };
-    if args.raw {
-        let writes = store.writes(
-            &cp.row.thread_id,
-            &cp.row.checkpoint_ns,
-            &cp.row.checkpoint_id,
-        )?;
-        let writes: Vec<Json> = writes
-            .iter()
-            .map(|w| {
-                let value = crate::codec::decode_typed(&w.type_name, &w.value)
-                    .map(|d| d.to_json())
-                    .unwrap_or_else(|e| json!({"$error": format!("{e:#}")}));
-                json!({
-                    "task_id": w.task_id, "task_path": w.task_path, "idx": w.idx,
-                    "channel": w.channel, "type": w.type_name, "value": value,
-                })
+    let writes = store.writes(
+        &cp.row.thread_id,
+        &cp.row.checkpoint_ns,
+        &cp.row.checkpoint_id,
+    )?;
+    let writes: Vec<Json> = writes
+        .iter()
+        .map(|w| {
+            let value = crate::codec::decode_typed(&w.type_name, &w.value)
+                .map(|d| d.to_json())
+                .unwrap_or_else(|e| json!({"$error": format!("{e:#}")}));
+            json!({
+                "task_id": w.task_id, "task_path": w.task_path, "idx": w.idx,
+                "channel": w.channel, "type": w.type_name, "value": value,
             })
-            .collect();
-        let doc = json!({
-            "thread_id": cp.row.thread_id,
-            "checkpoint_ns": cp.row.checkpoint_ns,
-            "checkpoint_id": cp.row.checkpoint_id,
-            "parent_checkpoint_id": cp.row.parent_checkpoint_id,
-            "type": cp.row.type_name,
-            "checkpoint": to_json(&cp.checkpoint.root),
-            "metadata": Json::Object(cp.metadata.fields.clone()),
-            "pending_writes": writes,
-        });
-        return output::write_document(out, format, &doc);
-    }
-    let messages = cp.message_list()?;
-    let records: Vec<Json> = messages
-        .into_iter()
-        .map(|m| Json::Object(m.fields))
+        })
         .collect();
-    output::write_records(out, format, &records)
+    let doc = json!({
+        "thread_id": cp.row.thread_id,
+        "checkpoint_ns": cp.row.checkpoint_ns,
+        "checkpoint_id": cp.row.checkpoint_id,
+        "parent_checkpoint_id": cp.row.parent_checkpoint_id,
+        "type": cp.row.type_name,
+        "checkpoint": to_json(&cp.checkpoint.root),
+        "metadata": Json::Object(cp.metadata.fields.clone()),
+        "pending_writes": writes,
+    });
+    output::write_document(out, format, &doc)
+}
+
+/// The checkpoint's stored message list, as [`LoadedCheckpoint::message_list`] sees it:
+/// `None` when it has no messages channel; an error for a DeltaChannel checkpoint that
+/// stores no list.
+pub fn message_list<'a>(
+    cp: &LoadedCheckpoint,
+    messages: &'a StoredMessages,
+) -> Result<Option<&'a StoredList>> {
+    Ok(match messages {
+        StoredMessages::List(list) => Some(list),
+        StoredMessages::Absent => None,
+        StoredMessages::DeltaOmitted => bail!(
+            "thread '{}' keeps its messages in a DeltaChannel: checkpoint {} stores no message list \
+             (memctl does not replay deltas yet; use `dump --raw` to see what is stored)",
+            cp.row.thread_id,
+            cp.row.checkpoint_id
+        ),
+    })
+}
+
+/// Messages decoded and handled per chunk: enough to keep both cores busy, few enough that
+/// memory holds only a small part of a long thread.
+const CHUNK: usize = 2048;
+
+/// Below this many items, [`par_in_order`] stays on this thread (starting workers would
+/// cost more than the work: a batch of many short threads calls it once per thread).
+const SERIAL: usize = 256;
+
+/// `f(0) … f(n - 1)` computed on all cores a chunk at a time, yielded in order.
+pub fn par_in_order<'a, R: Send + 'a>(
+    n: usize,
+    f: impl Fn(usize) -> R + Sync + 'a,
+) -> impl Iterator<Item = R> + 'a {
+    (0..n).step_by(CHUNK).flat_map(move |start| {
+        let indices: Vec<usize> = (start..n.min(start + CHUNK)).collect();
+        if indices.len() < SERIAL {
+            indices.into_iter().map(&f).collect()
+        } else {
+            crate::par::map_owned(indices, &f)
+        }
+    })
+}
+
+/// One element of a JSON document as [`write_streamed`] takes it: pretty for `json`,
+/// compact for `jsonl`.
+pub fn element_bytes(format: Format, value: &impl serde::Serialize) -> Result<Vec<u8>> {
+    Ok(if format == Format::Jsonl {
+        serde_json::to_vec(value)?
+    } else {
+        serde_json::to_vec_pretty(value)?
+    })
+}
+
+/// Every message of `list` at `spans` as its `model_dump()` dictionary, serialized for
+/// `format`, in order.
+pub fn dumps<'a>(
+    list: &'a StoredList,
+    spans: &'a [Range<usize>],
+    format: Format,
+) -> impl Iterator<Item = Result<Vec<u8>>> + 'a {
+    par_in_order(spans.len(), move |i| {
+        let m = list.message(i, &spans[i])?;
+        element_bytes(format, &Json::Object(m.fields))
+    })
+}
+
+/// A string value that marks where [`write_streamed`] puts its `n`th streamed array: no
+/// stored value can hold it (it carries a random UUID), and it serializes as itself.
+pub fn placeholder(n: usize) -> String {
+    use std::sync::OnceLock;
+    static RUN: OnceLock<String> = OnceLock::new();
+    let run = RUN.get_or_init(|| uuid::Uuid::new_v4().simple().to_string());
+    format!("memctl-streamed-{run}-{n}")
+}
+
+/// Writes `doc` exactly as [`output::write_document`] would (the same bytes) had each value
+/// [`placeholder`]`(n)` been the array of the elements `arrays[n]` yields; those elements
+/// (serialized by [`element_bytes`]) are written as they come, so the array is never held
+/// whole. A placeholder missing from `doc` leaves its elements unread.
+pub fn write_streamed(
+    out: &mut dyn Write,
+    format: Format,
+    doc: &Json,
+    arrays: Vec<impl Iterator<Item = Result<Vec<u8>>>>,
+) -> Result<()> {
+    let pretty = format != Format::Jsonl;
+    let text = if pretty {
+        serde_json::to_string_pretty(doc)?
+    } else {
+        serde_json::to_string(doc)?
+    };
+    // Where each placeholder sits, in the order of the text.
+    let mut places: Vec<(usize, usize, usize)> = Vec::new(); // (at, len, array)
+    for n in 0..arrays.len() {
+        let quoted = format!("\"{}\"", placeholder(n));
+        if let Some(at) = text.find(&quoted) {
+            places.push((at, quoted.len(), n));
+        }
+    }
+    places.sort_unstable();
+    let mut arrays: Vec<Option<_>> = arrays.into_iter().map(Some).collect();
+    let mut written = 0;
+    for (at, len, n) in places {
+        out.write_all(&text.as_bytes()[written..at])?;
+        written = at + len;
+        let Some(elements) = arrays.get_mut(n).and_then(Option::take) else {
+            continue;
+        };
+        // The indentation of the line the array opens on; elements go one level deeper.
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let indent = text[line_start..at].len() - text[line_start..at].trim_start().len();
+        let inner = format!("\n{}", " ".repeat(indent + 2));
+        out.write_all(b"[")?;
+        let mut any = false;
+        for element in elements {
+            let element = element?;
+            if any {
+                out.write_all(b",")?;
+            }
+            any = true;
+            if !pretty {
+                out.write_all(&element)?;
+                continue;
+            }
+            // serde_json's pretty printer: each element on its own line, one level in.
+            for line in element.split(|&b| b == b'\n') {
+                out.write_all(inner.as_bytes())?;
+                out.write_all(line)?;
+            }
+        }
+        if pretty && any {
+            out.write_all(b"\n")?;
+            out.write_all(" ".repeat(indent).as_bytes())?;
+        }
+        out.write_all(b"]")?;
+    }
+    out.write_all(&text.as_bytes()[written..])?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Streamed arrays give serde_json's own bytes for the whole document, at any depth.
+    #[test]
+    fn streamed_documents_are_serde_jsons_bytes() {
+        let elements = [
+            json!({"a": 1, "nested": {"list": [1, {"x": "line\nbreak"}], "empty": [], "obj": {}}}),
+            json!("é😀 \"quoted\""),
+            json!([]),
+            json!(null),
+        ];
+        for format in [Format::Json, Format::Jsonl] {
+            for n in 0..=elements.len() {
+                let part = &elements[..n];
+                let whole = json!({"id": "t", "messages": {"before": 3, "added": part,
+                    "removed": [], "changed": part}, "values": {}, "after": part});
+                let doc = json!({"id": "t", "messages": {"before": 3, "added": placeholder(0),
+                    "removed": placeholder(1), "changed": placeholder(2)}, "values": {},
+                    "after": placeholder(3)});
+                let stream = |items: &[Json]| {
+                    items
+                        .iter()
+                        .map(|e| element_bytes(format, e))
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                };
+                let arrays = vec![stream(part), stream(&[]), stream(part), stream(part)];
+                let mut got = Vec::new();
+                write_streamed(&mut got, format, &doc, arrays).expect("writes");
+                let mut want = Vec::new();
+                output::write_document(&mut want, format, &whole).expect("writes");
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want)
+                );
+                // A bare array (dump's records).
+                let mut got = Vec::new();
+                write_streamed(
+                    &mut got,
+                    format,
+                    &Json::String(placeholder(0)),
+                    vec![stream(part)],
+                )
+                .expect("writes");
+                let mut want = Vec::new();
+                output::write_document(&mut want, format, &Json::Array(part.to_vec()))
+                    .expect("writes");
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want)
+                );
+            }
+        }
+    }
 }

@@ -11,8 +11,6 @@ use crate::model::Metadata;
 use crate::output::{self, human, table};
 use crate::storage::CheckpointStore;
 
-use super::LoadedCheckpoint;
-
 /// Runs `history`.
 pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
@@ -22,15 +20,20 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
     let children = child_namespaces(&store, thread, &g.ns)?;
     let mut records = Vec::new();
     for row in store.checkpoints(thread, &g.ns)? {
-        let cp = LoadedCheckpoint::decode(row)?;
+        // Messages are counted in place; each blob is dropped once its row is read.
+        let (cp, messages) = super::show::decode_shallow(row)?;
         let id = cp.row.checkpoint_id.clone();
+        let count = match messages.list() {
+            Some(list) => Some(list.spans()?.len()),
+            None => None,
+        };
         records.push(json!({
             "checkpoint_id": id,
             "parent_checkpoint_id": cp.row.parent_checkpoint_id,
             "step": cp.metadata.step(),
             "source": cp.metadata.source(),
             "ts": cp.checkpoint.ts(),
-            "messages": cp.checkpoint.messages()?.count(),
+            "messages": count,
             "pending_writes": writes.get(&id).copied().unwrap_or(0),
             "namespaces": children.get(&id).cloned().unwrap_or_default(),
         }));

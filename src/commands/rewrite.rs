@@ -1,8 +1,9 @@
 //! What trim, rm (and later summarize) share: choosing threads, refusing threads that are not
 //! safe to edit, appending the update, and reporting before → after.
 
-use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::io::Write;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -39,7 +40,7 @@ pub struct Editable {
     /// Pending writes on the latest checkpoint when it was read (0 unless forced).
     pub pending_writes: usize,
     /// The full message views, built on first use.
-    messages: OnceCell<Vec<Message>>,
+    messages: OnceLock<Vec<Message>>,
 }
 
 impl Editable {
@@ -55,6 +56,17 @@ impl Editable {
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(self.messages.get_or_init(|| views))
+    }
+
+    /// The typed view of message `i` alone (the cached view when all were built): what a
+    /// command that reads messages one at a time uses, so that a long thread never holds
+    /// every view at once.
+    pub fn message(&self, i: usize) -> Result<Message> {
+        if let Some(m) = self.messages.get().and_then(|all| all.get(i)) {
+            return Ok(m.clone());
+        }
+        Message::from_value(&self.item(i)?)
+            .with_context(|| format!("message {i} of thread '{}'", self.thread_id))
     }
 
     /// The stored value of message `i` (written back byte for byte when kept).
@@ -365,31 +377,45 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
             latest,
             outline,
             pending_writes: work.writes,
-            messages: views.map_or_else(OnceCell::new, OnceCell::from),
+            messages: views.map_or_else(OnceLock::new, OnceLock::from),
         })
     })();
     Some(result)
 }
 
 /// Checks the edited list is valid for a model provider and for LangGraph: no tool call
-/// without its answer, no answer without its call.
+/// without its answer, no answer without its call. The first problem in message order is
+/// reported. Linear: each call id's first AI message and last answer are looked up in hash
+/// maps.
 pub fn check_tool_pairs<M: Shape>(msgs: &[&M]) -> Result<()> {
-    for (i, m) in msgs.iter().enumerate() {
+    // Where each call is first made, and where it is last answered.
+    let mut first_call: HashMap<&str, usize> = HashMap::new();
+    let mut last_answer: HashMap<&str, usize> = HashMap::new();
+    for (i, &m) in msgs.iter().enumerate() {
+        match m.kind() {
+            Kind::Ai => {
+                for call in m.tool_call_ids() {
+                    first_call.entry(call).or_insert(i);
+                }
+            }
+            Kind::Tool => {
+                if let Some(call) = m.tool_call_id() {
+                    last_answer.insert(call, i);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (i, &m) in msgs.iter().enumerate() {
         if m.kind() == Kind::Tool {
             let call = m.tool_call_id().unwrap_or("");
-            if !msgs[..i]
-                .iter()
-                .any(|a| a.kind() == Kind::Ai && a.tool_call_ids().contains(&call))
-            {
+            if first_call.get(call).is_none_or(|&a| a >= i) {
                 bail!("the result would leave a ToolMessage without the AI tool call '{call}'");
             }
         }
         if m.kind() == Kind::Ai {
             for call in m.tool_call_ids() {
-                if !msgs[i + 1..]
-                    .iter()
-                    .any(|t| t.kind() == Kind::Tool && t.tool_call_id() == Some(call))
-                {
+                if last_answer.get(call).is_none_or(|&t| t <= i) {
                     bail!("the result would leave the tool call '{call}' without its ToolMessage");
                 }
             }
@@ -434,7 +460,7 @@ pub fn plan(
                 index: i,
                 kind: m.kind.type_str(),
                 id: m.id.clone(),
-                text: m.preview.clone(),
+                text: m.preview(&ed.latest.row.checkpoint),
             }
         })
         .collect();
@@ -476,12 +502,15 @@ pub fn plan(
     planned.outcome.checkpoint_id = Some(upd.checkpoint_id.clone());
     planned.update = Some(upd);
     if purge {
-        let msgs = ed.messages()?;
+        // One message view at a time: a long thread never holds them all.
         let mut scrub = Scrub::default();
         for i in (0..n).filter(|&i| !kept_mask[i]) {
-            scrub.add(&msgs[i]);
+            scrub.add(&ed.message(i)?);
         }
-        let kept_text: Vec<String> = keep.iter().map(|&i| msgs[i].searchable_text()).collect();
+        let kept_text: Vec<String> = keep
+            .iter()
+            .map(|&i| Ok(ed.message(i)?.searchable_text()))
+            .collect::<Result<_>>()?;
         planned.verify = scrub.strings_to_verify(&kept_text);
         planned.purge = Some(scrub);
     }

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::{GlobalArgs, KindArg, RmArgs, TargetArgs};
 use crate::model::Kind;
-use crate::ops::remove::{select, Selector};
+use crate::ops::remove::{select_with, Selector};
 
 use super::rewrite;
 
@@ -42,9 +42,11 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         min_messages: None,
     };
     rewrite::run_batch(g, &target, &args.rewrite, "rm", out, &|ed| {
-        let msgs = ed.messages()?;
-        let removal = select(msgs, &selector)?;
-        let keep: Vec<usize> = (0..msgs.len())
+        // Outlines read in place; a message's full view only for --match, one at a time.
+        let removal = select_with(&ed.outline, &selector, |i| {
+            Ok(ed.message(i)?.searchable_text())
+        })?;
+        let keep: Vec<usize> = (0..ed.outline.len())
             .filter(|i| !removal.remove.contains(i))
             .collect();
         rewrite::plan(ed, &keep, removal.notes, args.rewrite.dry_run, args.purge)

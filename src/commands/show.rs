@@ -3,14 +3,61 @@
 
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{anyhow, Context, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, ShowArgs};
-use crate::model::checkpoint::{brief_value, MESSAGES};
+use crate::model::checkpoint::{brief_value, StoredMessages, MESSAGES};
 use crate::model::state::{pending_work, PendingWork};
-use crate::model::{Kind, Message, MessagesChannel};
+use crate::model::{Checkpoint, Kind, Message, Metadata};
 use crate::output::{self, sanitize::for_terminal};
+use crate::storage::{CheckpointRow, CheckpointStore};
+
+use super::LoadedCheckpoint;
+
+/// Loads a checkpoint of a thread (the latest, or the one named) like
+/// [`super::load_checkpoint`], with its errors, but leaves its message list stored: read it
+/// one message at a time from the returned [`StoredMessages`].
+pub fn load_shallow(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    ns: &str,
+    id: Option<&str>,
+) -> Result<(LoadedCheckpoint, StoredMessages)> {
+    super::require_thread(store, thread, ns)?;
+    let row = store.checkpoint(thread, ns, id)?.ok_or_else(|| match id {
+        Some(id) => anyhow!(
+            "thread '{thread}' has no checkpoint '{id}' (see `memctl history --thread {thread}`)"
+        ),
+        None => anyhow!("thread '{thread}' has no checkpoints"),
+    })?;
+    decode_shallow(row)
+}
+
+/// Decodes a stored row like [`LoadedCheckpoint::decode`], with its errors, but for its
+/// message list (see [`Checkpoint::decode_shallow`]); the row keeps no blob.
+pub fn decode_shallow(mut row: CheckpointRow) -> Result<(LoadedCheckpoint, StoredMessages)> {
+    let blob = std::mem::take(&mut row.checkpoint);
+    let (checkpoint, messages) =
+        Checkpoint::decode_shallow(&row.type_name, blob).with_context(|| {
+            format!(
+                "cannot decode checkpoint {} of thread '{}'",
+                row.checkpoint_id, row.thread_id
+            )
+        })?;
+    let metadata = Metadata::parse(row.metadata.as_deref()).with_context(|| {
+        format!(
+            "bad metadata on checkpoint {} of thread '{}'",
+            row.checkpoint_id, row.thread_id
+        )
+    })?;
+    let cp = LoadedCheckpoint {
+        row,
+        checkpoint,
+        metadata,
+    };
+    Ok((cp, messages))
+}
 
 /// Channels LangGraph uses internally; not shown as state.
 pub fn is_internal_channel(name: &str) -> bool {
@@ -23,7 +70,7 @@ pub fn is_internal_channel(name: &str) -> bool {
 /// Runs `show`.
 pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
-    let cp = super::load_checkpoint(
+    let (cp, messages) = load_shallow(
         &store,
         &args.thread.thread,
         &g.ns,
@@ -31,7 +78,11 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
     )?;
     let writes = super::load_writes(&store, &cp.row)?;
     let work = pending_work(&cp.checkpoint, &writes);
-    let channel = cp.checkpoint.messages()?;
+    // The messages are checked here (the errors of a full read), then read one at a time.
+    let stored = match messages.list() {
+        Some(list) => Some((list, list.spans()?)),
+        None => None,
+    };
     let others: Vec<(&str, String)> = cp
         .checkpoint
         .channel_values()
@@ -49,16 +100,21 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
                 cp.metadata.step().map_or("-".into(), |s| s.to_string()),
                 cp.checkpoint.ts().unwrap_or("-"),
             )?;
-            match &channel {
-                MessagesChannel::DeltaOmitted => writeln!(
+            match &messages {
+                StoredMessages::DeltaOmitted => writeln!(
                     out,
                     "\n(messages are kept by a DeltaChannel and are not stored in this checkpoint)"
                 )?,
-                MessagesChannel::Absent => writeln!(out, "\n(no messages channel)")?,
-                _ => {}
+                StoredMessages::Absent => writeln!(out, "\n(no messages channel)")?,
+                StoredMessages::List(_) => {}
             }
-            for m in channel.messages().unwrap_or(&[]) {
-                writeln!(out, "\n{}", pretty(m))?;
+            if let Some((list, spans)) = &stored {
+                let shown = super::dump::par_in_order(spans.len(), |i| {
+                    list.message(i, &spans[i]).map(|m| pretty(&m))
+                });
+                for m in shown {
+                    writeln!(out, "\n{}", m?)?;
+                }
             }
             if !others.is_empty() {
                 writeln!(out, "\n{}", banner("State"))?;
@@ -75,7 +131,7 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
                 "checkpoint_id": cp.row.checkpoint_id,
                 "step": cp.metadata.step(),
                 "ts": cp.checkpoint.ts(),
-                "messages": channel.messages().map(|ms| ms.iter().map(|m| Json::Object(m.fields.clone())).collect::<Vec<_>>()),
+                "messages": stored.as_ref().map(|_| super::dump::placeholder(0)),
                 "values": others.iter().map(|(k, _)| {
                     let v = cp.checkpoint.channel(k).map_or(Json::Null, crate::codec::json::to_json);
                     ((*k).to_owned(), v)
@@ -83,7 +139,10 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
                 "next": work.next,
                 "interrupts": work.interrupts.iter().map(|i| json!({"id": i.id, "value": i.value, "node": i.node})).collect::<Vec<_>>(),
             });
-            output::write_document(out, format, &doc)?;
+            let arrays = stored
+                .as_ref()
+                .map(|(list, spans)| super::dump::dumps(list, spans, format));
+            super::dump::write_streamed(out, format, &doc, arrays.into_iter().collect())?;
         }
     }
     Ok(())

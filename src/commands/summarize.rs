@@ -15,7 +15,7 @@ use crate::endpoint::prompt_file::read_prompt_file;
 use crate::exit::Usage;
 use crate::model::{Kind, Message};
 use crate::ops::summarize::{
-    approx_tokens, combine, older, render_prompt, summary_message, transcript_parts, DEFAULT_PROMPT,
+    approx_tokens, combine, render_prompt, summary_message, transcript_parts_each, DEFAULT_PROMPT,
 };
 use crate::ops::window::{trim_window, Limit};
 use crate::output::progress;
@@ -183,7 +183,10 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
     result
 }
 
-/// Decides what a thread's summary replaces, or why it needs none.
+/// Decides what a thread's summary replaces, or why it needs none. The window is chosen on
+/// the outlines; each message's view is then built once, on its own (a chunk per core), for
+/// its tokens and, when it is summarized, its transcript line, packed as it comes: a long
+/// thread is never held as views.
 fn plan(
     ed: &Editable,
     args: &SummarizeArgs,
@@ -191,17 +194,86 @@ fn plan(
     limit: Limit,
     counter: Counter,
 ) -> Result<std::result::Result<Plan, Outcome>> {
-    let msgs = ed.messages()?;
+    let n = ed.outline.len();
     let costs = super::trim::window_costs(ed, limit, counter)?;
-    let window = trim_window(msgs, &costs, limit, false);
-    let old = older(msgs, &window.keep);
-    let before_tokens = approx::count(msgs);
+    let window = trim_window(&ed.outline, &costs, limit, false);
+    // What `ops::summarize::older` gives, in one pass: every message not kept, but a
+    // leading SystemMessage.
+    let mut kept = vec![false; n];
+    for &i in &window.keep {
+        kept[i] = true;
+    }
+    let system_first = ed.outline.first().is_some_and(|m| m.kind == Kind::System);
+    let old: Vec<usize> = (0..n)
+        .filter(|&i| !(kept[i] || i == 0 && system_first))
+        .collect();
+    let mut is_old = vec![false; n];
+    for &i in &old {
+        is_old[i] = true;
+    }
+    let previous = match &args.summary_key {
+        Some(key) => ed
+            .latest
+            .checkpoint
+            .channel(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        None => None,
+    };
+    let (mut before_tokens, mut kept_tokens) = (0u64, 0u64);
+    let mut first_old_is_summary = false;
+    let mut failed = None;
+    let read = super::dump::par_in_order(n, |i| -> Result<(u64, Option<String>, bool)> {
+        let m = ed.message(i)?;
+        let summary = is_old[i] && crate::ops::summarize::is_summary(&m);
+        let line = is_old[i].then(|| crate::ops::summarize::line(&m));
+        Ok((approx::count_message(&m), line, summary))
+    });
+    let lines = read.enumerate().filter_map(|(i, r)| match r {
+        Ok((tokens, line, summary)) => {
+            before_tokens += tokens;
+            if kept[i] {
+                kept_tokens += tokens;
+            }
+            if summary && old.first() == Some(&i) {
+                first_old_is_summary = true;
+            }
+            line
+        }
+        Err(e) => {
+            failed.get_or_insert(e);
+            None
+        }
+    });
+    // Each part is measured as it is made; a dry run keeps none (only their prompts' size
+    // is reported), a real run keeps them for the endpoint.
+    let (mut parts, mut parts_n, mut prompt_tokens) = (Vec::new(), 0usize, Ok(0u64));
+    transcript_parts_each(
+        lines,
+        previous.as_deref(),
+        args.max_input_tokens,
+        &mut |part| {
+            parts_n += 1;
+            if let Ok(total) = &mut prompt_tokens {
+                match render_prompt(template, &part) {
+                    Ok(t) => *total += approx_tokens(&t),
+                    Err(e) => prompt_tokens = Err(e),
+                }
+            }
+            if !args.rewrite.dry_run {
+                parts.push(part);
+            }
+        },
+    );
+    if let Some(e) = failed {
+        return Err(e);
+    }
     let mut outcome = Outcome::skipped(&ed.thread_id, String::new());
     outcome.notes = window.notes.clone();
     outcome.counted = true;
-    outcome.messages = (msgs.len(), msgs.len());
+    outcome.messages = (n, n);
     outcome.tokens = (before_tokens, before_tokens);
-    let only_a_summary = old.len() == 1 && crate::ops::summarize::is_summary(&msgs[old[0]]);
+    let only_a_summary = old.len() == 1 && first_old_is_summary;
     if old.is_empty() || only_a_summary {
         outcome.status = "unchanged";
         return Ok(Err(outcome));
@@ -222,33 +294,13 @@ fn plan(
             .into());
         }
     }
-    let previous = match &args.summary_key {
-        Some(key) => ed
-            .latest
-            .checkpoint
-            .channel(key)
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        None => None,
-    };
-    let older_msgs: Vec<&Message> = old.iter().map(|&i| &msgs[i]).collect();
-    let parts = transcript_parts(&older_msgs, previous.as_deref(), args.max_input_tokens);
     let mut notes = window.notes;
-    if parts.len() > 1 {
+    if parts_n > 1 {
         notes.push(format!(
-            "over --max-input-tokens: summarized in {} parts, then the part summaries (nothing left out)",
-            parts.len()
+            "over --max-input-tokens: summarized in {parts_n} parts, then the part summaries (nothing left out)"
         ));
     }
-    let prompt_tokens: u64 = parts
-        .iter()
-        .map(|p| render_prompt(template, p).map(|t| approx_tokens(&t)))
-        .sum::<Result<u64>>()?;
-    let kept_tokens: u64 = window
-        .keep
-        .iter()
-        .map(|&i| approx::count_message(&msgs[i]))
-        .sum();
+    let prompt_tokens = prompt_tokens?;
     let extra = usize::from(args.summary_key.is_none());
     outcome.status = "would summarize";
     outcome.notes = notes.clone();
@@ -256,7 +308,7 @@ fn plan(
         "{} to summarize, prompt ≈{prompt_tokens} tokens",
         crate::output::human::count(old.len() as u64, "message"),
     ));
-    outcome.messages = (msgs.len(), window.keep.len() + extra);
+    outcome.messages = (n, window.keep.len() + extra);
     outcome.tokens = (before_tokens, kept_tokens);
     outcome.removed = old
         .iter()
@@ -266,7 +318,7 @@ fn plan(
                 index: i,
                 kind: m.kind.type_str(),
                 id: m.id.clone(),
-                text: m.preview.clone(),
+                text: m.preview(&ed.latest.row.checkpoint),
             }
         })
         .collect();

@@ -1,13 +1,15 @@
 //! `memctl tokens`: what a thread costs in tokens, per message or per thread.
 
 use std::io::Write;
+use std::ops::Range;
 
 use anyhow::{Context, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{CounterKind, Format, GlobalArgs, TokensArgs};
 use crate::codec::Value;
-use crate::model::{Message, MessagesChannel};
+use crate::model::checkpoint::{StoredList, StoredMessages};
+use crate::model::{Kind, Message};
 use crate::output::{self, human, table};
 use crate::tokens::Counter;
 
@@ -19,13 +21,18 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
     let usage = args.counter.counter == CounterKind::Usage && args.counter.model.is_none();
     match &args.thread {
         Some(thread) => {
-            let cp = super::load_checkpoint(&store, thread, &g.ns, None)?;
-            let msgs = messages_of(&cp)?;
+            // The message list stays stored; messages are read and counted a chunk at a time.
+            let (cp, messages) = super::show::load_shallow(&store, thread, &g.ns, None)?;
+            let (list, spans) = stored_list(&cp, &messages)?;
+            let read = |i: usize| match list {
+                Some(list) => list.message(i, &spans[i]),
+                None => anyhow::bail!("no message {i}"),
+            };
             if usage {
-                return usage_report(g, thread, &msgs, out);
+                return usage_report(g, thread, spans.len(), &read, out);
             }
             let counter = super::resolve_counter(&args.counter)?;
-            per_message(g, thread, &msgs, counter, out)
+            per_message(g, thread, spans.len(), &read, counter, out)
         }
         None => {
             let counter = if usage {
@@ -38,45 +45,80 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
     }
 }
 
-fn messages_of(cp: &LoadedCheckpoint) -> Result<Vec<Message>> {
-    match cp.checkpoint.messages()? {
-        MessagesChannel::List(m) | MessagesChannel::DeltaSnapshot(m) => Ok(m),
-        MessagesChannel::Absent => Ok(vec![]),
-        MessagesChannel::DeltaOmitted => anyhow::bail!(
+/// The checkpoint's stored message list and where each message is (none when it has no
+/// messages channel); an error for a DeltaChannel checkpoint that stores no list.
+fn stored_list<'a>(
+    cp: &LoadedCheckpoint,
+    messages: &'a StoredMessages,
+) -> Result<(Option<&'a StoredList>, Vec<Range<usize>>)> {
+    Ok(match messages {
+        StoredMessages::List(list) => (Some(list), list.spans()?),
+        StoredMessages::Absent => (None, vec![]),
+        StoredMessages::DeltaOmitted => anyhow::bail!(
             "thread '{}' keeps its messages in a DeltaChannel; checkpoint {} stores no message list",
             cp.row.thread_id,
             cp.row.checkpoint_id
         ),
-    }
+    })
 }
+
+/// What the per-message report keeps of a message.
+struct Counted {
+    kind: Kind,
+    id: Option<String>,
+    tokens: u64,
+    /// The one-line preview (table only).
+    text: String,
+}
+
+/// Message `i` of a thread being reported, read on its own.
+type ReadMessage<'a> = dyn Fn(usize) -> Result<Message> + Sync + 'a;
 
 fn per_message(
     g: &GlobalArgs,
     thread: &str,
-    msgs: &[Message],
+    n: usize,
+    read: &ReadMessage<'_>,
     counter: Counter,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let counts: Vec<u64> = msgs
-        .iter()
-        .map(|m| counter.count_message(m))
-        .collect::<Result<_>>()?;
-    let total = counter.list_overhead() + counts.iter().sum::<u64>();
-    match output::resolve_format(g.format) {
+    let format = output::resolve_format(g.format);
+    let table = format == Format::Table;
+    // One message at a time (a chunk on each core): only what the report shows is kept.
+    let rows: Vec<Counted> = super::dump::par_in_order(n, |i| {
+        let m = read(i)?;
+        Ok(Counted {
+            tokens: counter.count_message(&m)?,
+            text: if table {
+                human::preview(&m.summary_text(), 50)
+            } else {
+                String::new()
+            },
+            kind: m.kind,
+            id: m.id().map(str::to_owned),
+        })
+    })
+    .collect::<Result<_>>()?;
+    let total = counter.list_overhead() + rows.iter().map(|r| r.tokens).sum::<u64>();
+    match format {
         Format::Table => {
             let tokens_header = format!("tokens ({})", counter.name());
-            let mut t = table::new_table(&["#", "type", "id", &tokens_header, "text"]);
-            table::align_right(&mut t, &[0, 3]);
-            for (i, (m, n)) in msgs.iter().zip(&counts).enumerate() {
-                t.add_row(vec![
-                    i.to_string(),
-                    m.kind.type_str().to_owned(),
-                    human::id(m.id().unwrap_or("-")),
-                    n.to_string(),
-                    human::preview(&m.summary_text(), 50),
-                ]);
-            }
-            writeln!(out, "{}", table::render(&t))?;
+            write_table(
+                out,
+                &["#", "type", "id", &tokens_header, "text"],
+                &[0, 3],
+                rows.len(),
+                |i| {
+                    let r = &rows[i];
+                    vec![
+                        i.to_string(),
+                        r.kind.type_str().to_owned(),
+                        human::id(r.id.as_deref().unwrap_or("-")),
+                        r.tokens.to_string(),
+                        r.text.clone(),
+                    ]
+                },
+            )?;
             let overhead = counter.list_overhead();
             let extra = if overhead > 0 {
                 format!(" (including {overhead} for the reply priming)")
@@ -90,35 +132,122 @@ fn per_message(
                 "thread_id": thread,
                 "counter": counter.name(),
                 "total": total,
-                "messages": msgs.iter().zip(&counts).enumerate().map(|(i, (m, n))| json!({
-                    "index": i, "type": m.kind.type_str(), "id": m.id(), "tokens": n,
-                })).collect::<Vec<_>>(),
+                "messages": super::dump::placeholder(0),
             });
-            output::write_document(out, format, &doc)?;
+            let elements = rows.iter().enumerate().map(|(i, r)| {
+                super::dump::element_bytes(
+                    format,
+                    &json!({"index": i, "type": r.kind.type_str(), "id": r.id, "tokens": r.tokens}),
+                )
+            });
+            super::dump::write_streamed(out, format, &doc, vec![elements])?;
+        }
+    }
+    Ok(())
+}
+
+/// Rows a table is laid out and rendered with at a time.
+const TABLE_CHUNK: usize = 2048;
+
+/// Writes the table of `n` rows (`row(i)` gives the cells of row `i`) byte for byte as
+/// `writeln!(out, "{}", table::render(&t))` writes the whole table `t` (made by
+/// [`table::new_table`] with these headers, `right` aligned right), without ever holding
+/// more than a chunk of rows as table cells: a table of 100,000 messages as comfy-table cells
+/// is ~150 MB.
+///
+/// How: a table's layout depends on its content only through each column's widest cell,
+/// unless a column must wrap (then comfy-table looks at every cell's words). So the widest
+/// cell of each column is measured first (by comfy-table, a chunk at a time); a probe table of
+/// the header and one row of cells that wide tells the layout. When that row is laid out on
+/// one line, nothing wraps: each chunk is rendered with the same probe row first (so the
+/// layout is the same), and its lines after the header and the probe row are written. When
+/// it wraps, the whole table is built as before.
+fn write_table(
+    out: &mut dyn Write,
+    headers: &[&str],
+    right: &[usize],
+    n: usize,
+    row: impl Fn(usize) -> Vec<String>,
+) -> Result<()> {
+    let with_rows = |probes: &[Vec<String>], rows: std::ops::Range<usize>| {
+        let mut t = table::new_table(headers);
+        table::align_right(&mut t, right);
+        for p in probes {
+            t.add_row(p.clone());
+        }
+        for i in rows {
+            t.add_row(row(i));
+        }
+        table::render(&t)
+    };
+    if n <= TABLE_CHUNK {
+        writeln!(out, "{}", with_rows(&[], 0..n))?;
+        return Ok(());
+    }
+    let mut widths = vec![0u16; headers.len()];
+    for start in (0..n).step_by(TABLE_CHUNK) {
+        let mut t = comfy_table::Table::new();
+        for i in start..n.min(start + TABLE_CHUNK) {
+            t.add_row(row(i));
+        }
+        for (w, m) in widths.iter_mut().zip(t.column_max_content_widths()) {
+            *w = (*w).max(m);
+        }
+    }
+    let probe: Vec<String> = widths.iter().map(|&w| "x".repeat(w.into())).collect();
+    let one = with_rows(std::slice::from_ref(&probe), 0..0);
+    let two = with_rows(&[probe.clone(), probe.clone()], 0..0);
+    let (lines_one, lines_two) = (one.split('\n').count(), two.split('\n').count());
+    let probe_lines = lines_two.saturating_sub(lines_one);
+    if probe_lines != 1 {
+        // A column wraps: comfy-table needs every cell to lay it out.
+        writeln!(out, "{}", with_rows(&[], 0..n))?;
+        return Ok(());
+    }
+    let header_lines = lines_one - probe_lines;
+    for line in one.split('\n').take(header_lines) {
+        writeln!(out, "{line}")?;
+    }
+    for start in (0..n).step_by(TABLE_CHUNK) {
+        let text = with_rows(
+            std::slice::from_ref(&probe),
+            start..n.min(start + TABLE_CHUNK),
+        );
+        for line in text.split('\n').skip(header_lines + probe_lines) {
+            writeln!(out, "{line}")?;
         }
     }
     Ok(())
 }
 
 /// Provider-reported usage of the AI messages.
-fn usage_report(g: &GlobalArgs, thread: &str, msgs: &[Message], out: &mut dyn Write) -> Result<()> {
-    let rows: Vec<(usize, &Message, &serde_json::Map<String, Json>)> = msgs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, m)| m.usage_metadata().map(|u| (i, m, u)))
-        .collect();
-    let get =
-        |u: &serde_json::Map<String, Json>, k: &str| u.get(k).and_then(Json::as_u64).unwrap_or(0);
+fn usage_report(
+    g: &GlobalArgs,
+    thread: &str,
+    n: usize,
+    read: &ReadMessage<'_>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    type Usage = serde_json::Map<String, Json>;
+    // (index, id, usage_metadata) of the messages that carry it, read one at a time.
+    let rows: Vec<(usize, Option<String>, Usage)> = super::dump::par_in_order(n, |i| {
+        let m = read(i)?;
+        Ok(m.usage_metadata()
+            .map(|u| (i, m.id().map(str::to_owned), u.clone())))
+    })
+    .filter_map(Result::transpose)
+    .collect::<Result<_>>()?;
+    let get = |u: &Usage, k: &str| u.get(k).and_then(Json::as_u64).unwrap_or(0);
     let last_input = rows.last().map(|(_, _, u)| get(u, "input_tokens"));
     let sum = |k: &str| rows.iter().map(|(_, _, u)| get(u, k)).sum::<u64>();
     match output::resolve_format(g.format) {
         Format::Table => {
             let mut t = table::new_table(&["#", "id", "input", "output", "total"]);
             table::align_right(&mut t, &[0, 2, 3, 4]);
-            for (i, m, u) in &rows {
+            for (i, id, u) in &rows {
                 t.add_row(vec![
                     i.to_string(),
-                    human::id(m.id().unwrap_or("-")),
+                    human::id(id.as_deref().unwrap_or("-")),
                     get(u, "input_tokens").to_string(),
                     get(u, "output_tokens").to_string(),
                     get(u, "total_tokens").to_string(),
@@ -149,7 +278,7 @@ fn usage_report(g: &GlobalArgs, thread: &str, msgs: &[Message], out: &mut dyn Wr
                 "input_tokens": sum("input_tokens"),
                 "output_tokens": sum("output_tokens"),
                 "total_tokens": sum("total_tokens"),
-                "messages": rows.iter().map(|(i, m, u)| json!({"index": i, "id": m.id(), "usage_metadata": u})).collect::<Vec<_>>(),
+                "messages": rows.iter().map(|(i, id, u)| json!({"index": i, "id": id, "usage_metadata": u})).collect::<Vec<_>>(),
             });
             output::write_document(out, format, &doc)?;
         }
@@ -274,21 +403,68 @@ fn count_row(row: crate::storage::CheckpointRow, counter: Option<Counter>) -> Re
             });
         }
     }
+    // The other counters read one message view at a time.
     let thread_id = row.thread_id.clone();
-    let cp = LoadedCheckpoint::decode(row)?;
-    let msgs = messages_of(&cp)?;
+    let (cp, stored) = super::show::decode_shallow(row)?;
+    let (list, spans) = stored_list(&cp, &stored)?;
+    let read = |i: usize| match list {
+        Some(list) => list.message(i, &spans[i]),
+        None => anyhow::bail!("no message {i}"),
+    };
     let tokens = match counter {
-        Some(c) => Some(c.count(&msgs)?),
-        None => msgs
-            .iter()
-            .rev()
-            .find_map(|m| m.usage_metadata())
-            .and_then(|u| u.get("input_tokens"))
-            .and_then(Json::as_u64),
+        Some(c) => {
+            let mut total = c.list_overhead();
+            for n in super::dump::par_in_order(spans.len(), |i| c.count_message(&read(i)?)) {
+                total += n?;
+            }
+            Some(total)
+        }
+        // The provider's count of the last message that carries one.
+        None => {
+            let mut last = None;
+            for i in (0..spans.len()).rev() {
+                if let Some(u) = read(i)?.usage_metadata() {
+                    last = u.get("input_tokens").and_then(Json::as_u64);
+                    break;
+                }
+            }
+            last
+        }
     };
     Ok(ThreadTokens {
         thread_id,
-        messages: msgs.len(),
+        messages: spans.len(),
         tokens,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chunked table is the whole table's bytes (layout from the widest cells).
+    #[test]
+    fn chunked_tables_are_the_whole_tables_bytes() {
+        let headers = ["#", "type", "id", "tokens (approx)", "text"];
+        let row = |i: usize| {
+            vec![
+                i.to_string(),
+                ["human", "ai", "tool"][i % 3].to_owned(),
+                format!("id-{}", "x".repeat(i % 17)),
+                (i * 7919 % 1000).to_string(),
+                format!("{} é😀 end", "word ".repeat(i % 9)),
+            ]
+        };
+        for n in [0, 1, TABLE_CHUNK, TABLE_CHUNK + 1, 2 * TABLE_CHUNK + 5] {
+            let mut got = Vec::new();
+            write_table(&mut got, &headers, &[0, 3], n, row).expect("writes");
+            let mut t = table::new_table(&headers);
+            table::align_right(&mut t, &[0, 3]);
+            for i in 0..n {
+                t.add_row(row(i));
+            }
+            let want = format!("{}\n", table::render(&t));
+            assert!(String::from_utf8_lossy(&got) == want, "{n} rows differ");
+        }
+    }
 }

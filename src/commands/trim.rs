@@ -39,6 +39,10 @@ pub fn window_costs(
         (Limit::Tokens { .. }, crate::tokens::Counter::Approx) => {
             Ok(ed.outline.iter().map(|m| m.approx_tokens).collect())
         }
-        (Limit::Tokens { .. }, c) => ed.messages()?.iter().map(|m| c.count_message(m)).collect(),
+        // One message view at a time (a chunk per core).
+        (Limit::Tokens { .. }, c) => {
+            super::dump::par_in_order(ed.outline.len(), |i| c.count_message(&ed.message(i)?))
+                .collect()
+        }
     }
 }

@@ -1,10 +1,13 @@
 //! A decoded checkpoint: `{v, ts, id, channel_values, channel_versions, versions_seen, …}`.
 
-use anyhow::{bail, Context, Result};
+use std::ops::Range;
 
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::codec::lazy::{self, Lazy, Spanned};
 use crate::codec::{ext, json::to_json, msgpack, Decoded, Value};
 
-use super::message::Message;
+use super::message::{Kind, Message};
 
 /// The name of the channel that holds the conversation in `MessagesState` / `AgentState`.
 pub const MESSAGES: &str = "messages";
@@ -56,6 +59,63 @@ impl Checkpoint {
             bail!("checkpoint blob is not a map");
         }
         Ok(Checkpoint { root })
+    }
+
+    /// Decodes a checkpoint blob like [`Checkpoint::decode`], with its errors, except its
+    /// message list: that stays stored, to be read one message at a time from the returned
+    /// [`StoredMessages`]. A `msgpack` blob is checked whole first (the errors of a full
+    /// decode), then decoded but for the list, whose value in the returned checkpoint is nil;
+    /// other types (legacy `json`) are decoded whole and their list kept re-encoded.
+    pub fn decode_shallow(type_name: &str, blob: Vec<u8>) -> Result<(Checkpoint, StoredMessages)> {
+        if type_name != "msgpack" {
+            let cp = Checkpoint::decode(type_name, &blob)?;
+            let stored = match cp.channel(MESSAGES) {
+                None => cp.omitted_or_absent(),
+                Some(Value::Ext(e)) if e.code == ext::DELTA_SNAPSHOT => {
+                    StoredMessages::List(StoredList::of_value(&e.payload, true))
+                }
+                Some(v) => StoredMessages::List(StoredList::of_value(v, false)),
+            };
+            return Ok((cp, stored));
+        }
+        lazy::check(&blob).context("corrupt msgpack blob")?;
+        if !matches!(lazy::root(&blob).map(|r| r.value), Ok(Lazy::Map(_))) {
+            bail!("checkpoint blob is not a map");
+        }
+        let (root, _) = msgpack::decode_except(&blob, "channel_values", MESSAGES)
+            .context("corrupt msgpack blob")?;
+        let cp = Checkpoint { root };
+        // The list `channel(MESSAGES)` would give: the first match, found in place.
+        let found = {
+            let root = lazy::root(&blob)?;
+            let value = match root.get("channel_values")? {
+                Some(values) => values.get(MESSAGES)?,
+                None => None,
+            };
+            let offset = |bytes: &[u8]| bytes.as_ptr() as usize - blob.as_ptr() as usize;
+            match value.map(|v| v.value) {
+                None => None,
+                Some(Lazy::Ext(code, payload)) if code == ext::DELTA_SNAPSHOT => {
+                    Some((offset(payload), true))
+                }
+                Some(_) => value.map(|v| (v.offset(), false)),
+            }
+        };
+        let stored = match found {
+            None => cp.omitted_or_absent(),
+            Some((at, snapshot)) => StoredMessages::List(StoredList { blob, at, snapshot }),
+        };
+        Ok((cp, stored))
+    }
+
+    /// A messages channel with no stored value: omitted by a DeltaChannel when it has a
+    /// version, else absent.
+    fn omitted_or_absent(&self) -> StoredMessages {
+        if self.channel_versions().iter().any(|(k, _)| k == MESSAGES) {
+            StoredMessages::DeltaOmitted
+        } else {
+            StoredMessages::Absent
+        }
     }
 
     /// Re-encodes the checkpoint (byte-identical when nothing was changed).
@@ -134,6 +194,128 @@ impl Checkpoint {
             })
             .collect()
     }
+}
+
+/// A checkpoint's message list as stored: its msgpack bytes, read one message at a time (a
+/// thread of 100,000 messages is never held as 100,000 decoded views).
+#[derive(Debug, Clone)]
+pub struct StoredList {
+    /// The bytes the list and its spans are in (the checkpoint blob).
+    blob: Vec<u8>,
+    /// Where the list (an array, if it is one) starts in `blob`.
+    at: usize,
+    /// True for a DeltaChannel snapshot's list (ext 7).
+    pub snapshot: bool,
+}
+
+/// What the `messages` channel of a checkpoint read by [`Checkpoint::decode_shallow`] holds:
+/// [`MessagesChannel`] with the list left stored.
+#[derive(Debug, Clone)]
+pub enum StoredMessages {
+    /// A list stored in the checkpoint (plain, or a DeltaChannel snapshot's).
+    List(StoredList),
+    /// The channel has a version but no stored value: a DeltaChannel rebuilt from writes.
+    DeltaOmitted,
+    /// The graph has no `messages` channel (or it has not been written yet).
+    Absent,
+}
+
+impl StoredMessages {
+    /// The stored list, when the checkpoint itself holds one.
+    pub fn list(&self) -> Option<&StoredList> {
+        match self {
+            StoredMessages::List(l) => Some(l),
+            _ => None,
+        }
+    }
+}
+
+impl StoredList {
+    /// A list kept as the msgpack of `value` (for checkpoints that were decoded whole).
+    fn of_value(value: &Value, snapshot: bool) -> StoredList {
+        StoredList {
+            blob: msgpack::encode(value),
+            at: 0,
+            snapshot,
+        }
+    }
+
+    /// The bytes message spans point into.
+    pub fn bytes(&self) -> &[u8] {
+        &self.blob
+    }
+
+    /// Where each message sits in [`StoredList::bytes`], after checking what
+    /// [`message_list`] checks, with its errors: the channel holds a list, and every item is
+    /// a LangChain message. Ext-object messages are recognized in place; any other item is
+    /// decoded on its own and read as [`Message::from_value`] reads it.
+    pub fn spans(&self) -> Result<Vec<Range<usize>>> {
+        let list = lazy::read(&self.blob, self.at)?;
+        let Lazy::Array(items) = list.value else {
+            bail!("the 'messages' channel is not a list");
+        };
+        let mut out = Vec::with_capacity(items.len.min(self.blob.len()));
+        for (i, item) in items.spans().enumerate() {
+            let (item, span) = item?;
+            let message = plainly_a_message(&item)
+                || Message::from_value(&msgpack::decode(item.raw()?)?).is_some();
+            if !message {
+                bail!("item {i} of 'messages' is not a LangChain message");
+            }
+            out.push(span);
+        }
+        Ok(out)
+    }
+
+    /// The id of message `i` at `span`, as [`Message::id`] gives it: read in place from an
+    /// ext-object message with plain fields, else from the message's view.
+    pub fn id(&self, i: usize, span: &Range<usize>) -> Result<Option<String>> {
+        let bytes = self
+            .blob
+            .get(span.clone())
+            .ok_or_else(|| anyhow!("item {i} of 'messages' is outside the checkpoint"))?;
+        if let Some((_, _, fields)) = super::outline::read_message(&lazy::root(bytes)?) {
+            if fields.is_plain() {
+                return Ok(fields.get("id").and_then(|v| v.as_str()).map(str::to_owned));
+            }
+        }
+        Ok(self.message(i, span)?.id().map(str::to_owned))
+    }
+
+    /// The view of message `i`, at `span` (from [`StoredList::spans`]).
+    pub fn message(&self, i: usize, span: &Range<usize>) -> Result<Message> {
+        let bytes = self
+            .blob
+            .get(span.clone())
+            .ok_or_else(|| anyhow!("item {i} of 'messages' is outside the checkpoint"))?;
+        Message::from_value(&msgpack::decode(bytes)?)
+            .with_context(|| format!("item {i} of 'messages' is not a LangChain message"))
+    }
+}
+
+/// True when `item` is an ext-object LangChain message whose fields are a map: exactly the
+/// items [`Message::from_value`] reads as a message that way, recognized without decoding.
+/// (False says nothing: the item may still be a message in another shape.)
+pub fn plainly_a_message(item: &Spanned<'_>) -> bool {
+    let Lazy::Ext(code, payload) = item.value else {
+        return false;
+    };
+    if code != ext::PYDANTIC_V2 && code != ext::PYDANTIC_V1 {
+        return false;
+    }
+    let Ok(Lazy::Array(parts)) = lazy::root(payload).map(|p| p.value) else {
+        return false;
+    };
+    let mut parts = parts.iter();
+    let mut next = || parts.next().and_then(Result::ok);
+    let (Some(module), Some(class), Some(fields)) = (next(), next(), next()) else {
+        return false;
+    };
+    module
+        .as_str()
+        .is_some_and(|m| m.starts_with("langchain_core.messages"))
+        && class.as_str().and_then(Kind::from_class).is_some()
+        && matches!(fields.value, Lazy::Map(_))
 }
 
 /// Reads a list of messages; every item must be a message.

@@ -21,6 +21,8 @@ pub trait Shape {
     fn tool_call_ids(&self) -> Vec<&str>;
     /// The tool call a ToolMessage answers.
     fn tool_call_id(&self) -> Option<&str>;
+    /// The message id.
+    fn id(&self) -> Option<&str>;
 }
 
 impl Shape for Message {
@@ -35,6 +37,9 @@ impl Shape for Message {
     }
     fn tool_call_id(&self) -> Option<&str> {
         Message::tool_call_id(self)
+    }
+    fn id(&self) -> Option<&str> {
+        Message::id(self)
     }
 }
 
@@ -53,10 +58,11 @@ pub struct Outline {
     pub tool_call_id: Option<String>,
     /// LangChain's `count_tokens_approximately` of the message.
     pub approx_tokens: u64,
-    /// The one-line preview reports show ([`PREVIEW_CHARS`] characters of its summary text).
-    pub preview: String,
     /// Where the stored message sits in the blob it was read from.
     pub span: Range<usize>,
+    /// True when the message was outlined in place (else through its full view): its
+    /// preview is read the same way (see [`Outline::preview`]).
+    in_place: bool,
 }
 
 impl Shape for Outline {
@@ -72,6 +78,9 @@ impl Shape for Outline {
     fn tool_call_id(&self) -> Option<&str> {
         self.tool_call_id.as_deref()
     }
+    fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
 }
 
 impl Outline {
@@ -84,9 +93,29 @@ impl Outline {
             tool_call_ids: m.tool_call_ids().into_iter().map(str::to_owned).collect(),
             tool_call_id: m.tool_call_id().map(str::to_owned),
             approx_tokens: approx::count_message(m),
-            preview: preview_of(&m.summary_text()),
             span,
+            in_place: false,
         }
+    }
+
+    /// The one-line preview reports show ([`PREVIEW_CHARS`] characters of the message's
+    /// [`Message::summary_text`]), read from `blob`, the bytes the outline was made from, the
+    /// way the outline was made. Made only when asked for: a report lists the messages it
+    /// removes, and a long thread's outlines would otherwise hold a preview of every message.
+    pub fn preview(&self, blob: &[u8]) -> String {
+        let bytes = blob.get(self.span.clone()).unwrap_or_default();
+        if self.in_place {
+            if let Some(p) = lazy::root(bytes)
+                .ok()
+                .and_then(|item| preview_in_place(&item))
+            {
+                return p;
+            }
+        }
+        msgpack::decode(bytes)
+            .ok()
+            .and_then(|v| Message::from_value(&v))
+            .map_or_else(String::new, |m| preview_of(&m.summary_text()))
     }
 }
 
@@ -94,15 +123,22 @@ impl Outline {
 /// a message. Ext-object messages (the normal case) are read in place; others (dicts, legacy
 /// JSON) through the full view.
 pub fn outline_list(blob: &[u8], list: Range<usize>) -> Option<Vec<Outline>> {
-    let items = lazy::read(blob, list.start).ok()?.items().ok()??;
+    let Lazy::Array(items) = lazy::read(blob, list.start).ok()?.value else {
+        return None;
+    };
+    // Every item is walked first (as `items()` does), so a list cut short outlines nothing.
+    let items = items.spans().collect::<Result<Vec<_>, _>>().ok()?;
     let mut out = Vec::with_capacity(items.len());
-    for item in &items {
-        let raw = item.raw().ok()?;
-        let start = raw.as_ptr() as usize - blob.as_ptr() as usize;
-        let span = start..start + raw.len();
+    for (item, span) in &items {
         let outline = match in_place(item, span.clone()) {
             Some(o) => o,
-            None => Outline::of(&Message::from_value(&msgpack::decode(raw).ok()?)?, span),
+            None => {
+                let raw = blob.get(span.clone())?;
+                Outline::of(
+                    &Message::from_value(&msgpack::decode(raw).ok()?)?,
+                    span.clone(),
+                )
+            }
         };
         out.push(outline);
     }
@@ -136,39 +172,56 @@ pub fn read_message<'a>(item: &Spanned<'a>) -> Option<(Kind, bool, Fields<'a>)> 
     Some((kind, chunk, fields.fields().ok()?))
 }
 
-/// Outlines an ext-object LangChain message without building its view.
-fn in_place(item: &Spanned<'_>, span: Range<usize>) -> Option<Outline> {
-    let (kind, chunk, fields) = read_message(item)?;
-    let text = |key: &str| fields.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-    let mut tool_call_ids = Vec::new();
-    let mut tool_names = Vec::new();
-    let mut calls_n = 0;
+/// The tool calls of a message read in place: how many, their ids and their names.
+type CallsInPlace<'a> = (usize, Vec<&'a str>, Vec<&'a str>);
+
+/// Reads the `tool_calls` of a message's fields in place; `None` for calls it does not read.
+fn tool_calls_in_place<'a>(fields: &Fields<'a>) -> Option<CallsInPlace<'a>> {
+    let mut ids = Vec::new();
+    let mut names = Vec::new();
+    let mut n = 0;
     if let Some(calls) = fields.get("tool_calls") {
         if let Lazy::Array(_) = calls.value {
             let calls = calls.items().ok()??;
-            calls_n = calls.len();
+            n = calls.len();
             for call in calls {
                 let Lazy::Map(call) = call.value else {
                     continue;
                 };
                 let call = call.fields().ok()?;
-                if let Some(id) = call.get("id").and_then(|v| v.as_str()) {
-                    tool_call_ids.push(id.to_owned());
-                }
-                tool_names.extend(call.get("name").and_then(|v| v.as_str()));
+                ids.extend(call.get("id").and_then(|v| v.as_str()));
+                names.extend(call.get("name").and_then(|v| v.as_str()));
             }
         }
     }
+    Some((n, ids, names))
+}
+
+/// Outlines an ext-object LangChain message without building its view.
+fn in_place(item: &Spanned<'_>, span: Range<usize>) -> Option<Outline> {
+    let (kind, chunk, fields) = read_message(item)?;
+    let text = |key: &str| fields.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+    let (calls_n, ids, names) = tool_calls_in_place(&fields)?;
+    // The preview is made when a report asks for it, but a message whose preview does not
+    // read in place is outlined through its view, as a whole.
+    summary_preview(fields.get("content"), calls_n, &names)?;
     Some(Outline {
         kind,
         chunk,
         id: text("id"),
-        tool_call_ids,
+        tool_call_ids: ids.into_iter().map(str::to_owned).collect(),
         tool_call_id: text("tool_call_id"),
         approx_tokens: approx::count_fields(kind, &fields)?,
-        preview: summary_preview(fields.get("content"), calls_n, &tool_names)?,
         span,
+        in_place: true,
     })
+}
+
+/// The preview of an ext-object message read in place, as [`in_place`] reads it.
+fn preview_in_place(item: &Spanned<'_>) -> Option<String> {
+    let (_, _, fields) = read_message(item)?;
+    let (calls_n, _, names) = tool_calls_in_place(&fields)?;
+    summary_preview(fields.get("content"), calls_n, &names)
 }
 
 /// [`Message::summary_text`] of a message read in place, as a preview: its text (plain or

@@ -60,7 +60,7 @@ pub fn older(msgs: &[Message], keep: &[usize]) -> Vec<usize> {
 }
 
 /// One transcript line: `Human: …`, `AI: … [tool call f({"a": 1})]`, `Tool (f): …`.
-fn line(m: &Message) -> String {
+pub fn line(m: &Message) -> String {
     if is_summary(m) {
         let text = m.text();
         return format!(
@@ -111,12 +111,29 @@ pub fn approx_tokens(s: &str) -> u64 {
 /// summaries ([`combine`]), as map-reduce summarization does. A message longer than a part is
 /// split across parts at character boundaries, each piece marked as continued.
 pub fn transcript_parts(msgs: &[&Message], previous: Option<&str>, max_tokens: u64) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::with_capacity(msgs.len() + 1);
-    if let Some(p) = previous.filter(|p| !p.trim().is_empty()) {
-        lines.push(format!("Earlier summary: {p}"));
-    }
-    lines.extend(msgs.iter().map(|m| line(m)));
-    pack(lines, max_tokens)
+    let mut parts = Vec::new();
+    transcript_parts_each(
+        msgs.iter().map(|m| line(m)),
+        previous,
+        max_tokens,
+        &mut |p| parts.push(p),
+    );
+    parts
+}
+
+/// [`transcript_parts`] of the messages whose [`line`]s `lines` yields (oldest first), each
+/// part handed to `part` as soon as it is complete: for a long thread, whose messages are
+/// read one at a time and whose transcript need not be held whole.
+pub fn transcript_parts_each(
+    lines: impl IntoIterator<Item = String>,
+    previous: Option<&str>,
+    max_tokens: u64,
+    part: &mut dyn FnMut(String),
+) {
+    let previous = previous
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| format!("Earlier summary: {p}"));
+    pack_each(previous.into_iter().chain(lines), max_tokens, part)
 }
 
 /// The input of the next round: one line per part summary, in parts of at most `max_tokens`.
@@ -125,21 +142,32 @@ pub fn combine(summaries: &[String], max_tokens: u64) -> Vec<String> {
     let lines = summaries
         .iter()
         .enumerate()
-        .map(|(i, s)| format!("Summary of part {} of {n} of the conversation: {s}", i + 1))
-        .collect();
+        .map(|(i, s)| format!("Summary of part {} of {n} of the conversation: {s}", i + 1));
     pack(lines, max_tokens)
 }
 
 /// Packs lines into parts of at most `max_tokens` (approximate), splitting a longer line.
-fn pack(lines: Vec<String>, max_tokens: u64) -> Vec<String> {
+fn pack(lines: impl IntoIterator<Item = String>, max_tokens: u64) -> Vec<String> {
+    let mut parts = Vec::new();
+    pack_each(lines, max_tokens, &mut |p| parts.push(p));
+    parts
+}
+
+/// [`pack`], handing each part to `part` as soon as it is complete.
+fn pack_each(
+    lines: impl IntoIterator<Item = String>,
+    max_tokens: u64,
+    part: &mut dyn FnMut(String),
+) {
     let max_chars = (max_tokens.max(1) * 4) as usize;
-    let mut parts: Vec<String> = Vec::new();
+    let mut parts = 0usize; // parts handed over so far
     let mut current = String::new();
     let mut current_tokens = 0u64;
-    let push = |piece: String, parts: &mut Vec<String>, current: &mut String, t: &mut u64| {
+    let mut push = |piece: String, current: &mut String, t: &mut u64| {
         let cost = approx_tokens(&piece) + 1;
         if !current.is_empty() && *t + cost > max_tokens {
-            parts.push(std::mem::take(current));
+            part(std::mem::take(current));
+            parts += 1;
             *t = 0;
         }
         if !current.is_empty() {
@@ -150,7 +178,7 @@ fn pack(lines: Vec<String>, max_tokens: u64) -> Vec<String> {
     };
     for line in lines {
         if approx_tokens(&line) < max_tokens {
-            push(line, &mut parts, &mut current, &mut current_tokens);
+            push(line, &mut current, &mut current_tokens);
             continue;
         }
         let chars: Vec<char> = line.chars().collect();
@@ -162,13 +190,12 @@ fn pack(lines: Vec<String>, max_tokens: u64) -> Vec<String> {
             } else {
                 format!("(continued) {text}")
             };
-            push(text, &mut parts, &mut current, &mut current_tokens);
+            push(text, &mut current, &mut current_tokens);
         }
     }
-    if !current.is_empty() || parts.is_empty() {
-        parts.push(current);
+    if !current.is_empty() || parts == 0 {
+        part(current);
     }
-    parts
 }
 
 /// Fills a prompt template's `{messages}` placeholder.
