@@ -98,6 +98,7 @@ pub enum Command {
     /// List a thread's checkpoints, newest first.
     #[command(after_help = "Examples:
   memctl history --db checkpoints.sqlite --thread 42
+  memctl history --thread 42 --limit 5
   memctl history --thread 42 --format json | jq '.[0].checkpoint_id'")]
     History(HistoryArgs),
 
@@ -105,6 +106,7 @@ pub enum Command {
     #[command(after_help = "Examples:
   memctl show --db checkpoints.sqlite --thread 42
   memctl show --thread 42 --checkpoint 1f1ed47f-8372-63a9-8008-693bc35ab911
+  memctl show 42 --last 6
   memctl show --thread 42 | less")]
     Show(ShowArgs),
 
@@ -467,6 +469,10 @@ pub struct HistoryArgs {
     /// The thread.
     #[command(flatten)]
     pub thread: ThreadArg,
+
+    /// Show only the newest N checkpoints.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
 }
 
 /// Arguments of `show`.
@@ -476,9 +482,14 @@ pub struct ShowArgs {
     #[command(flatten)]
     pub thread: ThreadArg,
 
-    /// The checkpoint to show (default: the latest).
+    /// The checkpoint to show (default: the latest; a unique prefix of its id will do).
     #[arg(long, value_name = "ID")]
     pub checkpoint: Option<String>,
+
+    /// Show only the last N messages (the state's other channels and what it waits on are
+    /// shown in full).
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
 }
 
 /// Arguments of `dump`.

@@ -77,7 +77,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
     let thread = &args.thread.thread;
     let (to, to_stored) = super::show::load_shallow(&store, thread, &g.ns, args.to.as_deref())?;
     let from_id = match &args.from {
-        Some(id) => Some(id.clone()),
+        Some(id) => Some(super::resolve_checkpoint_id(&store, thread, &g.ns, id)?),
         None => to.row.parent_checkpoint_id.clone(),
     };
     let from = match &from_id {

@@ -19,7 +19,8 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
     let writes = store.write_counts(thread, &g.ns)?;
     let children = child_namespaces(&store, thread, &g.ns)?;
     let mut records = Vec::new();
-    for row in store.checkpoints(thread, &g.ns)? {
+    let rows = store.checkpoints(thread, &g.ns)?;
+    for row in rows.into_iter().take(args.limit.unwrap_or(usize::MAX)) {
         // Messages are counted in place; each blob is dropped once its row is read.
         let (cp, messages) = super::show::decode_shallow(row)?;
         let id = cp.row.checkpoint_id.clone();

@@ -25,12 +25,13 @@ pub fn load_shallow(
     id: Option<&str>,
 ) -> Result<(LoadedCheckpoint, StoredMessages)> {
     super::require_thread(store, thread, ns)?;
-    let row = store.checkpoint(thread, ns, id)?.ok_or_else(|| match id {
-        Some(id) => anyhow!(
-            "thread '{thread}' has no checkpoint '{id}' (see `memctl history --thread {thread}`)"
-        ),
-        None => anyhow!("thread '{thread}' has no checkpoints"),
-    })?;
+    let full = match id {
+        Some(id) => Some(super::resolve_checkpoint_id(store, thread, ns, id)?),
+        None => None,
+    };
+    let row = store
+        .checkpoint(thread, ns, full.as_deref())?
+        .ok_or_else(|| anyhow!("thread '{thread}' has no checkpoints"))?;
     decode_shallow(row)
 }
 
@@ -80,7 +81,13 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
     let work = pending_work(&cp.checkpoint, &writes);
     // The messages are checked here (the errors of a full read), then read one at a time.
     let stored = match messages.list() {
-        Some(list) => Some((list, list.spans()?)),
+        Some(list) => {
+            let mut spans = list.spans()?;
+            if let Some(n) = args.last {
+                spans.drain(..spans.len().saturating_sub(n));
+            }
+            Some((list, spans))
+        }
         None => None,
     };
     let others: Vec<(&str, String)> = cp
