@@ -43,8 +43,9 @@ impl Shape for Message {
     }
 }
 
-/// One stored message of a message list, outlined.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One stored message of a message list, outlined. Two outlines are equal when they say the
+/// same of their messages, however they were read.
+#[derive(Debug, Clone)]
 pub struct Outline {
     /// The kind of message.
     pub kind: Kind,
@@ -64,6 +65,21 @@ pub struct Outline {
     /// preview is read the same way (see [`Outline::preview`]).
     in_place: bool,
 }
+
+impl PartialEq for Outline {
+    fn eq(&self, other: &Outline) -> bool {
+        // `in_place` says how the outline was read, not what it says.
+        self.kind == other.kind
+            && self.chunk == other.chunk
+            && self.id == other.id
+            && self.tool_call_ids == other.tool_call_ids
+            && self.tool_call_id == other.tool_call_id
+            && self.approx_tokens == other.approx_tokens
+            && self.span == other.span
+    }
+}
+
+impl Eq for Outline {}
 
 impl Shape for Outline {
     fn kind(&self) -> Kind {
@@ -267,4 +283,78 @@ pub const PREVIEW_CHARS: usize = 60;
 
 fn preview_of(text: &str) -> String {
     crate::output::human::preview(text, PREVIEW_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::msgpack::encode;
+    use crate::codec::Value;
+    use crate::ops::update::message_ext;
+
+    /// Previews made on demand from the blob equal the full view's, in place or not.
+    #[test]
+    fn previews_read_in_place_equal_the_views() {
+        let s = |t: &str| Value::str(t);
+        let msg = |class: &str, kind: &str, content: Value, calls: Vec<Value>| {
+            let mut f = vec![
+                (s("content"), content),
+                (s("additional_kwargs"), Value::map(vec![])),
+                (s("response_metadata"), Value::map(vec![])),
+                (s("type"), s(kind)),
+                (s("name"), Value::Nil),
+                (s("id"), s("x")),
+            ];
+            if kind == "ai" {
+                f.push((s("tool_calls"), Value::array(calls)));
+            }
+            message_ext("langchain_core.messages.x", class, Value::map(f))
+        };
+        let call = |name: &str| {
+            Value::map(vec![
+                (s("name"), s(name)),
+                (s("args"), Value::map(vec![(s("q"), s("v"))])),
+                (s("id"), s("c1")),
+                (s("type"), s("tool_call")),
+            ])
+        };
+        let long = "word ".repeat(40);
+        let list = Value::array(vec![
+            msg("HumanMessage", "human", s("hello\nthere"), vec![]),
+            msg("HumanMessage", "human", s(&long), vec![]),
+            msg(
+                "AIMessage",
+                "ai",
+                s(""),
+                vec![call("get_weather"), call("add")],
+            ),
+            msg(
+                "AIMessage",
+                "ai",
+                Value::array(vec![
+                    s("plain block"),
+                    Value::map(vec![(s("type"), s("text")), (s("text"), s("a text block"))]),
+                    Value::map(vec![(s("type"), s("image_url"))]),
+                ]),
+                vec![],
+            ),
+            // Content the in-place reader leaves to the view (a number).
+            msg("HumanMessage", "human", Value::int(7), vec![]),
+            // A dict message, read through the view.
+            Value::map(vec![
+                (s("role"), s("user")),
+                (s("content"), s("from a dict")),
+            ]),
+        ]);
+        let blob = encode(&list);
+        let outlines = outline_list(&blob, 0..blob.len()).expect("outlined");
+        assert_eq!(outlines.len(), 6);
+        let items = list.as_array().expect("a list");
+        for (o, item) in outlines.iter().zip(items) {
+            let view = Message::from_value(item).expect("a message");
+            assert_eq!(o.preview(&blob), preview_of(&view.summary_text()));
+        }
+        assert!(outlines[0].in_place && !outlines[4].in_place && !outlines[5].in_place);
+        assert_eq!(outlines[2].preview(&blob), "(tool calls: get_weather, add)");
+    }
 }
