@@ -560,7 +560,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__history)
-            opts="-t -q -h --thread --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -q -h --thread --limit --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -571,6 +571,10 @@ _memctl() {
                     return 0
                     ;;
                 -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -718,7 +722,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__show)
-            opts="-t -q -h --thread --checkpoint --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -q -h --thread --checkpoint --last --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -733,6 +737,10 @@ _memctl() {
                     return 0
                     ;;
                 --checkpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --last)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

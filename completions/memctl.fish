@@ -78,6 +78,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_s
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l limit -d 'Show only the newest N checkpoints' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
@@ -88,7 +89,8 @@ complete -c memctl -n "__fish_memctl_using_subcommand history" -l now -d 'The ti
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
-complete -c memctl -n "__fish_memctl_using_subcommand show" -l checkpoint -d 'The checkpoint to show (default: the latest)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l checkpoint -d 'The checkpoint to show (default: the latest; a unique prefix of its id will do)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l last -d 'Show only the last N messages (the state\'s other channels and what it waits on are shown in full)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'

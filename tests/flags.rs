@@ -462,9 +462,25 @@ fn the_thread_can_be_the_first_argument() {
 #[test]
 fn history_limit_and_show_last() {
     let db = fixture("new.sqlite");
-    let all = run_json(&["history", "--db", s(&db), "--thread", "tools", "--format", "json"]);
+    let all = run_json(&[
+        "history",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--format",
+        "json",
+    ]);
     let two = run_json(&[
-        "history", "--db", s(&db), "--thread", "tools", "--limit", "2", "--format", "json",
+        "history",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--limit",
+        "2",
+        "--format",
+        "json",
     ]);
     assert_eq!(two.as_array().map(Vec::len), Some(2));
     assert_eq!(two[0], all[0]);
@@ -474,8 +490,17 @@ fn history_limit_and_show_last() {
         .output()
         .expect("runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Berlin is sunny too.") && text.contains("21°C in Berlin"), "{text}");
-    assert!(!text.contains("Weather in Paris"), "older messages are left out: {text}");
-    let full = memctl().args(["show", "tools", "--db", s(&db)]).output().expect("runs");
+    assert!(
+        text.contains("Berlin is sunny too.") && text.contains("21°C in Berlin"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Weather in Paris"),
+        "older messages are left out: {text}"
+    );
+    let full = memctl()
+        .args(["show", "tools", "--db", s(&db)])
+        .output()
+        .expect("runs");
     assert!(String::from_utf8_lossy(&full.stdout).contains("Weather in Paris"));
 }
