@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::json;
 
 use crate::cli::{Format, GcArgs, GlobalArgs};
@@ -197,9 +197,26 @@ fn check_readable(store: &SqliteStore, thread: &str, kept: &[&CheckpointInfo]) -
             continue; // encrypted: its AES tag guards it; memctl cannot read it without the key
         }
         let is_latest = c.ns.is_empty() && Some(c.id.as_str()) == latest_root;
-        let loaded = LoadedCheckpoint::decode(row)?;
+        if row.type_name == "msgpack" {
+            // Checked in place (what a full decode refuses, without building the value: a
+            // checkpoint of 100,000 messages is not held twice).
+            crate::codec::lazy::check(&row.checkpoint).with_context(|| {
+                format!(
+                    "cannot decode checkpoint {} of thread '{thread}'",
+                    row.checkpoint_id
+                )
+            })?;
+            crate::model::Metadata::parse(row.metadata.as_deref()).with_context(|| {
+                format!(
+                    "bad metadata on checkpoint {} of thread '{thread}'",
+                    row.checkpoint_id
+                )
+            })?;
+        } else {
+            LoadedCheckpoint::decode(row.clone())?;
+        }
         if is_latest {
-            super::load_writes(store, &loaded.row)?;
+            super::load_writes(store, &row)?;
         }
     }
     Ok(())
