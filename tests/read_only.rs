@@ -86,7 +86,8 @@ fn a_database_in_a_read_only_directory_is_read() {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).expect("chmod");
     // A copy of the binary that any user can run (the checkout may sit under a private home).
     let bin_dir = tempfile::tempdir().expect("temp dir");
-    std::fs::set_permissions(bin_dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::set_permissions(bin_dir.path(), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
     let bin = bin_dir.path().join("memctl");
     std::fs::copy(assert_cmd::cargo::cargo_bin("memctl"), &bin).expect("copy the binary");
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
