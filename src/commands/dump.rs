@@ -15,7 +15,6 @@ use crate::cli::{DumpArgs, Format, GlobalArgs};
 use crate::codec::json::to_json;
 use crate::model::checkpoint::{StoredList, StoredMessages};
 use crate::output;
-use crate::storage::CheckpointStore;
 
 use super::LoadedCheckpoint;
 
@@ -29,7 +28,7 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     };
     if !args.raw {
         let (cp, messages) = super::show::load_shallow(
-            &store,
+            &*store,
             &args.thread.thread,
             &g.ns,
             args.checkpoint.as_deref(),
@@ -49,7 +48,7 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         return write_streamed(out, format, &Json::String(placeholder(0)), vec![elements]);
     }
     let cp = super::load_checkpoint(
-        &store,
+        &*store,
         &args.thread.thread,
         &g.ns,
         args.checkpoint.as_deref(),

@@ -10,8 +10,7 @@ use crate::ops::duration::parse_seconds;
 use crate::ops::gc::{plan, CheckpointInfo};
 use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
-use crate::storage::maintenance::Deleted;
-use crate::storage::{CheckpointStore, SqliteStore, ThreadSummary};
+use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
 
 use super::rewrite::open_for_writing;
 use super::LoadedCheckpoint;
@@ -65,20 +64,23 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             rows.push(row);
             continue;
         }
-        if store.is_delta_thread(&t.thread_id)? {
+        let infos = store.checkpoint_infos(&t.thread_id)?;
+        if infos
+            .iter()
+            .any(|c| crate::model::channels::metadata_marks_delta(c.metadata.as_deref()))
+        {
             row.status =
                 "skipped: DeltaChannel thread (its value is rebuilt from older checkpoints)".into();
             rows.push(row);
             continue;
         }
-        let infos = store.checkpoint_infos(&t.thread_id)?;
         let p = plan(&infos, keep);
         if p.delete.is_empty() {
             continue;
         }
         // What stays must be readable: a thread whose kept checkpoints do not decode is
         // reported and left alone (its older history may be all that is left of it).
-        if let Err(e) = check_readable(&store, &t.thread_id, &p.kept(&infos)) {
+        if let Err(e) = check_readable(&*store, &t.thread_id, &p.kept(&infos)) {
             row.status = format!("failed: {e:#}; left untouched");
             failed += 1;
             rows.push(row);
@@ -183,7 +185,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
 
 /// Checks that the checkpoints gc keeps decode (blob and metadata), with the pending writes
 /// of the latest root one: what the thread will be after the gc.
-fn check_readable(store: &SqliteStore, thread: &str, kept: &[&CheckpointInfo]) -> Result<()> {
+fn check_readable(store: &dyn CheckpointStore, thread: &str, kept: &[&CheckpointInfo]) -> Result<()> {
     let latest_root = kept
         .iter()
         .filter(|c| c.ns.is_empty())

@@ -15,9 +15,9 @@ use crate::storage::CheckpointStore;
 pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
     let thread = &args.thread.thread;
-    super::require_thread(&store, thread, &g.ns)?;
+    super::require_thread(&*store, thread, &g.ns)?;
     let writes = store.write_counts(thread, &g.ns)?;
-    let children = child_namespaces(&store, thread, &g.ns)?;
+    let children = child_namespaces(&*store, thread, &g.ns)?;
     let mut records = Vec::new();
     let rows = store.checkpoints(thread, &g.ns)?;
     for row in rows.into_iter().take(args.limit.unwrap_or(usize::MAX)) {

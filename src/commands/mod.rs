@@ -23,7 +23,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::cli::{Cli, Command, GlobalArgs, ThreadsCommand};
 use crate::model::state::PendingWrite;
 use crate::model::{Checkpoint, Metadata};
-use crate::storage::{CheckpointRow, CheckpointStore, SqliteStore, WriteRow};
+use crate::storage::{Access, CheckpointRow, CheckpointStore, WriteRow};
 
 /// Runs the parsed command line, writing data to `out`.
 pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
@@ -88,11 +88,16 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
 }
 
 /// Opens the database named by `--db` / `MEMCTL_DB` read-only.
-pub fn open_read_only(g: &GlobalArgs) -> Result<SqliteStore> {
+pub fn open_read_only(g: &GlobalArgs) -> Result<Box<dyn CheckpointStore>> {
+    open(g, Access::ReadOnly)
+}
+
+/// Opens the database named by `--db` / `MEMCTL_DB` with `access` (never creating it).
+pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> {
     let path =
         g.db.as_deref()
             .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
-    SqliteStore::open_read_only(path, Duration::from_millis(g.busy_timeout))
+    crate::storage::open(path, access, Duration::from_millis(g.busy_timeout))
 }
 
 /// A checkpoint row with its decoded blob and metadata.
@@ -198,7 +203,7 @@ pub fn pipeline<I, T: Send, R: Send>(
 /// Reads the root-namespace checkpoints `ids` names (`(thread, checkpoint id)`) and hands each
 /// row to `f` on all cores (see [`pipeline`]); results keep the order of `ids`.
 pub fn map_latest<R: Send>(
-    store: &SqliteStore,
+    store: &dyn CheckpointStore,
     ids: &[(String, String)],
     f: impl Fn(CheckpointRow) -> R + Sync,
 ) -> Result<Vec<R>> {
@@ -222,7 +227,7 @@ pub fn map_latest<R: Send>(
 /// A vacuum that found the database busy makes the run a partial success (exit code 3):
 /// the work before it is committed. Other errors pass as they are.
 pub fn partial_if_busy(e: anyhow::Error) -> anyhow::Error {
-    match e.downcast::<crate::storage::maintenance::VacuumBusy>() {
+    match e.downcast::<crate::storage::VacuumBusy>() {
         Ok(busy) => crate::exit::Partial(busy.0).into(),
         Err(e) => e,
     }

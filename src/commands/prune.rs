@@ -10,8 +10,7 @@ use crate::cli::{Format, GlobalArgs, PruneArgs};
 use crate::ops::duration::parse_seconds;
 use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
-use crate::storage::maintenance::Deleted;
-use crate::storage::{CheckpointStore, SqliteStore, ThreadSummary};
+use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
 
 use super::rewrite::open_for_writing;
 use super::LoadedCheckpoint;
@@ -66,7 +65,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         // alone: memctl does not "clean" what it cannot read. One named with --thread is
         // deleted as asked.
         if !args.thread.contains(&t.thread_id) {
-            if let Err(e) = latest_is_readable(&store, &t.thread_id) {
+            if let Err(e) = latest_is_readable(&*store, &t.thread_id) {
                 skipped.push((
                     t.thread_id.clone(),
                     format!("failed: {e:#}; left untouched"),
@@ -177,7 +176,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
 
 /// Checks that a thread's latest root checkpoint (or latest of any namespace, for a thread
 /// without a root one) decodes.
-fn latest_is_readable(store: &SqliteStore, thread: &str) -> Result<()> {
+fn latest_is_readable(store: &dyn CheckpointStore, thread: &str) -> Result<()> {
     let row = match store.checkpoint(thread, "", None)? {
         Some(row) => row,
         None => {

@@ -17,8 +17,7 @@ use crate::model::{Checkpoint, Kind, Message, Metadata};
 use crate::ops::purge::Scrub;
 use crate::ops::update::{self, Env};
 use crate::output::{self, human, progress, table};
-use crate::storage::sqlite::ThreadMoved;
-use crate::storage::{CheckpointRow, CheckpointStore, SqliteStore, WriteRow};
+use crate::storage::{CheckpointRow, CheckpointStore, ThreadMoved, WriteRow};
 use serde::Serialize;
 
 use super::LoadedCheckpoint;
@@ -174,19 +173,16 @@ impl Outcome {
 /// Opens the database for a command that writes (never creating it); with `dry_run`,
 /// read-only, so a dry run works on a file or directory memctl may not write and cannot
 /// change anything.
-pub fn open_for_writing(g: &GlobalArgs, dry_run: bool) -> Result<SqliteStore> {
+pub fn open_for_writing(g: &GlobalArgs, dry_run: bool) -> Result<Box<dyn CheckpointStore>> {
     if !g.ns.is_empty() {
         bail!("rewrites work on the root namespace; drop --ns '{}'", g.ns);
     }
-    let path =
-        g.db.as_deref()
-            .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
-    let timeout = Duration::from_millis(g.busy_timeout);
-    if dry_run {
-        SqliteStore::open_read_only(path, timeout)
+    let access = if dry_run {
+        crate::storage::Access::ReadOnly
     } else {
-        SqliteStore::open_read_write(path, timeout)
-    }
+        crate::storage::Access::ReadWrite
+    };
+    super::open(g, access)
 }
 
 /// The rows an edit of a thread starts from: its latest root checkpoint and that
@@ -201,7 +197,7 @@ pub struct LatestRows {
 }
 
 /// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes.
-pub fn read_latest(store: &SqliteStore, thread: &str, id: Option<&str>) -> Result<LatestRows> {
+pub fn read_latest(store: &dyn CheckpointStore, thread: &str, id: Option<&str>) -> Result<LatestRows> {
     let row = store
         .checkpoint(thread, "", id)?
         .ok_or_else(|| anyhow!("thread '{thread}' has no root checkpoint"))?;
@@ -225,7 +221,7 @@ pub struct Filters {
 }
 
 /// Loads a thread's latest root state, refusing what memctl must not edit.
-pub fn load_editable(store: &SqliteStore, thread: &str, force: bool) -> Result<Editable> {
+pub fn load_editable(store: &dyn CheckpointStore, thread: &str, force: bool) -> Result<Editable> {
     super::require_thread(store, thread, "")?;
     prepare(
         read_latest(store, thread, None)?,
@@ -519,18 +515,18 @@ pub fn plan(
 
 /// Writes a planned edit (appends its update; with `--purge`, scrubs and vacuums too) and
 /// returns its report. Inside a batch the append is a savepoint of the batch's transaction.
-pub fn write(store: &SqliteStore, planned: Planned) -> Result<Outcome> {
+pub fn write(store: &dyn CheckpointStore, planned: Planned) -> Result<Outcome> {
     let mut outcome = planned.outcome;
     let Some(upd) = planned.update else {
         return Ok(outcome);
     };
     let thread = outcome.thread_id.clone();
     let Some(scrub) = planned.purge else {
-        store.append_update(&thread, "", &upd.rows(), planned.expected_writes)?;
+        store.append_update(&thread, "", &upd.rows(), planned.expected_writes, None)?;
         outcome.status = "rewritten";
         return Ok(outcome);
     };
-    let rows = store.append_update_and_rewrite(
+    let rows = store.append_update(
         &thread,
         "",
         &upd.rows(),
@@ -594,7 +590,7 @@ pub fn build_update(
 
 /// The threads `target` names: the one `--thread`, or with `--all` every thread that has a
 /// root checkpoint, with its latest root checkpoint id.
-fn targets(store: &SqliteStore, target: &TargetArgs) -> Result<Vec<(String, Option<String>)>> {
+fn targets(store: &dyn CheckpointStore, target: &TargetArgs) -> Result<Vec<(String, Option<String>)>> {
     if let Some(thread) = &target.thread {
         return Ok(vec![(thread.clone(), None)]);
     }
@@ -641,7 +637,7 @@ fn editable_or_outcome(
 /// `Err(outcome)` for a thread that is skipped (not safe to edit) or failed to load. With one
 /// `--thread`, a refusal is an error instead. `min_tokens` filters on the whole state.
 pub fn for_each_target(
-    store: &SqliteStore,
+    store: &dyn CheckpointStore,
     g: &GlobalArgs,
     target: &TargetArgs,
     force: bool,
@@ -683,28 +679,23 @@ pub fn run_batch(
     let store = open_for_writing(g, rw.dry_run)?;
     if target.thread.is_some() {
         let ed = load_editable(
-            &store,
+            &*store,
             target.thread.as_deref().unwrap_or_default(),
             rw.force,
         )?;
         let settle = settle_time(rw)?;
-        let mut outcomes = [write(&store, edit(&ed)?)?];
-        mark_superseded(&store, &mut outcomes, settle)?;
+        let mut outcomes = [write(&*store, edit(&ed)?)?];
+        mark_superseded(&*store, &mut outcomes, settle)?;
         return finish(g, rw.dry_run, true, &outcomes, out);
     }
     let settle = settle_time(rw)?;
     let filters = filters(g, target, None)?;
-    let ids = targets(&store, target)?;
+    let ids = targets(&*store, target)?;
     let pb = progress::bar(ids.len() as u64, verb);
     let mut outcomes = Vec::with_capacity(ids.len());
-    let checkpointer = if rw.dry_run {
-        None
-    } else {
-        store.wal_checkpointer()?
-    };
     super::pipeline(
         &ids,
-        |(thread, id)| Ok((thread.clone(), read_latest(&store, thread, id.as_deref()))),
+        |(thread, id)| Ok((thread.clone(), read_latest(&*store, thread, id.as_deref()))),
         |(thread, rows)| {
             let prepared = rows.map_or_else(|e| Some(Err(e)), |r| prepare(r, rw.force, &filters));
             editable_or_outcome(&thread, prepared).map(|item| match item {
@@ -729,7 +720,7 @@ pub fn run_batch(
                     Step::Done(o) => o,
                     Step::Write(planned) => {
                         let thread = planned.outcome.thread_id.clone();
-                        match write(&store, *planned) {
+                        match write(&*store, *planned) {
                             Ok(o) => o,
                             Err(e) if e.is::<ThreadMoved>() => {
                                 Outcome::skipped(&thread, e.to_string())
@@ -741,16 +732,15 @@ pub fn run_batch(
             }
             if writing {
                 store.commit_batch()?;
-                checkpointer.iter().for_each(|c| c.nudge());
             }
             Ok(())
         },
     )?;
     pb.finish_and_clear();
-    mark_superseded(&store, &mut outcomes, settle)?;
+    mark_superseded(&*store, &mut outcomes, settle)?;
     // The report is written while the last checkpoint runs (everything is committed).
     let reported = finish(g, rw.dry_run, false, &outcomes, out);
-    let checkpointed = checkpointer.map_or(Ok(()), |c| c.finish(&store));
+    let checkpointed = store.end_batches();
     reported.and(checkpointed)
 }
 
@@ -780,7 +770,7 @@ pub const SUPERSEDED: &str = "superseded";
 /// `ops::update`), so a checkpoint the app made from the same parent wins: the app's turn is
 /// kept and memctl's edit is not in effect. That must be reported, never counted as done.
 pub fn mark_superseded(
-    store: &SqliteStore,
+    store: &dyn CheckpointStore,
     outcomes: &mut [Outcome],
     settle: Duration,
 ) -> Result<()> {

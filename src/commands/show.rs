@@ -72,12 +72,12 @@ pub fn is_internal_channel(name: &str) -> bool {
 pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
     let (cp, messages) = load_shallow(
-        &store,
+        &*store,
         &args.thread.thread,
         &g.ns,
         args.checkpoint.as_deref(),
     )?;
-    let writes = super::load_writes(&store, &cp.row)?;
+    let writes = super::load_writes(&*store, &cp.row)?;
     let work = pending_work(&cp.checkpoint, &writes);
     // The messages are checked here (the errors of a full read), then read one at a time.
     let stored = match messages.list() {

@@ -9,7 +9,6 @@ use serde_json::json;
 use crate::cli::{Format, GlobalArgs, StatsArgs};
 use crate::codec::msgpack;
 use crate::output::{self, human, table};
-use crate::storage::CheckpointStore;
 
 /// Runs `stats`.
 pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> {

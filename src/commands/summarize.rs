@@ -19,7 +19,7 @@ use crate::ops::summarize::{
 };
 use crate::ops::window::{trim_window, Limit};
 use crate::output::progress;
-use crate::storage::sqlite::ThreadMoved;
+use crate::storage::ThreadMoved;
 use crate::tokens::{approx, Counter};
 
 use super::rewrite::{self, Editable, Outcome};
@@ -87,7 +87,7 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
     let mut plans: Vec<Plan> = Vec::new();
     let min_tokens = args.min_tokens.map(|m| (m, counter));
     rewrite::for_each_target(
-        &store,
+        &*store,
         g,
         &args.target,
         args.rewrite.force,
@@ -149,7 +149,7 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
             pb.inc(1);
             let outcome = match result {
                 Err(e) => Outcome::failed(&p.thread_id, e.to_string()),
-                Ok(c) => match write(&store, p, &c, args) {
+                Ok(c) => match write(&*store, p, &c, args) {
                     Ok(o) => o,
                     Err(e) if e.is::<ThreadMoved>() => {
                         Outcome::skipped(&p.thread_id, e.to_string())
@@ -162,7 +162,7 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         Ok(())
     })?;
     pb.finish_and_clear();
-    rewrite::mark_superseded(&store, &mut outcomes, settle)?;
+    rewrite::mark_superseded(&*store, &mut outcomes, settle)?;
     outcomes.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
     let (sent, received) = outcomes
         .iter()
@@ -378,7 +378,7 @@ fn summarize_parts(
 
 /// Writes one thread's summary, if the thread is still where the plan saw it.
 fn write(
-    store: &crate::storage::SqliteStore,
+    store: &dyn crate::storage::CheckpointStore,
     p: &Plan,
     c: &Completion,
     args: &SummarizeArgs,
@@ -423,7 +423,7 @@ fn write(
     let kept_refs: Vec<&Message> = p.keep.iter().map(|&i| &msgs[i]).collect();
     rewrite::check_tool_pairs(&kept_refs)?;
     let upd = rewrite::build_update(&ed, items, other)?;
-    store.append_update(&ed.thread_id, "", &upd.rows(), ed.pending_writes)?;
+    store.append_update(&ed.thread_id, "", &upd.rows(), ed.pending_writes, None)?;
     let after_tokens = approx::count(&kept_msgs)
         + kept_refs
             .iter()

@@ -7,7 +7,6 @@ use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, ThreadSort, ThreadsListArgs};
 use crate::output::{self, human, table};
-use crate::storage::CheckpointStore;
 use crate::tokens::approx;
 
 /// One listed thread.
@@ -39,7 +38,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             })?;
             Ok(all)
         });
-        let facts = super::map_latest(&store, &ids, |row| latest_facts(&row));
+        let facts = super::map_latest(&*store, &ids, |row| latest_facts(&row));
         (sizes.join(), facts)
     });
     let summaries = match summaries {

@@ -22,7 +22,7 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
     match &args.thread {
         Some(thread) => {
             // The message list stays stored; messages are read and counted a chunk at a time.
-            let (cp, messages) = super::show::load_shallow(&store, thread, &g.ns, None)?;
+            let (cp, messages) = super::show::load_shallow(&*store, thread, &g.ns, None)?;
             let (list, spans) = stored_list(&cp, &messages)?;
             let read = |i: usize| match list {
                 Some(list) => list.message(i, &spans[i]),
@@ -40,7 +40,7 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
             } else {
                 Some(super::resolve_counter(&args.counter)?)
             };
-            per_thread(g, &store, counter, args.limit, out)
+            per_thread(g, &*store, counter, args.limit, out)
         }
     }
 }
@@ -297,7 +297,7 @@ struct ThreadTokens {
 /// decode and count.
 fn per_thread(
     g: &GlobalArgs,
-    store: &crate::storage::SqliteStore,
+    store: &dyn crate::storage::CheckpointStore,
     counter: Option<Counter>,
     limit: Option<usize>,
     out: &mut dyn Write,

@@ -97,6 +97,7 @@ mod tests {
             id: id.into(),
             parent: parent.map(Into::into),
             root_parent: root.map(Into::into),
+            metadata: None,
             bytes: 10,
             writes: 2,
             write_bytes: 5,

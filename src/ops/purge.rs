@@ -137,7 +137,7 @@ impl Scrub {
 
     /// A stored blob with the removed messages scrubbed out (checkpoints: every channel;
     /// writes: the value), or `None` when it holds none of them. For
-    /// `SqliteStore::append_update_and_rewrite`.
+    /// `CheckpointStore::append_update`.
     pub fn rewrite_blob(&self, kind: BlobKind, bytes: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
         let mut value = crate::codec::msgpack::decode(bytes)
             .map_err(anyhow::Error::from)

@@ -6,56 +6,7 @@ use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::Value as Json;
 
 use super::sqlite::{opt_text, text, SqliteStore};
-use super::CheckpointInfo;
-
-/// The file and its pages.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct FileStats {
-    /// Size of the database file.
-    pub file_bytes: u64,
-    /// Size of the `-wal` file (0 when absent).
-    pub wal_bytes: u64,
-    /// SQLite page size.
-    pub page_size: u64,
-    /// Pages in the database.
-    pub page_count: u64,
-    /// Free pages: what `VACUUM` gives back.
-    pub free_pages: u64,
-}
-
-/// Rows that point at nothing.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Orphans {
-    /// Writes whose checkpoint is gone.
-    pub writes_without_checkpoint: u64,
-    /// Checkpoints whose parent is missing.
-    pub checkpoints_without_parent: u64,
-    /// Threads with subgraph namespaces but no root namespace.
-    pub namespaces_without_root: u64,
-}
-
-/// What a deletion removed.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
-pub struct Deleted {
-    /// Whole threads.
-    pub threads: u64,
-    /// Checkpoint rows.
-    pub checkpoints: u64,
-    /// Write rows.
-    pub writes: u64,
-    /// Stored bytes of those rows.
-    pub bytes: u64,
-}
-
-impl Deleted {
-    /// Adds another deletion's counts.
-    pub fn add(&mut self, o: Deleted) {
-        self.threads += o.threads;
-        self.checkpoints += o.checkpoints;
-        self.writes += o.writes;
-        self.bytes += o.bytes;
-    }
-}
+use super::{CheckpointInfo, Deleted, FileStats, Orphans, VacuumBusy};
 
 impl SqliteStore {
     fn pragma_u64(&self, name: &str) -> Result<u64> {
@@ -66,7 +17,7 @@ impl SqliteStore {
     }
 
     /// File size, WAL size and free pages.
-    pub fn file_stats(&self) -> Result<FileStats> {
+    pub(super) fn stats_of_file(&self) -> Result<FileStats> {
         let wal = std::path::PathBuf::from(format!("{}-wal", self.path().display()));
         Ok(FileStats {
             file_bytes: std::fs::metadata(self.path()).map(|m| m.len()).unwrap_or(0),
@@ -78,7 +29,7 @@ impl SqliteStore {
     }
 
     /// Row counts of `checkpoints` and `writes`.
-    pub fn row_counts(&self) -> Result<(u64, u64)> {
+    pub(super) fn counts(&self) -> Result<(u64, u64)> {
         let count = |t: &str| -> Result<u64> {
             self.connection()
                 .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| {
@@ -91,7 +42,7 @@ impl SqliteStore {
     }
 
     /// `(channel, rows, bytes)` of the writes table.
-    pub fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
+    pub(super) fn bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
         let mut stmt = self.connection().prepare(
             "SELECT channel, COUNT(*), SUM(LENGTH(value)) FROM writes GROUP BY channel ORDER BY 3 DESC",
         )?;
@@ -106,7 +57,7 @@ impl SqliteStore {
     }
 
     /// Calls `f` with every msgpack checkpoint blob (streamed, one at a time).
-    pub fn for_each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    pub(super) fn each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         let mut stmt = self
             .connection()
             .prepare("SELECT checkpoint FROM checkpoints WHERE type = 'msgpack'")?;
@@ -120,7 +71,7 @@ impl SqliteStore {
     }
 
     /// Rows that point at nothing.
-    pub fn orphans(&self) -> Result<Orphans> {
+    pub(super) fn orphan_rows(&self) -> Result<Orphans> {
         let q = |sql: &str| -> Result<u64> {
             self.connection()
                 .query_row(sql, [], |r| r.get::<_, i64>(0))
@@ -138,21 +89,8 @@ impl SqliteStore {
         })
     }
 
-    /// True when any checkpoint of the thread belongs to a DeltaChannel graph.
-    pub fn is_delta_thread(&self, thread_id: &str) -> Result<bool> {
-        Ok(self
-            .connection()
-            .query_row(
-                "SELECT 1 FROM checkpoints WHERE thread_id = ? AND CAST(metadata AS TEXT) LIKE '%counters_since_delta_snapshot%' LIMIT 1",
-                [thread_id],
-                |_| Ok(()),
-            )
-            .optional()?
-            .is_some())
-    }
-
     /// Every checkpoint of a thread, without blobs, with its pending writes counted (for gc).
-    pub fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>> {
+    pub(super) fn infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>> {
         let mut stmt = self.connection().prepare_cached(
             "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata, \
                     LENGTH(c.checkpoint) + COALESCE(LENGTH(c.metadata), 0), \
@@ -164,9 +102,10 @@ impl SqliteStore {
              WHERE c.thread_id = ?1",
         )?;
         let rows = stmt.query_map([thread_id], |r| {
-            let md: Option<Vec<u8>> = r.get(3).ok();
-            let root_parent = md
-                .and_then(|b| serde_json::from_slice::<Json>(&b).ok())
+            let metadata: Option<Vec<u8>> = r.get(3).ok();
+            let root_parent = metadata
+                .as_deref()
+                .and_then(|b| serde_json::from_slice::<Json>(b).ok())
                 .and_then(|j| {
                     j.get("parents")
                         .and_then(|p| p.get(""))
@@ -181,6 +120,7 @@ impl SqliteStore {
                 id: text(r, 1)?,
                 parent: opt_text(r, 2)?,
                 root_parent,
+                metadata,
                 bytes: n(4)?,
                 writes: n(5)?,
                 write_bytes: n(6)?,
@@ -200,7 +140,7 @@ impl SqliteStore {
     /// Deletes whole threads (all namespaces, checkpoints and writes) in one transaction.
     /// A thread whose newest checkpoint is no longer `expected_latest` is left alone and
     /// returned in the second list.
-    pub fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
+    pub(super) fn delete_whole_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
         let run = || -> rusqlite::Result<(Deleted, Vec<String>)> {
             let tx = Transaction::new_unchecked(self.connection(), TransactionBehavior::Immediate)?;
             let mut deleted = Deleted::default();
@@ -238,7 +178,7 @@ impl SqliteStore {
     /// Deletes the checkpoints `delete` (`(ns, id)`, with their writes) of one thread and
     /// clears the parent of `orphaned` ones, in one transaction, if the thread's newest
     /// checkpoint is still `expected_latest` (else returns `None` and changes nothing).
-    pub fn apply_gc(
+    pub(super) fn delete_checkpoints(
         &self,
         thread_id: &str,
         delete: &[(String, String)],
@@ -288,17 +228,9 @@ impl SqliteStore {
         run().map_err(|e| super::sqlite::explain(e, self.path()))
     }
 
-    /// The file size before and after an optional vacuum, and the vacuum's outcome (kept
-    /// apart so a busy database still gets its report printed before the exit code 3).
-    pub fn shrink(&self, vacuum: bool) -> Result<(u64, u64, Option<Result<()>>)> {
-        let before = self.file_stats()?.file_bytes;
-        let outcome = vacuum.then(|| self.vacuum_or_busy());
-        Ok((before, self.file_stats()?.file_bytes, outcome))
-    }
-
     /// `VACUUM` plus WAL truncation so the file really shrinks. A database another process
     /// keeps busy is a [`VacuumBusy`] error: nothing is lost, try again later.
-    pub fn vacuum_or_busy(&self) -> Result<()> {
+    pub(super) fn vacuum_or_busy(&self) -> Result<()> {
         let busy = || {
             VacuumBusy(format!(
                 "vacuum could not get exclusive access to '{}' within the busy timeout (an app is using it); \
@@ -331,9 +263,3 @@ impl SqliteStore {
         Ok(())
     }
 }
-
-/// A vacuum that could not get exclusive access (an app keeps the database busy): the
-/// deletions before it are committed; the caller decides what that means for its exit code.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct VacuumBusy(pub String);

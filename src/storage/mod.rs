@@ -1,5 +1,7 @@
-//! Where checkpoints live. SQLite (`SqliteSaver`'s file) is the one backend today; commands
-//! talk to the [`CheckpointStore`] trait so other savers can join later.
+//! Where checkpoints live: the [`CheckpointStore`] interface every command reads and writes
+//! through, and its backends (SQLite, `SqliteSaver`'s file, is the embedded default).
+//! Storage takes and returns plain rows and bytes: it knows nothing of messages, edits, exit
+//! codes or the command line.
 
 pub mod maintenance;
 pub mod sqlite;
@@ -8,6 +10,9 @@ pub mod wal;
 use anyhow::Result;
 
 pub use sqlite::SqliteStore;
+
+use std::path::Path;
+use std::time::Duration;
 
 /// One row of the `checkpoints` table.
 #[derive(Debug, Clone)]
@@ -100,6 +105,8 @@ pub struct CheckpointInfo {
     pub parent: Option<String>,
     /// `metadata.parents[""]`: the root checkpoint a subgraph checkpoint ran under.
     pub root_parent: Option<String>,
+    /// The stored metadata JSON.
+    pub metadata: Option<Vec<u8>>,
     /// Stored bytes of the row (checkpoint + metadata).
     pub bytes: u64,
     /// Its pending writes (they go with it).
@@ -134,10 +141,118 @@ pub enum SchemaGeneration {
     V3,
 }
 
-/// Read access to a checkpoint store.
-pub trait CheckpointStore {
+/// The file and its pages.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FileStats {
+    /// Size of the database file.
+    pub file_bytes: u64,
+    /// Size of the `-wal` file (0 when absent).
+    pub wal_bytes: u64,
+    /// SQLite page size.
+    pub page_size: u64,
+    /// Pages in the database.
+    pub page_count: u64,
+    /// Free pages: what `VACUUM` gives back.
+    pub free_pages: u64,
+}
+
+/// Rows that point at nothing.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Orphans {
+    /// Writes whose checkpoint is gone.
+    pub writes_without_checkpoint: u64,
+    /// Checkpoints whose parent is missing.
+    pub checkpoints_without_parent: u64,
+    /// Threads with subgraph namespaces but no root namespace.
+    pub namespaces_without_root: u64,
+}
+
+/// What a deletion removed.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Deleted {
+    /// Whole threads.
+    pub threads: u64,
+    /// Checkpoint rows.
+    pub checkpoints: u64,
+    /// Write rows.
+    pub writes: u64,
+    /// Stored bytes of those rows.
+    pub bytes: u64,
+}
+
+impl Deleted {
+    /// Adds another deletion's counts.
+    pub fn add(&mut self, o: Deleted) {
+        self.threads += o.threads;
+        self.checkpoints += o.checkpoints;
+        self.writes += o.writes;
+        self.bytes += o.bytes;
+    }
+}
+
+/// A string a purge removed that is still in the database, and where.
+#[derive(Debug, Clone)]
+pub struct Leftover {
+    /// The string.
+    pub text: String,
+    /// Rows of the purged thread that hold it (the purge missed them: a failure).
+    pub in_thread: Vec<String>,
+    /// Rows of other threads that hold it (their own conversations: not part of the purge).
+    pub other_threads: Vec<String>,
+    /// Files whose bytes hold it outside any row (free pages, WAL frames: a failure).
+    pub raw: Vec<String>,
+}
+
+/// The thread got a new checkpoint (or pending writes) while memctl was working on it.
+#[derive(Debug, thiserror::Error)]
+#[error("thread '{thread_id}' changed while memctl was working on it ({what}); nothing written")]
+pub struct ThreadMoved {
+    /// The thread.
+    pub thread_id: String,
+    /// What changed.
+    pub what: String,
+}
+
+/// A vacuum that could not get exclusive access (an app keeps the database busy): the
+/// deletions before it are committed; the caller decides what that means for its exit code.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct VacuumBusy(pub String);
+
+/// How a command opens the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Reads only: never creates or changes anything.
+    ReadOnly,
+    /// Reads and writes (rewrites and maintenance). Never creates the database.
+    ReadWrite,
+}
+
+/// Opens the database `db` names (a path to a `SqliteSaver` file) with `access`, waiting up to
+/// `busy_timeout` for a lock.
+pub fn open(db: &Path, access: Access, busy_timeout: Duration) -> Result<Box<dyn CheckpointStore>> {
+    Ok(Box::new(match access {
+        Access::ReadOnly => SqliteStore::open_read_only(db, busy_timeout)?,
+        Access::ReadWrite => SqliteStore::open_read_write(db, busy_timeout)?,
+    }))
+}
+
+/// A checkpoint saver's storage, read and written the way LangGraph reads and writes it.
+/// Every command goes through this interface; a backend implements all of it.
+pub trait CheckpointStore: Send {
+    // ---- where, and how it was opened -------------------------------------------------------
+
     /// The schema generation detected when the store was opened.
     fn generation(&self) -> SchemaGeneration;
+
+    /// A second read-only handle on the same database, for work on another core.
+    fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>>;
+
+    /// False when no other process had the database open when memctl opened it (then no app
+    /// commit can be queued behind memctl's); true when memctl cannot tell.
+    fn might_be_shared(&self) -> bool;
+
+    // ---- reading ----------------------------------------------------------------------------
 
     /// Calls `f` for every thread's aggregates, in thread-id order.
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()>;
@@ -147,6 +262,13 @@ pub trait CheckpointStore {
 
     /// The namespaces of a thread, sorted.
     fn namespaces(&self, thread_id: &str) -> Result<Vec<String>>;
+
+    /// `(thread_id, latest root checkpoint id)` of every thread that has a root checkpoint,
+    /// in thread-id order.
+    fn latest_root_ids(&self) -> Result<Vec<(String, String)>>;
+
+    /// The latest checkpoint id of a thread and namespace.
+    fn latest_checkpoint_id(&self, thread_id: &str, ns: &str) -> Result<Option<String>>;
 
     /// All checkpoints of a thread and namespace, newest first.
     fn checkpoints(&self, thread_id: &str, ns: &str) -> Result<Vec<CheckpointRow>>;
@@ -171,4 +293,85 @@ pub trait CheckpointStore {
 
     /// The pending writes of a checkpoint, in the order LangGraph reads them.
     fn writes(&self, thread_id: &str, ns: &str, checkpoint_id: &str) -> Result<Vec<WriteRow>>;
+
+    /// Every checkpoint of a thread, without blobs, with its pending writes counted (gc).
+    fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>>;
+
+    // ---- space accounting (stats) -----------------------------------------------------------
+
+    /// The database's size and free space.
+    fn file_stats(&self) -> Result<FileStats>;
+
+    /// Row counts of checkpoints and writes.
+    fn row_counts(&self) -> Result<(u64, u64)>;
+
+    /// `(channel, rows, bytes)` of the pending writes.
+    fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>>;
+
+    /// Calls `f` with every msgpack checkpoint blob (streamed, one at a time).
+    fn for_each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
+
+    /// Rows that point at nothing.
+    fn orphans(&self) -> Result<Orphans>;
+
+    // ---- writing ----------------------------------------------------------------------------
+
+    /// Appends an update (one checkpoint, write rows on its parent) atomically, after checking
+    /// that `rows.parent_id` is still the latest checkpoint of the thread and namespace and
+    /// still has `expected_writes` pending writes; otherwise a [`ThreadMoved`] error and
+    /// nothing written. With `rewrite`, the same transaction also replaces every stored blob
+    /// of the thread that `rewrite` changes, so freed space holds none of the old bytes; the
+    /// count of rewritten rows is returned.
+    fn append_update(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        rows: &NewRows<'_>,
+        expected_writes: usize,
+        rewrite: Option<BlobRewriter<'_>>,
+    ) -> Result<usize>;
+
+    /// Starts a batch: the following updates share one transaction (fewer syncs for `--all`),
+    /// each still atomic on its own. End it with [`CheckpointStore::commit_batch`].
+    fn begin_batch(&self) -> Result<()>;
+
+    /// Commits a batch started with [`CheckpointStore::begin_batch`] (no-op outside one).
+    fn commit_batch(&self) -> Result<()>;
+
+    /// After the last batch: waits for the housekeeping batches started (e.g. SQLite's WAL
+    /// checkpoints) and restores the defaults.
+    fn end_batches(&self) -> Result<()>;
+
+    /// Deletes whole threads (`(thread, expected latest id)`), all namespaces, checkpoints and
+    /// writes, in one transaction. A thread whose newest checkpoint is no longer the expected
+    /// one is left alone and returned in the second list.
+    fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)>;
+
+    /// Deletes the checkpoints `delete` (`(ns, id)`, with their writes) of one thread and
+    /// clears the parent of `orphaned` ones, in one transaction, if the thread's newest
+    /// checkpoint is still `expected_latest` (else returns `None` and changes nothing).
+    fn apply_gc(
+        &self,
+        thread_id: &str,
+        delete: &[(String, String)],
+        orphaned: &[(String, String)],
+        expected_latest: &str,
+    ) -> Result<Option<Deleted>>;
+
+    /// Gives deleted space back so deleted bytes are gone (SQLite: WAL checkpoint, `VACUUM`,
+    /// WAL truncated). A database an app keeps busy is a [`VacuumBusy`] error.
+    fn vacuum(&self) -> Result<()>;
+
+    /// The database size before and after an optional vacuum, and the vacuum's outcome (kept
+    /// apart so a busy database still gets its report printed).
+    fn shrink(&self, vacuum: bool) -> Result<(u64, u64, Option<Result<()>>)> {
+        let before = self.file_stats()?.file_bytes;
+        let outcome = vacuum.then(|| self.vacuum());
+        Ok((before, self.file_stats()?.file_bytes, outcome))
+    }
+
+    /// Where each of `texts` is still found after a purge of `thread_id`: rows of that thread,
+    /// rows of other threads, and stored bytes outside any row. Texts found nowhere are left
+    /// out.
+    fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>>;
 }

@@ -8,8 +8,8 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 
 use super::{
-    BlobKind, BlobRewriter, CheckpointRow, CheckpointStore, NewRows, SchemaGeneration,
-    ThreadSummary, WriteRow,
+    BlobKind, BlobRewriter, CheckpointInfo, CheckpointRow, CheckpointStore, Deleted, FileStats,
+    Leftover, NewRows, Orphans, SchemaGeneration, ThreadMoved, ThreadSummary, WriteRow,
 };
 
 /// Columns memctl reads from `checkpoints`.
@@ -41,6 +41,9 @@ pub struct SqliteStore {
     generation: SchemaGeneration,
     busy_timeout: Duration,
     shared: bool,
+    /// The WAL checkpointer of a batch rewrite (`None` inside until the first batch;
+    /// `Some(None)` when the file is not in WAL mode).
+    checkpointer: std::sync::Mutex<Option<Option<super::wal::WalCheckpointer>>>,
 }
 
 impl SqliteStore {
@@ -106,45 +109,8 @@ impl SqliteStore {
             generation,
             busy_timeout,
             shared,
+            checkpointer: std::sync::Mutex::new(None),
         })
-    }
-
-    /// False when no other connection had the database open when memctl opened it: a
-    /// WAL-mode file (what SqliteSaver leaves) without a `-wal` file. True otherwise, including
-    /// every file in another journal mode (there, memctl cannot tell).
-    pub fn might_be_shared(&self) -> bool {
-        self.shared
-    }
-
-    /// `(thread_id, latest root checkpoint id)` of every thread, from the primary key only.
-    pub fn latest_root_ids(&self) -> Result<Vec<(String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE checkpoint_ns = '' \
-                 GROUP BY thread_id ORDER BY thread_id",
-            )
-            .map_err(|e| self.sql_error(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((text(r, 0)?, text(r, 1)?)))
-            .map_err(|e| self.sql_error(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.sql_error(e))
-    }
-
-    /// The latest checkpoint id of a thread and namespace (from the primary key only).
-    pub fn latest_checkpoint_id(&self, thread_id: &str, ns: &str) -> Result<Option<String>> {
-        self.conn
-            .prepare_cached(
-                "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
-            )
-            .and_then(|mut st| st.query_row([thread_id, ns], |r| opt_text(r, 0)))
-            .map_err(|e| self.sql_error(e))
-    }
-
-    /// A second read-only connection to the same file, for work on another core.
-    pub fn reopen_read_only(&self) -> Result<SqliteStore> {
-        SqliteStore::open_read_only(&self.path, self.busy_timeout)
     }
 
     /// The underlying connection (for rewrites in the operations layer).
@@ -182,6 +148,117 @@ impl SqliteStore {
 impl CheckpointStore for SqliteStore {
     fn generation(&self) -> SchemaGeneration {
         self.generation
+    }
+
+    /// False when no other connection had the database open when memctl opened it: a
+    /// WAL-mode file (what SqliteSaver leaves) without a `-wal` file. True otherwise, including
+    /// every file in another journal mode (there, memctl cannot tell).
+    fn might_be_shared(&self) -> bool {
+        self.shared
+    }
+
+    /// `(thread_id, latest root checkpoint id)` of every thread, from the primary key only.
+    fn latest_root_ids(&self) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE checkpoint_ns = '' \
+                 GROUP BY thread_id ORDER BY thread_id",
+            )
+            .map_err(|e| self.sql_error(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((text(r, 0)?, text(r, 1)?)))
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.sql_error(e))
+    }
+
+    /// The latest checkpoint id of a thread and namespace (from the primary key only).
+    fn latest_checkpoint_id(&self, thread_id: &str, ns: &str) -> Result<Option<String>> {
+        self.conn
+            .prepare_cached(
+                "SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?",
+            )
+            .and_then(|mut st| st.query_row([thread_id, ns], |r| opt_text(r, 0)))
+            .map_err(|e| self.sql_error(e))
+    }
+
+    /// A second read-only connection to the same file, for work on another core.
+    fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>> {
+        Ok(Box::new(SqliteStore::open_read_only(
+            &self.path,
+            self.busy_timeout,
+        )?))
+    }
+
+
+    fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>> {
+        SqliteStore::infos(self, thread_id)
+    }
+
+    fn file_stats(&self) -> Result<FileStats> {
+        SqliteStore::stats_of_file(self)
+    }
+
+    fn row_counts(&self) -> Result<(u64, u64)> {
+        SqliteStore::counts(self)
+    }
+
+    fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
+        SqliteStore::bytes_by_channel(self)
+    }
+
+    fn for_each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        SqliteStore::each_checkpoint_blob(self, f)
+    }
+
+    fn orphans(&self) -> Result<Orphans> {
+        SqliteStore::orphan_rows(self)
+    }
+
+    fn append_update(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        rows: &NewRows<'_>,
+        expected_writes: usize,
+        rewrite: Option<BlobRewriter<'_>>,
+    ) -> Result<usize> {
+        self.append(thread_id, ns, rows, expected_writes, rewrite)
+    }
+
+    fn begin_batch(&self) -> Result<()> {
+        self.begin()
+    }
+
+    fn commit_batch(&self) -> Result<()> {
+        self.commit()
+    }
+
+    fn end_batches(&self) -> Result<()> {
+        self.end()
+    }
+
+    fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
+        SqliteStore::delete_whole_threads(self, threads)
+    }
+
+    fn apply_gc(
+        &self,
+        thread_id: &str,
+        delete: &[(String, String)],
+        orphaned: &[(String, String)],
+        expected_latest: &str,
+    ) -> Result<Option<Deleted>> {
+        SqliteStore::delete_checkpoints(self, thread_id, delete, orphaned, expected_latest)
+    }
+
+    fn vacuum(&self) -> Result<()> {
+        self.vacuum_or_busy()
+    }
+
+    fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
+        self.leftovers(thread_id, texts)
     }
 
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
@@ -559,19 +636,6 @@ pub(crate) fn blob(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>>
     })
 }
 
-/// A string a purge removed that is still in the database, and where.
-#[derive(Debug, Clone)]
-pub struct Leftover {
-    /// The string.
-    pub text: String,
-    /// Rows of the purged thread that hold it (the purge missed them: a failure).
-    pub in_thread: Vec<String>,
-    /// Rows of other threads that hold it (their own conversations: not part of the purge).
-    pub other_threads: Vec<String>,
-    /// Files whose bytes hold it outside any row (free pages, WAL frames: a failure).
-    pub raw: Vec<String>,
-}
-
 /// For each of `needles`, the files among `files` that contain it (missing files are
 /// skipped). Each file is read once, in 8 MiB pieces that overlap by the longest needle, so
 /// memory stays flat on a file of any size.
@@ -617,36 +681,12 @@ pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<St
     Ok(found)
 }
 
-/// The thread got a new checkpoint (or pending writes) while memctl was working on it.
-#[derive(Debug, thiserror::Error)]
-#[error("thread '{thread_id}' changed while memctl was working on it ({what}); nothing written")]
-pub struct ThreadMoved {
-    /// The thread.
-    pub thread_id: String,
-    /// What changed.
-    pub what: String,
-}
-
 impl SqliteStore {
-    /// Appends an update (one checkpoint row, write rows on its parent) in one
-    /// `BEGIN IMMEDIATE` transaction, after checking that `rows.parent_id` is still the
-    /// latest checkpoint of the thread and namespace and still has `expected_writes` pending
-    /// writes (0 for an idle thread): otherwise a live app moved it and nothing is written.
-    pub fn append_update(
-        &self,
-        thread_id: &str,
-        ns: &str,
-        rows: &NewRows<'_>,
-        expected_writes: usize,
-    ) -> Result<()> {
-        self.append_update_and_rewrite(thread_id, ns, rows, expected_writes, None)
-            .map(|_| ())
-    }
-
-    /// Like [`SqliteStore::append_update`], and in the same transaction replaces every
-    /// msgpack checkpoint and write blob of the thread (all namespaces) that `rewrite` changes,
-    /// with `secure_delete` on so freed pages are zeroed. Returns how many rows were rewritten.
-    pub fn append_update_and_rewrite(
+    /// [`CheckpointStore::append_update`]: one `BEGIN IMMEDIATE` transaction (a savepoint
+    /// inside a batch); with `rewrite`, every msgpack checkpoint and write blob of the thread
+    /// (all namespaces) that it changes is replaced, with `secure_delete` on so freed pages are
+    /// zeroed.
+    fn append(
         &self,
         thread_id: &str,
         ns: &str,
@@ -695,22 +735,51 @@ impl SqliteStore {
         }
     }
 
-    /// Starts a batch: the following updates share one transaction (fewer syncs for `--all`),
-    /// each still atomic on its own. End it with [`SqliteStore::commit_batch`].
-    pub fn begin_batch(&self) -> Result<()> {
+    /// [`CheckpointStore::begin_batch`]; the first batch starts the WAL checkpointer.
+    fn begin(&self) -> Result<()> {
+        let mut checkpointer = self
+            .checkpointer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if checkpointer.is_none() {
+            *checkpointer = Some(self.wal_checkpointer()?);
+        }
+        drop(checkpointer);
         self.conn
             .execute_batch("BEGIN IMMEDIATE")
             .map_err(|e| self.sql_error(e))
     }
 
-    /// Commits a batch started with [`SqliteStore::begin_batch`] (no-op outside one).
-    pub fn commit_batch(&self) -> Result<()> {
+    /// [`CheckpointStore::commit_batch`]: commits, then nudges the WAL checkpointer.
+    fn commit(&self) -> Result<()> {
         if self.conn.is_autocommit() {
             return Ok(());
         }
         self.conn
             .execute_batch("COMMIT")
-            .map_err(|e| self.sql_error(e))
+            .map_err(|e| self.sql_error(e))?;
+        let checkpointer = self
+            .checkpointer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(Some(c)) = checkpointer.as_ref() {
+            c.nudge();
+        }
+        Ok(())
+    }
+
+    /// [`CheckpointStore::end_batches`]: the last WAL checkpoint, and SQLite's automatic
+    /// checkpoints back.
+    fn end(&self) -> Result<()> {
+        let taken = self
+            .checkpointer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        match taken {
+            Some(Some(c)) => c.finish(self),
+            _ => Ok(()),
+        }
     }
 
     fn append_in_transaction(
@@ -842,7 +911,7 @@ impl SqliteStore {
     /// thread, rows of other threads (up to five named per text; checkpoint blobs, metadata,
     /// pending writes), and the bytes of the file and its `-wal` outside any row (free pages,
     /// WAL frames). Texts found nowhere are left out.
-    pub fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
+    fn leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
         if texts.is_empty() {
             return Ok(vec![]);
         }
@@ -891,11 +960,5 @@ impl SqliteStore {
             .map_err(|e| self.sql_error(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.sql_error(e))
-    }
-
-    /// Rebuilds the file so deleted bytes are gone: WAL checkpoint, `VACUUM`, WAL truncated
-    /// (an exit-code-3 error when an app keeps the database busy).
-    pub fn vacuum(&self) -> Result<()> {
-        self.vacuum_or_busy()
     }
 }

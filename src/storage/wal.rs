@@ -25,7 +25,7 @@ impl SqliteStore {
     /// For a batch of commits on this connection: turns its automatic checkpoints off and
     /// returns a checkpointer to nudge after each commit. `None` unless the file is in WAL
     /// mode (then commits checkpoint as usual).
-    pub fn wal_checkpointer(&self) -> Result<Option<WalCheckpointer>> {
+    pub(super) fn wal_checkpointer(&self) -> Result<Option<WalCheckpointer>> {
         let mode: String = self
             .connection()
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -49,7 +49,7 @@ impl SqliteStore {
 
 impl WalCheckpointer {
     /// Asks for a checkpoint of what is committed so far (returns at once).
-    pub fn nudge(&self) {
+    pub(super) fn nudge(&self) {
         if let Some(n) = &self.nudge {
             let _ = n.send(());
         }
@@ -57,7 +57,7 @@ impl WalCheckpointer {
 
     /// Waits for the last checkpoint and gives `store`'s connection its automatic
     /// checkpoints back.
-    pub fn finish(mut self, store: &SqliteStore) -> Result<()> {
+    pub(super) fn finish(mut self, store: &SqliteStore) -> Result<()> {
         self.stop();
         store
             .connection()
