@@ -79,6 +79,32 @@ fn float(f: f64) -> Json {
     }
 }
 
+/// Converts JSON (the legacy `json` serialization) into the value model, so the same views
+/// read both. LangChain constructor objects stay maps; the model reads them.
+pub fn json_to_value(j: &serde_json::Value) -> Value {
+    use serde_json::Value as J;
+    match j {
+        J::Null => Value::Nil,
+        J::Bool(b) => Value::Bool(*b),
+        J::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Value::int(i),
+            (None, Some(u)) => Value::Int(super::msgpack::Int {
+                pos: u,
+                neg: 0,
+                marker: None,
+            }),
+            _ => Value::F64(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        J::String(s) => Value::str(s.clone()),
+        J::Array(items) => Value::array(items.iter().map(json_to_value).collect()),
+        J::Object(obj) => Value::map(
+            obj.iter()
+                .map(|(k, v)| (Value::str(k.clone()), json_to_value(v)))
+                .collect(),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -307,6 +307,12 @@ impl<'a> Spanned<'a> {
         self.pos
     }
 
+    /// Where the value starts in `outer`, a buffer its data is a part of (e.g. a checkpoint
+    /// blob, for a value read from an ext payload inside it).
+    pub fn raw_start(&self, outer: &[u8]) -> usize {
+        self.data.as_ptr() as usize - outer.as_ptr() as usize + self.pos
+    }
+
     /// The value's encoded bytes (walks it once to find its end).
     pub fn raw(&self) -> Result<&'a [u8], DecodeError> {
         Ok(&self.data[self.pos..skip(self.data, self.pos)?])

@@ -5,12 +5,15 @@
 //! - [`ext`]: names and shapes of LangGraph's extension codes 0–7.
 //! - [`json`]: a documented JSON rendering of decoded values;
 //! - [`lazy`]: a borrowing reader for hot paths (listing, counting).
+//! - [`pyrepr`], [`pyjson`]: Python's `repr()` and `json.dumps` of values, as LangChain's
+//!   counters and prompts measure and print them.
 
 pub mod ext;
 pub mod json;
 pub mod lazy;
 pub mod msgpack;
 pub mod pyjson;
+pub mod pyrepr;
 pub mod typed;
 
 pub use msgpack::Value;

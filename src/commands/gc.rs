@@ -185,7 +185,11 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
 
 /// Checks that the checkpoints gc keeps decode (blob and metadata), with the pending writes
 /// of the latest root one: what the thread will be after the gc.
-fn check_readable(store: &dyn CheckpointStore, thread: &str, kept: &[&CheckpointInfo]) -> Result<()> {
+fn check_readable(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    kept: &[&CheckpointInfo],
+) -> Result<()> {
     let latest_root = kept
         .iter()
         .filter(|c| c.ns.is_empty())

@@ -10,6 +10,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::cli::{Format, GlobalArgs, RewriteArgs, TargetArgs};
 use crate::codec::Value;
+use crate::model::channels;
 use crate::model::checkpoint::MESSAGES;
 use crate::model::outline::{self, Outline, Shape};
 use crate::model::state::pending_work;
@@ -197,7 +198,11 @@ pub struct LatestRows {
 }
 
 /// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes.
-pub fn read_latest(store: &dyn CheckpointStore, thread: &str, id: Option<&str>) -> Result<LatestRows> {
+pub fn read_latest(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    id: Option<&str>,
+) -> Result<LatestRows> {
     let row = store
         .checkpoint(thread, "", id)?
         .ok_or_else(|| anyhow!("thread '{thread}' has no root checkpoint"))?;
@@ -277,10 +282,6 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
     };
     let blob = &latest.row.checkpoint;
     let outlined = span.clone().and_then(|s| outline::outline_list(blob, s));
-    let snapshot = span.clone().is_some_and(|s| {
-        matches!(crate::codec::lazy::read(blob, s.start).map(|v| v.value),
-            Ok(crate::codec::lazy::Lazy::Ext(code, _)) if code == crate::codec::ext::DELTA_SNAPSHOT)
-    });
     // Filters first, so that only selected threads are reported.
     if let Some((secs, now)) = filters.idle {
         let ts = latest.checkpoint.ts().and_then(human::parse_ts);
@@ -334,13 +335,12 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
             .channel_versions()
             .iter()
             .any(|(k, _)| k == MESSAGES);
-        let is_delta = (span.is_none() && has_version)
-            || snapshot
-            || latest
-                .metadata
-                .fields
-                .contains_key("counters_since_delta_snapshot");
-        if is_delta {
+        let location = channels::location_at(
+            &latest.row.checkpoint,
+            span.as_ref().map(|s| s.start),
+            has_version,
+        );
+        if channels::is_delta(location, &latest.metadata) {
             return Err(Refusal(format!(
                 "thread '{thread}' keeps its messages in a DeltaChannel; memctl does not rewrite delta threads yet"
             ))
@@ -590,7 +590,10 @@ pub fn build_update(
 
 /// The threads `target` names: the one `--thread`, or with `--all` every thread that has a
 /// root checkpoint, with its latest root checkpoint id.
-fn targets(store: &dyn CheckpointStore, target: &TargetArgs) -> Result<Vec<(String, Option<String>)>> {
+fn targets(
+    store: &dyn CheckpointStore,
+    target: &TargetArgs,
+) -> Result<Vec<(String, Option<String>)>> {
     if let Some(thread) = &target.thread {
         return Ok(vec![(thread.clone(), None)]);
     }

@@ -190,12 +190,7 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
             )
         })?;
     let md = crate::model::Metadata::parse(row.metadata.as_deref())?;
-    let list = match cp.channel(crate::model::checkpoint::MESSAGES) {
-        Some(crate::codec::Value::Ext(e)) if e.code == crate::codec::ext::DELTA_SNAPSHOT => {
-            Some(&e.payload)
-        }
-        other => other,
-    };
+    let (_, list) = crate::model::channels::stored_value(&cp, crate::model::checkpoint::MESSAGES);
     Ok(LatestFacts {
         messages: list.and_then(crate::codec::Value::as_array).map(<[_]>::len),
         tokens: list.and_then(approx::count_values),

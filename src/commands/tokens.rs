@@ -390,10 +390,8 @@ fn count_row(row: crate::storage::CheckpointRow, counter: Option<Counter>) -> Re
                 )
             },
         )?;
-        let list = match cp.channel(crate::model::checkpoint::MESSAGES) {
-            Some(Value::Ext(e)) if e.code == crate::codec::ext::DELTA_SNAPSHOT => Some(&e.payload),
-            other => other,
-        };
+        let (_, list) =
+            crate::model::channels::stored_value(&cp, crate::model::checkpoint::MESSAGES);
         if let Some(tokens) = list.and_then(crate::tokens::approx::count_values) {
             let messages = list.and_then(Value::as_array).map_or(0, <[Value]>::len);
             return Ok(ThreadTokens {

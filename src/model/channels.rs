@@ -84,6 +84,16 @@ pub fn stored_lazy<'a>(
     }
 }
 
+/// Where a channel's value is, given where its stored value starts in `blob` (`None`: no value
+/// stored).
+pub fn location_at(blob: &[u8], start: Option<usize>, has_version: bool) -> Location {
+    let code = start.map(|at| match lazy::read(blob, at).map(|v| v.value) {
+        Ok(Lazy::Ext(code, _)) => Some(code),
+        _ => None,
+    });
+    Location::of(code, has_version)
+}
+
 /// True when stored metadata JSON carries the DeltaChannel counters (read without building
 /// the metadata; unreadable metadata is not a mark).
 pub fn metadata_marks_delta(raw: Option<&[u8]>) -> bool {

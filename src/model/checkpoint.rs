@@ -7,6 +7,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use crate::codec::lazy::{self, Lazy, Spanned};
 use crate::codec::{ext, json::to_json, msgpack, Decoded, Value};
 
+use super::channels::{self, Location};
 use super::message::{Kind, Message};
 
 /// The name of the channel that holds the conversation in `MessagesState` / `AgentState`.
@@ -69,12 +70,13 @@ impl Checkpoint {
     pub fn decode_shallow(type_name: &str, blob: Vec<u8>) -> Result<(Checkpoint, StoredMessages)> {
         if type_name != "msgpack" {
             let cp = Checkpoint::decode(type_name, &blob)?;
-            let stored = match cp.channel(MESSAGES) {
-                None => cp.omitted_or_absent(),
-                Some(Value::Ext(e)) if e.code == ext::DELTA_SNAPSHOT => {
-                    StoredMessages::List(StoredList::of_value(&e.payload, true))
-                }
-                Some(v) => StoredMessages::List(StoredList::of_value(v, false)),
+            let stored = match channels::stored_value(&cp, MESSAGES) {
+                (Location::DeltaOmitted, _) => StoredMessages::DeltaOmitted,
+                (location, Some(v)) => StoredMessages::List(StoredList::of_value(
+                    v,
+                    location == Location::DeltaSnapshot,
+                )),
+                (_, None) => StoredMessages::Absent,
             };
             return Ok((cp, stored));
         }
@@ -87,35 +89,21 @@ impl Checkpoint {
         let cp = Checkpoint { root };
         // The list `channel(MESSAGES)` would give: the first match, found in place.
         let found = {
-            let root = lazy::root(&blob)?;
-            let value = match root.get("channel_values")? {
-                Some(values) => values.get(MESSAGES)?,
-                None => None,
-            };
-            let offset = |bytes: &[u8]| bytes.as_ptr() as usize - blob.as_ptr() as usize;
-            match value.map(|v| v.value) {
-                None => None,
-                Some(Lazy::Ext(code, payload)) if code == ext::DELTA_SNAPSHOT => {
-                    Some((offset(payload), true))
-                }
-                Some(_) => value.map(|v| (v.offset(), false)),
-            }
+            let has_version = || cp.channel_versions().iter().any(|(k, _)| k == MESSAGES);
+            let (location, value) = channels::stored_lazy(&blob, MESSAGES, has_version)?;
+            let at = value.map(|v| v.raw_start(&blob));
+            (location, at)
         };
         let stored = match found {
-            None => cp.omitted_or_absent(),
-            Some((at, snapshot)) => StoredMessages::List(StoredList { blob, at, snapshot }),
+            (Location::DeltaOmitted, _) => StoredMessages::DeltaOmitted,
+            (location, Some(at)) => StoredMessages::List(StoredList {
+                blob,
+                at,
+                snapshot: location == Location::DeltaSnapshot,
+            }),
+            (_, None) => StoredMessages::Absent,
         };
         Ok((cp, stored))
-    }
-
-    /// A messages channel with no stored value: omitted by a DeltaChannel when it has a
-    /// version, else absent.
-    fn omitted_or_absent(&self) -> StoredMessages {
-        if self.channel_versions().iter().any(|(k, _)| k == MESSAGES) {
-            StoredMessages::DeltaOmitted
-        } else {
-            StoredMessages::Absent
-        }
     }
 
     /// Re-encodes the checkpoint (byte-identical when nothing was changed).
@@ -164,20 +152,12 @@ impl Checkpoint {
 
     /// What the `messages` channel holds.
     pub fn messages(&self) -> Result<MessagesChannel> {
-        let has_version = self.channel_versions().iter().any(|(k, _)| k == MESSAGES);
-        let Some(value) = self.channel(MESSAGES) else {
-            return Ok(if has_version {
-                MessagesChannel::DeltaOmitted
-            } else {
-                MessagesChannel::Absent
-            });
-        };
-        if let Value::Ext(e) = value {
-            if e.code == ext::DELTA_SNAPSHOT {
-                return Ok(MessagesChannel::DeltaSnapshot(message_list(&e.payload)?));
-            }
-        }
-        Ok(MessagesChannel::List(message_list(value)?))
+        Ok(match channels::stored_value(self, MESSAGES) {
+            (Location::DeltaOmitted, _) => MessagesChannel::DeltaOmitted,
+            (Location::DeltaSnapshot, Some(v)) => MessagesChannel::DeltaSnapshot(message_list(v)?),
+            (_, Some(v)) => MessagesChannel::List(message_list(v)?),
+            (_, None) => MessagesChannel::Absent,
+        })
     }
 
     /// The `Send` objects waiting in `__pregel_tasks` (PUSH tasks), as node names.
@@ -350,31 +330,7 @@ fn version_map(v: Option<&Value>) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Converts JSON (the legacy `json` serialization) into the value model, so the same views
-/// read both. LangChain constructor objects stay maps; [`Message::from_value`] knows them.
-pub fn json_to_value(j: &serde_json::Value) -> Value {
-    use serde_json::Value as J;
-    match j {
-        J::Null => Value::Nil,
-        J::Bool(b) => Value::Bool(*b),
-        J::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Value::int(i),
-            (None, Some(u)) => Value::Int(crate::codec::msgpack::Int {
-                pos: u,
-                neg: 0,
-                marker: None,
-            }),
-            _ => Value::F64(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        J::String(s) => Value::str(s.clone()),
-        J::Array(items) => Value::array(items.iter().map(json_to_value).collect()),
-        J::Object(obj) => Value::map(
-            obj.iter()
-                .map(|(k, v)| (Value::str(k.clone()), json_to_value(v)))
-                .collect(),
-        ),
-    }
-}
+pub use crate::codec::json::json_to_value;
 
 /// A brief one-line rendering of a channel value for `show` (strings quoted, long values cut).
 pub fn brief_value(v: &Value, max_chars: usize) -> String {

@@ -1,5 +1,6 @@
 //! Typed views over stored objects: checkpoints, their metadata, messages and pending work.
 
+pub mod approx;
 pub mod channels;
 pub mod checkpoint;
 pub mod message;

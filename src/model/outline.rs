@@ -4,9 +4,9 @@
 
 use std::ops::Range;
 
+use super::approx;
 use crate::codec::lazy::{self, Fields, Lazy, Spanned};
 use crate::codec::{ext, msgpack};
-use crate::tokens::approx;
 
 use super::message::{Kind, Message};
 

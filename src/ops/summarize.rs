@@ -100,10 +100,7 @@ pub fn line(m: &Message) -> String {
     format!("{role}: {text}")
 }
 
-/// Approximate tokens of a text (4 characters per token, as LangChain's approximation).
-pub fn approx_tokens(s: &str) -> u64 {
-    (s.chars().count() as u64).div_ceil(4)
-}
+pub use crate::model::approx::count_text as approx_tokens;
 
 /// The transcript of `msgs` (oldest first), with `previous` (an existing summary kept in a
 /// state channel) first, in parts of at most about `max_tokens` each: nothing is left out.

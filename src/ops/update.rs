@@ -36,7 +36,7 @@ const METADATA_NOT_COPIED: [&str; 14] = [
     "parents",
     "run_id",
     "writes",
-    "counters_since_delta_snapshot",
+    crate::model::channels::DELTA_COUNTERS,
     "thread_id",
     "checkpoint_id",
     "checkpoint_ns",

@@ -57,7 +57,10 @@ impl SqliteStore {
     }
 
     /// Calls `f` with every msgpack checkpoint blob (streamed, one at a time).
-    pub(super) fn each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    pub(super) fn each_checkpoint_blob(
+        &self,
+        f: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
         let mut stmt = self
             .connection()
             .prepare("SELECT checkpoint FROM checkpoints WHERE type = 'msgpack'")?;
@@ -140,7 +143,10 @@ impl SqliteStore {
     /// Deletes whole threads (all namespaces, checkpoints and writes) in one transaction.
     /// A thread whose newest checkpoint is no longer `expected_latest` is left alone and
     /// returned in the second list.
-    pub(super) fn delete_whole_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
+    pub(super) fn delete_whole_threads(
+        &self,
+        threads: &[(String, String)],
+    ) -> Result<(Deleted, Vec<String>)> {
         let run = || -> rusqlite::Result<(Deleted, Vec<String>)> {
             let tx = Transaction::new_unchecked(self.connection(), TransactionBehavior::Immediate)?;
             let mut deleted = Deleted::default();

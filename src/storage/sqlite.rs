@@ -191,7 +191,6 @@ impl CheckpointStore for SqliteStore {
         )?))
     }
 
-
     fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>> {
         SqliteStore::infos(self, thread_id)
     }

@@ -19,8 +19,8 @@ use fnv::FnvHashMap;
 use regex_automata::meta::{Cache, Regex};
 use regex_automata::{Anchored, Input};
 
-use super::pyrepr::repr;
 use crate::codec::pyjson;
+use crate::codec::pyrepr::repr;
 use crate::model::{Kind, Message};
 
 /// A tiktoken encoding.

@@ -281,7 +281,7 @@ mod tests {
             json!(12345),
         ];
         for case in cases {
-            let bytes = msgpack::encode(&crate::model::checkpoint::json_to_value(&case));
+            let bytes = msgpack::encode(&crate::codec::json::json_to_value(&case));
             let expected = repr(&to_json(&msgpack::decode(&bytes).expect("decodes")))
                 .chars()
                 .count();
