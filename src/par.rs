@@ -1,15 +1,26 @@
-//! Work split across the machine's cores (decoding and counting many threads).
+//! Every concurrency helper of memctl, in one place: work split across the machine's cores
+//! ([`map_owned`], [`par_in_order`] for the messages of a long thread) and the read → work →
+//! write [`pipeline`] of whole-file commands and batch rewrites. (The SQLite backend's WAL
+//! checkpointer thread lives with the backend, in `storage::wal`.)
 
 use std::sync::{Mutex, PoisonError};
 
-/// Applies `f` to every item on all available cores, keeping the order; items are handed
-/// over by value (no copy of large rows). Workers take items one at a time from a shared
-/// queue, so a worker that drew quick items (or kept its core) does more of them.
-pub fn map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .max(1)
-        .min(items.len());
+use anyhow::Result;
+
+/// The machine's cores (at least 1).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Applies `f` to every item on `workers` threads (e.g. [`cores`]), keeping the order; items
+/// are handed over by value (no copy of large rows). Workers take items one at a time from a
+/// shared queue, so a worker that drew quick items (or kept its core) does more of them.
+pub fn map_owned<T: Send, R: Send>(
+    items: Vec<T>,
+    workers: usize,
+    f: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let workers = workers.max(1).min(items.len());
     if workers <= 1 {
         return items.into_iter().map(&f).collect();
     }
@@ -44,16 +55,88 @@ pub fn map_owned<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> 
     done.into_iter().map(|(_, r)| r).collect()
 }
 
+/// Messages decoded and handled per chunk: enough to keep both cores busy, few enough that
+/// memory holds only a small part of a long thread.
+const CHUNK: usize = 2048;
+
+/// Below this many items, [`par_in_order`] stays on this thread (starting workers would
+/// cost more than the work: a batch of many short threads calls it once per thread).
+const SERIAL: usize = 256;
+
+/// `f(0) … f(n - 1)` computed on all cores a chunk at a time, yielded in order.
+pub fn par_in_order<'a, R: Send + 'a>(
+    n: usize,
+    f: impl Fn(usize) -> R + Sync + 'a,
+) -> impl Iterator<Item = R> + 'a {
+    (0..n).step_by(CHUNK).flat_map(move |start| {
+        let indices: Vec<usize> = (start..n.min(start + CHUNK)).collect();
+        if indices.len() < SERIAL {
+            indices.into_iter().map(&f).collect()
+        } else {
+            map_owned(indices, cores(), &f)
+        }
+    })
+}
+
+/// Items [`pipeline`] reads per batch: few enough to keep memory flat on any file, enough to
+/// keep every core busy.
+const BATCH: usize = 64;
+
+/// Reads `items` with `read` on this thread, a batch at a time, runs `work` on every read
+/// value on all cores, and hands each batch's results, in order, to `done` on this thread.
+/// While the workers process a batch, this thread finishes the previous one and reads the
+/// next. Memory holds at most three batches.
+pub fn pipeline<I, T: Send, R: Send>(
+    items: &[I],
+    workers: usize,
+    mut read: impl FnMut(&I) -> Result<T>,
+    work: impl Fn(T) -> R + Sync,
+    mut done: impl FnMut(Vec<R>) -> Result<()>,
+) -> Result<()> {
+    let mut batches = items.chunks(BATCH);
+    let mut current = match batches.next() {
+        Some(b) => b.iter().map(&mut read).collect::<Result<Vec<T>>>()?,
+        None => return Ok(()),
+    };
+    let mut pending: Option<Vec<R>> = None;
+    let work = &work;
+    loop {
+        let next = batches.next();
+        let (results, finished, read_next) = std::thread::scope(|s| {
+            let workers = s.spawn(move || map_owned(current, workers, work));
+            let finished = pending.take().map_or(Ok(()), &mut done);
+            let read_next = match finished {
+                Ok(()) => next
+                    .map(|b| b.iter().map(&mut read).collect::<Result<Vec<T>>>())
+                    .transpose(),
+                Err(_) => Ok(None),
+            };
+            (workers.join(), finished, read_next)
+        });
+        let results = match results {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        finished?;
+        pending = Some(results);
+        match read_next? {
+            Some(values) => current = values,
+            None => break,
+        }
+    }
+    pending.map_or(Ok(()), done)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn keeps_order() {
         let v: Vec<u64> = (0..1000).collect();
-        assert!(super::map_owned(Vec::<u8>::new(), |x| x).is_empty());
+        assert!(super::map_owned(Vec::<u8>::new(), 2, |x| x).is_empty());
         assert_eq!(
-            super::map_owned(v.clone(), |x| x * 2),
+            super::map_owned(v.clone(), 3, |x| x * 2),
             v.iter().map(|x| x * 2).collect::<Vec<_>>()
         );
-        assert_eq!(super::map_owned(vec![7u8], |x| x), vec![7]);
+        assert_eq!(super::map_owned(vec![7u8], 2, |x| x), vec![7]);
     }
 }

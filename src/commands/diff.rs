@@ -18,8 +18,9 @@ use crate::model::checkpoint::{brief_value, StoredList, MESSAGES};
 use crate::model::Message;
 use crate::output::{self, human, sanitize::for_terminal};
 
-use super::dump::{element_bytes, par_in_order, placeholder, write_streamed};
+use super::dump::{element_bytes, placeholder, write_streamed};
 use super::show::is_internal_channel;
+use crate::par::par_in_order;
 
 /// One side of the diff: a stored message list and where each message is.
 struct Side<'a> {
@@ -68,8 +69,16 @@ struct MessageDiff {
     changed: Vec<(usize, usize)>,
 }
 
-/// A changed channel: name, brief before / after, full JSON before / after.
-type ChannelChange = (String, Option<String>, Option<String>, Json, Json);
+/// A channel (other than messages) whose value changed.
+struct ChannelChange {
+    /// The channel.
+    name: String,
+    /// One-line renderings of the values before and after (`None`: not set).
+    brief: (Option<String>, Option<String>),
+    /// The values before and after as JSON (null: not set).
+    before: Json,
+    after: Json,
+}
 
 /// Runs `diff`.
 pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
@@ -131,13 +140,15 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
             _ => false,
         };
         if !same {
-            channels.push((
-                name.to_owned(),
-                before.map(|v| brief_value(v, 120)),
-                after.map(|v| brief_value(v, 120)),
-                before.map_or(Json::Null, to_json),
-                after.map_or(Json::Null, to_json),
-            ));
+            channels.push(ChannelChange {
+                name: name.to_owned(),
+                brief: (
+                    before.map(|v| brief_value(v, 120)),
+                    after.map(|v| brief_value(v, 120)),
+                ),
+                before: before.map_or(Json::Null, to_json),
+                after: after.map_or(Json::Null, to_json),
+            });
         }
     }
 
@@ -188,7 +199,12 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
             for l in added {
                 writeln!(out, "+ {}", l?)?;
             }
-            for (name, before, after, _, _) in &channels {
+            for ChannelChange {
+                name,
+                brief: (before, after),
+                ..
+            } in &channels
+            {
                 match (before, after) {
                     (None, Some(a)) => {
                         writeln!(out, "+ channel {}: {}", for_terminal(name), for_terminal(a))?
@@ -219,7 +235,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
                     "removed": placeholder(1),
                     "changed": placeholder(2),
                 },
-                "channels": channels.iter().map(|(name, _, _, b, a)| json!({"channel": name, "before": b, "after": a})).collect::<Vec<_>>(),
+                "channels": channels.iter().map(|c| json!({"channel": c.name, "before": c.before, "after": c.after})).collect::<Vec<_>>(),
             });
             let dump = |m: Message| Json::Object(m.fields);
             let (before, after, md) = (&before, &after, &md);

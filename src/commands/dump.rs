@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::ops::Range;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use serde_json::{json, Value as Json};
 
 use crate::cli::{DumpArgs, Format, GlobalArgs};
@@ -83,7 +83,7 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     output::write_document(out, format, &doc)
 }
 
-/// The checkpoint's stored message list, as [`LoadedCheckpoint::message_list`] sees it:
+/// The checkpoint's stored message list:
 /// `None` when it has no messages channel; an error for a DeltaChannel checkpoint that
 /// stores no list.
 pub fn message_list<'a>(
@@ -93,34 +93,11 @@ pub fn message_list<'a>(
     Ok(match messages {
         StoredMessages::List(list) => Some(list),
         StoredMessages::Absent => None,
-        StoredMessages::DeltaOmitted => bail!(
-            "thread '{}' keeps its messages in a DeltaChannel: checkpoint {} stores no message list \
-             (memctl does not replay deltas yet; use `dump --raw` to see what is stored)",
-            cp.row.thread_id,
-            cp.row.checkpoint_id
-        ),
-    })
-}
-
-/// Messages decoded and handled per chunk: enough to keep both cores busy, few enough that
-/// memory holds only a small part of a long thread.
-const CHUNK: usize = 2048;
-
-/// Below this many items, [`par_in_order`] stays on this thread (starting workers would
-/// cost more than the work: a batch of many short threads calls it once per thread).
-const SERIAL: usize = 256;
-
-/// `f(0) … f(n - 1)` computed on all cores a chunk at a time, yielded in order.
-pub fn par_in_order<'a, R: Send + 'a>(
-    n: usize,
-    f: impl Fn(usize) -> R + Sync + 'a,
-) -> impl Iterator<Item = R> + 'a {
-    (0..n).step_by(CHUNK).flat_map(move |start| {
-        let indices: Vec<usize> = (start..n.min(start + CHUNK)).collect();
-        if indices.len() < SERIAL {
-            indices.into_iter().map(&f).collect()
-        } else {
-            crate::par::map_owned(indices, &f)
+        StoredMessages::DeltaOmitted => {
+            return Err(crate::model::channels::not_stored(
+                &cp.row.thread_id,
+                &cp.row.checkpoint_id,
+            ))
         }
     })
 }
@@ -142,7 +119,7 @@ pub fn dumps<'a>(
     spans: &'a [Range<usize>],
     format: Format,
 ) -> impl Iterator<Item = Result<Vec<u8>>> + 'a {
-    par_in_order(spans.len(), move |i| {
+    crate::par::par_in_order(spans.len(), move |i| {
         let m = list.message(i, &spans[i])?;
         element_bytes(format, &Json::Object(m.fields))
     })

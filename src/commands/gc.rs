@@ -12,13 +12,46 @@ use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
 use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
 
-use super::rewrite::open_for_writing;
+use super::batch::open_for_writing;
 use super::LoadedCheckpoint;
+
+/// What gc did to a thread.
+#[derive(Debug, Clone)]
+enum GcStatus {
+    /// Nothing to collect (not reported).
+    Pending,
+    /// Dry run: these checkpoints would go.
+    WouldDelete,
+    /// The old checkpoints were deleted.
+    Collected,
+    /// Left alone, and why.
+    Skipped(String),
+    /// Unreadable: left untouched, and why.
+    Failed(String),
+}
+
+impl std::fmt::Display for GcStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GcStatus::Pending => f.write_str(""),
+            GcStatus::WouldDelete => f.write_str("would delete"),
+            GcStatus::Collected => f.write_str("collected"),
+            GcStatus::Skipped(why) => write!(f, "skipped: {why}"),
+            GcStatus::Failed(why) => write!(f, "failed: {why}; left untouched"),
+        }
+    }
+}
+
+impl serde::Serialize for GcStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 /// One thread's result.
 struct Row {
     thread_id: String,
-    status: String,
+    status: GcStatus,
     checkpoints: u64,
     deleted: Deleted,
 }
@@ -51,16 +84,16 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         let age = id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
         let mut row = Row {
             thread_id: t.thread_id.clone(),
-            status: String::new(),
+            status: GcStatus::Pending,
             checkpoints: t.checkpoints,
             deleted: Deleted::default(),
         };
         if age.is_some_and(|a| a < min_idle) {
-            row.status = format!(
-                "skipped: written {} ago (--min-idle {})",
+            row.status = GcStatus::Skipped(format!(
+                "written {} ago (--min-idle {})",
                 human::age(age.unwrap_or(0)),
                 m.min_idle
-            );
+            ));
             rows.push(row);
             continue;
         }
@@ -69,8 +102,9 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             .iter()
             .any(|c| crate::model::channels::metadata_marks_delta(c.metadata.as_deref()))
         {
-            row.status =
-                "skipped: DeltaChannel thread (its value is rebuilt from older checkpoints)".into();
+            row.status = GcStatus::Skipped(
+                "DeltaChannel thread (its value is rebuilt from older checkpoints)".into(),
+            );
             rows.push(row);
             continue;
         }
@@ -81,13 +115,13 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         // What stays must be readable: a thread whose kept checkpoints do not decode is
         // reported and left alone (its older history may be all that is left of it).
         if let Err(e) = check_readable(&*store, &t.thread_id, &p.kept(&infos)) {
-            row.status = format!("failed: {e:#}; left untouched");
+            row.status = GcStatus::Failed(format!("{e:#}"));
             failed += 1;
             rows.push(row);
             continue;
         }
         if m.dry_run {
-            row.status = "would delete".into();
+            row.status = GcStatus::WouldDelete;
             row.deleted = Deleted {
                 checkpoints: p.delete.len() as u64,
                 writes: p.writes,
@@ -97,11 +131,14 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         } else {
             match store.apply_gc(&t.thread_id, &p.delete, &p.orphaned, &t.latest_id)? {
                 Some(d) => {
-                    row.status = "collected".into();
+                    row.status = GcStatus::Collected;
                     row.deleted = d;
                     total.add(d);
                 }
-                None => row.status = "skipped: got a new checkpoint while memctl worked".into(),
+                None => {
+                    row.status =
+                        GcStatus::Skipped("got a new checkpoint while memctl worked".into())
+                }
             }
         }
         rows.push(row);
@@ -120,7 +157,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                     r.checkpoints.to_string(),
                     r.deleted.checkpoints.to_string(),
                     human::bytes(r.deleted.bytes),
-                    r.status.clone(),
+                    r.status.to_string(),
                 ]);
             }
             if !rows.is_empty() {

@@ -1,12 +1,12 @@
 //! One module per subcommand. Each is thin: resolve arguments, call the layers below, render.
 
+pub mod batch;
 pub mod completions;
 pub mod diff;
 pub mod dump;
 pub mod gc;
 pub mod history;
 pub mod prune;
-pub mod rewrite;
 pub mod rm;
 pub mod show;
 pub mod stats;
@@ -15,6 +15,8 @@ pub mod threads;
 pub mod tokens;
 pub mod trim;
 
+pub use crate::ops::edit::{decode_writes, LoadedCheckpoint};
+
 use std::io::Write;
 use std::time::Duration;
 
@@ -22,8 +24,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::cli::{Cli, Command, GlobalArgs, ThreadsCommand};
 use crate::model::state::PendingWrite;
-use crate::model::{Checkpoint, Metadata};
-use crate::storage::{Access, CheckpointRow, CheckpointStore, WriteRow};
+use crate::storage::{Access, CheckpointRow, CheckpointStore};
 
 /// Runs the parsed command line, writing data to `out`.
 pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
@@ -100,106 +101,6 @@ pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> 
     crate::storage::open(path, access, Duration::from_millis(g.busy_timeout))
 }
 
-/// A checkpoint row with its decoded blob and metadata.
-pub struct LoadedCheckpoint {
-    /// The stored row.
-    pub row: CheckpointRow,
-    /// The decoded checkpoint.
-    pub checkpoint: Checkpoint,
-    /// The parsed metadata.
-    pub metadata: Metadata,
-}
-
-impl LoadedCheckpoint {
-    /// Decodes a stored row, saying which checkpoint failed.
-    pub fn decode(row: CheckpointRow) -> Result<LoadedCheckpoint> {
-        let checkpoint =
-            Checkpoint::decode(&row.type_name, &row.checkpoint).with_context(|| {
-                format!(
-                    "cannot decode checkpoint {} of thread '{}'",
-                    row.checkpoint_id, row.thread_id
-                )
-            })?;
-        let metadata = Metadata::parse(row.metadata.as_deref()).with_context(|| {
-            format!(
-                "bad metadata on checkpoint {} of thread '{}'",
-                row.checkpoint_id, row.thread_id
-            )
-        })?;
-        Ok(LoadedCheckpoint {
-            row,
-            checkpoint,
-            metadata,
-        })
-    }
-}
-
-impl LoadedCheckpoint {
-    /// The checkpoint's message list (empty when it has no messages channel); an error for a
-    /// DeltaChannel checkpoint that stores no list (memctl does not replay deltas yet).
-    pub fn message_list(&self) -> Result<Vec<crate::model::Message>> {
-        use crate::model::checkpoint::MessagesChannel;
-        Ok(match self.checkpoint.messages()? {
-            MessagesChannel::List(m) | MessagesChannel::DeltaSnapshot(m) => m,
-            MessagesChannel::Absent => vec![],
-            MessagesChannel::DeltaOmitted => bail!(
-                "thread '{}' keeps its messages in a DeltaChannel: checkpoint {} stores no message list \
-                 (memctl does not replay deltas yet; use `dump --raw` to see what is stored)",
-                self.row.thread_id,
-                self.row.checkpoint_id
-            ),
-        })
-    }
-}
-
-/// Items [`pipeline`] reads per batch: few enough to keep memory flat on any file, enough to
-/// keep every core busy.
-const BATCH: usize = 64;
-
-/// Reads `items` with `read` on this thread, a batch at a time, runs `work` on every read
-/// value on all cores, and hands each batch's results, in order, to `done` on this thread.
-/// While the workers process a batch, this thread finishes the previous one and reads the
-/// next. Memory holds at most three batches.
-pub fn pipeline<I, T: Send, R: Send>(
-    items: &[I],
-    mut read: impl FnMut(&I) -> Result<T>,
-    work: impl Fn(T) -> R + Sync,
-    mut done: impl FnMut(Vec<R>) -> Result<()>,
-) -> Result<()> {
-    let mut batches = items.chunks(BATCH);
-    let mut current = match batches.next() {
-        Some(b) => b.iter().map(&mut read).collect::<Result<Vec<T>>>()?,
-        None => return Ok(()),
-    };
-    let mut pending: Option<Vec<R>> = None;
-    let work = &work;
-    loop {
-        let next = batches.next();
-        let (results, finished, read_next) = std::thread::scope(|s| {
-            let workers = s.spawn(move || crate::par::map_owned(current, work));
-            let finished = pending.take().map_or(Ok(()), &mut done);
-            let read_next = match finished {
-                Ok(()) => next
-                    .map(|b| b.iter().map(&mut read).collect::<Result<Vec<T>>>())
-                    .transpose(),
-                Err(_) => Ok(None),
-            };
-            (workers.join(), finished, read_next)
-        });
-        let results = match results {
-            Ok(r) => r,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        finished?;
-        pending = Some(results);
-        match read_next? {
-            Some(values) => current = values,
-            None => break,
-        }
-    }
-    pending.map_or(Ok(()), done)
-}
-
 /// Reads the root-namespace checkpoints `ids` names (`(thread, checkpoint id)`) and hands each
 /// row to `f` on all cores (see [`pipeline`]); results keep the order of `ids`.
 pub fn map_latest<R: Send>(
@@ -208,8 +109,9 @@ pub fn map_latest<R: Send>(
     f: impl Fn(CheckpointRow) -> R + Sync,
 ) -> Result<Vec<R>> {
     let mut out = Vec::with_capacity(ids.len());
-    pipeline(
+    crate::par::pipeline(
         ids,
+        crate::par::cores(),
         |(thread, id)| {
             store
                 .checkpoint(thread, "", Some(id))?
@@ -335,27 +237,6 @@ pub fn load_writes(store: &dyn CheckpointStore, cp: &CheckpointRow) -> Result<Ve
         store.writes(&cp.thread_id, &cp.checkpoint_ns, &cp.checkpoint_id)?,
         &cp.checkpoint_id,
     )
-}
-
-/// Decodes the write rows of checkpoint `checkpoint_id`.
-pub fn decode_writes(rows: Vec<WriteRow>, checkpoint_id: &str) -> Result<Vec<PendingWrite>> {
-    rows.into_iter()
-        .map(|w| {
-            let value = crate::codec::decode_typed(&w.type_name, &w.value).with_context(|| {
-                format!(
-                    "cannot decode the '{}' write of task {} on checkpoint {checkpoint_id}",
-                    w.channel, w.task_id
-                )
-            })?;
-            Ok(PendingWrite {
-                task_id: w.task_id,
-                task_path: w.task_path,
-                idx: w.idx,
-                channel: w.channel,
-                value,
-            })
-        })
-        .collect()
 }
 
 /// The counter `--counter` / `--model` name (`usage` is not a counter of messages).

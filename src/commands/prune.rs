@@ -12,7 +12,7 @@ use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
 use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
 
-use super::rewrite::open_for_writing;
+use super::batch::open_for_writing;
 use super::LoadedCheckpoint;
 
 /// Runs `prune`.

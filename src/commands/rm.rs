@@ -4,11 +4,12 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use crate::cli::{GlobalArgs, KindArg, RmArgs, TargetArgs};
+use crate::cli::{GlobalArgs, KindArg, RmArgs};
 use crate::model::Kind;
+use crate::ops::edit::plan;
 use crate::ops::remove::{select_with, Selector};
 
-use super::rewrite;
+use super::batch::{self, Options, Target};
 
 /// Runs `rm`.
 pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
@@ -34,14 +35,10 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         pattern,
         all: args.all_messages,
     };
-    let target = TargetArgs {
-        thread: Some(args.thread.thread.clone()),
-        thread_id: None,
-        all: false,
-        idle: None,
-        min_messages: None,
-    };
-    rewrite::run_batch(g, &target, &args.rewrite, "rm", out, &|ed| {
+    let target = Target::thread(&args.thread.thread);
+    let opts = Options::from_args(&args.rewrite, "rm")?;
+    let store = batch::open_for_writing(g, opts.dry_run)?;
+    let outcomes = batch::run(&*store, &target, &opts, &|ed| {
         // Outlines read in place; a message's full view only for --match, one at a time.
         let removal = select_with(&ed.outline, &selector, |i| {
             Ok(ed.message(i)?.searchable_text())
@@ -49,6 +46,7 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         let keep: Vec<usize> = (0..ed.outline.len())
             .filter(|i| !removal.remove.contains(i))
             .collect();
-        rewrite::plan(ed, &keep, removal.notes, args.rewrite.dry_run, args.purge)
-    })
+        plan(ed, &keep, removal.notes, opts.dry_run, args.purge)
+    })?;
+    batch::finish(g, &*store, opts.dry_run, true, &outcomes, out)
 }

@@ -116,7 +116,7 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
                 StoredMessages::List(_) => {}
             }
             if let Some((list, spans)) = &stored {
-                let shown = super::dump::par_in_order(spans.len(), |i| {
+                let shown = crate::par::par_in_order(spans.len(), |i| {
                     list.message(i, &spans[i]).map(|m| pretty(&m))
                 });
                 for m in shown {

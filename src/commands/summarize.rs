@@ -3,7 +3,6 @@
 //! thread, each in its own transaction, and only if the thread did not move meanwhile.
 
 use std::io::Write;
-use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -14,20 +13,18 @@ use crate::endpoint::chat::{check_endpoint, CallError, ChatClient, Completion};
 use crate::endpoint::prompt_file::read_prompt_file;
 use crate::exit::Usage;
 use crate::model::{Kind, Message};
+use crate::ops::edit::{build_update, check_tool_pairs, Editable, Planned, Refusal};
+use crate::ops::outcome::{Outcome, Removed, Status};
 use crate::ops::summarize::{
     approx_tokens, combine, render_prompt, summary_message, transcript_parts_each, DEFAULT_PROMPT,
 };
 use crate::ops::window::{trim_window, Limit};
-use crate::output::progress;
-use crate::storage::ThreadMoved;
 use crate::tokens::{approx, Counter};
 
-use super::rewrite::{self, Editable, Outcome};
+use super::batch::{self, Options, Target};
 
 /// One thread to summarize, as planned before any call.
 struct Plan {
-    thread_id: String,
-    parent_id: String,
     keep: Vec<usize>,
     /// The transcript of what the summary replaces, in parts that each fit the input budget.
     parts: Vec<String>,
@@ -81,104 +78,55 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         )
     };
 
-    let settle = rewrite::settle_time(&args.rewrite)?;
-    let store = rewrite::open_for_writing(g, args.rewrite.dry_run)?;
-    let mut outcomes: Vec<Outcome> = Vec::new();
-    let mut plans: Vec<Plan> = Vec::new();
-    let min_tokens = args.min_tokens.map(|m| (m, counter));
-    rewrite::for_each_target(
-        &*store,
-        g,
-        &args.target,
-        args.rewrite.force,
-        min_tokens,
-        "plan",
-        &mut |item| {
-            match item {
-                Err(o) => outcomes.push(o),
-                Ok(ed) => match plan(&ed, args, &template, limit, counter) {
-                    Ok(Ok(p)) => plans.push(p),
-                    Ok(Err(o)) => outcomes.push(o),
-                    Err(e) if args.target.thread.is_some() => return Err(e),
-                    Err(e) if e.is::<rewrite::Refusal>() => {
-                        outcomes.push(Outcome::skipped(&ed.thread_id, e.to_string()))
-                    }
-                    Err(e) => outcomes.push(Outcome::failed(&ed.thread_id, format!("{e:#}"))),
-                },
-            }
-            Ok(())
-        },
-    )?;
-
-    let Some(client) = client else {
-        outcomes.extend(plans.into_iter().map(|p| p.outcome));
-        return rewrite::finish(g, true, args.target.thread.is_some(), &outcomes, out);
+    let target = Target {
+        min_tokens: args.min_tokens.map(|m| (m, counter)),
+        ..Target::from_args(g, &args.target)?
     };
-
-    // Calls in worker threads; results come back here, where the database is written.
-    let workers = args.concurrency.clamp(1, 64).min(plans.len().max(1));
-    let pb = progress::bar(plans.len() as u64, "summarize");
-    let queue: Mutex<Vec<(usize, Vec<String>)>> = Mutex::new(
-        plans
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(i, p)| (i, p.parts.clone()))
-            .collect(),
-    );
-    let template = &template;
-    let max_input = args.max_input_tokens;
-    let (tx, rx) = mpsc::channel::<(usize, Result<Completion, CallError>)>();
-    std::thread::scope(|scope| -> Result<()> {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (queue, client) = (&queue, &client);
-            scope.spawn(move || loop {
-                let job = queue.lock().map(|mut q| q.pop()).unwrap_or(None);
-                let Some((i, parts)) = job else { break };
-                let result = summarize_parts(client, template, parts, max_input);
-                if tx.send((i, result)).is_err() {
-                    break;
+    let mut opts = Options::from_args(&args.rewrite, "summarize")?;
+    if client.is_some() {
+        // Endpoint calls wait on the network: --concurrency of them at once.
+        opts.workers = args.concurrency.clamp(1, 64);
+    }
+    let store = batch::open_for_writing(g, opts.dry_run)?;
+    let outcomes = batch::run(&*store, &target, &opts, &|ed| {
+        let p = match plan(ed, args, &template, limit, counter)? {
+            Ok(p) => p,
+            Err(outcome) => return Ok(Planned::nothing_to_write(outcome)),
+        };
+        let Some(client) = &client else {
+            return Ok(Planned::nothing_to_write(p.outcome));
+        };
+        let thread = ed.thread_id.clone();
+        let completion =
+            match summarize_parts(client, &template, p.parts.clone(), args.max_input_tokens) {
+                Ok(c) => c,
+                Err(e) => {
+                    return Ok(Planned::nothing_to_write(Outcome::failed(
+                        &thread,
+                        e.to_string(),
+                    )))
                 }
-            });
-        }
-        drop(tx);
-        for (i, result) in rx {
-            let p = &mut plans[i];
-            pb.set_message(p.thread_id.clone());
-            pb.inc(1);
-            let outcome = match result {
-                Err(e) => Outcome::failed(&p.thread_id, e.to_string()),
-                Ok(c) => match write(&*store, p, &c, args) {
-                    Ok(o) => o,
-                    Err(e) if e.is::<ThreadMoved>() => {
-                        Outcome::skipped(&p.thread_id, e.to_string())
-                    }
-                    Err(e) => Outcome::failed(&p.thread_id, format!("{e:#}")),
-                },
             };
-            outcomes.push(outcome);
-        }
-        Ok(())
+        Ok(with_summary(ed, p, &completion, args).unwrap_or_else(|e| {
+            Planned::nothing_to_write(Outcome::failed(&thread, format!("{e:#}")))
+        }))
     })?;
-    pb.finish_and_clear();
-    rewrite::mark_superseded(&*store, &mut outcomes, settle)?;
-    outcomes.sort_by(|a, b| a.thread_id.cmp(&b.thread_id));
+    let single = target.thread.is_some();
+    let result = batch::finish(g, &*store, opts.dry_run, single, &outcomes, out);
+    if g.quiet || opts.dry_run {
+        return result;
+    }
     let (sent, received) = outcomes
         .iter()
         .filter_map(|o| o.endpoint_tokens)
         .fold((0, 0), |(s, r), (a, b)| (s + a, r + b));
-    let count = |status: &str| outcomes.iter().filter(|o| o.status == status).count();
-    let result = rewrite::finish(g, false, args.target.thread.is_some(), &outcomes, out);
-    if g.quiet {
-        return result;
-    }
+    let count = |status: Status| outcomes.iter().filter(|o| o.status == status).count();
     eprintln!(
         "summarized {}, skipped {}, failed {}, superseded by a live app {}; endpoint tokens: {sent} sent, {received} received",
-        crate::output::human::count(count("summarized") as u64, "thread"),
-        count("skipped") + count("unchanged"),
-        count("failed"),
-        count(rewrite::SUPERSEDED),
+        crate::output::human::count(count(Status::Summarized) as u64, "thread"),
+        count(Status::Skipped) + count(Status::Unchanged),
+        count(Status::Failed),
+        count(Status::Superseded),
     );
     result
 }
@@ -223,7 +171,7 @@ fn plan(
     let (mut before_tokens, mut kept_tokens) = (0u64, 0u64);
     let mut first_old_is_summary = false;
     let mut failed = None;
-    let read = super::dump::par_in_order(n, |i| -> Result<(u64, Option<String>, bool)> {
+    let read = crate::par::par_in_order(n, |i| -> Result<(u64, Option<String>, bool)> {
         let m = ed.message(i)?;
         let summary = is_old[i] && crate::ops::summarize::is_summary(&m);
         let line = is_old[i].then(|| crate::ops::summarize::line(&m));
@@ -275,7 +223,7 @@ fn plan(
     outcome.tokens = (before_tokens, before_tokens);
     let only_a_summary = old.len() == 1 && first_old_is_summary;
     if old.is_empty() || only_a_summary {
-        outcome.status = "unchanged";
+        outcome.status = Status::Unchanged;
         return Ok(Err(outcome));
     }
     if let Some(key) = args.summary_key.as_deref().filter(|_| !args.new_key) {
@@ -286,7 +234,7 @@ fn plan(
                 .map(|(k, _)| k.as_str())
                 .filter(|k| !k.starts_with("__") && !k.starts_with("branch:"))
                 .collect();
-            return Err(rewrite::Refusal(format!(
+            return Err(Refusal(format!(
                 "thread '{}' has no channel '{key}' (its channels: {}); the app would never see the summary and the older messages would be gone. Pass --new-key if the graph declares '{key}' but has not written it yet",
                 ed.thread_id,
                 names.join(", ")
@@ -302,7 +250,7 @@ fn plan(
     }
     let prompt_tokens = prompt_tokens?;
     let extra = usize::from(args.summary_key.is_none());
-    outcome.status = "would summarize";
+    outcome.status = Status::WouldSummarize;
     outcome.notes = notes.clone();
     outcome.notes.push(format!(
         "{} to summarize, prompt ≈{prompt_tokens} tokens",
@@ -314,7 +262,7 @@ fn plan(
         .iter()
         .map(|&i| {
             let m = &ed.outline[i];
-            rewrite::Removed {
+            Removed {
                 index: i,
                 kind: m.kind.type_str(),
                 id: m.id.clone(),
@@ -323,8 +271,6 @@ fn plan(
         })
         .collect();
     Ok(Ok(Plan {
-        thread_id: ed.thread_id.clone(),
-        parent_id: ed.latest.row.checkpoint_id.clone(),
         keep: window.keep,
         parts,
         notes,
@@ -376,24 +322,8 @@ fn summarize_parts(
     )))
 }
 
-/// Writes one thread's summary, if the thread is still where the plan saw it.
-fn write(
-    store: &dyn crate::storage::CheckpointStore,
-    p: &Plan,
-    c: &Completion,
-    args: &SummarizeArgs,
-) -> Result<Outcome> {
-    let ed = rewrite::load_editable(store, &p.thread_id, args.rewrite.force)?;
-    if ed.latest.row.checkpoint_id != p.parent_id {
-        return Err(ThreadMoved {
-            thread_id: p.thread_id.clone(),
-            what: format!(
-                "a new checkpoint {} appeared while the summary was made",
-                ed.latest.row.checkpoint_id
-            ),
-        }
-        .into());
-    }
+/// The edit that puts the summary `c` in place of what plan `p` replaces, ready to write.
+fn with_summary(ed: &Editable, p: Plan, c: &Completion, args: &SummarizeArgs) -> Result<Planned> {
     let msgs = ed.messages()?;
     let system = msgs.first().is_some_and(|m| m.kind == Kind::System) && p.keep.first() == Some(&0);
     let tail: Vec<usize> = p
@@ -421,27 +351,30 @@ fn write(
         items.push(ed.stored(i)?);
     }
     let kept_refs: Vec<&Message> = p.keep.iter().map(|&i| &msgs[i]).collect();
-    rewrite::check_tool_pairs(&kept_refs)?;
-    let upd = rewrite::build_update(&ed, items, other)?;
-    store.append_update(&ed.thread_id, "", &upd.rows(), ed.pending_writes, None)?;
+    check_tool_pairs(&kept_refs)?;
+    let upd = build_update(ed, items, other)?;
     let after_tokens = approx::count(&kept_msgs)
         + kept_refs
             .iter()
             .map(|m| approx::count_message(m))
             .sum::<u64>();
-    let mut outcome = p.outcome.clone();
-    outcome.status = "summarized";
-    outcome.notes = p.notes.clone();
+    let mut outcome = p.outcome;
+    outcome.status = Status::Planned;
+    outcome.notes = p.notes;
     if c.attempts > 1 {
         outcome
             .notes
             .push(format!("answered after {} attempts", c.attempts));
     }
     outcome.tokens.1 = after_tokens;
-    outcome.checkpoint_id = Some(upd.checkpoint_id);
+    outcome.checkpoint_id = Some(upd.checkpoint_id.clone());
     outcome.endpoint_tokens = Some((
         c.prompt_tokens.unwrap_or(0),
         c.completion_tokens.unwrap_or(0),
     ));
-    Ok(outcome)
+    Ok(Planned {
+        on_write: Status::Summarized,
+        update: Some(upd),
+        ..Planned::nothing_to_write(outcome).expecting(ed.pending_writes)
+    })
 }

@@ -54,11 +54,12 @@ fn stored_list<'a>(
     Ok(match messages {
         StoredMessages::List(list) => (Some(list), list.spans()?),
         StoredMessages::Absent => (None, vec![]),
-        StoredMessages::DeltaOmitted => anyhow::bail!(
-            "thread '{}' keeps its messages in a DeltaChannel; checkpoint {} stores no message list",
-            cp.row.thread_id,
-            cp.row.checkpoint_id
-        ),
+        StoredMessages::DeltaOmitted => {
+            return Err(crate::model::channels::not_stored(
+                &cp.row.thread_id,
+                &cp.row.checkpoint_id,
+            ))
+        }
     })
 }
 
@@ -85,7 +86,7 @@ fn per_message(
     let format = output::resolve_format(g.format);
     let table = format == Format::Table;
     // One message at a time (a chunk on each core): only what the report shows is kept.
-    let rows: Vec<Counted> = super::dump::par_in_order(n, |i| {
+    let rows: Vec<Counted> = crate::par::par_in_order(n, |i| {
         let m = read(i)?;
         Ok(Counted {
             tokens: counter.count_message(&m)?,
@@ -230,7 +231,7 @@ fn usage_report(
 ) -> Result<()> {
     type Usage = serde_json::Map<String, Json>;
     // (index, id, usage_metadata) of the messages that carry it, read one at a time.
-    let rows: Vec<(usize, Option<String>, Usage)> = super::dump::par_in_order(n, |i| {
+    let rows: Vec<(usize, Option<String>, Usage)> = crate::par::par_in_order(n, |i| {
         let m = read(i)?;
         Ok(m.usage_metadata()
             .map(|u| (i, m.id().map(str::to_owned), u.clone())))
@@ -412,7 +413,7 @@ fn count_row(row: crate::storage::CheckpointRow, counter: Option<Counter>) -> Re
     let tokens = match counter {
         Some(c) => {
             let mut total = c.list_overhead();
-            for n in super::dump::par_in_order(spans.len(), |i| c.count_message(&read(i)?)) {
+            for n in crate::par::par_in_order(spans.len(), |i| c.count_message(&read(i)?)) {
                 total += n?;
             }
             Some(total)

@@ -5,9 +5,10 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{GlobalArgs, TrimArgs};
+use crate::ops::edit::{plan, Editable};
 use crate::ops::window::{trim_window, Limit};
 
-use super::rewrite;
+use super::batch::{self, Options, Target};
 
 /// Runs `trim`.
 pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
@@ -20,17 +21,22 @@ pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
         },
         (None, None) => anyhow::bail!("give --keep N or --max-tokens N"),
     };
-    rewrite::run_batch(g, &args.target, &args.rewrite, "trim", out, &|ed| {
+    let target = Target::from_args(g, &args.target)?;
+    let opts = Options::from_args(&args.rewrite, "trim")?;
+    let store = batch::open_for_writing(g, opts.dry_run)?;
+    let outcomes = batch::run(&*store, &target, &opts, &|ed| {
         let costs = window_costs(ed, limit, counter)?;
         let window = trim_window(&ed.outline, &costs, limit, args.keep_first);
-        rewrite::plan(ed, &window.keep, window.notes, args.rewrite.dry_run, false)
-    })
+        plan(ed, &window.keep, window.notes, opts.dry_run, false)
+    })?;
+    let single = target.thread.is_some();
+    batch::finish(g, &*store, opts.dry_run, single, &outcomes, out)
 }
 
 /// Per-message token counts a window needs (none for a message-count limit): the approximate
 /// counts read in place, or the chosen counter over the full messages.
 pub fn window_costs(
-    ed: &rewrite::Editable,
+    ed: &Editable,
     limit: Limit,
     counter: crate::tokens::Counter,
 ) -> Result<Vec<u64>> {
@@ -41,7 +47,7 @@ pub fn window_costs(
         }
         // One message view at a time (a chunk per core).
         (Limit::Tokens { .. }, c) => {
-            super::dump::par_in_order(ed.outline.len(), |i| c.count_message(&ed.message(i)?))
+            crate::par::par_in_order(ed.outline.len(), |i| c.count_message(&ed.message(i)?))
                 .collect()
         }
     }

@@ -94,6 +94,15 @@ pub fn location_at(blob: &[u8], start: Option<usize>, has_version: bool) -> Loca
     Location::of(code, has_version)
 }
 
+/// The error of a command that needs a checkpoint's message list where a DeltaChannel left it
+/// out (memctl does not replay deltas yet).
+pub fn not_stored(thread_id: &str, checkpoint_id: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "thread '{thread_id}' keeps its messages in a DeltaChannel: checkpoint {checkpoint_id} stores no message list \
+         (memctl does not replay deltas yet; use `dump --raw` to see what is stored)"
+    )
+}
+
 /// True when stored metadata JSON carries the DeltaChannel counters (read without building
 /// the metadata; unreadable metadata is not a mark).
 pub fn metadata_marks_delta(raw: Option<&[u8]>) -> bool {

@@ -114,7 +114,7 @@ impl Outline {
         }
     }
 
-    /// The one-line preview reports show ([`PREVIEW_CHARS`] characters of the message's
+    /// The head of the text reports preview (the first [`PREVIEW_CHARS`] + 1 characters of the message's
     /// [`Message::summary_text`]), read from `blob`, the bytes the outline was made from, the
     /// way the outline was made. Made only when asked for: a report lists the messages it
     /// removes, and a long thread's outlines would otherwise hold a preview of every message.
@@ -281,8 +281,14 @@ fn summary_preview(
 /// Characters of the one-line preview of each message that reports show.
 pub const PREVIEW_CHARS: usize = 60;
 
+/// The head of a text that a preview of [`PREVIEW_CHARS`] characters is made from (one
+/// character more, so the preview knows it was cut). Raw text: the output layer makes the
+/// preview safe for a terminal.
 fn preview_of(text: &str) -> String {
-    crate::output::human::preview(text, PREVIEW_CHARS)
+    match text.char_indices().nth(PREVIEW_CHARS + 1) {
+        Some((end, _)) => text[..end].to_owned(),
+        None => text.to_owned(),
+    }
 }
 
 #[cfg(test)]

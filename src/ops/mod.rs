@@ -9,7 +9,9 @@
 //! - [`duration`]: `30d`, `12h` style durations for `--idle`.
 
 pub mod duration;
+pub mod edit;
 pub mod gc;
+pub mod outcome;
 pub mod purge;
 pub mod remove;
 pub mod summarize;

@@ -436,7 +436,7 @@ mod tests {
             }
             let refs: Vec<&Message> = msgs.iter().collect();
             assert_eq!(
-                crate::commands::rewrite::check_tool_pairs(&refs).map_err(|e| e.to_string()),
+                crate::ops::edit::check_tool_pairs(&refs).map_err(|e| e.to_string()),
                 check_reference(&refs),
                 "seed {seed}"
             );
@@ -452,7 +452,7 @@ mod tests {
                     .map(|i| &msgs[i])
                     .collect();
                 assert_eq!(
-                    crate::commands::rewrite::check_tool_pairs(&kept).map_err(|e| e.to_string()),
+                    crate::ops::edit::check_tool_pairs(&kept).map_err(|e| e.to_string()),
                     check_reference(&kept),
                     "seed {seed}"
                 );

@@ -5,6 +5,7 @@
 
 pub mod human;
 pub mod progress;
+pub mod rewrite;
 pub mod sanitize;
 pub mod table;
 
@@ -40,7 +41,7 @@ pub fn write_records<T: serde::Serialize + Sync>(
     records: &[T],
 ) -> Result<()> {
     let lines = format == Format::Jsonl;
-    let parts = crate::par::map_owned(records.iter().collect(), |r| {
+    let parts = crate::par::map_owned(records.iter().collect(), crate::par::cores(), |r| {
         if lines {
             serde_json::to_vec(r)
         } else {

@@ -1,0 +1,396 @@
+//! The one batch driver of the rewrites (trim, rm, summarize): choosing threads, reading
+//! them, planning their edits on worker threads, writing each batch in one transaction, and
+//! noticing edits a live app superseded. The edits themselves are pure (`ops::edit`); the
+//! report is rendered by `output::rewrite`.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::cli::{GlobalArgs, RewriteArgs, TargetArgs};
+use crate::ops::edit::{prepare, Editable, Filters, LatestRows, Planned, Refusal};
+use crate::ops::outcome::{Outcome, Status};
+use crate::output::{human, progress};
+use crate::storage::{CheckpointStore, ThreadMoved};
+use crate::tokens::Counter;
+
+/// Opens the database for a command that writes (never creating it); with `dry_run`,
+/// read-only, so a dry run works on a file or directory memctl may not write and cannot
+/// change anything.
+pub fn open_for_writing(g: &GlobalArgs, dry_run: bool) -> Result<Box<dyn CheckpointStore>> {
+    if !g.ns.is_empty() {
+        bail!("rewrites work on the root namespace; drop --ns '{}'", g.ns);
+    }
+    let access = if dry_run {
+        crate::storage::Access::ReadOnly
+    } else {
+        crate::storage::Access::ReadWrite
+    };
+    super::open(g, access)
+}
+
+/// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes.
+pub fn read_latest(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    id: Option<&str>,
+) -> Result<LatestRows> {
+    let row = store
+        .checkpoint(thread, "", id)?
+        .ok_or_else(|| anyhow!("thread '{thread}' has no root checkpoint"))?;
+    let writes = store.writes(thread, "", &row.checkpoint_id)?;
+    Ok(LatestRows {
+        thread_id: thread.to_owned(),
+        row,
+        writes,
+    })
+}
+
+/// Loads a thread's latest root state, refusing what memctl must not edit.
+pub fn load_editable(store: &dyn CheckpointStore, thread: &str, force: bool) -> Result<Editable> {
+    super::require_thread(store, thread, "")?;
+    prepare(
+        read_latest(store, thread, None)?,
+        force,
+        &Filters::default(),
+    )
+    .unwrap_or_else(|| bail!("thread '{thread}' was filtered out"))
+}
+
+/// Writes a planned edit (appends its update; with `--purge`, scrubs and vacuums too) and
+/// returns its report. Inside a batch the append is a savepoint of the batch's transaction.
+pub fn write(store: &dyn CheckpointStore, planned: Planned) -> Result<Outcome> {
+    let mut outcome = planned.outcome;
+    let Some(upd) = planned.update else {
+        return Ok(outcome);
+    };
+    let thread = outcome.thread_id.clone();
+    let Some(scrub) = planned.purge else {
+        store.append_update(&thread, "", &upd.rows(), planned.expected_writes, None)?;
+        outcome.status = planned.on_write;
+        return Ok(outcome);
+    };
+    let rows = store.append_update(
+        &thread,
+        "",
+        &upd.rows(),
+        planned.expected_writes,
+        Some(&|kind, bytes| scrub.rewrite_blob(kind, bytes)),
+    )?;
+    store.vacuum().map_err(super::partial_if_busy)?;
+    outcome.status = Status::Purged;
+    outcome.notes.push(format!(
+        "scrubbed {rows} older checkpoints and writes; file vacuumed; searched the file for the {} removed strings",
+        planned.verify.len()
+    ));
+    for left in store.find_leftovers(&thread, &planned.verify)? {
+        let text = human::preview(&left.text, 24);
+        if !left.in_thread.is_empty() || !left.raw.is_empty() {
+            outcome.status = Status::PurgeIncomplete;
+            let places = left.in_thread.iter().chain(&left.raw).cloned();
+            outcome.notes.push(format!(
+                "removed text {text} is still in {}",
+                places.collect::<Vec<_>>().join(", ")
+            ));
+        } else {
+            outcome.notes.push(format!(
+                "removed text {text} also appears in other threads (not part of this purge): {}",
+                left.other_threads.join(", ")
+            ));
+        }
+    }
+    Ok(outcome)
+}
+
+/// Which threads a rewrite works on: the command line's target, typed (clap stops at the
+/// command modules).
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// One thread (a refusal or failure is then an error), or every thread when `None`.
+    pub thread: Option<String>,
+    /// Only threads idle at least this long (seconds) at `now`.
+    pub idle: Option<(i64, jiff::Timestamp)>,
+    /// Only threads with at least this many messages.
+    pub min_messages: Option<usize>,
+    /// Only threads with at least this many tokens by this counter.
+    pub min_tokens: Option<(u64, Counter)>,
+}
+
+impl Target {
+    /// One thread.
+    pub fn thread(id: &str) -> Target {
+        Target {
+            thread: Some(id.to_owned()),
+            ..Target::default()
+        }
+    }
+
+    /// The target `--thread` / `--all` with its filters name, at `--now`.
+    pub fn from_args(g: &GlobalArgs, target: &TargetArgs) -> Result<Target> {
+        let now = human::now(g.now.as_deref())?;
+        let idle = target
+            .idle
+            .as_deref()
+            .map(crate::ops::duration::parse_seconds)
+            .transpose()?;
+        Ok(Target {
+            thread: target.thread.clone(),
+            idle: idle.map(|secs| (secs, now)),
+            min_messages: target.min_messages,
+            min_tokens: None,
+        })
+    }
+
+    fn filters(&self) -> Filters {
+        Filters {
+            idle: self.idle,
+            min_messages: self.min_messages,
+            min_tokens: self.min_tokens,
+        }
+    }
+}
+
+/// How a rewrite runs: the command line's rewrite options, typed.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Plan and report only; nothing is written (the database is opened read-only).
+    pub dry_run: bool,
+    /// Edit threads that are waiting (interrupts, scheduled work, pending writes).
+    pub force: bool,
+    /// How long to wait after writing before checking for app commits that queued behind
+    /// memctl's (see [`mark_superseded`]).
+    pub settle: Duration,
+    /// Threads edited at once (the edit of a thread may wait on a model endpoint).
+    pub workers: usize,
+    /// The progress bar's label.
+    pub verb: &'static str,
+}
+
+impl Options {
+    /// The options `--dry-run`, `--force` and `--settle` give, editing on every core.
+    pub fn from_args(rw: &RewriteArgs, verb: &'static str) -> Result<Options> {
+        Ok(Options {
+            dry_run: rw.dry_run,
+            force: rw.force,
+            settle: settle_time(rw)?,
+            workers: crate::par::cores(),
+            verb,
+        })
+    }
+}
+
+/// The threads `target` names: the one thread, or every thread that has a root checkpoint,
+/// with its latest root checkpoint id.
+fn targets(store: &dyn CheckpointStore, target: &Target) -> Result<Vec<(String, Option<String>)>> {
+    if let Some(thread) = &target.thread {
+        return Ok(vec![(thread.clone(), None)]);
+    }
+    Ok(store
+        .latest_root_ids()?
+        .into_iter()
+        .map(|(t, id)| (t, Some(id)))
+        .collect())
+}
+
+/// Runs `edit` on the targeted threads and returns what happened to each, in thread order.
+/// With one thread, a refusal or failure is an error; in a batch it is that thread's outcome.
+/// A thread that moved before its edit was written is `skipped` either way.
+/// Threads are read on this thread, prepared and edited on `opts.workers` threads, and
+/// written here, a batch per transaction (each thread a savepoint, so one failure leaves the
+/// others written). Written edits a live app superseded are marked (see
+/// [`mark_superseded`]).
+pub fn run(
+    store: &dyn CheckpointStore,
+    target: &Target,
+    opts: &Options,
+    edit: &(dyn Fn(&Editable) -> Result<Planned> + Sync),
+) -> Result<Vec<Outcome>> {
+    if let Some(thread) = &target.thread {
+        let ed = load_editable(store, thread, opts.force)?;
+        // A thread that moved while memctl worked is reported skipped, as in a batch.
+        let outcome = match write(store, edit(&ed)?) {
+            Err(e) if e.is::<ThreadMoved>() => Outcome::skipped(thread, e.to_string()),
+            other => other?,
+        };
+        let mut outcomes = vec![outcome];
+        mark_superseded(store, &mut outcomes, opts.settle)?;
+        return Ok(outcomes);
+    }
+    let filters = target.filters();
+    let ids = targets(store, target)?;
+    let pb = progress::bar(ids.len() as u64, opts.verb);
+    let mut outcomes = Vec::with_capacity(ids.len());
+    let mut wrote = false; // a batch was begun: end_batches is due (see finish)
+    let result = crate::par::pipeline(
+        &ids,
+        opts.workers,
+        |(thread, id)| Ok((thread.clone(), read_latest(store, thread, id.as_deref()))),
+        |(thread, rows)| {
+            let prepared = rows.map_or_else(|e| Some(Err(e)), |r| prepare(r, opts.force, &filters));
+            prepared.map(|item| match item {
+                Err(e) if e.is::<Refusal>() => Step::Done(Outcome::skipped(&thread, e.to_string())),
+                Err(e) => Step::Done(Outcome::failed(&thread, format!("{e:#}"))),
+                Ok(ed) => match edit(&ed) {
+                    Ok(p) => Step::Write(Box::new(p)),
+                    Err(e) if e.is::<Refusal>() => {
+                        Step::Done(Outcome::skipped(&thread, e.to_string()))
+                    }
+                    Err(e) => Step::Done(Outcome::failed(&thread, format!("{e:#}"))),
+                },
+            })
+        },
+        |batch| {
+            pb.inc(batch.len() as u64);
+            let writing = !opts.dry_run
+                && batch
+                    .iter()
+                    .any(|p| matches!(p, Some(Step::Write(p)) if p.update.is_some()));
+            if writing {
+                store.begin_batch()?;
+                wrote = true;
+            }
+            for item in batch.into_iter().flatten() {
+                outcomes.push(match item {
+                    Step::Done(o) => o,
+                    Step::Write(planned) => {
+                        let thread = planned.outcome.thread_id.clone();
+                        match write(store, *planned) {
+                            Ok(o) => o,
+                            Err(e) if e.is::<ThreadMoved>() => {
+                                Outcome::skipped(&thread, e.to_string())
+                            }
+                            Err(e) => Outcome::failed(&thread, format!("{e:#}")),
+                        }
+                    }
+                });
+            }
+            if writing {
+                store.commit_batch()?;
+            }
+            Ok(())
+        },
+    );
+    pb.finish_and_clear();
+    if let Err(e) = result {
+        if wrote {
+            let _ = store.end_batches();
+        }
+        return Err(e);
+    }
+    mark_superseded(store, &mut outcomes, opts.settle)?;
+    Ok(outcomes)
+}
+
+/// A planned thread in a batch: written on the main thread, or already decided.
+enum Step {
+    /// Nothing to write (skipped, failed, or filtered in planning).
+    Done(Outcome),
+    /// To be written.
+    Write(Box<Planned>),
+}
+
+/// `--settle` as a duration.
+pub fn settle_time(rw: &RewriteArgs) -> Result<Duration> {
+    let secs = crate::ops::duration::parse_seconds(&rw.settle).context("--settle")?;
+    if secs > 3600 {
+        bail!("--settle {} is longer than an hour", rw.settle);
+    }
+    Ok(Duration::from_secs(secs.max(0) as u64))
+}
+
+/// After the edits are committed: waits `settle` (an app commit that queued behind memctl's
+/// lands within it), then marks `superseded` every written edit whose thread's latest root
+/// checkpoint is no longer memctl's. memctl's ids sort just after their parent (see
+/// `ops::update`), so a checkpoint the app made from the same parent wins: the app's turn is
+/// kept and memctl's edit is not in effect. That must be reported, never counted as done.
+pub fn mark_superseded(
+    store: &dyn CheckpointStore,
+    outcomes: &mut [Outcome],
+    settle: Duration,
+) -> Result<()> {
+    let written = |o: &Outcome| o.checkpoint_id.is_some() && o.status.wrote();
+    if !outcomes.iter().any(written) {
+        return Ok(());
+    }
+    // No app had the file open when memctl started (WAL mode, no -wal file): nothing can be
+    // queued behind memctl's commit, so there is nothing to wait for.
+    if store.might_be_shared() {
+        std::thread::sleep(settle);
+    }
+    for o in outcomes.iter_mut().filter(|o| written(o)) {
+        let latest = store.latest_checkpoint_id(&o.thread_id, "")?;
+        if latest.is_some() && latest != o.checkpoint_id {
+            o.status = Status::Superseded;
+            o.notes.push(format!(
+                "a live app committed checkpoint {} after memctl's edit: LangGraph continues from the app's checkpoint (its turn is kept) and this edit is not in effect; run memctl again",
+                latest.unwrap_or_default()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Renders the outcomes. With one thread asked for (`single`), a failure is an error (exit
+/// 1, the reason on stderr); in a batch, failed threads and superseded edits make the run a
+/// partial success (exit code 3). A superseded edit is exit 3 either way: nothing failed, but
+/// the edit is not in effect.
+/// The report is written before the store's batch housekeeping ends (the last WAL checkpoint
+/// runs meanwhile: everything is committed).
+pub fn finish(
+    g: &GlobalArgs,
+    store: &dyn CheckpointStore,
+    dry_run: bool,
+    single: bool,
+    outcomes: &[Outcome],
+    out: &mut dyn Write,
+) -> Result<()> {
+    let format = crate::output::resolve_format(g.format);
+    let rendered = crate::output::rewrite::render(format, dry_run, outcomes, out);
+    let ended = store.end_batches();
+    rendered?;
+    ended?;
+    let failed = outcomes.iter().filter(|o| o.status.is_failure()).count();
+    let superseded = outcomes
+        .iter()
+        .filter(|o| o.status == Status::Superseded)
+        .count();
+    if single && failed > 0 {
+        let why: Vec<String> = outcomes
+            .iter()
+            .filter(|o| o.status.is_failure())
+            .map(|o| {
+                format!(
+                    "thread '{}': {}: {}",
+                    o.thread_id,
+                    o.status,
+                    o.notes.last().map_or("", String::as_str)
+                )
+            })
+            .collect();
+        bail!("{}", why.join("; "));
+    }
+    if failed + superseded > 0 {
+        let n = outcomes.len();
+        let mut what = Vec::new();
+        if failed > 0 {
+            what.push(format!("{failed} of {n} threads failed"));
+        }
+        if superseded > 0 {
+            what.push(format!(
+                "{superseded} of {n} edits were superseded by a live app"
+            ));
+        }
+        let rest = if dry_run {
+            "; dry run: nothing was written"
+        } else if failed + superseded < n {
+            "; the other threads were written"
+        } else {
+            ""
+        };
+        return Err(
+            crate::exit::Partial(format!("{} (see the notes){rest}", what.join(" and "))).into(),
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,516 @@
+//! An edit of one thread, as pure functions: the thread's latest state made editable (and
+//! the refusals of what memctl must not edit, as data), the tool-pair rule, and the plan of an
+//! edit (report and rows to append). No database access: everything here runs on any core
+//! and is unit-tested without a file; `commands::batch` reads and writes around it.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::codec::Value;
+use crate::model::channels;
+use crate::model::checkpoint::MESSAGES;
+use crate::model::outline::{self, Outline, Shape};
+use crate::model::state::{pending_work, PendingWrite};
+use crate::model::{Checkpoint, Kind, Message, Metadata};
+use crate::ops::outcome::{Outcome, Removed, Status};
+use crate::ops::purge::Scrub;
+use crate::ops::update::{self, Env};
+use crate::storage::{CheckpointRow, WriteRow};
+
+/// A checkpoint row with its decoded blob and metadata.
+pub struct LoadedCheckpoint {
+    /// The stored row.
+    pub row: CheckpointRow,
+    /// The decoded checkpoint.
+    pub checkpoint: Checkpoint,
+    /// The parsed metadata.
+    pub metadata: Metadata,
+}
+
+impl LoadedCheckpoint {
+    /// Decodes a stored row, saying which checkpoint failed.
+    pub fn decode(row: CheckpointRow) -> Result<LoadedCheckpoint> {
+        let checkpoint =
+            Checkpoint::decode(&row.type_name, &row.checkpoint).with_context(|| {
+                format!(
+                    "cannot decode checkpoint {} of thread '{}'",
+                    row.checkpoint_id, row.thread_id
+                )
+            })?;
+        let metadata = Metadata::parse(row.metadata.as_deref()).with_context(|| {
+            format!(
+                "bad metadata on checkpoint {} of thread '{}'",
+                row.checkpoint_id, row.thread_id
+            )
+        })?;
+        Ok(LoadedCheckpoint {
+            row,
+            checkpoint,
+            metadata,
+        })
+    }
+}
+
+/// A thread memctl will not edit, with the reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Refusal(pub String);
+
+/// The latest state of a thread, ready to be edited.
+pub struct Editable {
+    /// The thread.
+    pub thread_id: String,
+    /// The latest root checkpoint. Its decoded `checkpoint` holds every channel but the
+    /// message list, which is read in place from the row's blob (see `outline`).
+    pub latest: LoadedCheckpoint,
+    /// The stored messages, outlined; their spans point into `latest.row.checkpoint`.
+    pub outline: Vec<Outline>,
+    /// Pending writes on the latest checkpoint when it was read (0 unless forced).
+    pub pending_writes: usize,
+    /// The full message views, built on first use.
+    messages: OnceLock<Vec<Message>>,
+}
+
+impl Editable {
+    /// The typed view of every message (decoded on first use).
+    pub fn messages(&self) -> Result<&[Message]> {
+        if let Some(m) = self.messages.get() {
+            return Ok(m);
+        }
+        let views = (0..self.outline.len())
+            .map(|i| {
+                Message::from_value(&self.item(i)?)
+                    .with_context(|| format!("message {i} of thread '{}'", self.thread_id))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.messages.get_or_init(|| views))
+    }
+
+    /// The typed view of message `i` alone (the cached view when all were built): what a
+    /// command that reads messages one at a time uses, so that a long thread never holds
+    /// every view at once.
+    pub fn message(&self, i: usize) -> Result<Message> {
+        if let Some(m) = self.messages.get().and_then(|all| all.get(i)) {
+            return Ok(m.clone());
+        }
+        Message::from_value(&self.item(i)?)
+            .with_context(|| format!("message {i} of thread '{}'", self.thread_id))
+    }
+
+    /// The stored value of message `i` (written back byte for byte when kept).
+    pub fn item(&self, i: usize) -> Result<Value> {
+        crate::codec::msgpack::decode(self.stored_bytes(i)).with_context(|| {
+            format!(
+                "cannot decode message {i} of checkpoint {}",
+                self.latest.row.checkpoint_id
+            )
+        })
+    }
+
+    /// Message `i` as its stored bytes, for a new list that keeps it (written back as is,
+    /// not decoded).
+    pub fn stored(&self, i: usize) -> Result<Value> {
+        crate::codec::msgpack::Raw::new(self.stored_bytes(i).to_vec())
+            .map(Value::Raw)
+            .with_context(|| {
+                format!(
+                    "message {i} of checkpoint {} is not one complete msgpack value",
+                    self.latest.row.checkpoint_id
+                )
+            })
+    }
+
+    /// The bytes of message `i` in the latest checkpoint's blob.
+    fn stored_bytes(&self, i: usize) -> &[u8] {
+        let span = self.outline[i].span.clone();
+        self.latest.row.checkpoint.get(span).unwrap_or_default()
+    }
+
+    /// Approximate tokens of the messages `indices` names.
+    pub fn approx_tokens(&self, indices: impl IntoIterator<Item = usize>) -> u64 {
+        indices
+            .into_iter()
+            .map(|i| self.outline[i].approx_tokens)
+            .sum()
+    }
+}
+
+/// The rows an edit of a thread starts from: its latest root checkpoint and that
+/// checkpoint's pending writes.
+pub struct LatestRows {
+    /// The thread.
+    pub thread_id: String,
+    /// The latest root checkpoint.
+    pub row: CheckpointRow,
+    /// Its pending writes.
+    pub writes: Vec<WriteRow>,
+}
+
+/// Which threads `--all` selects beyond "has a root checkpoint".
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filters {
+    /// Idle for at least this many seconds (by the latest checkpoint's `ts`).
+    pub idle: Option<(i64, jiff::Timestamp)>,
+    /// At least this many messages.
+    pub min_messages: Option<usize>,
+    /// At least this many tokens by this counter.
+    pub min_tokens: Option<(u64, crate::tokens::Counter)>,
+}
+
+/// Turns a thread's rows into its editable state (no database access: runs on any core).
+/// `None` when the filters leave the thread out; a [`Refusal`] error for a thread memctl must
+/// not edit.
+pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Result<Editable>> {
+    let thread = rows.thread_id.clone();
+    let row = rows.row;
+    if row.type_name != "msgpack" {
+        return Some(Err(Refusal(format!(
+            "thread '{thread}': its latest checkpoint is stored as '{}', not msgpack; memctl rewrites only msgpack checkpoints",
+            row.type_name
+        ))
+        .into()));
+    }
+    let decoded = crate::codec::msgpack::decode_except(&row.checkpoint, "channel_values", MESSAGES)
+        .with_context(|| {
+            format!(
+                "cannot decode checkpoint {} of thread '{thread}'",
+                row.checkpoint_id
+            )
+        });
+    let (root, span) = match decoded {
+        Ok(d) => d,
+        Err(e) => return Some(Err(e)),
+    };
+    if root.as_map().is_none() {
+        return Some(Err(anyhow!(
+            "checkpoint {} of thread '{thread}' is not a map",
+            row.checkpoint_id
+        )));
+    }
+    let metadata = match Metadata::parse(row.metadata.as_deref()).with_context(|| {
+        format!(
+            "bad metadata on checkpoint {} of thread '{thread}'",
+            row.checkpoint_id
+        )
+    }) {
+        Ok(m) => m,
+        Err(e) => return Some(Err(e)),
+    };
+    let latest = LoadedCheckpoint {
+        row,
+        checkpoint: Checkpoint { root },
+        metadata,
+    };
+    let blob = &latest.row.checkpoint;
+    let outlined = span.clone().and_then(|s| outline::outline_list(blob, s));
+    // Filters first, so that only selected threads are reported.
+    if let Some((secs, now)) = filters.idle {
+        let ts = latest.checkpoint.ts().and_then(parse_ts);
+        if ts.is_some_and(|t| now.as_second() - t.as_second() < secs) {
+            return None;
+        }
+    }
+    if let (Some(min), Some(o)) = (filters.min_messages, &outlined) {
+        if o.len() < min {
+            return None;
+        }
+    }
+    // Full views, when the token filter needs them (kept for the edit).
+    let mut views = None;
+    if let (Some((min, counter)), Some(o)) = (filters.min_tokens, &outlined) {
+        let tokens = match counter {
+            crate::tokens::Counter::Approx => o.iter().map(|m| m.approx_tokens).sum(),
+            other => {
+                views = o
+                    .iter()
+                    .map(|m| {
+                        let bytes = blob.get(m.span.clone())?;
+                        Message::from_value(&crate::codec::msgpack::decode(bytes).ok()?)
+                    })
+                    .collect::<Option<Vec<Message>>>();
+                views.as_deref().map_or(0, |m| other.count(m).unwrap_or(0))
+            }
+        };
+        if tokens < min {
+            return None;
+        }
+    }
+    let result = (|| -> Result<Editable> {
+        let writes = decode_writes(rows.writes, &latest.row.checkpoint_id)?;
+        let work = pending_work(&latest.checkpoint, &writes);
+        if !work.is_idle() && !force {
+            let what = if !work.interrupts.is_empty() {
+                format!("is paused on interrupt() in {}", work.next.join(", "))
+            } else if !work.next.is_empty() {
+                format!("has work scheduled ({})", work.next.join(", "))
+            } else {
+                format!("has {} pending writes", work.writes)
+            };
+            return Err(Refusal(format!(
+                "thread '{thread}' {what}; memctl does not edit a thread that is waiting (pass --force to do it anyway)"
+            ))
+            .into());
+        }
+        let has_version = latest
+            .checkpoint
+            .channel_versions()
+            .iter()
+            .any(|(k, _)| k == MESSAGES);
+        let location = channels::location_at(
+            &latest.row.checkpoint,
+            span.as_ref().map(|s| s.start),
+            has_version,
+        );
+        if channels::is_delta(location, &latest.metadata) {
+            return Err(Refusal(format!(
+                "thread '{thread}' keeps its messages in a DeltaChannel; memctl does not rewrite delta threads yet"
+            ))
+            .into());
+        }
+        if span.is_none() {
+            return Err(Refusal(format!("thread '{thread}' has no messages channel")).into());
+        }
+        let Some(outline) = outlined else {
+            // Say why: a list that does not decode, or one that holds something else.
+            let list = span
+                .as_ref()
+                .and_then(|sp| latest.row.checkpoint.get(sp.clone()));
+            if let Some(Err(e)) = list.map(crate::codec::msgpack::decode) {
+                bail!(
+                    "cannot decode the messages of checkpoint {} of thread '{thread}': {e}",
+                    latest.row.checkpoint_id
+                );
+            }
+            bail!(
+                "the messages channel of checkpoint {} of thread '{thread}' is not a list of messages",
+                latest.row.checkpoint_id
+            );
+        };
+        if let Some(i) = outline.iter().position(|m| m.id.is_none()) {
+            bail!("message {i} of thread '{thread}' has no id; LangGraph always assigns one, so this file is unusual");
+        }
+        Ok(Editable {
+            thread_id: thread.clone(),
+            latest,
+            outline,
+            pending_writes: work.writes,
+            messages: views.map_or_else(OnceLock::new, OnceLock::from),
+        })
+    })();
+    Some(result)
+}
+
+/// Checks the edited list is valid for a model provider and for LangGraph: no tool call
+/// without its answer, no answer without its call. The first problem in message order is
+/// reported. Linear: each call id's first AI message and last answer are looked up in hash
+/// maps.
+pub fn check_tool_pairs<M: Shape>(msgs: &[&M]) -> Result<()> {
+    // Where each call is first made, and where it is last answered.
+    let mut first_call: HashMap<&str, usize> = HashMap::new();
+    let mut last_answer: HashMap<&str, usize> = HashMap::new();
+    for (i, &m) in msgs.iter().enumerate() {
+        match m.kind() {
+            Kind::Ai => {
+                for call in m.tool_call_ids() {
+                    first_call.entry(call).or_insert(i);
+                }
+            }
+            Kind::Tool => {
+                if let Some(call) = m.tool_call_id() {
+                    last_answer.insert(call, i);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (i, &m) in msgs.iter().enumerate() {
+        if m.kind() == Kind::Tool {
+            let call = m.tool_call_id().unwrap_or("");
+            if first_call.get(call).is_none_or(|&a| a >= i) {
+                bail!("the result would leave a ToolMessage without the AI tool call '{call}'");
+            }
+        }
+        if m.kind() == Kind::Ai {
+            for call in m.tool_call_ids() {
+                if last_answer.get(call).is_none_or(|&t| t <= i) {
+                    bail!("the result would leave the tool call '{call}' without its ToolMessage");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An edit of one thread, decided but not written.
+pub struct Planned {
+    /// The report (status `unchanged`, `would rewrite`, or `planned` until written).
+    pub outcome: Outcome,
+    /// The rows to append.
+    pub update: Option<update::Update>,
+    /// Pending writes the thread had when read (the write checks it still has them).
+    pub expected_writes: usize,
+    /// What `--purge` scrubs from the thread's history.
+    pub purge: Option<Scrub>,
+    /// The strings `--purge` checks are gone from the file afterwards.
+    pub verify: Vec<String>,
+    /// The status once written (without `--purge`): `rewritten`, or `summarized`.
+    pub on_write: Status,
+}
+
+impl Planned {
+    /// An edit with nothing to write: only its report.
+    pub fn nothing_to_write(outcome: Outcome) -> Planned {
+        Planned {
+            outcome,
+            update: None,
+            expected_writes: 0,
+            purge: None,
+            verify: vec![],
+            on_write: Status::Rewritten,
+        }
+    }
+
+    /// The same edit, for a thread that had `n` pending writes when it was read (the write
+    /// checks it still has them).
+    pub fn expecting(self, n: usize) -> Planned {
+        Planned {
+            expected_writes: n,
+            ..self
+        }
+    }
+}
+
+/// Plans the edit that keeps the messages `keep` (indices, in order): the report, and unless
+/// `dry_run` the rows to append. No database access: runs on any core.
+pub fn plan(
+    ed: &Editable,
+    keep: &[usize],
+    notes: Vec<String>,
+    dry_run: bool,
+    purge: bool,
+) -> Result<Planned> {
+    let n = ed.outline.len();
+    let mut kept_mask = vec![false; n];
+    for &i in keep {
+        kept_mask[i] = true;
+    }
+    let removed: Vec<Removed> = (0..n)
+        .filter(|&i| !kept_mask[i])
+        .map(|i| {
+            let m = &ed.outline[i];
+            Removed {
+                index: i,
+                kind: m.kind.type_str(),
+                id: m.id.clone(),
+                text: m.preview(&ed.latest.row.checkpoint),
+            }
+        })
+        .collect();
+    let mut planned = Planned {
+        outcome: Outcome {
+            thread_id: ed.thread_id.clone(),
+            status: Status::Unchanged,
+            notes,
+            counted: true,
+            messages: (n, keep.len()),
+            tokens: (
+                ed.approx_tokens(0..n),
+                ed.approx_tokens(keep.iter().copied()),
+            ),
+            removed,
+            checkpoint_id: None,
+            endpoint_tokens: None,
+        },
+        update: None,
+        expected_writes: ed.pending_writes,
+        purge: None,
+        verify: vec![],
+        on_write: Status::Rewritten,
+    };
+    if keep.len() == n {
+        return Ok(planned);
+    }
+    let kept: Vec<&Outline> = keep.iter().map(|&i| &ed.outline[i]).collect();
+    check_tool_pairs(&kept).with_context(|| format!("thread '{}'", ed.thread_id))?;
+    if dry_run {
+        planned.outcome.status = Status::WouldRewrite;
+        return Ok(planned);
+    }
+    let new_items = keep
+        .iter()
+        .map(|&i| ed.stored(i))
+        .collect::<Result<Vec<Value>>>()?;
+    let upd = build_update(ed, new_items, vec![])?;
+    planned.outcome.status = Status::Planned;
+    planned.outcome.checkpoint_id = Some(upd.checkpoint_id.clone());
+    planned.update = Some(upd);
+    if purge {
+        // One message view at a time: a long thread never holds them all.
+        let mut scrub = Scrub::default();
+        for i in (0..n).filter(|&i| !kept_mask[i]) {
+            scrub.add(&ed.message(i)?);
+        }
+        let kept_text: Vec<String> = keep
+            .iter()
+            .map(|&i| Ok(ed.message(i)?.searchable_text()))
+            .collect::<Result<_>>()?;
+        planned.verify = scrub.strings_to_verify(&kept_text);
+        planned.purge = Some(scrub);
+    }
+    Ok(planned)
+}
+
+/// Builds the update that gives `ed`'s thread the message list `new_items` (stored values)
+/// and sets the `other` channels, now.
+pub fn build_update(
+    ed: &Editable,
+    new_items: Vec<Value>,
+    other: Vec<(String, Value)>,
+) -> Result<update::Update> {
+    let mut random = || {
+        let b = uuid::Uuid::new_v4().as_u128();
+        (b >> 64) as u64 ^ b as u64
+    };
+    let mut env = Env {
+        now: jiff::Timestamp::now(),
+        random: &mut random,
+    };
+    let parent_id = &ed.latest.row.checkpoint_id;
+    update::build(
+        parent_id,
+        &ed.latest.checkpoint,
+        &ed.latest.metadata,
+        new_items,
+        other,
+        &mut env,
+    )
+    .with_context(|| format!("thread '{}'", ed.thread_id))
+}
+
+/// Decodes the write rows of checkpoint `checkpoint_id`.
+pub fn decode_writes(rows: Vec<WriteRow>, checkpoint_id: &str) -> Result<Vec<PendingWrite>> {
+    rows.into_iter()
+        .map(|w| {
+            let value = crate::codec::decode_typed(&w.type_name, &w.value).with_context(|| {
+                format!(
+                    "cannot decode the '{}' write of task {} on checkpoint {checkpoint_id}",
+                    w.channel, w.task_id
+                )
+            })?;
+            Ok(PendingWrite {
+                task_id: w.task_id,
+                task_path: w.task_path,
+                idx: w.idx,
+                channel: w.channel,
+                value,
+            })
+        })
+        .collect()
+}
+
+/// A checkpoint `ts` (ISO 8601 with offset) as a timestamp.
+fn parse_ts(ts: &str) -> Option<jiff::Timestamp> {
+    ts.parse().ok()
+}
