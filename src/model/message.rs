@@ -477,6 +477,19 @@ fn openai_tool_call_to_langchain(call: &mut Json) {
     *call = serde_json::json!({"name": name, "args": args, "id": id, "type": "tool_call"});
 }
 
+/// A message object as LangGraph stores it: ext 5 `[module, class, model_dump, method]`.
+pub fn message_ext(module: &str, class: &str, fields: Value) -> Value {
+    Value::ext(
+        crate::codec::ext::PYDANTIC_V2,
+        Value::array(vec![
+            Value::str(module),
+            Value::str(class),
+            fields,
+            Value::str("model_validate_json"),
+        ]),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

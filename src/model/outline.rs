@@ -296,7 +296,7 @@ mod tests {
     use super::*;
     use crate::codec::msgpack::encode;
     use crate::codec::Value;
-    use crate::ops::update::message_ext;
+    use crate::model::message::message_ext;
 
     /// Previews made on demand from the blob equal the full view's, in place or not.
     #[test]

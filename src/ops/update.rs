@@ -19,8 +19,8 @@ use serde_json::{Map as JsonMap, Value as Json};
 use uuid::Uuid;
 
 use crate::codec::msgpack::{self, Map, Value};
+use crate::codec::pyjson;
 use crate::codec::pyjson::float_repr;
-use crate::codec::{ext, pyjson};
 use crate::model::checkpoint::MESSAGES;
 use crate::model::{Checkpoint, Metadata};
 
@@ -104,18 +104,7 @@ pub fn remove_all_message() -> Value {
     message_ext("langchain_core.messages.modifier", "RemoveMessage", fields)
 }
 
-/// A message object as LangGraph stores it: ext 5 `[module, class, model_dump, method]`.
-pub fn message_ext(module: &str, class: &str, fields: Value) -> Value {
-    Value::ext(
-        ext::PYDANTIC_V2,
-        Value::array(vec![
-            Value::str(module),
-            Value::str(class),
-            fields,
-            Value::str("model_validate_json"),
-        ]),
-    )
-}
+pub use crate::model::message::message_ext;
 
 /// Builds the update that replaces the `messages` list of `parent` with `new_messages`
 /// (stored message values: kept ones as read, new ones built with [`message_ext`]) and sets
