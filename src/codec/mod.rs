@@ -12,6 +12,7 @@ pub mod ext;
 pub mod json;
 pub mod lazy;
 pub mod msgpack;
+pub mod pieces;
 pub mod pyjson;
 pub mod pyrepr;
 pub mod typed;

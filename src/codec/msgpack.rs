@@ -44,22 +44,70 @@ pub enum Value {
     Raw(Raw),
 }
 
-/// The bytes of one complete encoded value (see [`Value::Raw`]).
+/// The bytes of one complete encoded value (see [`Value::Raw`]): a slice of a shared buffer
+/// (typically the stored checkpoint blob the value was read from), so that a rewrite keeping
+/// 100,000 messages copies none of them.
 #[derive(Debug, Clone)]
-pub struct Raw(Vec<u8>);
+pub struct Raw {
+    buf: std::sync::Arc<Vec<u8>>,
+    range: std::ops::Range<usize>,
+}
 
 impl Raw {
     /// Wraps the bytes of one complete msgpack value after checking that they decode (valid
     /// UTF-8, known ext codes, nothing left over), so that only what memctl can read is
     /// written back.
     pub fn new(bytes: Vec<u8>) -> Result<Raw, DecodeError> {
-        decode(&bytes)?;
-        Ok(Raw(bytes))
+        let range = 0..bytes.len();
+        Raw::shared(&std::sync::Arc::new(bytes), range)
+    }
+
+    /// The value at `range` of a shared buffer, checked as [`Raw::new`] checks it (a range
+    /// outside the buffer is an error).
+    pub fn shared(
+        buf: &std::sync::Arc<Vec<u8>>,
+        range: std::ops::Range<usize>,
+    ) -> Result<Raw, DecodeError> {
+        let bytes = buf
+            .get(range.clone())
+            .ok_or(DecodeError::Truncated { offset: buf.len() })?;
+        decode(bytes)?;
+        Ok(Raw {
+            buf: buf.clone(),
+            range,
+        })
     }
 
     /// The encoded bytes.
     pub fn bytes(&self) -> &[u8] {
-        &self.0
+        &self.buf[self.range.clone()]
+    }
+
+    /// The shared buffer and where the value is in it.
+    pub fn parts(&self) -> (&std::sync::Arc<Vec<u8>>, std::ops::Range<usize>) {
+        (&self.buf, self.range.clone())
+    }
+}
+
+/// Where the encoder writes: a `Vec<u8>`, or [`super::pieces::Pieces`], which keeps large
+/// [`Raw`] values as slices of their buffers instead of copying them.
+pub trait Out {
+    /// Appends one byte.
+    fn push(&mut self, b: u8);
+    /// Appends bytes.
+    fn extend_from_slice(&mut self, b: &[u8]);
+    /// Appends a value kept as its encoded bytes.
+    fn raw(&mut self, r: &Raw) {
+        self.extend_from_slice(r.bytes());
+    }
+}
+
+impl Out for Vec<u8> {
+    fn push(&mut self, b: u8) {
+        Vec::push(self, b);
+    }
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        Vec::extend_from_slice(self, b);
     }
 }
 
@@ -240,8 +288,16 @@ pub fn encode(v: &Value) -> Vec<u8> {
 }
 
 /// Encodes a value, appending to `out`.
-pub fn encode_into(out: &mut Vec<u8>, v: &Value) {
+pub fn encode_into(out: &mut impl Out, v: &Value) {
     write_value(out, v);
+}
+
+/// Encodes a value into pieces: large kept values ([`Value::Raw`]) are referenced, not
+/// copied, so a 37 MB message list costs no second 37 MB.
+pub fn encode_pieces(v: &Value) -> super::pieces::Pieces {
+    let mut out = super::pieces::Pieces::default();
+    write_value(&mut out, v);
+    out
 }
 
 struct Reader<'a> {
@@ -446,9 +502,9 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn write_value(out: &mut Vec<u8>, v: &Value) {
+fn write_value<O: Out>(out: &mut O, v: &Value) {
     match v {
-        Value::Raw(r) => out.extend_from_slice(r.bytes()),
+        Value::Raw(r) => out.raw(r),
         Value::Nil => out.push(0xc0),
         Value::Bool(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
         Value::Int(i) => write_int(out, i),
@@ -502,8 +558,8 @@ fn write_value(out: &mut Vec<u8>, v: &Value) {
 
 /// Writes a length-prefixed header. `fix` is the fix-form base (with `fix_max` its largest
 /// length); `wide` are the 8/16/32-bit length markers (0 where a width does not exist).
-fn write_len(
-    out: &mut Vec<u8>,
+fn write_len<O: Out>(
+    out: &mut O,
     n: usize,
     marker: Option<u8>,
     fix: Option<u8>,
@@ -542,7 +598,7 @@ fn write_len(
     }
 }
 
-fn write_int(out: &mut Vec<u8>, i: &Int) {
+fn write_int<O: Out>(out: &mut O, i: &Int) {
     let (pos, neg) = (i.pos, i.neg);
     let fits = |m: u8| -> bool {
         match m {
@@ -621,7 +677,7 @@ fn write_int(out: &mut Vec<u8>, i: &Int) {
     }
 }
 
-fn write_ext(out: &mut Vec<u8>, e: &Ext) {
+fn write_ext<O: Out>(out: &mut O, e: &Ext) {
     let body = encode(&e.payload);
     let n = body.len();
     let fixed = |n: usize| match n {

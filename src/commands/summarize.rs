@@ -266,7 +266,7 @@ fn plan(
                 index: i,
                 kind: m.kind.type_str(),
                 id: m.id.clone(),
-                text: m.preview(&ed.latest.row.checkpoint),
+                text: m.preview(ed.blob()),
             }
         })
         .collect();

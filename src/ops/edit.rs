@@ -4,7 +4,7 @@
 //! and is unit-tested without a file; `commands::batch` reads and writes around it.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{anyhow, bail, Context, Result};
 
@@ -63,9 +63,13 @@ pub struct Editable {
     /// The thread.
     pub thread_id: String,
     /// The latest root checkpoint. Its decoded `checkpoint` holds every channel but the
-    /// message list, which is read in place from the row's blob (see `outline`).
+    /// message list, which is read in place from the blob (see `outline`); its row's
+    /// `checkpoint` bytes are moved to [`Editable::blob`].
     pub latest: LoadedCheckpoint,
-    /// The stored messages, outlined; their spans point into `latest.row.checkpoint`.
+    /// The latest checkpoint's stored blob, shared with the kept messages of an edit (they
+    /// are slices of it, never copies).
+    blob: Arc<Vec<u8>>,
+    /// The stored messages, outlined; their spans point into [`Editable::blob`].
     pub outline: Vec<Outline>,
     /// Pending writes on the latest checkpoint when it was read (0 unless forced).
     pub pending_writes: usize,
@@ -112,7 +116,7 @@ impl Editable {
     /// Message `i` as its stored bytes, for a new list that keeps it (written back as is,
     /// not decoded).
     pub fn stored(&self, i: usize) -> Result<Value> {
-        crate::codec::msgpack::Raw::new(self.stored_bytes(i).to_vec())
+        crate::codec::msgpack::Raw::shared(&self.blob, self.outline[i].span.clone())
             .map(Value::Raw)
             .with_context(|| {
                 format!(
@@ -125,7 +129,12 @@ impl Editable {
     /// The bytes of message `i` in the latest checkpoint's blob.
     fn stored_bytes(&self, i: usize) -> &[u8] {
         let span = self.outline[i].span.clone();
-        self.latest.row.checkpoint.get(span).unwrap_or_default()
+        self.blob.get(span).unwrap_or_default()
+    }
+
+    /// The latest checkpoint's stored blob (what the outlines' spans point into).
+    pub fn blob(&self) -> &[u8] {
+        &self.blob
     }
 
     /// Approximate tokens of the messages `indices` names.
@@ -291,9 +300,12 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
         if let Some(i) = outline.iter().position(|m| m.id.is_none()) {
             bail!("message {i} of thread '{thread}' has no id; LangGraph always assigns one, so this file is unusual");
         }
+        let mut latest = latest;
+        let blob = Arc::new(std::mem::take(&mut latest.row.checkpoint));
         Ok(Editable {
             thread_id: thread.clone(),
             latest,
+            blob,
             outline,
             pending_writes: work.writes,
             messages: views.map_or_else(OnceLock::new, OnceLock::from),
@@ -404,7 +416,7 @@ pub fn plan(
                 index: i,
                 kind: m.kind.type_str(),
                 id: m.id.clone(),
-                text: m.preview(&ed.latest.row.checkpoint),
+                text: m.preview(ed.blob()),
             }
         })
         .collect();

@@ -19,6 +19,7 @@ use serde_json::{Map as JsonMap, Value as Json};
 use uuid::Uuid;
 
 use crate::codec::msgpack::{self, Map, Value};
+use crate::codec::pieces::Pieces;
 use crate::codec::pyjson;
 use crate::codec::pyjson::float_repr;
 use crate::model::checkpoint::MESSAGES;
@@ -54,8 +55,9 @@ pub struct Update {
     pub checkpoint_id: String,
     /// The parent (the latest checkpoint when the update was built).
     pub parent_id: String,
-    /// The encoded checkpoint blob (`type = 'msgpack'`).
-    pub checkpoint: Vec<u8>,
+    /// The encoded checkpoint blob (`type = 'msgpack'`), in pieces: kept messages are slices
+    /// of the parent's blob.
+    pub checkpoint: Pieces,
     /// The metadata JSON.
     pub metadata: Vec<u8>,
     /// The write rows recorded on the parent: `messages` first, then other channels.
@@ -233,7 +235,7 @@ pub fn build(
     let parent_uuid = Uuid::parse_str(parent_id)
         .with_context(|| format!("the latest checkpoint id '{parent_id}' is not a UUID"))?;
     let task_id = Uuid::new_v5(&parent_uuid, b"__interrupt__").to_string();
-    let write = |idx: usize, channel: &str, value: Vec<u8>| UpdateWrite {
+    let write = |idx: usize, channel: &str, value: Pieces| UpdateWrite {
         task_id: task_id.clone(),
         task_path: "~__interrupt__, 0000000000".into(),
         idx: idx as i64,
@@ -243,15 +245,15 @@ pub fn build(
     let mut writes = vec![write(
         0,
         MESSAGES,
-        msgpack::encode(&Value::array(update_list)),
+        msgpack::encode_pieces(&Value::array(update_list)),
     )];
     for (i, (channel, value)) in other.iter().enumerate() {
-        writes.push(write(i + 1, channel, msgpack::encode(value)));
+        writes.push(write(i + 1, channel, msgpack::encode_pieces(value)));
     }
     Ok(Update {
         checkpoint_id,
         parent_id: parent_id.to_owned(),
-        checkpoint: msgpack::encode(&root),
+        checkpoint: msgpack::encode_pieces(&root),
         metadata: pyjson::dumps(&Json::Object(md)).into_bytes(),
         writes,
         step,

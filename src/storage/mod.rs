@@ -11,6 +11,8 @@ use anyhow::Result;
 
 pub use sqlite::SqliteStore;
 
+use crate::codec::pieces::Pieces;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -58,8 +60,8 @@ pub struct NewRows<'a> {
     pub checkpoint_id: &'a str,
     /// Its parent: the thread's latest checkpoint when the rows were made.
     pub parent_id: &'a str,
-    /// The serialized checkpoint.
-    pub checkpoint: &'a [u8],
+    /// The serialized checkpoint, in pieces (see `codec::pieces`).
+    pub checkpoint: &'a Pieces,
     /// The metadata JSON.
     pub metadata: &'a [u8],
     /// Write rows on the parent.
@@ -77,8 +79,8 @@ pub struct NewWrite {
     pub idx: i64,
     /// The channel written.
     pub channel: String,
-    /// The serialized value (`type = 'msgpack'`).
-    pub value: Vec<u8>,
+    /// The serialized value (`type = 'msgpack'`), in pieces.
+    pub value: Pieces,
 }
 
 /// Which kind of stored blob a [`BlobRewriter`] is given.

@@ -7,6 +7,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 
+use crate::codec::pieces::Pieces;
+
 use super::{
     BlobKind, BlobRewriter, CheckpointInfo, CheckpointRow, CheckpointStore, Deleted, FileStats,
     Leftover, NewRows, Orphans, SchemaGeneration, ThreadMoved, ThreadSummary, WriteRow,
@@ -816,30 +818,36 @@ impl SqliteStore {
             .into());
         }
         for w in update.writes {
+            let value = BlobParam::of(&w.value)?;
             let result = match self.generation {
                 SchemaGeneration::V3 => tx.prepare_cached(
                     "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
                      VALUES (?, ?, ?, ?, ?, ?, ?, 'msgpack', ?)",
                 ).and_then(|mut st| st.execute(
-                    rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.task_path, w.idx, w.channel, w.value],
+                    rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.task_path, w.idx, w.channel, value],
                 )),
                 SchemaGeneration::V2 => tx.prepare_cached(
                     "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) \
                      VALUES (?, ?, ?, ?, ?, ?, 'msgpack', ?)",
                 ).and_then(|mut st| st.execute(
-                    rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.idx, w.channel, w.value],
+                    rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.idx, w.channel, value],
                 )),
             };
-            result.map_err(|e| self.sql_error(e))?;
+            let inserted = result.map_err(|e| self.sql_error(e))?;
+            if inserted > 0 {
+                value.fill(tx, "writes", "value", &w.value)?;
+            }
         }
+        let checkpoint = BlobParam::of(update.checkpoint)?;
         tx.prepare_cached(
             "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
              VALUES (?, ?, ?, ?, 'msgpack', ?, ?)",
         )
         .and_then(|mut st| st.execute(
-            rusqlite::params![thread_id, ns, update.checkpoint_id, update.parent_id, update.checkpoint, update.metadata],
+            rusqlite::params![thread_id, ns, update.checkpoint_id, update.parent_id, checkpoint, update.metadata],
         ))
         .map_err(|e| self.sql_error(e))?;
+        checkpoint.fill(tx, "checkpoints", "checkpoint", update.checkpoint)?;
         let scrubbed = match scrub {
             Some(scrub) => self.scrub_thread(tx, thread_id, scrub)?,
             None => 0,
@@ -959,5 +967,59 @@ impl SqliteStore {
             .map_err(|e| self.sql_error(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.sql_error(e))
+    }
+}
+
+/// Blobs longer than this are streamed into their row (incremental blob I/O) instead of bound
+/// as one buffer: SQLite would copy a bound blob, and a new checkpoint keeping a long thread's
+/// messages exists only in pieces (see `codec::pieces`).
+const STREAM_FROM: usize = 1 << 20;
+
+/// A new blob as an INSERT binds it: its bytes, or a zero blob of its length filled in after
+/// the insert ([`BlobParam::fill`]).
+enum BlobParam {
+    /// Small: bound as one buffer.
+    Bytes(Vec<u8>),
+    /// Large: `zeroblob(n)`, then written piece by piece.
+    Streamed(rusqlite::blob::ZeroBlob),
+}
+
+impl BlobParam {
+    fn of(pieces: &Pieces) -> Result<BlobParam> {
+        if pieces.len() < STREAM_FROM {
+            return Ok(BlobParam::Bytes(pieces.to_vec()));
+        }
+        let n = i32::try_from(pieces.len()).map_err(|_| {
+            anyhow!(
+                "a new blob of {} bytes is over SQLite's limit",
+                pieces.len()
+            )
+        })?;
+        Ok(BlobParam::Streamed(rusqlite::blob::ZeroBlob(n)))
+    }
+
+    /// Writes a streamed blob's pieces into the row just inserted into `table`.
+    fn fill(&self, tx: &Connection, table: &str, column: &str, pieces: &Pieces) -> Result<()> {
+        use std::io::Write;
+        if let BlobParam::Streamed(_) = self {
+            let rowid = tx.last_insert_rowid();
+            let mut blob = tx
+                .blob_open(rusqlite::DatabaseName::Main, table, column, rowid, false)
+                .with_context(|| format!("cannot open the new {table} row to write its blob"))?;
+            for chunk in pieces.chunks() {
+                blob.write_all(chunk)
+                    .with_context(|| format!("cannot write the new {table} row's blob"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl rusqlite::ToSql for BlobParam {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        match self {
+            BlobParam::Bytes(b) => b.to_sql(),
+            BlobParam::Streamed(z) => z.to_sql(),
+        }
     }
 }
