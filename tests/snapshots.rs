@@ -753,7 +753,9 @@ fn summarize_with_an_endpoint() {
     let out = t.run_with(&args, &key);
     assert_eq!(out.status.code(), Some(0));
     t.run_expect(0, &["history", "--db", &db, "usage", "--limit", "2"]);
-    // An endpoint that fails: the thread is reported failed, nothing is written.
+    // An endpoint that fails: the thread is reported failed, nothing is written. (The notes
+    // cell wraps inside the URL: the snapshot assumes a 5-digit ephemeral port, as Linux and
+    // macOS give by default.)
     let failing = ChatServer::start(|_, _| Reply::Status(400, r#"{"error": "bad model"}"#.into()));
     let (_d, db2) = common::temp_copy(&fixture("new.sqlite"));
     t.filters.push((
