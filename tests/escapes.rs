@@ -21,6 +21,9 @@ use common::chat_server::{ChatServer, Reply};
 use common::{fixture, memctl, s};
 use serde_json::Value as Json;
 
+/// Ages are measured against this (a pipe and a terminal run compare equal).
+const NOW: &str = "2026-12-08T12:00:00Z";
+
 /// The attack, as `sanitize::is_dangerous` names it: ESC [2J, CSI, RLO, LINE SEPARATOR.
 const ATTACK: [&str; 4] = ["\u{1b}[2J", "\u{9b}", "\u{202e}", "\u{2028}"];
 
@@ -170,7 +173,7 @@ fn run(db: &Path, args: &[&str]) -> (Option<i32>, String, String) {
     let out = memctl()
         .env("COLUMNS", "200")
         .args(args)
-        .args(["--db", s(db)])
+        .args(["--db", s(db), "--now", NOW])
         .output()
         .expect("memctl runs");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -226,7 +229,11 @@ fn terminal_run(
     let bin = assert_cmd::cargo::cargo_bin("memctl");
     let mut cmd = std::process::Command::new("script");
     let mut line = String::from("exec \"$MEMCTL_BIN\"");
-    for (i, a) in args.iter().chain(["--db", s(db)].iter()).enumerate() {
+    for (i, a) in args
+        .iter()
+        .chain(["--db", s(db), "--now", NOW].iter())
+        .enumerate()
+    {
         let var = format!("MEMCTL_ARG_{i}");
         line.push_str(&format!(" \"${var}\""));
         cmd.env(var, a);
