@@ -22,4 +22,6 @@ cargo clippy --locked --all-targets -- -D warnings
 echo "test.sh: cargo test" >&2
 export MEMCTL_PYTHON_NEW="$ROOT/.venv/new/bin/python"
 export MEMCTL_PYTHON_OLD="$ROOT/.venv/old/bin/python"
+# A snapshot that does not match fails the run and leaves no .snap.new behind.
+export INSTA_UPDATE=no
 cargo test --locked

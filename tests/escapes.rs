@@ -9,9 +9,7 @@
 //! output, so a test cannot pass by not showing the string at all.
 //!
 //! A terminal is a real pty: memctl decides with `IsTerminal` (stdout for JSON escaping,
-//! stderr for progress bars), which no flag or variable overrides. Tests marked
-//! `#[ignore = "fails: …"]` show a leak the code still has; `cargo test --test escapes --
-//! --ignored` runs them.
+//! stderr for progress bars), which no flag or variable overrides.
 
 mod common;
 
@@ -608,14 +606,13 @@ fn json_on_a_terminal_is_escaped_and_still_the_same_json() {
 /// be escaped like everything else. (The bar's own cursor movements are escapes, so this
 /// looks for the attack itself.) stdout goes to /dev/null: only the bar is on the terminal.
 #[test]
-#[ignore = "fails: summarize --all draws each thread id raw in its 'plan' progress bar on a terminal (pb.set_message(thread.clone()) in commands::rewrite::for_each_target): ESC [2J, U+009B, U+202E, U+2028 reach the terminal"]
 fn progress_bar_of_summarize_on_a_terminal() {
     let (_d, db) = evil_db();
     let args = ["summarize", "--all", "--keep", "2", "--dry-run"];
     let (code, text) = stderr_on_terminal(&db, &args);
     assert_eq!(code, Some(0), "{args:?}: {text}");
     assert!(
-        text.contains("plan ["),
+        text.contains("summarize ["),
         "{args:?}: no progress bar drawn: {text:?}"
     );
     let raw = raw_attack(&text);
@@ -627,10 +624,8 @@ fn progress_bar_of_summarize_on_a_terminal() {
     assert!(text.contains(r"\u{1b}[2J"), "{args:?}: {text:?}");
 }
 
-/// A real summarize batch draws two bars (planning, then the requests), both naming the
-/// thread they are on.
+/// A real summarize batch draws its bar naming the thread it reads while the requests run.
 #[test]
-#[ignore = "fails: the 'plan' bar (commands::rewrite::for_each_target) and the 'summarize' request bar (pb.set_message(p.thread_id.clone()) in commands::summarize::run) draw thread ids raw on a terminal: ESC [2J, U+009B, U+202E, U+2028 reach the terminal"]
 fn progress_bars_of_a_real_summarize_on_a_terminal() {
     let (_d, db) = evil_db();
     let server = ChatServer::start(|_, _| Reply::Summary("A summary.".into()));

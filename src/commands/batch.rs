@@ -225,7 +225,11 @@ pub fn run(
     let result = crate::par::pipeline(
         &ids,
         opts.workers,
-        |(thread, id)| Ok((thread.clone(), read_latest(store, thread, id.as_deref()))),
+        |(thread, id)| {
+            // The thread being read, escaped like every string from the database.
+            pb.set_message(human::id(thread));
+            Ok((thread.clone(), read_latest(store, thread, id.as_deref())))
+        },
         |(thread, rows)| {
             let prepared = rows.map_or_else(|e| Some(Err(e)), |r| prepare(r, opts.force, &filters));
             prepared.map(|item| match item {
