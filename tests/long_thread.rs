@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::{fixture, s, temp_copy};
 use memctl::codec::msgpack::{self, Value};
@@ -322,4 +322,46 @@ fn every_command_reads_a_long_thread_in_linear_time() {
     );
     assert_eq!(summarize[0]["messages_before"], MESSAGES);
     assert_eq!(summarize[0]["status"], "would summarize");
+
+    // A real rm: the new checkpoint and the write row (several MB each) are streamed into
+    // their rows in pieces, the kept messages copied from the old blob. Real LangGraph
+    // loads the result: one message fewer, the others in order.
+    let ids_before: Vec<Json> = shown["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect();
+    let rm = json(&db, &with(&["rm", "--index", "5", "--format", "json"]));
+    assert_eq!(rm[0]["status"], "rewritten", "{rm}");
+    let script = r#"
+import json, sqlite3, sys
+from langgraph.checkpoint.sqlite import SqliteSaver
+saver = SqliteSaver(sqlite3.connect(sys.argv[1]))
+t = saver.get_tuple({"configurable": {"thread_id": "tools", "checkpoint_ns": ""}})
+print(json.dumps({"ids": [m.id for m in t.checkpoint["channel_values"]["messages"]],
+                  "source": t.metadata["source"]}))
+"#;
+    let python = std::env::var_os("MEMCTL_PYTHON_NEW")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| common::root().join(".venv/new/bin/python"));
+    assert!(
+        python.exists(),
+        "LangGraph's venv is missing ({}): run scripts/test.sh, which makes it",
+        python.display()
+    );
+    let out = std::process::Command::new(&python)
+        .args(["-c", script, s(&db)])
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "LangGraph could not load the rewritten thread: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let loaded: Json = serde_json::from_slice(&out.stdout).expect("the script's JSON");
+    assert_eq!(loaded["source"], "update");
+    let mut expected = ids_before;
+    expected.remove(5);
+    assert_eq!(loaded["ids"].as_array(), Some(&expected));
 }

@@ -839,15 +839,24 @@ impl SqliteStore {
             }
         }
         let checkpoint = BlobParam::of(update.checkpoint)?;
+        // SQLite fills a zero blob in memory when a column after it holds data: with a
+        // streamed checkpoint, the metadata after it is streamed too (`metadata` is a BLOB
+        // column, which SqliteSaver writes as bytes).
+        let metadata_pieces = Pieces::from(update.metadata.to_vec());
+        let metadata = match checkpoint {
+            BlobParam::Streamed(_) => BlobParam::streamed(&metadata_pieces)?,
+            BlobParam::Bytes(_) => BlobParam::Bytes(update.metadata.to_vec()),
+        };
         tx.prepare_cached(
             "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
              VALUES (?, ?, ?, ?, 'msgpack', ?, ?)",
         )
         .and_then(|mut st| st.execute(
-            rusqlite::params![thread_id, ns, update.checkpoint_id, update.parent_id, checkpoint, update.metadata],
+            rusqlite::params![thread_id, ns, update.checkpoint_id, update.parent_id, checkpoint, metadata],
         ))
         .map_err(|e| self.sql_error(e))?;
         checkpoint.fill(tx, "checkpoints", "checkpoint", update.checkpoint)?;
+        metadata.fill(tx, "checkpoints", "metadata", &metadata_pieces)?;
         let scrubbed = match scrub {
             Some(scrub) => self.scrub_thread(tx, thread_id, scrub)?,
             None => 0,
@@ -989,6 +998,10 @@ impl BlobParam {
         if pieces.len() < STREAM_FROM {
             return Ok(BlobParam::Bytes(pieces.to_vec()));
         }
+        BlobParam::streamed(pieces)
+    }
+
+    fn streamed(pieces: &Pieces) -> Result<BlobParam> {
         let n = i32::try_from(pieces.len()).map_err(|_| {
             anyhow!(
                 "a new blob of {} bytes is over SQLite's limit",
