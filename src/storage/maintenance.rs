@@ -44,7 +44,11 @@ impl SqliteStore {
     /// `(channel, rows, bytes)` of the writes table.
     pub(super) fn bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
         let mut stmt = self.connection().prepare(
-            "SELECT channel, COUNT(*), SUM(LENGTH(value)) FROM writes GROUP BY channel ORDER BY 3 DESC",
+            // The lengths are taken first (LIMIT -1 keeps SQLite from flattening the subquery):
+            // grouped directly, SQLite's sorter copies every blob (225 MB for one thread of
+            // 100,000 messages).
+            "SELECT channel, COUNT(*), SUM(n) FROM (SELECT channel, LENGTH(value) AS n FROM writes LIMIT -1) \
+             GROUP BY channel ORDER BY 3 DESC",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok((
