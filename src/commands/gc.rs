@@ -3,7 +3,6 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
 use crate::cli::{Format, GcArgs, GlobalArgs};
 use crate::ops::duration::parse_seconds;
@@ -193,20 +192,27 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                 }
                 d
             });
-            let doc = json!({
-                "dry_run": m.dry_run,
-                "keep_checkpoints": args.keep_checkpoints,
-                "would_delete": if m.dry_run { Some(would) } else { None },
-                "threads": rows.iter().map(|r| json!({
-                    "thread_id": r.thread_id, "status": r.status, "checkpoints": r.checkpoints,
-                    "deleted_checkpoints": r.deleted.checkpoints, "deleted_writes": r.deleted.writes, "bytes": r.deleted.bytes,
-                })).collect::<Vec<_>>(),
-                "deleted": total,
-                "bytes_reclaimed": total.bytes,
-                "file_bytes_before": before,
-                "file_bytes_after": after,
-                "vacuumed": matches!(vacuum, Some(Ok(()))),
-            });
+            let doc = GcReport {
+                dry_run: m.dry_run,
+                keep_checkpoints: args.keep_checkpoints,
+                would_delete: m.dry_run.then_some(would),
+                threads: rows
+                    .iter()
+                    .map(|r| GcThread {
+                        thread_id: &r.thread_id,
+                        status: &r.status,
+                        checkpoints: r.checkpoints,
+                        deleted_checkpoints: r.deleted.checkpoints,
+                        deleted_writes: r.deleted.writes,
+                        bytes: r.deleted.bytes,
+                    })
+                    .collect(),
+                deleted: total,
+                bytes_reclaimed: total.bytes,
+                file_bytes_before: before,
+                file_bytes_after: after,
+                vacuumed: matches!(vacuum, Some(Ok(()))),
+            };
             output::write_document(out, format, &doc)?;
         }
     }
@@ -263,4 +269,29 @@ fn check_readable(
         }
     }
     Ok(())
+}
+
+/// The JSON report of `gc`.
+#[derive(serde::Serialize)]
+struct GcReport<'a> {
+    dry_run: bool,
+    keep_checkpoints: u64,
+    would_delete: Option<Deleted>,
+    threads: Vec<GcThread<'a>>,
+    deleted: Deleted,
+    bytes_reclaimed: u64,
+    file_bytes_before: u64,
+    file_bytes_after: u64,
+    vacuumed: bool,
+}
+
+/// One thread of the `gc` report.
+#[derive(serde::Serialize)]
+struct GcThread<'a> {
+    thread_id: &'a str,
+    status: &'a GcStatus,
+    checkpoints: u64,
+    deleted_checkpoints: u64,
+    deleted_writes: u64,
+    bytes: u64,
 }

@@ -4,7 +4,6 @@
 use std::io::Write;
 
 use anyhow::Result;
-use serde_json::json;
 
 use crate::cli::{Format, GlobalArgs, PruneArgs};
 use crate::ops::duration::parse_seconds;
@@ -148,19 +147,31 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
             }
         }
         format => {
-            let doc = json!({
-                "dry_run": m.dry_run,
-                "threads": selected.iter().map(|(t, age)| json!({
-                    "thread_id": t.thread_id, "checkpoints": t.checkpoints, "bytes": t.bytes, "age_seconds": age,
-                })).collect::<Vec<_>>(),
-                "skipped": skipped.iter().map(|(id, why)| json!({"thread_id": id, "reason": why})).collect::<Vec<_>>(),
-                "deleted": deleted,
-                "bytes_reclaimed": deleted.bytes,
-                "would_reclaim": if m.dry_run { Some(would) } else { None },
-                "file_bytes_before": before,
-                "file_bytes_after": after,
-                "vacuumed": matches!(vacuum, Some(Ok(()))),
-            });
+            let doc = PruneReport {
+                dry_run: m.dry_run,
+                threads: selected
+                    .iter()
+                    .map(|(t, age)| PrunedThread {
+                        thread_id: &t.thread_id,
+                        checkpoints: t.checkpoints,
+                        bytes: t.bytes,
+                        age_seconds: *age,
+                    })
+                    .collect(),
+                skipped: skipped
+                    .iter()
+                    .map(|(id, why)| SkippedThread {
+                        thread_id: id,
+                        reason: why,
+                    })
+                    .collect(),
+                deleted,
+                bytes_reclaimed: deleted.bytes,
+                would_reclaim: m.dry_run.then_some(would),
+                file_bytes_before: before,
+                file_bytes_after: after,
+                vacuumed: matches!(vacuum, Some(Ok(()))),
+            };
             output::write_document(out, format, &doc)?;
         }
     }
@@ -194,4 +205,34 @@ fn latest_is_readable(store: &dyn CheckpointStore, thread: &str) -> Result<()> {
         return Ok(());
     }
     LoadedCheckpoint::decode(row).map(|_| ())
+}
+
+/// The JSON report of `prune`.
+#[derive(serde::Serialize)]
+struct PruneReport<'a> {
+    dry_run: bool,
+    threads: Vec<PrunedThread<'a>>,
+    skipped: Vec<SkippedThread<'a>>,
+    deleted: Deleted,
+    bytes_reclaimed: u64,
+    would_reclaim: Option<u64>,
+    file_bytes_before: u64,
+    file_bytes_after: u64,
+    vacuumed: bool,
+}
+
+/// A thread `prune` selected.
+#[derive(serde::Serialize)]
+struct PrunedThread<'a> {
+    thread_id: &'a str,
+    checkpoints: u64,
+    bytes: u64,
+    age_seconds: Option<i64>,
+}
+
+/// A thread `prune` left alone, and why.
+#[derive(serde::Serialize)]
+struct SkippedThread<'a> {
+    thread_id: &'a str,
+    reason: &'a str,
 }

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::Result;
-use serde_json::json;
 
 use crate::cli::{Format, GlobalArgs, StatsArgs};
 use crate::codec::msgpack;
 use crate::output::{self, human, table};
+use crate::storage::{FileStats, Orphans};
 
 /// Runs `stats`.
 pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> {
@@ -110,23 +110,85 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
             }
         }
         format => {
-            let doc = json!({
-                "file": file,
-                "free_bytes": free_bytes,
-                "threads": threads.len(),
-                "checkpoints": checkpoint_rows,
-                "writes": write_rows,
-                "checkpoints_per_thread": {"min": min, "median": median, "max": max},
-                "largest_threads": top.iter().map(|t| json!({
-                    "thread_id": t.thread_id, "checkpoints": t.checkpoints, "namespaces": t.namespaces, "bytes": t.bytes,
-                })).collect::<Vec<_>>(),
-                "checkpoint_bytes_by_channel": channels.iter().map(|(k, n)| json!({"channel": k, "bytes": n})).collect::<Vec<_>>(),
-                "write_bytes_by_channel": writes.iter().map(|(k, r, n)| json!({"channel": k, "rows": r, "bytes": n})).collect::<Vec<_>>(),
-                "orphans": orphans,
-                "unmeasured_checkpoints": undecodable,
-            });
+            let doc = StatsReport {
+                file,
+                free_bytes,
+                threads: threads.len(),
+                checkpoints: checkpoint_rows,
+                writes: write_rows,
+                checkpoints_per_thread: Spread { min, median, max },
+                largest_threads: top
+                    .iter()
+                    .map(|t| LargeThread {
+                        thread_id: &t.thread_id,
+                        checkpoints: t.checkpoints,
+                        namespaces: t.namespaces,
+                        bytes: t.bytes,
+                    })
+                    .collect(),
+                checkpoint_bytes_by_channel: channels
+                    .iter()
+                    .map(|(k, n)| ChannelBytes {
+                        channel: k,
+                        rows: None,
+                        bytes: *n,
+                    })
+                    .collect(),
+                write_bytes_by_channel: writes
+                    .iter()
+                    .map(|(k, r, n)| ChannelBytes {
+                        channel: k,
+                        rows: Some(*r),
+                        bytes: *n,
+                    })
+                    .collect(),
+                orphans,
+                unmeasured_checkpoints: undecodable,
+            };
             output::write_document(out, format, &doc)?;
         }
     }
     Ok(())
+}
+
+/// The JSON report of `stats`.
+#[derive(serde::Serialize)]
+struct StatsReport<'a> {
+    file: FileStats,
+    free_bytes: u64,
+    threads: usize,
+    checkpoints: u64,
+    writes: u64,
+    checkpoints_per_thread: Spread,
+    largest_threads: Vec<LargeThread<'a>>,
+    checkpoint_bytes_by_channel: Vec<ChannelBytes<'a>>,
+    write_bytes_by_channel: Vec<ChannelBytes<'a>>,
+    orphans: Orphans,
+    unmeasured_checkpoints: u64,
+}
+
+/// Smallest, median and largest.
+#[derive(serde::Serialize)]
+struct Spread {
+    min: u64,
+    median: u64,
+    max: u64,
+}
+
+/// One of the largest threads.
+#[derive(serde::Serialize)]
+struct LargeThread<'a> {
+    thread_id: &'a str,
+    checkpoints: u64,
+    namespaces: u64,
+    bytes: u64,
+}
+
+/// Stored bytes of a channel (rows: write rows only).
+#[derive(serde::Serialize)]
+struct ChannelBytes<'a> {
+    channel: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rows: Option<u64>,
+    bytes: u64,
 }

@@ -3,7 +3,6 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, ThreadSort, ThreadsListArgs};
 use crate::output::{self, human, table};
@@ -124,20 +123,18 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             }
         }
         format => {
-            let records: Vec<Json> = rows
+            let records: Vec<ThreadRecord<'_>> = rows
                 .iter()
-                .map(|r| {
-                    json!({
-                        "thread_id": r.thread_id,
-                        "checkpoints": r.checkpoints,
-                        "namespaces": r.namespaces,
-                        "messages": r.messages,
-                        "tokens": r.tokens,
-                        "last_step": r.last_step,
-                        "updated_at": r.updated_at.as_ref().map(human::utc),
-                        "age_seconds": age(r),
-                        "bytes": r.bytes,
-                    })
+                .map(|r| ThreadRecord {
+                    thread_id: &r.thread_id,
+                    checkpoints: r.checkpoints,
+                    namespaces: r.namespaces,
+                    messages: r.messages,
+                    tokens: r.tokens,
+                    last_step: r.last_step,
+                    updated_at: r.updated_at.as_ref().map(human::utc),
+                    age_seconds: age(r),
+                    bytes: r.bytes,
                 })
                 .collect();
             output::write_records(out, format, &records)?;
@@ -197,4 +194,18 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
         step: md.step(),
         updated_at: cp.ts().and_then(human::parse_ts),
     })
+}
+
+/// One thread of `threads list` in JSON.
+#[derive(serde::Serialize)]
+struct ThreadRecord<'a> {
+    thread_id: &'a str,
+    checkpoints: u64,
+    namespaces: u64,
+    messages: Option<usize>,
+    tokens: Option<u64>,
+    last_step: Option<i64>,
+    updated_at: Option<String>,
+    age_seconds: Option<i64>,
+    bytes: u64,
 }

@@ -12,7 +12,6 @@ pub mod table;
 use std::io::Write;
 
 use anyhow::Result;
-use serde_json::Value as Json;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -85,7 +84,11 @@ fn indent_element(pretty: &[u8]) -> Vec<u8> {
 }
 
 /// Writes one JSON document (pretty for `json`, a single line for `jsonl`).
-pub fn write_document(out: &mut dyn Write, format: Format, doc: &Json) -> Result<()> {
+pub fn write_document(
+    out: &mut dyn Write,
+    format: Format,
+    doc: &impl serde::Serialize,
+) -> Result<()> {
     if format == Format::Jsonl {
         serde_json::to_writer(&mut *out, doc)?;
     } else {
