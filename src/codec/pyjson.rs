@@ -12,33 +12,58 @@ pub fn dumps(v: &Json) -> String {
     out
 }
 
+/// How Python prints the leaves of a value (`json.dumps` or `repr()`): both print lists as
+/// `[a, b]` and dicts as `{k: v}`, with the same separators.
+pub(crate) struct Leaves {
+    /// `None` / `null`.
+    pub null: &'static str,
+    /// `True` / `true`, then `False` / `false`.
+    pub bools: [&'static str; 2],
+    /// A float that is not an integer.
+    pub float: fn(f64) -> String,
+    /// A string (and a dict key).
+    pub string: fn(&mut String, &str),
+}
+
+/// `json.dumps`'s leaves.
+const JSON_LEAVES: Leaves = Leaves {
+    null: "null",
+    bools: ["true", "false"],
+    float: |f| match float_repr(f).as_str() {
+        "nan" => "NaN".to_owned(),
+        "inf" => "Infinity".to_owned(),
+        "-inf" => "-Infinity".to_owned(),
+        other => other.to_owned(),
+    },
+    string: write_str,
+};
+
 fn write(out: &mut String, v: &Json) {
+    write_python(out, v, &JSON_LEAVES);
+}
+
+/// Writes `v` as Python prints it, with `leaves` for what is not a list or dict.
+pub(crate) fn write_python(out: &mut String, v: &Json, leaves: &Leaves) {
     match v {
-        Json::Null => out.push_str("null"),
-        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Null => out.push_str(leaves.null),
+        Json::Bool(b) => out.push_str(leaves.bools[usize::from(!*b)]),
         Json::Number(n) => {
             if let Some(i) = n.as_i64() {
                 out.push_str(&i.to_string());
             } else if let Some(u) = n.as_u64() {
                 out.push_str(&u.to_string());
             } else {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                out.push_str(&match float_repr(f).as_str() {
-                    "nan" => "NaN".to_owned(),
-                    "inf" => "Infinity".to_owned(),
-                    "-inf" => "-Infinity".to_owned(),
-                    other => other.to_owned(),
-                });
+                out.push_str(&(leaves.float)(n.as_f64().unwrap_or(f64::NAN)));
             }
         }
-        Json::String(s) => write_str(out, s),
+        Json::String(s) => (leaves.string)(out, s),
         Json::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write(out, item);
+                write_python(out, item, leaves);
             }
             out.push(']');
         }
@@ -48,9 +73,9 @@ fn write(out: &mut String, v: &Json) {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_str(out, k);
+                (leaves.string)(out, k);
                 out.push_str(": ");
-                write(out, val);
+                write_python(out, val, leaves);
             }
             out.push('}');
         }

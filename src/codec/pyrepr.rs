@@ -1,7 +1,7 @@
 //! Python's `repr()` of JSON-like values, as LangChain's approximate counter measures it
 //! (`len(repr(tool_calls))`, `len(repr(block))`).
 
-use crate::codec::pyjson::float_repr;
+use crate::codec::pyjson::{float_repr, write_python, Leaves};
 use serde_json::Value as Json;
 
 use crate::codec::lazy::{Lazy, Spanned};
@@ -13,44 +13,16 @@ pub fn repr(v: &Json) -> String {
     out
 }
 
+/// `repr()`'s leaves.
+const REPR_LEAVES: Leaves = Leaves {
+    null: "None",
+    bools: ["True", "False"],
+    float: float_repr,
+    string: |out, s| out.push_str(&str_repr(s)),
+};
+
 fn write_repr(out: &mut String, v: &Json) {
-    match v {
-        Json::Null => out.push_str("None"),
-        Json::Bool(true) => out.push_str("True"),
-        Json::Bool(false) => out.push_str("False"),
-        Json::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                out.push_str(&i.to_string());
-            } else if let Some(u) = n.as_u64() {
-                out.push_str(&u.to_string());
-            } else {
-                out.push_str(&float_repr(n.as_f64().unwrap_or(f64::NAN)));
-            }
-        }
-        Json::String(s) => out.push_str(&str_repr(s)),
-        Json::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_repr(out, item);
-            }
-            out.push(']');
-        }
-        Json::Object(map) => {
-            out.push('{');
-            for (i, (k, val)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&str_repr(k));
-                out.push_str(": ");
-                write_repr(out, val);
-            }
-            out.push('}');
-        }
-    }
+    write_python(out, v, &REPR_LEAVES);
 }
 
 /// Python's `repr(str)`: single quotes unless the text has `'` and no `"`.

@@ -3,13 +3,13 @@
 
 use std::io::Write;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, ShowArgs};
 use crate::model::checkpoint::{brief_value, StoredMessages, MESSAGES};
 use crate::model::state::{pending_work, PendingWork};
-use crate::model::{Checkpoint, Kind, Message, Metadata};
+use crate::model::{Checkpoint, Kind, Message};
 use crate::output::{self, sanitize::for_terminal};
 use crate::storage::{CheckpointRow, CheckpointStore};
 
@@ -39,25 +39,12 @@ pub fn load_shallow(
 /// message list (see [`Checkpoint::decode_shallow`]); the row keeps no blob.
 pub fn decode_shallow(mut row: CheckpointRow) -> Result<(LoadedCheckpoint, StoredMessages)> {
     let blob = std::mem::take(&mut row.checkpoint);
-    let (checkpoint, messages) =
-        Checkpoint::decode_shallow(&row.type_name, blob).with_context(|| {
-            format!(
-                "cannot decode checkpoint {} of thread '{}'",
-                row.checkpoint_id, row.thread_id
-            )
-        })?;
-    let metadata = Metadata::parse(row.metadata.as_deref()).with_context(|| {
-        format!(
-            "bad metadata on checkpoint {} of thread '{}'",
-            row.checkpoint_id, row.thread_id
-        )
-    })?;
-    let cp = LoadedCheckpoint {
-        row,
-        checkpoint,
-        metadata,
+    // A checkpoint that does not decode fails in `assemble`, with its name.
+    let (checkpoint, messages) = match Checkpoint::decode_shallow(&row.type_name, blob) {
+        Ok((c, m)) => (Ok(c), m),
+        Err(e) => (Err(e), StoredMessages::Absent),
     };
-    Ok((cp, messages))
+    Ok((LoadedCheckpoint::assemble(row, checkpoint)?, messages))
 }
 
 /// Channels LangGraph uses internally; not shown as state.

@@ -14,7 +14,7 @@ use crate::endpoint::prompt_file::read_prompt_file;
 use crate::exit::Usage;
 use crate::model::{Kind, Message};
 use crate::ops::edit::{build_update, check_tool_pairs, Editable, Planned, Refusal};
-use crate::ops::outcome::{Outcome, Removed, Status};
+use crate::ops::outcome::{Outcome, Status};
 use crate::ops::summarize::{
     approx_tokens, combine, render_prompt, summary_message, transcript_parts_each, DEFAULT_PROMPT,
 };
@@ -258,18 +258,7 @@ fn plan(
     ));
     outcome.messages = (n, window.keep.len() + extra);
     outcome.tokens = (before_tokens, kept_tokens);
-    outcome.removed = old
-        .iter()
-        .map(|&i| {
-            let m = &ed.outline[i];
-            Removed {
-                index: i,
-                kind: m.kind.type_str(),
-                id: m.id.clone(),
-                text: m.preview(ed.blob()),
-            }
-        })
-        .collect();
+    outcome.removed = old.iter().map(|&i| ed.removed(i)).collect();
     Ok(Ok(Plan {
         keep: window.keep,
         parts,

@@ -32,13 +32,22 @@ pub struct LoadedCheckpoint {
 impl LoadedCheckpoint {
     /// Decodes a stored row, saying which checkpoint failed.
     pub fn decode(row: CheckpointRow) -> Result<LoadedCheckpoint> {
-        let checkpoint =
-            Checkpoint::decode(&row.type_name, &row.checkpoint).with_context(|| {
-                format!(
-                    "cannot decode checkpoint {} of thread '{}'",
-                    row.checkpoint_id, row.thread_id
-                )
-            })?;
+        let checkpoint = Checkpoint::decode(&row.type_name, &row.checkpoint);
+        LoadedCheckpoint::assemble(row, checkpoint)
+    }
+
+    /// The row with its decoded checkpoint (or the error decoding it gave) and its parsed
+    /// metadata; errors name the checkpoint and thread.
+    pub fn assemble(
+        row: CheckpointRow,
+        checkpoint: Result<Checkpoint>,
+    ) -> Result<LoadedCheckpoint> {
+        let checkpoint = checkpoint.with_context(|| {
+            format!(
+                "cannot decode checkpoint {} of thread '{}'",
+                row.checkpoint_id, row.thread_id
+            )
+        })?;
         let metadata = Metadata::parse(row.metadata.as_deref()).with_context(|| {
             format!(
                 "bad metadata on checkpoint {} of thread '{}'",
@@ -135,6 +144,17 @@ impl Editable {
     /// The latest checkpoint's stored blob (what the outlines' spans point into).
     pub fn blob(&self) -> &[u8] {
         &self.blob
+    }
+
+    /// Message `i` as the report of an edit that removes it lists it.
+    pub fn removed(&self, i: usize) -> Removed {
+        let m = &self.outline[i];
+        Removed {
+            index: i,
+            kind: m.kind.type_str(),
+            id: m.id.clone(),
+            text: m.preview(self.blob()),
+        }
     }
 
     /// Approximate tokens of the messages `indices` names.
@@ -410,15 +430,7 @@ pub fn plan(
     }
     let removed: Vec<Removed> = (0..n)
         .filter(|&i| !kept_mask[i])
-        .map(|i| {
-            let m = &ed.outline[i];
-            Removed {
-                index: i,
-                kind: m.kind.type_str(),
-                id: m.id.clone(),
-                text: m.preview(ed.blob()),
-            }
-        })
+        .map(|i| ed.removed(i))
         .collect();
     let mut planned = Planned {
         outcome: Outcome {
