@@ -1,13 +1,16 @@
 //! `memctl history --thread T`: a thread's checkpoints, newest first.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, HistoryArgs};
+use crate::model::checkpoint::StoredMessages;
 use crate::model::Metadata;
+
+use super::LoadedCheckpoint;
 use crate::output::{self, human, table};
 use crate::storage::CheckpointStore;
 
@@ -20,13 +23,24 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
     let children = child_namespaces(&*store, thread, &g.ns)?;
     let mut records = Vec::new();
     let rows = store.checkpoints(thread, &g.ns)?;
-    for row in rows.into_iter().take(args.limit.unwrap_or(usize::MAX)) {
-        // Messages are counted in place; each blob is dropped once its row is read.
-        let (cp, messages) = super::show::decode_shallow(row)?;
+    let limit = args.limit.unwrap_or(usize::MAX);
+    // A DeltaChannel's messages are rebuilt for every checkpoint at once (each continues from
+    // its parent's): that needs every checkpoint of the namespace, listed or not.
+    let decoded = rows
+        .into_iter()
+        .map(super::show::decode_shallow)
+        .collect::<Result<Vec<_>>>()?;
+    let mut replayed = delta_counts(&*store, &decoded)?;
+    for (cp, messages) in decoded.into_iter().take(limit) {
+        // Messages are counted in place.
         let id = cp.row.checkpoint_id.clone();
-        let count = match messages.list() {
-            Some(list) => Some(list.spans()?.len()),
-            None => None,
+        let count = match (
+            replayed.as_mut().and_then(|r| r.remove(&id)),
+            messages.list(),
+        ) {
+            (Some(n), _) => Some(n?),
+            (None, Some(list)) => Some(list.spans()?.len()),
+            (None, None) => None,
         };
         records.push(json!({
             "checkpoint_id": id,
@@ -84,6 +98,78 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
         format => output::write_records(out, format, &records)?,
     }
     Ok(())
+}
+
+/// The message count of every checkpoint in `rows` (one namespace of a thread) as
+/// `get_state_history` shows it, when the thread's messages are a DeltaChannel (`None`
+/// otherwise): one pass over the checkpoints, each replay continuing from its parent's.
+fn delta_counts(
+    store: &dyn CheckpointStore,
+    rows: &[(LoadedCheckpoint, StoredMessages)],
+) -> Result<Option<HashMap<String, Result<usize>>>> {
+    use crate::model::checkpoint::MESSAGES;
+    use crate::model::delta::{self, Node, Reducer};
+    let mut nodes = Vec::with_capacity(rows.len());
+    let mut is_delta = false;
+    for (cp, messages) in rows {
+        is_delta |= matches!(messages, StoredMessages::DeltaOmitted)
+            || messages.list().is_some_and(|l| l.snapshot)
+            || super::delta::channels_of(cp).iter().any(|c| c == MESSAGES);
+        let has_version = cp
+            .checkpoint
+            .channel_versions()
+            .iter()
+            .any(|(k, _)| k == MESSAGES);
+        nodes.push((cp, messages, has_version));
+    }
+    if !is_delta {
+        return Ok(None);
+    }
+    let channel = [MESSAGES.to_owned()];
+    let nodes = nodes
+        .into_iter()
+        .map(|(cp, messages, has_version)| {
+            let id = &cp.row.checkpoint_id;
+            let writes = store
+                .channel_writes(&cp.row.thread_id, &cp.row.checkpoint_ns, id, &channel)?
+                .into_iter()
+                .map(|w| {
+                    let value =
+                        crate::codec::decode_typed(&w.type_name, &w.value).with_context(|| {
+                            format!(
+                                "cannot decode the 'messages' write of task {} on checkpoint {id}",
+                                w.task_id
+                            )
+                        })?;
+                    let value = value
+                        .as_msgpack()
+                        .cloned()
+                        .unwrap_or(crate::codec::Value::Nil);
+                    Ok((w.task_id, value))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Node {
+                id: id.clone(),
+                parent: cp.row.parent_checkpoint_id.clone(),
+                stored: messages.list().map(|l| l.value()).transpose()?,
+                has_version,
+                writes,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut counts = HashMap::with_capacity(nodes.len());
+    delta::fold(Reducer::Messages, &nodes, &mut |i, value| {
+        let n = value.and_then(|v| {
+            v.as_array()
+                .map(<[crate::codec::Value]>::len)
+                .ok_or_else(|| anyhow::anyhow!("the rebuilt 'messages' value is not a list"))
+        });
+        counts.insert(
+            nodes[i].id.clone(),
+            n.with_context(|| format!("checkpoint {}", nodes[i].id)),
+        );
+    });
+    Ok(Some(counts))
 }
 
 /// For each checkpoint of `ns`, the child namespaces whose checkpoints name it as parent

@@ -49,8 +49,15 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
     let mut unreadable: Vec<(String, String)> = Vec::new();
     let mut facts: std::collections::HashMap<String, LatestFacts> = ids
         .into_iter()
-        .map(|(thread, _)| thread)
         .zip(facts?)
+        // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
+        .map(|((thread, id), f)| match f {
+            Ok(f) if f.needs_replay => {
+                let f = replayed_facts(&*store, &thread, &id, f);
+                (thread, f)
+            }
+            f => (thread, f),
+        })
         .filter_map(|(thread, f)| match f {
             Ok(f) => Some((thread, f)),
             Err(e) => {
@@ -150,6 +157,28 @@ struct LatestFacts {
     tokens: Option<u64>,
     step: Option<i64>,
     updated_at: Option<jiff::Timestamp>,
+    /// The messages are a DeltaChannel's, left out of the checkpoint: see [`replayed_facts`].
+    needs_replay: bool,
+}
+
+/// `facts` with the messages and tokens of the state (the DeltaChannel's messages rebuilt).
+fn replayed_facts(
+    store: &dyn crate::storage::CheckpointStore,
+    thread: &str,
+    id: &str,
+    facts: LatestFacts,
+) -> Result<LatestFacts> {
+    let (_, messages, _) = super::show::load_shallow(store, thread, "", Some(id))?;
+    let list = messages.list().map(|l| l.value()).transpose()?;
+    Ok(LatestFacts {
+        messages: list
+            .as_ref()
+            .and_then(crate::codec::Value::as_array)
+            .map(<[_]>::len),
+        tokens: list.as_ref().and_then(approx::count_values),
+        needs_replay: false,
+        ..facts
+    })
 }
 
 /// Reads the latest checkpoint's message count, approximate tokens, step and time, counting
@@ -176,6 +205,7 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
                 tokens: Some(tokens),
                 step: md.step(),
                 updated_at: ts,
+                needs_replay: false,
             });
         }
     }
@@ -187,12 +217,15 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
             )
         })?;
     let md = crate::model::Metadata::parse(row.metadata.as_deref())?;
-    let (_, list) = crate::model::channels::stored_value(&cp, crate::model::checkpoint::MESSAGES);
+    let (location, list) =
+        crate::model::channels::stored_value(&cp, crate::model::checkpoint::MESSAGES);
     Ok(LatestFacts {
         messages: list.and_then(crate::codec::Value::as_array).map(<[_]>::len),
         tokens: list.and_then(approx::count_values),
         step: md.step(),
         updated_at: cp.ts().and_then(human::parse_ts),
+        needs_replay: location == crate::model::channels::Location::DeltaOmitted
+            || (list.is_none() && crate::model::delta::marks_delta(&md)),
     })
 }
 

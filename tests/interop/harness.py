@@ -10,6 +10,7 @@ repo root (found from __file__).
 
     harness.py check-rewrite --original ORIG.sqlite --rewritten NEW.sqlite --thread T --expect EXPECT.json
     harness.py continue --db PATH --thread T [--copy]
+    harness.py delta-states --db DELTA.sqlite
 
 check-rewrite prints a JSON report on stdout; exit 0 when every check passes, 1 otherwise (one
 line per failure on stderr). ORIG and NEW are never opened by LangGraph: the harness reads their
@@ -849,6 +850,49 @@ def cmd_state(db: str, thread: str, graph_name: str) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def cmd_delta_states(db: str) -> dict:
+    """Every checkpoint of every thread of delta.sqlite as LangGraph shows it (on a copy):
+    `get_state_history` of the root namespace, newest first, each with its messages
+    (`model_dump()`), the other values, `next`, and `count_tokens_approximately` of its
+    messages; plus the latest state (`get_state`) of each thread."""
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    tmp = tempfile.mkdtemp(prefix="memctl-interop-")
+    path = os.path.join(tmp, "db.sqlite")
+    sqlite_copy(db, path)
+    threads = {}
+    try:
+        con = sqlite3.connect(path, check_same_thread=False)
+        try:
+            saver = SqliteSaver(con)
+            ids = [r[0] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
+            for thread in ids:
+                graph, _model = graphs.build(f"delta:{thread}", saver)
+                cfg = graphs.config(thread)
+                history = []
+                for snap in graph.get_state_history(cfg):
+                    msgs = list(snap.values.get("messages", []))
+                    history.append({
+                        "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                        "step": snap.metadata.get("step"),
+                        "messages": dumps(msgs),
+                        "values": jsonable({k: v for k, v in snap.values.items() if k != "messages"}),
+                        "next": list(snap.next),
+                        "tokens_approx": count_tokens_approximately(msgs),
+                    })
+                latest = graph.get_state(cfg)
+                threads[thread] = {
+                    "history": history,
+                    "latest_checkpoint_id": latest.config["configurable"]["checkpoint_id"],
+                    "latest_messages": dumps(latest.values.get("messages", [])),
+                }
+        finally:
+            con.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"threads": threads}
+
+
 def cmd_resume(db: str, thread: str, value: str) -> dict:
     """Resumes a thread paused on interrupt() with Command(resume=value), on a copy."""
     from langgraph.types import Command
@@ -1002,7 +1046,13 @@ def main(argv: list[str] | None = None) -> int:
     ha.add_argument("--thread", required=True)
     ha.add_argument("--hold-file", required=True)
     ha.add_argument("--go-file", required=True)
+    ds = sub.add_parser("delta-states", help="every checkpoint of every thread of a delta DB as LangGraph shows it")
+    ds.add_argument("--db", required=True)
     a = ap.parse_args(argv)
+
+    if a.cmd == "delta-states":
+        print(json.dumps(cmd_delta_states(a.db), ensure_ascii=False, indent=1))
+        return 0
 
     if a.cmd in ("state", "resume", "live-app", "held-app"):
         try:

@@ -1,0 +1,268 @@
+//! DeltaChannel threads (fixtures/delta.sqlite) read as LangGraph reads them: for every
+//! checkpoint of every thread, memctl's messages (`dump`), other values (`show`), message
+//! count (`history`) and, at the latest checkpoint, tokens and `threads list` equal what real
+//! LangGraph's `get_state_history` / `get_state` give (tests/interop/harness.py delta-states,
+//! run in .venv/new). Fails, never skips, when LangGraph is missing.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::{fixture, run_err, run_json, run_ok, s, temp_copy};
+use serde_json::Value as Json;
+
+/// The Python of the new venv: $MEMCTL_PYTHON_NEW, else .venv/new/bin/python.
+fn python() -> PathBuf {
+    let path = std::env::var_os("MEMCTL_PYTHON_NEW")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| common::root().join(".venv/new/bin/python"));
+    assert!(
+        path.exists(),
+        "LangGraph (new) is not installed at {}: run scripts/pyenv.sh (scripts/test.sh does it)",
+        path.display()
+    );
+    path
+}
+
+/// What LangGraph shows of every checkpoint of every thread of `db`.
+fn langgraph_states(db: &std::path::Path) -> Json {
+    let out = Command::new(python())
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args(["delta-states", "--db", s(db)])
+        .output()
+        .expect("the harness runs");
+    assert!(
+        out.status.success(),
+        "harness delta-states failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("harness JSON")
+}
+
+fn same(a: &Json, b: &Json) -> bool {
+    serde_json::to_string(a).ok() == serde_json::to_string(b).ok()
+}
+
+fn threads(states: &Json) -> Vec<(String, Json)> {
+    states["threads"]
+        .as_object()
+        .expect("threads")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+#[test]
+fn every_checkpoint_of_every_delta_thread_is_langgraphs_state() {
+    let db = fixture("delta.sqlite");
+    let states = langgraph_states(&db);
+    let all = threads(&states);
+    assert!(all.len() >= 7, "the fixture's threads: {}", all.len());
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut unknown = 0;
+    for (thread, t) in &all {
+        let history = run_json(&["history", "--db", s(&db), thread, "--format", "json"]);
+        let counts: HashMap<String, Json> = history
+            .as_array()
+            .expect("records")
+            .iter()
+            .map(|r| {
+                (
+                    r["checkpoint_id"].as_str().expect("id").to_owned(),
+                    r["messages"].clone(),
+                )
+            })
+            .collect();
+        for h in t["history"].as_array().expect("history") {
+            let id = h["checkpoint_id"].as_str().expect("id");
+            let want = &h["messages"];
+            let got = run_json(&["dump", "--db", s(&db), thread, "--checkpoint", id]);
+            if !same(&got, want) {
+                failures.push(format!(
+                    "{thread} @ {id} (step {}): dump\n  memctl:    {got}\n  langgraph: {want}",
+                    h["step"]
+                ));
+            }
+            let n = want.as_array().map(Vec::len);
+            if counts.get(id).and_then(Json::as_u64).map(|c| c as usize) != n {
+                failures.push(format!(
+                    "{thread} @ {id}: history counts {:?} messages, langgraph {n:?}",
+                    counts.get(id)
+                ));
+            }
+            let shown = run_json(&[
+                "show",
+                "--db",
+                s(&db),
+                thread,
+                "--checkpoint",
+                id,
+                "--format",
+                "json",
+            ]);
+            let values = &shown["values"];
+            for (k, v) in h["values"].as_object().expect("values") {
+                if thread == "notes" && k == "notes" && values[k].is_null() {
+                    // A reducer memctl does not know, with writes to replay: not guessed, said
+                    // so (a value memctl does show, stored or seeded with nothing to replay,
+                    // is checked below like any other).
+                    let raw =
+                        run_json(&["dump", "--raw", "--db", s(&db), thread, "--checkpoint", id]);
+                    let d = &raw["delta_channels"]["notes"];
+                    if d["note"].as_str().is_none() || shown["notes"].as_array().is_none() {
+                        failures.push(format!("{thread} @ {id}: notes {} / {d}", values[k]));
+                    }
+                    unknown += 1;
+                    continue;
+                }
+                if !same(&values[k], v) {
+                    failures.push(format!(
+                        "{thread} @ {id}: value '{k}'\n  memctl:    {}\n  langgraph: {v}",
+                        values[k]
+                    ));
+                }
+            }
+            if shown["next"] != h["next"] && id == t["latest_checkpoint_id"] {
+                failures.push(format!(
+                    "{thread} @ {id}: next {} / langgraph {}",
+                    shown["next"], h["next"]
+                ));
+            }
+            checked += 1;
+        }
+        // The latest state: tokens (approximate, LangChain's count_tokens_approximately).
+        let latest = &t["history"][0];
+        let tokens = run_json(&["tokens", "--db", s(&db), thread, "--format", "json"]);
+        if tokens["total"] != latest["tokens_approx"] {
+            failures.push(format!(
+                "{thread}: tokens {} / langgraph {}",
+                tokens["total"], latest["tokens_approx"]
+            ));
+        }
+        let list = run_json(&["threads", "list", "--db", s(&db), "--format", "json"]);
+        let row = list
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["thread_id"] == thread.as_str())
+            .expect("listed");
+        let n = latest["messages"].as_array().map(Vec::len);
+        if row["messages"].as_u64().map(|m| m as usize) != n
+            || row["tokens"] != latest["tokens_approx"]
+        {
+            failures.push(format!("{thread}: threads list {row} / langgraph {n:?}"));
+        }
+    }
+    assert!(checked > 100, "checked {checked} checkpoints");
+    assert!(
+        unknown > 3,
+        "checkpoints where 'notes' is not rebuilt: {unknown}"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn raw_dumps_say_where_a_delta_value_came_from() {
+    let db = fixture("delta.sqlite");
+    let history = run_json(&["history", "--db", s(&db), "1", "--format", "json"]);
+    let latest = history[0]["checkpoint_id"].as_str().expect("id");
+    let parent = history[0]["parent_checkpoint_id"].as_str().expect("parent");
+    let raw = run_json(&["dump", "--raw", "--db", s(&db), "1"]);
+    let d = &raw["delta_channels"]["messages"];
+    assert_eq!(d["reducer"], "messages", "{d}");
+    // Snapshots every 3 updates: the latest checkpoint replays its parent's snapshot and write.
+    assert_eq!(d["seed"]["checkpoint_id"], parent, "{d}");
+    assert_eq!(d["seed"]["kind"], "snapshot", "{d}");
+    assert_eq!(d["writes_replayed"], 1, "{d}");
+    assert_eq!(d["value"].as_array().map(Vec::len), Some(10), "{d}");
+    // The stored checkpoint is shown as stored.
+    assert_eq!(raw["checkpoint"]["id"], latest);
+    assert!(raw["checkpoint"]["channel_values"]
+        .get("messages")
+        .is_none());
+    // The migrated thread's first DeltaChannel checkpoints are seeded by the plain list.
+    let history = run_json(&["history", "--db", s(&db), "migrated", "--format", "json"]);
+    let plain_seeded = history.as_array().expect("records").iter().any(|r| {
+        let id = r["checkpoint_id"].as_str().expect("id");
+        let raw = run_json(&[
+            "dump",
+            "--raw",
+            "--db",
+            s(&db),
+            "migrated",
+            "--checkpoint",
+            id,
+        ]);
+        raw["delta_channels"]["messages"]["seed"]["kind"] == "plain"
+    });
+    assert!(
+        plain_seeded,
+        "a checkpoint of 'migrated' is seeded by a plain list"
+    );
+    // An unknown reducer: the seed and the writes, with a note, and no value.
+    let raw = run_json(&["dump", "--raw", "--db", s(&db), "notes"]);
+    let d = &raw["delta_channels"]["notes"];
+    assert_eq!(d["reducer"], "unknown", "{d}");
+    if d.get("stored").is_none() {
+        assert!(d["value"].is_null(), "{d}");
+        assert!(
+            d["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("does not know")),
+            "{d}"
+        );
+        assert!(d["writes"].as_array().is_some_and(|w| !w.is_empty()), "{d}");
+    }
+    let shown = run_ok(&["show", "--db", s(&db), "notes"]);
+    assert!(shown.contains("does not know"), "{shown}");
+}
+
+#[test]
+fn a_broken_chain_is_one_clear_error() {
+    let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+    let history = run_json(&["history", "--db", s(&db), "1", "--format", "json"]);
+    // Delete the latest checkpoint's parent (it holds the seed): nothing can rebuild the state.
+    let parent = history[0]["parent_checkpoint_id"]
+        .as_str()
+        .expect("parent")
+        .to_owned();
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "DELETE FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = ?",
+        [&parent],
+    )
+    .expect("delete");
+    drop(conn);
+    for cmd in [
+        vec!["show", "1"],
+        vec!["dump", "1"],
+        vec!["tokens", "1"],
+        vec!["diff", "1"],
+        vec!["history", "1"],
+    ] {
+        let mut args = cmd.clone();
+        args.extend(["--db", s(&db)]);
+        let err = run_err(&args);
+        assert!(
+            err.contains(&parent) && err.contains("missing"),
+            "{cmd:?}: {err}"
+        );
+    }
+    // A write that does not decode.
+    let (_d2, db2) = temp_copy(&fixture("delta.sqlite"));
+    let conn = rusqlite::Connection::open(&db2).expect("open");
+    conn.execute(
+        "UPDATE writes SET value = x'c1' WHERE thread_id = '1' AND checkpoint_id = ? AND channel = 'messages'",
+        [&parent],
+    )
+    .expect("update");
+    drop(conn);
+    let err = run_err(&["dump", "1", "--db", s(&db2)]);
+    assert!(
+        err.contains("cannot decode") && err.contains(&parent),
+        "{err}"
+    );
+}
