@@ -137,7 +137,12 @@ pub fn overwrite(v: &Value) -> Option<Option<&Value>> {
 /// LangGraph's order) onto `seed` (`None`: the walk found no stored value, start empty).
 /// Writes before the last `Overwrite` are dropped and its value becomes the base.
 pub fn replay(reducer: Reducer, seed: Option<&Value>, writes: &[&Value]) -> Result<Value> {
-    let mut base = seed_value(reducer, seed)?;
+    replay_onto(reducer, seed_value(reducer, seed)?, writes)
+}
+
+/// [`replay`] onto a value already made from the seed (taken, not copied).
+fn replay_onto(reducer: Reducer, base: Value, writes: &[&Value]) -> Result<Value> {
+    let mut base = base;
     let mut start = 0;
     for (i, w) in writes.iter().enumerate() {
         if let Some(value) = overwrite(w) {
@@ -201,6 +206,28 @@ pub fn reduce(reducer: Reducer, base: Value, writes: &[&Value]) -> Result<Value>
 /// What the messages reducer needs of one message-like item: whether it is a
 /// `RemoveMessage`, and its id.
 fn message_key(item: &Value) -> Result<(bool, Option<String>)> {
+    // The common case, read without building the message's view: a LangChain message
+    // object whose fields are a map.
+    if let Value::Ext(e) = item {
+        if let (Some((module, class)), Some(fields)) = (ext::type_path(e), ext::argument(e)) {
+            if module.starts_with("langchain_core.messages")
+                && fields.as_map().is_some()
+                && Kind::from_class(class).is_some()
+            {
+                let remove = Kind::from_class(class).is_some_and(|(k, _)| k == Kind::Remove);
+                let id = match fields.get("id") {
+                    Some(Value::Str(s)) => Some(s.text.clone()),
+                    Some(Value::Nil) | None => None,
+                    Some(_) => return slow_key(item),
+                };
+                return Ok((remove, id));
+            }
+        }
+    }
+    slow_key(item)
+}
+
+fn slow_key(item: &Value) -> Result<(bool, Option<String>)> {
     let m = Message::from_value(item).ok_or_else(|| {
         anyhow!("a write to 'messages' holds an item that is not a LangChain message")
     })?;
@@ -210,17 +237,21 @@ fn message_key(item: &Value) -> Result<(bool, Option<String>)> {
 /// The items `convert_to_messages` turns into messages, as values [`Message::from_value`]
 /// reads: a string is a human message, a `(role, content)` pair a dict message; messages and
 /// dicts stay as they are.
-fn message_item(item: &Value) -> Value {
+fn message_item(item: Value) -> Value {
     match item {
         Value::Str(_) => Value::map(vec![
             (Value::str("role"), Value::str("user")),
-            (Value::str("content"), item.clone()),
+            (Value::str("content"), item),
         ]),
-        Value::Array(a) if a.items.len() == 2 && a.items[0].as_str().is_some() => Value::map(vec![
-            (Value::str("role"), a.items[0].clone()),
-            (Value::str("content"), a.items[1].clone()),
-        ]),
-        other => other.clone(),
+        Value::Array(a) if a.items.len() == 2 && a.items[0].as_str().is_some() => {
+            let mut pair = a.items.into_iter();
+            let (role, content) = (pair.next(), pair.next());
+            Value::map(vec![
+                (Value::str("role"), role.unwrap_or(Value::Nil)),
+                (Value::str("content"), content.unwrap_or(Value::Nil)),
+            ])
+        }
+        other => other,
     }
 }
 
@@ -238,8 +269,8 @@ fn messages(state: Value, writes: &[&Value]) -> Result<Value> {
     let mut flat: Vec<Value> = Vec::new();
     for w in writes {
         match w {
-            Value::Array(a) => flat.extend(a.items.iter().map(message_item)),
-            other => flat.push(message_item(other)),
+            Value::Array(a) => flat.extend(a.items.iter().cloned().map(message_item)),
+            other => flat.push(message_item((*other).clone())),
         }
     }
     let mut keys = flat.iter().map(message_key).collect::<Result<Vec<_>>>()?;
@@ -255,7 +286,7 @@ fn messages(state: Value, writes: &[&Value]) -> Result<Value> {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut result: Vec<Option<Value>> = Vec::with_capacity(state.len() + flat.len());
     for item in state {
-        let item = message_item(&item);
+        let item = message_item(item);
         if let (_, Some(id)) = message_key(&item)? {
             index.insert(id, result.len());
         }
@@ -473,7 +504,7 @@ pub struct Node {
 /// `nodes` (in no particular order), so that a caller keeps only what it needs of each
 /// value. A checkpoint whose parent is missing from `nodes` (or whose value cannot be
 /// rebuilt) gets its error, and so do its descendants.
-pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Result<Value>)) {
+pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Result<&Value>)) {
     let position: HashMap<&str, usize> = nodes
         .iter()
         .enumerate()
@@ -516,17 +547,20 @@ pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Resul
             .filter(|(task, _)| task == NULL_TASK_ID)
             .map(|(_, v)| v)
             .collect();
-        let visible = match &base {
-            Ok(b) => update(reducer, b.clone(), &null),
-            Err(e) => Err(anyhow!("{e}")),
-        };
-        visit(i, visible);
+        match &base {
+            Ok(b) if null.is_empty() => visit(i, Ok(b)),
+            Ok(b) => match update(reducer, b.clone(), &null) {
+                Ok(v) => visit(i, Ok(&v)),
+                Err(e) => visit(i, Err(e)),
+            },
+            Err(e) => visit(i, Err(anyhow!("{e}"))),
+        }
         let Some((&last, others)) = children[i].split_last() else {
             continue;
         };
         let after = base.and_then(|b| {
             let writes: Vec<&Value> = n.writes.iter().map(|(_, v)| v).collect();
-            replay(reducer, Some(&b), &writes).map_err(|e| format!("{e:#}"))
+            replay_onto(reducer, b, &writes).map_err(|e| format!("{e:#}"))
         });
         for &c in others {
             stack.push((c, after.clone()));
@@ -779,7 +813,7 @@ mod tests {
         let nodes = chain();
         let mut got: Vec<Vec<String>> = vec![vec![]; nodes.len()];
         fold(Reducer::Messages, &nodes, &mut |i, v| {
-            got[i] = ids(&v.expect("value"));
+            got[i] = ids(v.expect("value"));
         });
         assert_eq!(got[0], Vec::<String>::new());
         assert_eq!(got[1], ["m0=x"]);
