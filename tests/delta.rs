@@ -59,10 +59,11 @@ fn every_checkpoint_of_every_delta_thread_is_langgraphs_state() {
     let db = fixture("delta.sqlite");
     let states = langgraph_states(&db);
     let all = threads(&states);
-    assert!(all.len() >= 7, "the fixture's threads: {}", all.len());
+    assert!(all.len() >= 8, "the fixture's threads: {}", all.len());
     let mut failures = Vec::new();
     let mut checked = 0;
     let mut unknown = 0;
+    let mut subgraph = 0;
     for (thread, t) in &all {
         let history = run_json(&["history", "--db", s(&db), thread, "--format", "json"]);
         let counts: HashMap<String, Json> = history
@@ -133,6 +134,29 @@ fn every_checkpoint_of_every_delta_thread_is_langgraphs_state() {
             }
             checked += 1;
         }
+        // Subgraph namespaces: every checkpoint there, with --ns.
+        for (ns, history) in t["namespaces"].as_object().expect("namespaces") {
+            for h in history.as_array().expect("history") {
+                let id = h["checkpoint_id"].as_str().expect("id");
+                let got = run_json(&[
+                    "dump",
+                    "--db",
+                    s(&db),
+                    thread,
+                    "--ns",
+                    ns,
+                    "--checkpoint",
+                    id,
+                ]);
+                if !same(&got, &h["messages"]) {
+                    failures.push(format!(
+                        "{thread} {ns} @ {id}: dump\n  memctl:    {got}\n  langgraph: {}",
+                        h["messages"]
+                    ));
+                }
+                subgraph += 1;
+            }
+        }
         // The latest state: tokens (approximate, LangChain's count_tokens_approximately).
         let latest = &t["history"][0];
         let tokens = run_json(&["tokens", "--db", s(&db), thread, "--format", "json"]);
@@ -161,6 +185,7 @@ fn every_checkpoint_of_every_delta_thread_is_langgraphs_state() {
         unknown > 3,
         "checkpoints where 'notes' is not rebuilt: {unknown}"
     );
+    assert!(subgraph > 6, "subgraph checkpoints checked: {subgraph}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

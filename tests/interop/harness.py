@@ -881,7 +881,18 @@ def cmd_delta_states(db: str) -> dict:
                         "tokens_approx": count_tokens_approximately(msgs),
                     })
                 latest = graph.get_state(cfg)
+                # Subgraph namespaces: every checkpoint as get_state_history shows it there.
+                namespaces = {}
+                for (ns,) in con.execute(
+                        "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? "
+                        "AND checkpoint_ns != '' ORDER BY 1", (thread,)):
+                    namespaces[ns] = [
+                        {"checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                         "messages": dumps(snap.values.get("messages", []))}
+                        for snap in graph.get_state_history(graphs.config(thread, checkpoint_ns=ns))
+                    ]
                 threads[thread] = {
+                    "namespaces": namespaces,
                     "history": history,
                     "latest_checkpoint_id": latest.config["configurable"]["checkpoint_id"],
                     "latest_messages": dumps(latest.values.get("messages", [])),
