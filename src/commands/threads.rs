@@ -5,6 +5,8 @@ use std::io::Write;
 use anyhow::{Context, Result};
 
 use crate::cli::{Format, GlobalArgs, ThreadSort, ThreadsListArgs};
+use crate::model::channels::Location;
+use crate::model::checkpoint::MESSAGES;
 use crate::output::{self, human, table};
 use crate::tokens::approx;
 
@@ -157,7 +159,8 @@ struct LatestFacts {
     tokens: Option<u64>,
     step: Option<i64>,
     updated_at: Option<jiff::Timestamp>,
-    /// The messages are a DeltaChannel's, left out of the checkpoint: see [`replayed_facts`].
+    /// The messages are a DeltaChannel's (left out of the checkpoint, or a snapshot its own
+    /// input writes may change): see [`replayed_facts`].
     needs_replay: bool,
 }
 
@@ -200,12 +203,17 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
                 .flatten()
                 .and_then(|t| t.as_str())
                 .and_then(human::parse_ts);
+            // A DeltaChannel's snapshot may still take the checkpoint's own input writes.
+            let snapshot = matches!(
+                crate::model::channels::stored_lazy(&row.checkpoint, MESSAGES, || false),
+                Ok((Location::DeltaSnapshot, _))
+            );
             return Ok(LatestFacts {
                 messages: Some(n),
                 tokens: Some(tokens),
                 step: md.step(),
                 updated_at: ts,
-                needs_replay: false,
+                needs_replay: snapshot || crate::model::delta::marks_delta(&md),
             });
         }
     }
@@ -217,15 +225,13 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
             )
         })?;
     let md = crate::model::Metadata::parse(row.metadata.as_deref())?;
-    let (location, list) =
-        crate::model::channels::stored_value(&cp, crate::model::checkpoint::MESSAGES);
+    let (location, list) = crate::model::channels::stored_value(&cp, MESSAGES);
     Ok(LatestFacts {
         messages: list.and_then(crate::codec::Value::as_array).map(<[_]>::len),
         tokens: list.and_then(approx::count_values),
         step: md.step(),
         updated_at: cp.ts().and_then(human::parse_ts),
-        needs_replay: location == crate::model::channels::Location::DeltaOmitted
-            || (list.is_none() && crate::model::delta::marks_delta(&md)),
+        needs_replay: location.is_delta() || crate::model::delta::marks_delta(&md),
     })
 }
 

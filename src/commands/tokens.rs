@@ -396,6 +396,20 @@ fn count_row(
     };
     let intact = row.type_name == "msgpack"
         && crate::codec::lazy::root(&row.checkpoint).is_ok_and(|r| whole(&r));
+    // A DeltaChannel thread is counted from its state (see count_state).
+    let md = crate::model::Metadata::parse(row.metadata.as_deref()).ok();
+    let snapshot = intact
+        && matches!(
+            crate::model::channels::stored_lazy(
+                &row.checkpoint,
+                crate::model::checkpoint::MESSAGES,
+                || false
+            ),
+            Ok((crate::model::channels::Location::DeltaSnapshot, _))
+        );
+    if snapshot || md.is_some_and(|m| crate::model::delta::marks_delta(&m)) {
+        return Ok(None);
+    }
     if counter == Some(Counter::Approx) && intact {
         if let Some((messages, Some(tokens))) =
             crate::tokens::approx::count_checkpoint_blob(&row.checkpoint)
