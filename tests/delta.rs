@@ -291,3 +291,97 @@ fn a_broken_chain_is_one_clear_error() {
         "{err}"
     );
 }
+
+/// Rewrites a copy of delta.sqlite with memctl, then the harness compares it with real
+/// LangGraph's `update_state` on another copy (rows field by field, write bytes), reads it,
+/// and continues the thread (tests/interop/harness.py check-rewrite, graph delta:<thread>).
+fn check_rewrite(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(), String> {
+    let original = fixture("delta.sqlite");
+    let (dir, db) = temp_copy(&original);
+    let mut args = memctl_args.to_vec();
+    args.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
+    let out = run_json(&args);
+    let mut expect = expect;
+    if out[0]["status"] != "rewritten" {
+        return Err(format!("{thread} {memctl_args:?}: {}", out[0]));
+    }
+    expect["expect_write"] = Json::Bool(true);
+    let expect_path = dir.path().join("expect.json");
+    std::fs::write(&expect_path, expect.to_string()).expect("write expect");
+    let graph = format!("delta:{thread}");
+    let out = Command::new(python())
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args([
+            "check-rewrite",
+            "--original",
+            s(&original),
+            "--rewritten",
+            s(&db),
+        ])
+        .args([
+            "--thread",
+            thread,
+            "--graph",
+            &graph,
+            "--expect",
+            s(&expect_path),
+        ])
+        .output()
+        .expect("the harness runs");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{thread} memctl {memctl_args:?}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+#[test]
+fn trim_and_rm_of_delta_threads_are_what_update_state_writes() {
+    let mut failures = Vec::new();
+    // Every idle thread (paused is refused, as any paused thread).
+    for thread in [
+        "1", "edits", "files", "notes", "migrated", "subgraph", "exit",
+    ] {
+        let trim = serde_json::json!({"mode": "trim", "max_tokens": 2, "counter": "len",
+            "keep_first": false});
+        if let Err(e) = check_rewrite(thread, &["trim", "--keep", "2"], trim) {
+            failures.push(e);
+        }
+    }
+    for thread in ["1", "files", "migrated"] {
+        let listed = run_json(&["dump", "--db", s(&fixture("delta.sqlite")), thread]);
+        let ids: Vec<Json> = listed.as_array().expect("messages")[1..]
+            .iter()
+            .map(|m| m["id"].clone())
+            .collect();
+        let expect = serde_json::json!({"mode": "ids", "ids": ids});
+        if let Err(e) = check_rewrite(thread, &["rm", "--index", "0"], expect) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn rewrites_of_delta_threads_refuse_what_they_cannot_do_yet() {
+    let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+    let err = run_err(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "1",
+        "--index",
+        "0",
+        "--purge",
+    ]);
+    assert!(
+        err.contains("DeltaChannel") && err.contains("--purge"),
+        "{err}"
+    );
+    let err = run_err(&["trim", "--db", s(&db), "--thread", "paused", "--keep", "2"]);
+    assert!(err.contains("interrupt"), "{err}");
+}

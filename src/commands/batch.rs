@@ -40,11 +40,95 @@ pub fn read_latest(
         .checkpoint(thread, "", id)?
         .ok_or_else(|| anyhow!("thread '{thread}' has no root checkpoint"))?;
     let writes = store.writes(thread, "", &row.checkpoint_id)?;
+    let delta = delta_head(store, &row, &writes)?;
     Ok(LatestRows {
         thread_id: thread.to_owned(),
         row,
         writes,
+        delta,
     })
+}
+
+/// For a thread whose messages are a DeltaChannel: the messages `get_state` shows (rebuilt
+/// from older rows), encoded, and what an update needs of the other DeltaChannels. `None`
+/// for any other thread (and for a checkpoint that does not decode: `prepare` says why).
+fn delta_head(
+    store: &dyn CheckpointStore,
+    row: &crate::storage::CheckpointRow,
+    writes: &[crate::storage::WriteRow],
+) -> Result<Option<(Vec<u8>, crate::ops::edit::DeltaHead)>> {
+    use crate::model::checkpoint::MESSAGES;
+    let Ok(md) = crate::model::Metadata::parse(row.metadata.as_deref()) else {
+        return Ok(None);
+    };
+    let snapshot = matches!(
+        crate::model::channels::stored_lazy(&row.checkpoint, MESSAGES, || false),
+        Ok((crate::model::channels::Location::DeltaSnapshot, _))
+    );
+    if !snapshot && !crate::model::delta::marks_delta(&md) {
+        return Ok(None);
+    }
+    let Ok((cp, stored)) = super::show::decode_shallow(row.clone()) else {
+        return Ok(None);
+    };
+    let (messages, deltas) = super::delta::state_messages(store, &cp, stored)?;
+    if !deltas.iter().any(|d| d.channel == MESSAGES) {
+        return Ok(None);
+    }
+    let list = match messages.list() {
+        Some(l) => crate::codec::msgpack::encode(&l.value()?),
+        None => crate::codec::msgpack::encode(&crate::codec::Value::array(vec![])),
+    };
+    // The graph's order: messages, then the channels the counters name, then the others.
+    let mut channels = vec![MESSAGES.to_owned()];
+    for name in crate::model::delta::counted_channels(&cp.metadata)
+        .into_iter()
+        .chain(deltas.iter().map(|d| d.channel.clone()))
+    {
+        if !channels.contains(&name) {
+            channels.push(name);
+        }
+    }
+    // Each channel's snapshot_frequency, where the root namespace's counters show it.
+    let infos = store.checkpoint_infos(&cp.row.thread_id)?;
+    let counters: std::collections::HashMap<&str, crate::model::delta::Counters> = infos
+        .iter()
+        .filter(|i| i.ns.is_empty())
+        .map(|i| {
+            let md = crate::model::Metadata::parse(i.metadata.as_deref()).unwrap_or_default();
+            (i.id.as_str(), crate::model::delta::counters(&md))
+        })
+        .collect();
+    let counters_of = |id: Option<&str>| id.and_then(|id| counters.get(id)).cloned();
+    let pairs: Vec<_> = infos
+        .iter()
+        .filter(|i| i.ns.is_empty())
+        .map(|i| {
+            let own = counters_of(Some(&i.id)).unwrap_or_default();
+            (own, counters_of(i.parent.as_deref()).unwrap_or_default())
+        })
+        .collect();
+    let frequencies = channels
+        .iter()
+        .filter_map(|ch| {
+            crate::model::delta::inferred_frequency(ch, &pairs).map(|f| (ch.clone(), f))
+        })
+        .collect();
+    let head = crate::ops::edit::DeltaHead {
+        frequencies,
+        values: deltas
+            .iter()
+            .filter(|d| d.channel != MESSAGES)
+            .map(|d| (d.channel.clone(), d.value.clone()))
+            .collect(),
+        pending: writes
+            .iter()
+            .filter(|w| channels.contains(&w.channel))
+            .map(|w| w.channel.clone())
+            .collect(),
+        channels,
+    };
+    Ok(Some((list, head)))
 }
 
 /// Loads a thread's latest root state, refusing what memctl must not edit.

@@ -32,6 +32,9 @@ use super::checkpoint::MESSAGES;
 use super::message::{Kind, Message};
 use super::metadata::Metadata;
 
+/// `counters_since_delta_snapshot` of one checkpoint: `(channel, (updates, supersteps))`.
+pub type Counters = Vec<(String, (u64, u64))>;
+
 /// The metadata key LangGraph.js writes on the checkpoints of a DeltaChannel graph.
 pub const JS_DELTA_MARKER: &str = "delta_writes_versioned";
 
@@ -580,6 +583,73 @@ pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Resul
     }
 }
 
+/// LangGraph's bound on the supersteps between two snapshots of a DeltaChannel
+/// (`DELTA_MAX_SUPERSTEPS_SINCE_SNAPSHOT`, its default: an app may change it with the
+/// environment variable of that name).
+pub const MAX_SUPERSTEPS_SINCE_SNAPSHOT: u64 = 5000;
+
+/// `counters_since_delta_snapshot` of a checkpoint: `(channel, (updates, supersteps))` in
+/// stored order (a channel snapshotted at the checkpoint is not named: its counters are 0).
+pub fn counters(metadata: &Metadata) -> Counters {
+    metadata
+        .fields
+        .get(DELTA_COUNTERS)
+        .and_then(serde_json::Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let n = |i: usize| v.get(i).and_then(serde_json::Value::as_u64).unwrap_or(0);
+                    (k.clone(), (n(0), n(1)))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The counters of the checkpoint `update_state` appends after `head`
+/// (`create_metadata_for_update_state_api`): every DeltaChannel's supersteps go up by one,
+/// its updates too when the update writes it. `channels` are the graph's DeltaChannels in
+/// the graph's order; `head` the head's counters (a channel it does not name is at 0, 0).
+pub fn next_counters(
+    channels: &[String],
+    head: &[(String, (u64, u64))],
+    written: &[&str],
+) -> Counters {
+    channels
+        .iter()
+        .map(|ch| {
+            let (u, s) = head
+                .iter()
+                .find(|(k, _)| k == ch)
+                .map_or((0, 0), |(_, c)| *c);
+            let u = if written.contains(&ch.as_str()) {
+                u + 1
+            } else {
+                u
+            };
+            (ch.clone(), (u, s + 1))
+        })
+        .collect()
+}
+
+/// A DeltaChannel's `snapshot_frequency` (not stored anywhere) as a thread's counters show
+/// it, when they do: `pairs` are the counters of each checkpoint with its parent's. The
+/// loop snapshots a channel in the step its update count reaches the frequency, so a thread
+/// that snapshotted right when the count went one past the largest count any checkpoint
+/// keeps shows the frequency: that count. `None` when no snapshot says so (then the
+/// frequency is above every count seen, and no more is known).
+pub fn inferred_frequency(channel: &str, pairs: &[(Counters, Counters)]) -> Option<u64> {
+    let named = |c: &[(String, (u64, u64))]| c.iter().find(|(k, _)| k == channel).map(|(_, v)| *v);
+    let max_u = pairs
+        .iter()
+        .filter_map(|(c, _)| named(c).map(|(u, _)| u))
+        .max()?;
+    let reached = pairs
+        .iter()
+        .any(|(c, p)| named(c).is_none() && named(p).is_some_and(|(u, _)| u + 1 == max_u + 1));
+    reached.then_some(max_u + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -830,5 +900,33 @@ mod tests {
             errors += usize::from(v.is_err())
         });
         assert_eq!(errors, 3);
+    }
+
+    #[test]
+    fn the_snapshot_frequency_shows_where_counts_reached_it() {
+        let c = |u, s| vec![("messages".to_owned(), (u, s))];
+        let none = Vec::new;
+        // 1,1 → 2,2 → snapshot (counts reset) → 1,1: frequency 3.
+        let pairs = vec![
+            (c(1, 1), none()),
+            (c(2, 2), c(1, 1)),
+            (none(), c(2, 2)),
+            (c(1, 1), none()),
+        ];
+        assert_eq!(inferred_frequency("messages", &pairs), Some(3));
+        // No snapshot yet: only a lower bound.
+        assert_eq!(inferred_frequency("messages", &pairs[..2]), None);
+        let next = next_counters(
+            &["messages".to_owned(), "files".to_owned()],
+            &c(2, 4),
+            &["messages"],
+        );
+        assert_eq!(
+            next,
+            [
+                ("messages".to_owned(), (3, 5)),
+                ("files".to_owned(), (0, 1))
+            ]
+        );
     }
 }

@@ -62,6 +62,24 @@ impl LoadedCheckpoint {
     }
 }
 
+/// What an edit of a thread whose messages are a DeltaChannel needs beyond the messages
+/// (rebuilt as `get_state` shows them: [`LatestRows::delta`]).
+#[derive(Debug, Clone, Default)]
+pub struct DeltaHead {
+    /// The graph's DeltaChannels, in the graph's order as far as the head shows it (messages
+    /// first, then those its counters name, then those it holds a snapshot of).
+    pub channels: Vec<String>,
+    /// The head's values of its other DeltaChannels (`None`: a reducer memctl does not
+    /// know), for the snapshot an update may have to write.
+    pub values: Vec<(String, Option<Value>)>,
+    /// The DeltaChannels the head's pending writes touch: `update_state` snapshots them.
+    pub pending: Vec<String>,
+    /// The `snapshot_frequency` of the channels whose counters show it
+    /// (`model::delta::inferred_frequency`): an update that brings a channel's count to it
+    /// snapshots the channel, as LangGraph's would.
+    pub frequencies: Vec<(String, u64)>,
+}
+
 /// A thread memctl will not edit, with the reason.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -84,6 +102,9 @@ pub struct Editable {
     pub pending_writes: usize,
     /// The full message views, built on first use.
     messages: OnceLock<Vec<Message>>,
+    /// For a DeltaChannel thread, what the update needs beyond the messages (whose
+    /// outlines then point into the rebuilt list, not into the checkpoint).
+    pub delta: Option<DeltaHead>,
 }
 
 impl Editable {
@@ -175,6 +196,9 @@ pub struct LatestRows {
     pub row: CheckpointRow,
     /// Its pending writes.
     pub writes: Vec<WriteRow>,
+    /// For a thread whose messages are a DeltaChannel: the list `get_state` shows (msgpack,
+    /// rebuilt from older rows by the reader) and the rest of what an update needs.
+    pub delta: Option<(Vec<u8>, DeltaHead)>,
 }
 
 /// Which threads `--all` selects beyond "has a root checkpoint".
@@ -194,6 +218,7 @@ pub struct Filters {
 pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Result<Editable>> {
     let thread = rows.thread_id.clone();
     let row = rows.row;
+    let delta = rows.delta;
     if row.type_name != "msgpack" {
         return Some(Err(Refusal(format!(
             "thread '{thread}': its latest checkpoint is stored as '{}', not msgpack; memctl rewrites only msgpack checkpoints",
@@ -232,8 +257,14 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
         checkpoint: Checkpoint { root },
         metadata,
     };
-    let blob = &latest.row.checkpoint;
-    let outlined = span.clone().and_then(|s| outline::outline_list(blob, s));
+    // A DeltaChannel's messages are the rebuilt list, outlined in its own bytes.
+    let (blob, list_span) = match &delta {
+        Some((list, _)) => (list, Some(0..list.len())),
+        None => (&latest.row.checkpoint, span.clone()),
+    };
+    let outlined = list_span
+        .clone()
+        .and_then(|s| outline::outline_list(blob, s));
     // Filters first, so that only selected threads are reported.
     if let Some((secs, now)) = filters.idle {
         let ts = latest.checkpoint.ts().and_then(parse_ts);
@@ -292,20 +323,22 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
             span.as_ref().map(|s| s.start),
             has_version,
         );
-        if channels::is_delta(location, &latest.metadata) {
+        if channels::is_delta(location, &latest.metadata) && delta.is_none() {
             return Err(Refusal(format!(
-                "thread '{thread}' keeps its messages in a DeltaChannel; memctl does not rewrite delta threads yet"
+                "thread '{thread}' keeps its messages in a DeltaChannel that was not rebuilt"
             ))
             .into());
         }
-        if span.is_none() {
+        if list_span.is_none() {
             return Err(Refusal(format!("thread '{thread}' has no messages channel")).into());
         }
         let Some(outline) = outlined else {
             // Say why: a list that does not decode, or one that holds something else.
-            let list = span
-                .as_ref()
-                .and_then(|sp| latest.row.checkpoint.get(sp.clone()));
+            let bytes = match &delta {
+                Some((list, _)) => list.as_slice(),
+                None => latest.row.checkpoint.as_slice(),
+            };
+            let list = list_span.as_ref().and_then(|sp| bytes.get(sp.clone()));
             if let Some(Err(e)) = list.map(crate::codec::msgpack::decode) {
                 bail!(
                     "cannot decode the messages of checkpoint {} of thread '{thread}': {e}",
@@ -321,7 +354,10 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
             bail!("message {i} of thread '{thread}' has no id; LangGraph always assigns one, so this file is unusual");
         }
         let mut latest = latest;
-        let blob = Arc::new(std::mem::take(&mut latest.row.checkpoint));
+        let (blob, delta) = match delta {
+            Some((list, head)) => (Arc::new(list), Some(head)),
+            None => (Arc::new(std::mem::take(&mut latest.row.checkpoint)), None),
+        };
         Ok(Editable {
             thread_id: thread.clone(),
             latest,
@@ -329,6 +365,7 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
             outline,
             pending_writes: work.writes,
             messages: views.map_or_else(OnceLock::new, OnceLock::from),
+            delta,
         })
     })();
     Some(result)
@@ -423,6 +460,13 @@ pub fn plan(
     dry_run: bool,
     purge: bool,
 ) -> Result<Planned> {
+    if purge && ed.delta.is_some() {
+        return Err(Refusal(format!(
+            "thread '{}' keeps its messages in a DeltaChannel; memctl does not --purge delta threads yet (an edit without --purge works)",
+            ed.thread_id
+        ))
+        .into());
+    }
     let n = ed.outline.len();
     let mut kept_mask = vec![false; n];
     for &i in keep {
@@ -508,6 +552,7 @@ pub fn build_update(
         &ed.latest.metadata,
         new_items,
         other,
+        ed.delta.as_ref(),
         &mut env,
     )
     .with_context(|| format!("thread '{}'", ed.thread_id))

@@ -442,10 +442,13 @@ def compare_checkpoints(rep: Report, serde, new_row: dict, ref_row: dict, new_sn
     rep.check(G, "channel_values keys", sorted(ncv) == sorted(rcv),
               {"new": sorted(ncv), "ref": sorted(rcv)})
     nm, rm = ncv.get("messages"), rcv.get("messages")
-    rep.check(G, "channel_values.messages (model_dump)",
-              isinstance(nm, list) and isinstance(rm, list) and dumps(nm) == dumps(rm),
-              None if (isinstance(nm, list) and isinstance(rm, list) and dumps(nm) == dumps(rm))
-              else {"new": nm, "ref": rm})
+    # A DeltaChannel leaves the list out (both None) or stores a _DeltaSnapshot of it.
+    delta = "messages" not in ncv and "messages" not in rcv
+    if type(nm).__name__ == "_DeltaSnapshot" and type(rm).__name__ == "_DeltaSnapshot":
+        nm, rm = nm.value, rm.value
+    same_list = isinstance(nm, list) and isinstance(rm, list) and dumps(nm) == dumps(rm)
+    rep.check(G, "channel_values.messages (model_dump)", delta or same_list,
+              None if (delta or same_list) else {"new": nm, "ref": rm})
     if nraw is not None and rraw is not None:
         nrm = nraw.get("channel_values", {}).get("messages")
         rrm = rraw.get("channel_values", {}).get("messages")
@@ -555,7 +558,8 @@ def compare_writes(rep: Report, serde, new_rows: list[dict], ref_rows: list[dict
 
 
 def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
-                  workdir: str | None = None) -> dict:
+                  workdir: str | None = None, graph_name: str | None = None) -> dict:
+    gname = graph_name or thread
     rep = Report()
     report: dict[str, Any] = {"thread": thread, "expect": expect}
     tmp = tempfile.mkdtemp(prefix="memctl-interop-", dir=workdir)
@@ -573,7 +577,7 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
         cfg = graphs.config(thread)
 
         # --- original state (reference copy, before the update) ------------------------
-        with open_graph(ref_db, thread) as (graph, _m, saver):
+        with open_graph(ref_db, gname) as (graph, _m, saver):
             o_state = graph.get_state(cfg)
             o_hist = _history_ids(graph, cfg)
             o_tuple = saver.get_tuple(cfg)
@@ -604,7 +608,7 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
 
         # --- 1. get_state on NEW -----------------------------------------------------
         G = "1_get_state"
-        with open_graph(new_db, thread) as (graph, _m, saver):
+        with open_graph(new_db, gname) as (graph, _m, saver):
             try:
                 n_state = graph.get_state(cfg)
                 n_msgs = list(n_state.values.get("messages", []))
@@ -646,7 +650,7 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
         G = "3_reference"
         ref_ok = False
         if not noop:
-            with open_graph(ref_db, thread) as (graph, _m, saver):
+            with open_graph(ref_db, gname) as (graph, _m, saver):
                 serde = saver.serde
                 try:
                     uinfo = langgraph_update(graph, saver, upd_cfg, exp, expect.get("values"))
@@ -700,8 +704,8 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
         try:
             if noop:
                 raise _Skip
-            nc = continue_thread(new_cont, thread, upd_cfg)
-            rc = continue_thread(ref_db, thread, upd_cfg) if ref_ok else None
+            nc = continue_thread(new_cont, gname, upd_cfg)
+            rc = continue_thread(ref_db, gname, upd_cfg) if ref_ok else None
             n_first = nc["model_calls"][0] if nc["model_calls"] else None
             rep.check(G, "NEW: model called", n_first is not None)
             if n_first is not None:
@@ -1032,6 +1036,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--rewritten", required=True, help="copy rewritten by memctl")
     c.add_argument("--thread", required=True)
     c.add_argument("--expect", required=True, help="EXPECT.json path (or inline JSON)")
+    c.add_argument("--graph", help="scenario graph to build (default: the thread id)")
     k = sub.add_parser("continue", help="load a thread and invoke one more user message")
     k.add_argument("--db", required=True)
     k.add_argument("--thread", required=True)
@@ -1090,7 +1095,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "check-rewrite":
         src = a.expect.strip()
         expect = json.loads(src) if src.startswith("{") else json.loads(Path(src).read_text())
-        rep = check_rewrite(a.original, a.rewritten, a.thread, expect)
+        rep = check_rewrite(a.original, a.rewritten, a.thread, expect, graph_name=a.graph)
         print(json.dumps(jsonable(rep), ensure_ascii=False, indent=1))
         for f in rep["failures"]:
             print(f"FAIL {f}".replace("\n", " | "), file=sys.stderr)
