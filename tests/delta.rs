@@ -296,8 +296,7 @@ fn a_broken_chain_is_one_clear_error() {
 /// LangGraph's `update_state` on another copy (rows field by field, write bytes), reads it,
 /// and continues the thread (tests/interop/harness.py check-rewrite, graph delta:<thread>).
 fn check_rewrite(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(), String> {
-    let original = fixture("delta.sqlite");
-    let (dir, db) = temp_copy(&original);
+    let (dir, db) = temp_copy(&fixture("delta.sqlite"));
     let mut args = memctl_args.to_vec();
     args.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
     let out = run_json(&args);
@@ -306,7 +305,19 @@ fn check_rewrite(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(),
         return Err(format!("{thread} {memctl_args:?}: {}", out[0]));
     }
     expect["expect_write"] = Json::Bool(true);
-    let expect_path = dir.path().join("expect.json");
+    harness_check(thread, &db, dir.path(), &expect)
+        .map_err(|e| format!("{thread} memctl {memctl_args:?}:\n{e}"))
+}
+
+/// The harness's check-rewrite of `db` (a rewritten copy of delta.sqlite) against `expect`.
+fn harness_check(
+    thread: &str,
+    db: &std::path::Path,
+    dir: &std::path::Path,
+    expect: &Json,
+) -> Result<(), String> {
+    let original = fixture("delta.sqlite");
+    let expect_path = dir.join("expect.json");
     std::fs::write(&expect_path, expect.to_string()).expect("write expect");
     let graph = format!("delta:{thread}");
     let out = Command::new(python())
@@ -316,7 +327,7 @@ fn check_rewrite(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(),
             "--original",
             s(&original),
             "--rewritten",
-            s(&db),
+            s(db),
         ])
         .args([
             "--thread",
@@ -331,10 +342,7 @@ fn check_rewrite(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(),
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "{thread} memctl {memctl_args:?}:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ))
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
 }
 
@@ -384,4 +392,57 @@ fn rewrites_of_delta_threads_refuse_what_they_cannot_do_yet() {
     );
     let err = run_err(&["trim", "--db", s(&db), "--thread", "paused", "--keep", "2"]);
     assert!(err.contains("interrupt"), "{err}");
+}
+
+#[test]
+fn summarize_of_delta_threads_is_what_update_state_writes() {
+    use common::chat_server::{ChatServer, Reply};
+    let server = ChatServer::start(|_, n| Reply::Summary(format!("Earlier: questions {n}.")));
+    let mut failures = Vec::new();
+    for thread in ["1", "files"] {
+        let (dir, db) = temp_copy(&fixture("delta.sqlite"));
+        let out = common::memctl()
+            .env("MEMCTL_TEST_KEY", "test-key")
+            .args([
+                "summarize",
+                "--db",
+                s(&db),
+                "--thread",
+                thread,
+                "--keep",
+                "2",
+            ])
+            .args(["--endpoint", &server.url, "--model", "m"])
+            .args(["--api-key-env", "MEMCTL_TEST_KEY", "--format", "json"])
+            .output()
+            .expect("memctl runs");
+        let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
+        if report[0]["status"] != "summarized" {
+            failures.push(format!(
+                "{thread}: {report} {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        // Expected: the summary message by its fields, the kept messages by id.
+        let state = run_json(&["dump", "--db", s(&db), "--thread", thread]);
+        let items: Vec<Json> = state
+            .as_array()
+            .expect("messages")
+            .iter()
+            .map(|m| {
+                if m["additional_kwargs"]["lc_source"] == "summarization" {
+                    m.clone()
+                } else {
+                    serde_json::json!({"id": m["id"]})
+                }
+            })
+            .collect();
+        let expect =
+            serde_json::json!({"mode": "messages", "messages": items, "expect_write": true});
+        if let Err(e) = harness_check(thread, &db, dir.path(), &expect) {
+            failures.push(format!("{thread}:\n{e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
