@@ -159,9 +159,8 @@ fn delta_counts(
         .collect::<Result<Vec<_>>>()?;
     let mut counts = HashMap::with_capacity(nodes.len());
     delta::fold(Reducer::Messages, &nodes, &mut |i, value| {
-        let n = value.and_then(|v: &crate::codec::Value| {
-            v.as_array()
-                .map(<[crate::codec::Value]>::len)
+        let n = value.and_then(|v| {
+            v.count()
                 .ok_or_else(|| anyhow::anyhow!("the rebuilt 'messages' value is not a list"))
         });
         counts.insert(

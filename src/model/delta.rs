@@ -264,55 +264,202 @@ fn message_item(item: Value) -> Value {
 /// `RemoveMessage` removes the message with its id (if there is one), a message whose id is
 /// already there replaces it in place, any other is appended.
 fn messages(state: Value, writes: &[&Value]) -> Result<Value> {
-    let state = match state {
-        Value::Array(a) => a.items,
-        Value::Nil => vec![],
-        _ => bail!("the 'messages' value is not a list"),
-    };
-    let mut flat: Vec<Value> = Vec::new();
-    for w in writes {
-        match w {
-            Value::Array(a) => flat.extend(a.items.iter().cloned().map(message_item)),
-            other => flat.push(message_item((*other).clone())),
-        }
-    }
-    let mut keys = flat.iter().map(message_key).collect::<Result<Vec<_>>>()?;
-    let mut state = state;
-    if let Some(last) = keys
-        .iter()
-        .rposition(|(remove, id)| *remove && id.as_deref() == Some(REMOVE_ALL_MESSAGES))
-    {
-        state.clear();
-        flat.drain(..=last);
-        keys.drain(..=last);
-    }
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut result: Vec<Option<Value>> = Vec::with_capacity(state.len() + flat.len());
-    for item in state {
-        let item = message_item(item);
-        if let (_, Some(id)) = message_key(&item)? {
-            index.insert(id, result.len());
-        }
-        result.push(Some(item));
-    }
-    for (item, (remove, id)) in flat.into_iter().zip(keys) {
-        match id {
-            None => result.push(Some(item)),
-            Some(id) if remove => {
-                if let Some(at) = index.remove(&id) {
-                    result[at] = None;
-                }
+    let mut list = MessageList::new(state)?;
+    list.add(writes)?;
+    Ok(list.into_value())
+}
+
+/// A message list kept with its index by id, so that writes are added to it without
+/// rebuilding it (what `_messages_delta_reducer` computes, one batch after another: the
+/// reducer is batching-invariant).
+#[derive(Debug, Clone, Default)]
+pub struct MessageList {
+    /// The messages in order; a removed one leaves `None`.
+    items: Vec<Option<Value>>,
+    /// Where the (last) message with each id is.
+    index: HashMap<String, usize>,
+    /// How many messages are there.
+    live: usize,
+}
+
+impl MessageList {
+    /// The list a stored value holds (nil: empty).
+    pub fn new(state: Value) -> Result<MessageList> {
+        let items = match state {
+            Value::Array(a) => a.items,
+            Value::Nil => vec![],
+            _ => bail!("the 'messages' value is not a list"),
+        };
+        let mut list = MessageList::default();
+        for item in items {
+            let item = message_item(item);
+            if let (_, Some(id)) = message_key(&item)? {
+                list.index.insert(id, list.items.len());
             }
-            Some(id) => match index.get(&id) {
-                Some(&at) => result[at] = Some(item),
+            list.items.push(Some(item));
+            list.live += 1;
+        }
+        Ok(list)
+    }
+
+    /// Adds one batch of writes, as the reducer does.
+    pub fn add(&mut self, writes: &[&Value]) -> Result<()> {
+        let mut flat: Vec<Value> = Vec::new();
+        for w in writes {
+            match w {
+                Value::Array(a) => flat.extend(a.items.iter().cloned().map(message_item)),
+                other => flat.push(message_item((*other).clone())),
+            }
+        }
+        let mut keys = flat.iter().map(message_key).collect::<Result<Vec<_>>>()?;
+        if let Some(last) = keys
+            .iter()
+            .rposition(|(remove, id)| *remove && id.as_deref() == Some(REMOVE_ALL_MESSAGES))
+        {
+            *self = MessageList::default();
+            flat.drain(..=last);
+            keys.drain(..=last);
+        }
+        for (item, (remove, id)) in flat.into_iter().zip(keys) {
+            match id {
                 None => {
-                    index.insert(id, result.len());
-                    result.push(Some(item));
+                    self.items.push(Some(item));
+                    self.live += 1;
                 }
-            },
+                Some(id) if remove => {
+                    if let Some(at) = self.index.remove(&id) {
+                        if self.items[at].take().is_some() {
+                            self.live -= 1;
+                        }
+                    }
+                }
+                Some(id) => match self.index.get(&id) {
+                    Some(&at) => {
+                        if self.items[at].replace(item).is_none() {
+                            self.live += 1;
+                        }
+                    }
+                    None => {
+                        self.index.insert(id, self.items.len());
+                        self.items.push(Some(item));
+                        self.live += 1;
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// How many messages the list holds.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// True when the list holds no message.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// The list as a value (the messages copied).
+    pub fn to_value(&self) -> Value {
+        Value::array(self.items.iter().flatten().cloned().collect())
+    }
+
+    /// The list as a value.
+    pub fn into_value(self) -> Value {
+        Value::array(self.items.into_iter().flatten().collect())
+    }
+}
+
+/// A DeltaChannel's value as [`fold`] carries it from a checkpoint to its children: a message
+/// list kept indexed (each checkpoint adds its writes instead of rebuilding the list), or any
+/// other value.
+#[derive(Debug, Clone)]
+pub enum Carried {
+    /// The messages reducer's list.
+    Messages(MessageList),
+    /// Any other reducer's value.
+    Value(Value),
+}
+
+impl Carried {
+    fn new(reducer: Reducer, v: Value) -> Result<Carried> {
+        Ok(match reducer {
+            Reducer::Messages => Carried::Messages(MessageList::new(v)?),
+            _ => Carried::Value(v),
+        })
+    }
+
+    /// How many items the value holds (messages of a list, entries of a dict).
+    pub fn count(&self) -> Option<usize> {
+        match self {
+            Carried::Messages(l) => Some(l.len()),
+            Carried::Value(v) => v
+                .as_array()
+                .map(<[Value]>::len)
+                .or_else(|| v.as_map().map(<[(Value, Value)]>::len)),
         }
     }
-    Ok(Value::array(result.into_iter().flatten().collect()))
+
+    /// The value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Carried::Messages(l) => l.to_value(),
+            Carried::Value(v) => v.clone(),
+        }
+    }
+
+    /// `replay_writes`: the last `Overwrite` becomes the value, the writes after it are added.
+    fn replay(&mut self, reducer: Reducer, writes: &[&Value]) -> Result<()> {
+        let mut start = 0;
+        let mut reset = None;
+        for (i, w) in writes.iter().enumerate() {
+            if let Some(v) = overwrite(w) {
+                reset = Some(v);
+                start = i + 1;
+            }
+        }
+        if let Some(v) = reset {
+            let v = match v {
+                Some(v) => v.clone(),
+                None => empty(reducer)?,
+            };
+            *self = Carried::new(reducer, v)?;
+        }
+        self.add(reducer, &writes[start..])
+    }
+
+    /// `update`: one step's writes; an `Overwrite` among them replaces the value.
+    fn update(&mut self, reducer: Reducer, values: &[&Value]) -> Result<()> {
+        let overwrites: Vec<Option<&Value>> = values.iter().filter_map(|v| overwrite(v)).collect();
+        match overwrites.as_slice() {
+            [] => self.add(reducer, values),
+            [one] => {
+                let v = match one {
+                    Some(v) => (*v).clone(),
+                    None => empty(reducer)?,
+                };
+                *self = Carried::new(reducer, v)?;
+                Ok(())
+            }
+            _ => bail!(
+                "a step wrote more than one Overwrite to the channel (LangGraph refuses it too)"
+            ),
+        }
+    }
+
+    fn add(&mut self, reducer: Reducer, writes: &[&Value]) -> Result<()> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        match self {
+            Carried::Messages(l) => l.add(writes),
+            Carried::Value(v) => {
+                *v = reduce(reducer, std::mem::replace(v, Value::Nil), writes)?;
+                Ok(())
+            }
+        }
+    }
 }
 
 /// A dict key as Python compares it: strings by text, anything else by its encoding.
@@ -503,11 +650,11 @@ pub struct Node {
 
 /// The value of one DeltaChannel at every checkpoint of a thread (as `get_state_history`
 /// shows it), computed in one pass: each checkpoint's replay continues from its parent's
-/// instead of walking back to the seed again. `visit(i, value)` is called once for each of
-/// `nodes` (in no particular order), so that a caller keeps only what it needs of each
-/// value. A checkpoint whose parent is missing from `nodes` (or whose value cannot be
-/// rebuilt) gets its error, and so do its descendants.
-pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Result<&Value>)) {
+/// instead of walking back to the seed again, and a message list is extended, not rebuilt.
+/// `visit(i, value)` is called once for each of `nodes` (in no particular order), so that a
+/// caller keeps only what it needs of each value. A checkpoint whose parent is missing from
+/// `nodes` (or whose value cannot be rebuilt) gets its error, and so do its descendants.
+pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Result<&Carried>)) {
     let position: HashMap<&str, usize> = nodes
         .iter()
         .enumerate()
@@ -521,13 +668,17 @@ pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Resul
             _ => roots.push(i),
         }
     }
+    let fresh = |v: Result<Value>| -> Result<Carried, String> {
+        v.and_then(|v| Carried::new(reducer, v))
+            .map_err(|e| format!("{e:#}"))
+    };
     let mut visited = vec![false; nodes.len()];
     // Depth first from each root, carrying the parent's value after its writes (what a child
     // replays onto), or why it cannot be known.
-    let mut stack: Vec<(usize, Result<Value, String>)> = Vec::new();
+    let mut stack: Vec<(usize, Result<Carried, String>)> = Vec::new();
     for r in roots {
         let from_parent = match nodes[r].parent.as_deref() {
-            None => empty(reducer).map_err(|e| format!("{e:#}")),
+            None => fresh(empty(reducer)),
             Some(p) => Err(format!(
                 "checkpoint {p} (the parent of {}) is missing: the DeltaChannel value cannot be \
                  rebuilt without it",
@@ -539,9 +690,9 @@ pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Resul
     while let Some((i, from_parent)) = stack.pop() {
         visited[i] = true;
         let n = &nodes[i];
-        let base: Result<Value, String> = match (&n.stored, n.has_version) {
-            (Some(v), _) => seed_value(reducer, Some(v)).map_err(|e| format!("{e:#}")),
-            (None, false) => empty(reducer).map_err(|e| format!("{e:#}")),
+        let base: Result<Carried, String> = match (&n.stored, n.has_version) {
+            (Some(v), _) => fresh(seed_value(reducer, Some(v))),
+            (None, false) => fresh(empty(reducer)),
             (None, true) => from_parent,
         };
         let null: Vec<&Value> = n
@@ -552,18 +703,22 @@ pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Resul
             .collect();
         match &base {
             Ok(b) if null.is_empty() => visit(i, Ok(b)),
-            Ok(b) => match update(reducer, b.clone(), &null) {
-                Ok(v) => visit(i, Ok(&v)),
-                Err(e) => visit(i, Err(e)),
-            },
+            Ok(b) => {
+                let mut own = b.clone();
+                match own.update(reducer, &null) {
+                    Ok(()) => visit(i, Ok(&own)),
+                    Err(e) => visit(i, Err(e)),
+                }
+            }
             Err(e) => visit(i, Err(anyhow!("{e}"))),
         }
         let Some((&last, others)) = children[i].split_last() else {
             continue;
         };
-        let after = base.and_then(|b| {
+        let after = base.and_then(|mut b| {
             let writes: Vec<&Value> = n.writes.iter().map(|(_, v)| v).collect();
-            replay_onto(reducer, b, &writes).map_err(|e| format!("{e:#}"))
+            b.replay(reducer, &writes).map_err(|e| format!("{e:#}"))?;
+            Ok(b)
         });
         for &c in others {
             stack.push((c, after.clone()));
@@ -883,7 +1038,7 @@ mod tests {
         let nodes = chain();
         let mut got: Vec<Vec<String>> = vec![vec![]; nodes.len()];
         fold(Reducer::Messages, &nodes, &mut |i, v| {
-            got[i] = ids(v.expect("value"));
+            got[i] = ids(&v.expect("value").to_value());
         });
         assert_eq!(got[0], Vec::<String>::new());
         assert_eq!(got[1], ["m0=x"]);
