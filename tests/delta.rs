@@ -374,24 +374,99 @@ fn trim_and_rm_of_delta_threads_are_what_update_state_writes() {
 }
 
 #[test]
-fn rewrites_of_delta_threads_refuse_what_they_cannot_do_yet() {
+fn a_paused_delta_thread_is_refused_like_any_paused_thread() {
     let (_d, db) = temp_copy(&fixture("delta.sqlite"));
-    let err = run_err(&[
-        "rm",
-        "--db",
-        s(&db),
-        "--thread",
-        "1",
-        "--index",
-        "0",
-        "--purge",
-    ]);
-    assert!(
-        err.contains("DeltaChannel") && err.contains("--purge"),
-        "{err}"
-    );
     let err = run_err(&["trim", "--db", s(&db), "--thread", "paused", "--keep", "2"]);
     assert!(err.contains("interrupt"), "{err}");
+}
+
+/// What LangGraph sees of a thread of a delta.sqlite copy (harness.py state).
+fn langgraph_state(db: &std::path::Path, thread: &str) -> Json {
+    let graph = format!("delta:{thread}");
+    let out = Command::new(python())
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args([
+            "state",
+            "--db",
+            s(db),
+            "--thread",
+            thread,
+            "--graph",
+            &graph,
+        ])
+        .output()
+        .expect("the harness runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("state JSON")
+}
+
+#[test]
+fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
+    for thread in ["1", "files"] {
+        let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+        let before = run_json(&["dump", "--db", s(&db), thread]);
+        let removed = before[0]["content"].as_str().expect("text").to_owned();
+        let out = run_json(&[
+            "rm",
+            "--db",
+            s(&db),
+            "--thread",
+            thread,
+            "--index",
+            "0",
+            "--purge",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out[0]["status"], "purged", "{thread}: {out}");
+        let bytes = std::fs::read(&db).expect("read");
+        assert!(
+            !bytes
+                .windows(removed.len())
+                .any(|w| w == removed.as_bytes()),
+            "{thread}: '{removed}' is still in the file"
+        );
+        // The new checkpoint holds the kept list as a snapshot: it needs no older row.
+        let raw = run_json(&["dump", "--raw", "--db", s(&db), thread]);
+        assert_eq!(
+            raw["delta_channels"]["messages"]["stored"], "snapshot",
+            "{thread}"
+        );
+        let state = langgraph_state(&db, thread);
+        let ids = |list: &Json| -> Vec<Json> {
+            list.as_array()
+                .expect("list")
+                .iter()
+                .map(|m| m["id"].clone())
+                .collect()
+        };
+        assert_eq!(ids(&state["messages"]), ids(&before)[1..], "{thread}");
+        let out = Command::new(python())
+            .arg(common::root().join("tests/interop/harness.py"))
+            .args(["continue", "--db", s(&db), "--thread", thread, "--copy"])
+            .args(["--graph", &format!("delta:{thread}")])
+            .output()
+            .expect("the harness runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let cont: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(
+            cont["messages_after"].as_u64(),
+            cont["messages_before"].as_u64().map(|n| n + 2),
+            "{thread}: {cont}"
+        );
+        assert_eq!(
+            ids(&cont["model_received"][0])[..before.as_array().map_or(0, Vec::len) - 1],
+            ids(&before)[1..]
+        );
+    }
 }
 
 #[test]

@@ -463,19 +463,7 @@ fn locked_database_is_not_written() {
 
 #[test]
 fn rewrites_refuse_what_they_cannot_write_correctly() {
-    // A DeltaChannel thread is trimmed (tests/delta.rs), but not purged yet.
-    let (_dd, delta) = temp_copy(&fixture("delta.sqlite"));
-    let err = run_err(&[
-        "rm",
-        "--db",
-        s(&delta),
-        "--thread",
-        "1",
-        "--index",
-        "0",
-        "--purge",
-    ]);
-    assert!(err.contains("DeltaChannel"), "{err}");
+    // DeltaChannel threads are edited (tests/delta.rs).
     let (_d, db) = temp_copy(&fixture("old.sqlite"));
     let err = run_err(&[
         "trim",

@@ -121,7 +121,7 @@ fn delta_head(
             .filter(|d| d.channel != MESSAGES)
             .map(|d| (d.channel.clone(), d.value.clone()))
             .collect(),
-        pending: writes
+        snapshot: writes
             .iter()
             .filter(|w| channels.contains(&w.channel))
             .map(|w| w.channel.clone())

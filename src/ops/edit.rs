@@ -72,8 +72,10 @@ pub struct DeltaHead {
     /// The head's values of its other DeltaChannels (`None`: a reducer memctl does not
     /// know), for the snapshot an update may have to write.
     pub values: Vec<(String, Option<Value>)>,
-    /// The DeltaChannels the head's pending writes touch: `update_state` snapshots them.
-    pub pending: Vec<String>,
+    /// The DeltaChannels the update snapshots whatever their counters: those the head's
+    /// pending writes touch (`update_state` snapshots them), and messages for a `--purge`
+    /// (the new checkpoint then needs none of the rows the purge rewrites).
+    pub snapshot: Vec<String>,
     /// The `snapshot_frequency` of the channels whose counters show it
     /// (`model::delta::inferred_frequency`): an update that brings a channel's count to it
     /// snapshots the channel, as LangGraph's would.
@@ -460,13 +462,6 @@ pub fn plan(
     dry_run: bool,
     purge: bool,
 ) -> Result<Planned> {
-    if purge && ed.delta.is_some() {
-        return Err(Refusal(format!(
-            "thread '{}' keeps its messages in a DeltaChannel; memctl does not --purge delta threads yet (an edit without --purge works)",
-            ed.thread_id
-        ))
-        .into());
-    }
     let n = ed.outline.len();
     let mut kept_mask = vec![false; n];
     for &i in keep {
@@ -510,7 +505,14 @@ pub fn plan(
         .iter()
         .map(|&i| ed.stored(i))
         .collect::<Result<Vec<Value>>>()?;
-    let upd = build_update(ed, new_items, vec![])?;
+    // A purge of a DeltaChannel thread snapshots the kept list on the new checkpoint.
+    let delta = ed.delta.clone().map(|mut d| {
+        if purge {
+            d.snapshot.push(MESSAGES.to_owned());
+        }
+        d
+    });
+    let upd = build_update_for(ed, new_items, vec![], delta.as_ref())?;
     planned.outcome.status = Status::Planned;
     planned.outcome.checkpoint_id = Some(upd.checkpoint_id.clone());
     planned.update = Some(upd);
@@ -537,6 +539,16 @@ pub fn build_update(
     new_items: Vec<Value>,
     other: Vec<(String, Value)>,
 ) -> Result<update::Update> {
+    build_update_for(ed, new_items, other, ed.delta.as_ref())
+}
+
+/// [`build_update`] with the DeltaChannel facts `delta` instead of the thread's own.
+fn build_update_for(
+    ed: &Editable,
+    new_items: Vec<Value>,
+    other: Vec<(String, Value)>,
+    delta: Option<&DeltaHead>,
+) -> Result<update::Update> {
     let mut random = || {
         let b = uuid::Uuid::new_v4().as_u128();
         (b >> 64) as u64 ^ b as u64
@@ -552,7 +564,7 @@ pub fn build_update(
         &ed.latest.metadata,
         new_items,
         other,
-        ed.delta.as_ref(),
+        delta,
         &mut env,
     )
     .with_context(|| format!("thread '{}'", ed.thread_id))

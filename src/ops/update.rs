@@ -179,7 +179,7 @@ pub fn build(
             for (ch, (u, s)) in next {
                 let frequency = d.frequencies.iter().find(|(k, _)| *k == ch);
                 let snapshot = s >= crate::model::delta::MAX_SUPERSTEPS_SINCE_SNAPSHOT
-                    || d.pending.contains(&ch)
+                    || d.snapshot.contains(&ch)
                     || frequency.is_some_and(|(_, f)| u >= *f);
                 if !snapshot {
                     counters.push((ch, (u, s)));
