@@ -521,3 +521,54 @@ fn summarize_of_delta_threads_is_what_update_state_writes() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn gc_keeps_every_kept_checkpoints_delta_state() {
+    let original = langgraph_states(&fixture("delta.sqlite"));
+    for keep in ["1", "3"] {
+        let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+        let out = run_json(&[
+            "gc",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep-checkpoints",
+            keep,
+            "--min-idle",
+            "0s",
+            "--format",
+            "json",
+        ]);
+        assert!(
+            out["deleted"]["checkpoints"]
+                .as_u64()
+                .is_some_and(|n| n > 0),
+            "keep {keep}: {out}"
+        );
+        let after = langgraph_states(&db);
+        let mut failures = Vec::new();
+        for (thread, t) in threads(&after) {
+            let before: HashMap<&str, &Json> = original["threads"][&thread]["history"]
+                .as_array()
+                .expect("history")
+                .iter()
+                .map(|h| (h["checkpoint_id"].as_str().expect("id"), h))
+                .collect();
+            let kept = t["history"].as_array().expect("history");
+            for h in kept {
+                let id = h["checkpoint_id"].as_str().expect("id");
+                let was = before.get(id).expect("a kept checkpoint existed before");
+                if !same(&h["messages"], &was["messages"]) || !same(&h["values"], &was["values"]) {
+                    failures.push(format!("keep {keep}: {thread} @ {id} changed"));
+                }
+            }
+            // memctl reads what is left as LangGraph does.
+            let latest = &kept[0];
+            let got = run_json(&["dump", "--db", s(&db), &thread]);
+            if !same(&got, &latest["messages"]) {
+                failures.push(format!("keep {keep}: {thread}: memctl's dump differs"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
