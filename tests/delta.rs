@@ -290,6 +290,46 @@ fn a_broken_chain_is_one_clear_error() {
         err.contains("cannot decode") && err.contains(&parent),
         "{err}"
     );
+    // A snapshot that holds no list (the parent's, written by hand).
+    let (_d3, db3) = temp_copy(&fixture("delta.sqlite"));
+    let conn = rusqlite::Connection::open(&db3).expect("open");
+    let blob: Vec<u8> = conn
+        .query_row(
+            "SELECT checkpoint FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = ?",
+            [&parent],
+            |r| r.get(0),
+        )
+        .expect("blob");
+    // The snapshot is `ext8/16/32 LEN 07 <payload>` under "messages": its payload becomes the
+    // int 5.
+    let key = b"\xa8messages";
+    let at = blob
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("messages key")
+        + key.len();
+    let width = match blob[at] {
+        0xc7 => 1,
+        0xc8 => 2,
+        0xc9 => 4,
+        other => panic!("not an ext snapshot: {other:#x}"),
+    };
+    let len = blob[at + 1..at + 1 + width]
+        .iter()
+        .fold(0usize, |n, b| n * 256 + usize::from(*b));
+    assert_eq!(blob[at + 1 + width], 7, "ext 7");
+    let mut bad = blob[..at].to_vec();
+    bad.extend_from_slice(&[0xd4, 7, 5]); // fixext1, code 7, payload: the int 5
+    bad.extend_from_slice(&blob[at + 2 + width + len..]);
+    conn.execute(
+        "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = '1' AND checkpoint_id = ?",
+        rusqlite::params![bad, parent],
+    )
+    .expect("update");
+    drop(conn);
+    let err = run_err(&["show", "1", "--db", s(&db3)]);
+    let seed = format!("the snapshot in checkpoint {parent}");
+    assert!(err.contains("not a list") && err.contains(&seed), "{err}");
 }
 
 /// Rewrites a copy of delta.sqlite with memctl, then the harness compares it with real

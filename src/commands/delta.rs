@@ -251,10 +251,24 @@ pub fn values(
                     d.unreplayed = Some(history.clone());
                 }
             } else {
+                let from = match &history.seed {
+                    Some(seed) => format!(
+                        "the {} in checkpoint {}",
+                        if seed.snapshot { "snapshot" } else { "value" },
+                        seed.checkpoint_id
+                    ),
+                    None => "empty".to_owned(),
+                };
                 d.value = Some(
                     history
                         .rebuild(d.reducer)
-                        .with_context(|| format!("rebuilding DeltaChannel '{}'", d.channel))
+                        .with_context(|| {
+                            format!(
+                                "rebuilding DeltaChannel '{}' from {from} and {} writes",
+                                d.channel,
+                                history.writes.len()
+                            )
+                        })
                         .with_context(context)?,
                 );
             }
