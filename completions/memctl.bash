@@ -25,6 +25,9 @@ _memctl() {
             memctl,dump)
                 cmd="memctl__subcmd__dump"
                 ;;
+            memctl,find)
+                cmd="memctl__subcmd__find"
+                ;;
             memctl,gc)
                 cmd="memctl__subcmd__gc"
                 ;;
@@ -66,6 +69,9 @@ _memctl() {
                 ;;
             memctl__subcmd__help,dump)
                 cmd="memctl__subcmd__help__subcmd__dump"
+                ;;
+            memctl__subcmd__help,find)
+                cmd="memctl__subcmd__help__subcmd__find"
                 ;;
             memctl__subcmd__help,gc)
                 cmd="memctl__subcmd__help__subcmd__gc"
@@ -122,7 +128,7 @@ _memctl() {
 
     case "${cmd}" in
         memctl)
-            opts="-q -h -V --db --format --ns --busy-timeout --quiet --now --help --version threads history show dump diff tokens trim rm summarize stats prune gc completions help"
+            opts="-q -h -V --db --format --ns --busy-timeout --quiet --now --help --version threads history show dump diff tokens trim rm summarize find stats prune gc completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -285,6 +291,52 @@ _memctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        memctl__subcmd__find)
+            opts="-e -i -t -q -h --regex --ignore-case --meta --history --thread --count --db --format --ns --busy-timeout --quiet --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --meta)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --thread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         memctl__subcmd__gc)
             opts="-t -n -q -h --thread --all --keep-checkpoints --min-idle --dry-run --vacuum --db --format --ns --busy-timeout --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -336,7 +388,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help)
-            opts="threads history show dump diff tokens trim rm summarize stats prune gc completions help"
+            opts="threads history show dump diff tokens trim rm summarize find stats prune gc completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -378,6 +430,20 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help__subcmd__dump)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__help__subcmd__find)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

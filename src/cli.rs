@@ -153,6 +153,14 @@ pub enum Command {
       --endpoint http://localhost:11434/v1 --model llama3.2:1b")]
     Summarize(SummarizeArgs),
 
+    /// Find the conversations that mention something (message text, tool calls, string state).
+    #[command(after_help = "Examples:
+  memctl find --db checkpoints.sqlite 'order-1234'
+  memctl find -i --regex 'hunter\\d' --history
+  memctl find --meta user_id=42 --format json
+  memctl find refund --count")]
+    Find(FindArgs),
+
     /// What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans.
     #[command(after_help = "Examples:
   memctl stats --db checkpoints.sqlite
@@ -606,6 +614,39 @@ pub struct SummarizeArgs {
     /// Rewrite options.
     #[command(flatten)]
     pub rewrite: RewriteArgs,
+}
+
+/// Arguments of `find`.
+#[derive(Debug, Args)]
+pub struct FindArgs {
+    /// The text to look for (a literal unless --regex).
+    #[arg(value_name = "PATTERN")]
+    pub pattern: Option<String>,
+
+    /// PATTERN is a regular expression (Rust regex syntax).
+    #[arg(long, short = 'e')]
+    pub regex: bool,
+
+    /// Match without regard to case.
+    #[arg(long, short = 'i')]
+    pub ignore_case: bool,
+
+    /// Only threads whose metadata (incl. the configurable keys the app passed) or state
+    /// channel KEY equals VALUE; repeat to require several. Alone, lists those threads.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub meta: Vec<String>,
+
+    /// Search every checkpoint of each thread, not only its latest state.
+    #[arg(long)]
+    pub history: bool,
+
+    /// Search one thread only.
+    #[arg(long, short = 't', value_name = "ID")]
+    pub thread: Option<String>,
+
+    /// Print how many hits each thread has instead of the hits.
+    #[arg(long)]
+    pub count: bool,
 }
 
 /// Arguments of `stats`.

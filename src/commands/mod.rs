@@ -4,6 +4,7 @@ pub mod batch;
 pub mod completions;
 pub mod diff;
 pub mod dump;
+pub mod find;
 pub mod gc;
 pub mod history;
 pub mod prune;
@@ -82,6 +83,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Rm(args) => rm::run(g, args, out),
         Command::Summarize(args) => summarize::run(g, args, out),
         Command::Stats(args) => stats::run(g, args, out),
+        Command::Find(args) => find::run(g, args, out),
         Command::Prune(args) => prune::run(g, args, out),
         Command::Gc(args) => gc::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),
