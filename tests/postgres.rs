@@ -265,3 +265,97 @@ fn libpq_conventions_unix_socket_pgpassword_schema() {
     let rows = run_json(&["threads", "list", "--db", &in_schema, "--format", "json"]);
     assert_eq!(rows.as_array().map(Vec::len), Some(15));
 }
+
+/// sslmode as libpq means it, against the test server's TLS (scripts/pg.sh: a certificate for
+/// 'localhost' issued by a test CA; role tls_only may connect over TLS only).
+#[test]
+fn sslmodes_encrypt_and_verify_as_libpq_does() {
+    let db = TestDb::fixture("tls");
+    let mut c = db.client();
+    c.batch_execute(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'tls_only') \
+         THEN CREATE ROLE tls_only LOGIN SUPERUSER; END IF; END $$",
+    )
+    .expect("role");
+    let cert: String = c
+        .query_one(
+            "SELECT current_setting('data_directory') || '/root.crt'",
+            &[],
+        )
+        .expect("cert path")
+        .get(0);
+    let port: String = c
+        .query_one("SELECT current_setting('port')", &[])
+        .expect("port")
+        .get(0);
+    let url = |host: &str, params: &str| {
+        format!("postgresql://tls_only@{host}:{port}/{}?{params}", db.name)
+    };
+    let lists = |u: &str| {
+        let rows = run_json(&["threads", "list", "--db", u, "--format", "json"]);
+        assert_eq!(rows.as_array().map(Vec::len), Some(15), "{u}");
+    };
+    // Without TLS the server turns this role away: so a success below went over TLS.
+    let e = fails_cleanly(
+        &[
+            "threads",
+            "list",
+            "--db",
+            &url("127.0.0.1", "sslmode=disable"),
+        ],
+        "",
+    );
+    assert!(e.contains("no encryption"), "{e}");
+    lists(&url("127.0.0.1", "sslmode=require"));
+    lists(&url("127.0.0.1", "sslmode=prefer"));
+    lists(&url(
+        "localhost",
+        &format!("sslmode=verify-full&sslrootcert={cert}"),
+    ));
+    lists(&url(
+        "127.0.0.1",
+        &format!("sslmode=verify-ca&sslrootcert={cert}"),
+    ));
+    // verify-full checks the name: the certificate names localhost, not 127.0.0.1.
+    let e = fails_cleanly(
+        &[
+            "threads",
+            "list",
+            "--db",
+            &url(
+                "127.0.0.1",
+                &format!("sslmode=verify-full&sslrootcert={cert}"),
+            ),
+        ],
+        "",
+    );
+    assert!(e.contains("cannot connect"), "{e}");
+    // verify-ca without a root certificate: says what is missing.
+    let out = memctl()
+        .args([
+            "threads",
+            "list",
+            "--db",
+            &url("localhost", "sslmode=verify-ca"),
+        ])
+        .env("HOME", "/nonexistent")
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("sslrootcert"), "{stderr}");
+    // PGSSLMODE is the default when the URL says nothing.
+    let out = memctl()
+        .args([
+            "threads",
+            "list",
+            "--format",
+            "json",
+            "--db",
+            &url("127.0.0.1", ""),
+        ])
+        .env("PGSSLMODE", "disable")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1), "PGSSLMODE=disable is used");
+}

@@ -552,3 +552,63 @@ fn a_live_app_beside_gc_prune_and_trim_sees_no_error() {
         assert!(r["messages_after"].as_u64().is_some(), "{t}: {r}");
     }
 }
+
+/// summarize against the local test endpoint writes what update_state writes for the same
+/// list (system message, the summary message, the kept ones), and the thread continues.
+#[test]
+fn summarize_is_what_postgres_saver_update_state_writes() {
+    use common::chat_server::{ChatServer, Reply};
+    let server =
+        ChatServer::start(|_, _| Reply::Summary("Bob said hello; the bot was terse.".into()));
+    let original = TestDb::fixture("orig_summarize");
+    let rewritten = TestDb::fixture("new_summarize");
+    let out = memctl()
+        .env("MEMCTL_TEST_KEY", "sk-test")
+        .args([
+            "summarize",
+            "--thread",
+            "system",
+            "--keep",
+            "3",
+            "--endpoint",
+            &server.url,
+        ])
+        .args([
+            "--model",
+            "tiny",
+            "--api-key-env",
+            "MEMCTL_TEST_KEY",
+            "--format",
+            "json",
+        ])
+        .args(["--db", &rewritten.url])
+        .output()
+        .expect("runs");
+    let report: Json = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(report[0]["status"], "summarized", "{report}");
+    // The list memctl wrote, handed to LangGraph's own update_state on the other copy.
+    let written = run_json(&["dump", "--thread", "system", "--db", &rewritten.url]);
+    let expect = json!({"mode": "messages", "messages": written});
+    let (ok, text) = harness(&[
+        "check-rewrite",
+        "--original",
+        &original.url,
+        "--rewritten",
+        &rewritten.url,
+        "--thread",
+        "system",
+        "--graph",
+        "system",
+        "--expect",
+        &expect.to_string(),
+    ]);
+    assert!(
+        ok,
+        "{}",
+        text.lines()
+            .filter(|l| l.starts_with("FAIL"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
