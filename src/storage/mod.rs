@@ -1,9 +1,13 @@
 //! Where checkpoints live: the [`CheckpointStore`] interface every command reads and writes
-//! through, and its backends (SQLite, `SqliteSaver`'s file, is the embedded default).
+//! through, and its backends (SQLite, `SqliteSaver`'s file, is the embedded default;
+//! PostgreSQL, `PostgresSaver`'s tables, for a `postgresql://` URL).
 //! Storage takes and returns plain rows and bytes: it knows nothing of messages, edits, exit
 //! codes or the command line.
 
 pub mod maintenance;
+pub mod pgconn;
+pub mod pgformat;
+pub mod postgres;
 pub mod sqlite;
 pub mod wal;
 
@@ -230,9 +234,17 @@ pub enum Access {
     ReadWrite,
 }
 
-/// Opens the database `db` names (a path to a `SqliteSaver` file) with `access`, waiting up to
+/// Opens the database `db` names (a path to a `SqliteSaver` file, or a `postgresql://` /
+/// `postgres://` URL of a `PostgresSaver` database) with `access`, waiting up to
 /// `busy_timeout` for a lock.
 pub fn open(db: &Path, access: Access, busy_timeout: Duration) -> Result<Box<dyn CheckpointStore>> {
+    if let Some(url) = db.to_str().filter(|d| pgconn::is_url(d)) {
+        return Ok(Box::new(postgres::PostgresStore::open(
+            url,
+            access,
+            busy_timeout,
+        )?));
+    }
     Ok(Box::new(match access {
         Access::ReadOnly => SqliteStore::open_read_only(db, busy_timeout)?,
         Access::ReadWrite => SqliteStore::open_read_write(db, busy_timeout)?,
