@@ -299,7 +299,8 @@ impl PostgresStore {
             Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
             None => Json::Null,
         };
-        let split = pgformat::split(rows.checkpoint)?;
+        // Postgres takes each value whole (a bytea parameter): the pieces are joined here.
+        let split = pgformat::split(&rows.checkpoint.to_vec())?;
         let versions = split.checkpoint.get("channel_versions");
         // `put`: blob rows only for the channels whose version changed.
         for (channel, type_name, blob) in &split.blobs {
@@ -320,6 +321,7 @@ impl PostgresStore {
             .map_err(e)?;
         }
         for w in rows.writes {
+            let value = w.value.to_vec();
             let idx =
                 i32::try_from(w.idx).map_err(|_| anyhow!("write index {} out of range", w.idx))?;
             match self.generation {
@@ -327,13 +329,13 @@ impl PostgresStore {
                     "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, 'msgpack', $8) \
                      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
-                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &w.task_path, &idx, &w.channel, &w.value],
+                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &w.task_path, &idx, &w.channel, &value],
                 ),
                 SchemaGeneration::V2 => c.execute(
                     "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
                      VALUES ($1, $2, $3, $4, $5, $6, 'msgpack', $7) \
                      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
-                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &idx, &w.channel, &w.value],
+                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &idx, &w.channel, &value],
                 ),
             }
             .map_err(e)?;
