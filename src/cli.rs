@@ -72,6 +72,12 @@ pub struct GlobalArgs {
           value_parser = clap::value_parser!(u64).range(0..=2_147_483_647))]
     pub busy_timeout: u64,
 
+    /// The environment variable that holds the AES key of a database written with
+    /// LangGraph's EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads).
+    /// Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub key_env: Option<String>,
+
     /// Print nothing but errors (for cron).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,

@@ -50,14 +50,16 @@ pub struct WriteRow {
     pub value: Vec<u8>,
 }
 
-/// The rows one update appends to a thread (all `type = 'msgpack'`): a checkpoint, and
-/// write rows recorded on its parent. Plain row values: storage does not know what they mean.
+/// The rows one update appends to a thread: a checkpoint, and write rows recorded on its
+/// parent. Plain row values: storage does not know what they mean.
 #[derive(Debug, Clone, Copy)]
 pub struct NewRows<'a> {
     /// The new checkpoint id.
     pub checkpoint_id: &'a str,
     /// Its parent: the thread's latest checkpoint when the rows were made.
     pub parent_id: &'a str,
+    /// The serialization type of `checkpoint` (`msgpack`, or `msgpack+aes` when encrypted).
+    pub checkpoint_type: &'a str,
     /// The serialized checkpoint.
     pub checkpoint: &'a [u8],
     /// The metadata JSON.
@@ -77,7 +79,9 @@ pub struct NewWrite {
     pub idx: i64,
     /// The channel written.
     pub channel: String,
-    /// The serialized value (`type = 'msgpack'`).
+    /// The serialization type of `value` (`msgpack`, or `msgpack+aes` when encrypted).
+    pub type_name: String,
+    /// The serialized value.
     pub value: Vec<u8>,
 }
 
@@ -90,9 +94,10 @@ pub enum BlobKind {
     Write,
 }
 
-/// Given a stored msgpack blob, its replacement, or `None` to leave it as it is (used by
-/// `--purge` to scrub a thread's history; storage only reads and writes the rows).
-pub type BlobRewriter<'a> = &'a dyn Fn(BlobKind, &[u8]) -> Result<Option<Vec<u8>>>;
+/// Given a stored blob and its serialization type, its replacement (of the same type), or
+/// `None` to leave it as it is (used by `--purge` to scrub a thread's history; storage only
+/// reads and writes the rows).
+pub type BlobRewriter<'a> = &'a dyn Fn(BlobKind, &str, &[u8]) -> Result<Option<Vec<u8>>>;
 
 /// What gc needs to know of one checkpoint (no blob).
 #[derive(Debug, Clone, PartialEq, Eq)]
