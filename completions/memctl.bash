@@ -37,6 +37,9 @@ _memctl() {
             memctl,prune)
                 cmd="memctl__subcmd__prune"
                 ;;
+            memctl,rekey)
+                cmd="memctl__subcmd__rekey"
+                ;;
             memctl,rm)
                 cmd="memctl__subcmd__rm"
                 ;;
@@ -78,6 +81,9 @@ _memctl() {
                 ;;
             memctl__subcmd__help,prune)
                 cmd="memctl__subcmd__help__subcmd__prune"
+                ;;
+            memctl__subcmd__help,rekey)
+                cmd="memctl__subcmd__help__subcmd__rekey"
                 ;;
             memctl__subcmd__help,rm)
                 cmd="memctl__subcmd__help__subcmd__rm"
@@ -122,7 +128,7 @@ _memctl() {
 
     case "${cmd}" in
         memctl)
-            opts="-q -h -V --db --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize stats prune gc completions help"
+            opts="-q -h -V --db --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize stats prune gc rekey completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -356,7 +362,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help)
-            opts="threads history show dump diff tokens trim rm summarize stats prune gc completions help"
+            opts="threads history show dump diff tokens trim rm summarize stats prune gc rekey completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -454,6 +460,20 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help__subcmd__prune)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__help__subcmd__rekey)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -653,6 +673,56 @@ _memctl() {
                     return 0
                     ;;
                 --min-idle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__rekey)
+            opts="-n -q -h --old-key-env --new-key-env --decrypt --dry-run --batch --vacuum --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --old-key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --new-key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --batch)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

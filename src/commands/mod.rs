@@ -7,6 +7,7 @@ pub mod dump;
 pub mod gc;
 pub mod history;
 pub mod prune;
+pub mod rekey;
 pub mod rm;
 pub mod show;
 pub mod stats;
@@ -85,6 +86,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Stats(args) => stats::run(g, args, out),
         Command::Prune(args) => prune::run(g, args, out),
         Command::Gc(args) => gc::run(g, args, out),
+        Command::Rekey(args) => rekey::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),
     }
 }

@@ -9,7 +9,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 
 use super::{
     BlobKind, BlobRewriter, CheckpointInfo, CheckpointRow, CheckpointStore, Deleted, FileStats,
-    Leftover, NewRows, Orphans, SchemaGeneration, ThreadMoved, ThreadSummary, WriteRow,
+    Leftover, NewRows, Orphans, PageSize, SchemaGeneration, ThreadMoved, ThreadSummary,
+    ValueCursor, ValuePage, ValueRewriter, WriteRow,
 };
 
 /// Columns memctl reads from `checkpoints`.
@@ -258,6 +259,16 @@ impl CheckpointStore for SqliteStore {
 
     fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
         self.leftovers(thread_id, texts)
+    }
+
+    fn rewrite_values(
+        &self,
+        from: ValueCursor,
+        size: PageSize,
+        write: bool,
+        rewrite: ValueRewriter<'_>,
+    ) -> Result<ValuePage> {
+        self.value_page(from, size, write, rewrite)
     }
 
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
