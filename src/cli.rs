@@ -75,7 +75,7 @@ pub struct GlobalArgs {
     /// The environment variable that holds the AES key of a database written with
     /// LangGraph's EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads).
     /// Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it.
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, global = true, value_name = "NAME", value_parser = parse_env_name)]
     pub key_env: Option<String>,
 
     /// Print nothing but errors (for cron).
@@ -705,7 +705,7 @@ pub struct RekeyArgs {
     /// The environment variable holding the key the values are encrypted with now (their
     /// UTF-8 bytes, as LangGraph reads LANGGRAPH_AES_KEY). Values under it are re-encrypted
     /// with the new key, or decrypted with --decrypt.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
     pub old_key_env: Option<String>,
 
     /// The environment variable holding the key to encrypt with. Plain values are encrypted
@@ -715,7 +715,8 @@ pub struct RekeyArgs {
         long,
         value_name = "NAME",
         required_unless_present = "decrypt",
-        conflicts_with = "decrypt"
+        conflicts_with = "decrypt",
+        value_parser = parse_env_name
     )]
     pub new_key_env: Option<String>,
 
@@ -739,6 +740,18 @@ pub struct RekeyArgs {
     /// database busy).
     #[arg(long)]
     pub vacuum: bool,
+}
+
+/// The name of an environment variable (`--key-env`, `--old-key-env`, `--new-key-env`): not
+/// empty, without `=` or NUL (no variable can have such a name).
+fn parse_env_name(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.contains(['=', '\0']) {
+        return Err(format!(
+            "'{}' is not the name of an environment variable",
+            text.escape_debug()
+        ));
+    }
+    Ok(text.to_owned())
 }
 
 /// `trim --keep N`: N ≥ 1 (a trim that keeps nothing is `rm --all-messages`).

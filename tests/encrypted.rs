@@ -538,3 +538,26 @@ fn purge_scrubs_encrypted_rows_and_searches_their_decrypted_values() {
         assert!(!file_bytes(&db).windows(7).any(|w| w == b"hunter2"));
     }
 }
+
+/// `--key-env` names a variable: an empty name or one with `=` is a usage error (exit 2).
+#[test]
+fn key_env_must_name_a_variable() {
+    let db = fixture("encrypted.sqlite");
+    for bad in ["", "A=B"] {
+        let out = run(None, &["show", "--db", s(&db), "1", "--key-env", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&out.stderr)
+            .contains("not the name of an environment variable"));
+    }
+    // The variable it names is read as LangGraph reads LANGGRAPH_AES_KEY.
+    let out = memctl()
+        .env("MY_APP_KEY", "0123456789abcdef")
+        .args(["dump", "--db", s(&db), "1", "--key-env", "MY_APP_KEY"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
