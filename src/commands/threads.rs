@@ -148,11 +148,13 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         }
     }
     if locked > 0 && !g.quiet {
+        let (what, their) = match locked {
+            1 => ("1 thread is".to_owned(), "its"),
+            n => (format!("{n} threads are"), "their"),
+        };
         eprintln!(
-            "note: {} encrypted with AES and {} is not set: their messages and tokens are not shown (last step and time come from the plain metadata and checkpoint ids); set {} to the app's key to see them",
-            if locked == 1 { "1 thread is".to_owned() } else { format!("{locked} threads are") },
-            keys.var(),
-            keys.var()
+            "note: {what} encrypted with AES and {var} is not set: {their} messages and tokens are not shown (last step and time come from the plain metadata and checkpoint ids); set {var} to the app's key to see them",
+            var = keys.var()
         );
     }
     super::report_unreadable(&unreadable, total, "are listed without their state")
