@@ -8,6 +8,7 @@ use anyhow::{anyhow, Result};
 use serde::Serialize;
 
 use crate::cli::{FindArgs, Format, GlobalArgs};
+use crate::codec::aes::Keyring;
 use crate::codec::json::to_json;
 use crate::model::checkpoint::{StoredMessages, MESSAGES};
 use crate::ops::find::{excerpt, MetaCondition, Pattern};
@@ -52,6 +53,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
         .into());
     }
     let store = super::open_read_only(g)?;
+    let keys = super::keys(g);
     let mut latest = store.latest_root_ids()?;
     if let Some(only) = &args.thread {
         latest.retain(|(t, _)| t == only);
@@ -74,7 +76,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     };
     let results = super::map_latest(&*store, &ids, |row| {
         let thread = row.thread_id.clone();
-        search(row, pattern.as_ref(), &conditions).map_err(|e| (thread, format!("{e:#}")))
+        search(&keys, row, pattern.as_ref(), &conditions).map_err(|e| (thread, format!("{e:#}")))
     })?;
     let mut hits = Vec::new();
     let mut failed: Vec<(String, String)> = Vec::new();
@@ -91,6 +93,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
 
 /// The hits of one checkpoint.
 fn search(
+    keys: &Keyring,
     row: CheckpointRow,
     pattern: Option<&Pattern>,
     conditions: &[MetaCondition],
@@ -107,7 +110,7 @@ fn search(
     if conditions.is_empty() && !prefiltered {
         return Ok(vec![]);
     }
-    let (cp, messages) = super::show::decode_shallow(row)?;
+    let (cp, messages) = super::show::decode_shallow(keys, row)?;
     let meets = |c: &MetaCondition| {
         let in_metadata = metadata.fields.get(&c.key).is_some_and(|v| c.matches(v));
         in_metadata

@@ -14,6 +14,7 @@ use crate::storage::CheckpointStore;
 /// Runs `history`.
 pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    let keys = super::keys(g);
     let thread = &args.thread.thread;
     super::require_thread(&*store, thread, &g.ns)?;
     let writes = store.write_counts(thread, &g.ns)?;
@@ -22,7 +23,7 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
     let rows = store.checkpoints(thread, &g.ns)?;
     for row in rows.into_iter().take(args.limit.unwrap_or(usize::MAX)) {
         // Messages are counted in place; each blob is dropped once its row is read.
-        let (cp, messages) = super::show::decode_shallow(row)?;
+        let (cp, messages) = super::show::decode_shallow(&keys, row)?;
         let id = cp.row.checkpoint_id.clone();
         let count = match messages.list() {
             Some(list) => Some(list.spans()?.len()),

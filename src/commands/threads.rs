@@ -5,6 +5,7 @@ use std::io::Write;
 use anyhow::{Context, Result};
 
 use crate::cli::{Format, GlobalArgs, ThreadSort, ThreadsListArgs};
+use crate::codec::aes::Keyring;
 use crate::output::{self, human, table};
 use crate::tokens::approx;
 
@@ -23,6 +24,7 @@ struct ThreadRow {
 /// Runs `threads list`.
 pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    let keys = super::keys(g);
     let now = human::now(g.now.as_deref())?;
     // Sizes and counts (one scan of each table) on a second connection, while the latest
     // blob of each thread is read and decoded here and on the other cores.
@@ -37,7 +39,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             })?;
             Ok(all)
         });
-        let facts = super::map_latest(&*store, &ids, |row| latest_facts(&row));
+        let facts = super::map_latest(&*store, &ids, |row| latest_facts(&keys, row));
         (sizes.join(), facts)
     });
     let summaries = match summaries {
@@ -59,6 +61,8 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             }
         })
         .collect();
+    // Encrypted threads read without a key (none set): listed with what needs no decryption.
+    let locked = facts.values().filter(|f| f.locked).count();
     let mut rows = Vec::with_capacity(summaries.len());
     for t in summaries {
         let facts = match t.latest_root_id {
@@ -140,6 +144,16 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             output::write_records(out, format, &records)?;
         }
     }
+    if locked > 0 && !g.quiet {
+        let (what, their) = match locked {
+            1 => ("1 thread is".to_owned(), "its"),
+            n => (format!("{n} threads are"), "their"),
+        };
+        eprintln!(
+            "note: {what} encrypted with AES and {var} is not set: {their} messages and tokens are not shown (last step and time come from the plain metadata and checkpoint ids); set {var} to the app's key to see them",
+            var = keys.var()
+        );
+    }
     super::report_unreadable(&unreadable, total, "are listed without their state")
 }
 
@@ -150,11 +164,26 @@ struct LatestFacts {
     tokens: Option<u64>,
     step: Option<i64>,
     updated_at: Option<jiff::Timestamp>,
+    /// Encrypted, and no key was set: only the plain facts are known.
+    locked: bool,
 }
 
 /// Reads the latest checkpoint's message count, approximate tokens, step and time, counting
-/// in place (no JSON is built).
-fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
+/// in place (no JSON is built). An encrypted checkpoint is decrypted with `keys`; without a
+/// key (none set) only what is stored plain is given: the step (metadata) and the time the
+/// checkpoint id (a uuid6) was made.
+fn latest_facts(keys: &Keyring, row: crate::storage::CheckpointRow) -> Result<LatestFacts> {
+    if crate::codec::aes::split_type(&row.type_name).1.is_some() && keys.is_unset() {
+        let md = crate::model::Metadata::parse(row.metadata.as_deref())?;
+        return Ok(LatestFacts {
+            step: md.step(),
+            updated_at: crate::ops::update::id_time(&row.checkpoint_id),
+            locked: true,
+            ..LatestFacts::default()
+        });
+    }
+    let (row, _) = crate::ops::edit::open_checkpoint(keys, row)?;
+    let row = &row;
     if row.type_name == "msgpack" {
         // The fast path reads in place; anything unusual (corrupt, no message list) goes the
         // full way below, which explains errors properly.
@@ -176,6 +205,7 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
                 tokens: Some(tokens),
                 step: md.step(),
                 updated_at: ts,
+                locked: false,
             });
         }
     }
@@ -193,6 +223,7 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
         tokens: list.and_then(approx::count_values),
         step: md.step(),
         updated_at: cp.ts().and_then(human::parse_ts),
+        locked: false,
     })
 }
 

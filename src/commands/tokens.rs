@@ -18,11 +18,12 @@ use super::LoadedCheckpoint;
 /// Runs `tokens`.
 pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    let keys = super::keys(g);
     let usage = args.counter.counter == CounterKind::Usage && args.counter.model.is_none();
     match &args.thread {
         Some(thread) => {
             // The message list stays stored; messages are read and counted a chunk at a time.
-            let (cp, messages) = super::show::load_shallow(&*store, thread, &g.ns, None)?;
+            let (cp, messages) = super::show::load_shallow(&*store, &keys, thread, &g.ns, None)?;
             let (list, spans) = stored_list(&cp, &messages)?;
             let read = |i: usize| match list {
                 Some(list) => list.message(i, &spans[i]),
@@ -305,11 +306,12 @@ fn per_thread(
 ) -> Result<()> {
     let latest = store.latest_root_ids()?;
     let total = latest.len();
+    let keys = super::keys(g);
     let mut unreadable: Vec<(String, String)> = Vec::new();
     let mut rows: Vec<ThreadTokens> = latest
         .iter()
         .zip(super::map_latest(store, &latest, |row| {
-            count_row(row, counter)
+            count_row(&keys, row, counter)
         })?)
         .filter_map(|((thread, _), r)| match r {
             Ok(r) => Some(r),
@@ -362,9 +364,15 @@ fn per_thread(
     super::report_unreadable(&unreadable, total, "are left out")
 }
 
-/// Counts one thread's latest checkpoint. The approximate counter reads the stored values in
-/// place; the others build the message view they need.
-fn count_row(row: crate::storage::CheckpointRow, counter: Option<Counter>) -> Result<ThreadTokens> {
+/// Counts one thread's latest checkpoint (decrypted with `keys` when encrypted). The
+/// approximate counter reads the stored values in place; the others build the message view
+/// they need.
+fn count_row(
+    keys: &crate::codec::aes::Keyring,
+    row: crate::storage::CheckpointRow,
+    counter: Option<Counter>,
+) -> Result<ThreadTokens> {
+    let (row, _) = crate::ops::edit::open_checkpoint(keys, row)?;
     let whole = |r: &crate::codec::lazy::Spanned<'_>| {
         r.raw().is_ok_and(|raw| raw.len() == row.checkpoint.len())
             && matches!(r.value, crate::codec::lazy::Lazy::Map(_))
@@ -404,7 +412,7 @@ fn count_row(row: crate::storage::CheckpointRow, counter: Option<Counter>) -> Re
     }
     // The other counters read one message view at a time.
     let thread_id = row.thread_id.clone();
-    let (cp, stored) = super::show::decode_shallow(row)?;
+    let (cp, stored) = super::show::decode_shallow(keys, row)?;
     let (list, spans) = stored_list(&cp, &stored)?;
     let read = |i: usize| match list {
         Some(list) => list.message(i, &spans[i]),

@@ -299,6 +299,10 @@ impl PostgresStore {
             Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
             None => Json::Null,
         };
+        if rows.checkpoint_type != "msgpack" || rows.writes.iter().any(|w| w.type_name != "msgpack")
+        {
+            bail!("memctl does not write encrypted values to a Postgres saver yet");
+        }
         // Postgres takes each value whole (a bytea parameter): the pieces are joined here.
         let split = pgformat::split(&rows.checkpoint.to_vec())?;
         let versions = split.checkpoint.get("channel_versions");
@@ -386,7 +390,7 @@ impl PostgresStore {
             let version: String = r.try_get(2).map_err(e)?;
             let blob: Vec<u8> = r.try_get(4).map_err(e)?;
             let wrapped = wrap_channel(&channel, &blob);
-            let new = rewrite(BlobKind::Checkpoint, &wrapped).with_context(|| {
+            let new = rewrite(BlobKind::Checkpoint, "msgpack", &wrapped).with_context(|| {
                 format!("cannot rewrite the blob of channel '{channel}' version {version}")
             })?;
             let Some(new) = new else { continue };
@@ -416,7 +420,7 @@ impl PostgresStore {
             let task: String = r.try_get(2).map_err(e)?;
             let idx: i32 = r.try_get(3).map_err(e)?;
             let blob: Vec<u8> = r.try_get(4).map_err(e)?;
-            let new = rewrite(BlobKind::Write, &blob)
+            let new = rewrite(BlobKind::Write, "msgpack", &blob)
                 .with_context(|| format!("cannot rewrite a write on checkpoint {id}"))?;
             if let Some(new) = new {
                 c.execute(
