@@ -434,5 +434,10 @@ mod tests {
             Some(7)
         );
         assert_eq!(encode_len(Encoding::O200k, "").ok(), Some(0));
+        // The Bloom filter in front of the rank table lets few keys that are no token through.
+        for e in [Encoding::O200k, Encoding::Cl100k] {
+            let rate = ranks(e).expect("table").filter_pass_rate();
+            assert!(rate < 0.03, "{e:?}: {rate}");
+        }
     }
 }
