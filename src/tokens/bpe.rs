@@ -1,0 +1,605 @@
+//! tiktoken's byte-pair encoding, counting only: the rank table of an encoding and
+//! tiktoken's `_byte_pair_merge`, merge for merge.
+//!
+//! The tables are tiktoken's own `.tiktoken` files (one `base64(token) rank` line per token),
+//! committed gzipped in `data/tiktoken/` and compiled into the binary: 2.4 MB for o200k_base
+//! and cl100k_base together. At first use a table is unzipped and parsed into one byte string
+//! (the tokens in rank order) and an open-addressing hash table of ranks (~6 MB for o200k).
+
+use std::io::BufRead;
+
+use anyhow::{bail, ensure, Context, Result};
+use base64::Engine;
+
+/// A token's rank (its id): lower ranks merge first.
+pub type Rank = u32;
+
+/// The rank table of an encoding: token bytes → rank.
+///
+/// Lookups are what counting spends its time on, and they are random accesses: the table is
+/// kept small so that more of it stays in the caches. A slot is 8 bytes (the rank, the key's
+/// length and 24 bits of its hash), so a key that is no token is mostly rejected by one slot;
+/// a hit is confirmed against the token's first 8 bytes, kept by rank (frequent tokens have
+/// low ranks, so the often-read part of that array is small), and longer tokens against their
+/// stored bytes. Two-byte keys (the first round of every merge) are read from a plain
+/// 256 × 256 array.
+pub struct Ranks {
+    /// Every token's bytes, in rank order.
+    bytes: Vec<u8>,
+    /// Where token `r` starts in `bytes` (`starts[r + 1]` is where it ends).
+    starts: Vec<u32>,
+    /// The first 8 bytes of token `r`, little-endian, zero-padded.
+    heads: Vec<u64>,
+    /// Open addressing, linear probing, at most 80% full: 0 is an empty slot, otherwise
+    /// `(rank + 1) << 32 | len << 24 | (hash & 0xff_ffff)`.
+    slots: Vec<u64>,
+    /// `64 - log2(slots.len())`: a slot index is the hash's high bits.
+    shift: u32,
+    /// The rank of each two-byte token, by `first << 8 | second`; `Rank::MAX` for none.
+    pairs: Vec<Rank>,
+    /// A blocked Bloom filter of the tokens (256 KiB; 3 bits in one word per token): most
+    /// lookups in a merge are of keys that are no token, and this rejects ~98% of them
+    /// without touching the slots.
+    filter: Vec<u64>,
+}
+
+/// Words of [`Ranks::filter`].
+const FILTER_WORDS: usize = 1 << 15;
+
+/// The bits a key with hash `h` sets in its filter word (`filter[h >> 49]`): three bit
+/// positions taken from hash bits that neither the slot index nor the slot's check uses.
+#[inline(always)]
+fn filter_bits(h: u64) -> u64 {
+    1 << ((h >> 24) & 63) | 1 << ((h >> 30) & 63) | 1 << ((h >> 36) & 63)
+}
+
+/// The longest key the table can hold (the slot keeps the length in 8 bits).
+const KEY_MAX: usize = 255;
+
+/// The first 8 bytes of a key as a little-endian number, zero-padded: two overlapping loads
+/// of 4 (or 2) bytes, not a call to `memcpy` for a copy of variable length.
+#[inline(always)]
+fn head(key: &[u8]) -> u64 {
+    let n = key.len();
+    let u32_at = |i: usize| u32::from_le_bytes([key[i], key[i + 1], key[i + 2], key[i + 3]]) as u64;
+    let u16_at = |i: usize| u16::from_le_bytes([key[i], key[i + 1]]) as u64;
+    match n {
+        8.. => u64::from_le_bytes([
+            key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7],
+        ]),
+        4..=7 => u32_at(0) | u32_at(n - 4) << (8 * (n - 4)),
+        2..=3 => u16_at(0) | u16_at(n - 2) << (8 * (n - 2)),
+        1 => key[0] as u64,
+        0 => 0,
+    }
+}
+
+/// The hash of a key whose first 8 bytes are `head`: multiply and rotate (as FxHash), then
+/// the high bits (which pick the slot) folded with the low ones.
+#[inline(always)]
+fn hash(head: u64, key: &[u8]) -> u64 {
+    const K: u64 = 0xf135_7aea_2e62_a9c5;
+    let mut h = (head ^ ((key.len() as u64) << 58)).wrapping_mul(K);
+    if key.len() > 8 {
+        for c in key[8..].chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            h = (h.rotate_left(26) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+    }
+    (h ^ (h >> 29)).wrapping_mul(K)
+}
+
+/// The low 32 bits of a slot for a key of `len` bytes with hash `h`.
+#[inline(always)]
+fn check(len: usize, h: u64) -> u32 {
+    (len as u32) << 24 | (h as u32 & 0xff_ffff)
+}
+
+impl Ranks {
+    /// Reads a gzipped `.tiktoken` file: line `r` is `base64(token) r`, for every rank from 0.
+    /// The file is read a line at a time as it is unzipped, into arrays reserved once, so
+    /// that no large buffer is freed afterwards (glibc would keep such memory from then on).
+    pub fn from_tiktoken_gz(gz: &[u8]) -> Result<Ranks> {
+        // The gzip trailer ends with the unzipped size (mod 2^32): enough to reserve.
+        let size = gz
+            .last_chunk::<4>()
+            .map_or(0, |s| u32::from_le_bytes(*s) as usize);
+        let unzip = std::io::BufReader::new(flate2::read::GzDecoder::new(gz));
+        Ranks::read(unzip, size)
+    }
+
+    /// Reads a `.tiktoken` file: line `r` is `base64(token) r`, for every rank from 0.
+    pub fn from_tiktoken(text: &[u8]) -> Result<Ranks> {
+        Ranks::read(text, text.len())
+    }
+
+    /// Reads `.tiktoken` lines from `r`, whose size is about `size` bytes.
+    fn read(mut r: impl BufRead, size: usize) -> Result<Ranks> {
+        // Reserved, not touched: pages beyond what the tokens fill never count (a line holds
+        // at least 4 base64 characters for up to 3 bytes, and 2 more characters).
+        let size = size.min(1 << 26);
+        let mut bytes = Vec::with_capacity(size / 2);
+        let mut starts = Vec::with_capacity(size / 6 + 2);
+        starts.push(0u32);
+        let mut line = Vec::with_capacity(512);
+        for i in 0.. {
+            line.clear();
+            let n = r
+                .read_until(b'\n', &mut line)
+                .context("cannot unzip the table")?;
+            if n == 0 {
+                break;
+            }
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            if text.is_empty() {
+                continue;
+            }
+            let mut fields = text.split(|&b| b == b' ');
+            let (Some(token), Some(rank), None) = (fields.next(), fields.next(), fields.next())
+            else {
+                bail!("line {} is not `base64 rank`", i + 1);
+            };
+            let rank = std::str::from_utf8(rank)
+                .ok()
+                .and_then(|r| r.parse::<usize>().ok());
+            ensure!(
+                rank == Some(starts.len() - 1),
+                "line {}: ranks must count up from 0",
+                i + 1
+            );
+            base64::engine::general_purpose::STANDARD
+                .decode_vec(token, &mut bytes)
+                .with_context(|| format!("line {}: bad base64", i + 1))?;
+            let end = u32::try_from(bytes.len()).context("the table is too large")?;
+            ensure!(
+                end > *starts.last().unwrap_or(&0),
+                "line {}: empty token",
+                i + 1
+            );
+            starts.push(end);
+        }
+        let n = starts.len() - 1;
+        ensure!(n > 256, "the table has {n} tokens");
+        let bits = (n + n / 4).next_power_of_two().trailing_zeros().max(4);
+        let mut ranks = Ranks {
+            bytes,
+            starts,
+            heads: Vec::with_capacity(n),
+            slots: vec![0; 1 << bits],
+            shift: 64 - bits,
+            pairs: vec![Rank::MAX; 1 << 16],
+            filter: vec![0; FILTER_WORDS],
+        };
+        let mask = ranks.slots.len() - 1;
+        for r in 0..n as Rank {
+            let token = ranks.token(r);
+            ensure!(
+                token.len() <= KEY_MAX,
+                "token {r} is longer than {KEY_MAX} bytes"
+            );
+            ensure!(
+                ranks.rank(token).is_none(),
+                "token {r} is already in the table"
+            );
+            let hd = head(token);
+            let h = hash(hd, token);
+            let slot = (r as u64 + 1) << 32 | check(token.len(), h) as u64;
+            let pair = match *token {
+                [a, b] => Some((a as usize) << 8 | b as usize),
+                _ => None,
+            };
+            let mut i = (h >> ranks.shift) as usize;
+            while ranks.slots[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            ranks.slots[i] = slot;
+            ranks.filter[(h >> (64 - FILTER_WORDS.trailing_zeros())) as usize] |= filter_bits(h);
+            ranks.heads.push(hd);
+            if let Some(p) = pair {
+                ranks.pairs[p] = r;
+            }
+        }
+        for b in 0..=255u8 {
+            ensure!(ranks.rank(&[b]).is_some(), "byte {b} has no token");
+        }
+        Ok(ranks)
+    }
+
+    /// How many tokens the table has.
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// Whether the table has no token (never, once read).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes of token `r` (`r` < [`Ranks::len`]).
+    #[inline]
+    pub fn token(&self, r: Rank) -> &[u8] {
+        let r = r as usize;
+        &self.bytes[self.starts[r] as usize..self.starts[r + 1] as usize]
+    }
+
+    /// The rank of a token, if `bytes` is one.
+    #[inline]
+    pub fn rank(&self, bytes: &[u8]) -> Option<Rank> {
+        if bytes.len() > KEY_MAX {
+            return None;
+        }
+        let hd = head(bytes);
+        let h = hash(hd, bytes);
+        let bits = filter_bits(h);
+        if self.filter[(h >> (64 - FILTER_WORDS.trailing_zeros())) as usize] & bits != bits {
+            return None;
+        }
+        let want = check(bytes.len(), h);
+        let mask = self.slots.len() - 1;
+        let mut i = (h >> self.shift) as usize;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                return None;
+            }
+            if s as u32 == want {
+                let r = (s >> 32) as u32 - 1;
+                if self.heads[r as usize] == hd
+                    && (bytes.len() <= 8 || self.token(r)[8..] == bytes[8..])
+                {
+                    return Some(r);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The share of keys that are no token which [`Ranks::filter`] lets through (each word
+    /// passes a random key with probability (bits set / 64)³).
+    #[cfg(test)]
+    pub(crate) fn filter_pass_rate(&self) -> f64 {
+        let p = |w: &u64| (w.count_ones() as f64 / 64.0).powi(3);
+        self.filter.iter().map(p).sum::<f64>() / self.filter.len() as f64
+    }
+
+    /// The rank of `bytes`, or `Rank::MAX` when it is no token (tiktoken's sentinel).
+    #[inline]
+    fn rank_or_max(&self, bytes: &[u8]) -> Rank {
+        self.rank(bytes).unwrap_or(Rank::MAX)
+    }
+
+    /// The rank of the two-byte token `a b`, or `Rank::MAX`.
+    #[inline]
+    fn pair(&self, a: u8, b: u8) -> Rank {
+        self.pairs[(a as usize) << 8 | b as usize]
+    }
+}
+
+/// Pieces longer than this are merged with a heap ([`merge_count_heap`]) instead of tiktoken's
+/// scan of all parts per merge, which is quadratic in the piece's length.
+const SCAN_MAX: usize = 128;
+
+/// How many tokens tiktoken encodes a piece (one match of the pre-tokenizer) into: one if
+/// the piece is a token, else the parts `_byte_pair_merge` leaves. `rank` looks keys up.
+pub fn count_piece(
+    ranks: &Ranks,
+    piece: &[u8],
+    parts: &mut Vec<(u32, Rank)>,
+    rank: &mut impl FnMut(&[u8]) -> Rank,
+) -> usize {
+    if piece.len() <= 1 || ranks.rank(piece).is_some() {
+        return piece.len().min(1);
+    }
+    if piece.len() > SCAN_MAX {
+        return merge_count_heap(ranks, piece, rank);
+    }
+    merge_count(ranks, piece, parts, rank)
+}
+
+/// tiktoken's `_byte_pair_merge` (src/lib.rs), returning the number of parts: `parts` holds
+/// (start, rank of the pair starting there); the lowest rank merges first, the leftmost of
+/// equal ranks first. `piece` has at least 2 bytes; `rank` looks up keys of 3 bytes or more.
+pub fn merge_count(
+    ranks: &Ranks,
+    piece: &[u8],
+    parts: &mut Vec<(u32, Rank)>,
+    rank: &mut impl FnMut(&[u8]) -> Rank,
+) -> usize {
+    parts.clear();
+    let mut min_rank: (Rank, usize) = (Rank::MAX, usize::MAX);
+    for i in 0..piece.len() - 1 {
+        let r = ranks.pair(piece[i], piece[i + 1]);
+        if r < min_rank.0 {
+            min_rank = (r, i);
+        }
+        parts.push((i as u32, r));
+    }
+    parts.push((piece.len() as u32 - 1, Rank::MAX));
+    parts.push((piece.len() as u32, Rank::MAX));
+    let mut get_rank = |parts: &[(u32, Rank)], i: usize| {
+        if i + 3 < parts.len() {
+            rank(&piece[parts[i].0 as usize..parts[i + 3].0 as usize])
+        } else {
+            Rank::MAX
+        }
+    };
+    while min_rank.0 != Rank::MAX {
+        let i = min_rank.1;
+        if i > 0 {
+            parts[i - 1].1 = get_rank(parts, i - 1);
+        }
+        parts[i].1 = get_rank(parts, i);
+        parts.remove(i + 1);
+        min_rank = (Rank::MAX, usize::MAX);
+        for (i, &(_, r)) in parts[..parts.len() - 1].iter().enumerate() {
+            if r < min_rank.0 {
+                min_rank = (r, i);
+            }
+        }
+    }
+    parts.len() - 1
+}
+
+/// The same merges as [`merge_count`] in O(n log n): the pairs wait in a heap ordered by
+/// (rank, start), which is tiktoken's order (lowest rank, then leftmost); a popped pair whose
+/// left part is gone, or whose rank changed since it was pushed, is skipped. A part's pair
+/// only grows, and a rank names one byte string, so a stale entry never looks current.
+pub fn merge_count_heap(
+    ranks: &Ranks,
+    piece: &[u8],
+    rank_of: &mut impl FnMut(&[u8]) -> Rank,
+) -> usize {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let n = piece.len();
+    // next[i]: where the part starting at i ends (n for the last); only part starts matter.
+    let mut next: Vec<usize> = (1..=n).collect();
+    let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+    let mut rank: Vec<Rank> = vec![Rank::MAX; n];
+    let mut alive = vec![true; n];
+    let mut heap = BinaryHeap::with_capacity(n);
+    for i in 0..n - 1 {
+        rank[i] = ranks.pair(piece[i], piece[i + 1]);
+        if rank[i] != Rank::MAX {
+            heap.push(Reverse((rank[i], i)));
+        }
+    }
+    let mut parts = n;
+    // The rank of the pair starting at part `a` (its part and the next), or MAX.
+    let mut pair = |next: &[usize], a: usize| {
+        let b = next[a];
+        if b >= n {
+            return Rank::MAX;
+        }
+        rank_of(&piece[a..next[b]])
+    };
+    while let Some(Reverse((r, a))) = heap.pop() {
+        if !alive[a] || rank[a] != r {
+            continue;
+        }
+        // Merge part a with the next one.
+        let b = next[a];
+        alive[b] = false;
+        next[a] = next[b];
+        if next[a] < n {
+            prev[next[a]] = a;
+        }
+        parts -= 1;
+        rank[a] = pair(&next, a);
+        if rank[a] != Rank::MAX {
+            heap.push(Reverse((rank[a], a)));
+        }
+        let p = prev[a];
+        if p < n {
+            rank[p] = pair(&next, p);
+            if rank[p] != Rank::MAX {
+                heap.push(Reverse((rank[p], p)));
+            }
+        }
+    }
+    parts
+}
+
+/// Pieces up to this many bytes are kept in a [`Counter`]'s piece cache.
+const PIECE_MAX: usize = 16;
+/// Sets of the piece cache (two entries of 32 bytes each): 256 KiB.
+const PIECE_SETS: usize = 1 << 12;
+/// Entries of the rank memo (16 bytes each): 256 KiB.
+const MEMO_ENTRIES: usize = 1 << 14;
+
+/// One thread's state for counting: where the rank table (6 MB, a random access per lookup,
+/// mostly a cache miss) is kept from being read too often, in 512 KiB that stay in a core's
+/// cache.
+///
+/// - The piece cache: the token counts of recently seen pieces of up to 16 bytes. Texts
+///   repeat their words, and a repeated piece that is no token skips its merge. Two-way
+///   set-associative: a new piece takes the first way and moves the old one to the second.
+/// - The rank memo: the results of recent lookups of keys up to 8 bytes (found or not), which
+///   merges repeat (the same characters and word parts, over and over). Direct-mapped.
+pub struct Counter {
+    pieces: Vec<PieceEntry>,
+    memo: Vec<MemoEntry>,
+    parts: Vec<(u32, Rank)>,
+}
+
+/// One cached piece: its bytes (zero-padded), length (0: empty) and token count.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct PieceEntry {
+    key: [u64; 2],
+    len: u32,
+    count: u32,
+}
+
+/// One remembered lookup: the key's bytes (zero-padded), its length (0: empty) and rank.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct MemoEntry {
+    head: u64,
+    len: u32,
+    rank: Rank,
+}
+
+impl Default for Counter {
+    fn default() -> Self {
+        Counter {
+            pieces: vec![PieceEntry::default(); 2 * PIECE_SETS],
+            memo: vec![MemoEntry::default(); MEMO_ENTRIES],
+            parts: Vec::new(),
+        }
+    }
+}
+
+/// A multiplier for the caches' hashes (the golden ratio, as Fibonacci hashing).
+const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+
+impl Counter {
+    /// [`count_piece`] through the caches. A counter must be used with one table only.
+    #[inline]
+    pub fn count(&mut self, ranks: &Ranks, piece: &[u8]) -> usize {
+        let Counter {
+            pieces,
+            memo,
+            parts,
+        } = self;
+        let mut rank = |key: &[u8]| Self::memo_rank(memo, ranks, key);
+        if piece.len() > PIECE_MAX || piece.len() <= 1 {
+            return count_piece(ranks, piece, parts, &mut rank);
+        }
+        let key = [head(piece), head(piece.get(8..).unwrap_or_default())];
+        let len = piece.len() as u32;
+        let h = ((key[0] ^ (len as u64) << 59).wrapping_mul(GOLDEN) ^ key[1]).wrapping_mul(GOLDEN);
+        let set = (h >> (64 - PIECE_SETS.trailing_zeros())) as usize * 2;
+        let ways = &mut pieces[set..set + 2];
+        for e in ways.iter() {
+            if e.len == len && e.key == key {
+                return e.count as usize;
+            }
+        }
+        let count = count_piece(ranks, piece, parts, &mut rank);
+        ways[1] = ways[0];
+        ways[0] = PieceEntry {
+            key,
+            len,
+            count: count as u32,
+        };
+        count
+    }
+
+    /// The rank of `key` (`Rank::MAX` for none), remembered when the key is short.
+    #[inline(always)]
+    fn memo_rank(memo: &mut [MemoEntry], ranks: &Ranks, key: &[u8]) -> Rank {
+        if key.len() > 8 {
+            return ranks.rank_or_max(key);
+        }
+        let hd = head(key);
+        let len = key.len() as u32;
+        let h = (hd ^ (len as u64) << 59).wrapping_mul(GOLDEN);
+        let e = &mut memo[(h >> (64 - MEMO_ENTRIES.trailing_zeros())) as usize];
+        if e.head == hd && e.len == len {
+            return e.rank;
+        }
+        let rank = ranks.rank_or_max(key);
+        *e = MemoEntry {
+            head: hd,
+            len,
+            rank,
+        };
+        rank
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Ranks {
+        // A toy table: every byte, then a few merges (ranks follow the lines).
+        let mut text = String::new();
+        let mut r = 0;
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        for b in 0..=255u8 {
+            text += &format!("{} {r}\n", b64(&[b]));
+            r += 1;
+        }
+        for t in [
+            "ab", "aa", "abab", "aaaa", "ba", "bab", "aab", "abc", "cc", "ccc",
+        ] {
+            text += &format!("{} {r}\n", b64(t.as_bytes()));
+            r += 1;
+        }
+        Ranks::from_tiktoken(text.as_bytes()).expect("a table")
+    }
+
+    #[test]
+    fn heads_are_the_first_eight_bytes() {
+        let bytes: Vec<u8> = (1..=12).map(|b| b * 17).collect();
+        for n in 0..=12 {
+            let mut w = [0u8; 8];
+            let k = n.min(8);
+            w[..k].copy_from_slice(&bytes[..k]);
+            assert_eq!(head(&bytes[..n]), u64::from_le_bytes(w), "{n} bytes");
+        }
+    }
+
+    #[test]
+    fn lookups_and_bad_tables() {
+        let t = table();
+        assert_eq!(t.len(), 266);
+        assert_eq!(t.rank(b"a"), Some(97));
+        assert_eq!(t.rank(b"ab"), Some(256));
+        assert_eq!(t.rank(b"ccc"), Some(265));
+        assert_eq!(t.rank(b"abcd"), None);
+        assert_eq!(t.token(259), b"aaaa");
+        assert!(Ranks::from_tiktoken(b"YQ== 1\n").is_err());
+        assert!(Ranks::from_tiktoken(b"YQ== 0\nYQ== 1\n").is_err());
+        assert!(Ranks::from_tiktoken(b"!!! 0\n").is_err());
+        assert!(Ranks::from_tiktoken_gz(b"not gzip").is_err());
+    }
+
+    #[test]
+    fn merges_like_tiktoken() {
+        let t = table();
+        let mut scratch = Vec::new();
+        let mut rank = |key: &[u8]| t.rank_or_max(key);
+        // "abab" is a token; "ababab" = abab + ab; "aaaaa" = aaaa + a; "abcc" = ab + cc.
+        for (piece, want) in [
+            ("abab", 1),
+            ("ababab", 2),
+            ("aaaaa", 2),
+            ("abcc", 2),
+            ("xyz", 3),
+            ("a", 1),
+        ] {
+            assert_eq!(
+                count_piece(&t, piece.as_bytes(), &mut scratch, &mut rank),
+                want,
+                "{piece}"
+            );
+            assert_eq!(
+                Counter::default().count(&t, piece.as_bytes()),
+                want,
+                "{piece}"
+            );
+        }
+        // The heap merges exactly as the scan, on random pieces over a small alphabet.
+        let mut seed = 11u64;
+        for len in (2..400).chain([1000, 3000]) {
+            let piece: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    b"aabbcx"[(seed >> 33) as usize % 6]
+                })
+                .collect();
+            assert_eq!(
+                merge_count_heap(&t, &piece, &mut rank),
+                merge_count(&t, &piece, &mut scratch, &mut rank),
+                "{}",
+                String::from_utf8_lossy(&piece)
+            );
+        }
+    }
+}
