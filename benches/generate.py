@@ -2,7 +2,7 @@
 
 Run with a venv that has the "new" LangGraph stack (.venv/new or .venv/bench):
 
-    .venv/bench/bin/python benches/generate.py --out target/bench/r.sqlite                 # realistic, ~1.1 GB
+    .venv/bench/bin/python benches/generate.py --out target/bench/r.sqlite                 # realistic, ~1 GB
     .venv/bench/bin/python benches/generate.py --scale 4 --out target/bench/r4.sqlite      # realistic, 4x
     .venv/bench/bin/python benches/generate.py --preset legacy --out target/bench/l.sqlite # the first data set
     .venv/bench/bin/python benches/generate.py --preset small --out target/bench/s.sqlite  # legacy, ~47 MiB
@@ -58,7 +58,7 @@ from typing import Any
 DEFAULT = {"threads": 640, "turns": 20}
 SMALL = {"threads": 120, "turns": 10}
 # The realistic presets (realistic.py): turns per thread are drawn from 5..40 there.
-REALISTIC_1X = {"threads": 480, "turns": 40}  # ~1.1 GB
+REALISTIC_1X = {"threads": 340, "turns": 40}  # ~1 GB (~3 MB per realistic thread)
 REALISTIC_SMALL = {"threads": 60, "turns": 40}
 REALISTIC = ("realistic", "realistic-small")
 PRESETS = ["realistic", "legacy", "small", "realistic-small", "long-thread", "default"]
@@ -368,13 +368,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--preset", choices=PRESETS, default="realistic",
-                    help="realistic: production-like (realistic.py; ~1.1 GB, 480 threads at --scale 1); legacy: the "
+                    help="realistic: production-like (realistic.py; ~1 GB, 340 threads at --scale 1); legacy: the "
                          f"first data set ({DEFAULT}, ~970 MiB); small: legacy {SMALL} (~47 MiB); "
                          f"realistic-small: {REALISTIC_SMALL} realistic threads; long-thread: one "
                          "realistic thread of --messages messages")
     ap.add_argument("--small", action="store_true", help="same as --preset small")
     ap.add_argument("--scale", type=float, default=1.0,
-                    help="multiply the preset's thread count (realistic: 480 per 1x, ~1.1 GB; 10x: 4,800 threads, ~11 GB)")
+                    help="multiply the preset's thread count (realistic: 340 per 1x, ~1 GB; 10x: 3,400 threads, ~10 GB)")
     ap.add_argument("--threads", type=int, help="number of threads (overrides the preset and --scale)")
     ap.add_argument("--turns", type=int, help=f"legacy presets: max user turns per thread (default {DEFAULT['turns']})")
     ap.add_argument("--target-mb", type=float,

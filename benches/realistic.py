@@ -17,7 +17,7 @@ model answering from a per-thread seeded RNG), with content from `textgen.py`:
     http_request, web_fetch, get_weather, calculator, translate, create_ticket, python_exec;
     their outputs are JSON documents, psql tables, source files, markdown pages, stdout or
     tracebacks, sized by their arguments (LIMIT, line ranges, max_chars), long-tailed to 50 kB;
-  * thread index i with i % 200 == 17 (3 threads at 1x, 24 at 10x) is a long-running agent
+  * thread index i with i % 150 == 17 (3 threads at 1x, 23 at 10x) is a long-running agent
     session: 1,000-4,000 messages, 8-40 tool rounds per turn with shorter outputs, invoked with
     durability="exit" (one checkpoint per turn, as LangGraph writes when asked to checkpoint
     only at the end of a run: a per-step checkpoint of thousands of messages would make each
@@ -35,8 +35,8 @@ from typing import Any, Optional
 
 import textgen as T
 
-THREADS_1X = 480  # generate.py REALISTIC_1X
-LONG_EVERY, LONG_AT = 200, 17
+THREADS_1X = 340  # generate.py REALISTIC_1X
+LONG_EVERY, LONG_AT = 150, 17
 LANGS = [("en", 66), ("zh", 12), ("mixed", 8), ("ja", 6), ("ko", 3), ("en-emoji", 5)]
 SYSTEM_RATE = 0.35
 PASTE_RATE = 0.02

@@ -7,7 +7,7 @@
 #
 #   --data D       which generated data set (default both: realistic, then legacy, each its own
 #                  section of BENCHMARKS.md). realistic: production-like (benches/realistic.py,
-#                  ~1.1 GB at --scale 1); legacy: the first data set (~970 MiB, 32k checkpoints);
+#                  ~1 GB at --scale 1); legacy: the first data set (~970 MiB, 32k checkpoints);
 #                  small: legacy at ~47 MiB; realistic-small: 60 realistic threads
 #   --small        same as --data small
 #   --scale F      realistic: F times the threads (and bytes) of 1x
@@ -66,7 +66,8 @@ mkdir -p "$BENCH"
 if [[ -n "$MEMCTL_BIN" ]]; then
   MEMCTL="$(cd "$(dirname "$MEMCTL_BIN")" && pwd)/$(basename "$MEMCTL_BIN")"
   [[ -x "$MEMCTL" ]] || { log "not executable: $MEMCTL_BIN"; exit 1; }
-  MEMCTL_REV="$(git rev-parse --short HEAD) (prebuilt $MEMCTL_BIN)"
+  # the last commit that touched the sources (a bench-only commit on top does not change the binary)
+  MEMCTL_REV="$(git log -1 --format=%h -- src Cargo.toml Cargo.lock) (last commit touching src/ and Cargo.*; prebuilt $MEMCTL_BIN)"
   log "using $MEMCTL"
 elif [[ -n "$REV" ]]; then
   sha="$(git rev-parse --short "$REV^{commit}")"
@@ -120,7 +121,9 @@ GEN_SRC_HASH="$(cat "$ROOT"/benches/{generate,realistic,textgen}.py | sha256sum 
 generate() {
   local data="$1" scale="$2" extra="$3" key
   key="$(printf '%s' "$extra" | tr -c 'A-Za-z0-9' '_')"
-  LABEL="$data$([[ "$scale" != 1 ]] && echo "-x$scale")-seed1${key:+-$key}"
+  LABEL="$data"
+  [[ "$scale" != 1 ]] && LABEL="$LABEL-x$scale"
+  LABEL="$LABEL-seed1${key:+-$key}"
   FILE="$BENCH/db-$LABEL.sqlite"
   # legacy/small: the first generator's code path, unchanged; their cache is kept whatever the hash
   if [[ -f "$FILE" && -f "$FILE.json" ]] && { [[ "$data" == legacy || "$data" == small ]] ||
@@ -142,7 +145,7 @@ EOF
 
 data_note() {
   case "$1" in
-    realistic*) echo "realistic (benches/realistic.py): production-like threads of 5-40 turns, long-tailed message lengths (pastes and tool outputs up to 50 kB), markdown and code, CJK and emoji, a Zipf vocabulary of ~59k words, tool calls with JSON arguments; 1 thread in 200 is a long agent session of 1,000-4,000 messages" ;;
+    realistic*) echo "realistic (benches/realistic.py): production-like threads of 5-40 turns, long-tailed message lengths (pastes and tool outputs up to 50 kB), markdown and code, CJK and emoji, a Zipf vocabulary of ~59k words, tool calls with JSON arguments; 1 thread in 150 is a long agent session of 1,000-4,000 messages" ;;
     legacy*|small*) echo "legacy (the first data set): 1-20 turns (1-10 for small), a ~150-word vocabulary, replies up to 8 kB" ;;
     *) echo "" ;;
   esac
