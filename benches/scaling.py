@@ -99,7 +99,9 @@ def main() -> None:
                                                              json.loads((work / fname).read_text()))
 
     def cell_t(r):
-        return "—" if r is None or r.median is None else B.fmt_s(r.median)
+        if r is None or r.median is None:
+            return "—"
+        return B.fmt_s(r.median) + (f" (CPU {B.fmt_s(r.cpu_median)})" if r.cpu_median is not None else "")
 
     def cell_m(r):
         return "—" if r is None or r.rss_max_mib is None else f"{r.rss_max_mib:.0f} MiB"
@@ -113,8 +115,15 @@ def main() -> None:
         lines.append(f"| {job} | memctl | " + " | ".join(f"{cell_t(m)}, {cell_m(m)}" for m in ms) + " |")
         if not a.no_python:
             lines.append(f"| {job} | Python | " + " | ".join(f"{cell_t(p)}, {cell_m(p)}" for p in ps) + " |")
-            lines.append(f"| {job} | ratio | " + " | ".join(
-                B.fmt_ratio(p, m) if p else "—" for m, p in zip(ms, ps)) + " |")
+            def ratio(m, p):
+                if not p or p.median is None or m.median is None:
+                    return "—"
+                cpu = (f" (CPU {p.cpu_median / m.cpu_median:.1f}×)"
+                       if p.cpu_median and m.cpu_median else "")
+                return B.fmt_ratio(p, m) + cpu
+
+            lines.append(f"| {job} | ratio Python / memctl | " + " | ".join(
+                ratio(m, p) for m, p in zip(ms, ps)) + " |")
     md = [f"## How cost grows (`scaling-{a.label}`)", "",
           f"- date: {dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
           f"- machine: {mach['nproc']} cores, {mach['cpu']}, {mach['ram']} RAM, Linux {mach['kernel']}; "
@@ -125,7 +134,7 @@ def main() -> None:
               f"{d['label']} = `{d['path'].name}`, {d['bytes']} bytes, {d['threads']} threads, "
               f"{d['checkpoints']} checkpoints, largest checkpoint blob {d['largest_blob'] / 2**20:.1f} MiB"
               for d in dbs),
-          f"- each cell: median whole-process wall time, max peak RSS (GNU time %M); memctl {a.runs} runs, "
+          f"- each cell: median whole-process wall time (median CPU time, user + system), max peak RSS (GNU time %M); memctl {a.runs} runs, "
           f"Python {a.slow_runs}; trim on a fresh copy per run, flushed before the timed run", "",
           *lines, ""]
     if checks:
@@ -143,8 +152,8 @@ def main() -> None:
     a.markdown.write_text(new)
     out = B.ROOT / "target" / "bench" / f"scaling-{a.label}.json"
     out.write_text(json.dumps({f"{k[0]}|{k[1]}": {side: (None if r is None else
-                                                          {"walls": r.walls, "rss_kib": r.rss, "inproc": r.inproc,
-                                                           "error": r.error})
+                                                          {"walls": r.walls, "cpu": r.cpu, "rss_kib": r.rss,
+                                                           "inproc": r.inproc, "error": r.error})
                                                    for side, r in zip(("memctl", "python"), v)}
                                for k, v in results.items()}, indent=1))
     print(f"scaling: wrote {a.markdown} and {out}", file=sys.stderr)
