@@ -347,12 +347,16 @@ def build_long_thread(out: Path, seed: int, messages: int, chunk: int) -> dict:
 
 
 def merge(out: Path, parts: list[Path]) -> None:
+    """Copy the parts' rows into `out` and delete each part once copied. The copy runs with a
+    rollback journal (pages appended to the file are not journaled), not through the WAL, which
+    would hold a whole part (5 GB at 10x) beside the file; the result is switched to WAL mode."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    conn = sqlite3.connect(out, check_same_thread=False)
+    conn = sqlite3.connect(out, check_same_thread=False, isolation_level=None)
     SqliteSaver(conn).setup()  # the exact schema (and WAL mode) of the pinned saver
+    conn.execute("PRAGMA journal_mode=DELETE")
     conn.execute("PRAGMA synchronous=OFF")
-    for k, part in enumerate(parts):
+    for part in parts:
         conn.execute("ATTACH DATABASE ? AS p", (str(part),))
         conn.execute("BEGIN")
         conn.execute("INSERT INTO checkpoints SELECT * FROM p.checkpoints")
@@ -360,6 +364,9 @@ def merge(out: Path, parts: list[Path]) -> None:
         conn.execute(f"INSERT INTO writes ({cols}) SELECT {cols} FROM p.writes")
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE p")
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(part) + suffix).unlink(missing_ok=True)
+    conn.execute("PRAGMA journal_mode=WAL")  # as SqliteSaver leaves a file
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
 
@@ -398,6 +405,7 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-wal", "-shm"):
         Path(str(out) + suffix).unlink(missing_ok=True)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     t0 = time.time()
     if name == "long-thread":
         jobs = 1
@@ -426,9 +434,6 @@ def main() -> None:
                 results = pool.map(worker, work)
         t_gen = time.time() - t0
         merge(out, parts)
-        for p in parts:
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(p) + suffix).unlink(missing_ok=True)
     t_all = time.time() - t0
     conn = sqlite3.connect(out)
     n_cp = conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
@@ -445,6 +450,8 @@ def main() -> None:
         "mib_per_worker_second": round(size / 2**20 / max(1e-9, sum(r["seconds"] for r in results)), 2),
     }
     if name in REALISTIC or name == "long-thread":
+        import realistic as RL
+        summary["data_version"] = RL.DATA_VERSION
         summary["messages_in_latest_states"] = sum(r["messages"] for r in results)
         summary["long_threads"] = {k: v for r in results for k, v in r.get("long_threads", {}).items()}
     Path(str(out) + ".json").write_text(json.dumps(summary, indent=1) + "\n")

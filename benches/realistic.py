@@ -35,6 +35,9 @@ from typing import Any, Optional
 
 import textgen as T
 
+# Bump when a change alters the generated data (contents, sizes, counts): benches/run.sh
+# regenerates cached files whose summary records another version.
+DATA_VERSION = 1
 THREADS_1X = 340  # generate.py REALISTIC_1X
 LONG_EVERY, LONG_AT = 150, 17
 LANGS = [("en", 66), ("zh", 12), ("mixed", 8), ("ja", 6), ("ko", 3), ("en-emoji", 5)]

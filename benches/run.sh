@@ -24,8 +24,8 @@
 #                  and size (benches/scaling.py), one section of BENCHMARKS.md; --runs defaults to
 #                  3 and --slow-runs to 1 there; --no-python measures memctl alone
 #
-# Generated files are cached in target/bench/ (db-<data>[-x<scale>]-seed1.sqlite); a file is
-# regenerated when the generator's sources changed since it was made. Run it niced on a shared
+# Generated files are cached in target/bench/ (db-<data>[-x<scale>]-seed1.sqlite); a realistic
+# file is regenerated when benches/realistic.py's DATA_VERSION changed. Run it niced on a shared
 # machine (`nice -n 19 benches/run.sh`): generation and the Python baselines inherit it.
 # Writes the table to stdout and to BENCHMARKS.md (one section per database). See benches/README.md.
 set -euo pipefail
@@ -115,9 +115,9 @@ else
 fi
 
 # ---------------------------------------------------------------- database
-# generate DATA SCALE EXTRA_ARGS -> sets FILE, LABEL (cached; the realistic files are regenerated
-# when the generator's sources changed since they were made)
-GEN_SRC_HASH="$(cat "$ROOT"/benches/{generate,realistic,textgen}.py | sha256sum | cut -c1-16)"
+# generate DATA SCALE EXTRA_ARGS -> sets FILE, LABEL (cached; a realistic file is regenerated
+# when its summary records another DATA_VERSION than benches/realistic.py's)
+DATA_VERSION="$(sed -n 's/^DATA_VERSION = \([0-9]*\).*/\1/p' "$ROOT/benches/realistic.py")"
 generate() {
   local data="$1" scale="$2" extra="$3" key
   key="$(printf '%s' "$extra" | tr -c 'A-Za-z0-9' '_')"
@@ -125,9 +125,9 @@ generate() {
   [[ "$scale" != 1 ]] && LABEL="$LABEL-x$scale"
   LABEL="$LABEL-seed1${key:+-$key}"
   FILE="$BENCH/db-$LABEL.sqlite"
-  # legacy/small: the first generator's code path, unchanged; their cache is kept whatever the hash
+  # legacy/small: the first generator's data, unchanged; their cache is always kept
   if [[ -f "$FILE" && -f "$FILE.json" ]] && { [[ "$data" == legacy || "$data" == small ]] ||
-       grep -q "\"source_hash\": \"$GEN_SRC_HASH\"" "$FILE.json"; }; then
+       grep -q "\"data_version\": $DATA_VERSION\b" "$FILE.json"; }; then
     log "reusing cached $FILE"
     return 0
   fi
@@ -135,11 +135,6 @@ generate() {
   local start; start=$(date +%s)
   # shellcheck disable=SC2086
   "$PY" "$ROOT/benches/generate.py" --preset "$data" --scale "$scale" --seed 1 $extra --out "$FILE"
-  "$PY" - "$FILE.json" "$GEN_SRC_HASH" <<'EOF'
-import json, sys
-p = sys.argv[1]; d = json.load(open(p)); d["source_hash"] = sys.argv[2]
-open(p, "w").write(json.dumps(d, indent=1) + "\n")
-EOF
   log "generated in $(( $(date +%s) - start )) s"
 }
 
