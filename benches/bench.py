@@ -321,6 +321,11 @@ def main() -> None:
             f"{sum(1 for r in mt.values() if r['status'] == 'rewritten')} / "
             f"{sum(1 for v in py_status if v == 'trimmed')}")
 
+    # the two trim copies (2 GB on the 1 GB file) are not needed once checked
+    for path in (mcopy, pcopy):
+        for sfx in ("", "-wal", "-shm"):
+            Path(str(path) + sfx).unlink(missing_ok=True)
+
     # ---------------------------------------------------------------- table
     rows = [
         ("threads list", "m_threads", "p_walk"), ("threads list", "m_threads", "peer"),
