@@ -7,7 +7,7 @@ model answering from a per-thread seeded RNG), with content from `textgen.py`:
     Japanese 6 %, Korean 3 %, English with many emoji 5 %), 5-40 user turns (skewed to short:
     median 9, mean ~14), a SystemMessage in the state for 35 % (markdown instructions, 0.8-6 kB);
   * user messages: log-normal lengths (around ~60 chars); 2 % are pastes of 0.8-50 kB
-    (documents, code, logs, JSON, CSV, stack traces, SQL output, Chinese documents), ~10 % of
+    (documents, code, logs, JSON, CSV, stack traces, SQL output, Chinese documents), ~5 % of
     those above 20 kB;
   * the model calls tools after a user message with p=0.4 (1-4 parallel calls), chains further
     rounds with p=0.35; answers are markdown (headings, lists, code blocks, tables, links;
@@ -16,7 +16,8 @@ model answering from a per-thread seeded RNG), with content from `textgen.py`:
   * ten tools with JSON arguments (nested objects and lists): search_docs, run_sql, read_file,
     http_request, web_fetch, get_weather, calculator, translate, create_ticket, python_exec;
     their outputs are JSON documents, psql tables, source files, markdown pages, stdout or
-    tracebacks, sized by their arguments (LIMIT, line ranges, max_chars), long-tailed to 50 kB;
+    tracebacks, sized by their arguments (LIMIT, line ranges, max_chars), long-tailed (capped
+    at 50 kB, but at 1x the largest is ~20 kB: the 20-50 kB messages are pastes and drafts);
   * thread index i with i % 150 == 17 (3 threads at 1x, 23 at 10x) is a long-running agent
     session: 1,000-4,000 messages, 8-40 tool rounds per turn with shorter outputs, invoked with
     durability="exit" (one checkpoint per turn, as LangGraph writes when asked to checkpoint
