@@ -343,8 +343,11 @@ pub fn merge_count(
 
 /// The same merges as [`merge_count`] in O(n log n): the pairs wait in a heap ordered by
 /// (rank, start), which is tiktoken's order (lowest rank, then leftmost); a popped pair whose
-/// left part is gone, or whose rank changed since it was pushed, is skipped. A part's pair
-/// only grows, and a rank names one byte string, so a stale entry never looks current.
+/// rank changed since it was pushed (or whose part was merged away: its rank is then
+/// `Rank::MAX`) is skipped. A part's pair only grows, and a rank names one byte string, so a
+/// stale entry never looks current. Memory: 12 bytes per byte of the piece and 8 per pair
+/// waiting in the heap (positions are `u32`: a piece comes from one stored string, and SQLite
+/// stores at most 1 GB in a value).
 pub fn merge_count_heap(
     ranks: &Ranks,
     piece: &[u8],
@@ -353,48 +356,52 @@ pub fn merge_count_heap(
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let n = piece.len();
-    // next[i]: where the part starting at i ends (n for the last); only part starts matter.
-    let mut next: Vec<usize> = (1..=n).collect();
-    let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-    let mut rank: Vec<Rank> = vec![Rank::MAX; n];
-    let mut alive = vec![true; n];
-    let mut heap = BinaryHeap::with_capacity(n);
-    for i in 0..n - 1 {
-        rank[i] = ranks.pair(piece[i], piece[i + 1]);
-        if rank[i] != Rank::MAX {
-            heap.push(Reverse((rank[i], i)));
-        }
-    }
+    let end = n as u32;
+    // next[i] / prev[i]: where the part starting at i ends / the previous part starts (only
+    // part starts are kept up to date; `u32::MAX` before the first).
+    let mut next: Vec<u32> = (1..=end).collect();
+    let mut prev: Vec<u32> = (0..end).map(|i| i.wrapping_sub(1)).collect();
+    let mut rank: Vec<Rank> = piece
+        .windows(2)
+        .map(|w| ranks.pair(w[0], w[1]))
+        .chain([Rank::MAX])
+        .collect();
+    // (rank << 32 | start), smallest first.
+    let mut heap: BinaryHeap<Reverse<u64>> = rank
+        .iter()
+        .enumerate()
+        .filter(|(_, &r)| r != Rank::MAX)
+        .map(|(i, &r)| Reverse((r as u64) << 32 | i as u64))
+        .collect();
     let mut parts = n;
     // The rank of the pair starting at part `a` (its part and the next), or MAX.
-    let mut pair = |next: &[usize], a: usize| {
-        let b = next[a];
-        if b >= n {
+    let mut pair = |next: &[u32], a: u32| {
+        let b = next[a as usize];
+        if b >= end {
             return Rank::MAX;
         }
-        rank_of(&piece[a..next[b]])
+        rank_of(&piece[a as usize..next[b as usize] as usize])
     };
-    while let Some(Reverse((r, a))) = heap.pop() {
-        if !alive[a] || rank[a] != r {
+    while let Some(Reverse(entry)) = heap.pop() {
+        let (r, a) = ((entry >> 32) as Rank, entry as u32);
+        if rank[a as usize] != r {
             continue;
         }
-        // Merge part a with the next one.
-        let b = next[a];
-        alive[b] = false;
-        next[a] = next[b];
-        if next[a] < n {
-            prev[next[a]] = a;
+        // Merge part a with the next one (b), which is gone from now on.
+        let b = next[a as usize];
+        rank[b as usize] = Rank::MAX;
+        next[a as usize] = next[b as usize];
+        if next[a as usize] < end {
+            prev[next[a as usize] as usize] = a;
         }
         parts -= 1;
-        rank[a] = pair(&next, a);
-        if rank[a] != Rank::MAX {
-            heap.push(Reverse((rank[a], a)));
-        }
-        let p = prev[a];
-        if p < n {
-            rank[p] = pair(&next, p);
-            if rank[p] != Rank::MAX {
-                heap.push(Reverse((rank[p], p)));
+        for p in [a, prev[a as usize]] {
+            if p >= end {
+                continue;
+            }
+            rank[p as usize] = pair(&next, p);
+            if rank[p as usize] != Rank::MAX {
+                heap.push(Reverse((rank[p as usize] as u64) << 32 | p as u64));
             }
         }
     }
