@@ -11,6 +11,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use serde_json::{Map as JsonMap, Value as Json};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
@@ -275,11 +276,11 @@ fn is_falsy(v: &Json) -> bool {
     }
 }
 
-/// Python's `str(value)` for what reaches `encoding.encode(str(value))`.
-fn py_str(v: &Json) -> String {
+/// Python's `str(value)` for what reaches `encoding.encode(str(value))` (a string as it is).
+fn py_str(v: &Json) -> Cow<'_, str> {
     match v {
-        Json::String(s) => s.clone(),
-        other => repr(other),
+        Json::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(repr(other)),
     }
 }
 
