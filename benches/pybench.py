@@ -48,8 +48,8 @@ TIKTOKEN_URLS = {
 
 
 def setup_tiktoken_cache() -> None:
-    """Offline tiktoken: the BPE files fixtures/generate.py finds (the copies committed in
-    data/tiktoken/, or $MEMCTL_TIKTOKEN_DIR), loaded from that file without its imports."""
+    """Offline tiktoken: the BPE files fixtures/generate.py finds (rebuilt from the token lists
+    in data/tiktoken/, or $MEMCTL_TIKTOKEN_DIR), loaded from that file without its imports."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("_bpe", HERE.parent / "fixtures" / "bpe_files.py")
     bpe = importlib.util.module_from_spec(spec)

@@ -3,8 +3,8 @@
     python tests/tiktoken_counts.py TEXTS.json
 
 Prints {"o200k_base": [len(encode_ordinary(text)), ...], "cl100k_base": [...], "tiktoken": version}.
-tiktoken runs offline on the tables memctl compiles in (data/tiktoken/, through
-fixtures/bpe_files.py); it checks their sha256 as it reads them.
+tiktoken runs offline on the tables memctl compiles in (data/tiktoken/, rebuilt as
+`.tiktoken` files and checked against tiktoken's sha256 by fixtures/bpe_files.py).
 """
 
 import hashlib

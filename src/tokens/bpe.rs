@@ -1,15 +1,15 @@
 //! tiktoken's byte-pair encoding, counting only: the rank table of an encoding and
 //! tiktoken's `_byte_pair_merge`, merge for merge.
 //!
-//! The tables are tiktoken's own `.tiktoken` files (one `base64(token) rank` line per token),
-//! committed gzipped in `data/tiktoken/` and compiled into the binary: 2.4 MB for o200k_base
-//! and cl100k_base together. At first use a table is unzipped and parsed into one byte string
-//! (the tokens in rank order) and an open-addressing hash table of ranks (~6 MB for o200k).
+//! The tables are tiktoken's own token lists, committed in `data/tiktoken/` as the tokens'
+//! bytes in rank order, each after its length, gzipped (1.5 MB for o200k_base and cl100k_base
+//! together; fixtures/bpe_files.py rebuilds tiktoken's `.tiktoken` files from them, to the
+//! byte, and checks their sha256). At first use a list is unzipped and indexed by an
+//! open-addressing hash table of ranks (~6 MB for o200k, ~20 ms).
 
-use std::io::BufRead;
+use std::io::Read;
 
-use anyhow::{bail, ensure, Context, Result};
-use base64::Engine;
+use anyhow::{ensure, Context, Result};
 
 /// A token's rank (its id): lower ranks merge first.
 pub type Rank = u32;
@@ -24,9 +24,10 @@ pub type Rank = u32;
 /// stored bytes. Two-byte keys (the first round of every merge) are read from a plain
 /// 256 × 256 array.
 pub struct Ranks {
-    /// Every token's bytes, in rank order.
+    /// The token list as stored: every token's length (one byte) and bytes, in rank order.
     bytes: Vec<u8>,
-    /// Where token `r` starts in `bytes` (`starts[r + 1]` is where it ends).
+    /// Where token `r`'s bytes start in `bytes`; they end one byte (the next length) before
+    /// `starts[r + 1]`.
     starts: Vec<u32>,
     /// The first 8 bytes of token `r`, little-endian, zero-padded.
     heads: Vec<u64>,
@@ -53,7 +54,7 @@ fn filter_bits(h: u64) -> u64 {
     1 << ((h >> 24) & 63) | 1 << ((h >> 30) & 63) | 1 << ((h >> 36) & 63)
 }
 
-/// The longest key the table can hold (the slot keeps the length in 8 bits).
+/// The longest key the table can hold (the list and the slots keep lengths in 8 bits).
 const KEY_MAX: usize = 255;
 
 /// The first 8 bytes of a key as a little-endian number, zero-padded: two overlapping loads
@@ -97,73 +98,46 @@ fn check(len: usize, h: u64) -> u32 {
 }
 
 impl Ranks {
-    /// Reads a gzipped `.tiktoken` file: line `r` is `base64(token) r`, for every rank from 0.
-    /// The file is read a line at a time as it is unzipped, into arrays reserved once, so
-    /// that no large buffer is freed afterwards (glibc would keep such memory from then on).
-    pub fn from_tiktoken_gz(gz: &[u8]) -> Result<Ranks> {
-        // The gzip trailer ends with the unzipped size (mod 2^32): enough to reserve.
+    /// Reads a gzipped token list (see [`Ranks::from_packed`]), unzipped into one buffer
+    /// reserved once, which the table then keeps: no large buffer is freed (glibc would keep
+    /// such memory from then on).
+    pub fn from_packed_gz(gz: &[u8]) -> Result<Ranks> {
+        // The gzip trailer ends with the unzipped size (mod 2^32).
         let size = gz
             .last_chunk::<4>()
             .map_or(0, |s| u32::from_le_bytes(*s) as usize);
-        let unzip = std::io::BufReader::new(flate2::read::GzDecoder::new(gz));
-        Ranks::read(unzip, size)
+        let mut packed = Vec::with_capacity(size.min(1 << 26) + 64);
+        flate2::read::GzDecoder::new(gz)
+            .read_to_end(&mut packed)
+            .context("cannot unzip the table")?;
+        Ranks::from_packed(packed)
     }
 
-    /// Reads a `.tiktoken` file: line `r` is `base64(token) r`, for every rank from 0.
-    pub fn from_tiktoken(text: &[u8]) -> Result<Ranks> {
-        Ranks::read(text, text.len())
-    }
-
-    /// Reads `.tiktoken` lines from `r`, whose size is about `size` bytes.
-    fn read(mut r: impl BufRead, size: usize) -> Result<Ranks> {
-        // Reserved, not touched: pages beyond what the tokens fill never count (a line holds
-        // at least 4 base64 characters for up to 3 bytes, and 2 more characters).
-        let size = size.min(1 << 26);
-        let mut bytes = Vec::with_capacity(size / 2);
-        let mut starts = Vec::with_capacity(size / 6 + 2);
-        starts.push(0u32);
-        let mut line = Vec::with_capacity(512);
-        for i in 0.. {
-            line.clear();
-            let n = r
-                .read_until(b'\n', &mut line)
-                .context("cannot unzip the table")?;
-            if n == 0 {
-                break;
-            }
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            if text.is_empty() {
-                continue;
-            }
-            let mut fields = text.split(|&b| b == b' ');
-            let (Some(token), Some(rank), None) = (fields.next(), fields.next(), fields.next())
-            else {
-                bail!("line {} is not `base64 rank`", i + 1);
-            };
-            let rank = std::str::from_utf8(rank)
-                .ok()
-                .and_then(|r| r.parse::<usize>().ok());
+    /// Reads a token list: for every rank from 0, the token's length (one byte) and bytes
+    /// (data/tiktoken/README.md).
+    pub fn from_packed(packed: Vec<u8>) -> Result<Ranks> {
+        let total = u32::try_from(packed.len()).context("the table is too large")?;
+        // starts[r]: where token r's bytes begin, after its length byte; the last entry is
+        // one past the end, as if another length byte followed.
+        let mut starts = Vec::with_capacity(packed.len() / 4 + 2);
+        let mut at = 0usize;
+        while at < packed.len() {
+            let len = packed[at] as usize;
+            ensure!(len > 0, "token {} is empty", starts.len());
             ensure!(
-                rank == Some(starts.len() - 1),
-                "line {}: ranks must count up from 0",
-                i + 1
+                at + 1 + len <= packed.len(),
+                "token {} is cut short",
+                starts.len()
             );
-            base64::engine::general_purpose::STANDARD
-                .decode_vec(token, &mut bytes)
-                .with_context(|| format!("line {}: bad base64", i + 1))?;
-            let end = u32::try_from(bytes.len()).context("the table is too large")?;
-            ensure!(
-                end > *starts.last().unwrap_or(&0),
-                "line {}: empty token",
-                i + 1
-            );
-            starts.push(end);
+            starts.push(at as u32 + 1);
+            at += 1 + len;
         }
+        starts.push(total + 1);
         let n = starts.len() - 1;
         ensure!(n > 256, "the table has {n} tokens");
         let bits = (n + n / 4).next_power_of_two().trailing_zeros().max(4);
         let mut ranks = Ranks {
-            bytes,
+            bytes: packed,
             starts,
             heads: Vec::with_capacity(n),
             slots: vec![0; 1 << bits],
@@ -174,26 +148,24 @@ impl Ranks {
         let mask = ranks.slots.len() - 1;
         for r in 0..n as Rank {
             let token = ranks.token(r);
-            ensure!(
-                token.len() <= KEY_MAX,
-                "token {r} is longer than {KEY_MAX} bytes"
-            );
-            ensure!(
-                ranks.rank(token).is_none(),
-                "token {r} is already in the table"
-            );
             let hd = head(token);
             let h = hash(hd, token);
-            let slot = (r as u64 + 1) << 32 | check(token.len(), h) as u64;
+            let want = check(token.len(), h);
             let pair = match *token {
                 [a, b] => Some((a as usize) << 8 | b as usize),
                 _ => None,
             };
             let mut i = (h >> ranks.shift) as usize;
             while ranks.slots[i] != 0 {
+                let s = ranks.slots[i];
+                let other = (s >> 32) as u32 - 1;
+                ensure!(
+                    s as u32 != want || ranks.token(other) != token,
+                    "token {r} repeats token {other}"
+                );
                 i = (i + 1) & mask;
             }
-            ranks.slots[i] = slot;
+            ranks.slots[i] = (r as u64 + 1) << 32 | want as u64;
             ranks.filter[(h >> (64 - FILTER_WORDS.trailing_zeros())) as usize] |= filter_bits(h);
             ranks.heads.push(hd);
             if let Some(p) = pair {
@@ -220,7 +192,7 @@ impl Ranks {
     #[inline]
     pub fn token(&self, r: Rank) -> &[u8] {
         let r = r as usize;
-        &self.bytes[self.starts[r] as usize..self.starts[r + 1] as usize]
+        &self.bytes[self.starts[r] as usize..self.starts[r + 1] as usize - 1]
     }
 
     /// The rank of a token, if `bytes` is one.
@@ -343,8 +315,11 @@ pub fn merge_count(
 
 /// The same merges as [`merge_count`] in O(n log n): the pairs wait in a heap ordered by
 /// (rank, start), which is tiktoken's order (lowest rank, then leftmost); a popped pair whose
-/// left part is gone, or whose rank changed since it was pushed, is skipped. A part's pair
-/// only grows, and a rank names one byte string, so a stale entry never looks current.
+/// rank changed since it was pushed (or whose part was merged away: its rank is then
+/// `Rank::MAX`) is skipped. A part's pair only grows, and a rank names one byte string, so a
+/// stale entry never looks current. Memory: 12 bytes per byte of the piece and 8 per pair
+/// waiting in the heap (positions are `u32`: a piece comes from one stored string, and SQLite
+/// stores at most 1 GB in a value).
 pub fn merge_count_heap(
     ranks: &Ranks,
     piece: &[u8],
@@ -353,48 +328,52 @@ pub fn merge_count_heap(
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let n = piece.len();
-    // next[i]: where the part starting at i ends (n for the last); only part starts matter.
-    let mut next: Vec<usize> = (1..=n).collect();
-    let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-    let mut rank: Vec<Rank> = vec![Rank::MAX; n];
-    let mut alive = vec![true; n];
-    let mut heap = BinaryHeap::with_capacity(n);
-    for i in 0..n - 1 {
-        rank[i] = ranks.pair(piece[i], piece[i + 1]);
-        if rank[i] != Rank::MAX {
-            heap.push(Reverse((rank[i], i)));
-        }
-    }
+    let end = n as u32;
+    // next[i] / prev[i]: where the part starting at i ends / the previous part starts (only
+    // part starts are kept up to date; `u32::MAX` before the first).
+    let mut next: Vec<u32> = (1..=end).collect();
+    let mut prev: Vec<u32> = (0..end).map(|i| i.wrapping_sub(1)).collect();
+    let mut rank: Vec<Rank> = piece
+        .windows(2)
+        .map(|w| ranks.pair(w[0], w[1]))
+        .chain([Rank::MAX])
+        .collect();
+    // (rank << 32 | start), smallest first.
+    let mut heap: BinaryHeap<Reverse<u64>> = rank
+        .iter()
+        .enumerate()
+        .filter(|(_, &r)| r != Rank::MAX)
+        .map(|(i, &r)| Reverse((r as u64) << 32 | i as u64))
+        .collect();
     let mut parts = n;
     // The rank of the pair starting at part `a` (its part and the next), or MAX.
-    let mut pair = |next: &[usize], a: usize| {
-        let b = next[a];
-        if b >= n {
+    let mut pair = |next: &[u32], a: u32| {
+        let b = next[a as usize];
+        if b >= end {
             return Rank::MAX;
         }
-        rank_of(&piece[a..next[b]])
+        rank_of(&piece[a as usize..next[b as usize] as usize])
     };
-    while let Some(Reverse((r, a))) = heap.pop() {
-        if !alive[a] || rank[a] != r {
+    while let Some(Reverse(entry)) = heap.pop() {
+        let (r, a) = ((entry >> 32) as Rank, entry as u32);
+        if rank[a as usize] != r {
             continue;
         }
-        // Merge part a with the next one.
-        let b = next[a];
-        alive[b] = false;
-        next[a] = next[b];
-        if next[a] < n {
-            prev[next[a]] = a;
+        // Merge part a with the next one (b), which is gone from now on.
+        let b = next[a as usize];
+        rank[b as usize] = Rank::MAX;
+        next[a as usize] = next[b as usize];
+        if next[a as usize] < end {
+            prev[next[a as usize] as usize] = a;
         }
         parts -= 1;
-        rank[a] = pair(&next, a);
-        if rank[a] != Rank::MAX {
-            heap.push(Reverse((rank[a], a)));
-        }
-        let p = prev[a];
-        if p < n {
-            rank[p] = pair(&next, p);
-            if rank[p] != Rank::MAX {
-                heap.push(Reverse((rank[p], p)));
+        for p in [a, prev[a as usize]] {
+            if p >= end {
+                continue;
+            }
+            rank[p as usize] = pair(&next, p);
+            if rank[p as usize] != Rank::MAX {
+                heap.push(Reverse((rank[p as usize] as u64) << 32 | p as u64));
             }
         }
     }
@@ -514,22 +493,24 @@ impl Counter {
 mod tests {
     use super::*;
 
+    /// A token list as `data/tiktoken/` stores it.
+    fn pack(tokens: &[&[u8]]) -> Vec<u8> {
+        tokens
+            .iter()
+            .flat_map(|t| std::iter::once(t.len() as u8).chain(t.iter().copied()))
+            .collect()
+    }
+
     fn table() -> Ranks {
-        // A toy table: every byte, then a few merges (ranks follow the lines).
-        let mut text = String::new();
-        let mut r = 0;
-        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
-        for b in 0..=255u8 {
-            text += &format!("{} {r}\n", b64(&[b]));
-            r += 1;
-        }
+        // A toy table: every byte, then a few merges (ranks follow the order).
+        let bytes: Vec<[u8; 1]> = (0..=255u8).map(|b| [b]).collect();
+        let mut tokens: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
         for t in [
             "ab", "aa", "abab", "aaaa", "ba", "bab", "aab", "abc", "cc", "ccc",
         ] {
-            text += &format!("{} {r}\n", b64(t.as_bytes()));
-            r += 1;
+            tokens.push(t.as_bytes());
         }
-        Ranks::from_tiktoken(text.as_bytes()).expect("a table")
+        Ranks::from_packed(pack(&tokens)).expect("a table")
     }
 
     #[test]
@@ -552,10 +533,24 @@ mod tests {
         assert_eq!(t.rank(b"ccc"), Some(265));
         assert_eq!(t.rank(b"abcd"), None);
         assert_eq!(t.token(259), b"aaaa");
-        assert!(Ranks::from_tiktoken(b"YQ== 1\n").is_err());
-        assert!(Ranks::from_tiktoken(b"YQ== 0\nYQ== 1\n").is_err());
-        assert!(Ranks::from_tiktoken(b"!!! 0\n").is_err());
-        assert!(Ranks::from_tiktoken_gz(b"not gzip").is_err());
+        let bytes: Vec<[u8; 1]> = (0..=255u8).map(|b| [b]).collect();
+        let all: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
+        let with = |extra: &[&[u8]]| {
+            let mut t = all.clone();
+            t.extend_from_slice(extra);
+            Ranks::from_packed(pack(&t))
+        };
+        assert!(with(&[b"xy"]).is_ok());
+        assert!(with(&[b"xy", b"xy"]).is_err(), "a repeated token");
+        assert!(with(&[b""]).is_err(), "an empty token");
+        assert!(
+            Ranks::from_packed(pack(&all[1..])).is_err(),
+            "a byte missing"
+        );
+        let mut cut = pack(&all);
+        cut.extend([3, b'x']);
+        assert!(Ranks::from_packed(cut).is_err(), "cut short");
+        assert!(Ranks::from_packed_gz(b"not gzip").is_err());
     }
 
     #[test]

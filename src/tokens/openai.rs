@@ -11,6 +11,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use serde_json::{Map as JsonMap, Value as Json};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
@@ -93,18 +94,18 @@ pub fn encoding_for_model(model: &str) -> Encoding {
     }
 }
 
-/// tiktoken's `o200k_base.tiktoken`, gzipped (sha256 of the file: 446a9538…1a2d, as
-/// tiktoken checks it).
-const O200K_GZ: &[u8] = include_bytes!("../../data/tiktoken/o200k_base.tiktoken.gz");
-/// tiktoken's `cl100k_base.tiktoken`, gzipped (sha256 of the file: 223921b7…b2a7).
-const CL100K_GZ: &[u8] = include_bytes!("../../data/tiktoken/cl100k_base.tiktoken.gz");
+/// tiktoken's o200k_base token list (`o200k_base.tiktoken`, whose sha256 tiktoken checks,
+/// rebuilds from it to the byte: data/tiktoken/README.md).
+const O200K_GZ: &[u8] = include_bytes!("../../data/tiktoken/o200k_base.tokens.gz");
+/// tiktoken's cl100k_base token list.
+const CL100K_GZ: &[u8] = include_bytes!("../../data/tiktoken/cl100k_base.tokens.gz");
 
-/// The rank table of an encoding, read at first use (~25 ms for o200k) and shared.
+/// The rank table of an encoding, read at first use (~20 ms for o200k) and shared.
 fn ranks(e: Encoding) -> Result<&'static Ranks> {
     static O200K: LazyLock<Result<Ranks, String>> =
-        LazyLock::new(|| Ranks::from_tiktoken_gz(O200K_GZ).map_err(|e| format!("{e:#}")));
+        LazyLock::new(|| Ranks::from_packed_gz(O200K_GZ).map_err(|e| format!("{e:#}")));
     static CL100K: LazyLock<Result<Ranks, String>> =
-        LazyLock::new(|| Ranks::from_tiktoken_gz(CL100K_GZ).map_err(|e| format!("{e:#}")));
+        LazyLock::new(|| Ranks::from_packed_gz(CL100K_GZ).map_err(|e| format!("{e:#}")));
     let (table, name) = match e {
         Encoding::O200k => (&*O200K, "o200k_base"),
         Encoding::Cl100k => (&*CL100K, "cl100k_base"),
@@ -275,11 +276,11 @@ fn is_falsy(v: &Json) -> bool {
     }
 }
 
-/// Python's `str(value)` for what reaches `encoding.encode(str(value))`.
-fn py_str(v: &Json) -> String {
+/// Python's `str(value)` for what reaches `encoding.encode(str(value))` (a string as it is).
+fn py_str(v: &Json) -> Cow<'_, str> {
     match v {
-        Json::String(s) => s.clone(),
-        other => repr(other),
+        Json::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(repr(other)),
     }
 }
 

@@ -217,23 +217,31 @@ impl Text<'_> {
     fn o200k_end(&self, p: usize) -> usize {
         let n = self.s.len();
         let (c0, l0) = self.class(p);
-        let pre = Self::prefix(c0) && p + l0 < n;
-        if c0 & (UP | LO) != 0 || pre {
+        // The word alternatives can only match from a letter or mark: with the prefix, the
+        // character after it must be one; without, the first.
+        let next = if p + l0 < n { self.class(p + l0).0 } else { 0 };
+        let pre = Self::prefix(c0) && next & (UP | LO) != 0;
+        let bare = c0 & (UP | LO) != 0;
+        if pre || bare {
             if pre {
                 if let Some(e) = self.o200k_lower(p + l0) {
                     return e;
                 }
             }
-            if let Some(e) = self.o200k_lower(p) {
-                return e;
+            if bare {
+                if let Some(e) = self.o200k_lower(p) {
+                    return e;
+                }
             }
             if pre {
                 if let Some(e) = self.o200k_upper(p + l0) {
                     return e;
                 }
             }
-            if let Some(e) = self.o200k_upper(p) {
-                return e;
+            if bare {
+                if let Some(e) = self.o200k_upper(p) {
+                    return e;
+                }
             }
         }
         if c0 & NUM != 0 {
