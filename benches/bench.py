@@ -37,8 +37,12 @@ PY = sys.executable
 TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
 
 
-def run_once(cmd: list[str], stdout: Path, stderr: Path, env=None) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS KiB, exit code) of one process.
+def run_once(cmd: list[str], stdout: Path, stderr: Path, env=None) -> tuple[float, int, int, float]:
+    """(wall seconds, peak RSS KiB, exit code, CPU seconds) of one process.
+
+    CPU seconds are user + system time of the process and its threads (ru_utime + ru_stime from
+    wait4; /usr/bin/time's own share is negligible). On a loaded machine, and under `nice`, wall
+    time includes waiting for a core; CPU time mostly does not, so both are reported.
 
     Peak RSS is GNU time's %M ("Maximum resident set size" of `/usr/bin/time -v`): the command
     runs under /usr/bin/time, whose own footprint is ~2 MiB, so the number is the command's. (A
@@ -59,7 +63,7 @@ def run_once(cmd: list[str], stdout: Path, stderr: Path, env=None) -> tuple[floa
             rss = int(rss_file.read_text().split()[-1])
         except (OSError, ValueError, IndexError):
             pass
-    return wall, rss, p.returncode
+    return wall, rss, p.returncode, ru.ru_utime + ru.ru_stime
 
 
 class Result:
@@ -68,12 +72,17 @@ class Result:
         self.walls: list[float] = []
         self.rss: list[int] = []
         self.inproc: list[float] = []
+        self.cpu: list[float] = []
         self.error: str | None = None
         self.stdout: Path | None = None
 
     @property
     def median(self):
         return statistics.median(self.walls) if self.walls else None
+
+    @property
+    def cpu_median(self):
+        return statistics.median(self.cpu) if self.cpu else None
 
     @property
     def inproc_median(self):
@@ -92,7 +101,7 @@ def measure(name: str, cmd: list[str], runs: int, work: Path, prepare=None, env=
         if prepare:
             prepare()
         out, err = work / f"{slug}.{i}.out", work / f"{slug}.{i}.err"
-        wall, rss, rc = run_once(cmd, out, err, env=env)
+        wall, rss, rc, cpu = run_once(cmd, out, err, env=env)
         if rc != 0:
             tail = err.read_text(errors="replace").strip().splitlines()[-3:]
             r.error = f"exit {rc}: " + " | ".join(tail)
@@ -100,12 +109,13 @@ def measure(name: str, cmd: list[str], runs: int, work: Path, prepare=None, env=
             return r
         r.walls.append(wall)
         r.rss.append(rss)
+        r.cpu.append(cpu)
         r.stdout = out
         if inproc:
             last = err.read_text().strip().splitlines()[-1]
             r.inproc.append(json.loads(last)["seconds"])
         extra = f", in-process {r.inproc[-1]:.3f}s" if inproc else ""
-        print(f"  {name} run {i + 1}/{runs}: {wall:.3f}s, peak RSS {rss / 1024:.1f} MiB{extra}",
+        print(f"  {name} run {i + 1}/{runs}: {wall:.3f}s (CPU {cpu:.3f}s), peak RSS {rss / 1024:.1f} MiB{extra}",
               file=sys.stderr)
     return r
 
@@ -116,18 +126,23 @@ def fresh_copy(src: Path, dst: Path):
     Without the flush the copy's ~1 GB sits dirty in the page cache, and the first fsync of the
     timed run (its commit or WAL checkpoint) pays for writing all of it out: seconds that belong
     to the copy, not to the task, on either side (seen: Python 2.97 s vs 2.41 s, memctl 0.97 s
-    vs 0.58 s on the same run). A production file is not freshly copied.
+    vs 0.58 s on the same run). A production file is not freshly copied. The final os.sync()
+    also writes out whatever else is dirty (the previous copy's deletion, the harness's own
+    output files), so the timed run starts with nothing of the harness's left to write back.
     """
     def prepare():
         for s in ("", "-wal", "-shm"):
             Path(str(dst) + s).unlink(missing_ok=True)
         shutil.copyfile(src, dst)
-        if Path(str(src) + "-wal").exists():
+        # an empty -wal (left by a reader of the source) carries nothing; copied, it would make
+        # the copy look in use by a live app and memctl would wait its --settle second
+        if Path(str(src) + "-wal").exists() and Path(str(src) + "-wal").stat().st_size > 0:
             shutil.copyfile(str(src) + "-wal", str(dst) + "-wal")
         for s in ("", "-wal"):
             if Path(str(dst) + s).exists():
                 with open(str(dst) + s, "rb+") as f:
                     os.fsync(f.fileno())
+        os.sync()
     return prepare
 
 
@@ -171,6 +186,13 @@ def fmt_s(v):
     return "—" if v is None else (f"{v * 1000:.0f} ms" if v < 1 else f"{v:.2f} s")
 
 
+def fmt_cpu(mem: Result, base: Result):
+    if mem.cpu_median is None or base.cpu_median is None:
+        return "—"
+    r = f" ({base.cpu_median / mem.cpu_median:.1f}×)" if mem.cpu_median > 0 else ""
+    return f"{fmt_s(mem.cpu_median)} / {fmt_s(base.cpu_median)}{r}"
+
+
 def fmt_ratio(base: Result, mem: Result):
     if base.median is None or mem.median is None:
         return "—"
@@ -189,6 +211,7 @@ def main() -> None:
     ap.add_argument("--peer-python", help="python of the peer venv (for its versions)")
     ap.add_argument("--peer-note", default="", help="why the peer CLI is unavailable")
     ap.add_argument("--gen-summary", type=Path)
+    ap.add_argument("--data-note", default="", help="one line on what the data set is (for BENCHMARKS.md)")
     ap.add_argument("--markdown", type=Path, default=ROOT / "BENCHMARKS.md")
     a = ap.parse_args()
 
@@ -298,6 +321,11 @@ def main() -> None:
             f"{sum(1 for r in mt.values() if r['status'] == 'rewritten')} / "
             f"{sum(1 for v in py_status if v == 'trimmed')}")
 
+    # the two trim copies (2 GB on the 1 GB file) are not needed once checked
+    for path in (mcopy, pcopy):
+        for sfx in ("", "-wal", "-shm"):
+            Path(str(path) + sfx).unlink(missing_ok=True)
+
     # ---------------------------------------------------------------- table
     rows = [
         ("threads list", "m_threads", "p_walk"), ("threads list", "m_threads", "peer"),
@@ -307,13 +335,14 @@ def main() -> None:
         ("tokens o200k", "m_o200k", "p_tiktoken"), ("trim --keep 4", "m_trim", "p_trim"),
     ]
     head = ("| task | memctl median | memctl peak RSS | baseline | baseline median | ratio (baseline/memctl) "
-            "| baseline in-process (after imports) | baseline peak RSS | runs (memctl/baseline) |")
-    lines = [head, "|" + "---|" * 9]
+            "| baseline in-process (after imports) | baseline peak RSS | runs (memctl/baseline) "
+            "| CPU user+sys: memctl / baseline (ratio) |")
+    lines = [head, "|" + "---|" * 10]
     for task, mk, bk in rows:
         mem = m[mk]
         if bk not in m:
             lines.append(f"| {task} | {fmt_s(mem.median)} | — | langgraph-checkpoint threads | not run: "
-                         f"{a.peer_note or 'unavailable'} | — | — | — | — |")
+                         f"{a.peer_note or 'unavailable'} | — | — | — | — | — |")
             continue
         b = m[bk]
         bname = b.name if not b.error else f"{b.name} (FAILED: {b.error[:120]})"
@@ -322,7 +351,7 @@ def main() -> None:
             f"{'—' if mem.rss_max_mib is None else f'{mem.rss_max_mib:.1f} MiB'} | {bname} | "
             f"{fmt_s(b.median)} | {fmt_ratio(b, mem)} | {fmt_s(b.inproc_median)} | "
             f"{'—' if b.rss_max_mib is None else f'{b.rss_max_mib:.1f} MiB'} | "
-            f"{len(mem.walls)}/{len(b.walls)} |")
+            f"{len(mem.walls)}/{len(b.walls)} | {fmt_cpu(mem, b)} |")
     table = "\n".join(lines)
 
     def ratio(bk, mk):
@@ -384,17 +413,22 @@ def main() -> None:
           f"- SQL shell: sqlite3 {sqlite_ver}",
           f"- database: `{db.name}`, {db.stat().st_size} bytes ({db_mib:.1f} MiB), {n_threads} threads, "
           f"{n_cp} checkpoints, {n_wr} writes"
-          + (f"; generated by `benches/generate.py` (seed {gen['seed']}, max {gen['max_turns']} turns, "
-             f"{gen['jobs']} jobs) in {gen['generate_seconds']} s + merge {gen['merge_seconds']} s"
+          + (f"; generated by `benches/generate.py --preset {gen.get('preset', 'legacy')}"
+             + (f" --scale {gen['scale']:g}" if gen.get("scale", 1) != 1 else "")
+             + f"` (seed {gen['seed']}, {gen['jobs']} jobs) in {gen['generate_seconds']} s + merge "
+             f"{gen['merge_seconds']} s"
+             + (f" ({gen['mib_per_worker_second']} MiB per worker-second)" if "mib_per_worker_second" in gen else "")
              if gen else ""),
+          *([f"- data: {a.data_note}"] if a.data_note else []),
           f"- medians of whole-process wall times; memctl {R} runs, Python walks/loops and the peer CLI "
           f"{S} runs, SQL floors {R} runs; trim runs each on a fresh copy, flushed to disk (copy and flush not timed); peak RSS = "
           + ("GNU time %M (`/usr/bin/time -v` \"Maximum resident set size\")" if TIME else
              "ru_maxrss from wait4 (no /usr/bin/time: includes the forking Python's ~30 MiB)")
-          + ", max over runs", "",
+          + ", max over runs; CPU = user + system time of the whole process (median), shown because wall "
+          "times on a loaded machine include waiting for a core", "",
           table, "", "Correctness:", ""]
     md += [f"- {k}: {v}" for k, v in checks.items()]
-    md += ["", "Goals:", ""] + goals + [""]
+    md += ["", "Goals:", ""] + goals + ["", f"Load average at the end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}", ""]
     section = "\n".join(md)
 
     print("\n" + section)
@@ -411,7 +445,7 @@ def main() -> None:
     a.markdown.write_text(new)
     (work / "results.json").write_text(json.dumps(
         {k: {"name": r.name, "walls": r.walls, "rss_kib": r.rss, "inproc": r.inproc, "error": r.error}
-         for k, r in m.items()} | {"checks": checks}, indent=1, ensure_ascii=False))
+         | {"cpu": r.cpu} for k, r in m.items()} | {"checks": checks}, indent=1, ensure_ascii=False))
     print(f"bench: wrote {a.markdown} and {work / 'results.json'}", file=sys.stderr)
 
 

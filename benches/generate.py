@@ -1,30 +1,40 @@
-"""Build a large, realistic LangGraph SqliteSaver database for memctl's benchmarks.
+"""Build a large LangGraph SqliteSaver database for memctl's benchmarks.
 
 Run with a venv that has the "new" LangGraph stack (.venv/new or .venv/bench):
 
-    .venv/bench/bin/python benches/generate.py --out target/bench/bench.sqlite          # ~970 MiB
-    .venv/bench/bin/python benches/generate.py --small --out target/bench/small.sqlite  # ~47 MiB
+    .venv/bench/bin/python benches/generate.py --out target/bench/r.sqlite                 # realistic, ~1 GB
+    .venv/bench/bin/python benches/generate.py --scale 4 --out target/bench/r4.sqlite      # realistic, 4x
+    .venv/bench/bin/python benches/generate.py --preset legacy --out target/bench/l.sqlite # the first data set
+    .venv/bench/bin/python benches/generate.py --preset small --out target/bench/s.sqlite  # legacy, ~47 MiB
+    .venv/bench/bin/python benches/generate.py --preset long-thread --messages 100000 --out t.sqlite
+
+Presets: `realistic` (the default; realistic.py and textgen.py: production-like threads, see
+there), `legacy` (the first data set, described below, kept as a second case), `small` (legacy,
+120 threads), `realistic-small` (60 realistic threads), `long-thread` (one realistic thread of
+--messages messages). --scale multiplies the thread count; thread i's contents depend only on
+(--seed, i), so 4x holds the threads of 1x and more.
 
 Everything goes through the real stack: `langchain.agents.create_agent` (tools node,
 ToolMessages, add_messages) checkpointed by `langgraph.checkpoint.sqlite.SqliteSaver`. Only the
-chat model is fake (`BenchChatModel`): it answers from a per-thread seeded RNG, so the
-conversation contents (messages, their ids, tool calls, tool results) are the same on every run
-with the same --seed/--threads/--turns. Checkpoint ids, `ts` and ToolMessage ids (uuid4, given by
+chat model is fake: it answers from a per-thread seeded RNG, so the conversation contents
+(messages, their ids, tool calls, tool results) are the same on every run with the same
+--seed/--threads/--turns/--scale. Checkpoint ids, `ts` and ToolMessage ids (uuid4, given by
 add_messages) change on every run, as in real LangGraph.
 
-What a thread looks like (knobs below):
+What a legacy thread looks like:
   * 1..--turns user turns (uniform); ~30% of the threads start with a SystemMessage in the state;
   * per turn the model calls tools with p=0.6 (1-3 parallel calls), and after tool results calls
     tools again with p=0.3, then answers; tools: get_weather, add, search_docs (long results),
     translate (Chinese / emoji output);
   * reply lengths are log-normal (median ~680 chars, up to ~8k); user messages are shorter;
-  * text mixes English, Chinese and emoji; AI messages carry usage_metadata and
-    response_metadata like a real provider's.
+  * text mixes English (a ~150-word list), Chinese and emoji; AI messages carry usage_metadata
+    and response_metadata like a real provider's.
 
 Threads are played round-robin turn by turn inside each worker (so a thread's rows are
 interleaved with other threads' rows, as in a live app). Workers (--jobs, default nproc) write
 separate files that are merged at the end with ATTACH + INSERT INTO ... SELECT; the merged file is
-left in WAL mode (as SqliteSaver leaves it) after PRAGMA wal_checkpoint(TRUNCATE).
+left in WAL mode (as SqliteSaver leaves it) after PRAGMA wal_checkpoint(TRUNCATE). A `.json`
+summary beside the file records sizes, counts and the generation time.
 """
 
 from __future__ import annotations
@@ -43,10 +53,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-# Defaults calibrated to the real-world case (640 threads x up to 20 turns ~ 910 MiB, ~30k
-# checkpoints). --small: ~47 MiB.
+# Legacy defaults, calibrated to a real-world file's size (640 threads x up to 20 turns ~ 910 MiB,
+# ~30k checkpoints). small: ~47 MiB.
 DEFAULT = {"threads": 640, "turns": 20}
 SMALL = {"threads": 120, "turns": 10}
+# The realistic presets (realistic.py): turns per thread are drawn from 5..40 there.
+REALISTIC_1X = {"threads": 340, "turns": 40}  # ~1 GB (~3 MB per realistic thread)
+REALISTIC_SMALL = {"threads": 60, "turns": 40}
+REALISTIC = ("realistic", "realistic-small")
+PRESETS = ["realistic", "legacy", "small", "realistic-small", "long-thread", "default"]
 SYSTEM_RATE = 0.3
 P_TOOL_AFTER_HUMAN = 0.6
 P_TOOL_AFTER_TOOL = 0.3
@@ -220,7 +235,9 @@ def system_text(seed: int, index: int) -> str:
 
 
 def worker(args: tuple) -> dict:
-    part, indices, seed, max_turns = args
+    part, indices, seed, max_turns, preset = args
+    if preset in REALISTIC:
+        return worker_realistic(part, indices, seed)
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     create_agent, BenchChatModel, tools, HumanMessage, SystemMessage = build_stack()
@@ -247,13 +264,99 @@ def worker(args: tuple) -> dict:
     return {"part": str(part), "threads": len(plans), "seconds": time.time() - t0}
 
 
-def merge(out: Path, parts: list[Path]) -> None:
+def open_saver(part: Path):
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    conn = sqlite3.connect(out, check_same_thread=False)
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(part) + suffix).unlink(missing_ok=True)
+    conn = sqlite3.connect(part, check_same_thread=False)
+    saver = SqliteSaver(conn)
+    saver.setup()
+    conn.execute("PRAGMA synchronous=OFF")  # scratch file: no fsync per checkpoint
+    return conn, saver
+
+
+def worker_realistic(part: Path, indices: list[int], seed: int) -> dict:
+    """The realistic preset (see realistic.py): same round-robin, realistic model and tools."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import realistic as RL
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    conn, saver = open_saver(part)
+    model = RL.build_model()(seed=seed)
+    plans = [RL.thread_plan(seed, i) for i in indices]
+    agent = create_agent(model, tools=RL.build_tools(), checkpointer=saver)
+    n_msgs = {p["index"]: 0 for p in plans}
+    t0 = time.time()
+    turn = 0
+    active = plans
+    while active:  # round-robin: rows of different threads interleave
+        nxt = []
+        for plan in active:
+            i = plan["index"]
+            hid, htext = RL.human_message(seed, plan, turn)
+            msgs = [HumanMessage(htext, id=hid)]
+            if turn == 0:
+                if plan["system"]:
+                    msgs.insert(0, SystemMessage(RL.system_message(seed, plan), id=f"system-{i}"))
+                model.plans[msgs[0].id] = plan
+            cfg = {"configurable": {"thread_id": plan["thread_id"]}, "recursion_limit": 200}
+            # long agent sessions checkpoint once per run (see realistic.py)
+            out = agent.invoke({"messages": msgs}, cfg, durability="exit" if plan["long"] else "sync")
+            n_msgs[i] = len(out["messages"])
+            done = n_msgs[i] >= plan["target_messages"] if plan["long"] else turn + 1 >= plan["turns"]
+            if not done:
+                nxt.append(plan)
+        active = nxt
+        turn += 1
+    conn.commit()
+    conn.close()
+    return {"part": str(part), "threads": len(plans), "seconds": time.time() - t0,
+            "messages": sum(n_msgs.values()), "long_threads": {p["thread_id"]: n_msgs[p["index"]]
+                                                                for p in plans if p["long"]}}
+
+
+def build_long_thread(out: Path, seed: int, messages: int, chunk: int) -> dict:
+    """One thread of about `messages` messages (--preset long-thread): a first turn through the
+    agent, then the history in chunks with graph.update_state(as_node="model") (a checkpoint per
+    chunk), then a last turn through the agent (durability="exit")."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import realistic as RL
+    from langchain.agents import create_agent
+    from langchain_core.messages import HumanMessage
+
+    conn, saver = open_saver(out)
+    model = RL.build_model()(seed=seed)
+    agent = create_agent(model, tools=RL.build_tools(), checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "long"}, "recursion_limit": 200}
+    plan = {"index": "long-first", "lang": "en", "emoji": 0.005, "long": True}
+    model.plans["long-first"] = plan
+    t0 = time.time()
+    agent.invoke({"messages": [HumanMessage("Let's start the migration project.", id="long-first")]}, cfg)
+    n = 0
+    for chunk_msgs in RL.long_thread_messages(seed, messages, chunk):
+        agent.update_state(cfg, {"messages": chunk_msgs}, as_node="model")
+        n += len(chunk_msgs)
+        print(f"generate: long thread {n} messages, {time.time() - t0:.0f} s", file=sys.stderr)
+    res = agent.invoke({"messages": [HumanMessage("Summarize where we are.", id="long-last")]}, cfg,
+                       durability="exit")
+    conn.commit()
+    conn.close()
+    return {"part": str(out), "threads": 1, "seconds": time.time() - t0, "messages": len(res["messages"])}
+
+
+def merge(out: Path, parts: list[Path]) -> None:
+    """Copy the parts' rows into `out` and delete each part once copied. The copy runs with a
+    rollback journal (pages appended to the file are not journaled), not through the WAL, which
+    would hold a whole part (5 GB at 10x) beside the file; the result is switched to WAL mode."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(out, check_same_thread=False, isolation_level=None)
     SqliteSaver(conn).setup()  # the exact schema (and WAL mode) of the pinned saver
+    conn.execute("PRAGMA journal_mode=DELETE")
     conn.execute("PRAGMA synchronous=OFF")
-    for k, part in enumerate(parts):
+    for part in parts:
         conn.execute("ATTACH DATABASE ? AS p", (str(part),))
         conn.execute("BEGIN")
         conn.execute("INSERT INTO checkpoints SELECT * FROM p.checkpoints")
@@ -261,6 +364,9 @@ def merge(out: Path, parts: list[Path]) -> None:
         conn.execute(f"INSERT INTO writes ({cols}) SELECT {cols} FROM p.writes")
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE p")
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(part) + suffix).unlink(missing_ok=True)
+    conn.execute("PRAGMA journal_mode=WAL")  # as SqliteSaver leaves a file
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
 
@@ -268,18 +374,30 @@ def merge(out: Path, parts: list[Path]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, type=Path)
-    ap.add_argument("--small", action="store_true", help=f"preset {SMALL} (~47 MiB)")
-    ap.add_argument("--threads", type=int, help=f"number of threads (default {DEFAULT['threads']})")
-    ap.add_argument("--turns", type=int, help=f"max user turns per thread (default {DEFAULT['turns']})")
+    ap.add_argument("--preset", choices=PRESETS, default="realistic",
+                    help="realistic: production-like (realistic.py; ~1 GB, 340 threads at --scale 1); legacy: the "
+                         f"first data set ({DEFAULT}, ~970 MiB); small: legacy {SMALL} (~47 MiB); "
+                         f"realistic-small: {REALISTIC_SMALL} realistic threads; long-thread: one "
+                         "realistic thread of --messages messages")
+    ap.add_argument("--small", action="store_true", help="same as --preset small")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="multiply the preset's thread count (realistic: 340 per 1x, ~1 GB; 10x: 3,400 threads, ~10 GB)")
+    ap.add_argument("--threads", type=int, help="number of threads (overrides the preset and --scale)")
+    ap.add_argument("--turns", type=int, help=f"legacy presets: max user turns per thread (default {DEFAULT['turns']})")
     ap.add_argument("--target-mb", type=float,
-                    help="scale --threads so the file is about this many MiB (at the given --turns)")
+                    help="legacy presets: scale --threads so the file is about this many MiB (at the given --turns)")
+    ap.add_argument("--messages", type=int, default=100_000, help="long-thread: messages in the thread")
+    ap.add_argument("--chunk", type=int, default=20_000,
+                    help="long-thread: messages per update_state (one checkpoint each)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     a = ap.parse_args()
-    preset = SMALL if a.small else DEFAULT
-    threads = a.threads or preset["threads"]
+    name = "small" if a.small else a.preset
+    preset = {"legacy": DEFAULT, "default": DEFAULT, "small": SMALL, "realistic": REALISTIC_1X,
+              "realistic-small": REALISTIC_SMALL, "long-thread": {"threads": 1, "turns": 0}}[name]
+    threads = a.threads or max(1, round(preset["threads"] * a.scale))
     turns = a.turns or preset["turns"]
-    if a.target_mb:
+    if a.target_mb and name in ("legacy", "default", "small"):
         # size grows with turns^2 per thread (every checkpoint holds the whole message list)
         mib_per_thread = 910 / 640 * ((turns + 1) * (2 * turns + 1)) / (21 * 41)
         threads = max(1, round(a.target_mb / mib_per_thread))
@@ -287,32 +405,55 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-wal", "-shm"):
         Path(str(out) + suffix).unlink(missing_ok=True)
-    jobs = max(1, min(a.jobs, threads))
-    parts = [out.with_name(f"{out.name}.part{k}") for k in range(jobs)]
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     t0 = time.time()
-    work = [(parts[k], list(range(k, threads, jobs)), a.seed, turns) for k in range(jobs)]
-    if jobs == 1:
-        results = [worker(work[0])]
+    if name == "long-thread":
+        jobs = 1
+        results = [build_long_thread(out, a.seed, a.messages, a.chunk)]
+        t_gen = time.time() - t0
+        conn = sqlite3.connect(out)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
     else:
-        with mp.get_context("spawn").Pool(jobs) as pool:
-            results = pool.map(worker, work)
-    t_gen = time.time() - t0
-    merge(out, parts)
-    for p in parts:
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(p) + suffix).unlink(missing_ok=True)
+        jobs = max(1, min(a.jobs, threads))
+        parts = [out.with_name(f"{out.name}.part{k}") for k in range(jobs)]
+        if name in REALISTIC:
+            # the long agent sessions are the costly ones: spread them over the jobs
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            import realistic as RL
+            long_ = [i for i in range(threads) if RL.is_long(i)]
+            rest = [i for i in range(threads) if not RL.is_long(i)]
+            split = [rest[k::jobs] + long_[(k + jobs - 1) % jobs::jobs] for k in range(jobs)]
+        else:
+            split = [list(range(k, threads, jobs)) for k in range(jobs)]
+        work = [(parts[k], split[k], a.seed, turns, name) for k in range(jobs)]
+        if jobs == 1:
+            results = [worker(work[0])]
+        else:
+            with mp.get_context("spawn").Pool(jobs) as pool:
+                results = pool.map(worker, work)
+        t_gen = time.time() - t0
+        merge(out, parts)
     t_all = time.time() - t0
     conn = sqlite3.connect(out)
     n_cp = conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
     n_th = conn.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
     n_wr = conn.execute("SELECT COUNT(*) FROM writes").fetchone()[0]
     conn.close()
+    size = out.stat().st_size
     summary = {
-        "out": str(out), "bytes": out.stat().st_size, "mib": round(out.stat().st_size / 2**20, 1),
+        "out": str(out), "preset": name, "scale": a.scale, "bytes": size, "mib": round(size / 2**20, 1),
         "threads": n_th, "checkpoints": n_cp, "writes": n_wr, "seed": a.seed, "max_turns": turns,
         "jobs": jobs, "generate_seconds": round(t_gen, 1), "merge_seconds": round(t_all - t_gen, 1),
         "total_seconds": round(t_all, 1),
+        "worker_seconds": [round(r["seconds"], 1) for r in results],
+        "mib_per_worker_second": round(size / 2**20 / max(1e-9, sum(r["seconds"] for r in results)), 2),
     }
+    if name in REALISTIC or name == "long-thread":
+        import realistic as RL
+        summary["data_version"] = RL.DATA_VERSION
+        summary["messages_in_latest_states"] = sum(r["messages"] for r in results)
+        summary["long_threads"] = {k: v for r in results for k, v in r.get("long_threads", {}).items()}
     Path(str(out) + ".json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary), file=sys.stderr)
 

@@ -48,15 +48,15 @@ TIKTOKEN_URLS = {
 
 
 def setup_tiktoken_cache() -> None:
-    """Offline tiktoken: the BPE files fixtures/generate.py finds (bpe-openai's copies in the
-    cargo registry, or $MEMCTL_TIKTOKEN_DIR), loaded from that file without its imports."""
+    """Offline tiktoken: the BPE files fixtures/generate.py finds (rebuilt from the token lists
+    in data/tiktoken/, or $MEMCTL_TIKTOKEN_DIR), loaded from that file without its imports."""
     import importlib.util
     spec = importlib.util.spec_from_file_location("_bpe", HERE.parent / "fixtures" / "bpe_files.py")
     bpe = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bpe)
     files = bpe.find_bpe_files(TIKTOKEN_URLS)
     if files is None:
-        sys.exit("pybench: tiktoken BPE files not found (set MEMCTL_TIKTOKEN_DIR or run `cargo fetch`)")
+        sys.exit("pybench: tiktoken BPE files not found (data/tiktoken/, or set MEMCTL_TIKTOKEN_DIR)")
     cache = Path(tempfile.mkdtemp(prefix="memctl-bench-tiktoken-"))
     for n, url in TIKTOKEN_URLS.items():
         bpe.copy_bpe(files[n], cache / hashlib.sha1(url.encode()).hexdigest())

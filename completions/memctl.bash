@@ -25,6 +25,9 @@ _memctl() {
             memctl,dump)
                 cmd="memctl__subcmd__dump"
                 ;;
+            memctl,find)
+                cmd="memctl__subcmd__find"
+                ;;
             memctl,gc)
                 cmd="memctl__subcmd__gc"
                 ;;
@@ -36,6 +39,9 @@ _memctl() {
                 ;;
             memctl,prune)
                 cmd="memctl__subcmd__prune"
+                ;;
+            memctl,rekey)
+                cmd="memctl__subcmd__rekey"
                 ;;
             memctl,rm)
                 cmd="memctl__subcmd__rm"
@@ -67,6 +73,9 @@ _memctl() {
             memctl__subcmd__help,dump)
                 cmd="memctl__subcmd__help__subcmd__dump"
                 ;;
+            memctl__subcmd__help,find)
+                cmd="memctl__subcmd__help__subcmd__find"
+                ;;
             memctl__subcmd__help,gc)
                 cmd="memctl__subcmd__help__subcmd__gc"
                 ;;
@@ -78,6 +87,9 @@ _memctl() {
                 ;;
             memctl__subcmd__help,prune)
                 cmd="memctl__subcmd__help__subcmd__prune"
+                ;;
+            memctl__subcmd__help,rekey)
+                cmd="memctl__subcmd__help__subcmd__rekey"
                 ;;
             memctl__subcmd__help,rm)
                 cmd="memctl__subcmd__help__subcmd__rm"
@@ -122,7 +134,7 @@ _memctl() {
 
     case "${cmd}" in
         memctl)
-            opts="-q -h -V --db --format --ns --busy-timeout --quiet --now --help --version threads history show dump diff tokens trim rm summarize stats prune gc completions help"
+            opts="-q -h -V --db --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -144,6 +156,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -156,7 +172,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__completions)
-            opts="-q -h --db --format --ns --busy-timeout --quiet --now --help bash elvish fish powershell zsh"
+            opts="-q -h --db --format --ns --busy-timeout --key-env --quiet --now --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -178,6 +194,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -190,7 +210,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__diff)
-            opts="-t -q -h --thread --from --to --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -q -h --thread --from --to --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -228,6 +248,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -240,7 +264,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__dump)
-            opts="-t -q -h --thread --checkpoint --raw --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -q -h --thread --checkpoint --raw --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -274,6 +298,60 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__find)
+            opts="-e -i -t -q -h --regex --ignore-case --meta --history --thread --count --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --meta)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --thread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -286,7 +364,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__gc)
-            opts="-t -n -q -h --thread --all --keep-checkpoints --min-idle --dry-run --vacuum --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -n -q -h --thread --all --keep-checkpoints --min-idle --dry-run --vacuum --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -324,6 +402,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -336,7 +418,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help)
-            opts="threads history show dump diff tokens trim rm summarize stats prune gc completions help"
+            opts="threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -378,6 +460,20 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help__subcmd__dump)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__help__subcmd__find)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -434,6 +530,20 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help__subcmd__prune)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__help__subcmd__rekey)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -560,7 +670,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__history)
-            opts="-t -q -h --thread --limit --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -q -h --thread --limit --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -594,6 +704,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -606,7 +720,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__prune)
-            opts="-t -n -q -h --idle --thread --batch --min-idle --dry-run --vacuum --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -n -q -h --idle --thread --batch --min-idle --dry-run --vacuum --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -648,6 +762,60 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__rekey)
+            opts="-n -q -h --old-key-env --new-key-env --decrypt --dry-run --batch --vacuum --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --old-key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --new-key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --batch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -660,7 +828,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__rm)
-            opts="-t -n -q -h --thread --id --index --type --match --all-messages --purge --dry-run --force --settle --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -n -q -h --thread --id --index --type --match --all-messages --purge --dry-run --force --settle --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -710,6 +878,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -722,7 +894,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__show)
-            opts="-t -q -h --thread --checkpoint --last --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -q -h --thread --checkpoint --last --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -760,6 +932,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -772,7 +948,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__stats)
-            opts="-q -h --top --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-q -h --top --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -798,6 +974,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -810,7 +990,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__summarize)
-            opts="-t -n -q -h --thread --all --idle --min-messages --min-tokens --keep --keep-tokens --counter --endpoint --model --api-key-env --concurrency --timeout --retries --max-input-tokens --prompt-file --summary-key --new-key --dry-run --force --settle --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -n -q -h --thread --all --idle --min-messages --min-tokens --keep --keep-tokens --counter --endpoint --model --api-key-env --concurrency --timeout --retries --max-input-tokens --prompt-file --summary-key --new-key --dry-run --force --settle --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -904,6 +1084,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -916,7 +1100,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads)
-            opts="-q -h --db --format --ns --busy-timeout --quiet --now --help list help"
+            opts="-q -h --db --format --ns --busy-timeout --key-env --quiet --now --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -935,6 +1119,10 @@ _memctl() {
                     return 0
                     ;;
                 --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-env)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -992,7 +1180,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads__subcmd__list)
-            opts="-q -h --sort --limit --min-tokens --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-q -h --sort --limit --min-tokens --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1026,6 +1214,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1038,7 +1230,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__tokens)
-            opts="-t -q -h --thread --all --limit --counter --model --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -q -h --thread --all --limit --counter --model --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1080,6 +1272,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1092,7 +1288,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__trim)
-            opts="-t -n -q -h --thread --all --idle --min-messages --keep --max-tokens --counter --model --keep-first --dry-run --force --settle --db --format --ns --busy-timeout --quiet --now --help"
+            opts="-t -n -q -h --thread --all --idle --min-messages --keep --max-tokens --counter --model --keep-first --dry-run --force --settle --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1147,6 +1343,10 @@ _memctl() {
                     return 0
                     ;;
                 --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-env)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

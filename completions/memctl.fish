@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_memctl_global_optspecs
-    string join \n db= format= ns= busy-timeout= q/quiet now= h/help V/version
+    string join \n db= format= ns= busy-timeout= key-env= q/quiet now= h/help V/version
 end
 
 function __fish_memctl_needs_command
@@ -30,6 +30,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_needs_command" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_needs_command" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_needs_command" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_needs_command" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_needs_command" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -43,9 +44,11 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "tokens" -d 'Count a t
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "summarize" -d 'Summarize the older messages of threads through a model endpoint (OpenAI-compatible)'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "find" -d 'Find the conversations that mention something (message text, tool calls, string state)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "stats" -d 'What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "prune" -d 'Delete whole threads: idle ones (--idle 30d) or named ones (--thread T)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "gc" -d 'Delete old checkpoints inside threads, keeping each thread resumable as before'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "rekey" -d 'Re-encrypt every stored value: rotate the AES key, encrypt a plain database, or decrypt one (--decrypt). Rewrites rows in place, a short transaction at a time; run it again after an interruption to finish'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
@@ -54,6 +57,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -72,6 +76,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -85,6 +90,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -97,6 +103,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -108,6 +115,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l raw -d 'Print the whole decoded checkpoint (channels, versions, metadata, pending writes) instead of the messages'
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -s q -l quiet -d 'Print nothing but errors (for cron)'
@@ -121,6 +129,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -137,6 +146,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l all -d 'Count every thread (its latest state), one row per thread, largest first'
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s q -l quiet -d 'Print nothing but errors (for cron)'
@@ -158,6 +168,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l all -d 'Rewrite every thread that passes the filters (threads waiting on work are skipped)'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l keep-first -d 'Also keep the first non-system message (often the user\'s name and goal)'
@@ -180,6 +191,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l all-messages -d 'Remove every message (clear the conversation)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l purge -d 'Also scrub the removed messages from every older checkpoint and write of the thread, then vacuum, so their text is gone from the file (for secrets)'
@@ -213,6 +225,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l all -d 'Rewrite every thread that passes the filters (threads waiting on work are skipped)'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l new-key -d 'Write --summary-key even where the thread has no such channel yet (the graph must declare it: LangGraph reads only the channels of its state schema)'
@@ -220,6 +233,22 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s n -l dry-run
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand find" -l meta -d 'Only threads whose metadata (incl. the configurable keys the app passed) or state channel KEY equals VALUE; repeat to require several. Alone, lists those threads' -r
+complete -c memctl -n "__fish_memctl_using_subcommand find" -s t -l thread -d 'Search one thread only' -r
+complete -c memctl -n "__fish_memctl_using_subcommand find" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand find" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand find" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand find" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand find" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
+complete -c memctl -n "__fish_memctl_using_subcommand find" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand find" -s e -l regex -d 'PATTERN is a regular expression (Rust regex syntax)'
+complete -c memctl -n "__fish_memctl_using_subcommand find" -s i -l ignore-case -d 'Match without regard to case'
+complete -c memctl -n "__fish_memctl_using_subcommand find" -l history -d 'Search every checkpoint of each thread, not only its latest state'
+complete -c memctl -n "__fish_memctl_using_subcommand find" -l count -d 'Print how many hits each thread has instead of the hits'
+complete -c memctl -n "__fish_memctl_using_subcommand find" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand find" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l top -d 'How many of the largest threads to list' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
@@ -227,6 +256,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -240,6 +270,7 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (needs a moment of exclusive access; exit code 3 if an app keeps the database busy)'
@@ -254,33 +285,53 @@ json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l all -d 'Collect every thread'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (needs a moment of exclusive access; exit code 3 if an app keeps the database busy)'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l old-key-env -d 'The environment variable holding the key the values are encrypted with now (their UTF-8 bytes, as LangGraph reads LANGGRAPH_AES_KEY). Values under it are re-encrypted with the new key, or decrypted with --decrypt' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l new-key-env -d 'The environment variable holding the key to encrypt with. Plain values are encrypted with it too; values already under it are left alone, so a run that was interrupted finishes when run again' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l batch -d 'Values rewritten per transaction: the longest a live app waits for memctl is one such transaction (at most 4 MiB of values)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
+json\t'One JSON document'
+jsonl\t'One JSON object per line'"
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l decrypt -d 'Decrypt every value with the old key: the database becomes plain, as an app without EncryptedSerializer writes it'
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s n -l dry-run -d 'Decrypt every value and report what would change; write nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l vacuum -d 'Afterwards VACUUM and truncate the WAL, so that no page of the file or its WAL keeps an old value (needs a moment of exclusive access; exit code 3 if an app keeps the database busy)'
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l ns -d 'Checkpoint namespace: \'\' is the root graph; subgraphs use \'node:task-id\'' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "threads" -d 'Work with threads (conversations)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "tokens" -d 'Count a thread\'s tokens (per message), or every thread\'s (--all)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "summarize" -d 'Summarize the older messages of threads through a model endpoint (OpenAI-compatible)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "stats" -d 'What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "prune" -d 'Delete whole threads: idle ones (--idle 30d) or named ones (--thread T)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "gc" -d 'Delete old checkpoints inside threads, keeping each thread resumable as before'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize stats prune gc completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "threads" -d 'Work with threads (conversations)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "show" -d 'Show a thread\'s state the way a person reads a chat'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "dump" -d 'Print a thread\'s messages as LangChain\'s model_dump() dictionaries'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "diff" -d 'Show what changed between two checkpoints of a thread'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "tokens" -d 'Count a thread\'s tokens (per message), or every thread\'s (--all)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "trim" -d 'Trim threads to their newest messages (appends a checkpoint, like update_state)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "summarize" -d 'Summarize the older messages of threads through a model endpoint (OpenAI-compatible)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "find" -d 'Find the conversations that mention something (message text, tool calls, string state)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "stats" -d 'What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "prune" -d 'Delete whole threads: idle ones (--idle 30d) or named ones (--thread T)'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "gc" -d 'Delete old checkpoints inside threads, keeping each thread resumable as before'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "rekey" -d 'Re-encrypt every stored value: rotate the AES key, encrypt a plain database, or decrypt one (--decrypt). Rewrites rows in place, a short transaction at a time; run it again after an interruption to finish'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and __fish_seen_subcommand_from threads" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'

@@ -2,9 +2,10 @@
 # Create/refresh the pinned Python virtualenvs used to generate LangGraph fixtures.
 #   .venv/new  <- fixtures/requirements-new.txt
 #   .venv/old  <- fixtures/requirements-old.txt
+#   .venv/pg   <- fixtures/requirements-pg.txt (the new stack plus langgraph-checkpoint-postgres)
 # A venv is (re)built only when it is missing or when the sha256 of its requirements
 # file differs from the stamp stored inside it (.venv/<gen>/.requirements.sha256).
-# Usage: scripts/pyenv.sh [new|old ...]   (default: both). Non-interactive; safe with CI=true.
+# Usage: scripts/pyenv.sh [new|old|pg ...]   (default: all three). Non-interactive; safe with CI=true.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,10 +51,10 @@ ensure_venv() {
 }
 
 gens=("$@")
-[[ ${#gens[@]} -gt 0 ]] || gens=(new old)
+[[ ${#gens[@]} -gt 0 ]] || gens=(new old pg)
 for g in "${gens[@]}"; do
   case "$g" in
-    new|old) ensure_venv "$g" ;;
-    *) log "unknown generation '$g' (expected new or old)"; exit 2 ;;
+    new|old|pg) ensure_venv "$g" ;;
+    *) log "unknown generation '$g' (expected new, old or pg)"; exit 2 ;;
   esac
 done

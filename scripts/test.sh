@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite, set-up included. What a newcomer runs, and what CI runs.
-#   1. the pinned Python virtualenvs with real LangGraph (.venv/new, .venv/old) for the
-#      interop tests (created when missing; scripts/pyenv.sh);
+#   1. the pinned Python virtualenvs with real LangGraph (.venv/new, .venv/old, and .venv/pg
+#      with langgraph-checkpoint-postgres) for the interop tests (created when missing;
+#      scripts/pyenv.sh), and a throwaway PostgreSQL cluster for the Postgres tests
+#      (scripts/pg.sh: Debian's postgresql, installed with apt-get when missing; a temp dir,
+#      a free port on 127.0.0.1, stopped and removed at exit);
 #   2. formatting and lints (cargo fmt --check, clippy -D warnings);
 #   3. every Rust test: unit, CLI, fixtures, and interop tests that hand memctl's rewrites to
-#      real LangGraph. The interop tests fail (never skip) when LangGraph is missing.
+#      real LangGraph. The interop and Postgres tests fail (never skip) when LangGraph or the
+#      server is missing.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +16,14 @@ cd "$ROOT"
 
 echo "test.sh: python environments" >&2
 scripts/pyenv.sh
+
+echo "test.sh: PostgreSQL server" >&2
+PGDIR="$(mktemp -d /tmp/memctl-pg.XXXXXX)"
+cleanup_pg() { scripts/pg.sh stop "$PGDIR" || true; rm -rf "$PGDIR"; }
+trap cleanup_pg EXIT
+MEMCTL_TEST_PG="$(scripts/pg.sh start "$PGDIR")"
+export MEMCTL_TEST_PG
+echo "test.sh: PostgreSQL at $MEMCTL_TEST_PG" >&2
 
 echo "test.sh: cargo fmt --check" >&2
 cargo fmt --all -- --check
@@ -22,6 +34,7 @@ cargo clippy --locked --all-targets -- -D warnings
 echo "test.sh: cargo test" >&2
 export MEMCTL_PYTHON_NEW="$ROOT/.venv/new/bin/python"
 export MEMCTL_PYTHON_OLD="$ROOT/.venv/old/bin/python"
+export MEMCTL_PYTHON_PG="$ROOT/.venv/pg/bin/python"
 # A snapshot that does not match fails the run and leaves no .snap.new behind.
 export INSTA_UPDATE=no
 cargo test --locked

@@ -72,6 +72,12 @@ pub struct GlobalArgs {
           value_parser = clap::value_parser!(u64).range(0..=2_147_483_647))]
     pub busy_timeout: u64,
 
+    /// The environment variable that holds the AES key of a database written with
+    /// LangGraph's EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads).
+    /// Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it.
+    #[arg(long, global = true, value_name = "NAME", value_parser = parse_env_name)]
+    pub key_env: Option<String>,
+
     /// Print nothing but errors (for cron).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
@@ -153,6 +159,14 @@ pub enum Command {
       --endpoint http://localhost:11434/v1 --model llama3.2:1b")]
     Summarize(SummarizeArgs),
 
+    /// Find the conversations that mention something (message text, tool calls, string state).
+    #[command(after_help = "Examples:
+  memctl find --db checkpoints.sqlite 'order-1234'
+  memctl find -i --regex 'hunter\\d' --history
+  memctl find --meta user_id=42 --format json
+  memctl find refund --count")]
+    Find(FindArgs),
+
     /// What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans.
     #[command(after_help = "Examples:
   memctl stats --db checkpoints.sqlite
@@ -172,6 +186,16 @@ pub enum Command {
   memctl gc --all --keep-checkpoints 5 --vacuum --quiet
   memctl gc --thread 42 --keep-checkpoints 1")]
     Gc(GcArgs),
+
+    /// Re-encrypt every stored value: rotate the AES key, encrypt a plain database, or
+    /// decrypt one (--decrypt). Rewrites rows in place, a short transaction at a time; run it
+    /// again after an interruption to finish.
+    #[command(after_help = "Examples:
+  memctl rekey --db checkpoints.sqlite --old-key-env OLD_AES_KEY --new-key-env LANGGRAPH_AES_KEY --dry-run
+  memctl rekey --old-key-env OLD_AES_KEY --new-key-env LANGGRAPH_AES_KEY
+  memctl rekey --new-key-env LANGGRAPH_AES_KEY
+  memctl rekey --decrypt --old-key-env LANGGRAPH_AES_KEY")]
+    Rekey(RekeyArgs),
 
     /// Print a shell completion script.
     #[command(after_help = "Examples:
@@ -608,6 +632,39 @@ pub struct SummarizeArgs {
     pub rewrite: RewriteArgs,
 }
 
+/// Arguments of `find`.
+#[derive(Debug, Args)]
+pub struct FindArgs {
+    /// The text to look for (a literal unless --regex).
+    #[arg(value_name = "PATTERN")]
+    pub pattern: Option<String>,
+
+    /// PATTERN is a regular expression (Rust regex syntax).
+    #[arg(long, short = 'e')]
+    pub regex: bool,
+
+    /// Match without regard to case.
+    #[arg(long, short = 'i')]
+    pub ignore_case: bool,
+
+    /// Only threads whose metadata (incl. the configurable keys the app passed) or state
+    /// channel KEY equals VALUE; repeat to require several. Alone, lists those threads.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub meta: Vec<String>,
+
+    /// Search every checkpoint of each thread, not only its latest state.
+    #[arg(long)]
+    pub history: bool,
+
+    /// Search one thread only.
+    #[arg(long, short = 't', value_name = "ID")]
+    pub thread: Option<String>,
+
+    /// Print how many hits each thread has instead of the hits.
+    #[arg(long)]
+    pub count: bool,
+}
+
 /// Arguments of `stats`.
 #[derive(Debug, Args)]
 pub struct StatsArgs {
@@ -681,6 +738,61 @@ pub struct GcArgs {
     /// Maintenance options.
     #[command(flatten)]
     pub maintenance: MaintenanceArgs,
+}
+
+/// Arguments of `rekey`.
+#[derive(Debug, Args)]
+pub struct RekeyArgs {
+    /// The environment variable holding the key the values are encrypted with now (their
+    /// UTF-8 bytes, as LangGraph reads LANGGRAPH_AES_KEY). Values under it are re-encrypted
+    /// with the new key, or decrypted with --decrypt.
+    #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
+    pub old_key_env: Option<String>,
+
+    /// The environment variable holding the key to encrypt with. Plain values are encrypted
+    /// with it too; values already under it are left alone, so a run that was interrupted
+    /// finishes when run again.
+    #[arg(
+        long,
+        value_name = "NAME",
+        required_unless_present = "decrypt",
+        conflicts_with = "decrypt",
+        value_parser = parse_env_name
+    )]
+    pub new_key_env: Option<String>,
+
+    /// Decrypt every value with the old key: the database becomes plain, as an app without
+    /// EncryptedSerializer writes it.
+    #[arg(long, requires = "old_key_env")]
+    pub decrypt: bool,
+
+    /// Decrypt every value and report what would change; write nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+
+    /// Values rewritten per transaction: the longest a live app waits for memctl is one
+    /// such transaction (at most 4 MiB of values).
+    #[arg(long, value_name = "N", default_value_t = 256,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub batch: u64,
+
+    /// Afterwards VACUUM and truncate the WAL, so that no page of the file or its WAL keeps
+    /// an old value (needs a moment of exclusive access; exit code 3 if an app keeps the
+    /// database busy).
+    #[arg(long)]
+    pub vacuum: bool,
+}
+
+/// The name of an environment variable (`--key-env`, `--old-key-env`, `--new-key-env`): not
+/// empty, without `=` or NUL (no variable can have such a name).
+fn parse_env_name(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.contains(['=', '\0']) {
+        return Err(format!(
+            "'{}' is not the name of an environment variable",
+            text.escape_debug()
+        ));
+    }
+    Ok(text.to_owned())
 }
 
 /// `trim --keep N`: N ≥ 1 (a trim that keeps nothing is `rm --all-messages`).

@@ -312,3 +312,220 @@ fn in_place_counting_equals_the_message_view() {
         }
     }
 }
+
+/// The Python of the new saver generation's venv (tiktoken): $MEMCTL_PYTHON_NEW, else
+/// .venv/new/bin/python. Missing, the test fails (never skips).
+fn python() -> std::path::PathBuf {
+    let path = std::env::var_os("MEMCTL_PYTHON_NEW")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| common::root().join(".venv/new/bin/python"));
+    assert!(
+        path.exists(),
+        "tiktoken (.venv/new) is not installed at {}: run scripts/pyenv.sh (scripts/test.sh does it)",
+        path.display()
+    );
+    path
+}
+
+/// Long texts of every kind the pre-tokenizer and the merge treat apart: prose in several
+/// scripts and cases, contractions, CJK runs, emoji sequences, code, JSON, numbers, long
+/// runs of white space and of one character (pieces longer than 128 bytes take the heap
+/// merge), random code points; reproducible from `seed`.
+fn varied_texts(seed: u64, count: usize) -> Vec<String> {
+    let mut s = seed;
+    let mut next = move |n: u64| {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 33) % n.max(1)
+    };
+    const WORDS: &[&str] = &[
+        "the",
+        "checkpoint",
+        "thread",
+        "The",
+        "THREAD",
+        "don't",
+        "I'LL",
+        "we've",
+        "it's",
+        "Zürich",
+        "naïve",
+        "façade",
+        "Straße",
+        "İstanbul",
+        "ſtate",
+        "Kelvin",
+        "tokenizer",
+        "München",
+        "Ελληνικά",
+        "русский",
+        "язык",
+        "日本語",
+        "東京",
+        "ひらがな",
+        "カタカナ",
+        "한국어",
+        "문장",
+        "עברית",
+        "العربية",
+        "हिन्दी",
+        "ภาษาไทย",
+        "e\u{301}",
+        "ǅemal",
+    ];
+    const ZH: &[&str] = &[
+        "你好",
+        "谢谢",
+        "天气",
+        "北京",
+        "上海",
+        "明天",
+        "会议",
+        "报告",
+        "数据库",
+        "检查点",
+        "线程",
+        "模型",
+        "工具",
+        "结果",
+        "问题",
+        "回答",
+        "总结",
+        "记忆",
+        "上下文",
+        "请帮我查一下",
+        "没问题",
+        "温度",
+        "下雨",
+        "航班",
+        "酒店",
+        "预算",
+        "订单",
+        "退款",
+        "的",
+        "了",
+        "是",
+    ];
+    const EMOJI: &[&str] = &[
+        "🙂",
+        "🚀",
+        "✅",
+        "❌",
+        "🌧️",
+        "☀️",
+        "👨\u{200d}👩\u{200d}👧",
+        "🇫🇷",
+        "🏳️\u{200d}🌈",
+        "👍🏽",
+        "❤️",
+        "⚠️",
+        "🦀",
+        "🐍",
+        "1️⃣",
+        "©",
+        "™",
+    ];
+    const CODE: &[&str] = &[
+        "fn main() {\n    let x: Vec<u8> = vec![1, 2, 3];\n    println!(\"{x:?}\");\n}\n",
+        "def f(a, b=2, *args, **kw):\n\treturn a ** b  # power\n\n\n",
+        "for (int i = 0; i < n; ++i) { sum += a[i] * b[i]; }\r\n",
+        "SELECT thread_id, COUNT(*) FROM checkpoints GROUP BY 1 HAVING COUNT(*) > 10;",
+        "    if x != nil {\n        return err\n    }\n",
+        "<div class=\"a b\">&nbsp;<a href='/x/y?z=1&w=2'>link</a></div>",
+        "{\"id\": \"call_0a1b2c3d\", \"args\": {\"city\": \"北京\", \"n\": -12.5e3}, \"ok\": true}",
+        "#!/bin/sh\nset -eu\ncd \"$(dirname \"$0\")\" && ls -la | grep '^d' || true\n",
+        "// comment /* nested */ ///doc\n/// ```\n/// x\n/// ```\n",
+    ];
+    const SPACES: &[&str] = &[
+        " ", "  ", "\t", "\n", "\r\n", "\n\n", " \n ", "\u{a0}", "\u{3000}", "\u{2003}", "\u{85}",
+        "\u{200b}", "\u{b}", "\u{c}", "\u{2028}",
+    ];
+    let mut texts = Vec::new();
+    for _ in 0..count {
+        let target = match next(10) {
+            0 => next(20_000),
+            1..=3 => next(3000),
+            _ => next(400),
+        } as usize;
+        let mut t = String::new();
+        while t.len() < target {
+            let pick = |k: u64, list: &[&str]| list[k as usize % list.len()].to_owned();
+            let frag = match next(16) {
+                0..=3 => pick(next(1000), WORDS),
+                4..=5 => (0..next(12) + 1).map(|_| pick(next(1000), ZH)).collect(),
+                6 => pick(next(1000), EMOJI),
+                7 => pick(next(1000), CODE),
+                8 => next(u64::MAX >> 34).to_string(),
+                9 => format!("{}.{}", next(1000), next(100_000)),
+                10 => {
+                    let unit = pick(next(1000), SPACES);
+                    unit.repeat(next(200) as usize + 1)
+                }
+                11 => {
+                    let c = ['x', '=', '-', '中', '.', '!', 'A', '_', '/', '😀'][next(10) as usize];
+                    c.to_string().repeat(next(300) as usize + 1)
+                }
+                12 => (0..next(20))
+                    .filter_map(|_| {
+                        char::from_u32(match next(3) {
+                            0 => next(0x80),
+                            1 => next(0x1_0000),
+                            _ => next(0x11_0000),
+                        } as u32)
+                    })
+                    .collect(),
+                13 => [
+                    ".", ",", "!", "?", ":", ";", "'", "\"", "(", ")", "，", "。", "…", "'s",
+                ][next(14) as usize]
+                    .to_owned(),
+                _ => pick(next(1000), SPACES),
+            };
+            t.push_str(&frag);
+            if next(3) > 0 {
+                t.push(' ');
+            }
+        }
+        texts.push(t);
+    }
+    texts
+}
+
+#[test]
+fn openai_counts_equal_tiktoken_on_long_varied_text() {
+    use memctl::tokens::openai::{encode_len, Encoding};
+    let texts = varied_texts(20261201, 600);
+    let bytes: usize = texts.iter().map(String::len).sum();
+    assert!(bytes > 1_000_000, "{bytes} bytes of text");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("texts.json");
+    std::fs::write(&path, serde_json::to_vec(&texts).expect("json")).expect("write");
+    let out = std::process::Command::new(python())
+        .arg(common::root().join("tests/tiktoken_counts.py"))
+        .arg(&path)
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "tiktoken_counts.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want: serde_json::Value = serde_json::from_slice(&out.stdout).expect("counts");
+    for (e, name) in [
+        (Encoding::O200k, "o200k_base"),
+        (Encoding::Cl100k, "cl100k_base"),
+    ] {
+        let want = want[name].as_array().expect("a list");
+        assert_eq!(want.len(), texts.len());
+        for (i, (t, w)) in texts.iter().zip(want).enumerate() {
+            let got = encode_len(e, t).expect("counts");
+            assert_eq!(
+                Some(got),
+                w.as_i64(),
+                "{name} text {i} ({} bytes): {:?}…",
+                t.len(),
+                t.chars().take(200).collect::<String>()
+            );
+        }
+    }
+}

@@ -2,6 +2,7 @@
 
 use anyhow::{bail, Context, Result};
 
+use super::aes::Keyring;
 use super::msgpack::{self, Value};
 
 /// A blob decoded according to its `type` column.
@@ -49,12 +50,13 @@ impl Decoded {
 
 /// Decodes a blob by its `type` column value.
 ///
-/// Encrypted blobs (`msgpack+aes` …) and unknown types are errors that say what is missing.
+/// Encrypted blobs (`msgpack+aes` …) must be opened first ([`decode_opened`]); here they and
+/// unknown types are errors that say what is missing.
 pub fn decode_typed(type_name: &str, blob: &[u8]) -> Result<Decoded> {
     if let Some((inner, cipher)) = type_name.split_once('+') {
         bail!(
             "value is encrypted (type '{type_name}': {inner} encrypted with '{cipher}'); \
-             memctl cannot read LangGraph's EncryptedSerializer data"
+             it must be decrypted with the app's key (LANGGRAPH_AES_KEY) before it is decoded"
         );
     }
     Ok(match type_name {
@@ -70,6 +72,14 @@ pub fn decode_typed(type_name: &str, blob: &[u8]) -> Result<Decoded> {
             other.escape_debug()
         ),
     })
+}
+
+/// Decodes a stored value the way LangGraph's `EncryptedSerializer.loads_typed` does: an
+/// encrypted one (`msgpack+aes` …) decrypted with `keys` first, a plain one as it is. `what`
+/// names the value in errors ("the 'messages' write of task … on checkpoint …").
+pub fn decode_opened(keys: &Keyring, type_name: &str, blob: &[u8], what: &str) -> Result<Decoded> {
+    let opened = keys.open(type_name, blob, what)?;
+    decode_typed(opened.type_name, &opened.bytes)
 }
 
 /// Parses the legacy `json` serialization.

@@ -9,10 +9,11 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::cli::{GlobalArgs, RewriteArgs, TargetArgs};
-use crate::ops::edit::{prepare, Editable, Filters, LatestRows, Planned, Refusal};
+use crate::codec::aes::{self, Keyring};
+use crate::ops::edit::{is_key_error, prepare, Editable, Filters, LatestRows, Planned, Refusal};
 use crate::ops::outcome::{Outcome, Status};
 use crate::output::{human, progress};
-use crate::storage::{CheckpointStore, ThreadMoved};
+use crate::storage::{BlobKind, CheckpointStore, Leftover, ThreadMoved};
 use crate::tokens::Counter;
 
 /// Opens the database for a command that writes (never creating it); with `dry_run`,
@@ -30,9 +31,12 @@ pub fn open_for_writing(g: &GlobalArgs, dry_run: bool) -> Result<Box<dyn Checkpo
     super::open(g, access)
 }
 
-/// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes.
+/// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes; for
+/// a DeltaChannel thread also its messages as `get_state` shows them (rows opened with
+/// `keys`).
 pub fn read_latest(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     thread: &str,
     id: Option<&str>,
 ) -> Result<LatestRows> {
@@ -40,7 +44,7 @@ pub fn read_latest(
         .checkpoint(thread, "", id)?
         .ok_or_else(|| anyhow!("thread '{thread}' has no root checkpoint"))?;
     let writes = store.writes(thread, "", &row.checkpoint_id)?;
-    let delta = delta_head(store, &row, &writes)?;
+    let delta = delta_head(store, keys, &row, &writes)?;
     Ok(LatestRows {
         thread_id: thread.to_owned(),
         row,
@@ -51,9 +55,11 @@ pub fn read_latest(
 
 /// For a thread whose messages are a DeltaChannel: the messages `get_state` shows (rebuilt
 /// from older rows), encoded, and what an update needs of the other DeltaChannels. `None`
-/// for any other thread (and for a checkpoint that does not decode: `prepare` says why).
+/// for any other thread (and for a checkpoint that does not open or decode: `prepare` says
+/// why). An encrypted checkpoint and the rows its replay reads are opened with `keys`.
 fn delta_head(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     row: &crate::storage::CheckpointRow,
     writes: &[crate::storage::WriteRow],
 ) -> Result<Option<(Vec<u8>, crate::ops::edit::DeltaHead)>> {
@@ -61,17 +67,29 @@ fn delta_head(
     let Ok(md) = crate::model::Metadata::parse(row.metadata.as_deref()) else {
         return Ok(None);
     };
+    // An encrypted checkpoint holds its snapshot inside the envelope: opened first (a copy;
+    // `prepare` opens the row it is given again).
+    let opened;
+    let plain = if aes::split_type(&row.type_name).1.is_some() {
+        let Ok((row, _)) = crate::ops::edit::open_checkpoint(keys, row.clone()) else {
+            return Ok(None);
+        };
+        opened = row;
+        &opened
+    } else {
+        row
+    };
     let snapshot = matches!(
-        crate::model::channels::stored_lazy(&row.checkpoint, MESSAGES, || false),
+        crate::model::channels::stored_lazy(&plain.checkpoint, MESSAGES, || false),
         Ok((crate::model::channels::Location::DeltaSnapshot, _))
     );
     if !snapshot && !crate::model::delta::marks_delta(&md) {
         return Ok(None);
     }
-    let Ok((cp, stored)) = super::show::decode_shallow(row.clone()) else {
+    let Ok((cp, stored)) = super::show::decode_shallow(keys, plain.clone()) else {
         return Ok(None);
     };
-    let (messages, deltas) = super::delta::state_messages(store, &cp, stored)?;
+    let (messages, deltas) = super::delta::state_messages(store, keys, &cp, stored)?;
     if !deltas.iter().any(|d| d.channel == MESSAGES) {
         return Ok(None);
     }
@@ -131,11 +149,18 @@ fn delta_head(
     Ok(Some((list, head)))
 }
 
-/// Loads a thread's latest root state, refusing what memctl must not edit.
-pub fn load_editable(store: &dyn CheckpointStore, thread: &str, force: bool) -> Result<Editable> {
+/// Loads a thread's latest root state (decrypted with `keys` when encrypted), refusing what
+/// memctl must not edit.
+pub fn load_editable(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    force: bool,
+) -> Result<Editable> {
     super::require_thread(store, thread, "")?;
     prepare(
-        read_latest(store, thread, None)?,
+        read_latest(store, keys, thread, None)?,
+        keys,
         force,
         &Filters::default(),
     )
@@ -144,7 +169,9 @@ pub fn load_editable(store: &dyn CheckpointStore, thread: &str, force: bool) -> 
 
 /// Writes a planned edit (appends its update; with `--purge`, scrubs and vacuums too) and
 /// returns its report. Inside a batch the append is a savepoint of the batch's transaction.
-pub fn write(store: &dyn CheckpointStore, planned: Planned) -> Result<Outcome> {
+/// `keys` opens encrypted rows for the purge: each is decrypted, scrubbed and encrypted again
+/// with a fresh nonce (rows it leaves unchanged keep their bytes).
+pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> Result<Outcome> {
     let mut outcome = planned.outcome;
     let Some(upd) = planned.update else {
         return Ok(outcome);
@@ -155,20 +182,61 @@ pub fn write(store: &dyn CheckpointStore, planned: Planned) -> Result<Outcome> {
         outcome.status = planned.on_write;
         return Ok(outcome);
     };
+    let rewrite = |kind: BlobKind, type_name: &str, bytes: &[u8]| -> Result<Option<Vec<u8>>> {
+        let (inner, cipher) = aes::split_type(type_name);
+        if inner != "msgpack" {
+            return Ok(None);
+        }
+        if cipher.is_none() {
+            return scrub.rewrite_blob(kind, bytes);
+        }
+        let opened = keys.open(type_name, bytes, "it")?;
+        match scrub.rewrite_blob(kind, &opened.bytes)? {
+            Some(scrubbed) => Ok(Some(keys.key("it")?.encrypt(&scrubbed))),
+            None => Ok(None),
+        }
+    };
     let rows = store.append_update(
         &thread,
         "",
         &upd.rows(),
         planned.expected_writes,
-        Some(&|kind, bytes| scrub.rewrite_blob(kind, bytes)),
+        Some(&rewrite),
     )?;
     store.vacuum().map_err(super::partial_if_busy)?;
     outcome.status = Status::Purged;
+    let mut leftovers = store.find_leftovers(&thread, &planned.verify)?;
+    // With a key, the decrypted values of encrypted rows are searched too (without one, the
+    // thread had no encrypted rows: the scrub would have failed on them).
+    let sealed = match keys.has_key() {
+        true => Some(search_sealed(store, keys, &thread, &planned.verify)?),
+        false => None,
+    };
     outcome.notes.push(format!(
-        "scrubbed {rows} older checkpoints and writes; file vacuumed; searched the file for the {} removed strings",
+        "scrubbed {rows} older checkpoints and writes; file vacuumed; searched the file{} for the {} removed strings",
+        if sealed.is_some() { " and the decrypted values of its encrypted rows" } else { "" },
         planned.verify.len()
     ));
-    for left in store.find_leftovers(&thread, &planned.verify)? {
+    if let Some(sealed) = sealed {
+        merge_leftovers(&mut leftovers, &thread, &planned.verify, sealed.found);
+        if !sealed.unread_here.is_empty() {
+            outcome.status = Status::PurgeIncomplete;
+            outcome.notes.push(format!(
+                "{} does not decrypt {} of this thread, so they could not be searched: {}",
+                keys.var(),
+                human::count(sealed.unread_here.len() as u64, "encrypted row"),
+                sealed.unread_here.join(", ")
+            ));
+        }
+        if sealed.unread_elsewhere > 0 {
+            outcome.notes.push(format!(
+                "{} of other threads do not decrypt with {} and were not searched",
+                human::count(sealed.unread_elsewhere, "encrypted row"),
+                keys.var()
+            ));
+        }
+    }
+    for left in leftovers {
         let text = human::preview(&left.text, 24);
         if !left.in_thread.is_empty() || !left.raw.is_empty() {
             outcome.status = Status::PurgeIncomplete;
@@ -185,6 +253,113 @@ pub fn write(store: &dyn CheckpointStore, planned: Planned) -> Result<Outcome> {
         }
     }
     Ok(outcome)
+}
+
+/// What [`search_sealed`] found.
+#[derive(Default)]
+struct SealedSearch {
+    /// Per text, `(thread, place)` of up to five rows holding it.
+    found: Vec<Vec<(String, String)>>,
+    /// Encrypted rows of the purged thread that did not decrypt (named; the search is then
+    /// not complete).
+    unread_here: Vec<String>,
+    /// Encrypted rows of other threads that did not decrypt.
+    unread_elsewhere: u64,
+}
+
+/// Where each of `texts` is found in the decrypted values of the database's encrypted rows
+/// (ciphertext never matches the plain search storage does), places named as storage names
+/// them. Reads every row through the store.
+fn search_sealed(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    texts: &[String],
+) -> Result<SealedSearch> {
+    let finders: Vec<memchr::memmem::Finder<'_>> = texts
+        .iter()
+        .map(|t| memchr::memmem::Finder::new(t.as_bytes()))
+        .collect();
+    let mut out = SealedSearch {
+        found: vec![Vec::new(); texts.len()],
+        ..SealedSearch::default()
+    };
+    let mut threads = Vec::new();
+    store.for_each_thread(&mut |t| {
+        threads.push(t.thread_id);
+        Ok(())
+    })?;
+    let quoted = |t: &str| format!("'{}'", t.replace('\'', "''"));
+    let sealed = |type_name: &str| aes::split_type(type_name).1.is_some();
+    let mut look = |t: &str, place: String, type_name: &str, bytes: &[u8]| match keys
+        .open(type_name, bytes, &place)
+    {
+        Ok(opened) => {
+            for (i, f) in finders.iter().enumerate() {
+                if out.found[i].len() < 5 && f.find(&opened.bytes).is_some() {
+                    out.found[i].push((t.to_owned(), place.clone()));
+                }
+            }
+        }
+        Err(_) if t == thread => out.unread_here.push(place),
+        Err(_) => out.unread_elsewhere += 1,
+    };
+    for t in &threads {
+        for ns in store.namespaces(t)? {
+            for row in store.checkpoints(t, &ns)? {
+                let id = &row.checkpoint_id;
+                if sealed(&row.type_name) {
+                    let place = format!("checkpoint {id} of thread {}", quoted(t));
+                    look(t, place, &row.type_name, &row.checkpoint);
+                }
+                for w in store.writes(t, &ns, id)? {
+                    if sealed(&w.type_name) {
+                        let place = format!(
+                            "a pending write to '{}' on checkpoint {id} of thread {}",
+                            w.channel.replace('\'', "''"),
+                            quoted(t)
+                        );
+                        look(t, place, &w.type_name, &w.value);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Adds what [`search_sealed`] found of `texts` to storage's leftovers of the purged
+/// `thread`.
+fn merge_leftovers(
+    leftovers: &mut Vec<Leftover>,
+    thread: &str,
+    texts: &[String],
+    sealed: Vec<Vec<(String, String)>>,
+) {
+    for (text, hits) in texts.iter().zip(sealed) {
+        if hits.is_empty() {
+            continue;
+        }
+        let i = match leftovers.iter().position(|l| &l.text == text) {
+            Some(i) => i,
+            None => {
+                leftovers.push(Leftover {
+                    text: text.clone(),
+                    in_thread: vec![],
+                    other_threads: vec![],
+                    raw: vec![],
+                });
+                leftovers.len() - 1
+            }
+        };
+        for (t, place) in hits {
+            if t == thread {
+                leftovers[i].in_thread.push(place);
+            } else {
+                leftovers[i].other_threads.push(place);
+            }
+        }
+    }
 }
 
 /// Which threads a rewrite works on: the command line's target, typed (clap stops at the
@@ -249,17 +424,22 @@ pub struct Options {
     pub workers: usize,
     /// The progress bar's label.
     pub verb: &'static str,
+    /// The key of encrypted threads (`--key-env`): what they are read with, and new rows of
+    /// an encrypted thread are written with.
+    pub keys: Keyring,
 }
 
 impl Options {
-    /// The options `--dry-run`, `--force` and `--settle` give, editing on every core.
-    pub fn from_args(rw: &RewriteArgs, verb: &'static str) -> Result<Options> {
+    /// The options `--dry-run`, `--force`, `--settle` and `--key-env` give, editing on every
+    /// core.
+    pub fn from_args(g: &GlobalArgs, rw: &RewriteArgs, verb: &'static str) -> Result<Options> {
         Ok(Options {
             dry_run: rw.dry_run,
             force: rw.force,
             settle: settle_time(rw)?,
             workers: crate::par::cores(),
             verb,
+            keys: super::keys(g),
         })
     }
 }
@@ -280,6 +460,9 @@ fn targets(store: &dyn CheckpointStore, target: &Target) -> Result<Vec<(String, 
 /// Runs `edit` on the targeted threads and returns what happened to each, in thread order.
 /// With one thread, a refusal or failure is an error; in a batch it is that thread's outcome.
 /// A thread that moved before its edit was written is `skipped` either way.
+/// A key problem (encrypted threads and no key, or a key that does not decrypt them) fails
+/// those threads; when nothing else was (or would be) written, it is the run's error, one
+/// line, rather than a report of failures.
 /// Threads are read on this thread, prepared and edited on `opts.workers` threads, and
 /// written here, a batch per transaction (each thread a savepoint, so one failure leaves the
 /// others written). Written edits a live app superseded are marked (see
@@ -290,10 +473,11 @@ pub fn run(
     opts: &Options,
     edit: &(dyn Fn(&Editable) -> Result<Planned> + Sync),
 ) -> Result<Vec<Outcome>> {
+    let keys = &opts.keys;
     if let Some(thread) = &target.thread {
-        let ed = load_editable(store, thread, opts.force)?;
+        let ed = load_editable(store, keys, thread, opts.force)?;
         // A thread that moved while memctl worked is reported skipped, as in a batch.
-        let outcome = match write(store, edit(&ed)?) {
+        let outcome = match write(store, keys, edit(&ed)?) {
             Err(e) if e.is::<ThreadMoved>() => Outcome::skipped(thread, e.to_string()),
             other => other?,
         };
@@ -305,6 +489,19 @@ pub fn run(
     let ids = targets(store, target)?;
     let pb = progress::bar(ids.len() as u64, opts.verb);
     let mut outcomes = Vec::with_capacity(ids.len());
+    // The first key problem, and how many threads had one.
+    let key_problems = std::sync::Mutex::new((None::<String>, 0usize));
+    let failed = |thread: &str, e: anyhow::Error| {
+        let why = format!("{e:#}");
+        if is_key_error(&e) {
+            let mut k = key_problems
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            k.0.get_or_insert_with(|| why.clone());
+            k.1 += 1;
+        }
+        Outcome::failed(thread, why)
+    };
     let mut wrote = false; // a batch was begun: end_batches is due (see finish)
     let result = crate::par::pipeline(
         &ids,
@@ -312,19 +509,23 @@ pub fn run(
         |(thread, id)| {
             // The thread being read, escaped like every string from the database.
             pb.set_message(human::id(thread));
-            Ok((thread.clone(), read_latest(store, thread, id.as_deref())))
+            Ok((
+                thread.clone(),
+                read_latest(store, keys, thread, id.as_deref()),
+            ))
         },
         |(thread, rows)| {
-            let prepared = rows.map_or_else(|e| Some(Err(e)), |r| prepare(r, opts.force, &filters));
+            let prepared =
+                rows.map_or_else(|e| Some(Err(e)), |r| prepare(r, keys, opts.force, &filters));
             prepared.map(|item| match item {
                 Err(e) if e.is::<Refusal>() => Step::Done(Outcome::skipped(&thread, e.to_string())),
-                Err(e) => Step::Done(Outcome::failed(&thread, format!("{e:#}"))),
+                Err(e) => Step::Done(failed(&thread, e)),
                 Ok(ed) => match edit(&ed) {
                     Ok(p) => Step::Write(Box::new(p)),
                     Err(e) if e.is::<Refusal>() => {
                         Step::Done(Outcome::skipped(&thread, e.to_string()))
                     }
-                    Err(e) => Step::Done(Outcome::failed(&thread, format!("{e:#}"))),
+                    Err(e) => Step::Done(failed(&thread, e)),
                 },
             })
         },
@@ -343,12 +544,12 @@ pub fn run(
                     Step::Done(o) => o,
                     Step::Write(planned) => {
                         let thread = planned.outcome.thread_id.clone();
-                        match write(store, *planned) {
+                        match write(store, keys, *planned) {
                             Ok(o) => o,
                             Err(e) if e.is::<ThreadMoved>() => {
                                 Outcome::skipped(&thread, e.to_string())
                             }
-                            Err(e) => Outcome::failed(&thread, format!("{e:#}")),
+                            Err(e) => failed(&thread, e),
                         }
                     }
                 });
@@ -365,6 +566,24 @@ pub fn run(
             let _ = store.end_batches();
         }
         return Err(e);
+    }
+    let (first_key_problem, n) = key_problems
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(why) = first_key_problem {
+        let something = |o: &Outcome| {
+            o.status.wrote() || matches!(o.status, Status::WouldRewrite | Status::WouldSummarize)
+        };
+        if !outcomes.iter().any(something) {
+            if wrote {
+                store.end_batches()?;
+            }
+            let others = match n {
+                1 => String::new(),
+                n => format!(" ({n} threads could not be read for this reason)"),
+            };
+            bail!("{why}{others}; nothing was written");
+        }
     }
     mark_superseded(store, &mut outcomes, opts.settle)?;
     Ok(outcomes)

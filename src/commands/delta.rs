@@ -5,6 +5,7 @@
 
 use anyhow::{Context, Result};
 
+use crate::codec::aes::Keyring;
 use crate::codec::{Decoded, Value};
 use crate::model::channels::{self, Location};
 use crate::model::checkpoint::{StoredMessages, MESSAGES};
@@ -96,9 +97,16 @@ pub fn channels_of(cp: &LoadedCheckpoint) -> Vec<String> {
     names
 }
 
-/// Decodes write rows to their values, saying which write failed.
-fn write_values(rows: Vec<WriteRow>, checkpoint_id: &str) -> Result<Vec<(WriteRow, Value)>> {
-    rows.into_iter()
+/// Decodes write rows to their values (encrypted ones decrypted with `keys`), saying which
+/// write failed.
+fn write_values(
+    keys: &Keyring,
+    rows: Vec<WriteRow>,
+    thread: &str,
+    checkpoint_id: &str,
+) -> Result<Vec<(WriteRow, Value)>> {
+    crate::ops::edit::open_writes(keys, rows, thread, checkpoint_id)?
+        .into_iter()
         .map(|mut w| {
             let decoded =
                 crate::codec::decode_typed(&w.type_name, &w.value).with_context(|| {
@@ -141,6 +149,7 @@ fn stored(cp: &Checkpoint, channel: &str) -> (Option<(bool, Value)>, bool) {
 /// them.
 fn ancestor(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     thread: &str,
     ns: &str,
     id: &str,
@@ -149,7 +158,7 @@ fn ancestor(
     let Some(row) = store.checkpoint(thread, ns, Some(id))? else {
         return Ok(None);
     };
-    let cp = LoadedCheckpoint::decode(row)?;
+    let cp = LoadedCheckpoint::open(keys, row)?;
     let stored = channels
         .iter()
         .filter_map(|ch| {
@@ -157,10 +166,15 @@ fn ancestor(
             value.map(|(snapshot, v)| (ch.clone(), snapshot, v))
         })
         .collect();
-    let writes = write_values(store.channel_writes(thread, ns, id, channels)?, id)?
-        .into_iter()
-        .map(|(w, v)| (w.channel, v))
-        .collect();
+    let writes = write_values(
+        keys,
+        store.channel_writes(thread, ns, id, channels)?,
+        thread,
+        id,
+    )?
+    .into_iter()
+    .map(|(w, v)| (w.channel, v))
+    .collect();
     Ok(Some(Ancestor {
         parent: cp.row.parent_checkpoint_id,
         stored,
@@ -172,6 +186,7 @@ fn ancestor(
 /// is how `decode_shallow` found the message list (the decoded checkpoint leaves it out).
 pub fn values(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     cp: &LoadedCheckpoint,
     messages: &StoredMessages,
 ) -> Result<Vec<DeltaValue>> {
@@ -229,7 +244,8 @@ pub fn values(
         });
     }
     if !to_walk.is_empty() {
-        let mut fetch = |at: &str, channels: &[String]| ancestor(store, thread, ns, at, channels);
+        let mut fetch =
+            |at: &str, channels: &[String]| ancestor(store, keys, thread, ns, at, channels);
         let found = delta::walk(cp.row.parent_checkpoint_id.as_deref(), &to_walk, &mut fetch)
             .with_context(context)?;
         for d in out.iter_mut().filter(|d| to_walk.contains(&d.channel)) {
@@ -275,7 +291,12 @@ pub fn values(
         }
     }
     // get_state applies the checkpoint's own NULL_TASK_ID writes.
-    let own = write_values(store.channel_writes(thread, ns, id, &names)?, id)?;
+    let own = write_values(
+        keys,
+        store.channel_writes(thread, ns, id, &names)?,
+        thread,
+        id,
+    )?;
     for d in &mut out {
         let null: Vec<&Value> = own
             .iter()
@@ -305,10 +326,11 @@ pub fn values(
 /// DeltaChannel the rebuilt one (with the other DeltaChannels' values).
 pub fn state_messages(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     cp: &LoadedCheckpoint,
     messages: StoredMessages,
 ) -> Result<(StoredMessages, Vec<DeltaValue>)> {
-    let mut deltas = values(store, cp, &messages)?;
+    let mut deltas = values(store, keys, cp, &messages)?;
     let Some(d) = deltas.iter_mut().find(|d| d.channel == MESSAGES) else {
         return Ok((messages, deltas));
     };

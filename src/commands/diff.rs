@@ -83,15 +83,22 @@ struct ChannelChange {
 /// Runs `diff`.
 pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    let keys = super::keys(g);
     let thread = &args.thread.thread;
     let (to, to_stored, to_deltas) =
-        super::show::load_shallow(&*store, thread, &g.ns, args.to.as_deref())?;
+        super::show::load_shallow(&*store, &keys, thread, &g.ns, args.to.as_deref())?;
     let from_id = match &args.from {
         Some(id) => Some(super::resolve_checkpoint_id(&*store, thread, &g.ns, id)?),
         None => to.row.parent_checkpoint_id.clone(),
     };
     let from = match &from_id {
-        Some(id) => Some(super::show::load_shallow(&*store, thread, &g.ns, Some(id))?),
+        Some(id) => Some(super::show::load_shallow(
+            &*store,
+            &keys,
+            thread,
+            &g.ns,
+            Some(id),
+        )?),
         None => None,
     };
     let side = |cp, stored| -> Result<Side<'_>> {

@@ -21,6 +21,7 @@ use super::LoadedCheckpoint;
 /// Runs `dump`.
 pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    let keys = super::keys(g);
     // dump is for machines: JSON unless JSON lines were asked for.
     let format = match g.format {
         Some(Format::Jsonl) => Format::Jsonl,
@@ -29,6 +30,7 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     if !args.raw {
         let (cp, messages, _) = super::show::load_shallow(
             &*store,
+            &keys,
             &args.thread.thread,
             &g.ns,
             args.checkpoint.as_deref(),
@@ -47,23 +49,27 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         }
         return write_streamed(out, format, &Json::String(placeholder(0)), vec![elements]);
     }
-    let cp = super::load_checkpoint(
+    let row = super::fetch_checkpoint(
         &*store,
         &args.thread.thread,
         &g.ns,
         args.checkpoint.as_deref(),
     )?;
+    // The type as stored (`msgpack+aes` for an encrypted checkpoint), the values decrypted.
+    let stored_type = row.type_name.clone();
+    let cp = LoadedCheckpoint::open(&keys, row)?;
     // The DeltaChannels: where each value came from, and the value get_state shows.
     let deltas = if super::delta::channels_of(&cp).is_empty() {
         serde_json::Map::new()
     } else {
         let (shallow, messages) = super::show::load_stored(
             &*store,
+            &keys,
             &cp.row.thread_id,
             &cp.row.checkpoint_ns,
             Some(&cp.row.checkpoint_id),
         )?;
-        let deltas = super::delta::values(&*store, &shallow, &messages)?;
+        let deltas = super::delta::values(&*store, &keys, &shallow, &messages)?;
         deltas
             .iter()
             .map(|d| {
@@ -87,7 +93,11 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     let writes: Vec<Json> = writes
         .iter()
         .map(|w| {
-            let value = crate::codec::decode_typed(&w.type_name, &w.value)
+            let what = format!(
+                "the '{}' write of task {} on checkpoint {}",
+                w.channel, w.task_id, cp.row.checkpoint_id
+            );
+            let value = crate::codec::decode_opened(&keys, &w.type_name, &w.value, &what)
                 .map(|d| d.to_json())
                 .unwrap_or_else(|e| json!({"$error": format!("{e:#}")}));
             json!({
@@ -101,7 +111,7 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         "checkpoint_ns": cp.row.checkpoint_ns,
         "checkpoint_id": cp.row.checkpoint_id,
         "parent_checkpoint_id": cp.row.parent_checkpoint_id,
-        "type": cp.row.type_name,
+        "type": stored_type,
         "checkpoint": to_json(&cp.checkpoint.root),
         "metadata": Json::Object(cp.metadata.fields.clone()),
         "pending_writes": writes,

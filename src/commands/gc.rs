@@ -5,7 +5,9 @@ use std::io::Write;
 use anyhow::{Context, Result};
 
 use crate::cli::{Format, GcArgs, GlobalArgs};
+use crate::codec::aes::{self, Keyring};
 use crate::ops::duration::parse_seconds;
+use crate::ops::edit::open_checkpoint;
 use crate::ops::gc::{plan, CheckpointInfo};
 use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
@@ -59,6 +61,7 @@ struct Row {
 pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     let m = &args.maintenance;
     let store = open_for_writing(g, m.dry_run)?;
+    let keys = super::keys(g);
     let now = human::now(g.now.as_deref())?;
     let min_idle = parse_seconds(&m.min_idle)?;
     let mut threads: Vec<ThreadSummary> = Vec::new();
@@ -115,7 +118,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         }
         // What stays must be readable: a thread whose kept checkpoints do not decode is
         // reported and left alone (its older history may be all that is left of it).
-        if let Err(e) = check_readable(&*store, &t.thread_id, &p.kept(&infos)) {
+        if let Err(e) = check_readable(&*store, &keys, &t.thread_id, &p.kept(&infos)) {
             row.status = GcStatus::Failed(format!("{e:#}"));
             failed += 1;
             rows.push(row);
@@ -229,9 +232,12 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
 }
 
 /// Checks that the checkpoints gc keeps decode (blob and metadata), with the pending writes
-/// of the latest root one: what the thread will be after the gc.
+/// of the latest root one: what the thread will be after the gc. Encrypted rows are checked
+/// when a key is given (decrypted with it); without one they are left to their AES tag, as
+/// gc needs no key.
 fn check_readable(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     thread: &str,
     kept: &[&CheckpointInfo],
 ) -> Result<()> {
@@ -240,13 +246,15 @@ fn check_readable(
         .filter(|c| c.ns.is_empty())
         .map(|c| c.id.as_str())
         .max();
+    let unreadable = |type_name: &str| aes::split_type(type_name).1.is_some() && !keys.has_key();
     for c in kept {
         let Some(row) = store.checkpoint(thread, &c.ns, Some(&c.id))? else {
             continue;
         };
-        if row.type_name.ends_with("+aes") {
-            continue; // encrypted: its AES tag guards it; memctl cannot read it without the key
+        if unreadable(&row.type_name) {
+            continue; // encrypted and no key: its AES tag guards it
         }
+        let (row, _) = open_checkpoint(keys, row)?;
         let is_latest = c.ns.is_empty() && Some(c.id.as_str()) == latest_root;
         if row.type_name == "msgpack" {
             // Checked in place (what a full decode refuses, without building the value: a
@@ -267,7 +275,12 @@ fn check_readable(
             LoadedCheckpoint::decode(row.clone())?;
         }
         if is_latest {
-            super::load_writes(store, &row)?;
+            let writes = store.writes(thread, &row.checkpoint_ns, &row.checkpoint_id)?;
+            let writes = writes
+                .into_iter()
+                .filter(|w| !unreadable(&w.type_name))
+                .collect();
+            super::decode_writes(keys, writes, thread, &row.checkpoint_id)?;
         }
     }
     Ok(())

@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, HistoryArgs};
+use crate::codec::aes::Keyring;
 use crate::model::checkpoint::StoredMessages;
 use crate::model::Metadata;
 
@@ -17,6 +18,7 @@ use crate::storage::CheckpointStore;
 /// Runs `history`.
 pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    let keys = super::keys(g);
     let thread = &args.thread.thread;
     super::require_thread(&*store, thread, &g.ns)?;
     let writes = store.write_counts(thread, &g.ns)?;
@@ -28,9 +30,9 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
     // its parent's): that needs every checkpoint of the namespace, listed or not.
     let decoded = rows
         .into_iter()
-        .map(super::show::decode_shallow)
+        .map(|row| super::show::decode_shallow(&keys, row))
         .collect::<Result<Vec<_>>>()?;
-    let mut replayed = delta_counts(&*store, &decoded)?;
+    let mut replayed = delta_counts(&*store, &keys, &decoded)?;
     for (cp, messages) in decoded.into_iter().take(limit) {
         // Messages are counted in place.
         let id = cp.row.checkpoint_id.clone();
@@ -105,6 +107,7 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
 /// otherwise): one pass over the checkpoints, each replay continuing from its parent's.
 fn delta_counts(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     rows: &[(LoadedCheckpoint, StoredMessages)],
 ) -> Result<Option<HashMap<String, Result<usize>>>> {
     use crate::model::checkpoint::MESSAGES;
@@ -130,8 +133,9 @@ fn delta_counts(
         .into_iter()
         .map(|(cp, messages, has_version)| {
             let id = &cp.row.checkpoint_id;
-            let writes = store
-                .channel_writes(&cp.row.thread_id, &cp.row.checkpoint_ns, id, &channel)?
+            let thread = &cp.row.thread_id;
+            let rows = store.channel_writes(thread, &cp.row.checkpoint_ns, id, &channel)?;
+            let writes = crate::ops::edit::open_writes(keys, rows, thread, id)?
                 .into_iter()
                 .map(|w| {
                     let value =

@@ -5,9 +5,11 @@ pub mod completions;
 pub mod delta;
 pub mod diff;
 pub mod dump;
+pub mod find;
 pub mod gc;
 pub mod history;
 pub mod prune;
+pub mod rekey;
 pub mod rm;
 pub mod show;
 pub mod stats;
@@ -24,6 +26,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 
 use crate::cli::{Cli, Command, GlobalArgs, ThreadsCommand};
+use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::model::state::PendingWrite;
 use crate::storage::{Access, CheckpointRow, CheckpointStore};
 
@@ -83,10 +86,19 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Rm(args) => rm::run(g, args, out),
         Command::Summarize(args) => summarize::run(g, args, out),
         Command::Stats(args) => stats::run(g, args, out),
+        Command::Find(args) => find::run(g, args, out),
         Command::Prune(args) => prune::run(g, args, out),
         Command::Gc(args) => gc::run(g, args, out),
+        Command::Rekey(args) => rekey::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),
     }
+}
+
+/// The key of encrypted databases: the variable `--key-env` names (`LANGGRAPH_AES_KEY` by
+/// default), read now; a missing or refused key is reported only when an encrypted value
+/// needs it.
+pub fn keys(g: &GlobalArgs) -> Keyring {
+    Keyring::from_env(g.key_env.as_deref().unwrap_or(KEY_ENV))
 }
 
 /// Opens the database named by `--db` / `MEMCTL_DB` read-only.
@@ -180,22 +192,34 @@ pub fn require_thread(store: &dyn CheckpointStore, thread: &str, ns: &str) -> Re
     Ok(())
 }
 
-/// Loads a checkpoint of a thread: the latest, or the one named.
+/// Loads a checkpoint of a thread: the latest, or the one named (decrypted with `keys` when
+/// encrypted).
 pub fn load_checkpoint(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     thread: &str,
     ns: &str,
     id: Option<&str>,
 ) -> Result<LoadedCheckpoint> {
+    LoadedCheckpoint::open(keys, fetch_checkpoint(store, thread, ns, id)?)
+}
+
+/// The stored row of a checkpoint of a thread (the latest, or the one named by id or
+/// prefix), as it is stored.
+pub fn fetch_checkpoint(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    ns: &str,
+    id: Option<&str>,
+) -> Result<CheckpointRow> {
     require_thread(store, thread, ns)?;
     let full = match id {
         Some(id) => Some(resolve_checkpoint_id(store, thread, ns, id)?),
         None => None,
     };
-    let row = store
+    store
         .checkpoint(thread, ns, full.as_deref())?
-        .ok_or_else(|| anyhow!("thread '{thread}' has no checkpoints"))?;
-    LoadedCheckpoint::decode(row)
+        .ok_or_else(|| anyhow!("thread '{thread}' has no checkpoints"))
 }
 
 /// A checkpoint id as given, or the one id of the thread and namespace that starts with it
@@ -232,10 +256,17 @@ pub fn resolve_checkpoint_id(
     }
 }
 
-/// Loads and decodes the pending writes of a checkpoint.
-pub fn load_writes(store: &dyn CheckpointStore, cp: &CheckpointRow) -> Result<Vec<PendingWrite>> {
+/// Loads and decodes the pending writes of a checkpoint (decrypted with `keys` when
+/// encrypted).
+pub fn load_writes(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    cp: &CheckpointRow,
+) -> Result<Vec<PendingWrite>> {
     decode_writes(
+        keys,
         store.writes(&cp.thread_id, &cp.checkpoint_ns, &cp.checkpoint_id)?,
+        &cp.thread_id,
         &cp.checkpoint_id,
     )
 }

@@ -6,6 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{Format, GlobalArgs, PruneArgs};
+use crate::codec::aes::{self, Keyring};
 use crate::ops::duration::parse_seconds;
 use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
@@ -18,6 +19,7 @@ use super::LoadedCheckpoint;
 pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> {
     let m = &args.maintenance;
     let store = open_for_writing(g, m.dry_run)?;
+    let keys = super::keys(g);
     let now = human::now(g.now.as_deref())?;
     let idle = args.idle.as_deref().map(parse_seconds).transpose()?;
     let min_idle = parse_seconds(&m.min_idle)?;
@@ -64,7 +66,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         // alone: memctl does not "clean" what it cannot read. One named with --thread is
         // deleted as asked.
         if !args.thread.contains(&t.thread_id) {
-            if let Err(e) = latest_is_readable(&*store, &t.thread_id) {
+            if let Err(e) = latest_is_readable(&*store, &keys, &t.thread_id) {
                 skipped.push((
                     t.thread_id.clone(),
                     format!("failed: {e:#}; left untouched"),
@@ -186,8 +188,8 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
 }
 
 /// Checks that a thread's latest root checkpoint (or latest of any namespace, for a thread
-/// without a root one) decodes.
-fn latest_is_readable(store: &dyn CheckpointStore, thread: &str) -> Result<()> {
+/// without a root one) decodes; an encrypted one only when a key is given (prune needs none).
+fn latest_is_readable(store: &dyn CheckpointStore, keys: &Keyring, thread: &str) -> Result<()> {
     let row = match store.checkpoint(thread, "", None)? {
         Some(row) => row,
         None => {
@@ -201,10 +203,10 @@ fn latest_is_readable(store: &dyn CheckpointStore, thread: &str) -> Result<()> {
             }
         }
     };
-    if row.type_name.ends_with("+aes") {
+    if aes::split_type(&row.type_name).1.is_some() && !keys.has_key() {
         return Ok(());
     }
-    LoadedCheckpoint::decode(row).map(|_| ())
+    LoadedCheckpoint::open(keys, row).map(|_| ())
 }
 
 /// The JSON report of `prune`.

@@ -36,7 +36,7 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         all: args.all_messages,
     };
     let target = Target::thread(&args.thread.thread);
-    let opts = Options::from_args(&args.rewrite, "rm")?;
+    let opts = Options::from_args(g, &args.rewrite, "rm")?;
     let store = batch::open_for_writing(g, opts.dry_run)?;
     let outcomes = batch::run(&*store, &target, &opts, &|ed| {
         // Outlines read in place; a message's full view only for --match, one at a time.

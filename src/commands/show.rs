@@ -3,10 +3,11 @@
 
 use std::io::Write;
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, ShowArgs};
+use crate::codec::aes::Keyring;
 use crate::model::checkpoint::{brief_value, StoredMessages, MESSAGES};
 use crate::model::state::{pending_work, PendingWork};
 use crate::model::{Checkpoint, Kind, Message};
@@ -23,12 +24,13 @@ use super::LoadedCheckpoint;
 /// every DeltaChannel of the checkpoint comes with its value.
 pub fn load_shallow(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     thread: &str,
     ns: &str,
     id: Option<&str>,
 ) -> Result<(LoadedCheckpoint, StoredMessages, Vec<DeltaValue>)> {
-    let (cp, messages) = load_stored(store, thread, ns, id)?;
-    let (messages, deltas) = super::delta::state_messages(store, &cp, messages)?;
+    let (cp, messages) = load_stored(store, keys, thread, ns, id)?;
+    let (messages, deltas) = super::delta::state_messages(store, keys, &cp, messages)?;
     Ok((cp, messages, deltas))
 }
 
@@ -36,24 +38,22 @@ pub fn load_shallow(
 /// stores it.
 pub fn load_stored(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     thread: &str,
     ns: &str,
     id: Option<&str>,
 ) -> Result<(LoadedCheckpoint, StoredMessages)> {
-    super::require_thread(store, thread, ns)?;
-    let full = match id {
-        Some(id) => Some(super::resolve_checkpoint_id(store, thread, ns, id)?),
-        None => None,
-    };
-    let row = store
-        .checkpoint(thread, ns, full.as_deref())?
-        .ok_or_else(|| anyhow!("thread '{thread}' has no checkpoints"))?;
-    decode_shallow(row)
+    let row = super::fetch_checkpoint(store, thread, ns, id)?;
+    decode_shallow(keys, row)
 }
 
-/// Decodes a stored row like [`LoadedCheckpoint::decode`], with its errors, but for its
+/// Decodes a stored row like [`LoadedCheckpoint::open`], with its errors, but for its
 /// message list (see [`Checkpoint::decode_shallow`]); the row keeps no blob.
-pub fn decode_shallow(mut row: CheckpointRow) -> Result<(LoadedCheckpoint, StoredMessages)> {
+pub fn decode_shallow(
+    keys: &Keyring,
+    row: CheckpointRow,
+) -> Result<(LoadedCheckpoint, StoredMessages)> {
+    let (mut row, _) = crate::ops::edit::open_checkpoint(keys, row)?;
     let blob = std::mem::take(&mut row.checkpoint);
     // A checkpoint that does not decode fails in `assemble`, with its name.
     let (checkpoint, messages) = match Checkpoint::decode_shallow(&row.type_name, blob) {
@@ -74,13 +74,15 @@ pub fn is_internal_channel(name: &str) -> bool {
 /// Runs `show`.
 pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    let keys = super::keys(g);
     let (cp, messages, deltas) = load_shallow(
         &*store,
+        &keys,
         &args.thread.thread,
         &g.ns,
         args.checkpoint.as_deref(),
     )?;
-    let writes = super::load_writes(&*store, &cp.row)?;
+    let writes = super::load_writes(&*store, &keys, &cp.row)?;
     let work = pending_work(&cp.checkpoint, &writes);
     // The messages are checked here (the errors of a full read), then read one at a time.
     let stored = match messages.list() {

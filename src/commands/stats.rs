@@ -6,6 +6,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{Format, GlobalArgs, StatsArgs};
+use crate::codec::aes::{self, Keyring};
 use crate::codec::msgpack;
 use crate::output::{self, human, table};
 use crate::storage::{FileStats, Orphans};
@@ -33,7 +34,9 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
     // Bytes per channel across every checkpoint, from the encoded sizes (nothing decoded).
     let mut channels: BTreeMap<String, u64> = BTreeMap::new();
     let mut undecodable = 0u64;
+    let mut measured = 0u64;
     store.for_each_checkpoint_blob(&mut |blob| {
+        measured += 1;
         match msgpack::channel_sizes(blob) {
             Ok(sizes) => {
                 for (k, n) in sizes {
@@ -44,6 +47,13 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
         }
         Ok(())
     })?;
+    // Rows the pass above did not see are encrypted (or legacy json): encrypted checkpoints
+    // are measured decrypted when a key is given; without one they are counted.
+    let sealed = if measured < checkpoint_rows {
+        measure_sealed(&*store, &super::keys(g), &mut channels, &mut undecodable)?
+    } else {
+        Sealed::default()
+    };
     let mut channels: Vec<(String, u64)> = channels.into_iter().collect();
     channels.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     let writes = store.write_bytes_by_channel()?;
@@ -108,6 +118,18 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
                     "({undecodable} checkpoints could not be measured: corrupt blobs)"
                 )?;
             }
+            if sealed.rows > 0 {
+                writeln!(
+                    out,
+                    "encrypted (AES): {} of {checkpoint_rows} checkpoints{}",
+                    sealed.rows,
+                    match (sealed.unread, &sealed.why) {
+                        (0, _) => ", measured decrypted".to_owned(),
+                        (n, Some(why)) => format!("; {n} not measured by channel ({why})"),
+                        (n, None) => format!("; {n} not measured by channel"),
+                    }
+                )?;
+            }
         }
         format => {
             let doc = StatsReport {
@@ -144,11 +166,99 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
                     .collect(),
                 orphans,
                 unmeasured_checkpoints: undecodable,
+                encrypted_checkpoints: (sealed.rows > 0).then(|| SealedReport {
+                    rows: sealed.rows,
+                    not_measured: sealed.unread,
+                    reason: sealed.why.clone(),
+                }),
             };
             output::write_document(out, format, &doc)?;
         }
     }
-    Ok(())
+    match sealed.error {
+        Some(line) => Err(crate::exit::Partial(line).into()),
+        None => Ok(()),
+    }
+}
+
+/// The encrypted checkpoints of the database.
+#[derive(Default)]
+struct Sealed {
+    /// How many there are.
+    rows: u64,
+    /// How many could not be measured (no key, or a key that does not decrypt them).
+    unread: u64,
+    /// Why, for the report.
+    why: Option<String>,
+    /// A key problem that makes the run a partial success (a refused or wrong key; a key
+    /// that is simply not set is not an error: stats need none).
+    error: Option<String>,
+}
+
+/// Adds the channel sizes of the encrypted checkpoints (decrypted with `keys`) to `channels`,
+/// reading every checkpoint through the store (only done when the plain pass missed some).
+fn measure_sealed(
+    store: &dyn crate::storage::CheckpointStore,
+    keys: &Keyring,
+    channels: &mut BTreeMap<String, u64>,
+    undecodable: &mut u64,
+) -> Result<Sealed> {
+    let mut sealed = Sealed::default();
+    let mut threads = Vec::new();
+    store.for_each_thread(&mut |t| {
+        threads.push(t.thread_id);
+        Ok(())
+    })?;
+    for thread in &threads {
+        for ns in store.namespaces(thread)? {
+            for row in store.checkpoints(thread, &ns)? {
+                let (inner, cipher) = aes::split_type(&row.type_name);
+                if cipher.is_none() {
+                    continue;
+                }
+                sealed.rows += 1;
+                if keys.is_unset() {
+                    sealed.unread += 1;
+                    sealed.why = Some(format!(
+                        "set {} to the app's key to measure them",
+                        keys.var()
+                    ));
+                    continue;
+                }
+                let what = format!("checkpoint {} of thread '{thread}'", row.checkpoint_id);
+                let opened = match keys.open(&row.type_name, &row.checkpoint, &what) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        sealed.unread += 1;
+                        let line = format!("{e:#}");
+                        sealed.why.get_or_insert_with(|| line.clone());
+                        if crate::ops::edit::is_key_error(&e) {
+                            sealed.error.get_or_insert(line);
+                        }
+                        continue;
+                    }
+                };
+                if inner != "msgpack" {
+                    continue;
+                }
+                match msgpack::channel_sizes(&opened.bytes) {
+                    Ok(sizes) => {
+                        for (k, n) in sizes {
+                            *channels.entry(k).or_default() += n as u64;
+                        }
+                    }
+                    Err(_) => *undecodable += 1,
+                }
+            }
+        }
+    }
+    if let Some(line) = &sealed.error {
+        sealed.error = Some(format!(
+            "{line} ({} of {} encrypted checkpoints could not be measured)",
+            sealed.unread, sealed.rows
+        ));
+    }
+    Ok(sealed)
 }
 
 /// The JSON report of `stats`.
@@ -165,6 +275,17 @@ struct StatsReport<'a> {
     write_bytes_by_channel: Vec<ChannelBytes<'a>>,
     orphans: Orphans,
     unmeasured_checkpoints: u64,
+    /// Only in files with encrypted checkpoints.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    encrypted_checkpoints: Option<SealedReport>,
+}
+
+/// Encrypted checkpoints, and how many could not be measured by channel (no key).
+#[derive(serde::Serialize)]
+struct SealedReport {
+    rows: u64,
+    not_measured: u64,
+    reason: Option<String>,
 }
 
 /// Smallest, median and largest.

@@ -82,7 +82,7 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         min_tokens: args.min_tokens.map(|m| (m, counter)),
         ..Target::from_args(g, &args.target)?
     };
-    let mut opts = Options::from_args(&args.rewrite, "summarize")?;
+    let mut opts = Options::from_args(g, &args.rewrite, "summarize")?;
     if client.is_some() {
         // Endpoint calls wait on the network: --concurrency of them at once.
         opts.workers = args.concurrency.clamp(1, 64);

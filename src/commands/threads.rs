@@ -5,6 +5,7 @@ use std::io::Write;
 use anyhow::{Context, Result};
 
 use crate::cli::{Format, GlobalArgs, ThreadSort, ThreadsListArgs};
+use crate::codec::aes::Keyring;
 use crate::model::channels::Location;
 use crate::model::checkpoint::MESSAGES;
 use crate::output::{self, human, table};
@@ -25,6 +26,7 @@ struct ThreadRow {
 /// Runs `threads list`.
 pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    let keys = super::keys(g);
     let now = human::now(g.now.as_deref())?;
     // Sizes and counts (one scan of each table) on a second connection, while the latest
     // blob of each thread is read and decoded here and on the other cores.
@@ -39,7 +41,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             })?;
             Ok(all)
         });
-        let facts = super::map_latest(&*store, &ids, |row| latest_facts(&row));
+        let facts = super::map_latest(&*store, &ids, |row| latest_facts(&keys, row));
         (sizes.join(), facts)
     });
     let summaries = match summaries {
@@ -55,7 +57,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
         .map(|((thread, id), f)| match f {
             Ok(f) if f.needs_replay => {
-                let f = replayed_facts(&*store, &thread, &id, f);
+                let f = replayed_facts(&*store, &keys, &thread, &id, f);
                 (thread, f)
             }
             f => (thread, f),
@@ -68,6 +70,8 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             }
         })
         .collect();
+    // Encrypted threads read without a key (none set): listed with what needs no decryption.
+    let locked = facts.values().filter(|f| f.locked).count();
     let mut rows = Vec::with_capacity(summaries.len());
     for t in summaries {
         let facts = match t.latest_root_id {
@@ -149,6 +153,16 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             output::write_records(out, format, &records)?;
         }
     }
+    if locked > 0 && !g.quiet {
+        let (what, their) = match locked {
+            1 => ("1 thread is".to_owned(), "its"),
+            n => (format!("{n} threads are"), "their"),
+        };
+        eprintln!(
+            "note: {what} encrypted with AES and {var} is not set: {their} messages and tokens are not shown (last step and time come from the plain metadata and checkpoint ids); set {var} to the app's key to see them",
+            var = keys.var()
+        );
+    }
     super::report_unreadable(&unreadable, total, "are listed without their state")
 }
 
@@ -162,16 +176,19 @@ struct LatestFacts {
     /// The messages are a DeltaChannel's (left out of the checkpoint, or a snapshot its own
     /// input writes may change): see [`replayed_facts`].
     needs_replay: bool,
+    /// Encrypted, and no key was set: only the plain facts are known.
+    locked: bool,
 }
 
 /// `facts` with the messages and tokens of the state (the DeltaChannel's messages rebuilt).
 fn replayed_facts(
     store: &dyn crate::storage::CheckpointStore,
+    keys: &Keyring,
     thread: &str,
     id: &str,
     facts: LatestFacts,
 ) -> Result<LatestFacts> {
-    let (_, messages, _) = super::show::load_shallow(store, thread, "", Some(id))?;
+    let (_, messages, _) = super::show::load_shallow(store, keys, thread, "", Some(id))?;
     let list = messages.list().map(|l| l.value()).transpose()?;
     Ok(LatestFacts {
         messages: list
@@ -185,8 +202,21 @@ fn replayed_facts(
 }
 
 /// Reads the latest checkpoint's message count, approximate tokens, step and time, counting
-/// in place (no JSON is built).
-fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
+/// in place (no JSON is built). An encrypted checkpoint is decrypted with `keys`; without a
+/// key (none set) only what is stored plain is given: the step (metadata) and the time the
+/// checkpoint id (a uuid6) was made.
+fn latest_facts(keys: &Keyring, row: crate::storage::CheckpointRow) -> Result<LatestFacts> {
+    if crate::codec::aes::split_type(&row.type_name).1.is_some() && keys.is_unset() {
+        let md = crate::model::Metadata::parse(row.metadata.as_deref())?;
+        return Ok(LatestFacts {
+            step: md.step(),
+            updated_at: crate::ops::update::id_time(&row.checkpoint_id),
+            locked: true,
+            ..LatestFacts::default()
+        });
+    }
+    let (row, _) = crate::ops::edit::open_checkpoint(keys, row)?;
+    let row = &row;
     if row.type_name == "msgpack" {
         // The fast path reads in place; anything unusual (corrupt, no message list) goes the
         // full way below, which explains errors properly.
@@ -214,6 +244,7 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
                 step: md.step(),
                 updated_at: ts,
                 needs_replay: snapshot || crate::model::delta::marks_delta(&md),
+                locked: false,
             });
         }
     }
@@ -232,6 +263,7 @@ fn latest_facts(row: &crate::storage::CheckpointRow) -> Result<LatestFacts> {
         step: md.step(),
         updated_at: cp.ts().and_then(human::parse_ts),
         needs_replay: location.is_delta() || crate::model::delta::marks_delta(&md),
+        locked: false,
     })
 }
 

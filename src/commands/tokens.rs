@@ -18,11 +18,12 @@ use super::LoadedCheckpoint;
 /// Runs `tokens`.
 pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    let keys = super::keys(g);
     let usage = args.counter.counter == CounterKind::Usage && args.counter.model.is_none();
     match &args.thread {
         Some(thread) => {
             // The message list stays stored; messages are read and counted a chunk at a time.
-            let (cp, messages, _) = super::show::load_shallow(&*store, thread, &g.ns, None)?;
+            let (cp, messages, _) = super::show::load_shallow(&*store, &keys, thread, &g.ns, None)?;
             let (list, spans) = stored_list(&cp, &messages)?;
             let read = |i: usize| match list {
                 Some(list) => list.message(i, &spans[i]),
@@ -305,16 +306,17 @@ fn per_thread(
 ) -> Result<()> {
     let latest = store.latest_root_ids()?;
     let total = latest.len();
+    let keys = super::keys(g);
     let mut unreadable: Vec<(String, String)> = Vec::new();
     let mut rows: Vec<ThreadTokens> = latest
         .iter()
         .zip(super::map_latest(store, &latest, |row| {
-            count_row(row, counter)
+            count_row(&keys, row, counter)
         })?)
         // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
         .map(|((thread, id), r)| {
             let r = match r {
-                Ok(None) => count_state(store, thread, id, counter),
+                Ok(None) => count_state(store, &keys, thread, id, counter),
                 Ok(Some(t)) => Ok(t),
                 Err(e) => Err(e),
             };
@@ -375,21 +377,25 @@ fn per_thread(
 /// rebuilt).
 fn count_state(
     store: &dyn crate::storage::CheckpointStore,
+    keys: &crate::codec::aes::Keyring,
     thread: &str,
     id: &str,
     counter: Option<Counter>,
 ) -> Result<ThreadTokens> {
-    let (cp, stored, _) = super::show::load_shallow(store, thread, "", Some(id))?;
+    let (cp, stored, _) = super::show::load_shallow(store, keys, thread, "", Some(id))?;
     count_stored(thread.to_owned(), &cp, &stored, counter)
 }
 
-/// Counts one thread's latest checkpoint. The approximate counter reads the stored values in
-/// place; the others build the message view they need. `None`: the checkpoint's messages are
-/// a DeltaChannel's, left out of the row (see [`count_state`]).
+/// Counts one thread's latest checkpoint (decrypted with `keys` when encrypted). The
+/// approximate counter reads the stored values in place; the others build the message view
+/// they need. `None`: the checkpoint's messages are a DeltaChannel's, left out of the row
+/// (see [`count_state`]).
 fn count_row(
+    keys: &crate::codec::aes::Keyring,
     row: crate::storage::CheckpointRow,
     counter: Option<Counter>,
 ) -> Result<Option<ThreadTokens>> {
+    let (row, _) = crate::ops::edit::open_checkpoint(keys, row)?;
     let whole = |r: &crate::codec::lazy::Spanned<'_>| {
         r.raw().is_ok_and(|raw| raw.len() == row.checkpoint.len())
             && matches!(r.value, crate::codec::lazy::Lazy::Map(_))
@@ -443,7 +449,7 @@ fn count_row(
     }
     // The other counters read one message view at a time.
     let thread_id = row.thread_id.clone();
-    let (cp, stored) = super::show::decode_shallow(row)?;
+    let (cp, stored) = super::show::decode_shallow(keys, row)?;
     if matches!(stored, StoredMessages::DeltaOmitted) {
         return Ok(None);
     }

@@ -22,7 +22,7 @@ pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
         (None, None) => anyhow::bail!("give --keep N or --max-tokens N"),
     };
     let target = Target::from_args(g, &args.target)?;
-    let opts = Options::from_args(&args.rewrite, "trim")?;
+    let opts = Options::from_args(g, &args.rewrite, "trim")?;
     let store = batch::open_for_writing(g, opts.dry_run)?;
     let outcomes = batch::run(&*store, &target, &opts, &|ed| {
         let costs = window_costs(ed, limit, counter)?;

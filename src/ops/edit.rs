@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use crate::codec::aes::{self, AesKey, Keyring};
 use crate::codec::Value;
 use crate::model::channels;
 use crate::model::checkpoint::MESSAGES;
@@ -30,7 +31,13 @@ pub struct LoadedCheckpoint {
 }
 
 impl LoadedCheckpoint {
-    /// Decodes a stored row, saying which checkpoint failed.
+    /// Opens a stored row (decrypting an encrypted one with `keys`, see [`open_checkpoint`])
+    /// and decodes it.
+    pub fn open(keys: &Keyring, row: CheckpointRow) -> Result<LoadedCheckpoint> {
+        LoadedCheckpoint::decode(open_checkpoint(keys, row)?.0)
+    }
+
+    /// Decodes a stored plain row, saying which checkpoint failed.
     pub fn decode(row: CheckpointRow) -> Result<LoadedCheckpoint> {
         let checkpoint = Checkpoint::decode(&row.type_name, &row.checkpoint);
         LoadedCheckpoint::assemble(row, checkpoint)
@@ -82,6 +89,55 @@ pub struct DeltaHead {
     pub frequencies: Vec<(String, u64)>,
 }
 
+/// A checkpoint row as LangGraph's `EncryptedSerializer` would load it: an encrypted blob
+/// (`msgpack+aes` …) decrypted with `keys`, the row then carrying the inner type (`msgpack`);
+/// a plain row as it is. The flag says whether the row was encrypted.
+pub fn open_checkpoint(keys: &Keyring, mut row: CheckpointRow) -> Result<(CheckpointRow, bool)> {
+    if aes::split_type(&row.type_name).1.is_none() {
+        return Ok((row, false));
+    }
+    let what = format!(
+        "checkpoint {} of thread '{}'",
+        row.checkpoint_id, row.thread_id
+    );
+    let opened = keys.open(&row.type_name, &row.checkpoint, &what)?;
+    let (type_name, plain) = (opened.type_name.to_owned(), opened.bytes.into_owned());
+    row.type_name = type_name;
+    row.checkpoint = plain;
+    Ok((row, true))
+}
+
+/// The write rows of checkpoint `checkpoint_id` of `thread`, opened like [`open_checkpoint`].
+pub fn open_writes(
+    keys: &Keyring,
+    rows: Vec<WriteRow>,
+    thread: &str,
+    checkpoint_id: &str,
+) -> Result<Vec<WriteRow>> {
+    rows.into_iter()
+        .map(|mut w| {
+            if aes::split_type(&w.type_name).1.is_none() {
+                return Ok(w);
+            }
+            let what = format!(
+                "the '{}' write of task {} on checkpoint {checkpoint_id} of thread '{thread}'",
+                w.channel, w.task_id
+            );
+            let opened = keys.open(&w.type_name, &w.value, &what)?;
+            let (type_name, plain) = (opened.type_name.to_owned(), opened.bytes.into_owned());
+            w.type_name = type_name;
+            w.value = plain;
+            Ok(w)
+        })
+        .collect()
+}
+
+/// True when `e` is a key problem (no key, a refused key, a key that does not decrypt): the
+/// one line to show, and a batch stops rather than report it thread after thread.
+pub fn is_key_error(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<aes::KeyError>())
+}
+
 /// A thread memctl will not edit, with the reason.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -102,6 +158,9 @@ pub struct Editable {
     pub outline: Vec<Outline>,
     /// Pending writes on the latest checkpoint when it was read (0 unless forced).
     pub pending_writes: usize,
+    /// The key that decrypted the latest checkpoint, when it was encrypted: new rows are
+    /// written encrypted with it, as the app's serializer writes them.
+    pub seal: Option<Arc<AesKey>>,
     /// The full message views, built on first use.
     messages: OnceLock<Vec<Message>>,
     /// For a DeltaChannel thread, what the update needs beyond the messages (whose
@@ -214,12 +273,24 @@ pub struct Filters {
     pub min_tokens: Option<(u64, crate::tokens::Counter)>,
 }
 
-/// Turns a thread's rows into its editable state (no database access: runs on any core).
-/// `None` when the filters leave the thread out; a [`Refusal`] error for a thread memctl must
-/// not edit.
-pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Result<Editable>> {
+/// Turns a thread's rows into its editable state (no database access: runs on any core),
+/// decrypting them with `keys` when they are encrypted. `None` when the filters leave the
+/// thread out; a [`Refusal`] error for a thread memctl must not edit.
+pub fn prepare(
+    rows: LatestRows,
+    keys: &Keyring,
+    force: bool,
+    filters: &Filters,
+) -> Option<Result<Editable>> {
     let thread = rows.thread_id.clone();
-    let row = rows.row;
+    let (row, sealed) = match open_checkpoint(keys, rows.row) {
+        Ok(opened) => opened,
+        Err(e) => return Some(Err(e)),
+    };
+    let seal = match sealed.then(|| keys.key("")).transpose() {
+        Ok(key) => key.cloned(),
+        Err(e) => return Some(Err(e.into())),
+    };
     let delta = rows.delta;
     if row.type_name != "msgpack" {
         return Some(Err(Refusal(format!(
@@ -300,7 +371,7 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
         }
     }
     let result = (|| -> Result<Editable> {
-        let writes = decode_writes(rows.writes, &latest.row.checkpoint_id)?;
+        let writes = decode_writes(keys, rows.writes, &thread, &latest.row.checkpoint_id)?;
         let work = pending_work(&latest.checkpoint, &writes);
         if !work.is_idle() && !force {
             let what = if !work.interrupts.is_empty() {
@@ -366,6 +437,7 @@ pub fn prepare(rows: LatestRows, force: bool, filters: &Filters) -> Option<Resul
             blob,
             outline,
             pending_writes: work.writes,
+            seal,
             messages: views.map_or_else(OnceLock::new, OnceLock::from),
             delta,
         })
@@ -533,7 +605,7 @@ pub fn plan(
 }
 
 /// Builds the update that gives `ed`'s thread the message list `new_items` (stored values)
-/// and sets the `other` channels, now.
+/// and sets the `other` channels, now; encrypted when the thread's latest checkpoint was.
 pub fn build_update(
     ed: &Editable,
     new_items: Vec<Value>,
@@ -558,7 +630,7 @@ fn build_update_for(
         random: &mut random,
     };
     let parent_id = &ed.latest.row.checkpoint_id;
-    update::build(
+    let mut upd = update::build(
         parent_id,
         &ed.latest.checkpoint,
         &ed.latest.metadata,
@@ -567,12 +639,23 @@ fn build_update_for(
         delta,
         &mut env,
     )
-    .with_context(|| format!("thread '{}'", ed.thread_id))
+    .with_context(|| format!("thread '{}'", ed.thread_id))?;
+    if let Some(key) = &ed.seal {
+        upd.seal(key);
+    }
+    Ok(upd)
 }
 
-/// Decodes the write rows of checkpoint `checkpoint_id`.
-pub fn decode_writes(rows: Vec<WriteRow>, checkpoint_id: &str) -> Result<Vec<PendingWrite>> {
-    rows.into_iter()
+/// Decodes the write rows of checkpoint `checkpoint_id` of `thread` (encrypted ones
+/// decrypted with `keys`).
+pub fn decode_writes(
+    keys: &Keyring,
+    rows: Vec<WriteRow>,
+    thread: &str,
+    checkpoint_id: &str,
+) -> Result<Vec<PendingWrite>> {
+    open_writes(keys, rows, thread, checkpoint_id)?
+        .into_iter()
         .map(|w| {
             let value = crate::codec::decode_typed(&w.type_name, &w.value).with_context(|| {
                 format!(

@@ -10,6 +10,7 @@
 
 pub mod duration;
 pub mod edit;
+pub mod find;
 pub mod gc;
 pub mod outcome;
 pub mod purge;

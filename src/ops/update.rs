@@ -18,6 +18,7 @@ use jiff::Timestamp;
 use serde_json::{Map as JsonMap, Value as Json};
 use uuid::Uuid;
 
+use crate::codec::aes::{self, AesKey};
 use crate::codec::msgpack::{self, Map, Value};
 use crate::codec::pieces::Pieces;
 use crate::codec::pyjson;
@@ -56,8 +57,10 @@ pub struct Update {
     pub checkpoint_id: String,
     /// The parent (the latest checkpoint when the update was built).
     pub parent_id: String,
-    /// The encoded checkpoint blob (`type = 'msgpack'`), in pieces: kept messages are slices
-    /// of the parent's blob.
+    /// The type of `checkpoint`: `msgpack`, or `msgpack+aes` once [`Update::seal`]ed.
+    pub checkpoint_type: String,
+    /// The encoded checkpoint blob, in pieces: kept messages are slices of the parent's blob
+    /// (one buffer once sealed).
     pub checkpoint: Pieces,
     /// The metadata JSON.
     pub metadata: Vec<u8>,
@@ -79,9 +82,23 @@ impl Update {
         crate::storage::NewRows {
             checkpoint_id: &self.checkpoint_id,
             parent_id: &self.parent_id,
+            checkpoint_type: &self.checkpoint_type,
             checkpoint: &self.checkpoint,
             metadata: &self.metadata,
             writes: &self.writes,
+        }
+    }
+
+    /// Encrypts the checkpoint and every write value as the app's `EncryptedSerializer`
+    /// would store them (`msgpack+aes`, a fresh random nonce per value); the metadata stays
+    /// plain JSON, as LangGraph keeps it.
+    pub fn seal(&mut self, key: &AesKey) {
+        // EAX seals a value whole: the pieces are joined first.
+        let (t, b) = aes::seal(key, &self.checkpoint_type, &self.checkpoint.to_vec());
+        (self.checkpoint_type, self.checkpoint) = (t, Pieces::from(b));
+        for w in &mut self.writes {
+            let (t, b) = aes::seal(key, &w.type_name, &w.value.to_vec());
+            (w.type_name, w.value) = (t, Pieces::from(b));
         }
     }
 }
@@ -291,6 +308,7 @@ pub fn build(
         task_path: "~__interrupt__, 0000000000".into(),
         idx: idx as i64,
         channel: channel.into(),
+        type_name: "msgpack".into(),
         value,
     };
     let mut writes = vec![write(
@@ -304,6 +322,7 @@ pub fn build(
     Ok(Update {
         checkpoint_id,
         parent_id: parent_id.to_owned(),
+        checkpoint_type: "msgpack".into(),
         checkpoint: msgpack::encode_pieces(&root),
         metadata: pyjson::dumps(&Json::Object(md)).into_bytes(),
         writes,
@@ -527,5 +546,47 @@ mod tests {
         assert!(bytes
             .windows(REMOVE_ALL.len())
             .any(|w| w == REMOVE_ALL.as_bytes()));
+    }
+
+    #[test]
+    fn sealed_rows_decrypt_to_the_plain_rows_with_fresh_nonces() {
+        let plain = Update {
+            checkpoint_id: "c".into(),
+            parent_id: "p".into(),
+            checkpoint_type: "msgpack".into(),
+            checkpoint: msgpack::encode(&Value::map(vec![])).into(),
+            metadata: b"{}".to_vec(),
+            writes: vec![UpdateWrite {
+                task_id: "t".into(),
+                task_path: String::new(),
+                idx: 0,
+                channel: MESSAGES.into(),
+                type_name: "msgpack".into(),
+                value: msgpack::encode(&Value::array(vec![remove_all_message()])).into(),
+            }],
+            step: 1,
+        };
+        let key = AesKey::new(zeroize::Zeroizing::new(b"0123456789abcdef".to_vec())).expect("key");
+        let mut sealed = plain.clone();
+        sealed.seal(&key);
+        assert_eq!(sealed.checkpoint_type, "msgpack+aes");
+        assert_eq!(
+            key.decrypt(&sealed.checkpoint.to_vec()).expect("opens"),
+            plain.checkpoint.to_vec()
+        );
+        assert_eq!(sealed.metadata, plain.metadata, "metadata stays plain JSON");
+        let w = &sealed.writes[0];
+        assert_eq!(w.type_name, "msgpack+aes");
+        assert_eq!(
+            key.decrypt(&w.value.to_vec()).expect("opens"),
+            plain.writes[0].value.to_vec()
+        );
+        assert_ne!(
+            sealed.checkpoint.to_vec()[..16],
+            w.value.to_vec()[..16],
+            "every value has its own nonce"
+        );
+        let rows = sealed.rows();
+        assert_eq!(rows.checkpoint_type, "msgpack+aes");
     }
 }

@@ -1,9 +1,14 @@
 //! Where checkpoints live: the [`CheckpointStore`] interface every command reads and writes
-//! through, and its backends (SQLite, `SqliteSaver`'s file, is the embedded default).
+//! through, and its backends (SQLite, `SqliteSaver`'s file, is the embedded default;
+//! PostgreSQL, `PostgresSaver`'s tables, for a `postgresql://` URL).
 //! Storage takes and returns plain rows and bytes: it knows nothing of messages, edits, exit
 //! codes or the command line.
 
 pub mod maintenance;
+pub mod pgconn;
+pub mod pgformat;
+pub mod postgres;
+pub mod rekey;
 pub mod sqlite;
 pub mod wal;
 
@@ -52,14 +57,16 @@ pub struct WriteRow {
     pub value: Vec<u8>,
 }
 
-/// The rows one update appends to a thread (all `type = 'msgpack'`): a checkpoint, and
-/// write rows recorded on its parent. Plain row values: storage does not know what they mean.
+/// The rows one update appends to a thread: a checkpoint, and write rows recorded on its
+/// parent. Plain row values: storage does not know what they mean.
 #[derive(Debug, Clone, Copy)]
 pub struct NewRows<'a> {
     /// The new checkpoint id.
     pub checkpoint_id: &'a str,
     /// Its parent: the thread's latest checkpoint when the rows were made.
     pub parent_id: &'a str,
+    /// The serialization type of `checkpoint` (`msgpack`, or `msgpack+aes` when encrypted).
+    pub checkpoint_type: &'a str,
     /// The serialized checkpoint, in pieces (see `codec::pieces`).
     pub checkpoint: &'a Pieces,
     /// The metadata JSON.
@@ -79,7 +86,9 @@ pub struct NewWrite {
     pub idx: i64,
     /// The channel written.
     pub channel: String,
-    /// The serialized value (`type = 'msgpack'`), in pieces.
+    /// The serialization type of `value` (`msgpack`, or `msgpack+aes` when encrypted).
+    pub type_name: String,
+    /// The serialized value, in pieces.
     pub value: Pieces,
 }
 
@@ -92,9 +101,65 @@ pub enum BlobKind {
     Write,
 }
 
-/// Given a stored msgpack blob, its replacement, or `None` to leave it as it is (used by
-/// `--purge` to scrub a thread's history; storage only reads and writes the rows).
-pub type BlobRewriter<'a> = &'a dyn Fn(BlobKind, &[u8]) -> Result<Option<Vec<u8>>>;
+/// Given a stored blob and its serialization type, its replacement (of the same type), or
+/// `None` to leave it as it is (used by `--purge` to scrub a thread's history; storage only
+/// reads and writes the rows).
+pub type BlobRewriter<'a> = &'a dyn Fn(BlobKind, &str, &[u8]) -> Result<Option<Vec<u8>>>;
+
+/// A stored value (a checkpoint blob or a write value) and where it is, handed to a
+/// [`ValueRewriter`] by a pass over every value of the database (`rekey`).
+#[derive(Debug, Clone, Copy)]
+pub struct StoredValue<'a> {
+    /// A checkpoint blob or a write value.
+    pub kind: BlobKind,
+    /// The thread.
+    pub thread_id: &'a str,
+    /// The namespace.
+    pub checkpoint_ns: &'a str,
+    /// The checkpoint (for a write: the checkpoint it is recorded on).
+    pub checkpoint_id: &'a str,
+    /// The channel written (writes only).
+    pub channel: Option<&'a str>,
+    /// The serialization type (`type` column).
+    pub type_name: &'a str,
+    /// The stored bytes.
+    pub bytes: &'a [u8],
+}
+
+/// Given a stored value, its replacement `(type, bytes)`, or `None` to leave it as it is.
+pub type ValueRewriter<'a> =
+    &'a mut dyn FnMut(&StoredValue<'_>) -> Result<Option<(String, Vec<u8>)>>;
+
+/// Where a pass over every stored value stands: the start, or just after a row. Opaque to
+/// callers: each backend keeps its own position in it (SQLite: table and rowid).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ValueCursor {
+    pub(crate) kind: Option<BlobKind>,
+    pub(crate) after: i64,
+}
+
+/// How much one page of a pass over the stored values holds: at most `rows` values, and it
+/// ends after the value that brings it to `bytes` (a page always holds at least one).
+#[derive(Debug, Clone, Copy)]
+pub struct PageSize {
+    /// Values per page.
+    pub rows: usize,
+    /// Stored bytes per page.
+    pub bytes: u64,
+}
+
+/// What one page of a pass did.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ValuePage {
+    /// Where the next page starts; `None` when every value was visited.
+    pub next: Option<ValueCursor>,
+    /// Values visited.
+    pub values: u64,
+    /// Their stored bytes.
+    pub bytes: u64,
+    /// Values replaced.
+    pub changed: u64,
+}
 
 /// What gc needs to know of one checkpoint (no blob).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,9 +295,17 @@ pub enum Access {
     ReadWrite,
 }
 
-/// Opens the database `db` names (a path to a `SqliteSaver` file) with `access`, waiting up to
+/// Opens the database `db` names (a path to a `SqliteSaver` file, or a `postgresql://` /
+/// `postgres://` URL of a `PostgresSaver` database) with `access`, waiting up to
 /// `busy_timeout` for a lock.
 pub fn open(db: &Path, access: Access, busy_timeout: Duration) -> Result<Box<dyn CheckpointStore>> {
+    if let Some(url) = db.to_str().filter(|d| pgconn::is_url(d)) {
+        return Ok(Box::new(postgres::PostgresStore::open(
+            url,
+            access,
+            busy_timeout,
+        )?));
+    }
     Ok(Box::new(match access {
         Access::ReadOnly => SqliteStore::open_read_only(db, busy_timeout)?,
         Access::ReadWrite => SqliteStore::open_read_write(db, busy_timeout)?,
@@ -390,4 +463,24 @@ pub trait CheckpointStore: Send {
     /// rows of other threads, and stored bytes outside any row. Texts found nowhere are left
     /// out.
     fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>>;
+
+    // ---- rewriting values in place (rekey) ---------------------------------------------------
+
+    /// One page of a pass over every stored value (checkpoint blobs, then write values, of
+    /// every thread; rows a live app adds during the pass are visited too), from `from`, in one
+    /// short transaction: `rewrite` sees each value, and with `write` the values it changes are
+    /// replaced in place (type and bytes; freed space keeps none of the old bytes) before the
+    /// page commits. Without `write` (a read pass; the only kind a read-only store can make)
+    /// no write lock is taken and `rewrite` must change nothing. An error from `rewrite` rolls
+    /// the page back.
+    fn rewrite_values(
+        &self,
+        from: ValueCursor,
+        size: PageSize,
+        write: bool,
+        rewrite: ValueRewriter<'_>,
+    ) -> Result<ValuePage> {
+        let _ = (from, size, write, rewrite);
+        anyhow::bail!("this database backend cannot rewrite values in place yet (needed by rekey)")
+    }
 }

@@ -11,7 +11,8 @@ use crate::codec::pieces::Pieces;
 
 use super::{
     BlobKind, BlobRewriter, CheckpointInfo, CheckpointRow, CheckpointStore, Deleted, FileStats,
-    Leftover, NewRows, Orphans, SchemaGeneration, ThreadMoved, ThreadSummary, WriteRow,
+    Leftover, NewRows, Orphans, PageSize, SchemaGeneration, ThreadMoved, ThreadSummary,
+    ValueCursor, ValuePage, ValueRewriter, WriteRow,
 };
 
 /// Columns memctl reads from `checkpoints`.
@@ -260,6 +261,16 @@ impl CheckpointStore for SqliteStore {
 
     fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
         self.leftovers(thread_id, texts)
+    }
+
+    fn rewrite_values(
+        &self,
+        from: ValueCursor,
+        size: PageSize,
+        write: bool,
+        rewrite: ValueRewriter<'_>,
+    ) -> Result<ValuePage> {
+        self.value_page(from, size, write, rewrite)
     }
 
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
@@ -728,8 +739,8 @@ pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<St
 
 impl SqliteStore {
     /// [`CheckpointStore::append_update`]: one `BEGIN IMMEDIATE` transaction (a savepoint
-    /// inside a batch); with `rewrite`, every msgpack checkpoint and write blob of the thread
-    /// (all namespaces) that it changes is replaced, with `secure_delete` on so freed pages are
+    /// inside a batch); with `rewrite`, every checkpoint and write blob of the thread (all
+    /// namespaces) that it changes is replaced, with `secure_delete` on so freed pages are
     /// zeroed.
     fn append(
         &self,
@@ -866,15 +877,15 @@ impl SqliteStore {
             let result = match self.generation {
                 SchemaGeneration::V3 => tx.prepare_cached(
                     "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, 'msgpack', ?)",
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 ).and_then(|mut st| st.execute(
-                    rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.task_path, w.idx, w.channel, value],
+                    rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.task_path, w.idx, w.channel, w.type_name, value],
                 )),
                 SchemaGeneration::V2 => tx.prepare_cached(
                     "INSERT OR IGNORE INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) \
-                     VALUES (?, ?, ?, ?, ?, ?, 'msgpack', ?)",
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 ).and_then(|mut st| st.execute(
-                    rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.idx, w.channel, value],
+                    rusqlite::params![thread_id, ns, update.parent_id, w.task_id, w.idx, w.channel, w.type_name, value],
                 )),
             };
             let inserted = result.map_err(|e| self.sql_error(e))?;
@@ -893,10 +904,10 @@ impl SqliteStore {
         };
         tx.prepare_cached(
             "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
-             VALUES (?, ?, ?, ?, 'msgpack', ?, ?)",
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
         )
         .and_then(|mut st| st.execute(
-            rusqlite::params![thread_id, ns, update.checkpoint_id, update.parent_id, checkpoint, metadata],
+            rusqlite::params![thread_id, ns, update.checkpoint_id, update.parent_id, update.checkpoint_type, checkpoint, metadata],
         ))
         .map_err(|e| self.sql_error(e))?;
         checkpoint.fill(tx, "checkpoints", "checkpoint", update.checkpoint)?;
@@ -908,7 +919,8 @@ impl SqliteStore {
         Ok(scrubbed)
     }
 
-    /// Replaces the thread's msgpack blobs that `rewrite` changes; returns how many rows.
+    /// Replaces the thread's blobs that `rewrite` changes (it is handed each with its type);
+    /// returns how many rows.
     fn scrub_thread(
         &self,
         tx: &Connection,
@@ -916,20 +928,25 @@ impl SqliteStore {
         rewrite: BlobRewriter<'_>,
     ) -> Result<usize> {
         let mut changed = 0;
-        let checkpoints: Vec<(String, String, Vec<u8>)> = {
+        let checkpoints: Vec<(String, String, String, Vec<u8>)> = {
             let mut stmt = tx
-                .prepare("SELECT checkpoint_ns, checkpoint_id, checkpoint FROM checkpoints WHERE thread_id = ? AND type = 'msgpack'")
+                .prepare("SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints WHERE thread_id = ?")
                 .map_err(|e| self.sql_error(e))?;
             let rows = stmt
                 .query_map([thread_id], |r| {
-                    Ok((text(r, 0)?, text(r, 1)?, blob(r, 2)?.unwrap_or_default()))
+                    Ok((
+                        text(r, 0)?,
+                        text(r, 1)?,
+                        text(r, 2)?,
+                        blob(r, 3)?.unwrap_or_default(),
+                    ))
                 })
                 .map_err(|e| self.sql_error(e))?;
             rows.collect::<rusqlite::Result<_>>()
                 .map_err(|e| self.sql_error(e))?
         };
-        for (ns, id, bytes) in checkpoints {
-            let new = rewrite(BlobKind::Checkpoint, &bytes)
+        for (ns, id, type_name, bytes) in checkpoints {
+            let new = rewrite(BlobKind::Checkpoint, &type_name, &bytes)
                 .with_context(|| format!("cannot rewrite checkpoint {id}"))?;
             if let Some(new) = new {
                 tx.execute(
@@ -940,20 +957,25 @@ impl SqliteStore {
                 changed += 1;
             }
         }
-        let writes: Vec<(i64, String, Vec<u8>)> = {
+        let writes: Vec<(i64, String, String, Vec<u8>)> = {
             let mut stmt = tx
-                .prepare("SELECT rowid, checkpoint_id, value FROM writes WHERE thread_id = ? AND type = 'msgpack'")
+                .prepare("SELECT rowid, checkpoint_id, type, value FROM writes WHERE thread_id = ?")
                 .map_err(|e| self.sql_error(e))?;
             let rows = stmt
                 .query_map([thread_id], |r| {
-                    Ok((r.get(0)?, text(r, 1)?, blob(r, 2)?.unwrap_or_default()))
+                    Ok((
+                        r.get(0)?,
+                        text(r, 1)?,
+                        text(r, 2)?,
+                        blob(r, 3)?.unwrap_or_default(),
+                    ))
                 })
                 .map_err(|e| self.sql_error(e))?;
             rows.collect::<rusqlite::Result<_>>()
                 .map_err(|e| self.sql_error(e))?
         };
-        for (rowid, id, bytes) in writes {
-            let new = rewrite(BlobKind::Write, &bytes)
+        for (rowid, id, type_name, bytes) in writes {
+            let new = rewrite(BlobKind::Write, &type_name, &bytes)
                 .with_context(|| format!("cannot rewrite a write on checkpoint {id}"))?;
             if let Some(new) = new {
                 tx.execute(

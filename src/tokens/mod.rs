@@ -1,10 +1,13 @@
 //! Token counting that matches the libraries people trust, to the token.
 //!
 //! - [`approx`]: LangChain's `count_tokens_approximately` (default parameters);
-//! - [`openai`]: langchain_openai's `get_num_tokens_from_messages` (tiktoken o200k / cl100k);
+//! - [`openai`]: langchain_openai's `get_num_tokens_from_messages` (tiktoken o200k / cl100k),
+//!   on [`pretok`] (tiktoken's pre-tokenizers) and [`bpe`] (its rank tables and merge);
 
 pub mod approx;
+pub mod bpe;
 pub mod openai;
+pub mod pretok;
 
 use anyhow::Result;
 

@@ -1,7 +1,7 @@
 //! `langchain_openai.ChatOpenAI(model=…).get_num_tokens_from_messages`, with tiktoken's BPE
-//! (o200k_base, cl100k_base) compiled into the binary by the bpe-openai crate: no download.
-//! bpe-openai splits and merges exactly as tiktoken does (checked against LangChain's counts on
-//! the fixtures, and per thread on the benchmark database).
+//! (o200k_base, cl100k_base) compiled into the binary: no download. Texts are cut by
+//! tiktoken's pre-tokenizer ([`pretok`]) and each piece merged as tiktoken merges it ([`bpe`]),
+//! checked against tiktoken itself (tests/tokens.rs) and LangChain's counts on the fixtures.
 //!
 //! Each message becomes the chat-completions dict `_convert_message_to_dict` builds, then every
 //! value is encoded: 3 tokens per message (4 for gpt-3.5-turbo-0301), ±1 per name, 3 for a
@@ -9,16 +9,14 @@
 //! and 3 more to prime the reply. Image blocks count 0 unless `detail` is `low` (85), as in a
 //! default install of langchain-openai without pillow.
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
 use serde_json::{Map as JsonMap, Value as Json};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
-use bpe_openai::Tokenizer;
-use fnv::FnvHashMap;
-use regex_automata::meta::{Cache, Regex};
-use regex_automata::{Anchored, Input};
-
+use super::bpe::{Counter, Ranks};
+use super::pretok;
 use crate::codec::pyjson;
 use crate::codec::pyrepr::repr;
 use crate::model::{Kind, Message};
@@ -96,131 +94,50 @@ pub fn encoding_for_model(model: &str) -> Encoding {
     }
 }
 
-fn tokenizer(e: Encoding) -> &'static Tokenizer {
-    match e {
-        Encoding::O200k => bpe_openai::o200k_base(),
-        Encoding::Cl100k => bpe_openai::cl100k_base(),
-    }
-}
+/// tiktoken's o200k_base token list (`o200k_base.tiktoken`, whose sha256 tiktoken checks,
+/// rebuilds from it to the byte: data/tiktoken/README.md).
+const O200K_GZ: &[u8] = include_bytes!("../../data/tiktoken/o200k_base.tokens.gz");
+/// tiktoken's cl100k_base token list.
+const CL100K_GZ: &[u8] = include_bytes!("../../data/tiktoken/cl100k_base.tokens.gz");
 
-/// tiktoken's pre-tokenizer pattern as bpe-openai writes it for the `regex` engine (no
-/// look-around): the look-ahead `\s+(?!\S)` becomes `\s+\s` (pattern 1), whose last character
-/// is then given back. The same patterns as bpe-openai 0.3, so the same pieces.
-fn split_patterns(e: Encoding) -> [String; 3] {
-    let first = match e {
-        Encoding::O200k => [
-            "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-            "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-            "\\p{N}{1,3}",
-            " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
-            "\\s*[\\r\\n]+",
-            "\\s+$",
-        ]
-        .join("|"),
-        Encoding::Cl100k => "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$".to_owned(),
+/// The rank table of an encoding, read at first use (~20 ms for o200k) and shared.
+fn ranks(e: Encoding) -> Result<&'static Ranks> {
+    static O200K: LazyLock<Result<Ranks, String>> =
+        LazyLock::new(|| Ranks::from_packed_gz(O200K_GZ).map_err(|e| format!("{e:#}")));
+    static CL100K: LazyLock<Result<Ranks, String>> =
+        LazyLock::new(|| Ranks::from_packed_gz(CL100K_GZ).map_err(|e| format!("{e:#}")));
+    let (table, name) = match e {
+        Encoding::O200k => (&*O200K, "o200k_base"),
+        Encoding::Cl100k => (&*CL100K, "cl100k_base"),
     };
-    [first, "\\s+\\s".to_owned(), "\\s+".to_owned()]
+    table
+        .as_ref()
+        .map_err(|why| anyhow!("cannot read the {name} table built into memctl: {why}"))
 }
 
-/// The pattern of [`split_patterns`] whose last character is a look-ahead.
-const LOOKAHEAD_PATTERN: usize = 1;
-
-/// The compiled pre-tokenizer of an encoding, shared by all threads.
-fn splitter(e: Encoding) -> &'static Regex {
-    static O200K: LazyLock<Regex> = LazyLock::new(|| compile_splitter(Encoding::O200k));
-    static CL100K: LazyLock<Regex> = LazyLock::new(|| compile_splitter(Encoding::Cl100k));
-    match e {
-        Encoding::O200k => &O200K,
-        Encoding::Cl100k => &CL100K,
-    }
-}
-
-#[allow(clippy::expect_used)] // constant patterns, covered by the tests
-fn compile_splitter(e: Encoding) -> Regex {
-    Regex::new_many(&split_patterns(e)).expect("the pre-tokenizer patterns compile")
-}
-
-/// Calls `f` with each piece tiktoken's pre-tokenizer cuts `text` into, using this thread's
-/// regex cache (no lock shared between cores).
-fn for_each_piece(e: Encoding, cache: &mut Cache, text: &str, mut f: impl FnMut(&str)) {
-    let re = splitter(e);
-    let mut last = 0;
-    while last < text.len() {
-        let input = Input::new(&text[last..]).anchored(Anchored::Yes);
-        let Some(m) = re.search_with(cache, &input) else {
-            break;
-        };
-        let mut end = last + m.end();
-        if m.pattern().as_usize() == LOOKAHEAD_PATTERN {
-            end -= text[last..end]
-                .chars()
-                .next_back()
-                .map_or(0, char::len_utf8);
-        }
-        if end <= last {
-            break;
-        }
-        f(&text[last..end]);
-        last = end;
-    }
-}
-
-/// Loads an encoding's tables (~40 ms) on a background thread, so that they are ready when
-/// the first text is counted; counting waits for the load if it is not done yet.
+/// Reads an encoding's table on a background thread, so that it is ready when the first
+/// text is counted; counting waits for the read if it is not done yet.
 pub fn preload(e: Encoding) {
     std::thread::spawn(move || {
-        tokenizer(e);
-        splitter(e);
+        let _ = ranks(e);
+        pretok::preload();
     });
 }
 
-/// Pieces longer than this are counted without the cache (they rarely repeat).
-const CACHED_PIECE_BYTES: usize = 32;
-/// The cache is dropped when it holds this many pieces (memory stays bounded on any input).
-const CACHE_CAPACITY: usize = 1 << 18;
-
-/// One thread's state for counting with an encoding.
-struct Local {
-    /// The pre-tokenizer's scratch space.
-    regex: Cache,
-    /// Token counts of the pieces seen by this thread. Prose repeats its words, so most pieces
-    /// skip the byte-pair merge.
-    pieces: FnvHashMap<Box<[u8]>, u32>,
-}
-
 thread_local! {
-    static LOCAL: RefCell<[Option<Local>; 2]> = RefCell::default();
+    /// This thread's counter (caches) for each encoding.
+    static LOCAL: RefCell<[Option<Counter>; 2]> = RefCell::default();
 }
 
 /// Counts the tokens of a text with an encoding (tiktoken's `len(encode_ordinary(text))`).
-pub fn encode_len(e: Encoding, text: &str) -> i64 {
-    let bpe = &tokenizer(e).bpe;
+pub fn encode_len(e: Encoding, text: &str) -> Result<i64> {
+    let ranks = ranks(e)?;
     LOCAL.with(|local| {
         let mut local = local.borrow_mut();
-        let local = local[e as usize].get_or_insert_with(|| Local {
-            regex: splitter(e).create_cache(),
-            pieces: FnvHashMap::default(),
-        });
+        let counter = local[e as usize].get_or_insert_with(Counter::default);
         let mut n = 0usize;
-        let pieces = &mut local.pieces;
-        for_each_piece(e, &mut local.regex, text, |piece| {
-            let bytes = piece.as_bytes();
-            if bytes.len() > CACHED_PIECE_BYTES {
-                n += bpe.count(bytes);
-                return;
-            }
-            if let Some(&c) = pieces.get(bytes) {
-                n += c as usize;
-                return;
-            }
-            let c = bpe.count(bytes);
-            if pieces.len() >= CACHE_CAPACITY {
-                pieces.clear();
-            }
-            pieces.insert(bytes.into(), c as u32);
-            n += c;
-        });
-        n as i64
+        pretok::for_each_piece(e, text, |piece| n += counter.count(ranks, piece));
+        Ok(n as i64)
     })
 }
 
@@ -359,11 +276,11 @@ fn is_falsy(v: &Json) -> bool {
     }
 }
 
-/// Python's `str(value)` for what reaches `encoding.encode(str(value))`.
-fn py_str(v: &Json) -> String {
+/// Python's `str(value)` for what reaches `encoding.encode(str(value))` (a string as it is).
+fn py_str(v: &Json) -> Cow<'_, str> {
     match v {
-        Json::String(s) => s.clone(),
-        other => repr(other),
+        Json::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(repr(other)),
     }
 }
 
@@ -379,10 +296,10 @@ pub fn count_message(m: &Message, f: Framing) -> Result<i64> {
         if let Json::Array(items) = &value {
             for v in items {
                 match v {
-                    Json::String(s) => n += encode_len(e, s),
+                    Json::String(s) => n += encode_len(e, s)?,
                     Json::Object(o) => match o.get("type").and_then(Json::as_str) {
                         Some("text") => {
-                            n += encode_len(e, o.get("text").and_then(Json::as_str).unwrap_or(""))
+                            n += encode_len(e, o.get("text").and_then(Json::as_str).unwrap_or(""))?
                         }
                         Some("image_url") => {
                             let low = o
@@ -404,7 +321,7 @@ pub fn count_message(m: &Message, f: Framing) -> Result<i64> {
                                 .and_then(|f| f.get("name"))
                                 .map(py_str)
                                 .unwrap_or_default();
-                            n += encode_len(e, &args) + encode_len(e, &name);
+                            n += encode_len(e, &args)? + encode_len(e, &name)?;
                         }
                         Some("file") => {}
                         other => bail!(
@@ -418,7 +335,7 @@ pub fn count_message(m: &Message, f: Framing) -> Result<i64> {
         } else if is_falsy(&value) {
             continue;
         } else {
-            n += encode_len(e, &py_str(&value));
+            n += encode_len(e, &py_str(&value))?;
         }
         if key == "name" {
             n += f.per_name;
@@ -477,48 +394,51 @@ mod tests {
     }
 
     #[test]
-    fn cached_pieces_count_like_the_tokenizer() {
-        // Twice each, so the second pass is served from the cache.
-        let texts = [
-            "Hello, how are you today?",
-            "don't I'LL 'S 123456789  \n\n  x",
-            "天气 北京 🌧️☀️ Zürich   ",
-            "a very long piece: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
-            "",
+    fn counts_equal_tiktoken() {
+        // tiktoken 0.14: len(get_encoding(name).encode_ordinary(text)).
+        let long_x = "x".repeat(300);
+        let long_spaces = format!("{}y", " ".repeat(300));
+        let cases = [
+            ("Hello, how are you today?", 7, 7),
+            ("don't I'LL 'S they'Re 'ſ", 9, 12),
+            ("天气 北京 🌧️☀️ Zürich   ", 10, 17),
+            ("a\n\n  ", 3, 3),
+            ("a\n  ", 3, 3),
+            (&long_x, 38, 38),
+            (&long_spaces, 4, 4),
+            ("def f(x):\n    return x ** 2  # square\n\n\n", 14, 14),
+            ("1234567890 3.14159 -42 ٣٣٣", 15, 18),
+            ("👨\u{200d}👩\u{200d}👧🇫🇷👍🏽", 15, 25),
+            (
+                "HELLOworld helloWORLD aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                12,
+                13,
+            ),
+            ("ſ", 1, 2),
+            ("{\"a\": [1, 2, {\"b\": null}]}", 15, 15),
+            ("\u{3000}中文\u{a0}x\u{85}y", 7, 8),
         ];
-        let mut seed: u64 = 7;
-        let alphabet: Vec<char> = " \t\n\r\u{a0}aZé'sSLL09.,;!?/-_(\"東京🗼\u{301}\u{200d}ßİK"
-            .chars()
-            .collect();
-        let mut random = Vec::new();
-        for _ in 0..3000 {
-            let mut s = String::new();
-            for _ in 0..(seed % 24) {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                s.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
-            }
-            random.push(s);
+        for (text, o200k, cl100k) in cases {
+            assert_eq!(
+                encode_len(Encoding::O200k, text).ok(),
+                Some(o200k),
+                "{text:?}"
+            );
+            assert_eq!(
+                encode_len(Encoding::Cl100k, text).ok(),
+                Some(cl100k),
+                "{text:?}"
+            );
         }
+        assert_eq!(
+            encode_len(Encoding::O200k, "Hello, how are you today?").ok(),
+            Some(7)
+        );
+        assert_eq!(encode_len(Encoding::O200k, "").ok(), Some(0));
+        // The Bloom filter in front of the rank table lets few keys that are no token through.
         for e in [Encoding::O200k, Encoding::Cl100k] {
-            let mut cache = splitter(e).create_cache();
-            for t in texts
-                .iter()
-                .copied()
-                .chain(random.iter().map(String::as_str))
-            {
-                let mut ours = Vec::new();
-                for_each_piece(e, &mut cache, t, |p| ours.push(p.to_owned()));
-                let theirs: Vec<&str> = tokenizer(e).split(t).collect();
-                assert_eq!(ours, theirs, "{t:?}");
-            }
-            for _ in 0..2 {
-                for t in texts {
-                    assert_eq!(encode_len(e, t), tokenizer(e).count(t) as i64, "{t:?}");
-                }
-            }
+            let rate = ranks(e).expect("table").filter_pass_rate();
+            assert!(rate < 0.03, "{e:?}: {rate}");
         }
-        assert_eq!(encode_len(Encoding::O200k, "Hello, how are you today?"), 7);
     }
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod chat_server;
+pub mod pg;
 
 use std::path::{Path, PathBuf};
 
@@ -20,10 +21,13 @@ pub fn fixture(name: &str) -> PathBuf {
 /// The fixture databases every read test runs on: both saver generations.
 pub const GENERATIONS: [&str; 2] = ["new", "old"];
 
-/// `memctl` with a scrubbed environment (no MEMCTL_DB from the developer's shell).
+/// `memctl` with a scrubbed environment (no MEMCTL_DB or LANGGRAPH_AES_KEY from the
+/// developer's shell).
 pub fn memctl() -> Command {
     let mut cmd = Command::cargo_bin("memctl").expect("the memctl binary is built");
-    cmd.env_remove("MEMCTL_DB").env("NO_COLOR", "1");
+    cmd.env_remove("MEMCTL_DB")
+        .env_remove("LANGGRAPH_AES_KEY")
+        .env("NO_COLOR", "1");
     cmd
 }
 

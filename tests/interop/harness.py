@@ -11,6 +11,14 @@ repo root (found from __file__).
     harness.py check-rewrite --original ORIG.sqlite --rewritten NEW.sqlite --thread T --expect EXPECT.json
     harness.py continue --db PATH --thread T [--copy]
     harness.py delta-states --db DELTA.sqlite
+    harness.py rows --db PATH            (every row decoded, as JSON: encrypted databases)
+    harness.py find-text --db PATH --text T   (decrypted values and raw bytes holding T)
+
+Encrypted databases: with LANGGRAPH_AES_KEY set, every saver the harness makes uses
+EncryptedSerializer.from_pycryptodome_aes() as an app does (it reads plain rows too); raw
+comparisons then compare decrypted bytes. With MEMCTL_INTEROP_OLD_AES_KEY also set, the
+live app uses the two-key cipher of the README's rekey section (encrypts with the new key,
+decrypts with either).
 
 check-rewrite prints a JSON report on stdout; exit 0 when every check passes, 1 otherwise (one
 line per failure on stderr). ORIG and NEW are never opened by LangGraph: the harness reads their
@@ -204,11 +212,68 @@ def snapshot(path: str | Path) -> dict:
     return {"checkpoint_cols": cc, "checkpoints": cps, "write_cols": wc, "writes": wrs}
 
 
+class RotatingAesCipher:
+    """The README's cipher for an app during `memctl rekey`: encrypts with the new key,
+    decrypts with the new key or else the old one (pycryptodome's AES-EAX, LangGraph's layout
+    nonce || tag || ciphertext)."""
+
+    def __init__(self, new_key: bytes, old_key: bytes):
+        self.keys = [new_key, old_key]
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        from Crypto.Cipher import AES
+
+        cipher = AES.new(self.keys[0], AES.MODE_EAX)
+        ciphertext, tag = cipher.encrypt_and_digest(plaintext)
+        return "aes", cipher.nonce + tag + ciphertext
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        from Crypto.Cipher import AES
+
+        assert ciphername == "aes", f"Unsupported cipher: {ciphername}"
+        nonce, tag, body = ciphertext[:16], ciphertext[16:32], ciphertext[32:]
+        for key in self.keys:
+            try:
+                return AES.new(key, AES.MODE_EAX, nonce=nonce).decrypt_and_verify(body, tag)
+            except ValueError:
+                continue
+        raise ValueError("MAC check failed")
+
+
+def make_serde():
+    """The app's serializer: EncryptedSerializer when LANGGRAPH_AES_KEY is set (and the
+    rotating two-key cipher when MEMCTL_INTEROP_OLD_AES_KEY is set too), else LangGraph's
+    default."""
+    if "LANGGRAPH_AES_KEY" not in os.environ:
+        return None
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+    old = os.environ.get("MEMCTL_INTEROP_OLD_AES_KEY")
+    if old:
+        return EncryptedSerializer(RotatingAesCipher(os.environ["LANGGRAPH_AES_KEY"].encode(),
+                                                     old.encode()))
+    return EncryptedSerializer.from_pycryptodome_aes()
+
+
+def make_saver(con):
+    serde = make_serde()
+    return SqliteSaver(con) if serde is None else SqliteSaver(con, serde=serde)
+
+
+def plain_bytes(serde, typ: str, blob: bytes) -> tuple[str, bytes]:
+    """(inner type, bytes) of a stored value: decrypted with the serializer's cipher when its
+    type says it is encrypted."""
+    if typ and "+" in typ:
+        inner, ciphername = typ.split("+", 1)
+        return inner, serde.cipher.decrypt(ciphername, blob)
+    return typ, blob
+
+
 @contextlib.contextmanager
 def open_graph(path: str | Path, name: str):
     con = sqlite3.connect(str(path), check_same_thread=False)
     try:
-        saver = SqliteSaver(con)
+        saver = make_saver(con)
         graph, model = graphs.build(name, saver)
         yield graph, model, saver
     finally:
@@ -423,7 +488,8 @@ def _history_ids(graph, cfg) -> list[tuple[str, Any, Any]]:
 def _decode_checkpoint(serde, row: dict) -> tuple[dict, dict, Any]:
     cp = serde.loads_typed((row["type"], row["checkpoint"]))
     md = json.loads(row["metadata"]) if row["metadata"] is not None else None
-    raw = raw_unpack(row["checkpoint"]) if row["type"] == "msgpack" else None
+    inner, data = plain_bytes(serde, row["type"], row["checkpoint"])
+    raw = raw_unpack(data) if inner == "msgpack" else None
     return cp, md, raw
 
 
@@ -549,10 +615,13 @@ def compare_writes(rep: Report, serde, new_rows: list[dict], ref_rows: list[dict
             rep.check(G, f"{p}.value decoded", ok, None if ok else {"new": dn, "ref": dr})
         except Exception as e:
             rep.check(G, f"{p}.value decoded", False, f"{type(e).__name__}: {e}")
-        be = bytes(n["value"] or b"") == bytes(r["value"] or b"")
+        # Encrypted values: their plain bytes (each value has its own random nonce).
+        nb = plain_bytes(serde, n["type"], bytes(n["value"] or b""))[1]
+        rb = plain_bytes(serde, r["type"], bytes(r["value"] or b""))[1]
+        be = nb == rb
         bytes_equal.append(be)
         rep.check(G, f"{p}.value bytes equal", be, None if be else {
-            "new": bytes(n["value"] or b"").hex(), "ref": bytes(r["value"] or b"").hex()})
+            "new": nb.hex(), "ref": rb.hex()})
     rep.checks.setdefault(G, {})["value bytes equal (summary)"] = {"ok": all(bytes_equal),
                                                                    "detail": bytes_equal}
 
@@ -868,7 +937,7 @@ def cmd_delta_states(db: str) -> dict:
     try:
         con = sqlite3.connect(path, check_same_thread=False)
         try:
-            saver = SqliteSaver(con)
+            saver = make_saver(con)
             ids = [r[0] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
             for thread in ids:
                 graph, _model = graphs.build(f"delta:{thread}", saver)
@@ -939,7 +1008,7 @@ def cmd_live_app(db: str, graph_name: str, threads: list[str], seconds: float, s
     import time
 
     con = sqlite3.connect(db, check_same_thread=False)
-    saver = SqliteSaver(con)
+    saver = make_saver(con)
     graph, _model = graphs.build(graph_name, saver)
     counts = {t: 0 for t in threads}
     errors: list[str] = []
@@ -977,7 +1046,7 @@ def cmd_held_app(db: str, graph_name: str, thread: str, hold_file: str, go_file:
     import time
 
     con = sqlite3.connect(db, check_same_thread=False)
-    saver = SqliteSaver(con)
+    saver = make_saver(con)
     graph, model = graphs.build(graph_name, saver)
     cfg = graphs.config(thread)
     made: list[str] = []
@@ -1017,6 +1086,44 @@ def cmd_held_app(db: str, graph_name: str, thread: str, hold_file: str, go_file:
     con.close()
     return {"made": made, "latest_after_turn": latest, "messages_after_turn": ids,
             "model_received": received, "errors": errors}
+
+
+def cmd_rows(db: str) -> dict:
+    """Every row of checkpoints and writes decoded by the app's serializer (a row that does
+    not load fails the command), with its stored type: to compare a database before and after
+    `memctl rekey`."""
+    serde = make_serde()
+    if serde is None:
+        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        serde = JsonPlusSerializer()
+    snap = snapshot(db)
+    out = {"checkpoints": {}, "writes": {}, "types": {}}
+    for table, col in (("checkpoints", "checkpoint"), ("writes", "value")):
+        for key, row in sorted(snap[table].items(), key=lambda kv: str(kv[0])):
+            value = serde.loads_typed((row["type"], row[col]))
+            k = json.dumps([str(x) for x in key])
+            out[table][k] = jsonable(norm(value))
+            out["types"][row["type"]] = out["types"].get(row["type"], 0) + 1
+    return out
+
+
+def cmd_find_text(db: str, text: str) -> dict:
+    """Where `text` is: in the decrypted (or plain) value of any row, in metadata, or
+    anywhere in the bytes of the file and its WAL."""
+    serde = make_serde()
+    needle = text.encode()
+    snap = snapshot(db)
+    rows = []
+    for table, col in (("checkpoints", "checkpoint"), ("writes", "value")):
+        for key, row in snap[table].items():
+            _, data = plain_bytes(serde, row["type"], bytes(row[col] or b""))
+            md = row.get("metadata")
+            md = md.encode() if isinstance(md, str) else (md or b"")
+            if needle in data or needle in md:
+                rows.append([table, *[str(x) for x in key]])
+    raw = [p for p in (db, db + "-wal") if Path(p).exists() and needle in Path(p).read_bytes()]
+    return {"text": text, "rows": rows, "raw_files": raw}
 
 
 def ensure_hashseed_0(script: str) -> None:
@@ -1064,15 +1171,24 @@ def main(argv: list[str] | None = None) -> int:
     ha.add_argument("--go-file", required=True)
     ds = sub.add_parser("delta-states", help="every checkpoint of every thread of a delta DB as LangGraph shows it")
     ds.add_argument("--db", required=True)
+    rw = sub.add_parser("rows", help="every row decoded by the app's serializer, as JSON")
+    rw.add_argument("--db", required=True)
+    ft = sub.add_parser("find-text", help="rows (decrypted) and raw bytes holding TEXT")
+    ft.add_argument("--db", required=True)
+    ft.add_argument("--text", required=True)
     a = ap.parse_args(argv)
 
     if a.cmd == "delta-states":
         print(json.dumps(cmd_delta_states(a.db), ensure_ascii=False, indent=1))
         return 0
 
-    if a.cmd in ("state", "resume", "live-app", "held-app"):
+    if a.cmd in ("state", "resume", "live-app", "held-app", "rows", "find-text"):
         try:
-            if a.cmd == "state":
+            if a.cmd == "rows":
+                rep = cmd_rows(a.db)
+            elif a.cmd == "find-text":
+                rep = cmd_find_text(a.db, a.text)
+            elif a.cmd == "state":
                 rep = cmd_state(a.db, a.thread, a.graph or a.thread)
             elif a.cmd == "resume":
                 rep = cmd_resume(a.db, a.thread, a.value)

@@ -1,0 +1,532 @@
+//! `memctl rekey`: every stored value (checkpoint blobs and write values of every thread)
+//! put under a new AES key, or encrypted for the first time, or decrypted (`--decrypt`), as
+//! LangGraph's `EncryptedSerializer` would have stored it. The one command that rewrites rows
+//! in place rather than appending.
+//!
+//! Two passes over the values, a page (`--batch` values, at most 4 MiB) per short
+//! transaction: the first decrypts every value and changes nothing (it is all a `--dry-run`
+//! does), so a wrong key is found before anything is written; the second rewrites. A value
+//! already in its final form (under the new key, or plain for `--decrypt`) is left alone, so
+//! a run that was interrupted finishes when run again. Beside a live app the second pass
+//! pauses between pages as long as each page held the write lock.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Result};
+use serde_json::json;
+
+use crate::cli::{Format, GlobalArgs, RekeyArgs};
+use crate::codec::aes::{self, AesKey, KeyIssue, OpenError};
+use crate::output::{self, human, progress, table};
+use crate::storage::{BlobKind, CheckpointStore, PageSize, StoredValue, ValueCursor};
+
+/// Stored bytes per transaction at most (with `--batch` values at most).
+const PAGE_BYTES: u64 = 4 << 20;
+/// The longest pause between two transactions beside a live app.
+const MAX_PAUSE: Duration = Duration::from_millis(100);
+
+/// What a run makes of the values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Values under the old key go under the new one (plain ones are encrypted too).
+    Rotate,
+    /// Plain values are encrypted with the new key (no old key given).
+    Encrypt,
+    /// Values under the old key are decrypted.
+    Decrypt,
+}
+
+impl Mode {
+    fn as_str(self) -> &'static str {
+        match self {
+            Mode::Rotate => "rotate",
+            Mode::Encrypt => "encrypt",
+            Mode::Decrypt => "decrypt",
+        }
+    }
+}
+
+/// The keys of a run, each with the variable it came from.
+pub struct Keys {
+    /// The key values are under now (`--old-key-env`).
+    pub old: Option<(String, AesKey)>,
+    /// The key to encrypt with (`--new-key-env`); `None` with `--decrypt`.
+    pub new: Option<(String, AesKey)>,
+}
+
+impl Keys {
+    /// What the keys given make of the values.
+    pub fn mode(&self) -> Mode {
+        match (&self.old, &self.new) {
+            (_, None) => Mode::Decrypt,
+            (None, Some(_)) => Mode::Encrypt,
+            (Some(_), Some(_)) => Mode::Rotate,
+        }
+    }
+}
+
+/// What happens to one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// Under the old key: encrypted again with the new one.
+    Reencrypted,
+    /// Plain: encrypted with the new key.
+    Encrypted,
+    /// Under the old key: decrypted (`--decrypt`).
+    Decrypted,
+    /// Already under the new key: left alone.
+    AlreadyNew,
+    /// Plain, and to stay plain (`--decrypt`): left alone.
+    AlreadyPlain,
+    /// No type tag: not a value LangGraph wrote, left alone.
+    Untyped,
+}
+
+impl Fate {
+    const ALL: [Fate; 6] = [
+        Fate::Reencrypted,
+        Fate::Encrypted,
+        Fate::Decrypted,
+        Fate::AlreadyNew,
+        Fate::AlreadyPlain,
+        Fate::Untyped,
+    ];
+
+    /// The JSON key.
+    fn key(self) -> &'static str {
+        match self {
+            Fate::Reencrypted => "reencrypted",
+            Fate::Encrypted => "encrypted",
+            Fate::Decrypted => "decrypted",
+            Fate::AlreadyNew => "already_under_new_key",
+            Fate::AlreadyPlain => "already_plain",
+            Fate::Untyped => "untyped",
+        }
+    }
+
+    /// The row label of the table (`would` for a dry run).
+    fn label(self, would: bool) -> &'static str {
+        match (self, would) {
+            (Fate::Reencrypted, false) => "re-encrypted (old key → new key)",
+            (Fate::Reencrypted, true) => "would re-encrypt (old key → new key)",
+            (Fate::Encrypted, false) => "encrypted (were plain)",
+            (Fate::Encrypted, true) => "would encrypt (plain now)",
+            (Fate::Decrypted, false) => "decrypted",
+            (Fate::Decrypted, true) => "would decrypt",
+            (Fate::AlreadyNew, _) => "left alone: already under the new key",
+            (Fate::AlreadyPlain, _) => "left alone: plain",
+            (Fate::Untyped, _) => "left alone: no type tag",
+        }
+    }
+
+    /// True when the value is rewritten.
+    fn changes(self) -> bool {
+        matches!(self, Fate::Reencrypted | Fate::Encrypted | Fate::Decrypted)
+    }
+}
+
+/// A value's replacement: its new type and bytes.
+pub type Replacement = (String, Vec<u8>);
+
+/// Decides what becomes of a stored value of type `type_name`, and makes its replacement
+/// (type and bytes, with a fresh nonce) unless `dry`. The error says why the value cannot be
+/// rekeyed (for a person; the caller names the value).
+pub fn rekey_value(
+    keys: &Keys,
+    type_name: &str,
+    bytes: &[u8],
+    dry: bool,
+) -> std::result::Result<(Fate, Option<Replacement>), String> {
+    if type_name.is_empty() {
+        return Ok((Fate::Untyped, None));
+    }
+    let (inner, cipher) = aes::split_type(type_name);
+    let Some(cipher) = cipher else {
+        return Ok(match &keys.new {
+            Some((_, new)) => (
+                Fate::Encrypted,
+                (!dry).then(|| aes::seal(new, type_name, bytes)),
+            ),
+            None => (Fate::AlreadyPlain, None),
+        });
+    };
+    if cipher != aes::CIPHER {
+        return Err(format!(
+            "it is encrypted with '{}' (type '{}'), not LangGraph's 'aes'",
+            cipher.escape_debug(),
+            type_name.escape_debug()
+        ));
+    }
+    if let Some((_, new)) = &keys.new {
+        match new.decrypt(bytes) {
+            Ok(_) => return Ok((Fate::AlreadyNew, None)),
+            Err(OpenError::Truncated(n)) => return Err(truncated(n)),
+            Err(OpenError::WrongKey) => {}
+        }
+    }
+    let Some((old_var, old)) = &keys.old else {
+        let new_var = keys.new.as_ref().map_or("", |(v, _)| v.as_str());
+        return Err(format!(
+            "it is encrypted and {new_var} does not decrypt it; name the key it is under with --old-key-env"
+        ));
+    };
+    let plain = match old.decrypt(bytes) {
+        Ok(plain) => plain,
+        Err(OpenError::Truncated(n)) => return Err(truncated(n)),
+        Err(OpenError::WrongKey) => {
+            return Err(match &keys.new {
+                Some((new_var, _)) => {
+                    format!("neither {old_var} nor {new_var} decrypts it (the AES-EAX tag does not verify)")
+                }
+                None => format!("{old_var} does not decrypt it (the AES-EAX tag does not verify)"),
+            })
+        }
+    };
+    Ok(match &keys.new {
+        Some((_, new)) => (
+            Fate::Reencrypted,
+            (!dry).then(|| aes::seal(new, inner, &plain)),
+        ),
+        None => (Fate::Decrypted, (!dry).then(|| (inner.to_owned(), plain))),
+    })
+}
+
+fn truncated(n: usize) -> String {
+    format!(
+        "it is {n} bytes, fewer than the 16-byte nonce and 16-byte tag of an AES-EAX value (truncated?)"
+    )
+}
+
+/// How many values of each kind met each fate.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    checkpoints: [u64; 6],
+    writes: [u64; 6],
+}
+
+impl Tally {
+    fn add(&mut self, kind: BlobKind, fate: Fate) {
+        let i = Fate::ALL.iter().position(|f| *f == fate).unwrap_or(0);
+        match kind {
+            BlobKind::Checkpoint => self.checkpoints[i] += 1,
+            BlobKind::Write => self.writes[i] += 1,
+        }
+    }
+
+    fn changed(&self) -> u64 {
+        Fate::ALL
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.changes())
+            .map(|(i, _)| self.checkpoints[i] + self.writes[i])
+            .sum()
+    }
+}
+
+/// A stored value named for a person.
+fn place(v: &StoredValue<'_>) -> String {
+    match (v.kind, v.channel) {
+        (BlobKind::Write, Some(ch)) => format!(
+            "the '{ch}' write on checkpoint {} of thread '{}'",
+            v.checkpoint_id, v.thread_id
+        ),
+        _ => format!("checkpoint {} of thread '{}'", v.checkpoint_id, v.thread_id),
+    }
+}
+
+/// Reads a key from the variable `var` given with `--{flag}`.
+fn load_key(var: &str, flag: &str) -> Result<(String, AesKey)> {
+    let key = AesKey::from_env(var).map_err(|issue| match issue {
+        KeyIssue::NotSet => anyhow!("{var} (given with --{flag}) is not set"),
+        other => anyhow!(aes::describe_issue(var, &other, "")),
+    })?;
+    Ok((var.to_owned(), key))
+}
+
+/// Runs `rekey`.
+pub fn run(g: &GlobalArgs, args: &RekeyArgs, out: &mut dyn Write) -> Result<()> {
+    if g.key_env.is_some() {
+        return Err(crate::exit::Usage(
+            "rekey takes its keys from --old-key-env and --new-key-env; drop --key-env".into(),
+        )
+        .into());
+    }
+    let keys = Keys {
+        old: args
+            .old_key_env
+            .as_deref()
+            .map(|v| load_key(v, "old-key-env"))
+            .transpose()?,
+        new: match (&args.new_key_env, args.decrypt) {
+            (Some(v), false) => Some(load_key(v, "new-key-env")?),
+            _ => None,
+        },
+    };
+    if let (Some((old_var, old)), Some((new_var, new))) = (&keys.old, &keys.new) {
+        if old.same_as(new) {
+            bail!("{old_var} and {new_var} hold the same key: nothing to rotate");
+        }
+    }
+    let store = super::batch::open_for_writing(g, args.dry_run)?;
+    let (checkpoints, writes) = store.row_counts()?;
+    let size = PageSize {
+        rows: usize::try_from(args.batch).unwrap_or(usize::MAX),
+        bytes: PAGE_BYTES,
+    };
+
+    // Pass 1: decrypt everything, change nothing.
+    let (plan, failures) = scan(&*store, &keys, size, checkpoints + writes)?;
+    if let Some((first, n)) = failures {
+        match n {
+            1 => bail!("a value cannot be rekeyed: {first}; nothing was written"),
+            n => bail!("{n} values cannot be rekeyed (the first: {first}); nothing was written"),
+        }
+    }
+    if args.dry_run {
+        return report(g, &keys, true, &plan, 0, None, out);
+    }
+
+    // Pass 2: rewrite, a page per transaction.
+    let mut done = Tally::default();
+    let mut transactions = 0u64;
+    let shared = store.might_be_shared();
+    let pb = progress::bar(checkpoints + writes, "rekey");
+    let mut cursor = Some(ValueCursor::default());
+    while let Some(from) = cursor {
+        let started = Instant::now();
+        let mut failed: Option<String> = None;
+        let mut tally = Tally::default();
+        let mut rewrite = |v: &StoredValue<'_>| -> Result<Option<(String, Vec<u8>)>> {
+            match rekey_value(&keys, v.type_name, v.bytes, false) {
+                Ok((fate, replacement)) => {
+                    tally.add(v.kind, fate);
+                    Ok(replacement)
+                }
+                Err(why) => {
+                    let line = format!("{}: {why}", place(v));
+                    failed = Some(line.clone());
+                    Err(anyhow!(line))
+                }
+            }
+        };
+        let page = match store.rewrite_values(from, size, true, &mut rewrite) {
+            Ok(page) => page,
+            Err(e) => {
+                pb.finish_and_clear();
+                let what = failed.unwrap_or_else(|| format!("{e:#}"));
+                bail!(
+                    "{what}; {} values were rekeyed in earlier transactions (committed); fix the keys and run rekey again to finish (values already under the new key are left alone)",
+                    done.changed()
+                );
+            }
+        };
+        for (i, n) in tally.checkpoints.iter().enumerate() {
+            done.checkpoints[i] += n;
+        }
+        for (i, n) in tally.writes.iter().enumerate() {
+            done.writes[i] += n;
+        }
+        transactions += 1;
+        pb.inc(page.values);
+        cursor = page.next;
+        if shared && page.changed > 0 {
+            std::thread::sleep(started.elapsed().min(MAX_PAUSE));
+        }
+    }
+    pb.finish_and_clear();
+    let vacuum = args.vacuum.then(|| store.vacuum());
+    report(g, &keys, false, &done, transactions, vacuum.as_ref(), out)?;
+    match vacuum {
+        Some(Err(e)) => Err(super::partial_if_busy(e)),
+        _ => Ok(()),
+    }
+}
+
+/// Pass 1: every value decrypted, nothing written. Returns what each would become, and the
+/// first value that cannot be rekeyed (named) with the count of such values.
+fn scan(
+    store: &dyn CheckpointStore,
+    keys: &Keys,
+    size: PageSize,
+    total: u64,
+) -> Result<(Tally, Option<(String, u64)>)> {
+    let pb = progress::bar(total, "checking");
+    let mut tally = Tally::default();
+    let mut first: Option<String> = None;
+    let mut failures = 0u64;
+    let mut cursor = Some(ValueCursor::default());
+    while let Some(from) = cursor {
+        let mut look = |v: &StoredValue<'_>| -> Result<Option<(String, Vec<u8>)>> {
+            match rekey_value(keys, v.type_name, v.bytes, true) {
+                Ok((fate, _)) => tally.add(v.kind, fate),
+                Err(why) => {
+                    failures += 1;
+                    first.get_or_insert_with(|| format!("{}: {why}", place(v)));
+                }
+            }
+            Ok(None)
+        };
+        let page = store.rewrite_values(from, size, false, &mut look)?;
+        pb.inc(page.values);
+        cursor = page.next;
+    }
+    pb.finish_and_clear();
+    Ok((tally, first.map(|f| (f, failures))))
+}
+
+/// Renders what a run did (or, `dry`, would do).
+fn report(
+    g: &GlobalArgs,
+    keys: &Keys,
+    dry: bool,
+    tally: &Tally,
+    transactions: u64,
+    vacuum: Option<&Result<()>>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mode = keys.mode();
+    match output::resolve_format(g.format) {
+        Format::Table => {
+            let mut t = table::new_table(&["values", "checkpoints", "writes"]);
+            table::align_right(&mut t, &[1, 2]);
+            for (i, fate) in Fate::ALL.iter().enumerate() {
+                let (c, w) = (tally.checkpoints[i], tally.writes[i]);
+                if c + w > 0 {
+                    t.add_row(vec![
+                        fate.label(dry).to_owned(),
+                        c.to_string(),
+                        w.to_string(),
+                    ]);
+                }
+            }
+            let total = |a: &[u64; 6]| a.iter().sum::<u64>();
+            t.add_row(vec![
+                "total".to_owned(),
+                total(&tally.checkpoints).to_string(),
+                total(&tally.writes).to_string(),
+            ]);
+            writeln!(out, "{}", table::render(&t))?;
+            let what = match mode {
+                Mode::Rotate => "put under the new key",
+                Mode::Encrypt => "encrypted",
+                Mode::Decrypt => "decrypted",
+            };
+            if dry {
+                writeln!(
+                    out,
+                    "dry run: every value was read and decrypted; {} would be {what}; nothing was written",
+                    human::count(tally.changed(), "value")
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "{} {what} in {}{}",
+                    human::count(tally.changed(), "value"),
+                    human::count(transactions, "transaction"),
+                    match vacuum {
+                        Some(Ok(())) => "; file vacuumed",
+                        _ => "",
+                    }
+                )?;
+            }
+        }
+        format => {
+            let counts = |a: &[u64; 6]| {
+                let mut m = serde_json::Map::new();
+                for (i, fate) in Fate::ALL.iter().enumerate() {
+                    m.insert(fate.key().into(), json!(a[i]));
+                }
+                m.insert("total".into(), json!(a.iter().sum::<u64>()));
+                serde_json::Value::Object(m)
+            };
+            let doc = json!({
+                "dry_run": dry,
+                "mode": mode.as_str(),
+                "old_key_env": keys.old.as_ref().map(|(v, _)| v),
+                "new_key_env": keys.new.as_ref().map(|(v, _)| v),
+                "checkpoints": counts(&tally.checkpoints),
+                "writes": counts(&tally.writes),
+                "changed": tally.changed(),
+                "transactions": transactions,
+                "vacuumed": matches!(vacuum, Some(Ok(()))),
+            });
+            output::write_document(out, format, &doc)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zeroize::Zeroizing;
+
+    fn key(text: &str) -> AesKey {
+        AesKey::new(Zeroizing::new(text.as_bytes().to_vec())).expect("a valid key")
+    }
+
+    fn keys(old: Option<&str>, new: Option<&str>) -> Keys {
+        Keys {
+            old: old.map(|k| ("OLD".to_owned(), key(k))),
+            new: new.map(|k| ("NEW".to_owned(), key(k))),
+        }
+    }
+
+    const A: &str = "0123456789abcdef";
+    const B: &str = "fedcba9876543210fedcba98";
+
+    #[test]
+    fn rotation_re_encrypts_old_values_and_leaves_new_ones() {
+        let k = keys(Some(A), Some(B));
+        let under_a = key(A).encrypt(b"\x81\xa1a\x01");
+        let (fate, new) = rekey_value(&k, "msgpack+aes", &under_a, false).expect("rekeys");
+        assert_eq!(fate, Fate::Reencrypted);
+        let (t, bytes) = new.expect("a replacement");
+        assert_eq!(t, "msgpack+aes");
+        assert_eq!(key(B).decrypt(&bytes).expect("under B"), b"\x81\xa1a\x01");
+        // Run again (resumed): recognised, left alone.
+        let (fate, new) = rekey_value(&k, "msgpack+aes", &bytes, false).expect("recognised");
+        assert_eq!((fate, new), (Fate::AlreadyNew, None));
+        // Plain values are encrypted with the new key, with their type inside.
+        let (fate, new) = rekey_value(&k, "null", b"", false).expect("encrypts");
+        assert_eq!(fate, Fate::Encrypted);
+        let (t, bytes) = new.expect("a replacement");
+        assert_eq!((t.as_str(), bytes.len()), ("null+aes", 32));
+        // A dry run decides the same and makes nothing.
+        let (fate, new) = rekey_value(&k, "msgpack+aes", &under_a, true).expect("dry");
+        assert_eq!((fate, new), (Fate::Reencrypted, None));
+    }
+
+    #[test]
+    fn decrypt_gives_back_the_plain_bytes_and_type() {
+        let k = keys(Some(A), None);
+        let sealed = key(A).encrypt(b"plain bytes");
+        let (fate, new) = rekey_value(&k, "bytes+aes", &sealed, false).expect("decrypts");
+        assert_eq!(fate, Fate::Decrypted);
+        assert_eq!(new, Some(("bytes".to_owned(), b"plain bytes".to_vec())));
+        let (fate, _) = rekey_value(&k, "msgpack", b"\xc0", false).expect("plain");
+        assert_eq!(fate, Fate::AlreadyPlain);
+        assert_eq!(
+            rekey_value(&k, "", b"", false).expect("untyped").0,
+            Fate::Untyped
+        );
+    }
+
+    #[test]
+    fn values_no_key_opens_are_refused_with_the_reason() {
+        let third = key("0000000000000000").encrypt(b"x");
+        let err = rekey_value(&keys(Some(A), Some(B)), "msgpack+aes", &third, false)
+            .expect_err("neither key");
+        assert!(err.contains("neither OLD nor NEW decrypts it"), "{err}");
+        let err = rekey_value(&keys(None, Some(B)), "msgpack+aes", &third, false)
+            .expect_err("no old key");
+        assert!(err.contains("--old-key-env"), "{err}");
+        let err = rekey_value(&keys(Some(A), None), "msgpack+aes", &third[..20], false)
+            .expect_err("truncated");
+        assert!(err.contains("20 bytes"), "{err}");
+        let err = rekey_value(&keys(Some(A), None), "msgpack+rot13", &third, false)
+            .expect_err("unknown cipher");
+        assert!(err.contains("'rot13'"), "{err}");
+    }
+}

@@ -1,0 +1,1143 @@
+//! `PostgresSaver`'s tables (langgraph-checkpoint-postgres, migration levels 0–9): the same
+//! [`CheckpointStore`] as the SQLite file, so every command works on a `postgresql://` URL.
+//!
+//! Reading assembles each checkpoint from its JSONB row and the blob rows it names
+//! ([`super::pgformat`]). A read-only store runs everything in one `REPEATABLE READ READ ONLY`
+//! transaction: one consistent snapshot, and the server refuses any write.
+//!
+//! Writing: every change is one transaction that first takes `SHARE ROW EXCLUSIVE` locks on
+//! `checkpoint_blobs`, `checkpoints` and `checkpoint_writes` (in that order, the order
+//! `PostgresSaver.put` writes them, so no deadlock). The lock waits for any `put` an app has in
+//! flight and holds the app's next one back until memctl commits (readers are never blocked);
+//! only then does memctl check that the thread has not moved. So the check and the change are
+//! atomic even though the app's own writes run at READ COMMITTED, and a blob memctl deletes
+//! can never be one that an app's checkpoint committing next would name. `lock_timeout` is
+//! `--busy-timeout`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+use postgres::Client;
+use serde_json::Value as Json;
+
+use super::pgconn::Target;
+use super::pgformat::{self, BlobRow};
+use super::{
+    Access, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRow, CheckpointStore, Deleted,
+    FileStats, Leftover, NewRows, Orphans, SchemaGeneration, ThreadMoved, ThreadSummary, WriteRow,
+};
+
+/// The highest `checkpoint_migrations` level memctl knows (langgraph-checkpoint-postgres
+/// 3.2.0: `checkpoint_writes.task_path`).
+pub const KNOWN_MIGRATION: i32 = 9;
+
+/// Tables a write transaction locks, in `put`'s order.
+const LOCK_SQL: &str =
+    "LOCK TABLE checkpoint_blobs, checkpoints, checkpoint_writes IN SHARE ROW EXCLUSIVE MODE";
+
+/// A `PostgresSaver` database.
+pub struct PostgresStore {
+    client: Mutex<Client>,
+    url: String,
+    target: Target,
+    access: Access,
+    busy_timeout: Duration,
+    generation: SchemaGeneration,
+    /// A batch transaction is open (see [`CheckpointStore::begin_batch`]).
+    in_batch: std::sync::atomic::AtomicBool,
+}
+
+type Params<'a> = [&'a (dyn ToSql + Sync)];
+
+impl PostgresStore {
+    /// Connects to `url` and checks the saver's tables and migration level. Read-only stores
+    /// hold one `REPEATABLE READ READ ONLY` transaction for their whole life.
+    pub fn open(url: &str, access: Access, busy_timeout: Duration) -> Result<PostgresStore> {
+        let target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
+        let mut client = target.connect()?;
+        let store_err = |e: postgres::Error| {
+            anyhow!(
+                "{}",
+                target.scrub(&format!(
+                    "PostgreSQL error on '{}': {}",
+                    target.shown,
+                    super::pgconn::error_text(&e)
+                ))
+            )
+        };
+        if let Some(schema) = &target.schema {
+            client
+                .batch_execute(&format!("SET search_path TO {}", quote_ident(schema)))
+                .map_err(store_err)?;
+        }
+        let ms = busy_timeout.as_millis().min(i32::MAX as u128);
+        client
+            .batch_execute(&format!("SET lock_timeout = {ms}"))
+            .map_err(store_err)?;
+        if access == Access::ReadOnly {
+            client
+                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .map_err(store_err)?;
+        }
+        let generation = detect_schema(&mut client, &target)
+            .map_err(|e| anyhow!("{}", target.scrub(&format!("{e:#}"))))?;
+        Ok(PostgresStore {
+            client: Mutex::new(client),
+            url: url.to_owned(),
+            target,
+            access,
+            busy_timeout,
+            generation,
+            in_batch: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    fn client(&self) -> MutexGuard<'_, Client> {
+        self.client
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A client error as one line the user can act on (password scrubbed).
+    fn err(&self, e: postgres::Error) -> anyhow::Error {
+        use postgres::error::SqlState;
+        let text = super::pgconn::error_text(&e);
+        let msg = match e.code() {
+            Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => format!(
+                "'{}': another session holds the checkpoint tables locked; try again later or raise --busy-timeout ({text})",
+                self.target.shown
+            ),
+            Some(c) if *c == SqlState::READ_ONLY_SQL_TRANSACTION => format!(
+                "'{}' refused a write: {text} (a read-only server or user?)",
+                self.target.shown
+            ),
+            Some(c) if *c == SqlState::INSUFFICIENT_PRIVILEGE => format!(
+                "'{}': {text} (memctl needs SELECT, and for rewrites INSERT, UPDATE and DELETE, on the saver's tables)",
+                self.target.shown
+            ),
+            _ => format!("PostgreSQL error on '{}': {text}", self.target.shown),
+        };
+        anyhow!("{}", self.target.scrub(&msg))
+    }
+
+    fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<postgres::Row>> {
+        self.client().query(sql, params).map_err(|e| self.err(e))
+    }
+
+    /// Runs `f` in a write transaction holding the table locks (a savepoint inside a batch).
+    fn write_tx<T>(&self, f: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
+        let mut c = self.client();
+        let batch = self.in_batch.load(std::sync::atomic::Ordering::SeqCst);
+        let (start, ok, undo) = if batch {
+            (
+                "SAVEPOINT memctl_update".to_owned(),
+                "RELEASE memctl_update",
+                "ROLLBACK TO memctl_update; RELEASE memctl_update",
+            )
+        } else {
+            (
+                format!("BEGIN ISOLATION LEVEL READ COMMITTED; {LOCK_SQL}"),
+                "COMMIT",
+                "ROLLBACK",
+            )
+        };
+        c.batch_execute(&start).map_err(|e| self.err(e))?;
+        match f(&mut c) {
+            Ok(v) => {
+                c.batch_execute(ok).map_err(|e| self.err(e))?;
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = c.batch_execute(undo);
+                Err(e)
+            }
+        }
+    }
+
+    /// Every checkpoint row of a thread and namespace assembled, newest first.
+    fn assembled(&self, thread_id: &str, ns: &str, id: Option<&str>) -> Result<Vec<CheckpointRow>> {
+        let rows = match id {
+            Some(id) => self.query(
+                "SELECT checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text \
+                 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+                &[&thread_id, &ns, &id],
+            )?,
+            None => self.query(
+                "SELECT checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text \
+                 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 \
+                 ORDER BY checkpoint_id COLLATE \"C\" DESC",
+                &[&thread_id, &ns],
+            )?,
+        };
+        if rows.is_empty() {
+            return Ok(vec![]);
+        }
+        // The blob rows the checkpoints name, fetched once (they are shared).
+        let blob_rows = if rows.len() == 1 {
+            self.query(
+                "SELECT b.channel, b.version, b.type, b.blob FROM checkpoints c \
+                 CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v \
+                 JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
+                   AND b.channel = v.key AND b.version = v.value \
+                 WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3",
+                &[&thread_id, &ns, &get_str(&rows[0], 0)?],
+            )?
+        } else {
+            self.query(
+                "SELECT channel, version, type, blob FROM checkpoint_blobs \
+                 WHERE thread_id = $1 AND checkpoint_ns = $2",
+                &[&thread_id, &ns],
+            )?
+        };
+        let mut blobs: HashMap<(String, String), BlobRow> = HashMap::new();
+        for r in &blob_rows {
+            let b = blob_row(r)?;
+            blobs.insert((b.channel.clone(), b.version.clone()), b);
+        }
+        rows.iter()
+            .map(|r| {
+                let checkpoint_id = get_str(r, 0)?;
+                let json = get_str(r, 2)?;
+                let named = named_blobs(&json, &blobs);
+                let a = pgformat::assemble(&json, &named).with_context(|| {
+                    format!("checkpoint {checkpoint_id} of thread '{thread_id}'")
+                })?;
+                Ok(CheckpointRow {
+                    thread_id: thread_id.to_owned(),
+                    checkpoint_ns: ns.to_owned(),
+                    checkpoint_id,
+                    parent_checkpoint_id: r.try_get(1).map_err(|e| self.err(e))?,
+                    type_name: a.type_name,
+                    checkpoint: a.bytes,
+                    metadata: r
+                        .try_get::<_, Option<String>>(3)
+                        .map_err(|e| self.err(e))?
+                        .map(String::into_bytes),
+                })
+            })
+            .collect()
+    }
+
+    /// Checks the thread has not moved since memctl read it: `expected_latest` is still its
+    /// newest checkpoint (any namespace) and no write row names a newer checkpoint (a run
+    /// whose writes committed before its checkpoint). Call with the locks held.
+    fn unmoved(
+        c: &mut Client,
+        thread_id: &str,
+        expected_latest: &str,
+    ) -> Result<bool, postgres::Error> {
+        let latest: Option<String> = c
+            .query_one(
+                "SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints WHERE thread_id = $1",
+                &[&thread_id],
+            )?
+            .try_get(0)?;
+        if latest.as_deref() != Some(expected_latest) {
+            return Ok(false);
+        }
+        let newer = c.query_opt(
+            "SELECT 1 FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_id COLLATE \"C\" > $2 LIMIT 1",
+            &[&thread_id, &expected_latest],
+        )?;
+        Ok(newer.is_none())
+    }
+
+    fn append_locked(
+        &self,
+        c: &mut Client,
+        thread_id: &str,
+        ns: &str,
+        rows: &NewRows<'_>,
+        expected_writes: usize,
+        rewrite: Option<BlobRewriter<'_>>,
+    ) -> Result<usize> {
+        let e = |e| self.err(e);
+        let latest: Option<String> = c
+            .query_one(
+                "SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2",
+                &[&thread_id, &ns],
+            )
+            .and_then(|r| r.try_get(0))
+            .map_err(e)?;
+        if latest.as_deref() != Some(rows.parent_id) {
+            return Err(ThreadMoved {
+                thread_id: thread_id.into(),
+                what: format!(
+                    "its latest checkpoint is now {}",
+                    latest.unwrap_or_default()
+                ),
+            }
+            .into());
+        }
+        let writes: i64 = c
+            .query_one(
+                "SELECT count(*) FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+                &[&thread_id, &ns, &rows.parent_id],
+            )
+            .and_then(|r| r.try_get(0))
+            .map_err(e)?;
+        if writes as usize != expected_writes {
+            return Err(ThreadMoved {
+                thread_id: thread_id.into(),
+                what: "a run started on it".into(),
+            }
+            .into());
+        }
+        let parent_versions: Option<String> = c
+            .query_one(
+                "SELECT (checkpoint -> 'channel_versions')::text FROM checkpoints \
+                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+                &[&thread_id, &ns, &rows.parent_id],
+            )
+            .and_then(|r| r.try_get(0))
+            .map_err(e)?;
+        let parent_versions: Json = match parent_versions {
+            Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
+            None => Json::Null,
+        };
+        if rows.checkpoint_type != "msgpack" || rows.writes.iter().any(|w| w.type_name != "msgpack")
+        {
+            bail!("memctl does not write encrypted values to a Postgres saver yet");
+        }
+        // Postgres takes each value whole (a bytea parameter): the pieces are joined here.
+        let split = pgformat::split(&rows.checkpoint.to_vec())?;
+        let versions = split.checkpoint.get("channel_versions");
+        // `put`: blob rows only for the channels whose version changed.
+        for (channel, type_name, blob) in &split.blobs {
+            let version = versions
+                .and_then(|v| v.get(channel))
+                .map(version_text)
+                .ok_or_else(|| anyhow!("channel '{channel}' has a value but no version"))?;
+            let before = parent_versions.get(channel).map(version_text);
+            if before.as_deref() == Some(version.as_str()) {
+                continue;
+            }
+            c.execute(
+                "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+                 VALUES ($1, $2, $3, $4, $5, $6) \
+                 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING",
+                &[&thread_id, &ns, channel, &version, type_name, blob],
+            )
+            .map_err(e)?;
+        }
+        for w in rows.writes {
+            let value = w.value.to_vec();
+            let idx =
+                i32::try_from(w.idx).map_err(|_| anyhow!("write index {} out of range", w.idx))?;
+            match self.generation {
+                SchemaGeneration::V3 => c.execute(
+                    "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'msgpack', $8) \
+                     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
+                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &w.task_path, &idx, &w.channel, &value],
+                ),
+                SchemaGeneration::V2 => c.execute(
+                    "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
+                     VALUES ($1, $2, $3, $4, $5, $6, 'msgpack', $7) \
+                     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
+                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &idx, &w.channel, &value],
+                ),
+            }
+            .map_err(e)?;
+        }
+        let metadata: Json =
+            serde_json::from_slice(rows.metadata).context("the new metadata is not JSON")?;
+        c.execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &thread_id,
+                &ns,
+                &rows.checkpoint_id,
+                &rows.parent_id,
+                &postgres::types::Json(&split.checkpoint),
+                &postgres::types::Json(&metadata),
+            ],
+        )
+        .map_err(e)?;
+        match rewrite {
+            Some(r) => self.scrub_thread(c, thread_id, r),
+            None => Ok(0),
+        }
+    }
+
+    /// `--purge`: every blob row and write row of the thread (all namespaces, referenced or
+    /// not) that `rewrite` changes is replaced in place. A blob row is shared by the
+    /// checkpoints that name its version, so it is handed to `rewrite` as a checkpoint with
+    /// that one channel: the same scrub as on a whole `SqliteSaver` checkpoint.
+    fn scrub_thread(
+        &self,
+        c: &mut Client,
+        thread_id: &str,
+        rewrite: BlobRewriter<'_>,
+    ) -> Result<usize> {
+        let e = |e| self.err(e);
+        let mut changed = 0;
+        let blobs = c
+            .query(
+                "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs \
+                 WHERE thread_id = $1 AND type = 'msgpack' AND blob IS NOT NULL",
+                &[&thread_id],
+            )
+            .map_err(e)?;
+        for r in &blobs {
+            let ns: String = r.try_get(0).map_err(e)?;
+            let channel: String = r.try_get(1).map_err(e)?;
+            let version: String = r.try_get(2).map_err(e)?;
+            let blob: Vec<u8> = r.try_get(4).map_err(e)?;
+            let wrapped = wrap_channel(&channel, &blob);
+            let new = rewrite(BlobKind::Checkpoint, "msgpack", &wrapped).with_context(|| {
+                format!("cannot rewrite the blob of channel '{channel}' version {version}")
+            })?;
+            let Some(new) = new else { continue };
+            let root = crate::codec::msgpack::decode(&new)?;
+            let value = root
+                .get("channel_values")
+                .and_then(|v| v.get(&channel))
+                .ok_or_else(|| anyhow!("the rewritten blob of channel '{channel}' has no value"))?;
+            let bytes = crate::codec::msgpack::encode(value);
+            c.execute(
+                "UPDATE checkpoint_blobs SET blob = $1 WHERE thread_id = $2 AND checkpoint_ns = $3 AND channel = $4 AND version = $5",
+                &[&bytes, &thread_id, &ns, &channel, &version],
+            )
+            .map_err(e)?;
+            changed += 1;
+        }
+        let writes = c
+            .query(
+                "SELECT checkpoint_ns, checkpoint_id, task_id, idx, blob FROM checkpoint_writes \
+                 WHERE thread_id = $1 AND type = 'msgpack'",
+                &[&thread_id],
+            )
+            .map_err(e)?;
+        for r in &writes {
+            let ns: String = r.try_get(0).map_err(e)?;
+            let id: String = r.try_get(1).map_err(e)?;
+            let task: String = r.try_get(2).map_err(e)?;
+            let idx: i32 = r.try_get(3).map_err(e)?;
+            let blob: Vec<u8> = r.try_get(4).map_err(e)?;
+            let new = rewrite(BlobKind::Write, "msgpack", &blob)
+                .with_context(|| format!("cannot rewrite a write on checkpoint {id}"))?;
+            if let Some(new) = new {
+                c.execute(
+                    "UPDATE checkpoint_writes SET blob = $1 WHERE thread_id = $2 AND checkpoint_ns = $3 \
+                     AND checkpoint_id = $4 AND task_id = $5 AND idx = $6",
+                    &[&new, &thread_id, &ns, &id, &task, &idx],
+                )
+                .map_err(e)?;
+                changed += 1;
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Deletes the blob rows of `(ns, channel, version)` in `freed` that no remaining
+    /// checkpoint of the thread names (what `PostgresSaver.prune` does); returns rows and bytes.
+    fn collect_blobs(
+        &self,
+        c: &mut Client,
+        thread_id: &str,
+        freed: &HashSet<(String, String, String)>,
+    ) -> Result<(u64, u64)> {
+        let e = |e| self.err(e);
+        let namespaces: HashSet<&String> = freed.iter().map(|(ns, _, _)| ns).collect();
+        let mut referenced: HashSet<(String, String, String)> = HashSet::new();
+        for ns in namespaces {
+            for r in c
+                .query(
+                    "SELECT DISTINCT v.key, v.value FROM checkpoints c \
+                     CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v \
+                     WHERE c.thread_id = $1 AND c.checkpoint_ns = $2",
+                    &[&thread_id, ns],
+                )
+                .map_err(e)?
+            {
+                referenced.insert((
+                    ns.clone(),
+                    r.try_get(0).map_err(e)?,
+                    r.try_get(1).map_err(e)?,
+                ));
+            }
+        }
+        let (mut rows, mut bytes) = (0, 0);
+        for key in freed.difference(&referenced) {
+            let (ns, channel, version) = key;
+            if let Some(r) = c
+                .query_opt(
+                    "DELETE FROM checkpoint_blobs WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4 \
+                     RETURNING COALESCE(octet_length(blob), 0)",
+                    &[&thread_id, ns, channel, version],
+                )
+                .map_err(e)?
+            {
+                rows += 1;
+                bytes += r.try_get::<_, i32>(0).map_err(e)?.max(0) as u64;
+            }
+        }
+        Ok((rows, bytes))
+    }
+
+    /// Up to five rows holding `needle`: (thread, the row named for a person).
+    fn rows_holding(&self, needle: &str) -> Result<Vec<(String, String)>> {
+        let rows = self.query(
+            "(SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote_literal(thread_id) \
+               FROM checkpoints WHERE strpos(checkpoint::text, $1) > 0 OR strpos(metadata::text, $1) > 0 LIMIT 5) \
+             UNION ALL \
+             (SELECT thread_id, 'the blob of channel ' || quote_literal(channel) || ' version ' || version \
+                     || ' of thread ' || quote_literal(thread_id) \
+               FROM checkpoint_blobs WHERE position(convert_to($1, 'UTF8') in blob) > 0 LIMIT 5) \
+             UNION ALL \
+             (SELECT thread_id, 'a pending write to ' || quote_literal(channel) || ' on checkpoint ' \
+                     || checkpoint_id || ' of thread ' || quote_literal(thread_id) \
+               FROM checkpoint_writes WHERE position(convert_to($1, 'UTF8') in blob) > 0 LIMIT 5)",
+            &[&needle],
+        )?;
+        rows.iter()
+            .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
+            .collect()
+    }
+}
+
+impl CheckpointStore for PostgresStore {
+    fn generation(&self) -> SchemaGeneration {
+        self.generation
+    }
+
+    fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>> {
+        Ok(Box::new(PostgresStore::open(
+            &self.url,
+            Access::ReadOnly,
+            self.busy_timeout,
+        )?))
+    }
+
+    /// Always true: a server is there to be shared.
+    fn might_be_shared(&self) -> bool {
+        true
+    }
+
+    fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
+        // Aggregates only (pg_column_size reads no value). Collected first so that `f` may use
+        // this store again.
+        let rows = self.query(
+            "SELECT c.thread_id, c.n, c.namespaces, c.latest_root, c.latest, \
+                    c.bytes + COALESCE(w.bytes, 0) + COALESCE(b.bytes, 0) \
+             FROM (SELECT thread_id, count(*) AS n, count(DISTINCT checkpoint_ns) AS namespaces, \
+                          max(checkpoint_id COLLATE \"C\") FILTER (WHERE checkpoint_ns = '') AS latest_root, \
+                          max(checkpoint_id COLLATE \"C\") AS latest, \
+                          sum(pg_column_size(checkpoint) + pg_column_size(metadata))::bigint AS bytes \
+                   FROM checkpoints GROUP BY thread_id) c \
+             LEFT JOIN (SELECT thread_id, sum(octet_length(blob))::bigint AS bytes FROM checkpoint_writes GROUP BY thread_id) w \
+                    ON w.thread_id = c.thread_id \
+             LEFT JOIN (SELECT thread_id, sum(COALESCE(octet_length(blob), 0))::bigint AS bytes FROM checkpoint_blobs GROUP BY thread_id) b \
+                    ON b.thread_id = c.thread_id \
+             ORDER BY c.thread_id COLLATE \"C\"",
+            &[],
+        )?;
+        let e = |e| self.err(e);
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            out.push(ThreadSummary {
+                thread_id: r.try_get(0).map_err(e)?,
+                checkpoints: r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64,
+                namespaces: r.try_get::<_, i64>(2).map_err(e)?.max(0) as u64,
+                latest_root_id: r.try_get(3).map_err(e)?,
+                latest_id: r
+                    .try_get::<_, Option<String>>(4)
+                    .map_err(e)?
+                    .unwrap_or_default(),
+                bytes: r
+                    .try_get::<_, Option<i64>>(5)
+                    .map_err(e)?
+                    .unwrap_or(0)
+                    .max(0) as u64,
+            });
+        }
+        drop(rows);
+        out.into_iter().try_for_each(f)
+    }
+
+    fn thread_exists(&self, thread_id: &str) -> Result<bool> {
+        Ok(!self
+            .query(
+                "SELECT 1 FROM checkpoints WHERE thread_id = $1 LIMIT 1",
+                &[&thread_id],
+            )?
+            .is_empty())
+    }
+
+    fn namespaces(&self, thread_id: &str) -> Result<Vec<String>> {
+        self.query(
+            "SELECT DISTINCT checkpoint_ns COLLATE \"C\" FROM checkpoints WHERE thread_id = $1 ORDER BY 1",
+            &[&thread_id],
+        )?
+        .iter()
+        .map(|r| get_str(r, 0))
+        .collect()
+    }
+
+    fn latest_root_ids(&self) -> Result<Vec<(String, String)>> {
+        self.query(
+            "SELECT thread_id, max(checkpoint_id COLLATE \"C\") FROM checkpoints WHERE checkpoint_ns = '' \
+             GROUP BY thread_id ORDER BY thread_id COLLATE \"C\"",
+            &[],
+        )?
+        .iter()
+        .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
+        .collect()
+    }
+
+    fn latest_checkpoint_id(&self, thread_id: &str, ns: &str) -> Result<Option<String>> {
+        let rows = self.query(
+            "SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2",
+            &[&thread_id, &ns],
+        )?;
+        match rows.first() {
+            Some(r) => r.try_get(0).map_err(|e| self.err(e)),
+            None => Ok(None),
+        }
+    }
+
+    fn checkpoints(&self, thread_id: &str, ns: &str) -> Result<Vec<CheckpointRow>> {
+        self.assembled(thread_id, ns, None)
+    }
+
+    fn checkpoint(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        id: Option<&str>,
+    ) -> Result<Option<CheckpointRow>> {
+        let id = match id {
+            Some(id) => id.to_owned(),
+            None => match self.latest_checkpoint_id(thread_id, ns)? {
+                Some(id) => id,
+                None => return Ok(None),
+            },
+        };
+        Ok(self.assembled(thread_id, ns, Some(&id))?.into_iter().next())
+    }
+
+    fn write_counts(&self, thread_id: &str, ns: &str) -> Result<HashMap<String, usize>> {
+        self.query(
+            "SELECT checkpoint_id, count(*) FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 GROUP BY checkpoint_id",
+            &[&thread_id, &ns],
+        )?
+        .iter()
+        .map(|r| {
+            Ok((
+                get_str(r, 0)?,
+                r.try_get::<_, i64>(1).map_err(|e| self.err(e))?.max(0) as usize,
+            ))
+        })
+        .collect()
+    }
+
+    fn metadata(&self, thread_id: &str, ns: &str) -> Result<Vec<(String, Option<Vec<u8>>)>> {
+        self.query(
+            "SELECT checkpoint_id, metadata::text FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 \
+             ORDER BY checkpoint_id COLLATE \"C\" DESC",
+            &[&thread_id, &ns],
+        )?
+        .iter()
+        .map(|r| {
+            let m: Option<String> = r.try_get(1).map_err(|e| self.err(e))?;
+            Ok((get_str(r, 0)?, m.map(String::into_bytes)))
+        })
+        .collect()
+    }
+
+    fn writes(&self, thread_id: &str, ns: &str, checkpoint_id: &str) -> Result<Vec<WriteRow>> {
+        let sql = match self.generation {
+            SchemaGeneration::V3 => {
+                "SELECT task_id, task_path, idx, channel, type, blob FROM checkpoint_writes \
+                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
+                 ORDER BY task_path COLLATE \"C\", task_id COLLATE \"C\", idx"
+            }
+            SchemaGeneration::V2 => {
+                "SELECT task_id, ''::text, idx, channel, type, blob FROM checkpoint_writes \
+                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
+                 ORDER BY task_id COLLATE \"C\", idx"
+            }
+        };
+        let e = |e| self.err(e);
+        self.query(sql, &[&thread_id, &ns, &checkpoint_id])?
+            .iter()
+            .map(|r| {
+                Ok(WriteRow {
+                    task_id: r.try_get(0).map_err(e)?,
+                    task_path: r.try_get(1).map_err(e)?,
+                    idx: i64::from(r.try_get::<_, i32>(2).map_err(e)?),
+                    channel: r.try_get(3).map_err(e)?,
+                    type_name: r
+                        .try_get::<_, Option<String>>(4)
+                        .map_err(e)?
+                        .unwrap_or_default(),
+                    value: r.try_get(5).map_err(e)?,
+                })
+            })
+            .collect()
+    }
+
+    fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>> {
+        let e = |e| self.err(e);
+        self.query(
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
+                    (pg_column_size(c.checkpoint) + pg_column_size(c.metadata))::bigint, \
+                    COALESCE(w.n, 0), COALESCE(w.bytes, 0) \
+             FROM checkpoints c LEFT JOIN ( \
+                 SELECT checkpoint_ns, checkpoint_id, count(*) AS n, sum(octet_length(blob))::bigint AS bytes \
+                 FROM checkpoint_writes WHERE thread_id = $1 GROUP BY checkpoint_ns, checkpoint_id \
+             ) w ON w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id \
+             WHERE c.thread_id = $1",
+            &[&thread_id],
+        )?
+        .iter()
+        .map(|r| {
+            let metadata: Option<String> = r.try_get(3).map_err(e)?;
+            let root_parent = metadata
+                .as_deref()
+                .and_then(|m| serde_json::from_str::<Json>(m).ok())
+                .and_then(|j| j.get("parents")?.get("")?.as_str().map(str::to_owned));
+            let n = |i: usize| -> Result<u64> {
+                Ok(r.try_get::<_, i64>(i).map_err(e)?.max(0) as u64)
+            };
+            Ok(CheckpointInfo {
+                ns: r.try_get(0).map_err(e)?,
+                id: r.try_get(1).map_err(e)?,
+                parent: r.try_get(2).map_err(e)?,
+                root_parent,
+                metadata: metadata.map(String::into_bytes),
+                bytes: n(4)?,
+                writes: n(5)?,
+                write_bytes: n(6)?,
+            })
+        })
+        .collect()
+    }
+
+    /// The saver's tables with their indexes and TOAST (`pg_total_relation_size`): what they
+    /// take on the server. `free_pages` estimates the dead tuples (`pg_stat_user_tables`) a
+    /// `VACUUM` makes reusable; `wal_bytes` is 0 (the server's WAL is not the saver's).
+    fn file_stats(&self) -> Result<FileStats> {
+        let rows = self.query(
+            "SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0)::bigint, \
+                    current_setting('block_size')::bigint, \
+                    COALESCE(sum(CASE WHEN s.n_live_tup + s.n_dead_tup > 0 \
+                        THEN pg_relation_size(c.oid) * s.n_dead_tup / (s.n_live_tup + s.n_dead_tup) END), 0)::bigint \
+             FROM pg_class c LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
+             WHERE c.oid IN (to_regclass('checkpoints'), to_regclass('checkpoint_blobs'), \
+                             to_regclass('checkpoint_writes'), to_regclass('checkpoint_migrations'))",
+            &[],
+        )?;
+        let r = rows.first().ok_or_else(|| anyhow!("no table sizes"))?;
+        let e = |e| self.err(e);
+        let total = r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
+        let page = r.try_get::<_, i64>(1).map_err(e)?.max(1) as u64;
+        let dead = r.try_get::<_, i64>(2).map_err(e)?.max(0) as u64;
+        Ok(FileStats {
+            file_bytes: total,
+            wal_bytes: 0,
+            page_size: page,
+            page_count: total / page,
+            free_pages: dead / page,
+        })
+    }
+
+    fn row_counts(&self) -> Result<(u64, u64)> {
+        let rows = self.query(
+            "SELECT (SELECT count(*) FROM checkpoints), (SELECT count(*) FROM checkpoint_writes)",
+            &[],
+        )?;
+        let r = rows.first().ok_or_else(|| anyhow!("no counts"))?;
+        let e = |e| self.err(e);
+        Ok((
+            r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64,
+            r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64,
+        ))
+    }
+
+    fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
+        let e = |e| self.err(e);
+        self.query(
+            "SELECT channel, count(*), COALESCE(sum(octet_length(blob)), 0)::bigint FROM checkpoint_writes \
+             GROUP BY channel ORDER BY 3 DESC, 1",
+            &[],
+        )?
+        .iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0).map_err(e)?,
+                r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64,
+                r.try_get::<_, i64>(2).map_err(e)?.max(0) as u64,
+            ))
+        })
+        .collect()
+    }
+
+    /// What is stored, not what is read: blob rows are shared between checkpoints, so each
+    /// blob row is given once, as a checkpoint holding that one channel, and each checkpoint
+    /// row once with its inline values. Summed per channel, that is the space each channel
+    /// takes. Streamed from the server.
+    fn for_each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        let mut c = self.client();
+        let params: [&(dyn ToSql + Sync); 0] = [];
+        let mut it = c
+            .query_raw(
+                "SELECT channel, type, blob FROM checkpoint_blobs WHERE blob IS NOT NULL",
+                params,
+            )
+            .map_err(|e| self.err(e))?;
+        while let Some(r) = it.next().map_err(|e| self.err(e))? {
+            let channel: String = r.try_get(0).map_err(|e| self.err(e))?;
+            let type_name: String = r.try_get(1).map_err(|e| self.err(e))?;
+            let blob: Vec<u8> = r.try_get(2).map_err(|e| self.err(e))?;
+            if type_name == "msgpack" {
+                f(&wrap_channel(&channel, &blob))?;
+            }
+        }
+        drop(it);
+        let mut it = c
+            .query_raw("SELECT checkpoint::text FROM checkpoints", params)
+            .map_err(|e| self.err(e))?;
+        while let Some(r) = it.next().map_err(|e| self.err(e))? {
+            let json: String = r.try_get(0).map_err(|e| self.err(e))?;
+            let a = pgformat::assemble(&json, &[])?;
+            f(&a.bytes)?;
+        }
+        Ok(())
+    }
+
+    fn orphans(&self) -> Result<Orphans> {
+        let rows = self.query(
+            "SELECT \
+               (SELECT count(*) FROM checkpoint_writes w WHERE NOT EXISTS (SELECT 1 FROM checkpoints c \
+                  WHERE c.thread_id = w.thread_id AND c.checkpoint_ns = w.checkpoint_ns AND c.checkpoint_id = w.checkpoint_id)), \
+               (SELECT count(*) FROM checkpoints c WHERE c.parent_checkpoint_id IS NOT NULL AND NOT EXISTS ( \
+                  SELECT 1 FROM checkpoints p WHERE p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns \
+                  AND p.checkpoint_id = c.parent_checkpoint_id)), \
+               (SELECT count(*) FROM (SELECT thread_id FROM checkpoints GROUP BY thread_id \
+                  HAVING count(*) FILTER (WHERE checkpoint_ns = '') = 0) t)",
+            &[],
+        )?;
+        let r = rows.first().ok_or_else(|| anyhow!("no orphan counts"))?;
+        let n = |i: usize| -> Result<u64> {
+            Ok(r.try_get::<_, i64>(i).map_err(|e| self.err(e))?.max(0) as u64)
+        };
+        Ok(Orphans {
+            writes_without_checkpoint: n(0)?,
+            checkpoints_without_parent: n(1)?,
+            namespaces_without_root: n(2)?,
+        })
+    }
+
+    fn append_update(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        rows: &NewRows<'_>,
+        expected_writes: usize,
+        rewrite: Option<BlobRewriter<'_>>,
+    ) -> Result<usize> {
+        self.write_tx(|c| self.append_locked(c, thread_id, ns, rows, expected_writes, rewrite))
+    }
+
+    fn begin_batch(&self) -> Result<()> {
+        let mut c = self.client();
+        c.batch_execute(&format!("BEGIN ISOLATION LEVEL READ COMMITTED; {LOCK_SQL}"))
+            .map_err(|e| self.err(e))?;
+        self.in_batch
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn commit_batch(&self) -> Result<()> {
+        if !self
+            .in_batch
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+        {
+            return Ok(());
+        }
+        self.client()
+            .batch_execute("COMMIT")
+            .map_err(|e| self.err(e))
+    }
+
+    fn end_batches(&self) -> Result<()> {
+        self.commit_batch()
+    }
+
+    fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
+        self.write_tx(|c| {
+            let e = |e| self.err(e);
+            let mut deleted = Deleted::default();
+            let mut moved = Vec::new();
+            for (thread, expected) in threads {
+                if !Self::unmoved(c, thread, expected).map_err(e)? {
+                    moved.push(thread.clone());
+                    continue;
+                }
+                let count = |c: &mut Client, sql: &str| -> Result<(u64, u64)> {
+                    let r = c.query_one(sql, &[thread]).map_err(e)?;
+                    Ok((
+                        r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64,
+                        r.try_get::<_, Option<i64>>(1).map_err(e)?.unwrap_or(0).max(0) as u64,
+                    ))
+                };
+                let (cps, cp_bytes) = count(
+                    c,
+                    "WITH d AS (DELETE FROM checkpoints WHERE thread_id = $1 \
+                       RETURNING pg_column_size(checkpoint) + pg_column_size(metadata) AS n) \
+                     SELECT count(*), sum(n)::bigint FROM d",
+                )?;
+                let (wrs, wr_bytes) = count(
+                    c,
+                    "WITH d AS (DELETE FROM checkpoint_writes WHERE thread_id = $1 RETURNING octet_length(blob) AS n) \
+                     SELECT count(*), sum(n)::bigint FROM d",
+                )?;
+                let (_, blob_bytes) = count(
+                    c,
+                    "WITH d AS (DELETE FROM checkpoint_blobs WHERE thread_id = $1 RETURNING COALESCE(octet_length(blob), 0) AS n) \
+                     SELECT count(*), sum(n)::bigint FROM d",
+                )?;
+                deleted.add(Deleted {
+                    threads: 1,
+                    checkpoints: cps,
+                    writes: wrs,
+                    bytes: cp_bytes + wr_bytes + blob_bytes,
+                });
+            }
+            Ok((deleted, moved))
+        })
+    }
+
+    fn apply_gc(
+        &self,
+        thread_id: &str,
+        delete: &[(String, String)],
+        orphaned: &[(String, String)],
+        expected_latest: &str,
+    ) -> Result<Option<Deleted>> {
+        self.write_tx(|c| {
+            let e = |e| self.err(e);
+            if !Self::unmoved(c, thread_id, expected_latest).map_err(e)? {
+                return Ok(None);
+            }
+            let mut deleted = Deleted::default();
+            let mut freed: HashSet<(String, String, String)> = HashSet::new();
+            for (ns, id) in delete {
+                let w = c
+                    .query_one(
+                        "WITH d AS (DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
+                           RETURNING octet_length(blob) AS n) SELECT count(*), sum(n)::bigint FROM d",
+                        &[&thread_id, ns, id],
+                    )
+                    .map_err(e)?;
+                deleted.writes += w.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
+                deleted.bytes += w.try_get::<_, Option<i64>>(1).map_err(e)?.unwrap_or(0).max(0) as u64;
+                let gone = c
+                    .query_opt(
+                        "DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
+                         RETURNING (pg_column_size(checkpoint) + pg_column_size(metadata))::bigint, \
+                                   (checkpoint -> 'channel_versions')::text",
+                        &[&thread_id, ns, id],
+                    )
+                    .map_err(e)?;
+                if let Some(r) = gone {
+                    deleted.checkpoints += 1;
+                    deleted.bytes += r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
+                    let versions: Option<String> = r.try_get(1).map_err(e)?;
+                    if let Some(Json::Object(v)) =
+                        versions.and_then(|t| serde_json::from_str::<Json>(&t).ok())
+                    {
+                        for (channel, version) in v {
+                            freed.insert((ns.clone(), channel, version_text(&version)));
+                        }
+                    }
+                }
+            }
+            for (ns, id) in orphaned {
+                c.execute(
+                    "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+                    &[&thread_id, ns, id],
+                )
+                .map_err(e)?;
+            }
+            let (_, blob_bytes) = self.collect_blobs(c, thread_id, &freed)?;
+            deleted.bytes += blob_bytes;
+            Ok(Some(deleted))
+        })
+    }
+
+    /// `VACUUM (ANALYZE)` on the saver's tables: dead rows become reusable space and the
+    /// planner's statistics are fresh. It does not give the space back to the operating
+    /// system (that takes `VACUUM FULL`, which locks the tables out for the app), and it does
+    /// not overwrite freed bytes: deleted values can stay in free space of the table files,
+    /// in the server's WAL and archives, and in backups until those are recycled; memctl
+    /// cannot reach them.
+    fn vacuum(&self) -> Result<()> {
+        if self.access == Access::ReadOnly {
+            bail!("vacuum needs a read-write connection");
+        }
+        self.client()
+            .batch_execute("VACUUM (ANALYZE) checkpoints, checkpoint_blobs, checkpoint_writes")
+            .map_err(|e| self.err(e))
+    }
+
+    /// Rows only: every checkpoint JSONB and metadata, blob row and write row is searched on
+    /// the server. The server's files (free space in the table files, WAL, backups) are out
+    /// of memctl's reach, so `raw` stays empty.
+    fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
+        let mut out = Vec::new();
+        for text in texts {
+            let rows = self.rows_holding(text)?;
+            let (here, elsewhere): (Vec<_>, Vec<_>) =
+                rows.into_iter().partition(|(t, _)| t == thread_id);
+            if here.is_empty() && elsewhere.is_empty() {
+                continue;
+            }
+            out.push(Leftover {
+                text: text.clone(),
+                in_thread: here.into_iter().map(|(_, p)| p).collect(),
+                other_threads: elsewhere.into_iter().map(|(_, p)| p).collect(),
+                raw: vec![],
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Checks the saver's tables and migration level; returns the generation (`task_path` at 9).
+fn detect_schema(c: &mut Client, target: &Target) -> Result<SchemaGeneration> {
+    let shown = &target.shown;
+    let where_ = match &target.schema {
+        Some(s) => format!("schema '{s}'"),
+        None => "the search_path (normally schema 'public')".to_owned(),
+    };
+    let err = |e: postgres::Error| {
+        anyhow!(
+            "PostgreSQL error on '{shown}': {}",
+            super::pgconn::error_text(&e)
+        )
+    };
+    let r = c
+        .query_one(
+            "SELECT to_regclass('checkpoints')::text, to_regclass('checkpoint_blobs')::text, \
+                    to_regclass('checkpoint_writes')::text, to_regclass('checkpoint_migrations')::text",
+            &[],
+        )
+        .map_err(err)?;
+    for (i, table) in [
+        "checkpoints",
+        "checkpoint_blobs",
+        "checkpoint_writes",
+        "checkpoint_migrations",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let found: Option<String> = r.try_get(i).map_err(err)?;
+        if found.is_none() {
+            bail!(
+                "'{shown}' has no '{table}' table in {where_}: not a PostgresSaver database (add ?schema=NAME to the URL if the saver uses another schema)"
+            );
+        }
+    }
+    let columns: Vec<(String, String)> = c
+        .query(
+            "SELECT table_name::text, column_name::text FROM information_schema.columns \
+             WHERE table_schema = current_schema() OR table_schema = ANY(current_schemas(false))",
+            &[],
+        )
+        .map_err(err)?
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<Result<_, postgres::Error>>()
+        .map_err(err)?;
+    let has = |t: &str, col: &str| columns.iter().any(|(a, b)| a == t && b == col);
+    if !has("checkpoints", "checkpoint_id") {
+        bail!(
+            "'{shown}' has the tables of ShallowPostgresSaver (no checkpoint_id column), which keeps one checkpoint per thread; memctl reads PostgresSaver's tables only"
+        );
+    }
+    let level: Option<i32> = c
+        .query_one("SELECT max(v) FROM checkpoint_migrations", &[])
+        .and_then(|r| r.try_get(0))
+        .map_err(err)?;
+    match level {
+        None => bail!(
+            "'{shown}' has empty checkpoint_migrations: PostgresSaver.setup() has not run there"
+        ),
+        Some(v) if v > KNOWN_MIGRATION => bail!(
+            "'{shown}' is at PostgresSaver migration level {v}; memctl knows levels up to {KNOWN_MIGRATION} (langgraph-checkpoint-postgres 3.2.0): upgrade memctl before touching it"
+        ),
+        Some(v) if v < 3 => bail!(
+            "'{shown}' is at PostgresSaver migration level {v}: its tables are incomplete (run PostgresSaver.setup())"
+        ),
+        Some(_) => {}
+    }
+    Ok(if has("checkpoint_writes", "task_path") {
+        SchemaGeneration::V3
+    } else {
+        SchemaGeneration::V2
+    })
+}
+
+/// A double-quoted SQL identifier.
+fn quote_ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+fn get_str(r: &postgres::Row, i: usize) -> Result<String> {
+    r.try_get::<_, Option<String>>(i)
+        .map(Option::unwrap_or_default)
+        .map_err(|e| anyhow!("unexpected column type: {e}"))
+}
+
+fn blob_row(r: &postgres::Row) -> Result<BlobRow> {
+    Ok(BlobRow {
+        channel: get_str(r, 0)?,
+        version: get_str(r, 1)?,
+        type_name: get_str(r, 2)?,
+        blob: r
+            .try_get(3)
+            .map_err(|e| anyhow!("unexpected column type: {e}"))?,
+    })
+}
+
+/// A version as the text `jsonb_each_text` gives (versions are strings; old ones numbers).
+fn version_text(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The blob rows a checkpoint's `channel_versions` name.
+fn named_blobs<'a>(json: &str, blobs: &'a HashMap<(String, String), BlobRow>) -> Vec<&'a BlobRow> {
+    let Ok(Json::Object(root)) = serde_json::from_str::<Json>(json) else {
+        return vec![];
+    };
+    let Some(Json::Object(versions)) = root.get("channel_versions") else {
+        return vec![];
+    };
+    versions
+        .iter()
+        .filter_map(|(k, v)| blobs.get(&(k.clone(), version_text(v))))
+        .collect()
+}
+
+/// A msgpack checkpoint `{"channel_values": {channel: <blob>}}` around one stored value.
+fn wrap_channel(channel: &str, blob: &[u8]) -> Vec<u8> {
+    use crate::codec::msgpack::{encode_into, Value};
+    let mut out = vec![0x81];
+    encode_into(&mut out, &Value::str("channel_values"));
+    out.push(0x81);
+    encode_into(&mut out, &Value::str(channel));
+    out.extend_from_slice(blob);
+    out
+}

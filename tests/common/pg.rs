@@ -1,0 +1,151 @@
+//! A PostgreSQL database per test, made from the committed `fixtures/postgres.sql` (written by
+//! real LangGraph's `PostgresSaver`, see fixtures/generate_pg.py).
+//!
+//! `MEMCTL_TEST_PG` is the URL of a superuser on a throwaway server (scripts/test.sh starts
+//! one with scripts/pg.sh). Without it the tests fail, never skip.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+/// The admin URL, or a failure that says how to get one.
+pub fn admin_url() -> String {
+    std::env::var("MEMCTL_TEST_PG").unwrap_or_else(|_| {
+        panic!(
+            "MEMCTL_TEST_PG is not set: the Postgres tests need a throwaway server. \
+             scripts/test.sh starts one; by hand: URL=$(scripts/pg.sh start /tmp/memctl-pg) && \
+             MEMCTL_TEST_PG=$URL cargo test --test postgres"
+        )
+    })
+}
+
+/// `url` with its database replaced by `db`.
+pub fn with_db(url: &str, db: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let base = match base[scheme_end..].find('/') {
+        Some(i) => &base[..scheme_end + i],
+        None => base,
+    };
+    format!("{base}/{db}{query}")
+}
+
+/// A client for `url` (no TLS: the test server is local).
+pub fn client(url: &str) -> postgres::Client {
+    postgres::Client::connect(url, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("cannot connect to the test server {url}: {e}"))
+}
+
+/// The template database holding the fixture, made once per test process.
+fn template() -> &'static str {
+    static TEMPLATE: OnceLock<String> = OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        let name = format!("memctl_tpl_{}", std::process::id());
+        let admin = admin_url();
+        let mut c = client(&admin);
+        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+            .expect("drop an old template");
+        c.batch_execute(&format!("CREATE DATABASE {name}"))
+            .expect("create the template database");
+        let dump = std::fs::read_to_string(fixture_sql()).expect("fixtures/postgres.sql");
+        let mut t = client(&with_db(&admin, &name));
+        t.batch_execute(&dump).expect("load fixtures/postgres.sql");
+        drop(t);
+        name
+    })
+}
+
+/// The committed dump.
+pub fn fixture_sql() -> PathBuf {
+    super::fixture("postgres.sql")
+}
+
+/// A database of its own for one test, dropped when it goes out of scope.
+pub struct TestDb {
+    /// Its name.
+    pub name: String,
+    /// A URL memctl and LangGraph connect with.
+    pub url: String,
+}
+
+impl TestDb {
+    /// A fresh copy of the fixture.
+    pub fn fixture(hint: &str) -> TestDb {
+        TestDb::create(hint, Some(template()))
+    }
+
+    /// An empty database.
+    pub fn empty(hint: &str) -> TestDb {
+        TestDb::create(hint, None)
+    }
+
+    fn create(hint: &str, template: Option<&str>) -> TestDb {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let clean: String = hint
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .take(30)
+            .collect();
+        let name = format!(
+            "t_{clean}_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        );
+        let admin = admin_url();
+        let mut c = client(&admin);
+        let sql = match template {
+            Some(t) => format!("CREATE DATABASE {name} TEMPLATE {t}"),
+            None => format!("CREATE DATABASE {name}"),
+        };
+        // Two CREATE DATABASE from one template at the same moment can collide: retry.
+        let mut tries = 0;
+        loop {
+            match c.batch_execute(&sql) {
+                Ok(()) => break,
+                Err(e) if tries < 20 => {
+                    tries += 1;
+                    let _ = e;
+                    std::thread::sleep(std::time::Duration::from_millis(100 * tries));
+                }
+                Err(e) => panic!("{sql}: {e}"),
+            }
+        }
+        TestDb {
+            url: with_db(&admin, &name),
+            name,
+        }
+    }
+
+    /// A client on this database.
+    pub fn client(&self) -> postgres::Client {
+        client(&self.url)
+    }
+
+    /// One integer from a query.
+    pub fn count(&self, sql: &str) -> i64 {
+        self.client()
+            .query_one(sql, &[])
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .get(0)
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&admin_url(), postgres::NoTls) {
+            let _ = c.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}

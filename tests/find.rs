@@ -1,0 +1,154 @@
+//! `memctl find`: hits in message text, tool calls and string state, across threads; the
+//! whole history; threads of one user by metadata (#18).
+
+mod common;
+
+use common::{fixture, memctl, run_json, s, temp_copy};
+use serde_json::Value as Json;
+
+fn find(db: &str, args: &[&str]) -> Json {
+    let mut all = vec!["find", "--db", db, "--format", "json"];
+    all.extend_from_slice(args);
+    run_json(&all)
+}
+
+/// `(thread, message index)` of every hit.
+fn places(hits: &Json) -> Vec<(String, Option<u64>)> {
+    hits.as_array()
+        .expect("a list of hits")
+        .iter()
+        .map(|h| {
+            (
+                h["thread_id"].as_str().unwrap_or_default().to_owned(),
+                h["index"].as_u64(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn finds_text_in_messages_and_tool_calls_with_case_and_regex_options() {
+    let db = fixture("new.sqlite");
+    let hits = find(s(&db), &["Paris"]);
+    let found = places(&hits);
+    // Every hit is a message whose text (or tool call) holds the word, as dump shows it.
+    for (thread, index) in &found {
+        let dumped = run_json(&["dump", "--db", s(&db), "--thread", thread]);
+        let m = &dumped[index.expect("a message hit") as usize];
+        let text = m.to_string();
+        assert!(text.contains("Paris"), "{thread} #{index:?}: {m}");
+    }
+    // The tool call's arguments of thread 'tools' are found too (message 1 has no text).
+    assert!(found.contains(&("tools".into(), Some(1))), "{found:?}");
+    assert!(found.contains(&("1".into(), Some(3))), "{found:?}");
+    let first = &hits[0];
+    assert_eq!(first["match"], "Paris");
+    assert!(first["message_id"].is_string());
+
+    // Case: a literal is case-sensitive unless -i.
+    assert_eq!(find(s(&db), &["PARIS"]).as_array().map(Vec::len), Some(0));
+    assert_eq!(places(&find(s(&db), &["-i", "PARIS"])), found);
+    // A literal is not a regex; --regex makes it one.
+    assert_eq!(find(s(&db), &["Par.s"]).as_array().map(Vec::len), Some(0));
+    assert_eq!(places(&find(s(&db), &["--regex", "Par.s"])), found);
+    // One thread only.
+    let only = places(&find(s(&db), &["Paris", "--thread", "tools"]));
+    assert!(!only.is_empty() && only.iter().all(|(t, _)| t == "tools"));
+}
+
+#[test]
+fn history_finds_what_the_latest_state_no_longer_holds() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let before = places(&find(s(&db), &["Paris is the capital"]));
+    assert_eq!(before, vec![("1".to_owned(), Some(3))]);
+    let out = memctl()
+        .args(["rm", "--db", s(&db), "--thread", "1", "--index", "3"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        find(s(&db), &["Paris is the capital"])
+            .as_array()
+            .map(Vec::len),
+        Some(0)
+    );
+    let old = find(s(&db), &["Paris is the capital", "--history"]);
+    let old = old.as_array().expect("hits");
+    assert!(!old.is_empty());
+    assert!(old.iter().all(|h| h["thread_id"] == "1"));
+    // Each hit names a different, older checkpoint.
+    let mut ids: Vec<&str> = old
+        .iter()
+        .filter_map(|h| h["checkpoint_id"].as_str())
+        .collect();
+    ids.dedup();
+    assert_eq!(ids.len(), old.len());
+}
+
+#[test]
+fn meta_selects_the_threads_of_one_user() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    // What LangGraph writes when the app passes configurable={"user_id": "42", …}: the key
+    // in the checkpoint's metadata.
+    let conn = rusqlite::Connection::open(&db).expect("opens");
+    conn.execute(
+        "UPDATE checkpoints SET metadata = CAST('{\"source\": \"loop\", \"step\": 9, \"parents\": {}, \"user_id\": \"42\"}' AS BLOB) \
+         WHERE thread_id = 'tools' AND checkpoint_ns = '' AND checkpoint_id = \
+         (SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = 'tools' AND checkpoint_ns = '')",
+        [],
+    )
+    .expect("updates");
+    drop(conn);
+    let hits = find(s(&db), &["--meta", "user_id=42"]);
+    assert_eq!(places(&hits), vec![("tools".to_owned(), None)]);
+    assert_eq!(hits[0]["role"], "thread");
+    assert_eq!(
+        find(s(&db), &["--meta", "user_id=43"])
+            .as_array()
+            .map(Vec::len),
+        Some(0)
+    );
+    // With a pattern: that user's messages only.
+    let both = places(&find(s(&db), &["Paris", "--meta", "user_id=42"]));
+    assert!(!both.is_empty() && both.iter().all(|(t, _)| t == "tools"));
+    // Count mode.
+    let counts = find(s(&db), &["Paris", "--count"]);
+    let tools = counts
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["thread_id"] == "tools"))
+        .expect("tools counted");
+    assert_eq!(tools["hits"].as_u64(), Some(both.len() as u64), "{counts}");
+}
+
+#[test]
+fn bad_requests_are_one_line_errors() {
+    let db = fixture("new.sqlite");
+    let out = memctl()
+        .args(["find", "--db", s(&db)])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("PATTERN") && err.lines().count() == 1, "{err}");
+    for (args, code) in [
+        (vec!["--regex", "("], 1),
+        (vec!["x", "--thread", "nope"], 1),
+        (vec!["--meta", "novalue"], 1),
+    ] {
+        let out = memctl()
+            .args(["find", "--db", s(&db)])
+            .args(&args)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).lines().count(),
+            1,
+            "{args:?}"
+        );
+    }
+}

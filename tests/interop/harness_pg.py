@@ -1,0 +1,363 @@
+#!/usr/bin/env python
+"""Interop harness for PostgresSaver databases (venv .venv/pg): real LangGraph reads what memctl
+wrote, makes the same change itself, and continues threads. Reuses harness.py's expected
+message lists and update_state call.
+
+    harness_pg.py check-rewrite --original URL --rewritten URL --thread T --expect JSON
+        ORIGINAL is a throwaway copy of the database as it was before memctl ran; the harness
+        runs LangGraph's own update_state there (the reference) and compares the rows each
+        side added: one checkpoints row (JSONB, metadata, parent), the blob rows (only for the
+        channels the update changed), the write rows on the parent. Then LangGraph loads the
+        rewritten thread (get_state == the expected messages) and continues it (invoke), and
+        the model must receive the kept messages.
+    harness_pg.py state --url URL --thread T [--graph G]
+    harness_pg.py continue --url URL --thread T [--graph G]
+    harness_pg.py prune --url URL --threads A,B      PostgresSaver.prune(keep_latest)
+    harness_pg.py held-app --url URL --thread T --hold-file F --go-file G
+    harness_pg.py live-app --url URL --threads A,B --seconds S [--stop-file F]
+
+Prints a JSON report; exit 0 when every check passes, 1 otherwise (FAIL lines on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness  # noqa: E402  (also puts fixtures/ on sys.path)
+from harness import NEXT_ID, NEXT_TEXT, Report, dumps, graphs, jsonable  # noqa: E402
+import psycopg  # noqa: E402
+from langchain_core.messages import HumanMessage  # noqa: E402
+from langgraph.checkpoint.postgres import PostgresSaver  # noqa: E402
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
+
+SERDE = JsonPlusSerializer()
+
+
+def rows(url: str) -> dict:
+    """Every row of the saver's tables, keyed by primary key."""
+    out: dict[str, dict] = {"checkpoints": {}, "blobs": {}, "writes": {}}
+    with psycopg.connect(url) as c:
+        for r in c.execute("SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
+                           "checkpoint, metadata FROM checkpoints"):
+            out["checkpoints"][r[:3]] = {"parent": r[3], "checkpoint": r[4], "metadata": r[5]}
+        for r in c.execute("SELECT thread_id, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs"):
+            out["blobs"][r[:4]] = {"type": r[4], "blob": bytes(r[5]) if r[5] is not None else None}
+        for r in c.execute("SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, "
+                           "channel, type, blob FROM checkpoint_writes"):
+            out["writes"][r[:5]] = {"checkpoint_ns": r[1], "checkpoint_id": r[2], "task_id": r[3],
+                                    "idx": r[4], "task_path": r[5], "channel": r[6], "type": r[7],
+                                    "value": bytes(r[8])}
+    return out
+
+
+def added(before: dict, after: dict, table: str, thread: str) -> dict:
+    return {k: v for k, v in after[table].items() if k[0] == thread and k not in before[table]}
+
+
+class Opened:
+    def __init__(self, url: str, graph_name: str):
+        self.cm = PostgresSaver.from_conn_string(url)
+        self.saver = self.cm.__enter__()
+        self.graph, self.model = graphs.build(graph_name, self.saver)
+
+    def close(self):
+        self.cm.__exit__(None, None, None)
+
+
+def check_rewrite(original: str, rewritten: str, thread: str, expect: dict, graph_name: str) -> dict:
+    rep = Report()
+    cfg = graphs.config(thread)
+    before = rows(original)
+    o = Opened(original, graph_name)
+    try:
+        orig_msgs = o.graph.get_state(cfg).values.get("messages", [])
+        want, info = harness.expected_list(orig_msgs, expect)
+        ref_info = harness.langgraph_update(o.graph, o.saver, cfg, want, expect.get("values"))
+    finally:
+        o.close()
+    ref = rows(original)
+    new = rows(rewritten)
+    G = "rows"
+    # Other threads and the thread's old rows: untouched (a purge may rewrite old blobs).
+    for table in ("checkpoints", "blobs", "writes"):
+        changed = [str(k) for k, v in before[table].items()
+                   if new[table].get(k) != v
+                   and not (expect.get("purge") and k[0] == thread and table != "checkpoints")]
+        rep.check(G, f"old {table} rows unchanged", not changed, changed[:10] or None)
+    ncp, rcp = added(before, new, "checkpoints", thread), added(before, ref, "checkpoints", thread)
+    rep.check(G, "one new checkpoint each", len(ncp) == 1 and len(rcp) == 1,
+              {"new": list(ncp), "ref": list(rcp)})
+    if len(ncp) == 1 and len(rcp) == 1:
+        (nk, n), (rk, r) = next(iter(ncp.items())), next(iter(rcp.items()))
+        nc, rc = n["checkpoint"], r["checkpoint"]
+        rep.check(G, "parent", n["parent"] == r["parent"], {"new": n["parent"], "ref": r["parent"]})
+        rep.check(G, "metadata", n["metadata"] == r["metadata"], {"new": n["metadata"], "ref": r["metadata"]})
+        for key in ("v", "channel_values", "versions_seen", "updated_channels"):
+            rep.check(G, f"checkpoint.{key}", nc.get(key) == rc.get(key),
+                      None if nc.get(key) == rc.get(key) else {"new": nc.get(key), "ref": rc.get(key)})
+        rep.check(G, "checkpoint keys", sorted(nc) == sorted(rc), {"new": sorted(nc), "ref": sorted(rc)})
+        nv, rv = nc.get("channel_versions", {}), rc.get("channel_versions", {})
+        parent_v = before["checkpoints"].get((thread, nk[1], n["parent"]), {}).get("checkpoint", {}).get(
+            "channel_versions", {})
+        changed_n = sorted(k for k in nv if nv[k] != parent_v.get(k))
+        changed_r = sorted(k for k in rv if rv[k] != parent_v.get(k))
+        rep.check(G, "channels whose version changed", changed_n == changed_r,
+                  {"new": changed_n, "ref": changed_r})
+        for k in changed_n:
+            ok = nv[k].split(".")[0] == rv.get(k, "").split(".")[0]
+            rep.check(G, f"version {k} integer part", ok, {"new": nv[k], "ref": rv.get(k)})
+        rep.check(G, "checkpoint id sorts last", all(k[2] <= nk[2] for k in before["checkpoints"] if k[0] == thread))
+    nb, rb = added(before, new, "blobs", thread), added(before, ref, "blobs", thread)
+    nbs = sorted((k[1], k[2], v["type"]) for k, v in nb.items())
+    rbs = sorted((k[1], k[2], v["type"]) for k, v in rb.items())
+    rep.check(G, "new blob rows (ns, channel, type)", nbs == rbs, {"new": nbs, "ref": rbs})
+    for (nk, nv_), (rk, rv_) in zip(sorted(nb.items()), sorted(rb.items())):
+        a = SERDE.loads_typed((nv_["type"], nv_["blob"]))
+        b = SERDE.loads_typed((rv_["type"], rv_["blob"]))
+        ok = dumps(a) == dumps(b) if isinstance(a, list) else harness.norm(a) == harness.norm(b)
+        rep.check(G, f"blob {nk[2]} decoded", ok, None if ok else {"new": jsonable(a), "ref": jsonable(b)})
+        rep.checks.setdefault(G, {})[f"blob {nk[2]} bytes equal (info)"] = {
+            "ok": True, "detail": nv_["blob"] == rv_["blob"]}
+    nw = list(added(before, new, "writes", thread).values())
+    rw = list(added(before, ref, "writes", thread).values())
+    harness.compare_writes(rep, SERDE, nw, rw, True)
+    # LangGraph reads the rewritten thread and continues it.
+    o = Opened(rewritten, graph_name)
+    try:
+        st = o.graph.get_state(cfg)
+        got = st.values.get("messages", [])
+        rep.check("load", "get_state messages == expected", dumps(got) == dumps(want),
+                  None if dumps(got) == dumps(want) else {"got": dumps(got), "want": dumps(want)})
+        o.graph.invoke({"messages": [HumanMessage(NEXT_TEXT, id=NEXT_ID)]}, cfg)
+        after = o.graph.get_state(cfg).values.get("messages", [])
+        ids = [m.id for m in after]
+        rep.check("continue", "the next turn is in the state", NEXT_ID in ids, ids)
+        if o.model.calls:
+            received = [m.id for m in o.model.calls[0]]
+            kept = [m.id for m in want]
+            ok = received[: len(kept)] == kept or graph_name == "summarized"
+            rep.check("continue", "the model received the kept messages first", ok,
+                      None if ok else {"received": received, "kept": kept})
+    finally:
+        o.close()
+    return {"thread": thread, "info": jsonable(info), "reference": jsonable(ref_info),
+            "checks": rep.checks, "failures": rep.failures, "passed": not rep.failures}
+
+
+def cmd_state(url: str, thread: str, graph_name: str) -> dict:
+    o = Opened(url, graph_name)
+    try:
+        cfg = graphs.config(thread)
+        st = o.graph.get_state(cfg)
+        return {"thread": thread, "exists": o.saver.get_tuple(cfg) is not None,
+                "messages": [m.model_dump() for m in st.values.get("messages", [])],
+                "next": list(st.next),
+                "interrupts": [{"id": i.id, "value": i.value} for i in st.interrupts],
+                "history": len(list(o.graph.get_state_history(cfg)))}
+    finally:
+        o.close()
+
+
+def cmd_continue(url: str, thread: str, graph_name: str) -> dict:
+    o = Opened(url, graph_name)
+    try:
+        cfg = graphs.config(thread)
+        before = o.graph.get_state(cfg)
+        errors = []
+        if tuple(before.next):
+            from langgraph.types import Command
+            o.graph.invoke(Command(resume="approved"), cfg)
+        o.graph.invoke({"messages": [HumanMessage(NEXT_TEXT, id=NEXT_ID)]}, cfg)
+        after = o.graph.get_state(cfg)
+        msgs = after.values.get("messages", [])
+        if not msgs or NEXT_ID not in [m.id for m in msgs]:
+            errors.append(f"the next turn is not in the state: {[m.id for m in msgs]}")
+        return {"thread": thread, "messages_before": len(before.values.get("messages", [])),
+                "messages_after": len(msgs), "model_received": [dumps(c) for c in o.model.calls],
+                "errors": errors}
+    finally:
+        o.close()
+
+
+def cmd_check_all(url: str, expected_path: str) -> dict:
+    """Every thread of expected/postgres.json: LangGraph sees the same messages and next nodes
+    (what a gc must keep), and the thread continues (a paused one is resumed first)."""
+    exp = json.loads(Path(expected_path).read_text())
+    errors = []
+    done = []
+    for thread, want in exp["threads"].items():
+        try:
+            st = cmd_state(url, thread, want["graph"])
+            if st["messages"] != want["messages"] or st["next"] != want["next"]:
+                errors.append(f"{thread}: LangGraph sees {len(st['messages'])} messages next={st['next']}, "
+                              f"expected {len(want['messages'])} next={want['next']}")
+                continue
+            r = cmd_continue(url, thread, want["graph"])
+            errors.extend(r["errors"])
+            done.append(thread)
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"{thread}: {type(e).__name__}: {e}")
+    return {"continued": done, "errors": errors}
+
+
+def cmd_prune(url: str, threads: list[str]) -> dict:
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.prune(threads, strategy="keep_latest")
+    return {"pruned": threads}
+
+
+def cmd_held_app(url: str, graph_name: str, thread: str, hold_file: str, go_file: str) -> dict:
+    """The race of issue #12 on Postgres: one app turn whose every commit (put, put_writes)
+    waits, after its checkpoint ids are made, until GO_FILE appears; HOLD_FILE says it is
+    waiting. Then the app's turn must be the thread's state and its next turn must see it."""
+    o = Opened(url, graph_name)
+    saver, graph, model = o.saver, o.graph, o.model
+    cfg = graphs.config(thread)
+    made: list[str] = []
+    orig_put, orig_put_writes = saver.put, saver.put_writes
+
+    def hold() -> None:
+        if not Path(hold_file).exists():
+            Path(hold_file).write_text(json.dumps(made))
+        deadline = time.monotonic() + 120
+        while not Path(go_file).exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError("never released")
+            time.sleep(0.005)
+
+    def put(config, checkpoint, metadata, new_versions):
+        made.append(checkpoint["id"])
+        hold()
+        return orig_put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(config, writes, task_id, task_path=""):
+        hold()
+        return orig_put_writes(config, writes, task_id, task_path)
+
+    try:
+        saver.put, saver.put_writes = put, put_writes
+        graph.invoke({"messages": [HumanMessage(harness.HELD_TEXT, id=harness.HELD_ID)]}, cfg)
+        saver.put, saver.put_writes = orig_put, orig_put_writes
+        errors: list[str] = []
+        state = graph.get_state(cfg)
+        ids = [m.id for m in state.values.get("messages", [])]
+        latest = state.config["configurable"]["checkpoint_id"]
+        if harness.HELD_ID not in ids:
+            errors.append(f"the app's turn was lost: the latest checkpoint {latest} has {ids}")
+        graph.invoke({"messages": [HumanMessage(NEXT_TEXT, id=NEXT_ID)]}, cfg)
+        received = [m.id for m in model.calls[-1]] if model.calls else []
+        if harness.HELD_ID not in received:
+            errors.append(f"the next turn did not see the held turn: the model got {received}")
+        return {"made": made, "latest_after_turn": latest, "messages_after_turn": ids,
+                "model_received": received, "errors": errors}
+    finally:
+        o.close()
+
+
+def cmd_live_app(url: str, graph_name: str, threads: list[str], seconds: float, stop_file: str | None) -> dict:
+    """An app invoking `threads` in a loop through PostgresSaver until `seconds` pass or
+    `stop_file` appears; every exception and every lost message is an error."""
+    o = Opened(url, graph_name)
+    try:
+        counts = {t: 0 for t in threads}
+        errors: list[str] = []
+        len_before = {t: len(o.graph.get_state(graphs.config(t)).values.get("messages", [])) for t in threads}
+        start = time.monotonic()
+        n = 0
+        while time.monotonic() - start < seconds and not (stop_file and Path(stop_file).exists()):
+            t = threads[n % len(threads)]
+            try:
+                o.graph.invoke({"messages": [HumanMessage(f"live message {n}")]}, graphs.config(t))
+                counts[t] += 1
+            except Exception as e:  # the point: there must be none
+                errors.append(f"{t}: {type(e).__name__}: {e}")
+            n += 1
+        final = {}
+        for t in threads:
+            msgs = o.graph.get_state(graphs.config(t)).values.get("messages", [])
+            final[t] = len(msgs)
+            if len(msgs) != len_before[t] + 2 * counts[t]:
+                errors.append(f"{t}: {len(msgs)} messages, expected {len_before[t]} + 2 x {counts[t]}")
+        return {"invocations": counts, "messages": final, "errors": errors,
+                "seconds": time.monotonic() - start}
+    finally:
+        o.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("check-rewrite")
+    c.add_argument("--original", required=True)
+    c.add_argument("--rewritten", required=True)
+    c.add_argument("--thread", required=True)
+    c.add_argument("--graph")
+    c.add_argument("--expect", required=True, help="inline JSON or a file")
+    for name in ("state", "continue"):
+        p = sub.add_parser(name)
+        p.add_argument("--url", required=True)
+        p.add_argument("--thread", required=True)
+        p.add_argument("--graph")
+    ca = sub.add_parser("check-all")
+    ca.add_argument("--url", required=True)
+    ca.add_argument("--expected", required=True)
+    p = sub.add_parser("prune")
+    p.add_argument("--url", required=True)
+    p.add_argument("--threads", required=True)
+    h = sub.add_parser("held-app")
+    h.add_argument("--url", required=True)
+    h.add_argument("--graph", default="1")
+    h.add_argument("--thread", required=True)
+    h.add_argument("--hold-file", required=True)
+    h.add_argument("--go-file", required=True)
+    la = sub.add_parser("live-app")
+    la.add_argument("--url", required=True)
+    la.add_argument("--graph", default="1")
+    la.add_argument("--threads", required=True)
+    la.add_argument("--seconds", type=float, default=10.0)
+    la.add_argument("--stop-file")
+    a = ap.parse_args(argv)
+    try:
+        if a.cmd == "check-rewrite":
+            src = a.expect.strip()
+            expect = json.loads(src) if src.startswith("{") else json.loads(Path(src).read_text())
+            rep = check_rewrite(a.original, a.rewritten, a.thread, expect, a.graph or a.thread)
+            print(json.dumps(jsonable(rep), ensure_ascii=False, indent=1))
+            for f in rep["failures"]:
+                print(f"FAIL {f}".replace("\n", " | "), file=sys.stderr)
+            return 0 if rep["passed"] else 1
+        if a.cmd == "state":
+            rep = cmd_state(a.url, a.thread, a.graph or a.thread)
+        elif a.cmd == "continue":
+            rep = cmd_continue(a.url, a.thread, a.graph or a.thread)
+        elif a.cmd == "check-all":
+            rep = cmd_check_all(a.url, a.expected)
+        elif a.cmd == "prune":
+            rep = cmd_prune(a.url, a.threads.split(","))
+        elif a.cmd == "held-app":
+            rep = cmd_held_app(a.url, a.graph, a.thread, a.hold_file, a.go_file)
+        else:
+            rep = cmd_live_app(a.url, a.graph, a.threads.split(","), a.seconds, a.stop_file)
+    except Exception as e:
+        print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+        print(f"FAIL {a.cmd}: {type(e).__name__}: {e}", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+        return 1
+    print(json.dumps(jsonable(rep), ensure_ascii=False, indent=1))
+    for err in rep.get("errors", []):
+        print(f"FAIL {a.cmd}: {err}", file=sys.stderr)
+    return 1 if rep.get("errors") else 0
+
+
+if __name__ == "__main__":
+    harness.ensure_hashseed_0(os.path.abspath(__file__))
+    sys.exit(main())

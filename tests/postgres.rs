@@ -1,0 +1,361 @@
+//! memctl on `PostgresSaver` databases (a real PostgreSQL server: `MEMCTL_TEST_PG`, started by
+//! scripts/test.sh). Read side: every read command on the committed dump (written by real
+//! LangGraph, fixtures/generate_pg.py) gives what it gives on the SQLite mirror of the same
+//! checkpoints as LangGraph's own loader assembled them, and the messages equal `get_state`.
+//! Errors: one line, non-zero exit, never a password.
+
+mod common;
+
+use common::pg::{self, TestDb};
+use common::{expected, fixture, memctl, run_json, run_ok, s};
+use serde_json::Value as Json;
+
+fn threads() -> Vec<String> {
+    expected("postgres")["threads"]
+        .as_object()
+        .expect("threads")
+        .keys()
+        .cloned()
+        .collect()
+}
+
+/// Every row of the saver's tables, for "nothing changed" checks.
+fn fingerprint(db: &TestDb) -> String {
+    let mut c = db.client();
+    let mut out = String::new();
+    for sql in [
+        "SELECT md5(string_agg(thread_id || checkpoint_ns || checkpoint_id || COALESCE(parent_checkpoint_id, '') || checkpoint::text || metadata::text, '|' ORDER BY thread_id, checkpoint_ns, checkpoint_id)) FROM checkpoints",
+        "SELECT md5(string_agg(thread_id || checkpoint_ns || channel || version || type || COALESCE(encode(blob, 'hex'), ''), '|' ORDER BY thread_id, checkpoint_ns, channel, version)) FROM checkpoint_blobs",
+        "SELECT md5(string_agg(thread_id || checkpoint_ns || checkpoint_id || task_id || idx || channel || COALESCE(type, '') || encode(blob, 'hex') || task_path, '|' ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx)) FROM checkpoint_writes",
+    ] {
+        let v: Option<String> = c.query_one(sql, &[]).expect(sql).get(0);
+        out.push_str(&v.unwrap_or_default());
+    }
+    out
+}
+
+#[test]
+fn read_commands_on_postgres_equal_the_sqlite_mirror() {
+    let db = TestDb::fixture("reads");
+    let mirror = fixture("postgres-mirror.sqlite");
+    let before = fingerprint(&db);
+    let mut failures = Vec::new();
+    for thread in threads() {
+        let commands: Vec<Vec<&str>> = vec![
+            vec!["history"],
+            vec!["show"],
+            vec!["dump"],
+            vec!["tokens"],
+            vec!["diff"],
+        ];
+        // Text output too: the same table, chat and counts, byte for byte.
+        for cmd in commands {
+            for format in ["table", "json"] {
+                let mut args = cmd.clone();
+                args.extend(["--thread", &thread, "--format", format]);
+                let mut on_pg = args.clone();
+                on_pg.extend(["--db", &db.url]);
+                let mut on_lite = args.clone();
+                on_lite.extend(["--db", s(&mirror)]);
+                let (a, b) = (run_ok(&on_pg), run_ok(&on_lite));
+                if a != b {
+                    failures.push(format!(
+                        "{thread} {args:?}:\n postgres: {a}\n sqlite:   {b}"
+                    ));
+                }
+            }
+        }
+        // dump --raw: the same values; Postgres returns JSONB keys in its own order.
+        let raw = |db: &str| run_json(&["dump", "--raw", "--thread", &thread, "--db", db]);
+        if raw(&db.url) != raw(s(&mirror)) {
+            failures.push(format!("{thread} dump --raw differs"));
+        }
+        // Subgraph namespaces.
+        let namespaces = run_json(&[
+            "history", "--thread", &thread, "--db", &db.url, "--format", "json",
+        ]);
+        for row in namespaces.as_array().into_iter().flatten() {
+            for ns in row["namespaces"].as_array().into_iter().flatten() {
+                let ns = ns.as_str().unwrap_or_default();
+                let a = run_ok(&["show", "--thread", &thread, "--ns", ns, "--db", &db.url]);
+                let b = run_ok(&["show", "--thread", &thread, "--ns", ns, "--db", s(&mirror)]);
+                if a != b {
+                    failures.push(format!("{thread} --ns {ns}: show differs"));
+                }
+            }
+        }
+    }
+    // Whole-database commands; byte sizes differ by design (JSONB and blob rows vs msgpack).
+    let strip = |mut v: Json| {
+        for row in v.as_array_mut().into_iter().flatten() {
+            if let Some(o) = row.as_object_mut() {
+                o.remove("bytes");
+            }
+        }
+        v
+    };
+    for cmd in [vec!["threads", "list"], vec!["tokens", "--all"]] {
+        let mut a = cmd.clone();
+        a.extend(["--format", "json", "--db", &db.url]);
+        let mut b = cmd.clone();
+        b.extend(["--format", "json", "--db", s(&mirror)]);
+        if strip(run_json(&a)) != strip(run_json(&b)) {
+            failures.push(format!("{cmd:?} differs"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert_eq!(
+        before,
+        fingerprint(&db),
+        "read commands changed the database"
+    );
+}
+
+#[test]
+fn messages_equal_langgraph_get_state() {
+    let db = TestDb::fixture("get_state");
+    let exp = expected("postgres");
+    for thread in threads() {
+        let dumped = run_json(&["dump", "--thread", &thread, "--db", &db.url]);
+        let want = &exp["threads"][&thread]["messages"];
+        assert_eq!(&dumped, want, "{thread}: dump differs from get_state");
+        let history = run_json(&[
+            "history", "--thread", &thread, "--db", &db.url, "--format", "json",
+        ]);
+        assert_eq!(
+            history.as_array().map(Vec::len),
+            exp["threads"][&thread]["history"]
+                .as_u64()
+                .map(|n| n as usize),
+            "{thread}: history length differs from get_state_history"
+        );
+    }
+    // Both layouts are in the dump: the legacy threads keep every value in blobs.
+    let legacy = db.count(
+        "SELECT count(*) FROM checkpoint_blobs WHERE thread_id LIKE 'legacy-%' AND type = 'empty'",
+    );
+    assert!(legacy > 0, "the legacy layout has 'empty' rows");
+    let inline = db.count(
+        "SELECT count(*) FROM checkpoints WHERE thread_id = 'custom-state' AND checkpoint -> 'channel_values' ? 'counter'",
+    );
+    assert!(inline > 0, "the current layout keeps primitives inline");
+}
+
+#[test]
+fn stats_reports_the_tables() {
+    let db = TestDb::fixture("stats");
+    let st = run_json(&["stats", "--db", &db.url, "--format", "json"]);
+    let text = st.to_string();
+    assert!(text.contains("messages"), "{text}");
+    let out = run_ok(&["stats", "--db", &db.url]);
+    assert!(out.contains("15 threads"), "{out}");
+}
+
+/// One line on stderr, exit 1, no panic, and never the password.
+fn fails_cleanly(args: &[&str], password: &str) -> String {
+    let out = memctl().args(args).output().expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    if !password.is_empty() {
+        assert!(
+            !stderr.contains(password) && !stdout.contains(password),
+            "the password leaked: {stderr}"
+        );
+    }
+    stderr
+}
+
+#[test]
+fn bad_urls_missing_tables_and_unknown_migrations_fail_in_one_line() {
+    let admin = pg::admin_url();
+    // A port nothing listens on, with a password in the URL.
+    let refused = "postgresql://bob:Sup3rSecretPw@127.0.0.1:1/app";
+    let e = fails_cleanly(&["threads", "list", "--db", refused], "Sup3rSecretPw");
+    assert!(
+        e.contains("cannot connect") && e.contains("bob:***@"),
+        "{e}"
+    );
+    // The same through MEMCTL_DB, and as a password parameter.
+    let out = memctl()
+        .args(["history", "--thread", "1"])
+        .env(
+            "MEMCTL_DB",
+            "postgres://bob@127.0.0.1:1/app?password=Sup3rSecretPw",
+        )
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        !stderr.contains("Sup3rSecretPw") && stderr.contains("password=***"),
+        "{stderr}"
+    );
+    // A database that does not exist (the server answers; the password is still hidden).
+    let with_pw =
+        pg::with_db(&admin, "no_such_db").replacen("postgres@", "postgres:Sup3rSecretPw@", 1);
+    let e = fails_cleanly(&["threads", "list", "--db", &with_pw], "Sup3rSecretPw");
+    assert!(e.contains("no_such_db"), "{e}");
+    // A database without the saver's tables.
+    let empty = TestDb::empty("no_tables");
+    let e = fails_cleanly(&["threads", "list", "--db", &empty.url], "");
+    assert!(e.contains("not a PostgresSaver database"), "{e}");
+    // A migration level memctl does not know (a newer saver).
+    let newer = TestDb::fixture("newer");
+    newer
+        .client()
+        .batch_execute("INSERT INTO checkpoint_migrations (v) VALUES (10)")
+        .expect("insert");
+    let e = fails_cleanly(&["threads", "list", "--db", &newer.url], "");
+    assert!(e.contains("migration level 10"), "{e}");
+    let e = fails_cleanly(
+        &["trim", "--thread", "1", "--keep", "2", "--db", &newer.url],
+        "",
+    );
+    assert!(e.contains("migration level 10"), "{e}");
+    // A bad sslmode.
+    let bad = format!("{}?sslmode=sometimes", pg::with_db(&admin, "x"));
+    let e = fails_cleanly(&["threads", "list", "--db", &bad], "");
+    assert!(e.contains("sslmode"), "{e}");
+}
+
+#[test]
+fn libpq_conventions_unix_socket_pgpassword_schema() {
+    let db = TestDb::fixture("libpq");
+    // The unix socket the test server listens on (scripts/pg.sh puts it beside the data).
+    let mut c = db.client();
+    let dir: String = c
+        .query_one("SELECT current_setting('unix_socket_directories')", &[])
+        .expect("socket dir")
+        .get(0);
+    let port: String = c
+        .query_one("SELECT current_setting('port')", &[])
+        .expect("port")
+        .get(0);
+    let dir = dir.split(',').next().unwrap_or_default().trim().to_owned();
+    let encoded = dir.replace('/', "%2F");
+    let via_socket = format!("postgresql://postgres@{encoded}:{port}/{}", db.name);
+    let rows = run_json(&["threads", "list", "--db", &via_socket, "--format", "json"]);
+    assert_eq!(rows.as_array().map(Vec::len), Some(15));
+    let via_param = format!(
+        "postgresql:///{}?host={dir}&port={port}&user=postgres",
+        db.name
+    );
+    let rows = run_json(&["threads", "list", "--db", &via_param, "--format", "json"]);
+    assert_eq!(rows.as_array().map(Vec::len), Some(15));
+    // PGPASSWORD and a .pgpass that others can read do not break a trust server.
+    let out = memctl()
+        .args(["threads", "list", "--db", &db.url])
+        .env("PGPASSWORD", "unused-here")
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    // A saver configured with a schema (LangGraph.js's `schema` option).
+    c.batch_execute(
+        "CREATE SCHEMA langgraph; \
+         ALTER TABLE checkpoints SET SCHEMA langgraph; ALTER TABLE checkpoint_blobs SET SCHEMA langgraph; \
+         ALTER TABLE checkpoint_writes SET SCHEMA langgraph; ALTER TABLE checkpoint_migrations SET SCHEMA langgraph;",
+    )
+    .expect("move to a schema");
+    let e = fails_cleanly(&["threads", "list", "--db", &db.url], "");
+    assert!(e.contains("schema=NAME"), "{e}");
+    let in_schema = format!("{}?schema=langgraph", db.url);
+    let rows = run_json(&["threads", "list", "--db", &in_schema, "--format", "json"]);
+    assert_eq!(rows.as_array().map(Vec::len), Some(15));
+}
+
+/// sslmode as libpq means it, against the test server's TLS (scripts/pg.sh: a certificate for
+/// 'localhost' issued by a test CA; role tls_only may connect over TLS only).
+#[test]
+fn sslmodes_encrypt_and_verify_as_libpq_does() {
+    let db = TestDb::fixture("tls");
+    let mut c = db.client();
+    c.batch_execute(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'tls_only') \
+         THEN CREATE ROLE tls_only LOGIN SUPERUSER; END IF; END $$",
+    )
+    .expect("role");
+    let cert: String = c
+        .query_one(
+            "SELECT current_setting('data_directory') || '/root.crt'",
+            &[],
+        )
+        .expect("cert path")
+        .get(0);
+    let port: String = c
+        .query_one("SELECT current_setting('port')", &[])
+        .expect("port")
+        .get(0);
+    let url = |host: &str, params: &str| {
+        format!("postgresql://tls_only@{host}:{port}/{}?{params}", db.name)
+    };
+    let lists = |u: &str| {
+        let rows = run_json(&["threads", "list", "--db", u, "--format", "json"]);
+        assert_eq!(rows.as_array().map(Vec::len), Some(15), "{u}");
+    };
+    // Without TLS the server turns this role away: so a success below went over TLS.
+    let e = fails_cleanly(
+        &[
+            "threads",
+            "list",
+            "--db",
+            &url("127.0.0.1", "sslmode=disable"),
+        ],
+        "",
+    );
+    assert!(e.contains("no encryption"), "{e}");
+    lists(&url("127.0.0.1", "sslmode=require"));
+    lists(&url("127.0.0.1", "sslmode=prefer"));
+    lists(&url(
+        "localhost",
+        &format!("sslmode=verify-full&sslrootcert={cert}"),
+    ));
+    lists(&url(
+        "127.0.0.1",
+        &format!("sslmode=verify-ca&sslrootcert={cert}"),
+    ));
+    // verify-full checks the name: the certificate names localhost, not 127.0.0.1.
+    let e = fails_cleanly(
+        &[
+            "threads",
+            "list",
+            "--db",
+            &url(
+                "127.0.0.1",
+                &format!("sslmode=verify-full&sslrootcert={cert}"),
+            ),
+        ],
+        "",
+    );
+    assert!(e.contains("cannot connect"), "{e}");
+    // verify-ca without a root certificate: says what is missing.
+    let out = memctl()
+        .args([
+            "threads",
+            "list",
+            "--db",
+            &url("localhost", "sslmode=verify-ca"),
+        ])
+        .env("HOME", "/nonexistent")
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("sslrootcert"), "{stderr}");
+    // PGSSLMODE is the default when the URL says nothing.
+    let out = memctl()
+        .args([
+            "threads",
+            "list",
+            "--format",
+            "json",
+            "--db",
+            &url("127.0.0.1", ""),
+        ])
+        .env("PGSSLMODE", "disable")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1), "PGSSLMODE=disable is used");
+}

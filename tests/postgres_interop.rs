@@ -1,0 +1,614 @@
+//! Interop on PostgreSQL: memctl rewrites (trim, rm, purge, gc, prune) a copy of the
+//! `PostgresSaver` fixture on a real server (`MEMCTL_TEST_PG`); real LangGraph
+//! (langgraph-checkpoint-postgres 3.2.0 in .venv/pg, tests/interop/harness_pg.py) makes the
+//! same change on another copy and the rows are compared, then loads and continues the
+//! threads. Plus the checkpoint-id race of issue #12 and a live app beside memctl. These tests
+//! fail, never skip, when the server or LangGraph is missing.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::pg::TestDb;
+use common::{expected, memctl, run_json};
+use serde_json::{json, Value as Json};
+
+/// The Python of .venv/pg ($MEMCTL_PYTHON_PG).
+fn python() -> PathBuf {
+    let path = std::env::var_os("MEMCTL_PYTHON_PG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| common::root().join(".venv/pg/bin/python"));
+    assert!(
+        path.exists(),
+        "LangGraph with PostgresSaver is not installed at {}: run scripts/pyenv.sh pg (scripts/test.sh does it)",
+        path.display()
+    );
+    path
+}
+
+fn harness(args: &[&str]) -> (bool, String) {
+    let out = Command::new(python())
+        .arg(common::root().join("tests/interop/harness_pg.py"))
+        .args(args)
+        .output()
+        .expect("the harness runs");
+    (
+        out.status.success(),
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn harness_json(args: &[&str]) -> Json {
+    let (ok, text) = harness(args);
+    assert!(ok, "harness {args:?} failed:\n{text}");
+    let end = text.rfind("\n}").map_or(text.len(), |i| i + 2);
+    serde_json::from_str(&text[..end]).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The scenario graph that wrote a thread.
+fn graph_of(thread: &str) -> String {
+    expected("postgres")["threads"][thread]["graph"]
+        .as_str()
+        .unwrap_or(thread)
+        .to_owned()
+}
+
+/// memctl rewrites one copy, LangGraph's update_state the other; compare, load, continue.
+fn check(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(), String> {
+    let original = TestDb::fixture(&format!("orig_{thread}"));
+    let rewritten = TestDb::fixture(&format!("new_{thread}"));
+    let mut args = memctl_args.to_vec();
+    args.extend([
+        "--db",
+        &rewritten.url,
+        "--thread",
+        thread,
+        "--format",
+        "json",
+    ]);
+    let out = run_json(&args);
+    if !matches!(out[0]["status"].as_str(), Some("rewritten" | "purged")) {
+        return Err(format!(
+            "{thread} {memctl_args:?}: memctl did not write: {out}"
+        ));
+    }
+    let graph = graph_of(thread);
+    let (ok, text) = harness(&[
+        "check-rewrite",
+        "--original",
+        &original.url,
+        "--rewritten",
+        &rewritten.url,
+        "--thread",
+        thread,
+        "--graph",
+        &graph,
+        "--expect",
+        &expect.to_string(),
+    ]);
+    if ok {
+        Ok(())
+    } else {
+        let fails: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL")).collect();
+        Err(format!("{thread} {memctl_args:?}:\n{}", fails.join("\n")))
+    }
+}
+
+/// Runs `f` on every case, two at a time (two cores), and reports every failure at once.
+fn run_parallel<T: Send>(cases: Vec<T>, f: impl Fn(T) -> Result<(), String> + Sync) {
+    let failures = std::sync::Mutex::new(Vec::new());
+    let queue = std::sync::Mutex::new(cases);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let Some(case) = queue.lock().expect("queue").pop() else {
+                    break;
+                };
+                if let Err(e) = f(case) {
+                    failures.lock().expect("failures").push(e);
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("failures");
+    assert!(
+        failures.is_empty(),
+        "{} interop failures:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// Threads a trim to two messages changes (single-turn threads like 'unicode' or 'blocks'
+/// keep back to their only human message: nothing to write), both layouts.
+const THREADS: [&str; 8] = [
+    "1",
+    "tools",
+    "custom-state",
+    "summarized",
+    "subgraph",
+    "tuple-args",
+    "legacy-tools",
+    "legacy-custom-state",
+];
+
+#[test]
+fn trim_is_what_postgres_saver_update_state_writes() {
+    let cases: Vec<&str> = THREADS.to_vec();
+    run_parallel(cases, |thread| {
+        check(
+            thread,
+            &["trim", "--keep", "2"],
+            json!({"mode": "trim", "max_tokens": 2, "counter": "len"}),
+        )
+    });
+}
+
+fn message_ids(thread: &str) -> Vec<(String, Json)> {
+    expected("postgres")["threads"][thread]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| (m["id"].as_str().unwrap_or_default().to_owned(), m.clone()))
+        .collect()
+}
+
+#[test]
+fn rm_is_what_postgres_saver_update_state_writes() {
+    let mut cases: Vec<(&str, Vec<&str>, Json)> = Vec::new();
+    for thread in ["1", "custom-state", "legacy-custom-state", "dict-input"] {
+        let ids: Vec<String> = message_ids(thread)
+            .into_iter()
+            .skip(1)
+            .map(|(i, _)| i)
+            .collect();
+        cases.push((
+            thread,
+            vec!["rm", "--index", "0"],
+            json!({"mode": "ids", "ids": ids}),
+        ));
+    }
+    for thread in ["tools", "legacy-tools"] {
+        // A tool message goes with the AI message that called it (and its other answers).
+        let ids: Vec<String> = message_ids(thread)
+            .into_iter()
+            .filter(|(_, m)| {
+                m["type"] != "tool"
+                    && !(m["type"] == "ai"
+                        && m["tool_calls"].as_array().is_some_and(|c| !c.is_empty()))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        cases.push((
+            thread,
+            vec!["rm", "--type", "tool"],
+            json!({"mode": "ids", "ids": ids}),
+        ));
+    }
+    run_parallel(cases, |(thread, args, expect)| check(thread, &args, expect));
+}
+
+#[test]
+fn purge_leaves_no_row_with_the_secret_and_the_thread_continues() {
+    let ids: Vec<String> = message_ids("dict-input")
+        .into_iter()
+        .filter(|(_, m)| {
+            !m["content"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("hunter2")
+        })
+        .map(|(i, _)| i)
+        .collect();
+    check(
+        "dict-input",
+        &["rm", "--match", "hunter2", "--purge"],
+        json!({"mode": "ids", "ids": ids, "purge": true}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let db = TestDb::fixture("purge");
+    let out = run_json(&[
+        "rm",
+        "--match",
+        "hunter2",
+        "--purge",
+        "--thread",
+        "dict-input",
+        "--db",
+        &db.url,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out[0]["status"], "purged", "{out}");
+    let left = db.count(
+        "SELECT (SELECT count(*) FROM checkpoints WHERE strpos(checkpoint::text || metadata::text, 'hunter2') > 0) \
+              + (SELECT count(*) FROM checkpoint_blobs WHERE position('hunter2'::bytea in blob) > 0) \
+              + (SELECT count(*) FROM checkpoint_writes WHERE position('hunter2'::bytea in blob) > 0)",
+    );
+    assert_eq!(left, 0, "rows still hold the secret");
+    let r = harness_json(&[
+        "continue",
+        "--url",
+        &db.url,
+        "--thread",
+        "dict-input",
+        "--graph",
+        "dict-input",
+    ]);
+    assert_eq!(r["messages_after"], 5, "{r}");
+}
+
+/// Blob rows no checkpoint names.
+fn unreferenced_blobs(db: &TestDb) -> i64 {
+    db.count(
+        "SELECT count(*) FROM checkpoint_blobs b WHERE NOT EXISTS (SELECT 1 FROM checkpoints c \
+           WHERE c.thread_id = b.thread_id AND c.checkpoint_ns = b.checkpoint_ns \
+           AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)",
+    )
+}
+
+#[test]
+fn gc_keeps_every_thread_loadable_and_collects_blobs_by_reference() {
+    let db = TestDb::fixture("gc");
+    let garbage_before = unreferenced_blobs(&db);
+    let blobs_before = db.count("SELECT count(*) FROM checkpoint_blobs");
+    let out = run_json(&[
+        "gc",
+        "--all",
+        "--keep-checkpoints",
+        "2",
+        "--db",
+        &db.url,
+        "--format",
+        "json",
+    ]);
+    assert!(out.to_string().contains("checkpoints"), "{out}");
+    assert!(
+        db.count("SELECT count(*) FROM checkpoint_blobs") < blobs_before,
+        "blobs were collected"
+    );
+    assert_eq!(
+        unreferenced_blobs(&db),
+        garbage_before,
+        "gc leaves no blob nobody names"
+    );
+    // LangGraph loads every thread as before, then continues it (one process for all).
+    let exp_path = common::root().join("fixtures/expected/postgres.json");
+    let (ok, text) = harness(&[
+        "check-all",
+        "--url",
+        &db.url,
+        "--expected",
+        common::s(&exp_path),
+    ]);
+    assert!(ok, "after gc:\n{text}");
+}
+
+/// Rows of the saver's tables as sorted keys (no values).
+fn keys(db: &TestDb, sql: &str) -> Vec<String> {
+    let mut v: Vec<String> = db
+        .client()
+        .query(sql, &[])
+        .expect(sql)
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn gc_keep_one_deletes_what_postgres_saver_prune_keep_latest_deletes() {
+    let ours = TestDb::fixture("gc1");
+    let theirs = TestDb::fixture("prune_keep_latest");
+    let threads = [
+        "1",
+        "tools",
+        "custom-state",
+        "legacy-tools",
+        "interrupt",
+        "summarized",
+    ];
+    for t in threads {
+        run_json(&[
+            "gc",
+            "--keep-checkpoints",
+            "1",
+            "--thread",
+            t,
+            "--db",
+            &ours.url,
+            "--format",
+            "json",
+        ]);
+    }
+    harness_json(&[
+        "prune",
+        "--url",
+        &theirs.url,
+        "--threads",
+        &threads.join(","),
+    ]);
+    for sql in [
+        "SELECT thread_id || '/' || checkpoint_ns || '/' || checkpoint_id || '/' || COALESCE(parent_checkpoint_id, '-') FROM checkpoints",
+        "SELECT thread_id || '/' || checkpoint_ns || '/' || channel || '/' || version FROM checkpoint_blobs",
+        "SELECT thread_id || '/' || checkpoint_id || '/' || task_id || '/' || idx FROM checkpoint_writes",
+    ] {
+        assert_eq!(keys(&ours, sql), keys(&theirs, sql), "{sql}");
+    }
+}
+
+#[test]
+fn prune_deletes_whole_threads_from_all_three_tables() {
+    let db = TestDb::fixture("prune");
+    let out = memctl()
+        .args([
+            "prune",
+            "--idle",
+            "0s",
+            "--thread",
+            "tools",
+            "--thread",
+            "legacy-tools",
+        ])
+        .args(["--db", &db.url, "--format", "json"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for t in ["tools", "legacy-tools"] {
+        let n = db.count(&format!(
+            "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = '{t}') \
+                  + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = '{t}') \
+                  + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = '{t}')"
+        ));
+        assert_eq!(n, 0, "{t}: rows left");
+        let st = harness_json(&["state", "--url", &db.url, "--thread", t, "--graph", "tools"]);
+        assert_eq!(st["exists"], false, "{st}");
+    }
+    let st = harness_json(&["state", "--url", &db.url, "--thread", "1"]);
+    assert_eq!(
+        st["messages"],
+        expected("postgres")["threads"]["1"]["messages"]
+    );
+}
+
+/// Issue #12 on Postgres: the app makes its checkpoint ids before it commits them, and its
+/// commit waits until memctl's edit has landed. The app's turn must be the thread's state and
+/// its next turn must see it; memctl must report its edit superseded (exit 3).
+#[test]
+fn a_live_apps_held_turn_wins_over_a_concurrent_rewrite() {
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["trim", "--keep", "2", "--thread", "1"],
+        vec!["rm", "--index", "0", "--thread", "1"],
+    ];
+    run_parallel(cases, |memctl_args| {
+        let db = TestDb::fixture("race");
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let (hold, go) = (dir.path().join("held"), dir.path().join("go"));
+        let app = Command::new(python())
+            .arg(common::root().join("tests/interop/harness_pg.py"))
+            .args([
+                "held-app", "--url", &db.url, "--graph", "1", "--thread", "1",
+            ])
+            .args(["--hold-file", common::s(&hold), "--go-file", common::s(&go)])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let wait_for = |what: &str, done: &dyn Fn() -> bool| -> Result<(), String> {
+            let started = std::time::Instant::now();
+            while !done() {
+                if started.elapsed().as_secs() > 90 {
+                    return Err(format!("timed out waiting for {what}"));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Ok(())
+        };
+        wait_for("the app to make its checkpoint", &|| hold.exists())?;
+        let count = || {
+            db.count(
+                "SELECT count(*) FROM checkpoints WHERE thread_id = '1' AND checkpoint_ns = ''",
+            )
+        };
+        let before = count();
+        let mut args = memctl_args.clone();
+        args.extend(["--db", &db.url, "--settle", "10s", "--format", "json"]);
+        let mut cmd = memctl();
+        cmd.args(&args).timeout(std::time::Duration::from_secs(120));
+        let edit = std::thread::spawn(move || cmd.output().expect("memctl runs"));
+        wait_for("memctl's checkpoint", &|| count() == before + 1)?;
+        std::fs::write(&go, b"go").map_err(|e| e.to_string())?;
+        let edit = edit.join().map_err(|_| "memctl thread".to_string())?;
+        let app = app.wait_with_output().map_err(|e| e.to_string())?;
+        if !app.status.success() {
+            return Err(format!(
+                "{memctl_args:?}: the app lost its turn:\n{}\n{}",
+                String::from_utf8_lossy(&app.stdout),
+                String::from_utf8_lossy(&app.stderr)
+            ));
+        }
+        let report: Json = serde_json::from_slice(&edit.stdout).map_err(|e| {
+            format!(
+                "memctl output ({e}): {}",
+                String::from_utf8_lossy(&edit.stderr)
+            )
+        })?;
+        if report[0]["status"] != "superseded" || edit.status.code() != Some(3) {
+            return Err(format!(
+                "{memctl_args:?}: memctl must report its edit superseded with exit 3, got {:?}: {report}",
+                edit.status.code()
+            ));
+        }
+        Ok(())
+    });
+}
+
+/// An app writing through PostgresSaver on two threads while memctl gcs, prunes and trims the
+/// others, several rounds: the app sees no error and loses no message.
+#[test]
+fn a_live_app_beside_gc_prune_and_trim_sees_no_error() {
+    let db = TestDb::fixture("live");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let stop = dir.path().join("stop");
+    let app = Command::new(python())
+        .arg(common::root().join("tests/interop/harness_pg.py"))
+        .args([
+            "live-app",
+            "--url",
+            &db.url,
+            "--graph",
+            "1",
+            "--threads",
+            "1,system",
+        ])
+        .args(["--seconds", "60", "--stop-file", common::s(&stop)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the app starts");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let others = [
+        "tools",
+        "custom-state",
+        "unicode",
+        "blocks",
+        "usage",
+        "tuple-args",
+    ];
+    for round in 0..3 {
+        for t in others {
+            let out = memctl()
+                .args([
+                    "trim", "--keep", "2", "--thread", t, "--db", &db.url, "--format", "json",
+                ])
+                .output()
+                .expect("runs");
+            assert!(
+                matches!(out.status.code(), Some(0 | 3)),
+                "round {round} trim {t}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let out = memctl()
+            .args([
+                "gc",
+                "--all",
+                "--keep-checkpoints",
+                "1",
+                "--db",
+                &db.url,
+                "--format",
+                "json",
+            ])
+            .output()
+            .expect("runs");
+        assert!(
+            matches!(out.status.code(), Some(0 | 3)),
+            "gc: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = memctl()
+        .args([
+            "prune", "--idle", "0s", "--thread", "blocks", "--thread", "usage",
+        ])
+        .args(["--db", &db.url, "--format", "json"])
+        .output()
+        .expect("runs");
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "prune: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(&stop, b"stop").expect("stop file");
+    let result = app.wait_with_output().expect("the app ends");
+    let report = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "the app saw errors:\n{report}\n{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(report.contains("\"invocations\""), "{report}");
+    for t in ["tools", "custom-state", "unicode"] {
+        let r = harness_json(&[
+            "continue",
+            "--url",
+            &db.url,
+            "--thread",
+            t,
+            "--graph",
+            &graph_of(t),
+        ]);
+        assert!(r["messages_after"].as_u64().is_some(), "{t}: {r}");
+    }
+}
+
+/// summarize against the local test endpoint writes what update_state writes for the same
+/// list (system message, the summary message, the kept ones), and the thread continues.
+#[test]
+fn summarize_is_what_postgres_saver_update_state_writes() {
+    use common::chat_server::{ChatServer, Reply};
+    let server =
+        ChatServer::start(|_, _| Reply::Summary("Bob said hello; the bot was terse.".into()));
+    let original = TestDb::fixture("orig_summarize");
+    let rewritten = TestDb::fixture("new_summarize");
+    let out = memctl()
+        .env("MEMCTL_TEST_KEY", "sk-test")
+        .args([
+            "summarize",
+            "--thread",
+            "system",
+            "--keep",
+            "3",
+            "--endpoint",
+            &server.url,
+        ])
+        .args([
+            "--model",
+            "tiny",
+            "--api-key-env",
+            "MEMCTL_TEST_KEY",
+            "--format",
+            "json",
+        ])
+        .args(["--db", &rewritten.url])
+        .output()
+        .expect("runs");
+    let report: Json = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(report[0]["status"], "summarized", "{report}");
+    // The list memctl wrote, handed to LangGraph's own update_state on the other copy.
+    let written = run_json(&["dump", "--thread", "system", "--db", &rewritten.url]);
+    let expect = json!({"mode": "messages", "messages": written});
+    let (ok, text) = harness(&[
+        "check-rewrite",
+        "--original",
+        &original.url,
+        "--rewritten",
+        &rewritten.url,
+        "--thread",
+        "system",
+        "--graph",
+        "system",
+        "--expect",
+        &expect.to_string(),
+    ]);
+    assert!(
+        ok,
+        "{}",
+        text.lines()
+            .filter(|l| l.starts_with("FAIL"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
