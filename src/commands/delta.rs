@@ -342,3 +342,61 @@ pub fn state_messages(
     };
     Ok((messages, deltas))
 }
+
+/// The messages of every checkpoint in `rows` (one namespace of a thread, in any order) as
+/// `get_state_history` shows them, when the thread's messages are a DeltaChannel: one pass
+/// over the checkpoints ([`delta::fold`]), each replay continuing from its parent's, the
+/// writes opened with `keys`. `visit(i, messages)` is called once for each of `rows`. `false`
+/// (and nothing visited) when the messages are no DeltaChannel's.
+pub fn fold_messages(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    rows: &[(LoadedCheckpoint, StoredMessages)],
+    visit: &mut dyn FnMut(usize, Result<&delta::Carried>),
+) -> Result<bool> {
+    let is_delta = rows.iter().any(|(cp, messages)| {
+        matches!(messages, StoredMessages::DeltaOmitted)
+            || messages.list().is_some_and(|l| l.snapshot)
+            || channels_of(cp).iter().any(|c| c == MESSAGES)
+    });
+    if !is_delta {
+        return Ok(false);
+    }
+    let channel = [MESSAGES.to_owned()];
+    let nodes = rows
+        .iter()
+        .map(|(cp, messages)| {
+            let id = &cp.row.checkpoint_id;
+            let thread = &cp.row.thread_id;
+            let has_version = cp
+                .checkpoint
+                .channel_versions()
+                .iter()
+                .any(|(k, _)| k == MESSAGES);
+            let rows = store.channel_writes(thread, &cp.row.checkpoint_ns, id, &channel)?;
+            let writes = crate::ops::edit::open_writes(keys, rows, thread, id)?
+                .into_iter()
+                .map(|w| {
+                    let value =
+                        crate::codec::decode_typed(&w.type_name, &w.value).with_context(|| {
+                            format!(
+                                "cannot decode the 'messages' write of task {} on checkpoint {id}",
+                                w.task_id
+                            )
+                        })?;
+                    let value = value.as_msgpack().cloned().unwrap_or(Value::Nil);
+                    Ok((w.task_id, value))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(delta::Node {
+                id: id.clone(),
+                parent: cp.row.parent_checkpoint_id.clone(),
+                stored: messages.list().map(|l| l.value()).transpose()?,
+                has_version,
+                writes,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    delta::fold(Reducer::Messages, &nodes, visit);
+    Ok(true)
+}

@@ -104,75 +104,22 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
 
 /// The message count of every checkpoint in `rows` (one namespace of a thread) as
 /// `get_state_history` shows it, when the thread's messages are a DeltaChannel (`None`
-/// otherwise): one pass over the checkpoints, each replay continuing from its parent's.
+/// otherwise): one pass over the checkpoints ([`super::delta::fold_messages`]).
 fn delta_counts(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     rows: &[(LoadedCheckpoint, StoredMessages)],
 ) -> Result<Option<HashMap<String, Result<usize>>>> {
-    use crate::model::checkpoint::MESSAGES;
-    use crate::model::delta::{self, Node, Reducer};
-    let mut nodes = Vec::with_capacity(rows.len());
-    let mut is_delta = false;
-    for (cp, messages) in rows {
-        is_delta |= matches!(messages, StoredMessages::DeltaOmitted)
-            || messages.list().is_some_and(|l| l.snapshot)
-            || super::delta::channels_of(cp).iter().any(|c| c == MESSAGES);
-        let has_version = cp
-            .checkpoint
-            .channel_versions()
-            .iter()
-            .any(|(k, _)| k == MESSAGES);
-        nodes.push((cp, messages, has_version));
-    }
-    if !is_delta {
-        return Ok(None);
-    }
-    let channel = [MESSAGES.to_owned()];
-    let nodes = nodes
-        .into_iter()
-        .map(|(cp, messages, has_version)| {
-            let id = &cp.row.checkpoint_id;
-            let thread = &cp.row.thread_id;
-            let rows = store.channel_writes(thread, &cp.row.checkpoint_ns, id, &channel)?;
-            let writes = crate::ops::edit::open_writes(keys, rows, thread, id)?
-                .into_iter()
-                .map(|w| {
-                    let value =
-                        crate::codec::decode_typed(&w.type_name, &w.value).with_context(|| {
-                            format!(
-                                "cannot decode the 'messages' write of task {} on checkpoint {id}",
-                                w.task_id
-                            )
-                        })?;
-                    let value = value
-                        .as_msgpack()
-                        .cloned()
-                        .unwrap_or(crate::codec::Value::Nil);
-                    Ok((w.task_id, value))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Ok(Node {
-                id: id.clone(),
-                parent: cp.row.parent_checkpoint_id.clone(),
-                stored: messages.list().map(|l| l.value()).transpose()?,
-                has_version,
-                writes,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut counts = HashMap::with_capacity(nodes.len());
-    delta::fold(Reducer::Messages, &nodes, &mut |i, value| {
+    let mut counts = HashMap::with_capacity(rows.len());
+    let is_delta = super::delta::fold_messages(store, keys, rows, &mut |i, value| {
         let n = value.and_then(|v| {
             v.count()
                 .ok_or_else(|| anyhow::anyhow!("the rebuilt 'messages' value is not a list"))
         });
-        counts.insert(
-            nodes[i].id.clone(),
-            n.with_context(|| format!("checkpoint {}", nodes[i].id)),
-        );
-    });
-    Ok(Some(counts))
+        let id = &rows[i].0.row.checkpoint_id;
+        counts.insert(id.clone(), n.with_context(|| format!("checkpoint {id}")));
+    })?;
+    Ok(is_delta.then_some(counts))
 }
 
 /// For each checkpoint of `ns`, the child namespaces whose checkpoints name it as parent
