@@ -612,3 +612,95 @@ fn gc_keeps_every_kept_checkpoints_delta_state() {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 }
+
+/// The text of a `model_dump()` message's content: a string, or its text blocks joined.
+fn content_text(m: &Json) -> String {
+    match &m["content"] {
+        Json::String(t) => t.clone(),
+        Json::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.as_str().or_else(|| b["text"].as_str()))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// `(checkpoint, message index)` of find's message hits.
+fn found_messages(hits: &Json) -> std::collections::BTreeSet<(String, u64)> {
+    hits.as_array()
+        .expect("hits")
+        .iter()
+        .filter_map(|h| {
+            Some((
+                h["checkpoint_id"].as_str()?.to_owned(),
+                h["index"].as_u64()?,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn find_searches_delta_threads_in_the_state_langgraph_shows() {
+    let db = fixture("delta.sqlite");
+    let states = langgraph_states(&db);
+    let mut failures = Vec::new();
+    let mut searched = 0;
+    for (thread, t) in threads(&states) {
+        let latest = t["latest_messages"].as_array().expect("latest messages");
+        // The last human message's text: in the state get_state shows, and (--history) in
+        // every state of get_state_history that holds it.
+        let Some(text) = latest
+            .iter()
+            .rev()
+            .find(|m| m["type"] == "human")
+            .map(content_text)
+            .filter(|t| !t.is_empty())
+        else {
+            continue;
+        };
+        let holds = |msgs: &Json, id: &str| {
+            msgs.as_array()
+                .expect("messages")
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| content_text(m).contains(&text))
+                .map(|(i, _)| (id.to_owned(), i as u64))
+                .collect::<Vec<_>>()
+        };
+        let latest_id = t["latest_checkpoint_id"].as_str().expect("id");
+        let want: std::collections::BTreeSet<_> = holds(&t["latest_messages"], latest_id)
+            .into_iter()
+            .collect();
+        let args = [
+            "find",
+            "--db",
+            s(&db),
+            "--thread",
+            &thread,
+            "--format",
+            "json",
+        ];
+        let got = found_messages(&run_json(&[&args[..], &[&text]].concat()));
+        if got != want || want.is_empty() {
+            failures.push(format!(
+                "{thread}: find {text:?}: memctl {got:?}, langgraph get_state {want:?}"
+            ));
+        }
+        let want: std::collections::BTreeSet<_> = t["history"]
+            .as_array()
+            .expect("history")
+            .iter()
+            .flat_map(|h| holds(&h["messages"], h["checkpoint_id"].as_str().expect("id")))
+            .collect();
+        let got = found_messages(&run_json(&[&args[..], &["--history", &text]].concat()));
+        if got != want {
+            failures.push(format!(
+                "{thread}: find --history {text:?}: memctl {got:?}, langgraph get_state_history {want:?}"
+            ));
+        }
+        searched += 1;
+    }
+    assert!(searched >= 6, "threads searched: {searched}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

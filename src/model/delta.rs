@@ -365,6 +365,11 @@ impl MessageList {
         Value::array(self.items.iter().flatten().cloned().collect())
     }
 
+    /// The messages in order, by reference.
+    pub fn iter(&self) -> impl Iterator<Item = &Value> {
+        self.items.iter().flatten()
+    }
+
     /// The list as a value.
     pub fn into_value(self) -> Value {
         Value::array(self.items.into_iter().flatten().collect())
@@ -406,6 +411,14 @@ impl Carried {
         match self {
             Carried::Messages(l) => l.to_value(),
             Carried::Value(v) => v.clone(),
+        }
+    }
+
+    /// The items of a list value, by reference (none for any other value).
+    pub fn items(&self) -> Box<dyn Iterator<Item = &Value> + '_> {
+        match self {
+            Carried::Messages(l) => Box::new(l.iter()),
+            Carried::Value(v) => Box::new(v.as_array().unwrap_or_default().iter()),
         }
     }
 
