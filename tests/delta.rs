@@ -356,16 +356,32 @@ fn harness_check(
     dir: &std::path::Path,
     expect: &Json,
 ) -> Result<(), String> {
-    let original = fixture("delta.sqlite");
+    harness_check_of(&fixture("delta.sqlite"), thread, db, dir, expect, None)
+}
+
+/// The harness's check-rewrite of `db`, a rewritten copy of `original`; with `key`, every
+/// saver of the harness is the app's `EncryptedSerializer` with that key.
+fn harness_check_of(
+    original: &std::path::Path,
+    thread: &str,
+    db: &std::path::Path,
+    dir: &std::path::Path,
+    expect: &Json,
+    key: Option<&str>,
+) -> Result<(), String> {
     let expect_path = dir.join("expect.json");
     std::fs::write(&expect_path, expect.to_string()).expect("write expect");
     let graph = format!("delta:{thread}");
-    let out = Command::new(python())
+    let mut harness = Command::new(python());
+    if let Some(k) = key {
+        harness.env("LANGGRAPH_AES_KEY", k);
+    }
+    let out = harness
         .arg(common::root().join("tests/interop/harness.py"))
         .args([
             "check-rewrite",
             "--original",
-            s(&original),
+            s(original),
             "--rewritten",
             s(db),
         ])
@@ -703,4 +719,166 @@ fn find_searches_delta_threads_in_the_state_langgraph_shows() {
     }
     assert!(searched >= 6, "threads searched: {searched}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The AES key of the encrypted copies of delta.sqlite (test data).
+const DELTA_KEY: &str = "memctl-delta-test-key-aes256!!!!";
+
+/// memctl with LANGGRAPH_AES_KEY = [`DELTA_KEY`]: its JSON output.
+fn run_json_key(args: &[&str]) -> Json {
+    let out = common::memctl()
+        .env("LANGGRAPH_AES_KEY", DELTA_KEY)
+        .args(args)
+        .output()
+        .expect("memctl runs");
+    assert!(
+        out.status.success(),
+        "memctl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// A copy of delta.sqlite with every value encrypted by `memctl rekey` (LangGraph reads
+/// such a file with the key: tests/encrypted_interop.rs).
+fn encrypted_delta() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, db) = temp_copy(&fixture("delta.sqlite"));
+    let out = common::memctl()
+        .env("MEMCTL_TEST_NEW_KEY", DELTA_KEY)
+        .args([
+            "rekey",
+            "--new-key-env",
+            "MEMCTL_TEST_NEW_KEY",
+            "--db",
+            s(&db),
+        ])
+        .output()
+        .expect("memctl runs");
+    assert!(
+        out.status.success(),
+        "rekey: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, db)
+}
+
+#[test]
+fn encrypted_delta_threads_read_as_plain_and_rewrites_stay_sealed() {
+    let plain = fixture("delta.sqlite");
+    let (_d, enc) = encrypted_delta();
+    let raw = run_json_key(&["dump", "--raw", "--db", s(&enc), "1"]);
+    assert_eq!(raw["type"], "msgpack+aes", "rekey encrypted the file");
+    // Every read command shows the encrypted copy as the plain file.
+    for (thread, _) in threads(&langgraph_states(&plain)) {
+        let t = thread.as_str();
+        for args in [
+            vec!["dump", t],
+            vec!["show", t, "--format", "json"],
+            vec!["history", t, "--format", "json"],
+            vec!["tokens", t, "--format", "json"],
+            vec![
+                "find",
+                "Delta",
+                "--thread",
+                t,
+                "--history",
+                "--format",
+                "json",
+            ],
+        ] {
+            let mut p = args.clone();
+            p.extend(["--db", s(&plain)]);
+            let mut e = args.clone();
+            e.extend(["--db", s(&enc)]);
+            assert!(
+                same(&run_json(&p), &run_json_key(&e)),
+                "{args:?}: the encrypted copy reads differently"
+            );
+        }
+    }
+    // trim and rm on the encrypted copy are what the app's update_state writes (encrypted
+    // with the same key), and the new checkpoint is sealed.
+    let mut failures = Vec::new();
+    for (thread, args, expect) in [
+        (
+            "1",
+            vec!["trim", "--keep", "2"],
+            serde_json::json!({"mode": "trim", "max_tokens": 2, "counter": "len",
+                "keep_first": false}),
+        ),
+        (
+            "files",
+            vec!["trim", "--keep", "2"],
+            serde_json::json!({"mode": "trim", "max_tokens": 2, "counter": "len",
+                "keep_first": false}),
+        ),
+    ] {
+        let (dir, db) = temp_copy(&enc);
+        let mut a = args.clone();
+        a.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
+        let out = run_json_key(&a);
+        if out[0]["status"] != "rewritten" {
+            failures.push(format!("{thread} {args:?}: {}", out[0]));
+            continue;
+        }
+        let raw = run_json_key(&["dump", "--raw", "--db", s(&db), thread]);
+        if raw["type"] != "msgpack+aes" {
+            failures.push(format!(
+                "{thread}: new checkpoint stored as {}",
+                raw["type"]
+            ));
+        }
+        let mut expect = expect;
+        expect["expect_write"] = Json::Bool(true);
+        if let Err(e) = harness_check_of(&enc, thread, &db, dir.path(), &expect, Some(DELTA_KEY)) {
+            failures.push(format!("{thread} memctl {args:?}:\n{e}"));
+        }
+    }
+    // rm --purge: the kept list snapshotted on a sealed checkpoint, no removed byte left
+    // (in the file or in any decrypted value).
+    let (_d2, db) = temp_copy(&enc);
+    let before = run_json_key(&["dump", "--db", s(&db), "1"]);
+    let removed = before[0]["content"].as_str().expect("text").to_owned();
+    let out = run_json_key(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "1",
+        "--index",
+        "0",
+        "--purge",
+        "--format",
+        "json",
+    ]);
+    if out[0]["status"] != "purged" {
+        failures.push(format!("rm --purge: {out}"));
+    }
+    let raw = run_json_key(&["dump", "--raw", "--db", s(&db), "1"]);
+    if raw["type"] != "msgpack+aes" || raw["delta_channels"]["messages"]["stored"] != "snapshot" {
+        failures.push(format!(
+            "rm --purge: new checkpoint {} / {}",
+            raw["type"], raw["delta_channels"]["messages"]
+        ));
+    }
+    let after = run_json_key(&["dump", "--db", s(&db), "1"]);
+    if !same(
+        &after,
+        &Json::Array(before.as_array().expect("list")[1..].to_vec()),
+    ) {
+        failures.push(format!("rm --purge: state after {after}"));
+    }
+    let hits = run_json_key(&[
+        "find",
+        &removed,
+        "--history",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    if hits.as_array().is_none_or(|h| !h.is_empty()) {
+        failures.push(format!("rm --purge: '{removed}' still found: {hits}"));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
