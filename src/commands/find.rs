@@ -141,18 +141,22 @@ fn search(
         )
     })?;
     // A DeltaChannel's messages are not (all) in the blob: its state is searched, not the row.
-    let plain = aes::split_type(&row.type_name).1.is_none();
-    if crate::model::delta::marks_delta(&metadata) || plain && holds_snapshot(&row.checkpoint) {
+    if crate::model::delta::marks_delta(&metadata) {
         return Ok(Searched::Replay);
     }
     // A plain blob with no byte match for the pattern holds no hit (with a pattern, a hit is
-    // a match, whatever the conditions) and is not decoded; an encrypted blob's bytes say
-    // nothing of its text: it is opened and searched.
+    // a match, whatever the conditions) and is not decoded, unless it is a DeltaChannel
+    // snapshot (the checkpoint's own input writes may add to it); an encrypted blob's bytes
+    // say nothing of its text: it is opened and searched.
+    let plain = aes::split_type(&row.type_name).1.is_none();
     if plain && pattern.is_some_and(|p| !p.maybe_in(&row.checkpoint)) {
-        return Ok(Searched::Hits(vec![]));
+        return Ok(match holds_snapshot(&row.checkpoint) {
+            true => Searched::Replay,
+            false => Searched::Hits(vec![]),
+        });
     }
     let (cp, messages) = super::show::decode_shallow(keys, row)?;
-    if !plain && (messages.list().is_some_and(|l| l.snapshot) || !channels_of(&cp).is_empty()) {
+    if messages.list().is_some_and(|l| l.snapshot) || !channels_of(&cp).is_empty() {
         return Ok(Searched::Replay);
     }
     let items = messages_of(&messages)?;
