@@ -476,16 +476,7 @@ impl CheckpointStore for SqliteStore {
             .chain(channels.iter().map(String::as_str))
             .collect();
         let rows = stmt
-            .query_map(rusqlite::params_from_iter(params), |row| {
-                Ok(WriteRow {
-                    task_id: text(row, 0)?,
-                    task_path: opt_text(row, 1)?.unwrap_or_default(),
-                    idx: row.get(2)?,
-                    channel: text(row, 3)?,
-                    type_name: opt_text(row, 4)?.unwrap_or_default(),
-                    value: blob(row, 5)?.unwrap_or_default(),
-                })
-            })
+            .query_map(rusqlite::params_from_iter(params), write_row)
             .map_err(|e| self.sql_error(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.sql_error(e))
@@ -509,20 +500,23 @@ impl CheckpointStore for SqliteStore {
             .prepare_cached(sql)
             .map_err(|e| self.sql_error(e))?;
         let rows = stmt
-            .query_map([thread_id, ns, checkpoint_id], |row| {
-                Ok(WriteRow {
-                    task_id: text(row, 0)?,
-                    task_path: opt_text(row, 1)?.unwrap_or_default(),
-                    idx: row.get(2)?,
-                    channel: text(row, 3)?,
-                    type_name: opt_text(row, 4)?.unwrap_or_default(),
-                    value: blob(row, 5)?.unwrap_or_default(),
-                })
-            })
+            .query_map([thread_id, ns, checkpoint_id], write_row)
             .map_err(|e| self.sql_error(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.sql_error(e))
     }
+}
+
+/// A pending write from a row of `task_id, task_path, idx, channel, type, value`.
+fn write_row(row: &Row<'_>) -> rusqlite::Result<WriteRow> {
+    Ok(WriteRow {
+        task_id: text(row, 0)?,
+        task_path: opt_text(row, 1)?.unwrap_or_default(),
+        idx: row.get(2)?,
+        channel: text(row, 3)?,
+        type_name: opt_text(row, 4)?.unwrap_or_default(),
+        value: blob(row, 5)?.unwrap_or_default(),
+    })
 }
 
 /// `path` with `suffix` appended (`-wal`, `-shm`, `-journal`).
