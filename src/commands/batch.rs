@@ -457,22 +457,43 @@ fn targets(store: &dyn CheckpointStore, target: &Target) -> Result<Vec<(String, 
         .collect())
 }
 
-/// Runs `edit` on the targeted threads and returns what happened to each, in thread order.
-/// With one thread, a refusal or failure is an error; in a batch it is that thread's outcome.
-/// A thread that moved before its edit was written is `skipped` either way.
-/// A key problem (encrypted threads and no key, or a key that does not decrypt them) fails
-/// those threads; when nothing else was (or would be) written, it is the run's error, one
-/// line, rather than a report of failures.
-/// Threads are read on this thread, prepared and edited on `opts.workers` threads, and
-/// written here, a batch per transaction (each thread a savepoint, so one failure leaves the
-/// others written). Written edits a live app superseded are marked (see
-/// [`mark_superseded`]).
+/// Runs `edit` on the targeted threads and returns what happened to each, in thread order
+/// (see [`run_with`]; [`run_and_report`] writes the report as the threads are done instead).
 pub fn run(
     store: &dyn CheckpointStore,
     target: &Target,
     opts: &Options,
     edit: &(dyn Fn(&Editable) -> Result<Planned> + Sync),
 ) -> Result<Vec<Outcome>> {
+    let mut all = Vec::new();
+    run_with(store, target, opts, edit, &mut |done| {
+        all.extend(done);
+        Ok(())
+    })?;
+    Ok(all)
+}
+
+/// Runs `edit` on the targeted threads and hands `report` what happened to each, in thread
+/// order, a batch at a time once it is final (committed, and checked for a live app's
+/// commit `opts.settle` after it: see [`mark_superseded`]). On an error, the batches
+/// committed before it are still handed over (when they can be checked) before the error
+/// is returned.
+/// With one thread, a refusal or failure is an error; in a batch it is that thread's outcome.
+/// A thread that moved before its edit was written is `skipped` either way.
+/// A key problem (encrypted threads and no key, or a key that does not decrypt them) fails
+/// those threads; when nothing else was (or would be) written, it is the run's error, one
+/// line, rather than a report of failures (nothing is handed over until a thread is or would
+/// be written, so that error comes with no report).
+/// Threads are read on this thread, prepared and edited on `opts.workers` threads, and
+/// written here, a batch per transaction (each thread a savepoint, so one failure leaves the
+/// others written).
+pub fn run_with(
+    store: &dyn CheckpointStore,
+    target: &Target,
+    opts: &Options,
+    edit: &(dyn Fn(&Editable) -> Result<Planned> + Sync),
+    report: &mut dyn FnMut(Vec<Outcome>) -> Result<()>,
+) -> Result<()> {
     let keys = &opts.keys;
     if let Some(thread) = &target.thread {
         let ed = load_editable(store, keys, thread, opts.force)?;
@@ -483,12 +504,12 @@ pub fn run(
         };
         let mut outcomes = vec![outcome];
         mark_superseded(store, &mut outcomes, opts.settle)?;
-        return Ok(outcomes);
+        return report(outcomes);
     }
     let filters = target.filters();
     let ids = targets(store, target)?;
     let pb = progress::bar(ids.len() as u64, opts.verb);
-    let mut outcomes = Vec::with_capacity(ids.len());
+    let mut settling = Settling::new(store, opts.settle);
     // The first key problem, and how many threads had one.
     let key_problems = std::sync::Mutex::new((None::<String>, 0usize));
     let failed = |thread: &str, e: anyhow::Error| {
@@ -539,8 +560,9 @@ pub fn run(
                 store.begin_batch()?;
                 wrote = true;
             }
+            let mut done = Vec::with_capacity(batch.len());
             for item in batch.into_iter().flatten() {
-                outcomes.push(match item {
+                done.push(match item {
                     Step::Done(o) => o,
                     Step::Write(planned) => {
                         let thread = planned.outcome.thread_id.clone();
@@ -557,7 +579,8 @@ pub fn run(
             if writing {
                 store.commit_batch()?;
             }
-            Ok(())
+            settling.push(done);
+            pb.suspend(|| settling.hand_over_due(report))
         },
     );
     pb.finish_and_clear();
@@ -565,16 +588,15 @@ pub fn run(
         if wrote {
             let _ = store.end_batches();
         }
+        // What was committed before the error is reported (when it can still be checked).
+        let _ = settling.hand_over_all(report);
         return Err(e);
     }
     let (first_key_problem, n) = key_problems
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(why) = first_key_problem {
-        let something = |o: &Outcome| {
-            o.status.wrote() || matches!(o.status, Status::WouldRewrite | Status::WouldSummarize)
-        };
-        if !outcomes.iter().any(something) {
+        if !settling.seen_something {
             if wrote {
                 store.end_batches()?;
             }
@@ -585,8 +607,77 @@ pub fn run(
             bail!("{why}{others}; nothing was written");
         }
     }
-    mark_superseded(store, &mut outcomes, opts.settle)?;
-    Ok(outcomes)
+    settling.hand_over_all(report)
+}
+
+/// The batches of a run that are committed but not yet final: each is checked for a live
+/// app's commit `settle` after its own commit (at once when no app had the file open), then
+/// handed to the report, in order.
+struct Settling<'a> {
+    store: &'a dyn CheckpointStore,
+    settle: Duration,
+    /// Committed batches with the time of their commit, oldest first.
+    pending: std::collections::VecDeque<(std::time::Instant, Vec<Outcome>)>,
+    /// A thread was (or in a dry run would be) written: until then nothing is handed over,
+    /// so that a run that fails on its key reports no partial list.
+    seen_something: bool,
+}
+
+impl<'a> Settling<'a> {
+    fn new(store: &'a dyn CheckpointStore, settle: Duration) -> Settling<'a> {
+        // No app had the file open when memctl started (WAL mode, no -wal file): nothing can
+        // be queued behind memctl's commits, so there is nothing to wait for.
+        let settle = match store.might_be_shared() {
+            true => settle,
+            false => Duration::ZERO,
+        };
+        Settling {
+            store,
+            settle,
+            pending: Default::default(),
+            seen_something: false,
+        }
+    }
+
+    /// A batch just committed (or decided, in a dry run).
+    fn push(&mut self, done: Vec<Outcome>) {
+        let something = |o: &Outcome| {
+            o.status.wrote() || matches!(o.status, Status::WouldRewrite | Status::WouldSummarize)
+        };
+        self.seen_something |= done.iter().any(something);
+        self.pending.push_back((std::time::Instant::now(), done));
+    }
+
+    /// Hands over the batches whose settle time has passed.
+    fn hand_over_due(&mut self, report: &mut dyn FnMut(Vec<Outcome>) -> Result<()>) -> Result<()> {
+        while self.seen_something
+            && self
+                .pending
+                .front()
+                .is_some_and(|(at, _)| at.elapsed() >= self.settle)
+        {
+            if let Some((_, mut done)) = self.pending.pop_front() {
+                check_superseded(self.store, &mut done)?;
+                report(done)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the last batches' settle time and hands over everything left.
+    fn hand_over_all(&mut self, report: &mut dyn FnMut(Vec<Outcome>) -> Result<()>) -> Result<()> {
+        while let Some((at, mut done)) = self.pending.pop_front() {
+            let written = done
+                .iter()
+                .any(|o| o.checkpoint_id.is_some() && o.status.wrote());
+            if written {
+                std::thread::sleep(self.settle.saturating_sub(at.elapsed()));
+                check_superseded(self.store, &mut done)?;
+            }
+            report(done)?;
+        }
+        Ok(())
+    }
 }
 
 /// A planned thread in a batch: written on the main thread, or already decided.
@@ -625,6 +716,13 @@ pub fn mark_superseded(
     if store.might_be_shared() {
         std::thread::sleep(settle);
     }
+    check_superseded(store, outcomes)
+}
+
+/// Marks `superseded` every written edit whose thread's latest root checkpoint is no longer
+/// memctl's (see [`mark_superseded`]), now.
+fn check_superseded(store: &dyn CheckpointStore, outcomes: &mut [Outcome]) -> Result<()> {
+    let written = |o: &Outcome| o.checkpoint_id.is_some() && o.status.wrote();
     for o in outcomes.iter_mut().filter(|o| written(o)) {
         let latest = store.latest_checkpoint_id(&o.thread_id, "")?;
         if latest.is_some() && latest != o.checkpoint_id {
@@ -638,47 +736,105 @@ pub fn mark_superseded(
     Ok(())
 }
 
-/// Renders the outcomes. With one thread asked for (`single`), a failure is an error (exit
-/// 1, the reason on stderr); in a batch, failed threads and superseded edits make the run a
-/// partial success (exit code 3). A superseded edit is exit 3 either way: nothing failed, but
-/// the edit is not in effect.
-/// The report is written before the store's batch housekeeping ends (the last WAL checkpoint
-/// runs meanwhile: everything is committed).
-pub fn finish(
-    g: &GlobalArgs,
-    store: &dyn CheckpointStore,
-    dry_run: bool,
-    single: bool,
-    outcomes: &[Outcome],
-    out: &mut dyn Write,
-) -> Result<()> {
-    let format = crate::output::resolve_format(g.format);
-    let rendered = crate::output::rewrite::render(format, dry_run, outcomes, out);
-    let ended = store.end_batches();
-    rendered?;
-    ended?;
-    let failed = outcomes.iter().filter(|o| o.status.is_failure()).count();
-    let superseded = outcomes
-        .iter()
-        .filter(|o| o.status == Status::Superseded)
-        .count();
-    if single && failed > 0 {
-        let why: Vec<String> = outcomes
-            .iter()
-            .filter(|o| o.status.is_failure())
-            .map(|o| {
-                format!(
+/// What a reported run did, counted as its outcomes went by: what the exit code and a
+/// command's closing line need, without holding the outcomes.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Threads reported.
+    pub threads: usize,
+    /// Threads per status.
+    pub statuses: std::collections::HashMap<Status, usize>,
+    /// Tokens sent to and received from a model endpoint, over all threads.
+    pub endpoint_tokens: (u64, u64),
+    /// Why each failed thread failed (`thread 'T': status: note`), for the one-thread error.
+    failures: Vec<String>,
+}
+
+impl Tally {
+    /// Threads with `status`.
+    pub fn count(&self, status: Status) -> usize {
+        self.statuses.get(&status).copied().unwrap_or(0)
+    }
+
+    fn add(&mut self, outcomes: &[Outcome], single: bool) {
+        for o in outcomes {
+            self.threads += 1;
+            *self.statuses.entry(o.status).or_default() += 1;
+            if let Some((sent, received)) = o.endpoint_tokens {
+                self.endpoint_tokens.0 += sent;
+                self.endpoint_tokens.1 += received;
+            }
+            if single && o.status.is_failure() {
+                self.failures.push(format!(
                     "thread '{}': {}: {}",
                     o.thread_id,
                     o.status,
                     o.notes.last().map_or("", String::as_str)
-                )
-            })
-            .collect();
-        bail!("{}", why.join("; "));
+                ));
+            }
+        }
+    }
+
+    fn failed(&self) -> usize {
+        self.statuses
+            .iter()
+            .filter(|(s, _)| s.is_failure())
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+/// Runs `edit` on the targeted threads ([`run_with`]) and writes the report to `out` as the
+/// threads are done (JSON a batch at a time; the table at the end). Returns what was
+/// done and the run's verdict: with one thread asked for, a failure is an error (exit 1, the
+/// reason on stderr); in a batch, failed threads and superseded edits make the run a partial
+/// success (exit code 3). A superseded edit is exit 3 either way: nothing failed, but the edit
+/// is not in effect. An error of the run itself (the outer `Err`) comes after the report of
+/// the batches committed before it.
+/// The report is ended before the store's batch housekeeping ends (the last WAL checkpoint
+/// runs meanwhile: everything is committed).
+pub fn run_and_report(
+    g: &GlobalArgs,
+    store: &dyn CheckpointStore,
+    target: &Target,
+    opts: &Options,
+    edit: &(dyn Fn(&Editable) -> Result<Planned> + Sync),
+    out: &mut dyn Write,
+) -> Result<(Tally, Result<()>)> {
+    let single = target.thread.is_some();
+    let format = crate::output::resolve_format(g.format);
+    let mut report = crate::output::rewrite::Report::new(format, opts.dry_run);
+    let mut tally = Tally::default();
+    let ran = run_with(store, target, opts, edit, &mut |done| {
+        tally.add(&done, single);
+        report.add(done, out)
+    });
+    // A run that ends in an error still ends the report of what it handed over, if anything.
+    let ran = match ran {
+        Err(e) if tally.threads == 0 => {
+            let _ = store.end_batches();
+            return Err(e);
+        }
+        ran => ran,
+    };
+    let ended = report.end(out);
+    let housekept = store.end_batches();
+    ran?;
+    ended?;
+    housekept?;
+    let verdict = verdict(&tally, single, opts.dry_run);
+    Ok((tally, verdict))
+}
+
+/// The exit status a run's outcomes call for (see [`run_and_report`]).
+fn verdict(tally: &Tally, single: bool, dry_run: bool) -> Result<()> {
+    let failed = tally.failed();
+    let superseded = tally.count(Status::Superseded);
+    if single && failed > 0 {
+        bail!("{}", tally.failures.join("; "));
     }
     if failed + superseded > 0 {
-        let n = outcomes.len();
+        let n = tally.threads;
         let mut what = Vec::new();
         if failed > 0 {
             what.push(format!("{failed} of {n} threads failed"));

@@ -38,7 +38,7 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
     let target = Target::thread(&args.thread.thread);
     let opts = Options::from_args(g, &args.rewrite, "rm")?;
     let store = batch::open_for_writing(g, opts.dry_run)?;
-    let outcomes = batch::run(&*store, &target, &opts, &|ed| {
+    let edit = |ed: &crate::ops::edit::Editable| {
         // Outlines read in place; a message's full view only for --match, one at a time.
         let removal = select_with(&ed.outline, &selector, |i| {
             Ok(ed.message(i)?.searchable_text())
@@ -47,6 +47,7 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
             .filter(|i| !removal.remove.contains(i))
             .collect();
         plan(ed, &keep, removal.notes, opts.dry_run, args.purge)
-    })?;
-    batch::finish(g, &*store, opts.dry_run, true, &outcomes, out)
+    };
+    let (_, verdict) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
+    verdict
 }

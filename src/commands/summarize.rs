@@ -88,7 +88,7 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         opts.workers = args.concurrency.clamp(1, 64);
     }
     let store = batch::open_for_writing(g, opts.dry_run)?;
-    let outcomes = batch::run(&*store, &target, &opts, &|ed| {
+    let edit = |ed: &crate::ops::edit::Editable| {
         let p = match plan(ed, args, &template, limit, counter)? {
             Ok(p) => p,
             Err(outcome) => return Ok(Planned::nothing_to_write(outcome)),
@@ -110,17 +110,13 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         Ok(with_summary(ed, p, &completion, args).unwrap_or_else(|e| {
             Planned::nothing_to_write(Outcome::failed(&thread, format!("{e:#}")))
         }))
-    })?;
-    let single = target.thread.is_some();
-    let result = batch::finish(g, &*store, opts.dry_run, single, &outcomes, out);
+    };
+    let (tally, result) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
     if g.quiet || opts.dry_run {
         return result;
     }
-    let (sent, received) = outcomes
-        .iter()
-        .filter_map(|o| o.endpoint_tokens)
-        .fold((0, 0), |(s, r), (a, b)| (s + a, r + b));
-    let count = |status: Status| outcomes.iter().filter(|o| o.status == status).count();
+    let (sent, received) = tally.endpoint_tokens;
+    let count = |status: Status| tally.count(status);
     eprintln!(
         "summarized {}, skipped {}, failed {}, superseded by a live app {}; endpoint tokens: {sent} sent, {received} received",
         crate::output::human::count(count(Status::Summarized) as u64, "thread"),

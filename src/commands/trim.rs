@@ -24,13 +24,13 @@ pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
     let target = Target::from_args(g, &args.target)?;
     let opts = Options::from_args(g, &args.rewrite, "trim")?;
     let store = batch::open_for_writing(g, opts.dry_run)?;
-    let outcomes = batch::run(&*store, &target, &opts, &|ed| {
+    let edit = |ed: &Editable| {
         let costs = window_costs(ed, limit, counter)?;
         let window = trim_window(&ed.outline, &costs, limit, args.keep_first);
         plan(ed, &window.keep, window.notes, opts.dry_run, false)
-    })?;
-    let single = target.thread.is_some();
-    batch::finish(g, &*store, opts.dry_run, single, &outcomes, out)
+    };
+    let (_, verdict) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
+    verdict
 }
 
 /// Per-message token counts a window needs (none for a message-count limit): the approximate

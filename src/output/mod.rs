@@ -39,34 +39,67 @@ pub fn write_records<T: serde::Serialize + Sync>(
     format: Format,
     records: &[T],
 ) -> Result<()> {
-    let lines = format == Format::Jsonl;
-    let parts = crate::par::map_owned(records.iter().collect(), crate::par::cores(), |r| {
-        if lines {
-            serde_json::to_vec(r)
-        } else {
-            serde_json::to_vec_pretty(r).map(|v| indent_element(&v))
+    let mut stream = RecordStream::new(format);
+    stream.write(out, records)?;
+    stream.end(out)
+}
+
+/// A JSON array (`json`) or JSON lines (`jsonl`) written a few records at a time, so a long
+/// report need not be held until its end: the bytes are those [`write_records`] writes for
+/// all the records at once.
+pub struct RecordStream {
+    lines: bool,
+    written: usize,
+}
+
+impl RecordStream {
+    /// A stream with no record written yet.
+    pub fn new(format: Format) -> RecordStream {
+        RecordStream {
+            lines: format == Format::Jsonl,
+            written: 0,
         }
-    });
-    if lines {
+    }
+
+    /// Writes `records` (serialized on all cores) after the ones written before.
+    pub fn write<T: serde::Serialize + Sync>(
+        &mut self,
+        out: &mut dyn Write,
+        records: &[T],
+    ) -> Result<()> {
+        let lines = self.lines;
+        let parts = crate::par::map_owned(records.iter().collect(), crate::par::cores(), |r| {
+            if lines {
+                serde_json::to_vec(r)
+            } else {
+                serde_json::to_vec_pretty(r).map(|v| indent_element(&v))
+            }
+        });
         for part in parts {
-            out.write_all(&part?)?;
-            out.write_all(b"\n")?;
+            let part = part?;
+            match (lines, self.written) {
+                (true, _) => {}
+                (false, 0) => out.write_all(b"[\n")?,
+                (false, _) => out.write_all(b",\n")?,
+            }
+            out.write_all(&part)?;
+            if lines {
+                out.write_all(b"\n")?;
+            }
+            self.written += 1;
         }
-        return Ok(());
+        Ok(())
     }
-    if parts.is_empty() {
-        out.write_all(b"[]\n")?;
-        return Ok(());
-    }
-    out.write_all(b"[\n")?;
-    for (i, part) in parts.into_iter().enumerate() {
-        if i > 0 {
-            out.write_all(b",\n")?;
+
+    /// Ends the document (closes the JSON array; `[]` when no record was written).
+    pub fn end(self, out: &mut dyn Write) -> Result<()> {
+        match (self.lines, self.written) {
+            (true, _) => {}
+            (false, 0) => out.write_all(b"[]\n")?,
+            (false, _) => out.write_all(b"\n]\n")?,
         }
-        out.write_all(&part?)?;
+        Ok(())
     }
-    out.write_all(b"\n]\n")?;
-    Ok(())
 }
 
 /// A pretty-printed value as an element of a pretty-printed array: every line indented two
@@ -125,6 +158,32 @@ mod tests {
             write_records(&mut lines, Format::Jsonl, records).expect("writes");
             let expected: String = records.iter().map(|r| format!("{r}\n")).collect();
             assert_eq!(String::from_utf8_lossy(&lines), expected);
+        }
+    }
+
+    #[test]
+    fn a_stream_in_pieces_writes_the_bytes_of_the_whole_list() {
+        let records: Vec<serde_json::Value> = (0..7)
+            .map(|i| json!({"i": i, "removed": [{"text": format!("m{i}\n")}]}))
+            .collect();
+        for format in [Format::Json, Format::Jsonl] {
+            let mut whole = Vec::new();
+            write_records(&mut whole, format, &records).expect("writes");
+            // Pieces of 1, 2 and 3 records, an empty piece between each two.
+            for size in 1..=3 {
+                let mut stream = RecordStream::new(format);
+                let mut pieces = Vec::new();
+                for chunk in records.chunks(size) {
+                    stream.write(&mut pieces, chunk).expect("writes");
+                    stream.write(&mut pieces, &records[..0]).expect("writes");
+                }
+                stream.end(&mut pieces).expect("ends");
+                assert_eq!(
+                    String::from_utf8_lossy(&pieces),
+                    String::from_utf8_lossy(&whole),
+                    "{format:?} in pieces of {size}"
+                );
+            }
         }
     }
 }

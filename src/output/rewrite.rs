@@ -20,88 +20,136 @@ pub fn render(
     out: &mut dyn Write,
 ) -> Result<()> {
     match format {
-        Format::Table => {
-            let endpoint = outcomes.iter().any(|o| o.endpoint_tokens.is_some());
-            let mut headers = vec!["thread_id", "status", "messages", "tokens (approx)"];
-            if endpoint {
-                headers.push("endpoint in/out");
-            }
-            headers.extend(["checkpoint", "notes"]);
-            let mut t = table::new_table(&headers);
-            for o in outcomes {
-                let notes: Vec<String> = o.notes.iter().map(|n| human::id(n)).collect();
-                let mut row = vec![
-                    human::id(&o.thread_id),
-                    o.status.as_str().to_owned(),
-                    arrow(o.counted, o.messages.0 as u64, o.messages.1 as u64),
-                    arrow(o.counted, o.tokens.0, o.tokens.1),
-                ];
-                if endpoint {
-                    row.push(
-                        o.endpoint_tokens
-                            .map_or("-".into(), |(a, b)| format!("{a} / {b}")),
-                    );
-                }
-                row.push(o.checkpoint_id.as_deref().map_or(String::new(), human::id));
-                row.push(notes.join("; "));
-                t.add_row(row);
-            }
-            writeln!(out, "{}", table::render(&t))?;
-            if outcomes.len() > 1 {
-                writeln!(out, "{}", totals(outcomes))?;
-            }
-            if dry_run {
-                for o in outcomes.iter().filter(|o| !o.removed.is_empty()) {
-                    writeln!(
-                        out,
-                        "\n{}: would remove {}",
-                        human::id(&o.thread_id),
-                        human::count(o.removed.len() as u64, "message")
-                    )?;
-                    for r in &o.removed {
-                        writeln!(
-                            out,
-                            "  - #{} [{}] {} {}",
-                            r.index,
-                            r.kind,
-                            r.id.as_deref().unwrap_or(""),
-                            human::preview(&r.text, PREVIEW_CHARS)
-                        )?;
-                    }
-                }
-                writeln!(out, "\ndry run: nothing was written")?;
-            }
-        }
-        format => {
-            let records: Vec<Record<'_>> = outcomes
-                .iter()
-                .map(|o| Record {
-                    thread_id: &o.thread_id,
-                    status: o.status,
-                    dry_run,
-                    messages_before: o.counted.then_some(o.messages.0),
-                    messages_after: o.counted.then_some(o.messages.1),
-                    tokens_before: o.counted.then_some(o.tokens.0),
-                    tokens_after: o.counted.then_some(o.tokens.1),
-                    removed: o
-                        .removed
-                        .iter()
-                        .map(|r| Removed {
-                            text: human::preview(&r.text, PREVIEW_CHARS),
-                            ..r.clone()
-                        })
-                        .collect(),
-                    checkpoint_id: o.checkpoint_id.as_deref(),
-                    endpoint_tokens: o
-                        .endpoint_tokens
-                        .map(|(sent, received)| EndpointTokens { sent, received }),
-                    notes: &o.notes,
-                })
-                .collect();
-            super::write_records(out, format, &records)?;
+        Format::Table => render_table(dry_run, outcomes, out),
+        format => super::write_records(out, format, &records(dry_run, outcomes)),
+    }
+}
+
+/// A rewrite's report written while the rewrite runs: JSON records go out as each batch of
+/// threads is final, so a run over thousands of threads does not hold every removed
+/// message's preview until its end; the table, which needs every row for its column widths
+/// and totals, is drawn at the end. The bytes equal [`render`]'s for the same outcomes.
+pub struct Report {
+    dry_run: bool,
+    /// The JSON document being written (`json`, `jsonl`), or `None` for the table.
+    stream: Option<super::RecordStream>,
+    /// The table's outcomes, held until [`Report::end`].
+    held: Vec<Outcome>,
+}
+
+impl Report {
+    /// An empty report in `format` (already resolved).
+    pub fn new(format: Format, dry_run: bool) -> Report {
+        Report {
+            dry_run,
+            stream: (format != Format::Table).then(|| super::RecordStream::new(format)),
+            held: Vec::new(),
         }
     }
+
+    /// Adds final outcomes (in thread order, after the ones added before).
+    pub fn add(&mut self, outcomes: Vec<Outcome>, out: &mut dyn Write) -> Result<()> {
+        match &mut self.stream {
+            Some(stream) => stream.write(out, &records(self.dry_run, &outcomes)),
+            None => {
+                self.held.extend(outcomes);
+                Ok(())
+            }
+        }
+    }
+
+    /// Ends the report: closes the JSON document, or draws the table.
+    pub fn end(self, out: &mut dyn Write) -> Result<()> {
+        match self.stream {
+            Some(stream) => stream.end(out),
+            None => render_table(self.dry_run, &self.held, out),
+        }
+    }
+}
+
+/// The table of a rewrite's outcomes, its totals line and, for a dry run, the messages each
+/// thread would lose.
+fn render_table(dry_run: bool, outcomes: &[Outcome], out: &mut dyn Write) -> Result<()> {
+    let endpoint = outcomes.iter().any(|o| o.endpoint_tokens.is_some());
+    let mut headers = vec!["thread_id", "status", "messages", "tokens (approx)"];
+    if endpoint {
+        headers.push("endpoint in/out");
+    }
+    headers.extend(["checkpoint", "notes"]);
+    let mut t = table::new_table(&headers);
+    for o in outcomes {
+        let notes: Vec<String> = o.notes.iter().map(|n| human::id(n)).collect();
+        let mut row = vec![
+            human::id(&o.thread_id),
+            o.status.as_str().to_owned(),
+            arrow(o.counted, o.messages.0 as u64, o.messages.1 as u64),
+            arrow(o.counted, o.tokens.0, o.tokens.1),
+        ];
+        if endpoint {
+            row.push(
+                o.endpoint_tokens
+                    .map_or("-".into(), |(a, b)| format!("{a} / {b}")),
+            );
+        }
+        row.push(o.checkpoint_id.as_deref().map_or(String::new(), human::id));
+        row.push(notes.join("; "));
+        t.add_row(row);
+    }
+    writeln!(out, "{}", table::render(&t))?;
+    if outcomes.len() > 1 {
+        writeln!(out, "{}", totals(outcomes))?;
+    }
+    if dry_run {
+        for o in outcomes.iter().filter(|o| !o.removed.is_empty()) {
+            writeln!(
+                out,
+                "\n{}: would remove {}",
+                human::id(&o.thread_id),
+                human::count(o.removed.len() as u64, "message")
+            )?;
+            for r in &o.removed {
+                writeln!(
+                    out,
+                    "  - #{} [{}] {} {}",
+                    r.index,
+                    r.kind,
+                    r.id.as_deref().unwrap_or(""),
+                    human::preview(&r.text, PREVIEW_CHARS)
+                )?;
+            }
+        }
+        writeln!(out, "\ndry run: nothing was written")?;
+    }
     Ok(())
+}
+
+/// The JSON records of `outcomes`.
+fn records(dry_run: bool, outcomes: &[Outcome]) -> Vec<Record<'_>> {
+    outcomes
+        .iter()
+        .map(|o| Record {
+            thread_id: &o.thread_id,
+            status: o.status,
+            dry_run,
+            messages_before: o.counted.then_some(o.messages.0),
+            messages_after: o.counted.then_some(o.messages.1),
+            tokens_before: o.counted.then_some(o.tokens.0),
+            tokens_after: o.counted.then_some(o.tokens.1),
+            removed: o
+                .removed
+                .iter()
+                .map(|r| Removed {
+                    text: human::preview(&r.text, PREVIEW_CHARS),
+                    ..r.clone()
+                })
+                .collect(),
+            checkpoint_id: o.checkpoint_id.as_deref(),
+            endpoint_tokens: o
+                .endpoint_tokens
+                .map(|(sent, received)| EndpointTokens { sent, received }),
+            notes: &o.notes,
+        })
+        .collect()
 }
 
 /// The totals line under a batch table: threads per status, then messages and approximate
