@@ -3,9 +3,10 @@
 #   .venv/new  <- fixtures/requirements-new.txt
 #   .venv/old  <- fixtures/requirements-old.txt
 #   .venv/pg   <- fixtures/requirements-pg.txt (the new stack plus langgraph-checkpoint-postgres)
+#   .venv/deep <- fixtures/requirements-deep.txt (the new stack plus deepagents: fixtures/deep.sqlite)
 # A venv is (re)built only when it is missing or when the sha256 of its requirements
 # file differs from the stamp stored inside it (.venv/<gen>/.requirements.sha256).
-# Usage: scripts/pyenv.sh [new|old|pg ...]   (default: all three). Non-interactive; safe with CI=true.
+# Usage: scripts/pyenv.sh [new|old|pg|deep ...]   (default: all four). Non-interactive; safe with CI=true.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -51,10 +52,10 @@ ensure_venv() {
 }
 
 gens=("$@")
-[[ ${#gens[@]} -gt 0 ]] || gens=(new old pg)
+[[ ${#gens[@]} -gt 0 ]] || gens=(new old pg deep)
 for g in "${gens[@]}"; do
   case "$g" in
-    new|old|pg) ensure_venv "$g" ;;
-    *) log "unknown generation '$g' (expected new, old or pg)"; exit 2 ;;
+    new|old|pg|deep) ensure_venv "$g" ;;
+    *) log "unknown generation '$g' (expected new, old, pg or deep)"; exit 2 ;;
   esac
 done

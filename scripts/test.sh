@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, set-up included. What a newcomer runs, and what CI runs.
-#   1. the pinned Python virtualenvs with real LangGraph (.venv/new, .venv/old, and .venv/pg
-#      with langgraph-checkpoint-postgres) for the interop tests (created when missing;
+#   1. the pinned Python virtualenvs with real LangGraph (.venv/new, .venv/old, .venv/pg
+#      with langgraph-checkpoint-postgres, and .venv/deep with deepagents) for the interop tests (created when missing;
 #      scripts/pyenv.sh), and a throwaway PostgreSQL cluster for the Postgres tests
 #      (scripts/pg.sh: Debian's postgresql, installed with apt-get when missing; a temp dir,
 #      a free port on 127.0.0.1, stopped and removed at exit);
@@ -35,6 +35,7 @@ echo "test.sh: cargo test" >&2
 export MEMCTL_PYTHON_NEW="$ROOT/.venv/new/bin/python"
 export MEMCTL_PYTHON_OLD="$ROOT/.venv/old/bin/python"
 export MEMCTL_PYTHON_PG="$ROOT/.venv/pg/bin/python"
+export MEMCTL_PYTHON_DEEP="$ROOT/.venv/deep/bin/python"
 # A snapshot that does not match fails the run and leaves no .snap.new behind.
 export INSTA_UPDATE=no
 cargo test --locked
