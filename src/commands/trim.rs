@@ -27,7 +27,7 @@ pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
     let outcomes = batch::run(&*store, &target, &opts, &|ed| {
         let costs = window_costs(ed, limit, counter)?;
         let window = trim_window(&ed.outline, &costs, limit, args.keep_first);
-        plan(ed, &window.keep, window.notes, opts.dry_run, false)
+        plan(ed, &window.keep, window.notes, opts.dry_run, None)
     })?;
     let single = target.thread.is_some();
     batch::finish(g, &*store, opts.dry_run, single, &outcomes, out)

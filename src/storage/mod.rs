@@ -406,6 +406,26 @@ pub trait CheckpointStore: Send {
         rewrite: Option<BlobRewriter<'_>>,
     ) -> Result<usize>;
 
+    /// Scrubs a thread's history in place (`forget`, when its latest state keeps every
+    /// message): every stored blob of the thread (all namespaces) that `rewrite` changes is
+    /// replaced, in one transaction (a savepoint inside a batch), after checking that
+    /// `expected_latest` is still the latest root checkpoint and still has `expected_writes`
+    /// pending writes; otherwise a [`ThreadMoved`] error and nothing written. Freed space
+    /// holds none of the old bytes. Returns the count of rewritten rows.
+    fn rewrite_thread(
+        &self,
+        thread_id: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+        rewrite: BlobRewriter<'_>,
+    ) -> Result<usize>;
+
+    /// The files that hold the database's bytes and that memctl can read (SQLite: the file and
+    /// its `-wal`); empty for a server database, whose files are out of memctl's reach.
+    fn files(&self) -> Vec<std::path::PathBuf> {
+        vec![]
+    }
+
     /// Starts a batch: the following updates share one transaction (fewer syncs for `--all`),
     /// each still atomic on its own. End it with [`CheckpointStore::commit_batch`].
     fn begin_batch(&self) -> Result<()>;

@@ -229,6 +229,20 @@ impl CheckpointStore for SqliteStore {
         self.append(thread_id, ns, rows, expected_writes, rewrite)
     }
 
+    fn rewrite_thread(
+        &self,
+        thread_id: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+        rewrite: BlobRewriter<'_>,
+    ) -> Result<usize> {
+        self.scrub_in_place(thread_id, expected_latest, expected_writes, rewrite)
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        vec![self.path.clone(), sidecar(&self.path, "-wal")]
+    }
+
     fn begin_batch(&self) -> Result<()> {
         self.begin()
     }
@@ -706,7 +720,30 @@ impl SqliteStore {
         expected_writes: usize,
         rewrite: Option<BlobRewriter<'_>>,
     ) -> Result<usize> {
-        if rewrite.is_some() {
+        self.in_update(rewrite.is_some(), || {
+            self.append_in_transaction(thread_id, ns, rows, expected_writes, rewrite)
+        })
+    }
+
+    /// [`CheckpointStore::rewrite_thread`]: the checks of an append, then the scrub, in one
+    /// transaction (a savepoint inside a batch) with `secure_delete` on.
+    fn scrub_in_place(
+        &self,
+        thread_id: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+        rewrite: BlobRewriter<'_>,
+    ) -> Result<usize> {
+        self.in_update(true, || {
+            self.check_unmoved(thread_id, "", expected_latest, expected_writes)?;
+            self.scrub_thread(&self.conn, thread_id, rewrite)
+        })
+    }
+
+    /// Runs `f` in a `BEGIN IMMEDIATE` transaction, or a savepoint inside a batch; with
+    /// `secure`, freed pages are zeroed (`secure_delete`).
+    fn in_update<T>(&self, secure: bool, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        if secure {
             self.conn
                 .execute_batch("PRAGMA secure_delete = ON")
                 .map_err(|e| self.sql_error(e))?;
@@ -723,7 +760,7 @@ impl SqliteStore {
                 .execute_batch("SAVEPOINT memctl_update")
                 .map_err(|e| self.sql_error(e))?;
         }
-        match self.append_in_transaction(thread_id, ns, rows, expected_writes, rewrite) {
+        match f() {
             Ok(n) => {
                 let end = if own {
                     "COMMIT"
@@ -803,31 +840,7 @@ impl SqliteStore {
         scrub: Option<BlobRewriter<'_>>,
     ) -> Result<usize> {
         let tx = &self.conn;
-        // Cached statements: a batch runs these once per thread.
-        let latest = self.latest_checkpoint_id(thread_id, ns)?;
-        if latest.as_deref() != Some(update.parent_id) {
-            return Err(ThreadMoved {
-                thread_id: thread_id.into(),
-                what: format!(
-                    "its latest checkpoint is now {}",
-                    latest.unwrap_or_default()
-                ),
-            }
-            .into());
-        }
-        let writes: i64 = tx
-            .prepare_cached(
-                "SELECT COUNT(*) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            )
-            .and_then(|mut st| st.query_row([thread_id, ns, update.parent_id], |r| r.get(0)))
-            .map_err(|e| self.sql_error(e))?;
-        if writes as usize != expected_writes {
-            return Err(ThreadMoved {
-                thread_id: thread_id.into(),
-                what: "a run started on it".into(),
-            }
-            .into());
-        }
+        self.check_unmoved(thread_id, ns, update.parent_id, expected_writes)?;
         for w in update.writes {
             let value = BlobParam::of(&w.value)?;
             let result = match self.generation {
@@ -873,6 +886,45 @@ impl SqliteStore {
             None => 0,
         };
         Ok(scrubbed)
+    }
+
+    /// Checks, inside an update's transaction, that `expected_latest` is still the latest
+    /// checkpoint of the thread and namespace and still has `expected_writes` pending writes;
+    /// otherwise a [`ThreadMoved`] error.
+    fn check_unmoved(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+    ) -> Result<()> {
+        // Cached statements: a batch runs these once per thread.
+        let latest = self.latest_checkpoint_id(thread_id, ns)?;
+        if latest.as_deref() != Some(expected_latest) {
+            return Err(ThreadMoved {
+                thread_id: thread_id.into(),
+                what: format!(
+                    "its latest checkpoint is now {}",
+                    latest.unwrap_or_default()
+                ),
+            }
+            .into());
+        }
+        let writes: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT COUNT(*) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            )
+            .and_then(|mut st| st.query_row([thread_id, ns, expected_latest], |r| r.get(0)))
+            .map_err(|e| self.sql_error(e))?;
+        if writes as usize != expected_writes {
+            return Err(ThreadMoved {
+                thread_id: thread_id.into(),
+                what: "a run started on it".into(),
+            }
+            .into());
+        }
+        Ok(())
     }
 
     /// Replaces the thread's blobs that `rewrite` changes (it is handed each with its type);
