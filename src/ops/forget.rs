@@ -12,10 +12,15 @@ use serde::Serialize;
 use serde_json::Value as Json;
 use sha2::Digest;
 
+use anyhow::{bail, Result};
+
 use crate::codec::msgpack::Value;
 use crate::model::Message;
+use crate::ops::edit::{plan, Editable, Planned};
 use crate::ops::find::MetaCondition;
+use crate::ops::outcome::{Outcome, Status};
 use crate::ops::purge::Scrub;
+use crate::ops::remove::{select_with, Selector};
 use crate::storage::{Deleted, Leftover};
 
 /// Erased strings shorter than this are not searched for afterwards: they occur by chance
@@ -204,6 +209,78 @@ impl Findings {
     }
 }
 
+/// Plans `--match` on one thread from what [`Findings`] found in its rows: the latest state
+/// loses the matched messages (by id, and whatever else the pattern matches there) with their
+/// tool-call partners, an update appended as `rm --purge` appends it, and the thread's
+/// history is scrubbed in the same transaction; when the latest state keeps every message,
+/// the history alone is scrubbed in place. Vacuum and verification are the caller's, once
+/// for the run. No database access.
+pub fn plan_match(ed: &Editable, found: &Findings, dry_run: bool) -> Result<Planned> {
+    let n = ed.outline.len();
+    let Some(pattern) = found.pattern().cloned() else {
+        bail!("forget --match planned without a pattern");
+    };
+    if found.rows == 0 {
+        return Ok(Planned::nothing_to_write(Outcome {
+            notes: vec![
+                "the pattern matches only where memctl changes nothing (see the report)".into(),
+            ],
+            ..Outcome::skipped(&ed.thread_id, String::new())
+        }));
+    }
+    let ids: Vec<String> = ed
+        .outline
+        .iter()
+        .filter_map(|m| m.id.clone())
+        .filter(|id| found.scrub.ids.contains(id))
+        .collect();
+    let selector = Selector {
+        ids,
+        pattern: Some(pattern),
+        ..Selector::default()
+    };
+    let removal = select_with(&ed.outline, &selector, |i| {
+        Ok(ed.message(i)?.searchable_text())
+    })?;
+    // A tool-call partner the history scrub would remove goes from the latest state too.
+    let keep: Vec<usize> = (0..n).filter(|i| !removal.remove.contains(i)).collect();
+    let scrub = (!dry_run).then(|| found.scrub.clone());
+    let mut planned = plan(ed, &keep, removal.notes, dry_run, scrub)?;
+    let history = format!(
+        "matching messages in its history: {}; matching strings outside messages: {}",
+        found.messages.len(),
+        found.strings
+    );
+    planned.outcome.notes.push(history);
+    if keep.len() == n {
+        // Only older checkpoints, writes or other channels hold a match.
+        if dry_run {
+            planned.outcome.status = Status::WouldRewrite;
+        } else {
+            planned.outcome.status = Status::Planned;
+            planned.purge = Some(found.scrub.clone());
+            planned.scrub_at = Some(ed.latest.row.checkpoint_id.clone());
+        }
+    }
+    planned.defer_checks = true;
+    Ok(planned)
+}
+
+/// Adds every string the messages inside `v` carry (see [`Message::private_strings`]) to
+/// `out`: what a deleted thread's rows held, searched for after the deletion.
+pub fn message_strings(v: &Value, out: &mut BTreeSet<String>) {
+    if let Some(m) = Message::from_value(v) {
+        out.extend(m.private_strings());
+        return;
+    }
+    match v {
+        Value::Array(a) => a.items.iter().for_each(|x| message_strings(x, out)),
+        Value::Map(m) => m.entries.iter().for_each(|(_, x)| message_strings(x, out)),
+        Value::Ext(e) => message_strings(&e.payload, out),
+        _ => {}
+    }
+}
+
 /// One string the verification searched for, and where it was still found.
 #[derive(Debug, Clone, Serialize)]
 pub struct Hit {
@@ -350,8 +427,8 @@ pub struct Scrubbed {
     pub messages_matched: u64,
     /// String values outside messages where the match was replaced by `[erased]`.
     pub strings_redacted: u64,
-    /// Stored rows (checkpoints, blobs, writes) rewritten in place.
-    pub rows_rewritten: u64,
+    /// Stored rows (checkpoints, writes) that held a match, all rewritten in place.
+    pub rows_with_matches: u64,
     /// New checkpoints appended (a thread's latest state without the removed messages).
     pub checkpoints_appended: u64,
 }
