@@ -320,21 +320,43 @@ fn belongs(
     Ok(meta_selects(conditions, &metadata, &channel))
 }
 
-/// Calls `f` with every stored row of a thread (every namespace, checkpoint and pending
-/// write), opened with `keys` when encrypted: `(place, is a checkpoint, type, bytes)`, and the
-/// metadata of each checkpoint as `(place, None, "json", bytes)`.
+/// One stored row of a thread, opened (decrypted when it was encrypted).
+struct Row<'a> {
+    /// Where it is, for a person (no thread id: the caller knows the thread).
+    place: &'a str,
+    /// A checkpoint (`Some(true)`), a pending write (`Some(false)`) or a checkpoint's
+    /// metadata (`None`).
+    checkpoint: Option<bool>,
+    /// The serialization type (`json` for metadata).
+    type_name: &'a str,
+    /// The bytes.
+    bytes: &'a [u8],
+}
+
+/// Calls `f` with every stored row of a thread: every namespace, checkpoint (and its
+/// metadata) and pending write, opened with `keys` when encrypted.
 fn each_row(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     thread: &str,
-    f: &mut dyn FnMut(&str, Option<bool>, &str, &[u8]) -> Result<()>,
+    f: &mut dyn FnMut(&Row<'_>) -> Result<()>,
 ) -> Result<()> {
     let mut visit = |place: &str, checkpoint: Option<bool>, type_name: &str, bytes: &[u8]| {
         if aes::split_type(type_name).1.is_some() {
             let opened = keys.open(type_name, bytes, place)?;
-            return f(place, checkpoint, opened.type_name, &opened.bytes);
+            return f(&Row {
+                place,
+                checkpoint,
+                type_name: opened.type_name,
+                bytes: &opened.bytes,
+            });
         }
-        f(place, checkpoint, type_name, bytes)
+        f(&Row {
+            place,
+            checkpoint,
+            type_name,
+            bytes,
+        })
     };
     for ns in store.namespaces(thread)? {
         for row in store.checkpoints(thread, &ns)? {
@@ -361,39 +383,35 @@ fn findings(
     pattern: &Pattern,
 ) -> Result<Findings> {
     let mut f = Findings::new(pattern.regex());
-    each_row(
-        store,
-        keys,
-        thread,
-        &mut |place, checkpoint, type_name, bytes| {
-            if !pattern.maybe_in(bytes) {
-                return Ok(());
-            }
-            let Some(checkpoint) = checkpoint else {
-                f.untouched(format!(
+    each_row(store, keys, thread, &mut |row| {
+        let (place, type_name, bytes) = (row.place, row.type_name, row.bytes);
+        if !pattern.maybe_in(bytes) {
+            return Ok(());
+        }
+        let Some(checkpoint) = row.checkpoint else {
+            f.untouched(format!(
                 "{place}: memctl does not rewrite metadata (delete the thread with --thread or --meta)"
             ));
-                return Ok(());
-            };
-            if type_name != "msgpack" {
-                f.untouched(format!(
-                    "{place}: stored as '{type_name}', which memctl does not rewrite"
-                ));
-                return Ok(());
-            }
-            match crate::codec::msgpack::decode(bytes) {
-                Ok(v) => {
-                    if !f.visit(&v, checkpoint) {
-                        f.untouched(format!(
-                            "{place}: the pattern matches its bytes but no text memctl rewrites"
-                        ));
-                    }
+            return Ok(());
+        };
+        if type_name != "msgpack" {
+            f.untouched(format!(
+                "{place}: stored as '{type_name}', which memctl does not rewrite"
+            ));
+            return Ok(());
+        }
+        match crate::codec::msgpack::decode(bytes) {
+            Ok(v) => {
+                if !f.visit(&v, checkpoint) {
+                    f.untouched(format!(
+                        "{place}: the pattern matches its bytes but no text memctl rewrites"
+                    ));
                 }
-                Err(e) => f.untouched(format!("{place}: does not decode ({e})")),
             }
-            Ok(())
-        },
-    )?;
+            Err(e) => f.untouched(format!("{place}: does not decode ({e})")),
+        }
+        Ok(())
+    })?;
     Ok(f)
 }
 
@@ -404,19 +422,14 @@ fn collect_strings(
     thread: &str,
     out: &mut BTreeSet<String>,
 ) -> Result<()> {
-    each_row(
-        store,
-        keys,
-        thread,
-        &mut |_, checkpoint, type_name, bytes| {
-            if checkpoint.is_some() && type_name == "msgpack" {
-                if let Ok(v) = crate::codec::msgpack::decode(bytes) {
-                    message_strings(&v, out);
-                }
+    each_row(store, keys, thread, &mut |row| {
+        if row.checkpoint.is_some() && row.type_name == "msgpack" {
+            if let Ok(v) = crate::codec::msgpack::decode(row.bytes) {
+                message_strings(&v, out);
             }
-            Ok(())
-        },
-    )
+        }
+        Ok(())
+    })
 }
 
 /// What the server keeps beyond memctl's reach (stated in the receipt).
