@@ -243,7 +243,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             &must,
             &removed,
             short_a + short_b,
-            pattern.as_ref(),
+            pattern.as_ref().zip(args.pattern.as_deref()),
         )?)
     };
 
@@ -447,14 +447,14 @@ fn out_of_reach(store: &dyn CheckpointStore) -> Vec<String> {
 
 /// Searches the database for each of `must` and `removed` (every byte of a SQLite file and
 /// its `-wal`, every row on a server, and the decrypted values of encrypted rows when a key
-/// is given) and, on a file, for the pattern itself in its raw bytes.
+/// is given) and, on a file, for the pattern itself (as given) in its raw bytes.
 fn verify(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     must: &[String],
     removed: &[String],
     too_short: usize,
-    pattern: Option<&Pattern>,
+    pattern: Option<(&Pattern, &str)>,
 ) -> Result<Verification> {
     let all: Vec<String> = must.iter().chain(removed).cloned().collect();
     let mut leftovers = store.find_leftovers("", &all)?;
@@ -479,11 +479,11 @@ fn verify(
         searched.push("the decrypted values of the encrypted rows".into());
     }
     let mut v = classify(must, removed, &leftovers, searched, too_short);
-    if let Some(p) = pattern {
+    if let Some((p, given)) = pattern {
         let raw = pattern_in_files(&files, p)?;
         if !raw.is_empty() {
             v.remaining.push(Hit {
-                sha256: digest(p.regex().as_str()),
+                sha256: digest(given),
                 rows: vec![],
                 raw,
             });
