@@ -368,3 +368,67 @@ fn nothing_to_forget_is_a_usage_error() {
         .expect("runs");
     assert_eq!(bad.status.code(), Some(1));
 }
+
+#[test]
+fn encrypted_databases_are_scrubbed_with_the_key_and_refused_in_one_line_without() {
+    const KEY: &str = "memctl-test-key-aes256-fixtures!";
+    let (_dir, db) = temp_copy(&fixture("encrypted-new.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    let out = memctl()
+        .args([
+            "forget",
+            "--db",
+            s(&db),
+            "--match",
+            "Paris",
+            "--settle",
+            "0s",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("LANGGRAPH_AES_KEY") && stderr.contains("nothing was written"));
+    assert_eq!(std::fs::read(&db).expect("read"), before);
+
+    let out = memctl()
+        .env("LANGGRAPH_AES_KEY", KEY)
+        .args([
+            "forget",
+            "--db",
+            s(&db),
+            "--match",
+            "Paris",
+            "--force",
+            "--settle",
+            "0s",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let receipt: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(out.status.code(), Some(0), "{receipt}");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert!(
+        receipt["scrubbed"]["threads"].as_u64() >= Some(2),
+        "{receipt}"
+    );
+    // LangGraph with the app's key finds the text in no decrypted row and no byte.
+    let found = Command::new(python())
+        .env("LANGGRAPH_AES_KEY", KEY)
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args(["find-text", "--db", s(&db), "--text", "Paris"])
+        .output()
+        .expect("the harness runs");
+    let found: Json = serde_json::from_slice(&found.stdout).expect("JSON");
+    assert_eq!(found["rows"], serde_json::json!([]), "{found}");
+    assert_eq!(found["raw_files"], serde_json::json!([]), "{found}");
+    let r = Command::new(python())
+        .env("LANGGRAPH_AES_KEY", KEY)
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args(["continue", "--db", s(&db), "--thread", "tools", "--copy"])
+        .output()
+        .expect("the harness runs");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}

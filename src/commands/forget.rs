@@ -128,6 +128,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let (mut must, mut removed) = (BTreeSet::new(), BTreeSet::new());
     if let Some(p) = &pattern {
         let mut found: HashMap<String, Findings> = HashMap::new();
+        let mut key_problem: Option<String> = None;
         for t in threads
             .iter()
             .filter(|t| !gone.contains(t.thread_id.as_str()))
@@ -148,11 +149,20 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
                     }
                     found.insert(t.thread_id.clone(), f);
                 }
-                Err(e) => reported.push(Reported {
-                    thread_id: t.thread_id.clone(),
-                    reason: format!("could not be searched: {e:#}"),
-                }),
+                Err(e) => {
+                    if crate::ops::edit::is_key_error(&e) {
+                        key_problem.get_or_insert_with(|| format!("{e:#}"));
+                    }
+                    reported.push(Reported {
+                        thread_id: t.thread_id.clone(),
+                        reason: format!("could not be searched: {e:#}"),
+                    });
+                }
             }
+        }
+        // Encrypted threads and no key (or the wrong one), and nothing else to do: one line.
+        if let (Some(why), true, true) = (&key_problem, found.is_empty(), doomed.is_empty()) {
+            anyhow::bail!("{why}; nothing was written");
         }
         let target = Target {
             among: Some(found.keys().cloned().collect()),
