@@ -172,9 +172,9 @@ pub enum Command {
     /// then vacuum, search every byte for what was erased, and print a receipt.
     #[command(after_help = "Examples:
   memctl forget --db checkpoints.sqlite --meta user_id=42 --dry-run
-  memctl forget --meta user_id=42 --match 'alice@example\\.com' --regex --receipt erasure-42.json
+  memctl forget --meta user_id=42 --match alice@example.com --receipt erasure-42.json
   memctl forget --thread t-17 --thread t-18
-  memctl forget -i --match 'Alice Example'")]
+  memctl forget -i --regex --match 'alice|555-0100' --force")]
     Forget(ForgetArgs),
 
     /// What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans.

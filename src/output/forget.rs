@@ -134,7 +134,7 @@ pub fn render(
     let s = &r.scrubbed;
     writeln!(
         out,
-        "scrubbed: {}: {} matched, {} removed from latest states, {} redacted, {} appended, {} rewritten",
+        "scrubbed: {}: {} matched, {} removed from latest states, {} redacted, {} appended, {} with a match rewritten",
         human::count(s.threads, "thread"),
         human::count(s.messages_matched, "message"),
         human::count(s.messages_removed_from_latest, "message"),
