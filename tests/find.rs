@@ -153,20 +153,6 @@ fn bad_requests_are_one_line_errors() {
     }
 }
 
-/// The Python of a generation's venv ($MEMCTL_PYTHON_NEW / _OLD, else .venv/<gen>).
-fn python(gen: &str) -> std::path::PathBuf {
-    let var = format!("MEMCTL_PYTHON_{}", gen.to_uppercase());
-    let path = std::env::var_os(&var)
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| common::root().join(".venv").join(gen).join("bin/python"));
-    assert!(
-        path.exists(),
-        "LangGraph ({gen}) is not installed at {}: run scripts/pyenv.sh",
-        path.display()
-    );
-    path
-}
-
 /// `find`'s hits as `[thread, checkpoint, index, message id, role]`, sorted.
 fn hit_rows(hits: &Json) -> Vec<String> {
     let mut rows: Vec<String> = hits
@@ -212,7 +198,7 @@ fn find_equals_a_python_reference_walking_every_checkpoint_with_langgraph() {
             let mut args: Vec<&str> = flags.to_vec();
             args.extend_from_slice(&["--", pattern]);
             let ours = hit_rows(&find(s(&db), &args));
-            let mut py = std::process::Command::new(python(gen));
+            let mut py = std::process::Command::new(common::python(gen));
             py.arg(common::root().join("tests/interop/find_reference.py"))
                 .args(["--db", s(&db), "--pattern", pattern]);
             for f in flags.iter() {

@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::{fixture, memctl, s, temp_copy};
@@ -17,32 +17,33 @@ use sha2::Digest;
 const ALICE: [&str; 4] = ["alice-chat", "alice-tools", "alice-profile", "alice-sub"];
 const ERASED: [&str; 3] = ["Alice Example", "12 Elm Street", "Elm Street"];
 const PATTERN: &str = "Alice Example|12 Elm Street";
+/// Alice's erasure request: her threads, and the pattern everywhere else.
+const REQUEST: [&str; 5] = ["--meta", "user_id=42", "--match", PATTERN, "--regex"];
 
-fn python() -> PathBuf {
-    let path = std::env::var_os("MEMCTL_PYTHON_NEW")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::root().join(".venv/new/bin/python"));
+/// Runs tests/interop/harness.py (new venv) with `args`, the app's AES key in
+/// `LANGGRAPH_AES_KEY` when given; asserts success and returns its JSON.
+fn harness(args: &[&str], key: Option<&str>) -> Json {
+    let mut cmd = Command::new(common::python("new"));
+    cmd.arg(common::root().join("tests/interop/harness.py"))
+        .args(args);
+    if let Some(k) = key {
+        cmd.env("LANGGRAPH_AES_KEY", k);
+    }
+    let out = cmd.output().expect("the harness runs");
     assert!(
-        path.exists(),
-        "LangGraph (new) is not installed at {}: run scripts/pyenv.sh",
-        path.display()
+        out.status.success(),
+        "harness {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    path
+    serde_json::from_slice(&out.stdout).expect("the harness prints JSON")
 }
 
 /// Real LangGraph loads `thread` from a copy of `db` and invokes one more user message.
 fn continues(db: &Path, thread: &str) -> Json {
-    let out = Command::new(python())
-        .arg(common::root().join("tests/interop/harness.py"))
-        .args(["continue", "--db", s(db), "--thread", thread, "--copy"])
-        .output()
-        .expect("the harness runs");
-    assert!(
-        out.status.success(),
-        "LangGraph could not continue '{thread}': {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("the harness prints JSON")
+    harness(
+        &["continue", "--db", s(db), "--thread", thread, "--copy"],
+        None,
+    )
 }
 
 /// Every row of a thread (checkpoints and writes, every column), in key order.
@@ -100,6 +101,25 @@ fn sha256(text: &str) -> String {
         .collect()
 }
 
+/// A receipt's list of digests, sorted.
+fn digests(list: &Json) -> Vec<String> {
+    let mut out: Vec<String> = list
+        .as_array()
+        .expect("a list of digests")
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The digests of `texts`, sorted.
+fn digests_of(texts: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = texts.iter().map(|t| sha256(t)).collect();
+    out.sort();
+    out
+}
+
 /// Runs forget; returns (exit code, stdout).
 fn forget(db: &Path, args: &[&str]) -> (i32, String) {
     let out = memctl()
@@ -133,17 +153,10 @@ fn meta_and_match_erase_alice_from_every_byte_and_langgraph_continues_the_rest()
     let (code, stdout) = forget(
         &db,
         &[
-            "--meta",
-            "user_id=42",
-            "--match",
-            PATTERN,
-            "--regex",
-            "--force",
-            "--receipt",
-            s(&receipt_path),
-            "--format",
-            "json",
-        ],
+            &REQUEST[..],
+            &["--force", "--receipt", s(&receipt_path), "--format", "json"],
+        ]
+        .concat(),
     );
     assert_eq!(code, 0, "{stdout}");
     let bytes = file_bytes(&db);
@@ -162,31 +175,19 @@ fn meta_and_match_erase_alice_from_every_byte_and_langgraph_continues_the_rest()
     assert_eq!(receipt["deleted"]["threads"], 4);
     assert_eq!(receipt["deleted"]["checkpoints"], alice_checkpoints);
     assert_eq!(receipt["deleted"]["writes"], alice_writes);
-    let mut deleted: Vec<String> = receipt["deleted_threads_sha256"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .map(|v| v.as_str().unwrap_or_default().to_owned())
-        .collect();
-    deleted.sort();
-    let mut want: Vec<String> = ALICE.iter().map(|t| sha256(t)).collect();
-    want.sort();
-    assert_eq!(deleted, want);
+    assert_eq!(
+        digests(&receipt["deleted_threads_sha256"]),
+        digests_of(&ALICE)
+    );
     assert_eq!(receipt["request"]["meta"][0]["key"], "user_id");
     assert_eq!(receipt["request"]["meta"][0]["value_sha256"], sha256("42"));
     assert_eq!(receipt["request"]["pattern"]["sha256"], sha256(PATTERN));
     // bob-chat and (forced) bob-paused were scrubbed; carol-chat has no match.
     assert_eq!(receipt["scrubbed"]["threads"], 2, "{receipt}");
-    let mut scrubbed: Vec<String> = receipt["scrubbed_threads_sha256"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .map(|v| v.as_str().unwrap_or_default().to_owned())
-        .collect();
-    scrubbed.sort();
-    let mut want = vec![sha256("bob-chat"), sha256("bob-paused")];
-    want.sort();
-    assert_eq!(scrubbed, want);
+    assert_eq!(
+        digests(&receipt["scrubbed_threads_sha256"]),
+        digests_of(&["bob-chat", "bob-paused"])
+    );
     assert_eq!(receipt["reported"], serde_json::json!([]));
     assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
     assert_eq!(receipt["reclaim"]["vacuumed"], true);
@@ -229,14 +230,6 @@ fn match_scrubs_history_dict_inputs_tool_arguments_summaries_and_subgraphs() {
     {
         continues(&db, thread);
     }
-    // The summary channel keeps its other text, the address replaced.
-    let out = Command::new(python())
-        .arg(common::root().join("tests/interop/harness.py"))
-        .args(["state", "--db", s(&db), "--thread", "alice-profile"])
-        .output()
-        .expect("the harness runs");
-    let state = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "{state}");
     // The tool call and its answer went with the address; the user's request and the final
     // answer stay.
     let dumped = common::run_json(&["dump", "--db", s(&db), "--thread", "alice-tools"]);
@@ -287,17 +280,7 @@ fn paused_threads_are_reported_and_the_run_is_incomplete() {
 fn dry_run_writes_nothing_and_lists_what_would_go() {
     let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
     let before = std::fs::read(&db).expect("read");
-    let (code, stdout) = forget(
-        &db,
-        &[
-            "--meta",
-            "user_id=42",
-            "--match",
-            PATTERN,
-            "--regex",
-            "--dry-run",
-        ],
-    );
+    let (code, stdout) = forget(&db, &[&REQUEST[..], &["--dry-run"]].concat());
     assert_eq!(code, 0, "{stdout}");
     assert_eq!(
         std::fs::read(&db).expect("read"),
@@ -329,17 +312,11 @@ fn a_second_run_finishes_the_job_and_finds_nothing_left() {
     let (code, _) = forget(&db, &["--thread", "alice-chat"]);
     assert_eq!(code, 0);
     let args = [
-        "--thread",
-        "alice-chat",
-        "--meta",
-        "user_id=42",
-        "--match",
-        PATTERN,
-        "--regex",
-        "--force",
-        "--format",
-        "json",
-    ];
+        &["--thread", "alice-chat"][..],
+        &REQUEST,
+        &["--force", "--format", "json"],
+    ]
+    .concat();
     let (code, stdout) = forget(&db, &args);
     assert_eq!(code, 0, "{stdout}");
     let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
@@ -415,20 +392,11 @@ fn encrypted_databases_are_scrubbed_with_the_key_and_refused_in_one_line_without
         "{receipt}"
     );
     // LangGraph with the app's key finds the text in no decrypted row and no byte.
-    let found = Command::new(python())
-        .env("LANGGRAPH_AES_KEY", KEY)
-        .arg(common::root().join("tests/interop/harness.py"))
-        .args(["find-text", "--db", s(&db), "--text", "Paris"])
-        .output()
-        .expect("the harness runs");
-    let found: Json = serde_json::from_slice(&found.stdout).expect("JSON");
+    let found = harness(&["find-text", "--db", s(&db), "--text", "Paris"], Some(KEY));
     assert_eq!(found["rows"], serde_json::json!([]), "{found}");
     assert_eq!(found["raw_files"], serde_json::json!([]), "{found}");
-    let r = Command::new(python())
-        .env("LANGGRAPH_AES_KEY", KEY)
-        .arg(common::root().join("tests/interop/harness.py"))
-        .args(["continue", "--db", s(&db), "--thread", "tools", "--copy"])
-        .output()
-        .expect("the harness runs");
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    harness(
+        &["continue", "--db", s(&db), "--thread", "tools", "--copy"],
+        Some(KEY),
+    );
 }

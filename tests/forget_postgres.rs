@@ -7,27 +7,14 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use common::memctl;
 use common::pg::TestDb;
 use serde_json::Value as Json;
 
-fn python() -> PathBuf {
-    let path = std::env::var_os("MEMCTL_PYTHON_PG")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::root().join(".venv/pg/bin/python"));
-    assert!(
-        path.exists(),
-        "LangGraph with PostgresSaver is not installed at {}: run scripts/pyenv.sh pg",
-        path.display()
-    );
-    path
-}
-
 fn harness(args: &[&str]) -> Json {
-    let out = Command::new(python())
+    let out = Command::new(common::python("pg"))
         .arg(common::root().join("tests/interop/harness_pg.py"))
         .args(args)
         .output()

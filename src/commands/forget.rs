@@ -503,36 +503,18 @@ fn verify(
     Ok(v)
 }
 
-/// The files among `files` whose bytes the pattern matches (read in 8 MiB pieces that
-/// overlap by 64 KiB: a match longer than that across two pieces is not seen).
+/// The files among `files` whose bytes the pattern matches (read in pieces that overlap by
+/// 64 KiB: a match longer than that across two pieces is not seen).
 fn pattern_in_files(files: &[std::path::PathBuf], pattern: &Pattern) -> Result<Vec<String>> {
-    use std::io::Read;
-    const PIECE: usize = 8 << 20;
-    const OVERLAP: usize = 64 << 10;
     let mut hits = Vec::new();
     for path in files {
-        let mut file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
-        };
-        let mut buf = vec![0u8; PIECE + OVERLAP];
-        let mut have = 0;
-        loop {
-            let n = file
-                .read(&mut buf[have..])
-                .with_context(|| format!("cannot read '{}'", path.display()))?;
-            if n == 0 {
-                break;
-            }
-            have += n;
-            if pattern.maybe_in(&buf[..have]) {
-                hits.push(path.display().to_string());
-                break;
-            }
-            let keep = OVERLAP.min(have);
-            buf.copy_within(have - keep..have, 0);
-            have = keep;
+        let mut found = false;
+        crate::storage::sqlite::read_in_pieces(path, 64 << 10, &mut |piece| {
+            found = pattern.maybe_in(piece);
+            !found
+        })?;
+        if found {
+            hits.push(path.display().to_string());
         }
     }
     Ok(hits)

@@ -280,6 +280,38 @@ pub struct ThreadMoved {
     pub what: String,
 }
 
+impl ThreadMoved {
+    /// Ok when a thread is where an update expects it: its latest checkpoint (`latest`) is
+    /// still `expected_latest` and that checkpoint still has `expected_writes` pending writes
+    /// (`writes`); otherwise the error saying what changed.
+    pub fn check(
+        thread_id: &str,
+        latest: Option<String>,
+        expected_latest: &str,
+        writes: i64,
+        expected_writes: usize,
+    ) -> Result<()> {
+        if latest.as_deref() != Some(expected_latest) {
+            return Err(ThreadMoved {
+                thread_id: thread_id.into(),
+                what: format!(
+                    "its latest checkpoint is now {}",
+                    latest.unwrap_or_default()
+                ),
+            }
+            .into());
+        }
+        if writes as usize != expected_writes {
+            return Err(ThreadMoved {
+                thread_id: thread_id.into(),
+                what: "a run started on it".into(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+}
+
 /// A vacuum that could not get exclusive access (an app keeps the database busy): the
 /// deletions before it are committed; the caller decides what that means for its exit code.
 #[derive(Debug, thiserror::Error)]

@@ -354,16 +354,6 @@ impl PostgresStore {
             )
             .and_then(|r| r.try_get(0))
             .map_err(e)?;
-        if latest.as_deref() != Some(expected_latest) {
-            return Err(ThreadMoved {
-                thread_id: thread_id.into(),
-                what: format!(
-                    "its latest checkpoint is now {}",
-                    latest.unwrap_or_default()
-                ),
-            }
-            .into());
-        }
         let writes: i64 = c
             .query_one(
                 "SELECT count(*) FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
@@ -371,14 +361,7 @@ impl PostgresStore {
             )
             .and_then(|r| r.try_get(0))
             .map_err(e)?;
-        if writes as usize != expected_writes {
-            return Err(ThreadMoved {
-                thread_id: thread_id.into(),
-                what: "a run started on it".into(),
-            }
-            .into());
-        }
-        Ok(())
+        ThreadMoved::check(thread_id, latest, expected_latest, writes, expected_writes)
     }
 
     /// `--purge`: every blob row and write row of the thread (all namespaces, referenced or
