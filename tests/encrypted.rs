@@ -561,3 +561,50 @@ fn key_env_must_name_a_variable() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn find_searches_the_decrypted_messages_with_the_key() {
+    let mut searched = 0;
+    for name in FIXTURES {
+        let db = fixture(&format!("{name}.sqlite"));
+        let exp = expected(name);
+        let key = key_of(&exp);
+        for (thread, t) in threads(&exp) {
+            let msgs = t["state_messages"].as_array().expect("messages");
+            // The last human message's text, and where get_state holds it.
+            let Some(text) = msgs
+                .iter()
+                .rev()
+                .filter(|m| m["type"] == "human")
+                .find_map(|m| m["content"].as_str().filter(|c| !c.is_empty()))
+            else {
+                continue;
+            };
+            let want: Vec<u64> = msgs
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m["content"].as_str().is_some_and(|c| c.contains(text)))
+                .map(|(i, _)| i as u64)
+                .collect();
+            let args = [
+                "find",
+                "--db",
+                s(&db),
+                "--thread",
+                &thread,
+                "--format",
+                "json",
+            ];
+            let hits = ok_json(Some(&key), &[&args[..], &[text]].concat());
+            let got: Vec<u64> = hits
+                .as_array()
+                .expect("hits")
+                .iter()
+                .filter_map(|h| h["index"].as_u64())
+                .collect();
+            assert_eq!(got, want, "{name}/{thread}: find {text:?}");
+            searched += 1;
+        }
+    }
+    assert!(searched >= 10, "threads searched: {searched}");
+}

@@ -400,3 +400,75 @@ fn encrypted_databases_are_scrubbed_with_the_key_and_refused_in_one_line_without
         Some(KEY),
     );
 }
+
+#[test]
+fn delta_threads_keep_loading_with_a_fresh_snapshot_and_no_erased_byte() {
+    let (_dir, db) = temp_copy(&fixture("delta.sqlite"));
+    let state = |thread: &str| {
+        harness(
+            &[
+                "state",
+                "--db",
+                s(&db),
+                "--thread",
+                thread,
+                "--graph",
+                &format!("delta:{thread}"),
+            ],
+            None,
+        )
+    };
+    let ids = |state: &Json| -> Vec<String> {
+        state["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .map(|m| m["id"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let one = ids(&state("1"));
+    let edits = state("edits");
+    // "Delta question 2" is in thread 1's latest state; "Edits answer 2" only in older
+    // checkpoints of 'edits' (its latest state keeps every message).
+    let (code, stdout) = forget(
+        &db,
+        &[
+            "--match",
+            "Delta question 2|Edits answer 2",
+            "--regex",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(receipt["scrubbed"]["threads"], 2, "{receipt}");
+    let bytes = file_bytes(&db);
+    for text in ["Delta question 2", "Edits answer 2"] {
+        assert!(!holds(&bytes, text), "'{text}' is still in the file");
+    }
+    let want: Vec<String> = one.into_iter().filter(|i| i != "human-delta-2").collect();
+    assert_eq!(ids(&state("1")), want);
+    assert_eq!(state("edits")["messages"], edits["messages"]);
+    for thread in ["1", "edits"] {
+        let graph = format!("delta:{thread}");
+        let r = harness(
+            &[
+                "continue",
+                "--db",
+                s(&db),
+                "--thread",
+                thread,
+                "--graph",
+                &graph,
+                "--copy",
+            ],
+            None,
+        );
+        assert!(
+            r["messages_after"].as_u64() > r["messages_before"].as_u64(),
+            "{r}"
+        );
+    }
+}

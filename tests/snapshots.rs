@@ -534,6 +534,13 @@ fn delta_and_encrypted_fixtures() {
                 out.status
             );
         }
+        if name == "delta" {
+            // A second DeltaChannel: deepagents' files, rebuilt; one whose reducer memctl
+            // does not know, said so; the reducer's edits, counted per checkpoint.
+            t.run_expect(0, &["show", "files", "--last", "2", "--db", &db]);
+            t.run_expect(0, &["show", "notes", "--last", "2", "--db", &db]);
+            t.run_expect(0, &["history", "edits", "--db", &db]);
+        }
         t.snapshot(&format!("read_{name}"));
     }
 }

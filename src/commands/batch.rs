@@ -31,9 +31,12 @@ pub fn open_for_writing(g: &GlobalArgs, dry_run: bool) -> Result<Box<dyn Checkpo
     super::open(g, access)
 }
 
-/// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes.
+/// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes; for
+/// a DeltaChannel thread also its messages as `get_state` shows them (rows opened with
+/// `keys`).
 pub fn read_latest(
     store: &dyn CheckpointStore,
+    keys: &Keyring,
     thread: &str,
     id: Option<&str>,
 ) -> Result<LatestRows> {
@@ -41,11 +44,109 @@ pub fn read_latest(
         .checkpoint(thread, "", id)?
         .ok_or_else(|| anyhow!("thread '{thread}' has no root checkpoint"))?;
     let writes = store.writes(thread, "", &row.checkpoint_id)?;
+    let delta = delta_head(store, keys, &row, &writes)?;
     Ok(LatestRows {
         thread_id: thread.to_owned(),
         row,
         writes,
+        delta,
     })
+}
+
+/// For a thread whose messages are a DeltaChannel: the messages `get_state` shows (rebuilt
+/// from older rows), encoded, and what an update needs of the other DeltaChannels. `None`
+/// for any other thread (and for a checkpoint that does not open or decode: `prepare` says
+/// why). An encrypted checkpoint and the rows its replay reads are opened with `keys`.
+fn delta_head(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    row: &crate::storage::CheckpointRow,
+    writes: &[crate::storage::WriteRow],
+) -> Result<Option<(Vec<u8>, crate::ops::edit::DeltaHead)>> {
+    use crate::model::checkpoint::MESSAGES;
+    let Ok(md) = crate::model::Metadata::parse(row.metadata.as_deref()) else {
+        return Ok(None);
+    };
+    // An encrypted checkpoint holds its snapshot inside the envelope: opened first (a copy;
+    // `prepare` opens the row it is given again).
+    let opened;
+    let plain = if aes::split_type(&row.type_name).1.is_some() {
+        let Ok((row, _)) = crate::ops::edit::open_checkpoint(keys, row.clone()) else {
+            return Ok(None);
+        };
+        opened = row;
+        &opened
+    } else {
+        row
+    };
+    let snapshot = matches!(
+        crate::model::channels::stored_lazy(&plain.checkpoint, MESSAGES, || false),
+        Ok((crate::model::channels::Location::DeltaSnapshot, _))
+    );
+    if !snapshot && !crate::model::delta::marks_delta(&md) {
+        return Ok(None);
+    }
+    let Ok((cp, stored)) = super::show::decode_shallow(keys, plain.clone()) else {
+        return Ok(None);
+    };
+    let (messages, deltas) = super::delta::state_messages(store, keys, &cp, stored)?;
+    if !deltas.iter().any(|d| d.channel == MESSAGES) {
+        return Ok(None);
+    }
+    let list = match messages.list() {
+        Some(l) => crate::codec::msgpack::encode(&l.value()?),
+        None => crate::codec::msgpack::encode(&crate::codec::Value::array(vec![])),
+    };
+    // The graph's order: messages, then the channels the counters name, then the others.
+    let mut channels = vec![MESSAGES.to_owned()];
+    for name in crate::model::delta::counted_channels(&cp.metadata)
+        .into_iter()
+        .chain(deltas.iter().map(|d| d.channel.clone()))
+    {
+        if !channels.contains(&name) {
+            channels.push(name);
+        }
+    }
+    // Each channel's snapshot_frequency, where the root namespace's counters show it.
+    let infos = store.checkpoint_infos(&cp.row.thread_id)?;
+    let counters: std::collections::HashMap<&str, crate::model::delta::Counters> = infos
+        .iter()
+        .filter(|i| i.ns.is_empty())
+        .map(|i| {
+            let md = crate::model::Metadata::parse(i.metadata.as_deref()).unwrap_or_default();
+            (i.id.as_str(), crate::model::delta::counters(&md))
+        })
+        .collect();
+    let counters_of = |id: Option<&str>| id.and_then(|id| counters.get(id)).cloned();
+    let pairs: Vec<_> = infos
+        .iter()
+        .filter(|i| i.ns.is_empty())
+        .map(|i| {
+            let own = counters_of(Some(&i.id)).unwrap_or_default();
+            (own, counters_of(i.parent.as_deref()).unwrap_or_default())
+        })
+        .collect();
+    let frequencies = channels
+        .iter()
+        .filter_map(|ch| {
+            crate::model::delta::inferred_frequency(ch, &pairs).map(|f| (ch.clone(), f))
+        })
+        .collect();
+    let head = crate::ops::edit::DeltaHead {
+        frequencies,
+        values: deltas
+            .iter()
+            .filter(|d| d.channel != MESSAGES)
+            .map(|d| (d.channel.clone(), d.value.clone()))
+            .collect(),
+        snapshot: writes
+            .iter()
+            .filter(|w| channels.contains(&w.channel))
+            .map(|w| w.channel.clone())
+            .collect(),
+        channels,
+    };
+    Ok(Some((list, head)))
 }
 
 /// Loads a thread's latest root state (decrypted with `keys` when encrypted), refusing what
@@ -58,7 +159,7 @@ pub fn load_editable(
 ) -> Result<Editable> {
     super::require_thread(store, thread, "")?;
     prepare(
-        read_latest(store, thread, None)?,
+        read_latest(store, keys, thread, None)?,
         keys,
         force,
         &Filters::default(),
@@ -426,7 +527,10 @@ pub fn run(
         |(thread, id)| {
             // The thread being read, escaped like every string from the database.
             pb.set_message(human::id(thread));
-            Ok((thread.clone(), read_latest(store, thread, id.as_deref())))
+            Ok((
+                thread.clone(),
+                read_latest(store, keys, thread, id.as_deref()),
+            ))
         },
         |(thread, rows)| {
             let prepared =

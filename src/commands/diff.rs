@@ -85,7 +85,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
     let keys = super::keys(g);
     let thread = &args.thread.thread;
-    let (to, to_stored) =
+    let (to, to_stored, to_deltas) =
         super::show::load_shallow(&*store, &keys, thread, &g.ns, args.to.as_deref())?;
     let from_id = match &args.from {
         Some(id) => Some(super::resolve_checkpoint_id(&*store, thread, &g.ns, id)?),
@@ -111,7 +111,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
     };
     let after = side(&to, &to_stored)?;
     let before = match &from {
-        Some((cp, stored)) => side(cp, stored)?,
+        Some((cp, stored, _)) => side(cp, stored)?,
         None => Side {
             list: None,
             spans: vec![],
@@ -119,12 +119,14 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
     };
     let md = diff_messages(&before, &after)?;
 
-    // Channels other than messages: compare encoded bytes.
-    let from_cp = from.as_ref().map(|(cp, _)| cp);
+    // Channels other than messages (as the state shows them: DeltaChannels rebuilt): compare
+    // encoded bytes.
+    let from_cp = from.as_ref().map(|(cp, _, _)| cp);
     let mut channels: Vec<ChannelChange> = Vec::new();
-    let to_values = to.checkpoint.channel_values();
-    let from_values = from_cp
-        .map(|f| f.checkpoint.channel_values())
+    let to_values = super::show::state_values(&to, &to_deltas);
+    let from_values = from
+        .as_ref()
+        .map(|(f, _, deltas)| super::show::state_values(f, deltas))
         .unwrap_or_default();
     let mut names: Vec<&str> = from_values
         .iter()
@@ -140,8 +142,11 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
         let before = from_values
             .iter()
             .find(|(k, _)| *k == name)
-            .map(|(_, v)| *v);
-        let after = to_values.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+            .and_then(|(_, v)| *v);
+        let after = to_values
+            .iter()
+            .find(|(k, _)| *k == name)
+            .and_then(|(_, v)| *v);
         let same = match (before, after) {
             (Some(a), Some(b)) => msgpack::encode(a) == msgpack::encode(b),
             (None, None) => true,

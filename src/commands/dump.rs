@@ -28,7 +28,7 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         _ => Format::Json,
     };
     if !args.raw {
-        let (cp, messages) = super::show::load_shallow(
+        let (cp, messages, _) = super::show::load_shallow(
             &*store,
             &keys,
             &args.thread.thread,
@@ -58,6 +58,33 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     // The type as stored (`msgpack+aes` for an encrypted checkpoint), the values decrypted.
     let stored_type = row.type_name.clone();
     let cp = LoadedCheckpoint::open(&keys, row)?;
+    // The DeltaChannels: where each value came from, and the value get_state shows.
+    let deltas = if super::delta::channels_of(&cp).is_empty() {
+        serde_json::Map::new()
+    } else {
+        let (shallow, messages) = super::show::load_stored(
+            &*store,
+            &keys,
+            &cp.row.thread_id,
+            &cp.row.checkpoint_ns,
+            Some(&cp.row.checkpoint_id),
+        )?;
+        let deltas = super::delta::values(&*store, &keys, &shallow, &messages)?;
+        deltas
+            .iter()
+            .map(|d| {
+                let value = match (&d.value, d.channel == crate::model::checkpoint::MESSAGES) {
+                    (Some(v), _) => to_json(v),
+                    (None, true) => match messages.list() {
+                        Some(l) => to_json(&l.value()?),
+                        None => Json::Null,
+                    },
+                    (None, false) => Json::Null,
+                };
+                Ok((d.channel.clone(), delta_json(d, value)))
+            })
+            .collect::<Result<serde_json::Map<_, _>>>()?
+    };
     let writes = store.writes(
         &cp.row.thread_id,
         &cp.row.checkpoint_ns,
@@ -79,7 +106,7 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
             })
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "thread_id": cp.row.thread_id,
         "checkpoint_ns": cp.row.checkpoint_ns,
         "checkpoint_id": cp.row.checkpoint_id,
@@ -89,7 +116,50 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         "metadata": Json::Object(cp.metadata.fields.clone()),
         "pending_writes": writes,
     });
+    if !deltas.is_empty() {
+        doc["delta_channels"] = Json::Object(deltas);
+    }
     output::write_document(out, format, &doc)
+}
+
+/// What `dump --raw` says of a DeltaChannel: its reducer, where its value came from (the
+/// checkpoint that seeded it and how many writes were replayed), and the value `get_state`
+/// shows (`value`); for a reducer memctl does not know, the seed and the writes instead.
+fn delta_json(d: &super::delta::DeltaValue, value: Json) -> Json {
+    use super::delta::Origin;
+    let mut j = json!({"reducer": d.reducer.name()});
+    match &d.origin {
+        Origin::Stored(snapshot) => {
+            j["stored"] = json!(if *snapshot { "snapshot" } else { "plain" });
+        }
+        Origin::Replayed { seed, writes } => {
+            j["seed"] = match seed {
+                Some((id, snapshot)) => json!({
+                    "checkpoint_id": id,
+                    "kind": if *snapshot { "snapshot" } else { "plain" },
+                }),
+                None => Json::Null,
+            };
+            j["writes_replayed"] = json!(writes);
+        }
+        Origin::Unwritten => j["stored"] = json!("never written"),
+    }
+    if d.own_writes > 0 {
+        j["own_input_writes"] = json!(d.own_writes);
+    }
+    j["value"] = value;
+    if let Some(h) = &d.unreplayed {
+        j["seed_value"] = h.seed.as_ref().map_or(Json::Null, |s| to_json(&s.value));
+        j["writes"] = h
+            .writes
+            .iter()
+            .map(|(id, v)| json!({"checkpoint_id": id, "value": to_json(v)}))
+            .collect();
+    }
+    if let Some(n) = d.note() {
+        j["note"] = json!(n);
+    }
+    j
 }
 
 /// The checkpoint's stored message list:

@@ -2,18 +2,24 @@
 //! names and arguments, and string state channels such as a summary) across every thread, in
 //! the latest state or the whole history; `--meta KEY=VALUE` for the threads of one user.
 
+use std::collections::HashMap;
 use std::io::Write;
 
 use anyhow::{anyhow, Result};
 use serde::Serialize;
 
 use crate::cli::{FindArgs, Format, GlobalArgs};
-use crate::codec::aes::Keyring;
+use crate::codec::aes::{self, Keyring};
 use crate::codec::json::to_json;
+use crate::codec::Value;
 use crate::model::checkpoint::{StoredMessages, MESSAGES};
+use crate::model::Message;
 use crate::ops::find::{excerpt, MetaCondition, Pattern};
 use crate::output::{self, human, table};
-use crate::storage::CheckpointRow;
+use crate::storage::{CheckpointRow, CheckpointStore};
+
+use super::delta::channels_of;
+use super::LoadedCheckpoint;
 
 /// One hit: a message (or a state channel) of a checkpoint that matches.
 #[derive(Debug, Clone, Serialize)]
@@ -80,7 +86,27 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     })?;
     let mut hits = Vec::new();
     let mut failed: Vec<(String, String)> = Vec::new();
-    for r in results {
+    // DeltaChannel threads' states, rebuilt from their older rows (per thread for --history).
+    let mut replayed: HashMap<String, Result<HashMap<String, Vec<Hit>>, String>> = HashMap::new();
+    for ((thread, id), r) in ids.iter().zip(results) {
+        let r = match r {
+            Ok(Searched::Replay) if args.history => {
+                let found = replayed.entry(thread.clone()).or_insert_with(|| {
+                    search_delta_history(&*store, &keys, thread, pattern.as_ref(), &conditions)
+                        .map_err(|e| format!("{e:#}"))
+                });
+                match found {
+                    Ok(found) => Ok(found.remove(id).unwrap_or_default()),
+                    Err(e) => Err((thread.clone(), e.clone())),
+                }
+            }
+            Ok(Searched::Replay) => {
+                search_delta_state(&*store, &keys, thread, id, pattern.as_ref(), &conditions)
+                    .map_err(|e| (thread.clone(), format!("{e:#}")))
+            }
+            Ok(Searched::Hits(h)) => Ok(h),
+            Err(f) => Err(f),
+        };
         match r {
             Ok(h) => hits.extend(h),
             Err(f) if !failed.iter().any(|(t, _)| *t == f.0) => failed.push(f),
@@ -91,13 +117,22 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     super::report_unreadable(&failed, threads, "were not searched")
 }
 
-/// The hits of one checkpoint.
+/// What [`search`] made of one checkpoint.
+enum Searched {
+    /// Its hits.
+    Hits(Vec<Hit>),
+    /// Its messages are a DeltaChannel's: its state needs the older rows (read by the caller,
+    /// which holds the store).
+    Replay,
+}
+
+/// The hits of one checkpoint, or [`Searched::Replay`] for a DeltaChannel thread's.
 fn search(
     keys: &Keyring,
     row: CheckpointRow,
     pattern: Option<&Pattern>,
     conditions: &[MetaCondition],
-) -> Result<Vec<Hit>> {
+) -> Result<Searched> {
     let metadata = crate::model::Metadata::parse(row.metadata.as_deref()).map_err(|e| {
         anyhow!(
             "bad metadata on checkpoint {} of thread '{}': {e}",
@@ -105,21 +140,70 @@ fn search(
             row.thread_id
         )
     })?;
-    // Conditions first: metadata (the app's configurable keys are copied there), then state.
-    let prefiltered = pattern.is_none_or(|p| p.maybe_in(&row.checkpoint));
-    if conditions.is_empty() && !prefiltered {
-        return Ok(vec![]);
+    // A DeltaChannel's messages are not (all) in the blob: its state is searched, not the row.
+    if crate::model::delta::marks_delta(&metadata) {
+        return Ok(Searched::Replay);
+    }
+    // A plain blob with no byte match for the pattern holds no hit (with a pattern, a hit is
+    // a match, whatever the conditions) and is not decoded, unless it is a DeltaChannel
+    // snapshot (the checkpoint's own input writes may add to it); an encrypted blob's bytes
+    // say nothing of its text: it is opened and searched.
+    let plain = aes::split_type(&row.type_name).1.is_none();
+    if plain && pattern.is_some_and(|p| !p.maybe_in(&row.checkpoint)) {
+        return Ok(match holds_snapshot(&row.checkpoint) {
+            true => Searched::Replay,
+            false => Searched::Hits(vec![]),
+        });
     }
     let (cp, messages) = super::show::decode_shallow(keys, row)?;
-    let meets = |c: &MetaCondition| {
-        let in_metadata = metadata.fields.get(&c.key).is_some_and(|v| c.matches(v));
-        in_metadata
-            || cp
-                .checkpoint
-                .channel(&c.key)
-                .is_some_and(|v| c.matches(&to_json(v)))
+    if messages.list().is_some_and(|l| l.snapshot) || !channels_of(&cp).is_empty() {
+        return Ok(Searched::Replay);
+    }
+    let items = messages_of(&messages)?;
+    let values = super::show::state_values(&cp, &[]);
+    search_state(&cp, &items, &values, pattern, conditions).map(Searched::Hits)
+}
+
+/// True when a plain checkpoint blob stores its messages as a DeltaChannel snapshot.
+fn holds_snapshot(blob: &[u8]) -> bool {
+    matches!(
+        crate::model::channels::stored_lazy(blob, MESSAGES, || false),
+        Ok((crate::model::channels::Location::DeltaSnapshot, _))
+    )
+}
+
+/// The message views of a stored list (none when there is no list).
+fn messages_of(messages: &StoredMessages) -> Result<Vec<Option<Message>>> {
+    let StoredMessages::List(list) = messages else {
+        return Ok(vec![]);
     };
-    if !conditions.iter().all(meets) {
+    list.spans()?
+        .iter()
+        .enumerate()
+        .map(|(i, span)| list.message(i, span).map(Some))
+        .collect()
+}
+
+/// True when the condition holds for the checkpoint: in its metadata (where LangGraph copies
+/// the app's configurable keys) or in a state channel.
+fn meets(cp: &LoadedCheckpoint, c: &MetaCondition) -> bool {
+    cp.metadata.fields.get(&c.key).is_some_and(|v| c.matches(v))
+        || cp
+            .checkpoint
+            .channel(&c.key)
+            .is_some_and(|v| c.matches(&to_json(v)))
+}
+
+/// The hits of one state: `messages` (`None`: an item that is not a message) and the other
+/// channels' `values` as `get_state` shows them.
+fn search_state(
+    cp: &LoadedCheckpoint,
+    messages: &[Option<Message>],
+    values: &[(&str, Option<&Value>)],
+    pattern: Option<&Pattern>,
+    conditions: &[MetaCondition],
+) -> Result<Vec<Hit>> {
+    if !conditions.iter().all(|c| meets(cp, c)) {
         return Ok(vec![]);
     }
     let hit = |index, message_id, role: String, parts: (String, String, String)| Hit {
@@ -145,31 +229,23 @@ fn search(
             (String::new(), what, String::new()),
         )]);
     };
-    if !prefiltered {
-        return Ok(vec![]);
-    }
     let mut hits = Vec::new();
-    if let StoredMessages::List(list) = &messages {
-        for (i, span) in list.spans()?.iter().enumerate() {
-            let m = list.message(i, span)?;
-            let text = m.searchable_text();
-            if let Some(range) = pattern.find(&text) {
-                let id = m.id().map(str::to_owned);
-                hits.push(hit(
-                    Some(i),
-                    id,
-                    m.kind.type_str().into(),
-                    excerpt(&text, range),
-                ));
-            }
+    for (i, m) in messages.iter().enumerate() {
+        let Some(m) = m else { continue };
+        let text = m.searchable_text();
+        if let Some(range) = pattern.find(&text) {
+            let id = m.id().map(str::to_owned);
+            hits.push(hit(
+                Some(i),
+                id,
+                m.kind.type_str().into(),
+                excerpt(&text, range),
+            ));
         }
     }
     // String state channels (a summary, a user profile…).
-    for (name, value) in cp.checkpoint.channel_values() {
-        if name == MESSAGES || super::show::is_internal_channel(name) {
-            continue;
-        }
-        if let Some(text) = value.as_str() {
+    for (name, value) in values {
+        if let Some(text) = value.and_then(Value::as_str) {
             if let Some(range) = pattern.find(text) {
                 hits.push(hit(
                     None,
@@ -181,6 +257,71 @@ fn search(
         }
     }
     Ok(hits)
+}
+
+/// The hits of checkpoint `id` of DeltaChannel thread `thread`, in its state as `get_state`
+/// shows it (the messages and other DeltaChannels rebuilt, as `show` reads them).
+fn search_delta_state(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    id: &str,
+    pattern: Option<&Pattern>,
+    conditions: &[MetaCondition],
+) -> Result<Vec<Hit>> {
+    let (cp, messages, deltas) = super::show::load_shallow(store, keys, thread, "", Some(id))?;
+    let items = messages_of(&messages)?;
+    let values = super::show::state_values(&cp, &deltas);
+    search_state(&cp, &items, &values, pattern, conditions)
+}
+
+/// The hits of every root checkpoint of DeltaChannel thread `thread`, by checkpoint id, in
+/// each state as `get_state_history` shows it: the messages rebuilt in one pass
+/// ([`super::delta::fold_messages`], as `history` counts them); the other channels as
+/// stored.
+fn search_delta_history(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    pattern: Option<&Pattern>,
+    conditions: &[MetaCondition],
+) -> Result<HashMap<String, Vec<Hit>>> {
+    let rows = store
+        .checkpoints(thread, "")?
+        .into_iter()
+        .map(|row| super::show::decode_shallow(keys, row))
+        .collect::<Result<Vec<_>>>()?;
+    let mut found = HashMap::with_capacity(rows.len());
+    let mut failed = None;
+    let mut visit = |i: usize, value: Result<&crate::model::delta::Carried>| {
+        let cp = &rows[i].0;
+        let hits = value.and_then(|v| {
+            let items: Vec<Option<Message>> = v.items().map(Message::from_value).collect();
+            let values = super::show::state_values(cp, &[]);
+            search_state(cp, &items, &values, pattern, conditions)
+        });
+        match hits {
+            Ok(h) => {
+                found.insert(cp.row.checkpoint_id.clone(), h);
+            }
+            Err(e) => {
+                failed.get_or_insert(e.context(format!("checkpoint {}", cp.row.checkpoint_id)));
+            }
+        }
+    };
+    if !super::delta::fold_messages(store, keys, &rows, &mut visit)? {
+        // Not a DeltaChannel thread after all: each stored state as it is.
+        for (cp, messages) in &rows {
+            let items = messages_of(messages)?;
+            let values = super::show::state_values(cp, &[]);
+            let hits = search_state(cp, &items, &values, pattern, conditions)?;
+            found.insert(cp.row.checkpoint_id.clone(), hits);
+        }
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(found),
+    }
 }
 
 fn render(g: &GlobalArgs, args: &FindArgs, hits: &[Hit], out: &mut dyn Write) -> Result<()> {

@@ -100,12 +100,14 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             continue;
         }
         let infos = store.checkpoint_infos(&t.thread_id)?;
-        if infos
-            .iter()
-            .any(|c| crate::model::channels::metadata_marks_delta(c.metadata.as_deref()))
-        {
+        // LangGraph.js's DeltaChannel threads carry no counters to find their seeds by.
+        if infos.iter().any(|c| {
+            crate::model::Metadata::parse(c.metadata.as_deref())
+                .is_ok_and(|m| m.fields.contains_key(crate::model::delta::JS_DELTA_MARKER))
+        }) {
             row.status = GcStatus::Skipped(
-                "DeltaChannel thread (its value is rebuilt from older checkpoints)".into(),
+                "LangGraph.js DeltaChannel thread (its value is rebuilt from older checkpoints)"
+                    .into(),
             );
             rows.push(row);
             continue;

@@ -1,13 +1,17 @@
 //! `memctl history --thread T`: a thread's checkpoints, newest first.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, HistoryArgs};
+use crate::codec::aes::Keyring;
+use crate::model::checkpoint::StoredMessages;
 use crate::model::Metadata;
+
+use super::LoadedCheckpoint;
 use crate::output::{self, human, table};
 use crate::storage::CheckpointStore;
 
@@ -21,13 +25,24 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
     let children = child_namespaces(&*store, thread, &g.ns)?;
     let mut records = Vec::new();
     let rows = store.checkpoints(thread, &g.ns)?;
-    for row in rows.into_iter().take(args.limit.unwrap_or(usize::MAX)) {
-        // Messages are counted in place; each blob is dropped once its row is read.
-        let (cp, messages) = super::show::decode_shallow(&keys, row)?;
+    let limit = args.limit.unwrap_or(usize::MAX);
+    // A DeltaChannel's messages are rebuilt for every checkpoint at once (each continues from
+    // its parent's): that needs every checkpoint of the namespace, listed or not.
+    let decoded = rows
+        .into_iter()
+        .map(|row| super::show::decode_shallow(&keys, row))
+        .collect::<Result<Vec<_>>>()?;
+    let mut replayed = delta_counts(&*store, &keys, &decoded)?;
+    for (cp, messages) in decoded.into_iter().take(limit) {
+        // Messages are counted in place.
         let id = cp.row.checkpoint_id.clone();
-        let count = match messages.list() {
-            Some(list) => Some(list.spans()?.len()),
-            None => None,
+        let count = match (
+            replayed.as_mut().and_then(|r| r.remove(&id)),
+            messages.list(),
+        ) {
+            (Some(n), _) => Some(n?),
+            (None, Some(list)) => Some(list.spans()?.len()),
+            (None, None) => None,
         };
         records.push(json!({
             "checkpoint_id": id,
@@ -85,6 +100,26 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
         format => output::write_records(out, format, &records)?,
     }
     Ok(())
+}
+
+/// The message count of every checkpoint in `rows` (one namespace of a thread) as
+/// `get_state_history` shows it, when the thread's messages are a DeltaChannel (`None`
+/// otherwise): one pass over the checkpoints ([`super::delta::fold_messages`]).
+fn delta_counts(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    rows: &[(LoadedCheckpoint, StoredMessages)],
+) -> Result<Option<HashMap<String, Result<usize>>>> {
+    let mut counts = HashMap::with_capacity(rows.len());
+    let is_delta = super::delta::fold_messages(store, keys, rows, &mut |i, value| {
+        let n = value.and_then(|v| {
+            v.count()
+                .ok_or_else(|| anyhow::anyhow!("the rebuilt 'messages' value is not a list"))
+        });
+        let id = &rows[i].0.row.checkpoint_id;
+        counts.insert(id.clone(), n.with_context(|| format!("checkpoint {id}")));
+    })?;
+    Ok(is_delta.then_some(counts))
 }
 
 /// For each checkpoint of `ns`, the child namespaces whose checkpoints name it as parent

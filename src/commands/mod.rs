@@ -2,6 +2,7 @@
 
 pub mod batch;
 pub mod completions;
+pub mod delta;
 pub mod diff;
 pub mod dump;
 pub mod find;

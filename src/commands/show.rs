@@ -14,12 +14,29 @@ use crate::model::{Checkpoint, Kind, Message};
 use crate::output::{self, sanitize::for_terminal};
 use crate::storage::{CheckpointRow, CheckpointStore};
 
+use super::delta::DeltaValue;
 use super::LoadedCheckpoint;
 
 /// Loads a checkpoint of a thread (the latest, or the one named) like
 /// [`super::load_checkpoint`], with its errors, but leaves its message list stored: read it
-/// one message at a time from the returned [`StoredMessages`].
+/// one message at a time from the returned [`StoredMessages`]. The messages are the state's,
+/// as `get_state` shows them: a DeltaChannel's are rebuilt (from the ancestors' rows), and
+/// every DeltaChannel of the checkpoint comes with its value.
 pub fn load_shallow(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    ns: &str,
+    id: Option<&str>,
+) -> Result<(LoadedCheckpoint, StoredMessages, Vec<DeltaValue>)> {
+    let (cp, messages) = load_stored(store, keys, thread, ns, id)?;
+    let (messages, deltas) = super::delta::state_messages(store, keys, &cp, messages)?;
+    Ok((cp, messages, deltas))
+}
+
+/// [`load_shallow`] without the DeltaChannel replay: the message list as the checkpoint
+/// stores it.
+pub fn load_stored(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     thread: &str,
@@ -58,7 +75,7 @@ pub fn is_internal_channel(name: &str) -> bool {
 pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
     let keys = super::keys(g);
-    let (cp, messages) = load_shallow(
+    let (cp, messages, deltas) = load_shallow(
         &*store,
         &keys,
         &args.thread.thread,
@@ -78,13 +95,25 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
         }
         None => None,
     };
-    let others: Vec<(&str, String)> = cp
-        .checkpoint
-        .channel_values()
-        .into_iter()
-        .filter(|(k, _)| *k != MESSAGES && !is_internal_channel(k))
-        .map(|(k, v)| (k, brief_value(v, 200)))
+    let values = state_values(&cp, &deltas);
+    let others: Vec<(&str, String)> = values
+        .iter()
+        .map(|(k, v)| {
+            let brief = match v {
+                Some(v) => brief_value(v, 200),
+                None => format!(
+                    "({})",
+                    deltas
+                        .iter()
+                        .find(|d| d.channel == *k)
+                        .and_then(DeltaValue::note)
+                        .unwrap_or_else(|| "no value".into())
+                ),
+            };
+            (*k, brief)
+        })
         .collect();
+    let notes: Vec<String> = deltas.iter().filter_map(DeltaValue::note).collect();
     match output::resolve_format(g.format) {
         Format::Table => {
             writeln!(
@@ -120,20 +149,22 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
             write_waiting(out, &work)?;
         }
         format => {
-            let doc = json!({
+            let mut doc = json!({
                 "thread_id": args.thread.thread,
                 "checkpoint_ns": g.ns,
                 "checkpoint_id": cp.row.checkpoint_id,
                 "step": cp.metadata.step(),
                 "ts": cp.checkpoint.ts(),
                 "messages": stored.as_ref().map(|_| super::dump::placeholder(0)),
-                "values": others.iter().map(|(k, _)| {
-                    let v = cp.checkpoint.channel(k).map_or(Json::Null, crate::codec::json::to_json);
-                    ((*k).to_owned(), v)
+                "values": values.iter().map(|(k, v)| {
+                    ((*k).to_owned(), v.map_or(Json::Null, crate::codec::json::to_json))
                 }).collect::<serde_json::Map<_, _>>(),
                 "next": work.next,
                 "interrupts": work.interrupts.iter().map(|i| json!({"id": i.id, "value": i.value, "node": i.node})).collect::<Vec<_>>(),
             });
+            if !notes.is_empty() {
+                doc["notes"] = json!(notes);
+            }
             let arrays = stored
                 .as_ref()
                 .map(|(list, spans)| super::dump::dumps(list, spans, format));
@@ -141,6 +172,32 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The state's channels other than messages, as `get_state` shows them: the stored values
+/// in stored order (a DeltaChannel's snapshot as the value it holds), then the DeltaChannels
+/// the checkpoint leaves out, rebuilt (`None`: a reducer memctl does not know).
+pub fn state_values<'a>(
+    cp: &'a LoadedCheckpoint,
+    deltas: &'a [DeltaValue],
+) -> Vec<(&'a str, Option<&'a crate::codec::Value>)> {
+    let delta = |k: &str| deltas.iter().find(|d| d.channel == k);
+    let mut out: Vec<(&str, Option<&crate::codec::Value>)> = cp
+        .checkpoint
+        .channel_values()
+        .into_iter()
+        .filter(|(k, _)| *k != MESSAGES && !is_internal_channel(k))
+        .map(|(k, v)| match delta(k) {
+            Some(d) => (k, d.value.as_ref()),
+            None => (k, Some(v)),
+        })
+        .collect();
+    for d in deltas {
+        if d.channel != MESSAGES && !out.iter().any(|(k, _)| *k == d.channel) {
+            out.push((&d.channel, d.value.as_ref()));
+        }
+    }
+    out
 }
 
 fn write_waiting(out: &mut dyn Write, work: &PendingWork) -> Result<()> {

@@ -6,6 +6,8 @@ use anyhow::{Context, Result};
 
 use crate::cli::{Format, GlobalArgs, ThreadSort, ThreadsListArgs};
 use crate::codec::aes::Keyring;
+use crate::model::channels::Location;
+use crate::model::checkpoint::MESSAGES;
 use crate::output::{self, human, table};
 use crate::tokens::approx;
 
@@ -51,8 +53,15 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
     let mut unreadable: Vec<(String, String)> = Vec::new();
     let mut facts: std::collections::HashMap<String, LatestFacts> = ids
         .into_iter()
-        .map(|(thread, _)| thread)
         .zip(facts?)
+        // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
+        .map(|((thread, id), f)| match f {
+            Ok(f) if f.needs_replay => {
+                let f = replayed_facts(&*store, &keys, &thread, &id, f);
+                (thread, f)
+            }
+            f => (thread, f),
+        })
         .filter_map(|(thread, f)| match f {
             Ok(f) => Some((thread, f)),
             Err(e) => {
@@ -164,8 +173,32 @@ struct LatestFacts {
     tokens: Option<u64>,
     step: Option<i64>,
     updated_at: Option<jiff::Timestamp>,
+    /// The messages are a DeltaChannel's (left out of the checkpoint, or a snapshot its own
+    /// input writes may change): see [`replayed_facts`].
+    needs_replay: bool,
     /// Encrypted, and no key was set: only the plain facts are known.
     locked: bool,
+}
+
+/// `facts` with the messages and tokens of the state (the DeltaChannel's messages rebuilt).
+fn replayed_facts(
+    store: &dyn crate::storage::CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    id: &str,
+    facts: LatestFacts,
+) -> Result<LatestFacts> {
+    let (_, messages, _) = super::show::load_shallow(store, keys, thread, "", Some(id))?;
+    let list = messages.list().map(|l| l.value()).transpose()?;
+    Ok(LatestFacts {
+        messages: list
+            .as_ref()
+            .and_then(crate::codec::Value::as_array)
+            .map(<[_]>::len),
+        tokens: list.as_ref().and_then(approx::count_values),
+        needs_replay: false,
+        ..facts
+    })
 }
 
 /// Reads the latest checkpoint's message count, approximate tokens, step and time, counting
@@ -200,11 +233,17 @@ fn latest_facts(keys: &Keyring, row: crate::storage::CheckpointRow) -> Result<La
                 .flatten()
                 .and_then(|t| t.as_str())
                 .and_then(human::parse_ts);
+            // A DeltaChannel's snapshot may still take the checkpoint's own input writes.
+            let snapshot = matches!(
+                crate::model::channels::stored_lazy(&row.checkpoint, MESSAGES, || false),
+                Ok((Location::DeltaSnapshot, _))
+            );
             return Ok(LatestFacts {
                 messages: Some(n),
                 tokens: Some(tokens),
                 step: md.step(),
                 updated_at: ts,
+                needs_replay: snapshot || crate::model::delta::marks_delta(&md),
                 locked: false,
             });
         }
@@ -217,12 +256,13 @@ fn latest_facts(keys: &Keyring, row: crate::storage::CheckpointRow) -> Result<La
             )
         })?;
     let md = crate::model::Metadata::parse(row.metadata.as_deref())?;
-    let (_, list) = crate::model::channels::stored_value(&cp, crate::model::checkpoint::MESSAGES);
+    let (location, list) = crate::model::channels::stored_value(&cp, MESSAGES);
     Ok(LatestFacts {
         messages: list.and_then(crate::codec::Value::as_array).map(<[_]>::len),
         tokens: list.and_then(approx::count_values),
         step: md.step(),
         updated_at: cp.ts().and_then(human::parse_ts),
+        needs_replay: location.is_delta() || crate::model::delta::marks_delta(&md),
         locked: false,
     })
 }

@@ -23,7 +23,7 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
     match &args.thread {
         Some(thread) => {
             // The message list stays stored; messages are read and counted a chunk at a time.
-            let (cp, messages) = super::show::load_shallow(&*store, &keys, thread, &g.ns, None)?;
+            let (cp, messages, _) = super::show::load_shallow(&*store, &keys, thread, &g.ns, None)?;
             let (list, spans) = stored_list(&cp, &messages)?;
             let read = |i: usize| match list {
                 Some(list) => list.message(i, &spans[i]),
@@ -313,6 +313,15 @@ fn per_thread(
         .zip(super::map_latest(store, &latest, |row| {
             count_row(&keys, row, counter)
         })?)
+        // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
+        .map(|((thread, id), r)| {
+            let r = match r {
+                Ok(None) => count_state(store, &keys, thread, id, counter),
+                Ok(Some(t)) => Ok(t),
+                Err(e) => Err(e),
+            };
+            ((thread, id), r)
+        })
         .filter_map(|((thread, _), r)| match r {
             Ok(r) => Some(r),
             Err(e) => {
@@ -364,14 +373,28 @@ fn per_thread(
     super::report_unreadable(&unreadable, total, "are left out")
 }
 
+/// Counts a thread's latest checkpoint `id` read with its state (a DeltaChannel's messages
+/// rebuilt).
+fn count_state(
+    store: &dyn crate::storage::CheckpointStore,
+    keys: &crate::codec::aes::Keyring,
+    thread: &str,
+    id: &str,
+    counter: Option<Counter>,
+) -> Result<ThreadTokens> {
+    let (cp, stored, _) = super::show::load_shallow(store, keys, thread, "", Some(id))?;
+    count_stored(thread.to_owned(), &cp, &stored, counter)
+}
+
 /// Counts one thread's latest checkpoint (decrypted with `keys` when encrypted). The
 /// approximate counter reads the stored values in place; the others build the message view
-/// they need.
+/// they need. `None`: the checkpoint's messages are a DeltaChannel's, left out of the row
+/// (see [`count_state`]).
 fn count_row(
     keys: &crate::codec::aes::Keyring,
     row: crate::storage::CheckpointRow,
     counter: Option<Counter>,
-) -> Result<ThreadTokens> {
+) -> Result<Option<ThreadTokens>> {
     let (row, _) = crate::ops::edit::open_checkpoint(keys, row)?;
     let whole = |r: &crate::codec::lazy::Spanned<'_>| {
         r.raw().is_ok_and(|raw| raw.len() == row.checkpoint.len())
@@ -379,15 +402,29 @@ fn count_row(
     };
     let intact = row.type_name == "msgpack"
         && crate::codec::lazy::root(&row.checkpoint).is_ok_and(|r| whole(&r));
+    // A DeltaChannel thread is counted from its state (see count_state).
+    let md = crate::model::Metadata::parse(row.metadata.as_deref()).ok();
+    let snapshot = intact
+        && matches!(
+            crate::model::channels::stored_lazy(
+                &row.checkpoint,
+                crate::model::checkpoint::MESSAGES,
+                || false
+            ),
+            Ok((crate::model::channels::Location::DeltaSnapshot, _))
+        );
+    if snapshot || md.is_some_and(|m| crate::model::delta::marks_delta(&m)) {
+        return Ok(None);
+    }
     if counter == Some(Counter::Approx) && intact {
         if let Some((messages, Some(tokens))) =
             crate::tokens::approx::count_checkpoint_blob(&row.checkpoint)
         {
-            return Ok(ThreadTokens {
+            return Ok(Some(ThreadTokens {
                 thread_id: row.thread_id.clone(),
                 messages,
                 tokens: Some(tokens),
-            });
+            }));
         }
     }
     if counter == Some(Counter::Approx) {
@@ -403,17 +440,31 @@ fn count_row(
             crate::model::channels::stored_value(&cp, crate::model::checkpoint::MESSAGES);
         if let Some(tokens) = list.and_then(crate::tokens::approx::count_values) {
             let messages = list.and_then(Value::as_array).map_or(0, <[Value]>::len);
-            return Ok(ThreadTokens {
+            return Ok(Some(ThreadTokens {
                 thread_id: row.thread_id.clone(),
                 messages,
                 tokens: Some(tokens),
-            });
+            }));
         }
     }
     // The other counters read one message view at a time.
     let thread_id = row.thread_id.clone();
     let (cp, stored) = super::show::decode_shallow(keys, row)?;
-    let (list, spans) = stored_list(&cp, &stored)?;
+    if matches!(stored, StoredMessages::DeltaOmitted) {
+        return Ok(None);
+    }
+    count_stored(thread_id, &cp, &stored, counter).map(Some)
+}
+
+/// Counts the message list `stored` of a checkpoint with `counter` (`None`: the provider's
+/// usage).
+fn count_stored(
+    thread_id: String,
+    cp: &LoadedCheckpoint,
+    stored: &StoredMessages,
+    counter: Option<Counter>,
+) -> Result<ThreadTokens> {
+    let (list, spans) = stored_list(cp, stored)?;
     let read = |i: usize| match list {
         Some(list) => list.message(i, &spans[i]),
         None => anyhow::bail!("no message {i}"),

@@ -95,23 +95,16 @@ pub fn location_at(blob: &[u8], start: Option<usize>, has_version: bool) -> Loca
 }
 
 /// The error of a command that needs a checkpoint's message list where a DeltaChannel left it
-/// out (memctl does not replay deltas yet).
+/// out and the list was not rebuilt from the thread's older rows.
 pub fn not_stored(thread_id: &str, checkpoint_id: &str) -> anyhow::Error {
     anyhow::anyhow!(
         "thread '{thread_id}' keeps its messages in a DeltaChannel: checkpoint {checkpoint_id} stores no message list \
-         (memctl does not replay deltas yet; use `dump --raw` to see what is stored)"
+         and it could not be rebuilt from the thread's older rows (use `dump --raw` to see what is stored)"
     )
 }
 
-/// True when stored metadata JSON carries the DeltaChannel counters (read without building
-/// the metadata; unreadable metadata is not a mark).
-pub fn metadata_marks_delta(raw: Option<&[u8]>) -> bool {
-    raw.and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
-        .is_some_and(|j| j.get(DELTA_COUNTERS).is_some())
-}
-
 /// True when a checkpoint belongs to a DeltaChannel graph: the messages are a snapshot or left
-/// out, or the metadata carries the counters (any DeltaChannel channel).
+/// out, or the metadata says so (see [`super::delta::marks_delta`], the one reading of it).
 pub fn is_delta(messages: Location, metadata: &Metadata) -> bool {
-    messages.is_delta() || metadata.fields.contains_key(DELTA_COUNTERS)
+    messages.is_delta() || super::delta::marks_delta(metadata)
 }

@@ -220,6 +220,21 @@ impl StoredList {
         }
     }
 
+    /// A list rebuilt by replaying a DeltaChannel (see `model::delta`), kept as its msgpack.
+    pub fn rebuilt(value: &Value) -> StoredList {
+        StoredList::of_value(value, false)
+    }
+
+    /// The whole stored list, decoded.
+    pub fn value(&self) -> Result<Value> {
+        let bytes = self
+            .blob
+            .get(self.at..)
+            .ok_or_else(|| anyhow!("the 'messages' list is outside the checkpoint"))?;
+        let end = msgpack::skip(bytes, 0).context("corrupt msgpack blob")?;
+        msgpack::decode(&bytes[..end]).context("corrupt msgpack blob")
+    }
+
     /// The bytes message spans point into.
     pub fn bytes(&self) -> &[u8] {
         &self.blob

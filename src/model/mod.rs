@@ -3,6 +3,7 @@
 pub mod approx;
 pub mod channels;
 pub mod checkpoint;
+pub mod delta;
 pub mod message;
 pub mod metadata;
 pub mod outline;

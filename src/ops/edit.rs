@@ -69,6 +69,26 @@ impl LoadedCheckpoint {
     }
 }
 
+/// What an edit of a thread whose messages are a DeltaChannel needs beyond the messages
+/// (rebuilt as `get_state` shows them: [`LatestRows::delta`]).
+#[derive(Debug, Clone, Default)]
+pub struct DeltaHead {
+    /// The graph's DeltaChannels, in the graph's order as far as the head shows it (messages
+    /// first, then those its counters name, then those it holds a snapshot of).
+    pub channels: Vec<String>,
+    /// The head's values of its other DeltaChannels (`None`: a reducer memctl does not
+    /// know), for the snapshot an update may have to write.
+    pub values: Vec<(String, Option<Value>)>,
+    /// The DeltaChannels the update snapshots whatever their counters: those the head's
+    /// pending writes touch (`update_state` snapshots them), and messages for a `--purge`
+    /// (the new checkpoint then needs none of the rows the purge rewrites).
+    pub snapshot: Vec<String>,
+    /// The `snapshot_frequency` of the channels whose counters show it
+    /// (`model::delta::inferred_frequency`): an update that brings a channel's count to it
+    /// snapshots the channel, as LangGraph's would.
+    pub frequencies: Vec<(String, u64)>,
+}
+
 /// A checkpoint row as LangGraph's `EncryptedSerializer` would load it: an encrypted blob
 /// (`msgpack+aes` …) decrypted with `keys`, the row then carrying the inner type (`msgpack`);
 /// a plain row as it is. The flag says whether the row was encrypted.
@@ -143,6 +163,9 @@ pub struct Editable {
     pub seal: Option<Arc<AesKey>>,
     /// The full message views, built on first use.
     messages: OnceLock<Vec<Message>>,
+    /// For a DeltaChannel thread, what the update needs beyond the messages (whose
+    /// outlines then point into the rebuilt list, not into the checkpoint).
+    pub delta: Option<DeltaHead>,
 }
 
 impl Editable {
@@ -234,6 +257,9 @@ pub struct LatestRows {
     pub row: CheckpointRow,
     /// Its pending writes.
     pub writes: Vec<WriteRow>,
+    /// For a thread whose messages are a DeltaChannel: the list `get_state` shows (msgpack,
+    /// rebuilt from older rows by the reader) and the rest of what an update needs.
+    pub delta: Option<(Vec<u8>, DeltaHead)>,
 }
 
 /// Which threads `--all` selects beyond "has a root checkpoint".
@@ -265,6 +291,7 @@ pub fn prepare(
         Ok(key) => key.cloned(),
         Err(e) => return Some(Err(e.into())),
     };
+    let delta = rows.delta;
     if row.type_name != "msgpack" {
         return Some(Err(Refusal(format!(
             "thread '{thread}': its latest checkpoint is stored as '{}', not msgpack; memctl rewrites only msgpack checkpoints",
@@ -303,8 +330,14 @@ pub fn prepare(
         checkpoint: Checkpoint { root },
         metadata,
     };
-    let blob = &latest.row.checkpoint;
-    let outlined = span.clone().and_then(|s| outline::outline_list(blob, s));
+    // A DeltaChannel's messages are the rebuilt list, outlined in its own bytes.
+    let (blob, list_span) = match &delta {
+        Some((list, _)) => (list, Some(0..list.len())),
+        None => (&latest.row.checkpoint, span.clone()),
+    };
+    let outlined = list_span
+        .clone()
+        .and_then(|s| outline::outline_list(blob, s));
     // Filters first, so that only selected threads are reported.
     if let Some((secs, now)) = filters.idle {
         let ts = latest.checkpoint.ts().and_then(parse_ts);
@@ -363,20 +396,22 @@ pub fn prepare(
             span.as_ref().map(|s| s.start),
             has_version,
         );
-        if channels::is_delta(location, &latest.metadata) {
+        if channels::is_delta(location, &latest.metadata) && delta.is_none() {
             return Err(Refusal(format!(
-                "thread '{thread}' keeps its messages in a DeltaChannel; memctl does not rewrite delta threads yet"
+                "thread '{thread}' keeps its messages in a DeltaChannel that was not rebuilt"
             ))
             .into());
         }
-        if span.is_none() {
+        if list_span.is_none() {
             return Err(Refusal(format!("thread '{thread}' has no messages channel")).into());
         }
         let Some(outline) = outlined else {
             // Say why: a list that does not decode, or one that holds something else.
-            let list = span
-                .as_ref()
-                .and_then(|sp| latest.row.checkpoint.get(sp.clone()));
+            let bytes = match &delta {
+                Some((list, _)) => list.as_slice(),
+                None => latest.row.checkpoint.as_slice(),
+            };
+            let list = list_span.as_ref().and_then(|sp| bytes.get(sp.clone()));
             if let Some(Err(e)) = list.map(crate::codec::msgpack::decode) {
                 bail!(
                     "cannot decode the messages of checkpoint {} of thread '{thread}': {e}",
@@ -392,7 +427,10 @@ pub fn prepare(
             bail!("message {i} of thread '{thread}' has no id; LangGraph always assigns one, so this file is unusual");
         }
         let mut latest = latest;
-        let blob = Arc::new(std::mem::take(&mut latest.row.checkpoint));
+        let (blob, delta) = match delta {
+            Some((list, head)) => (Arc::new(list), Some(head)),
+            None => (Arc::new(std::mem::take(&mut latest.row.checkpoint)), None),
+        };
         Ok(Editable {
             thread_id: thread.clone(),
             latest,
@@ -401,6 +439,7 @@ pub fn prepare(
             pending_writes: work.writes,
             seal,
             messages: views.map_or_else(OnceLock::new, OnceLock::from),
+            delta,
         })
     })();
     Some(result)
@@ -538,7 +577,10 @@ pub fn plan(
         scrub_at: None,
         defer_checks: false,
     };
-    if keep.len() == n {
+    // forget scrubbing a DeltaChannel thread's history appends the kept list as a snapshot
+    // even when it keeps every message: the state then needs none of the rewritten rows.
+    let snapshot_anyway = ed.delta.is_some() && purge.as_ref().is_some_and(|s| !s.is_empty());
+    if keep.len() == n && !snapshot_anyway {
         return Ok(planned);
     }
     let kept: Vec<&Outline> = keep.iter().map(|&i| &ed.outline[i]).collect();
@@ -551,7 +593,14 @@ pub fn plan(
         .iter()
         .map(|&i| ed.stored(i))
         .collect::<Result<Vec<Value>>>()?;
-    let upd = build_update(ed, new_items, vec![])?;
+    // A purge of a DeltaChannel thread snapshots the kept list on the new checkpoint.
+    let delta = ed.delta.clone().map(|mut d| {
+        if purge.is_some() {
+            d.snapshot.push(MESSAGES.to_owned());
+        }
+        d
+    });
+    let upd = build_update_for(ed, new_items, vec![], delta.as_ref())?;
     planned.outcome.status = Status::Planned;
     planned.outcome.checkpoint_id = Some(upd.checkpoint_id.clone());
     planned.update = Some(upd);
@@ -577,6 +626,16 @@ pub fn build_update(
     new_items: Vec<Value>,
     other: Vec<(String, Value)>,
 ) -> Result<update::Update> {
+    build_update_for(ed, new_items, other, ed.delta.as_ref())
+}
+
+/// [`build_update`] with the DeltaChannel facts `delta` instead of the thread's own.
+fn build_update_for(
+    ed: &Editable,
+    new_items: Vec<Value>,
+    other: Vec<(String, Value)>,
+    delta: Option<&DeltaHead>,
+) -> Result<update::Update> {
     let mut random = || {
         let b = uuid::Uuid::new_v4().as_u128();
         (b >> 64) as u64 ^ b as u64
@@ -592,6 +651,7 @@ pub fn build_update(
         &ed.latest.metadata,
         new_items,
         other,
+        delta,
         &mut env,
     )
     .with_context(|| format!("thread '{}'", ed.thread_id))?;

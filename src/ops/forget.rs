@@ -213,7 +213,8 @@ impl Findings {
 /// loses the matched messages (by id, and whatever else the pattern matches there) with their
 /// tool-call partners, an update appended as `rm --purge` appends it, and the thread's
 /// history is scrubbed in the same transaction; when the latest state keeps every message,
-/// the history alone is scrubbed in place. Vacuum and verification are the caller's, once
+/// the history alone is scrubbed in place (a DeltaChannel thread still gets a new checkpoint
+/// holding its list as a snapshot, see `ops::edit::plan`). Vacuum and verification are the caller's, once
 /// for the run. No database access.
 pub fn plan_match(ed: &Editable, found: &Findings, dry_run: bool) -> Result<Planned> {
     let n = ed.outline.len();
@@ -252,7 +253,7 @@ pub fn plan_match(ed: &Editable, found: &Findings, dry_run: bool) -> Result<Plan
         found.strings
     );
     planned.outcome.notes.push(history);
-    if keep.len() == n {
+    if planned.update.is_none() && planned.outcome.status == Status::Unchanged {
         // Only older checkpoints, writes or other channels hold a match.
         if dry_run {
             planned.outcome.status = Status::WouldRewrite;

@@ -7,6 +7,8 @@
 //!   newest-`keep` rule inside its namespace.
 //! - A kept checkpoint whose parent is deleted gets no parent (like a thread's first
 //!   checkpoint), so history ends cleanly instead of pointing at a missing row.
+//! - A DeltaChannel thread also keeps the older checkpoints (and their writes) the kept ones
+//!   rebuild their values from: back to each channel's seed (see `delta_seeds`).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -51,14 +53,17 @@ pub fn plan(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
         list.sort_by(|a, b| b.id.cmp(&a.id)); // newest first: ids sort by time
     }
     let mut kept: HashSet<(&str, &str)> = HashSet::new();
-    let kept_root: HashSet<&str> = by_ns
+    let mut kept_root: HashSet<&str> = by_ns
         .get("")
         .map(|l| l.iter().take(keep).map(|c| c.id.as_str()).collect())
         .unwrap_or_default();
+    if let Some(root) = by_ns.get("") {
+        kept_root.extend(delta_seeds(root, &kept_root));
+    }
     for (ns, list) in &by_ns {
         for (i, c) in list.iter().enumerate() {
             let keep_it = if ns.is_empty() {
-                i < keep
+                kept_root.contains(c.id.as_str())
             } else {
                 match &c.root_parent {
                     Some(root) if by_ns.contains_key("") => kept_root.contains(root.as_str()),
@@ -85,6 +90,74 @@ pub fn plan(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
         }
     }
     plan
+}
+
+/// The older root checkpoints the kept ones need to rebuild their DeltaChannels' values: for
+/// each kept checkpoint and each DeltaChannel it does not store, every ancestor back to the
+/// one that does (LangGraph's walk replays their writes onto that seed). Read from the
+/// metadata alone: a checkpoint of a DeltaChannel graph stores a channel exactly when its
+/// `counters_since_delta_snapshot` does not name it (a snapshot resets them); a checkpoint
+/// without the counters (written before the graph switched to DeltaChannels) stores every
+/// channel's value. Nothing for a thread without DeltaChannels.
+fn delta_seeds<'a>(root: &[&'a CheckpointInfo], kept: &HashSet<&'a str>) -> HashSet<&'a str> {
+    use crate::model::delta;
+    let counters: std::collections::HashMap<&str, Option<delta::Counters>> = root
+        .iter()
+        .map(|c| {
+            let md = crate::model::Metadata::parse(c.metadata.as_deref()).unwrap_or_default();
+            let named = md
+                .fields
+                .contains_key(crate::model::channels::DELTA_COUNTERS)
+                .then(|| delta::counters(&md));
+            (c.id.as_str(), named)
+        })
+        .collect();
+    let mut channels: Vec<&str> = Vec::new();
+    for named in counters.values().flatten() {
+        for (ch, _) in named {
+            if !channels.contains(&ch.as_str()) {
+                channels.push(ch);
+            }
+        }
+    }
+    let mut needed = HashSet::new();
+    if channels.is_empty() {
+        return needed;
+    }
+    let parent: std::collections::HashMap<&str, Option<&str>> = root
+        .iter()
+        .map(|c| (c.id.as_str(), c.parent.as_deref()))
+        .collect();
+    // Stores `ch`: no counters at all, or counters that do not name it.
+    let stores = |id: &str, ch: &str| match counters.get(id) {
+        Some(Some(named)) => !named.iter().any(|(k, _)| k == ch),
+        Some(None) => true,
+        None => false,
+    };
+    let mut work: Vec<&str> = kept.iter().copied().collect();
+    let mut seen: HashSet<&str> = kept.clone();
+    while let Some(k) = work.pop() {
+        for ch in &channels {
+            if stores(k, ch) {
+                continue;
+            }
+            let mut at = parent.get(k).copied().flatten();
+            while let Some(a) = at {
+                if !parent.contains_key(a) {
+                    break;
+                }
+                if seen.insert(a) {
+                    needed.insert(a);
+                    work.push(a);
+                }
+                if stores(a, ch) {
+                    break;
+                }
+                at = parent.get(a).copied().flatten();
+            }
+        }
+    }
+    needed
 }
 
 #[cfg(test)]
@@ -132,5 +205,44 @@ mod tests {
     fn nothing_to_do_for_short_threads() {
         let cps = vec![cp("", "1", None, None), cp("", "2", Some("1"), None)];
         assert_eq!(plan(&cps, 5), GcPlan::default());
+    }
+
+    #[test]
+    fn delta_threads_keep_the_chain_back_to_the_seed() {
+        let md = |counters: Option<&str>| {
+            counters.map(|c| format!(r#"{{"step": 1, "counters_since_delta_snapshot": {c}}}"#))
+        };
+        let mut cps = Vec::new();
+        // 1 (snapshot: no counters) <- 2 <- 3 <- 4 (snapshot) <- 5 <- 6
+        for (i, counters) in [
+            None,
+            Some(r#"{"messages": [1, 1]}"#),
+            Some(r#"{"messages": [2, 2]}"#),
+            Some(r#"{}"#),
+            Some(r#"{"messages": [1, 1]}"#),
+            Some(r#"{"messages": [2, 2]}"#),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let id = (i + 1).to_string();
+            let parent = (i > 0).then(|| i.to_string());
+            let mut c = cp("", &id, parent.as_deref(), None);
+            c.metadata = md(counters
+                .or(Some(r#"{"messages": [0, 1]}"#))
+                .filter(|_| i > 0))
+            .map(String::into_bytes);
+            cps.push(c);
+        }
+        // Keep 6 and 5: 5's value is 4's snapshot plus 4's writes, so 4 stays.
+        let p = plan(&cps, 2);
+        let deleted: Vec<&str> = p.delete.iter().map(|(_, id)| id.as_str()).collect();
+        assert_eq!(deleted, ["1", "2", "3"]);
+        // Keep 3 newest (4, 5, 6): 4 holds its snapshot, nothing older is needed.
+        let p = plan(&cps, 3);
+        assert_eq!(p.delete.len(), 3);
+        // Keep 4 newest (3..6): 3 needs 2 and 1 (the first checkpoint stores the value).
+        let p = plan(&cps, 4);
+        assert!(p.delete.is_empty(), "{:?}", p.delete);
     }
 }

@@ -64,6 +64,15 @@ impl Scrub {
         self.private.extend(m.private_strings());
     }
 
+    /// True when the scrub removes and redacts nothing.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+            && self.texts.is_empty()
+            && self.tool_call_ids.is_empty()
+            && self.answered_call_ids.is_empty()
+            && self.redact.is_none()
+    }
+
     /// True when `v` is one of the removed messages.
     pub fn matches(&self, v: &Value) -> bool {
         let Some(m) = Message::from_value(v) else {

@@ -25,6 +25,7 @@ use crate::codec::pyjson;
 use crate::codec::pyjson::float_repr;
 use crate::model::checkpoint::MESSAGES;
 use crate::model::{Checkpoint, Metadata};
+use crate::ops::edit::DeltaHead;
 
 /// `REMOVE_ALL_MESSAGES` in `langgraph.graph.message`.
 pub const REMOVE_ALL: &str = "__remove_all__";
@@ -136,6 +137,7 @@ pub fn build(
     parent_md: &Metadata,
     new_messages: Vec<Value>,
     other: Vec<(String, Value)>,
+    delta: Option<&DeltaHead>,
     env: &mut Env<'_>,
 ) -> Result<Update> {
     let v = parent.v().unwrap_or(0);
@@ -175,7 +177,46 @@ pub fn build(
         .context("checkpoint has no channel_values")?;
     let mut new_values = values.to_vec();
     let list = Value::array(new_messages.clone());
-    let assignments = std::iter::once((MESSAGES.to_owned(), list)).chain(other.iter().cloned());
+    // A DeltaChannel thread: the new checkpoint leaves its DeltaChannels out, but for those
+    // LangGraph snapshots now; its metadata carries their counters.
+    let mut counters = Vec::new();
+    let mut assignments: Vec<(String, Value)> = Vec::new();
+    match delta {
+        None => assignments.push((MESSAGES.to_owned(), list)),
+        Some(d) => {
+            let written: Vec<&str> = std::iter::once(MESSAGES)
+                .chain(other.iter().map(|(k, _)| k.as_str()))
+                .collect();
+            let head = crate::model::delta::counters(parent_md);
+            let next = crate::model::delta::next_counters(&d.channels, &head, &written);
+            new_values.retain(|(k, _)| {
+                !k.as_str()
+                    .is_some_and(|k| d.channels.iter().any(|c| c == k))
+            });
+            for (ch, (u, s)) in next {
+                let frequency = d.frequencies.iter().find(|(k, _)| *k == ch);
+                let snapshot = s >= crate::model::delta::MAX_SUPERSTEPS_SINCE_SNAPSHOT
+                    || d.snapshot.contains(&ch)
+                    || frequency.is_some_and(|(_, f)| u >= *f);
+                if !snapshot {
+                    counters.push((ch, (u, s)));
+                    continue;
+                }
+                let value = if ch == MESSAGES {
+                    list.clone()
+                } else {
+                    match d.values.iter().find(|(k, _)| *k == ch) {
+                        Some((_, Some(v))) => v.clone(),
+                        _ => bail!(
+                            "the update must snapshot DeltaChannel '{ch}', whose value memctl cannot rebuild"
+                        ),
+                    }
+                };
+                assignments.push((ch, Value::ext(crate::codec::ext::DELTA_SNAPSHOT, value)));
+            }
+        }
+    }
+    assignments.extend(other.iter().cloned());
     for (channel, value) in assignments {
         match new_values
             .iter_mut()
@@ -237,6 +278,16 @@ pub fn build(
             .cloned()
             .unwrap_or_else(|| Json::Object(JsonMap::new())),
     );
+    if !counters.is_empty() {
+        let named = counters
+            .iter()
+            .map(|(ch, (u, s))| (ch.clone(), Json::from(vec![*u, *s])))
+            .collect();
+        md.insert(
+            crate::model::channels::DELTA_COUNTERS.into(),
+            Json::Object(named),
+        );
+    }
     for (k, val) in &parent_md.fields {
         if METADATA_NOT_COPIED.contains(&k.as_str()) || k.starts_with("__") {
             continue;

@@ -401,6 +401,20 @@ pub trait CheckpointStore: Send {
     /// The pending writes of a checkpoint, in the order LangGraph reads them.
     fn writes(&self, thread_id: &str, ns: &str, checkpoint_id: &str) -> Result<Vec<WriteRow>>;
 
+    /// The pending writes of a checkpoint to `channels` only, in the order LangGraph reads
+    /// them (what a DeltaChannel replay needs: the other channels' values are never read).
+    fn channel_writes(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        checkpoint_id: &str,
+        channels: &[String],
+    ) -> Result<Vec<WriteRow>> {
+        let mut rows = self.writes(thread_id, ns, checkpoint_id)?;
+        rows.retain(|w| channels.contains(&w.channel));
+        Ok(rows)
+    }
+
     /// Every checkpoint of a thread, without blobs, with its pending writes counted (gc).
     fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>>;
 

@@ -461,6 +461,50 @@ impl CheckpointStore for SqliteStore {
             .map_err(|e| self.sql_error(e))
     }
 
+    fn channel_writes(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        checkpoint_id: &str,
+        channels: &[String],
+    ) -> Result<Vec<WriteRow>> {
+        if channels.is_empty() {
+            return Ok(vec![]);
+        }
+        let task_path = match self.generation {
+            SchemaGeneration::V3 => "task_path",
+            SchemaGeneration::V2 => "''",
+        };
+        let marks = vec!["?"; channels.len()].join(", ");
+        let sql = format!(
+            "SELECT task_id, {task_path}, idx, channel, type, value FROM writes \
+             WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND channel IN ({marks}) \
+             ORDER BY {task_path}, task_id, idx"
+        );
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| self.sql_error(e))?;
+        let params: Vec<&str> = [thread_id, ns, checkpoint_id]
+            .into_iter()
+            .chain(channels.iter().map(String::as_str))
+            .collect();
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(params), |row| {
+                Ok(WriteRow {
+                    task_id: text(row, 0)?,
+                    task_path: opt_text(row, 1)?.unwrap_or_default(),
+                    idx: row.get(2)?,
+                    channel: text(row, 3)?,
+                    type_name: opt_text(row, 4)?.unwrap_or_default(),
+                    value: blob(row, 5)?.unwrap_or_default(),
+                })
+            })
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.sql_error(e))
+    }
+
     fn writes(&self, thread_id: &str, ns: &str, checkpoint_id: &str) -> Result<Vec<WriteRow>> {
         let sql = match self.generation {
             SchemaGeneration::V3 => {

@@ -10,6 +10,7 @@ repo root (found from __file__).
 
     harness.py check-rewrite --original ORIG.sqlite --rewritten NEW.sqlite --thread T --expect EXPECT.json
     harness.py continue --db PATH --thread T [--copy]
+    harness.py delta-states --db DELTA.sqlite
     harness.py rows --db PATH            (every row decoded, as JSON: encrypted databases)
     harness.py find-text --db PATH --text T   (decrypted values and raw bytes holding T)
 
@@ -507,10 +508,13 @@ def compare_checkpoints(rep: Report, serde, new_row: dict, ref_row: dict, new_sn
     rep.check(G, "channel_values keys", sorted(ncv) == sorted(rcv),
               {"new": sorted(ncv), "ref": sorted(rcv)})
     nm, rm = ncv.get("messages"), rcv.get("messages")
-    rep.check(G, "channel_values.messages (model_dump)",
-              isinstance(nm, list) and isinstance(rm, list) and dumps(nm) == dumps(rm),
-              None if (isinstance(nm, list) and isinstance(rm, list) and dumps(nm) == dumps(rm))
-              else {"new": nm, "ref": rm})
+    # A DeltaChannel leaves the list out (both None) or stores a _DeltaSnapshot of it.
+    delta = "messages" not in ncv and "messages" not in rcv
+    if type(nm).__name__ == "_DeltaSnapshot" and type(rm).__name__ == "_DeltaSnapshot":
+        nm, rm = nm.value, rm.value
+    same_list = isinstance(nm, list) and isinstance(rm, list) and dumps(nm) == dumps(rm)
+    rep.check(G, "channel_values.messages (model_dump)", delta or same_list,
+              None if (delta or same_list) else {"new": nm, "ref": rm})
     if nraw is not None and rraw is not None:
         nrm = nraw.get("channel_values", {}).get("messages")
         rrm = rraw.get("channel_values", {}).get("messages")
@@ -623,7 +627,8 @@ def compare_writes(rep: Report, serde, new_rows: list[dict], ref_rows: list[dict
 
 
 def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
-                  workdir: str | None = None) -> dict:
+                  workdir: str | None = None, graph_name: str | None = None) -> dict:
+    gname = graph_name or thread
     rep = Report()
     report: dict[str, Any] = {"thread": thread, "expect": expect}
     tmp = tempfile.mkdtemp(prefix="memctl-interop-", dir=workdir)
@@ -641,7 +646,7 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
         cfg = graphs.config(thread)
 
         # --- original state (reference copy, before the update) ------------------------
-        with open_graph(ref_db, thread) as (graph, _m, saver):
+        with open_graph(ref_db, gname) as (graph, _m, saver):
             o_state = graph.get_state(cfg)
             o_hist = _history_ids(graph, cfg)
             o_tuple = saver.get_tuple(cfg)
@@ -672,7 +677,7 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
 
         # --- 1. get_state on NEW -----------------------------------------------------
         G = "1_get_state"
-        with open_graph(new_db, thread) as (graph, _m, saver):
+        with open_graph(new_db, gname) as (graph, _m, saver):
             try:
                 n_state = graph.get_state(cfg)
                 n_msgs = list(n_state.values.get("messages", []))
@@ -714,7 +719,7 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
         G = "3_reference"
         ref_ok = False
         if not noop:
-            with open_graph(ref_db, thread) as (graph, _m, saver):
+            with open_graph(ref_db, gname) as (graph, _m, saver):
                 serde = saver.serde
                 try:
                     uinfo = langgraph_update(graph, saver, upd_cfg, exp, expect.get("values"))
@@ -768,8 +773,8 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
         try:
             if noop:
                 raise _Skip
-            nc = continue_thread(new_cont, thread, upd_cfg)
-            rc = continue_thread(ref_db, thread, upd_cfg) if ref_ok else None
+            nc = continue_thread(new_cont, gname, upd_cfg)
+            rc = continue_thread(ref_db, gname, upd_cfg) if ref_ok else None
             n_first = nc["model_calls"][0] if nc["model_calls"] else None
             rep.check(G, "NEW: model called", n_first is not None)
             if n_first is not None:
@@ -916,6 +921,60 @@ def cmd_state(db: str, thread: str, graph_name: str) -> dict:
             }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cmd_delta_states(db: str) -> dict:
+    """Every checkpoint of every thread of delta.sqlite as LangGraph shows it (on a copy):
+    `get_state_history` of the root namespace, newest first, each with its messages
+    (`model_dump()`), the other values, `next`, and `count_tokens_approximately` of its
+    messages; plus the latest state (`get_state`) of each thread."""
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    tmp = tempfile.mkdtemp(prefix="memctl-interop-")
+    path = os.path.join(tmp, "db.sqlite")
+    sqlite_copy(db, path)
+    threads = {}
+    try:
+        con = sqlite3.connect(path, check_same_thread=False)
+        try:
+            saver = make_saver(con)
+            ids = [r[0] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
+            for thread in ids:
+                graph, _model = graphs.build(f"delta:{thread}", saver)
+                cfg = graphs.config(thread)
+                history = []
+                for snap in graph.get_state_history(cfg):
+                    msgs = list(snap.values.get("messages", []))
+                    history.append({
+                        "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                        "step": snap.metadata.get("step"),
+                        "messages": dumps(msgs),
+                        "values": jsonable({k: v for k, v in snap.values.items() if k != "messages"}),
+                        "next": list(snap.next),
+                        "tokens_approx": count_tokens_approximately(msgs),
+                    })
+                latest = graph.get_state(cfg)
+                # Subgraph namespaces: every checkpoint as get_state_history shows it there.
+                namespaces = {}
+                for (ns,) in con.execute(
+                        "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? "
+                        "AND checkpoint_ns != '' ORDER BY 1", (thread,)):
+                    namespaces[ns] = [
+                        {"checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                         "messages": dumps(snap.values.get("messages", []))}
+                        for snap in graph.get_state_history(graphs.config(thread, checkpoint_ns=ns))
+                    ]
+                threads[thread] = {
+                    "namespaces": namespaces,
+                    "history": history,
+                    "latest_checkpoint_id": latest.config["configurable"]["checkpoint_id"],
+                    "latest_messages": dumps(latest.values.get("messages", [])),
+                }
+        finally:
+            con.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"threads": threads}
 
 
 def cmd_resume(db: str, thread: str, value: str) -> dict:
@@ -1084,6 +1143,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--rewritten", required=True, help="copy rewritten by memctl")
     c.add_argument("--thread", required=True)
     c.add_argument("--expect", required=True, help="EXPECT.json path (or inline JSON)")
+    c.add_argument("--graph", help="scenario graph to build (default: the thread id)")
     k = sub.add_parser("continue", help="load a thread and invoke one more user message")
     k.add_argument("--db", required=True)
     k.add_argument("--thread", required=True)
@@ -1109,12 +1169,18 @@ def main(argv: list[str] | None = None) -> int:
     ha.add_argument("--thread", required=True)
     ha.add_argument("--hold-file", required=True)
     ha.add_argument("--go-file", required=True)
+    ds = sub.add_parser("delta-states", help="every checkpoint of every thread of a delta DB as LangGraph shows it")
+    ds.add_argument("--db", required=True)
     rw = sub.add_parser("rows", help="every row decoded by the app's serializer, as JSON")
     rw.add_argument("--db", required=True)
     ft = sub.add_parser("find-text", help="rows (decrypted) and raw bytes holding TEXT")
     ft.add_argument("--db", required=True)
     ft.add_argument("--text", required=True)
     a = ap.parse_args(argv)
+
+    if a.cmd == "delta-states":
+        print(json.dumps(cmd_delta_states(a.db), ensure_ascii=False, indent=1))
+        return 0
 
     if a.cmd in ("state", "resume", "live-app", "held-app", "rows", "find-text"):
         try:
@@ -1145,7 +1211,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "check-rewrite":
         src = a.expect.strip()
         expect = json.loads(src) if src.startswith("{") else json.loads(Path(src).read_text())
-        rep = check_rewrite(a.original, a.rewritten, a.thread, expect)
+        rep = check_rewrite(a.original, a.rewritten, a.thread, expect, graph_name=a.graph)
         print(json.dumps(jsonable(rep), ensure_ascii=False, indent=1))
         for f in rep["failures"]:
             print(f"FAIL {f}".replace("\n", " | "), file=sys.stderr)

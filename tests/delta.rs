@@ -1,0 +1,884 @@
+//! DeltaChannel threads (fixtures/delta.sqlite) read as LangGraph reads them: for every
+//! checkpoint of every thread, memctl's messages (`dump`), other values (`show`), message
+//! count (`history`) and, at the latest checkpoint, tokens and `threads list` equal what real
+//! LangGraph's `get_state_history` / `get_state` give (tests/interop/harness.py delta-states,
+//! run in .venv/new). Fails, never skips, when LangGraph is missing.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+use common::{fixture, run_err, run_json, run_ok, s, temp_copy};
+use serde_json::Value as Json;
+
+/// The Python of the new venv: $MEMCTL_PYTHON_NEW, else .venv/new/bin/python.
+fn python() -> PathBuf {
+    let path = std::env::var_os("MEMCTL_PYTHON_NEW")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| common::root().join(".venv/new/bin/python"));
+    assert!(
+        path.exists(),
+        "LangGraph (new) is not installed at {}: run scripts/pyenv.sh (scripts/test.sh does it)",
+        path.display()
+    );
+    path
+}
+
+/// What LangGraph shows of every checkpoint of every thread of `db`.
+fn langgraph_states(db: &std::path::Path) -> Json {
+    let out = Command::new(python())
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args(["delta-states", "--db", s(db)])
+        .output()
+        .expect("the harness runs");
+    assert!(
+        out.status.success(),
+        "harness delta-states failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("harness JSON")
+}
+
+fn same(a: &Json, b: &Json) -> bool {
+    serde_json::to_string(a).ok() == serde_json::to_string(b).ok()
+}
+
+fn threads(states: &Json) -> Vec<(String, Json)> {
+    states["threads"]
+        .as_object()
+        .expect("threads")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+#[test]
+fn every_checkpoint_of_every_delta_thread_is_langgraphs_state() {
+    let db = fixture("delta.sqlite");
+    let states = langgraph_states(&db);
+    let all = threads(&states);
+    assert!(all.len() >= 8, "the fixture's threads: {}", all.len());
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut unknown = 0;
+    let mut subgraph = 0;
+    for (thread, t) in &all {
+        let history = run_json(&["history", "--db", s(&db), thread, "--format", "json"]);
+        let counts: HashMap<String, Json> = history
+            .as_array()
+            .expect("records")
+            .iter()
+            .map(|r| {
+                (
+                    r["checkpoint_id"].as_str().expect("id").to_owned(),
+                    r["messages"].clone(),
+                )
+            })
+            .collect();
+        for h in t["history"].as_array().expect("history") {
+            let id = h["checkpoint_id"].as_str().expect("id");
+            let want = &h["messages"];
+            let got = run_json(&["dump", "--db", s(&db), thread, "--checkpoint", id]);
+            if !same(&got, want) {
+                failures.push(format!(
+                    "{thread} @ {id} (step {}): dump\n  memctl:    {got}\n  langgraph: {want}",
+                    h["step"]
+                ));
+            }
+            let n = want.as_array().map(Vec::len);
+            if counts.get(id).and_then(Json::as_u64).map(|c| c as usize) != n {
+                failures.push(format!(
+                    "{thread} @ {id}: history counts {:?} messages, langgraph {n:?}",
+                    counts.get(id)
+                ));
+            }
+            let shown = run_json(&[
+                "show",
+                "--db",
+                s(&db),
+                thread,
+                "--checkpoint",
+                id,
+                "--format",
+                "json",
+            ]);
+            let values = &shown["values"];
+            for (k, v) in h["values"].as_object().expect("values") {
+                if thread == "notes" && k == "notes" && values[k].is_null() {
+                    // A reducer memctl does not know, with writes to replay: not guessed, said
+                    // so (a value memctl does show, stored or seeded with nothing to replay,
+                    // is checked below like any other).
+                    let raw =
+                        run_json(&["dump", "--raw", "--db", s(&db), thread, "--checkpoint", id]);
+                    let d = &raw["delta_channels"]["notes"];
+                    if d["note"].as_str().is_none() || shown["notes"].as_array().is_none() {
+                        failures.push(format!("{thread} @ {id}: notes {} / {d}", values[k]));
+                    }
+                    unknown += 1;
+                    continue;
+                }
+                if !same(&values[k], v) {
+                    failures.push(format!(
+                        "{thread} @ {id}: value '{k}'\n  memctl:    {}\n  langgraph: {v}",
+                        values[k]
+                    ));
+                }
+            }
+            if shown["next"] != h["next"] && id == t["latest_checkpoint_id"] {
+                failures.push(format!(
+                    "{thread} @ {id}: next {} / langgraph {}",
+                    shown["next"], h["next"]
+                ));
+            }
+            checked += 1;
+        }
+        // Subgraph namespaces: every checkpoint there, with --ns.
+        for (ns, history) in t["namespaces"].as_object().expect("namespaces") {
+            for h in history.as_array().expect("history") {
+                let id = h["checkpoint_id"].as_str().expect("id");
+                let got = run_json(&[
+                    "dump",
+                    "--db",
+                    s(&db),
+                    thread,
+                    "--ns",
+                    ns,
+                    "--checkpoint",
+                    id,
+                ]);
+                if !same(&got, &h["messages"]) {
+                    failures.push(format!(
+                        "{thread} {ns} @ {id}: dump\n  memctl:    {got}\n  langgraph: {}",
+                        h["messages"]
+                    ));
+                }
+                subgraph += 1;
+            }
+        }
+        // The latest state: tokens (approximate, LangChain's count_tokens_approximately).
+        let latest = &t["history"][0];
+        let tokens = run_json(&["tokens", "--db", s(&db), thread, "--format", "json"]);
+        if tokens["total"] != latest["tokens_approx"] {
+            failures.push(format!(
+                "{thread}: tokens {} / langgraph {}",
+                tokens["total"], latest["tokens_approx"]
+            ));
+        }
+        let list = run_json(&["threads", "list", "--db", s(&db), "--format", "json"]);
+        let row = list
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["thread_id"] == thread.as_str())
+            .expect("listed");
+        let n = latest["messages"].as_array().map(Vec::len);
+        if row["messages"].as_u64().map(|m| m as usize) != n
+            || row["tokens"] != latest["tokens_approx"]
+        {
+            failures.push(format!("{thread}: threads list {row} / langgraph {n:?}"));
+        }
+    }
+    assert!(checked > 100, "checked {checked} checkpoints");
+    assert!(
+        unknown > 3,
+        "checkpoints where 'notes' is not rebuilt: {unknown}"
+    );
+    assert!(subgraph > 6, "subgraph checkpoints checked: {subgraph}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn raw_dumps_say_where_a_delta_value_came_from() {
+    let db = fixture("delta.sqlite");
+    let history = run_json(&["history", "--db", s(&db), "1", "--format", "json"]);
+    let latest = history[0]["checkpoint_id"].as_str().expect("id");
+    let parent = history[0]["parent_checkpoint_id"].as_str().expect("parent");
+    let raw = run_json(&["dump", "--raw", "--db", s(&db), "1"]);
+    let d = &raw["delta_channels"]["messages"];
+    assert_eq!(d["reducer"], "messages", "{d}");
+    // Snapshots every 3 updates: the latest checkpoint replays its parent's snapshot and write.
+    assert_eq!(d["seed"]["checkpoint_id"], parent, "{d}");
+    assert_eq!(d["seed"]["kind"], "snapshot", "{d}");
+    assert_eq!(d["writes_replayed"], 1, "{d}");
+    assert_eq!(d["value"].as_array().map(Vec::len), Some(10), "{d}");
+    // The stored checkpoint is shown as stored.
+    assert_eq!(raw["checkpoint"]["id"], latest);
+    assert!(raw["checkpoint"]["channel_values"]
+        .get("messages")
+        .is_none());
+    // The migrated thread's first DeltaChannel checkpoints are seeded by the plain list.
+    let history = run_json(&["history", "--db", s(&db), "migrated", "--format", "json"]);
+    let plain_seeded = history.as_array().expect("records").iter().any(|r| {
+        let id = r["checkpoint_id"].as_str().expect("id");
+        let raw = run_json(&[
+            "dump",
+            "--raw",
+            "--db",
+            s(&db),
+            "migrated",
+            "--checkpoint",
+            id,
+        ]);
+        raw["delta_channels"]["messages"]["seed"]["kind"] == "plain"
+    });
+    assert!(
+        plain_seeded,
+        "a checkpoint of 'migrated' is seeded by a plain list"
+    );
+    // An unknown reducer: the seed and the writes, with a note, and no value.
+    let raw = run_json(&["dump", "--raw", "--db", s(&db), "notes"]);
+    let d = &raw["delta_channels"]["notes"];
+    assert_eq!(d["reducer"], "unknown", "{d}");
+    if d.get("stored").is_none() {
+        assert!(d["value"].is_null(), "{d}");
+        assert!(
+            d["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("does not know")),
+            "{d}"
+        );
+        assert!(d["writes"].as_array().is_some_and(|w| !w.is_empty()), "{d}");
+    }
+    let shown = run_ok(&["show", "--db", s(&db), "notes"]);
+    assert!(shown.contains("does not know"), "{shown}");
+}
+
+#[test]
+fn a_broken_chain_is_one_clear_error() {
+    let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+    let history = run_json(&["history", "--db", s(&db), "1", "--format", "json"]);
+    // Delete the latest checkpoint's parent (it holds the seed): nothing can rebuild the state.
+    let parent = history[0]["parent_checkpoint_id"]
+        .as_str()
+        .expect("parent")
+        .to_owned();
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "DELETE FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = ?",
+        [&parent],
+    )
+    .expect("delete");
+    drop(conn);
+    for cmd in [
+        vec!["show", "1"],
+        vec!["dump", "1"],
+        vec!["tokens", "1"],
+        vec!["diff", "1"],
+        vec!["history", "1"],
+    ] {
+        let mut args = cmd.clone();
+        args.extend(["--db", s(&db)]);
+        let err = run_err(&args);
+        assert!(
+            err.contains(&parent) && err.contains("missing"),
+            "{cmd:?}: {err}"
+        );
+    }
+    // A write that does not decode.
+    let (_d2, db2) = temp_copy(&fixture("delta.sqlite"));
+    let conn = rusqlite::Connection::open(&db2).expect("open");
+    conn.execute(
+        "UPDATE writes SET value = x'c1' WHERE thread_id = '1' AND checkpoint_id = ? AND channel = 'messages'",
+        [&parent],
+    )
+    .expect("update");
+    drop(conn);
+    let err = run_err(&["dump", "1", "--db", s(&db2)]);
+    assert!(
+        err.contains("cannot decode") && err.contains(&parent),
+        "{err}"
+    );
+    // A snapshot that holds no list (the parent's, written by hand).
+    let (_d3, db3) = temp_copy(&fixture("delta.sqlite"));
+    let conn = rusqlite::Connection::open(&db3).expect("open");
+    let blob: Vec<u8> = conn
+        .query_row(
+            "SELECT checkpoint FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = ?",
+            [&parent],
+            |r| r.get(0),
+        )
+        .expect("blob");
+    // The snapshot is `ext8/16/32 LEN 07 <payload>` under "messages": its payload becomes the
+    // int 5.
+    let key = b"\xa8messages";
+    let at = blob
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("messages key")
+        + key.len();
+    let width = match blob[at] {
+        0xc7 => 1,
+        0xc8 => 2,
+        0xc9 => 4,
+        other => panic!("not an ext snapshot: {other:#x}"),
+    };
+    let len = blob[at + 1..at + 1 + width]
+        .iter()
+        .fold(0usize, |n, b| n * 256 + usize::from(*b));
+    assert_eq!(blob[at + 1 + width], 7, "ext 7");
+    let mut bad = blob[..at].to_vec();
+    bad.extend_from_slice(&[0xd4, 7, 5]); // fixext1, code 7, payload: the int 5
+    bad.extend_from_slice(&blob[at + 2 + width + len..]);
+    conn.execute(
+        "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = '1' AND checkpoint_id = ?",
+        rusqlite::params![bad, parent],
+    )
+    .expect("update");
+    drop(conn);
+    let err = run_err(&["show", "1", "--db", s(&db3)]);
+    let seed = format!("the snapshot in checkpoint {parent}");
+    assert!(err.contains("not a list") && err.contains(&seed), "{err}");
+}
+
+/// Rewrites a copy of delta.sqlite with memctl, then the harness compares it with real
+/// LangGraph's `update_state` on another copy (rows field by field, write bytes), reads it,
+/// and continues the thread (tests/interop/harness.py check-rewrite, graph delta:<thread>).
+fn check_rewrite(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(), String> {
+    let (dir, db) = temp_copy(&fixture("delta.sqlite"));
+    let mut args = memctl_args.to_vec();
+    args.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
+    let out = run_json(&args);
+    let mut expect = expect;
+    if out[0]["status"] != "rewritten" {
+        return Err(format!("{thread} {memctl_args:?}: {}", out[0]));
+    }
+    expect["expect_write"] = Json::Bool(true);
+    harness_check(thread, &db, dir.path(), &expect)
+        .map_err(|e| format!("{thread} memctl {memctl_args:?}:\n{e}"))
+}
+
+/// The harness's check-rewrite of `db` (a rewritten copy of delta.sqlite) against `expect`.
+fn harness_check(
+    thread: &str,
+    db: &std::path::Path,
+    dir: &std::path::Path,
+    expect: &Json,
+) -> Result<(), String> {
+    harness_check_of(&fixture("delta.sqlite"), thread, db, dir, expect, None)
+}
+
+/// The harness's check-rewrite of `db`, a rewritten copy of `original`; with `key`, every
+/// saver of the harness is the app's `EncryptedSerializer` with that key.
+fn harness_check_of(
+    original: &std::path::Path,
+    thread: &str,
+    db: &std::path::Path,
+    dir: &std::path::Path,
+    expect: &Json,
+    key: Option<&str>,
+) -> Result<(), String> {
+    let expect_path = dir.join("expect.json");
+    std::fs::write(&expect_path, expect.to_string()).expect("write expect");
+    let graph = format!("delta:{thread}");
+    let mut harness = Command::new(python());
+    if let Some(k) = key {
+        harness.env("LANGGRAPH_AES_KEY", k);
+    }
+    let out = harness
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args([
+            "check-rewrite",
+            "--original",
+            s(original),
+            "--rewritten",
+            s(db),
+        ])
+        .args([
+            "--thread",
+            thread,
+            "--graph",
+            &graph,
+            "--expect",
+            s(&expect_path),
+        ])
+        .output()
+        .expect("the harness runs");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn trim_and_rm_of_delta_threads_are_what_update_state_writes() {
+    let mut failures = Vec::new();
+    // Every idle thread (paused is refused, as any paused thread).
+    for thread in [
+        "1", "edits", "files", "notes", "migrated", "subgraph", "exit",
+    ] {
+        let trim = serde_json::json!({"mode": "trim", "max_tokens": 2, "counter": "len",
+            "keep_first": false});
+        if let Err(e) = check_rewrite(thread, &["trim", "--keep", "2"], trim) {
+            failures.push(e);
+        }
+    }
+    for thread in ["1", "files", "migrated"] {
+        let listed = run_json(&["dump", "--db", s(&fixture("delta.sqlite")), thread]);
+        let ids: Vec<Json> = listed.as_array().expect("messages")[1..]
+            .iter()
+            .map(|m| m["id"].clone())
+            .collect();
+        let expect = serde_json::json!({"mode": "ids", "ids": ids});
+        if let Err(e) = check_rewrite(thread, &["rm", "--index", "0"], expect) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn a_paused_delta_thread_is_refused_like_any_paused_thread() {
+    let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+    let err = run_err(&["trim", "--db", s(&db), "--thread", "paused", "--keep", "2"]);
+    assert!(err.contains("interrupt"), "{err}");
+}
+
+/// What LangGraph sees of a thread of a delta.sqlite copy (harness.py state).
+fn langgraph_state(db: &std::path::Path, thread: &str) -> Json {
+    let graph = format!("delta:{thread}");
+    let out = Command::new(python())
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args([
+            "state",
+            "--db",
+            s(db),
+            "--thread",
+            thread,
+            "--graph",
+            &graph,
+        ])
+        .output()
+        .expect("the harness runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("state JSON")
+}
+
+#[test]
+fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
+    for thread in ["1", "files"] {
+        let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+        let before = run_json(&["dump", "--db", s(&db), thread]);
+        let removed = before[0]["content"].as_str().expect("text").to_owned();
+        let out = run_json(&[
+            "rm",
+            "--db",
+            s(&db),
+            "--thread",
+            thread,
+            "--index",
+            "0",
+            "--purge",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out[0]["status"], "purged", "{thread}: {out}");
+        let bytes = std::fs::read(&db).expect("read");
+        assert!(
+            !bytes
+                .windows(removed.len())
+                .any(|w| w == removed.as_bytes()),
+            "{thread}: '{removed}' is still in the file"
+        );
+        // The new checkpoint holds the kept list as a snapshot: it needs no older row.
+        let raw = run_json(&["dump", "--raw", "--db", s(&db), thread]);
+        assert_eq!(
+            raw["delta_channels"]["messages"]["stored"], "snapshot",
+            "{thread}"
+        );
+        let state = langgraph_state(&db, thread);
+        let ids = |list: &Json| -> Vec<Json> {
+            list.as_array()
+                .expect("list")
+                .iter()
+                .map(|m| m["id"].clone())
+                .collect()
+        };
+        assert_eq!(ids(&state["messages"]), ids(&before)[1..], "{thread}");
+        let out = Command::new(python())
+            .arg(common::root().join("tests/interop/harness.py"))
+            .args(["continue", "--db", s(&db), "--thread", thread, "--copy"])
+            .args(["--graph", &format!("delta:{thread}")])
+            .output()
+            .expect("the harness runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let cont: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(
+            cont["messages_after"].as_u64(),
+            cont["messages_before"].as_u64().map(|n| n + 2),
+            "{thread}: {cont}"
+        );
+        assert_eq!(
+            ids(&cont["model_received"][0])[..before.as_array().map_or(0, Vec::len) - 1],
+            ids(&before)[1..]
+        );
+    }
+}
+
+#[test]
+fn summarize_of_delta_threads_is_what_update_state_writes() {
+    use common::chat_server::{ChatServer, Reply};
+    let server = ChatServer::start(|_, n| Reply::Summary(format!("Earlier: questions {n}.")));
+    let mut failures = Vec::new();
+    for thread in ["1", "files"] {
+        let (dir, db) = temp_copy(&fixture("delta.sqlite"));
+        let out = common::memctl()
+            .env("MEMCTL_TEST_KEY", "test-key")
+            .args([
+                "summarize",
+                "--db",
+                s(&db),
+                "--thread",
+                thread,
+                "--keep",
+                "2",
+            ])
+            .args(["--endpoint", &server.url, "--model", "m"])
+            .args(["--api-key-env", "MEMCTL_TEST_KEY", "--format", "json"])
+            .output()
+            .expect("memctl runs");
+        let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
+        if report[0]["status"] != "summarized" {
+            failures.push(format!(
+                "{thread}: {report} {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        // Expected: the summary message by its fields, the kept messages by id.
+        let state = run_json(&["dump", "--db", s(&db), "--thread", thread]);
+        let items: Vec<Json> = state
+            .as_array()
+            .expect("messages")
+            .iter()
+            .map(|m| {
+                if m["additional_kwargs"]["lc_source"] == "summarization" {
+                    m.clone()
+                } else {
+                    serde_json::json!({"id": m["id"]})
+                }
+            })
+            .collect();
+        let expect =
+            serde_json::json!({"mode": "messages", "messages": items, "expect_write": true});
+        if let Err(e) = harness_check(thread, &db, dir.path(), &expect) {
+            failures.push(format!("{thread}:\n{e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn gc_keeps_every_kept_checkpoints_delta_state() {
+    let original = langgraph_states(&fixture("delta.sqlite"));
+    for keep in ["1", "3"] {
+        let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+        let out = run_json(&[
+            "gc",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep-checkpoints",
+            keep,
+            "--min-idle",
+            "0s",
+            "--format",
+            "json",
+        ]);
+        assert!(
+            out["deleted"]["checkpoints"]
+                .as_u64()
+                .is_some_and(|n| n > 0),
+            "keep {keep}: {out}"
+        );
+        let after = langgraph_states(&db);
+        let mut failures = Vec::new();
+        for (thread, t) in threads(&after) {
+            let before: HashMap<&str, &Json> = original["threads"][&thread]["history"]
+                .as_array()
+                .expect("history")
+                .iter()
+                .map(|h| (h["checkpoint_id"].as_str().expect("id"), h))
+                .collect();
+            let kept = t["history"].as_array().expect("history");
+            for h in kept {
+                let id = h["checkpoint_id"].as_str().expect("id");
+                let was = before.get(id).expect("a kept checkpoint existed before");
+                if !same(&h["messages"], &was["messages"]) || !same(&h["values"], &was["values"]) {
+                    failures.push(format!("keep {keep}: {thread} @ {id} changed"));
+                }
+            }
+            // memctl reads what is left as LangGraph does.
+            let latest = &kept[0];
+            let got = run_json(&["dump", "--db", s(&db), &thread]);
+            if !same(&got, &latest["messages"]) {
+                failures.push(format!("keep {keep}: {thread}: memctl's dump differs"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
+/// The text of a `model_dump()` message's content: a string, or its text blocks joined.
+fn content_text(m: &Json) -> String {
+    match &m["content"] {
+        Json::String(t) => t.clone(),
+        Json::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.as_str().or_else(|| b["text"].as_str()))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// `(checkpoint, message index)` of find's message hits.
+fn found_messages(hits: &Json) -> std::collections::BTreeSet<(String, u64)> {
+    hits.as_array()
+        .expect("hits")
+        .iter()
+        .filter_map(|h| {
+            Some((
+                h["checkpoint_id"].as_str()?.to_owned(),
+                h["index"].as_u64()?,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn find_searches_delta_threads_in_the_state_langgraph_shows() {
+    let db = fixture("delta.sqlite");
+    let states = langgraph_states(&db);
+    let mut failures = Vec::new();
+    let mut searched = 0;
+    for (thread, t) in threads(&states) {
+        let latest = t["latest_messages"].as_array().expect("latest messages");
+        // The last human message's text: in the state get_state shows, and (--history) in
+        // every state of get_state_history that holds it.
+        let Some(text) = latest
+            .iter()
+            .rev()
+            .find(|m| m["type"] == "human")
+            .map(content_text)
+            .filter(|t| !t.is_empty())
+        else {
+            continue;
+        };
+        let holds = |msgs: &Json, id: &str| {
+            msgs.as_array()
+                .expect("messages")
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| content_text(m).contains(&text))
+                .map(|(i, _)| (id.to_owned(), i as u64))
+                .collect::<Vec<_>>()
+        };
+        let latest_id = t["latest_checkpoint_id"].as_str().expect("id");
+        let want: std::collections::BTreeSet<_> = holds(&t["latest_messages"], latest_id)
+            .into_iter()
+            .collect();
+        let args = [
+            "find",
+            "--db",
+            s(&db),
+            "--thread",
+            &thread,
+            "--format",
+            "json",
+        ];
+        let got = found_messages(&run_json(&[&args[..], &[&text]].concat()));
+        if got != want || want.is_empty() {
+            failures.push(format!(
+                "{thread}: find {text:?}: memctl {got:?}, langgraph get_state {want:?}"
+            ));
+        }
+        let want: std::collections::BTreeSet<_> = t["history"]
+            .as_array()
+            .expect("history")
+            .iter()
+            .flat_map(|h| holds(&h["messages"], h["checkpoint_id"].as_str().expect("id")))
+            .collect();
+        let got = found_messages(&run_json(&[&args[..], &["--history", &text]].concat()));
+        if got != want {
+            failures.push(format!(
+                "{thread}: find --history {text:?}: memctl {got:?}, langgraph get_state_history {want:?}"
+            ));
+        }
+        searched += 1;
+    }
+    assert!(searched >= 6, "threads searched: {searched}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The AES key of the encrypted copies of delta.sqlite (test data).
+const DELTA_KEY: &str = "memctl-delta-test-key-aes256!!!!";
+
+/// memctl with LANGGRAPH_AES_KEY = [`DELTA_KEY`]: its JSON output.
+fn run_json_key(args: &[&str]) -> Json {
+    let out = common::memctl()
+        .env("LANGGRAPH_AES_KEY", DELTA_KEY)
+        .args(args)
+        .output()
+        .expect("memctl runs");
+    assert!(
+        out.status.success(),
+        "memctl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// A copy of delta.sqlite with every value encrypted by `memctl rekey` (LangGraph reads
+/// such a file with the key: tests/encrypted_interop.rs).
+fn encrypted_delta() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, db) = temp_copy(&fixture("delta.sqlite"));
+    let out = common::memctl()
+        .env("MEMCTL_TEST_NEW_KEY", DELTA_KEY)
+        .args([
+            "rekey",
+            "--new-key-env",
+            "MEMCTL_TEST_NEW_KEY",
+            "--db",
+            s(&db),
+        ])
+        .output()
+        .expect("memctl runs");
+    assert!(
+        out.status.success(),
+        "rekey: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (dir, db)
+}
+
+#[test]
+fn encrypted_delta_threads_read_as_plain_and_rewrites_stay_sealed() {
+    let plain = fixture("delta.sqlite");
+    let (_d, enc) = encrypted_delta();
+    let raw = run_json_key(&["dump", "--raw", "--db", s(&enc), "1"]);
+    assert_eq!(raw["type"], "msgpack+aes", "rekey encrypted the file");
+    // Every read command shows the encrypted copy as the plain file.
+    for (thread, _) in threads(&langgraph_states(&plain)) {
+        let t = thread.as_str();
+        for args in [
+            vec!["dump", t],
+            vec!["show", t, "--format", "json"],
+            vec!["history", t, "--format", "json"],
+            vec!["tokens", t, "--format", "json"],
+            vec![
+                "find",
+                "Delta",
+                "--thread",
+                t,
+                "--history",
+                "--format",
+                "json",
+            ],
+        ] {
+            let mut p = args.clone();
+            p.extend(["--db", s(&plain)]);
+            let mut e = args.clone();
+            e.extend(["--db", s(&enc)]);
+            assert!(
+                same(&run_json(&p), &run_json_key(&e)),
+                "{args:?}: the encrypted copy reads differently"
+            );
+        }
+    }
+    // trim and rm on the encrypted copy are what the app's update_state writes (encrypted
+    // with the same key), and the new checkpoint is sealed.
+    let mut failures = Vec::new();
+    for (thread, args, expect) in [
+        (
+            "1",
+            vec!["trim", "--keep", "2"],
+            serde_json::json!({"mode": "trim", "max_tokens": 2, "counter": "len",
+                "keep_first": false}),
+        ),
+        (
+            "files",
+            vec!["trim", "--keep", "2"],
+            serde_json::json!({"mode": "trim", "max_tokens": 2, "counter": "len",
+                "keep_first": false}),
+        ),
+    ] {
+        let (dir, db) = temp_copy(&enc);
+        let mut a = args.clone();
+        a.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
+        let out = run_json_key(&a);
+        if out[0]["status"] != "rewritten" {
+            failures.push(format!("{thread} {args:?}: {}", out[0]));
+            continue;
+        }
+        let raw = run_json_key(&["dump", "--raw", "--db", s(&db), thread]);
+        if raw["type"] != "msgpack+aes" {
+            failures.push(format!(
+                "{thread}: new checkpoint stored as {}",
+                raw["type"]
+            ));
+        }
+        let mut expect = expect;
+        expect["expect_write"] = Json::Bool(true);
+        if let Err(e) = harness_check_of(&enc, thread, &db, dir.path(), &expect, Some(DELTA_KEY)) {
+            failures.push(format!("{thread} memctl {args:?}:\n{e}"));
+        }
+    }
+    // rm --purge: the kept list snapshotted on a sealed checkpoint, no removed byte left
+    // (in the file or in any decrypted value).
+    let (_d2, db) = temp_copy(&enc);
+    let before = run_json_key(&["dump", "--db", s(&db), "1"]);
+    let removed = before[0]["content"].as_str().expect("text").to_owned();
+    let out = run_json_key(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "1",
+        "--index",
+        "0",
+        "--purge",
+        "--format",
+        "json",
+    ]);
+    if out[0]["status"] != "purged" {
+        failures.push(format!("rm --purge: {out}"));
+    }
+    let raw = run_json_key(&["dump", "--raw", "--db", s(&db), "1"]);
+    if raw["type"] != "msgpack+aes" || raw["delta_channels"]["messages"]["stored"] != "snapshot" {
+        failures.push(format!(
+            "rm --purge: new checkpoint {} / {}",
+            raw["type"], raw["delta_channels"]["messages"]
+        ));
+    }
+    let after = run_json_key(&["dump", "--db", s(&db), "1"]);
+    if !same(
+        &after,
+        &Json::Array(before.as_array().expect("list")[1..].to_vec()),
+    ) {
+        failures.push(format!("rm --purge: state after {after}"));
+    }
+    let hits = run_json_key(&[
+        "find",
+        &removed,
+        "--history",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    if hits.as_array().is_none_or(|h| !h.is_empty()) {
+        failures.push(format!("rm --purge: '{removed}' still found: {hits}"));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
