@@ -171,12 +171,17 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         let outcomes = if found.is_empty() {
             vec![]
         } else {
-            batch::run(&*store, &target, &opts, &|ed| {
+            let outcomes = batch::run(&*store, &target, &opts, &|ed| {
                 let f = found
                     .get(&ed.thread_id)
                     .with_context(|| format!("thread '{}' was not searched", ed.thread_id))?;
                 plan_match(ed, f, dry_run)
-            })?
+            });
+            // The batches' housekeeping (SQLite: the WAL checkpointer) ends before the vacuum.
+            let ended = store.end_batches();
+            let outcomes = outcomes?;
+            ended?;
+            outcomes
         };
         for o in &outcomes {
             let f = found.get(&o.thread_id);
