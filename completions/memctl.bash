@@ -28,6 +28,9 @@ _memctl() {
             memctl,find)
                 cmd="memctl__subcmd__find"
                 ;;
+            memctl,forget)
+                cmd="memctl__subcmd__forget"
+                ;;
             memctl,gc)
                 cmd="memctl__subcmd__gc"
                 ;;
@@ -75,6 +78,9 @@ _memctl() {
                 ;;
             memctl__subcmd__help,find)
                 cmd="memctl__subcmd__help__subcmd__find"
+                ;;
+            memctl__subcmd__help,forget)
+                cmd="memctl__subcmd__help__subcmd__forget"
                 ;;
             memctl__subcmd__help,gc)
                 cmd="memctl__subcmd__help__subcmd__gc"
@@ -134,7 +140,7 @@ _memctl() {
 
     case "${cmd}" in
         memctl)
-            opts="-q -h -V --db --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help"
+            opts="-q -h -V --db --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -363,6 +369,68 @@ _memctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        memctl__subcmd__forget)
+            opts="-t -e -i -n -q -h --thread --meta --match --regex --ignore-case --receipt --dry-run --force --settle --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --thread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --meta)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --match)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --receipt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --settle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         memctl__subcmd__gc)
             opts="-t -n -q -h --thread --all --keep-checkpoints --min-idle --dry-run --vacuum --db --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -418,7 +486,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help)
-            opts="threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help"
+            opts="threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -474,6 +542,20 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help__subcmd__find)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__help__subcmd__forget)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -167,6 +167,16 @@ pub enum Command {
   memctl find refund --count")]
     Find(FindArgs),
 
+    /// Erase a person's data from the whole database, with proof: delete their threads
+    /// (--thread, --meta) and scrub what --match matches from every other thread's history;
+    /// then vacuum, search every byte for what was erased, and print a receipt.
+    #[command(after_help = "Examples:
+  memctl forget --db checkpoints.sqlite --meta user_id=42 --dry-run
+  memctl forget --meta user_id=42 --match alice@example.com --receipt erasure-42.json
+  memctl forget --thread t-17 --thread t-18
+  memctl forget -i --regex --match 'alice|555-0100' --force")]
+    Forget(ForgetArgs),
+
     /// What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans.
     #[command(after_help = "Examples:
   memctl stats --db checkpoints.sqlite
@@ -663,6 +673,44 @@ pub struct FindArgs {
     /// Print how many hits each thread has instead of the hits.
     #[arg(long)]
     pub count: bool,
+}
+
+/// Arguments of `forget`.
+#[derive(Debug, Args)]
+pub struct ForgetArgs {
+    /// Delete this thread (repeatable): all its namespaces, checkpoints and writes, as
+    /// `prune` does. A thread already gone is reported, so a second run finishes the job.
+    #[arg(long, short = 't', value_name = "ID")]
+    pub thread: Vec<String>,
+
+    /// Delete every thread whose metadata (the configurable keys the app passed) or latest
+    /// state has KEY equal to VALUE (repeat to require several), as `find --meta` finds them.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub meta: Vec<String>,
+
+    /// Across every other thread, remove the messages whose text or tool calls match (with
+    /// their tool-call partners) from the latest state and every older checkpoint and
+    /// pending write, and replace the match by `[erased]` wherever else it stands (summaries,
+    /// other state channels, tool-call arguments). A literal unless --regex.
+    #[arg(long = "match", value_name = "PATTERN")]
+    pub pattern: Option<String>,
+
+    /// --match is a regular expression (Rust regex syntax).
+    #[arg(long, short = 'e', requires = "pattern")]
+    pub regex: bool,
+
+    /// --match without regard to case.
+    #[arg(long, short = 'i', requires = "pattern")]
+    pub ignore_case: bool,
+
+    /// Also write the receipt to this file, as JSON (it holds digests, never the erased
+    /// text). Not written in a dry run.
+    #[arg(long, value_name = "FILE")]
+    pub receipt: Option<PathBuf>,
+
+    /// Rewrite options.
+    #[command(flatten)]
+    pub rewrite: RewriteArgs,
 }
 
 /// Arguments of `stats`.

@@ -152,3 +152,80 @@ fn bad_requests_are_one_line_errors() {
         );
     }
 }
+
+/// `find`'s hits as `[thread, checkpoint, index, message id, role]`, sorted.
+fn hit_rows(hits: &Json) -> Vec<String> {
+    let mut rows: Vec<String> = hits
+        .as_array()
+        .expect("a list of hits")
+        .iter()
+        .map(|h| {
+            serde_json::json!([
+                h["thread_id"],
+                h["checkpoint_id"],
+                h["index"],
+                h["message_id"],
+                h["role"]
+            ])
+            .to_string()
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn find_equals_a_python_reference_walking_every_checkpoint_with_langgraph() {
+    // (fixture, venv): both saver generations, and the forget fixture (a summary channel, a
+    // subgraph, dict inputs).
+    let fixtures = [
+        ("new.sqlite", "new"),
+        ("old.sqlite", "old"),
+        ("forget.sqlite", "new"),
+    ];
+    let cases: [&[&str]; 6] = [
+        &["Paris"],
+        &["-i", "paris"],
+        &["--regex", r"\d+"],
+        &["--history", "Paris"],
+        &["--history", "-i", "--regex", "sunny|tool|elm street"],
+        &["--history", "Alice Example"],
+    ];
+    for (name, gen) in fixtures {
+        let db = fixture(name);
+        for case in cases {
+            let (pattern, flags) = case.split_last().expect("a pattern");
+            let mut args: Vec<&str> = flags.to_vec();
+            args.extend_from_slice(&["--", pattern]);
+            let ours = hit_rows(&find(s(&db), &args));
+            let mut py = std::process::Command::new(common::python(gen));
+            py.arg(common::root().join("tests/interop/find_reference.py"))
+                .args(["--db", s(&db), "--pattern", pattern]);
+            for f in flags.iter() {
+                py.arg(match *f {
+                    "-i" => "--ignore-case",
+                    other => other,
+                });
+            }
+            let out = py.output().expect("the reference runs");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let reference: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+            let mut want: Vec<String> = reference
+                .as_array()
+                .expect("a list")
+                .iter()
+                .map(Json::to_string)
+                .collect();
+            want.sort();
+            assert_eq!(ours, want, "{name} {case:?}");
+            assert!(
+                !want.is_empty() || *pattern == "Alice Example" || name == "forget.sqlite",
+                "{name} {case:?}: the case finds nothing"
+            );
+        }
+    }
+}

@@ -173,11 +173,11 @@ pub fn load_editable(
 /// with a fresh nonce (rows it leaves unchanged keep their bytes).
 pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> Result<Outcome> {
     let mut outcome = planned.outcome;
-    let Some(upd) = planned.update else {
-        return Ok(outcome);
-    };
     let thread = outcome.thread_id.clone();
     let Some(scrub) = planned.purge else {
+        let Some(upd) = planned.update else {
+            return Ok(outcome);
+        };
         store.append_update(&thread, "", &upd.rows(), planned.expected_writes, None)?;
         outcome.status = planned.on_write;
         return Ok(outcome);
@@ -196,13 +196,26 @@ pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> R
             None => Ok(None),
         }
     };
-    let rows = store.append_update(
-        &thread,
-        "",
-        &upd.rows(),
-        planned.expected_writes,
-        Some(&rewrite),
-    )?;
+    let rows = match (&planned.update, &planned.scrub_at) {
+        (Some(upd), _) => store.append_update(
+            &thread,
+            "",
+            &upd.rows(),
+            planned.expected_writes,
+            Some(&rewrite),
+        )?,
+        (None, Some(at)) => store.rewrite_thread(&thread, at, planned.expected_writes, &rewrite)?,
+        (None, None) => return Ok(outcome),
+    };
+    if planned.defer_checks {
+        // forget: one vacuum and one verification after every thread.
+        outcome.status = Status::Purged;
+        outcome.notes.push(format!(
+            "scrubbed {}",
+            human::count(rows as u64, "stored row")
+        ));
+        return Ok(outcome);
+    }
     store.vacuum().map_err(super::partial_if_busy)?;
     outcome.status = Status::Purged;
     let mut leftovers = store.find_leftovers(&thread, &planned.verify)?;
@@ -257,20 +270,20 @@ pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> R
 
 /// What [`search_sealed`] found.
 #[derive(Default)]
-struct SealedSearch {
+pub(super) struct SealedSearch {
     /// Per text, `(thread, place)` of up to five rows holding it.
-    found: Vec<Vec<(String, String)>>,
+    pub(super) found: Vec<Vec<(String, String)>>,
     /// Encrypted rows of the purged thread that did not decrypt (named; the search is then
     /// not complete).
-    unread_here: Vec<String>,
+    pub(super) unread_here: Vec<String>,
     /// Encrypted rows of other threads that did not decrypt.
-    unread_elsewhere: u64,
+    pub(super) unread_elsewhere: u64,
 }
 
 /// Where each of `texts` is found in the decrypted values of the database's encrypted rows
 /// (ciphertext never matches the plain search storage does), places named as storage names
 /// them. Reads every row through the store.
-fn search_sealed(
+pub(super) fn search_sealed(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     thread: &str,
@@ -330,7 +343,7 @@ fn search_sealed(
 
 /// Adds what [`search_sealed`] found of `texts` to storage's leftovers of the purged
 /// `thread`.
-fn merge_leftovers(
+pub(super) fn merge_leftovers(
     leftovers: &mut Vec<Leftover>,
     thread: &str,
     texts: &[String],
@@ -368,6 +381,9 @@ fn merge_leftovers(
 pub struct Target {
     /// One thread (a refusal or failure is then an error), or every thread when `None`.
     pub thread: Option<String>,
+    /// With no `thread`: only these of every thread (`forget`: the threads that hold a
+    /// match).
+    pub among: Option<std::collections::HashSet<String>>,
     /// Only threads idle at least this long (seconds) at `now`.
     pub idle: Option<(i64, jiff::Timestamp)>,
     /// Only threads with at least this many messages.
@@ -395,6 +411,7 @@ impl Target {
             .transpose()?;
         Ok(Target {
             thread: target.thread.clone(),
+            among: None,
             idle: idle.map(|secs| (secs, now)),
             min_messages: target.min_messages,
             min_tokens: None,
@@ -453,6 +470,7 @@ fn targets(store: &dyn CheckpointStore, target: &Target) -> Result<Vec<(String, 
     Ok(store
         .latest_root_ids()?
         .into_iter()
+        .filter(|(t, _)| target.among.as_ref().is_none_or(|among| among.contains(t)))
         .map(|(t, id)| (t, Some(id)))
         .collect())
 }
@@ -555,7 +573,7 @@ pub fn run_with(
             let writing = !opts.dry_run
                 && batch
                     .iter()
-                    .any(|p| matches!(p, Some(Step::Write(p)) if p.update.is_some()));
+                    .any(|p| matches!(p, Some(Step::Write(p)) if p.update.is_some() || p.scrub_at.is_some()));
             if writing {
                 store.begin_batch()?;
                 wrote = true;

@@ -159,9 +159,34 @@ fn search(
     if messages.list().is_some_and(|l| l.snapshot) || !channels_of(&cp).is_empty() {
         return Ok(Searched::Replay);
     }
-    let items = messages_of(&messages)?;
+    let items = match pattern {
+        Some(p) => matching_messages_of(&messages, p)?,
+        None => messages_of(&messages)?,
+    };
     let values = super::show::state_values(&cp, &[]);
     search_state(&cp, &items, &values, pattern, conditions).map(Searched::Hits)
+}
+
+/// [`messages_of`] for a search: a message whose stored bytes hold no byte match for the
+/// pattern holds no hit (the same rule as the checkpoint's own prefilter) and is left out
+/// (`None`) without being decoded: `--history` then decodes only the messages that match,
+/// not every message of every checkpoint.
+fn matching_messages_of(
+    messages: &StoredMessages,
+    pattern: &Pattern,
+) -> Result<Vec<Option<Message>>> {
+    let StoredMessages::List(list) = messages else {
+        return Ok(vec![]);
+    };
+    let bytes = list.bytes();
+    list.spans()?
+        .iter()
+        .enumerate()
+        .map(|(i, span)| match bytes.get(span.clone()) {
+            Some(b) if !pattern.maybe_in(b) => Ok(None),
+            _ => list.message(i, span).map(Some),
+        })
+        .collect()
 }
 
 /// True when a plain checkpoint blob stores its messages as a DeltaChannel snapshot.

@@ -6,6 +6,7 @@ pub mod delta;
 pub mod diff;
 pub mod dump;
 pub mod find;
+pub mod forget;
 pub mod gc;
 pub mod history;
 pub mod prune;
@@ -87,6 +88,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Summarize(args) => summarize::run(g, args, out),
         Command::Stats(args) => stats::run(g, args, out),
         Command::Find(args) => find::run(g, args, out),
+        Command::Forget(args) => forget::run(g, args, out),
         Command::Prune(args) => prune::run(g, args, out),
         Command::Gc(args) => gc::run(g, args, out),
         Command::Rekey(args) => rekey::run(g, args, out),

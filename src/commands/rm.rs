@@ -46,7 +46,13 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         let keep: Vec<usize> = (0..ed.outline.len())
             .filter(|i| !removal.remove.contains(i))
             .collect();
-        plan(ed, &keep, removal.notes, opts.dry_run, args.purge)
+        plan(
+            ed,
+            &keep,
+            removal.notes,
+            opts.dry_run,
+            args.purge.then(Default::default),
+        )
     };
     let (_, verdict) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
     verdict

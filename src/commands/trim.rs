@@ -27,7 +27,7 @@ pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
     let edit = |ed: &Editable| {
         let costs = window_costs(ed, limit, counter)?;
         let window = trim_window(&ed.outline, &costs, limit, args.keep_first);
-        plan(ed, &window.keep, window.notes, opts.dry_run, false)
+        plan(ed, &window.keep, window.notes, opts.dry_run, None)
     };
     let (_, verdict) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
     verdict

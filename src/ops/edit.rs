@@ -500,6 +500,13 @@ pub struct Planned {
     pub verify: Vec<String>,
     /// The status once written (without `--purge`): `rewritten`, or `summarized`.
     pub on_write: Status,
+    /// `forget`: with no rows to append, the purge scrubs the thread's history in place, if
+    /// its latest root checkpoint is still this one (the latest state keeps every message;
+    /// older checkpoints and writes hold what goes).
+    pub scrub_at: Option<String>,
+    /// `forget`: the caller vacuums and verifies once, after every thread is written (not
+    /// after each purge, as `rm --purge` does).
+    pub defer_checks: bool,
 }
 
 impl Planned {
@@ -512,6 +519,8 @@ impl Planned {
             purge: None,
             verify: vec![],
             on_write: Status::Rewritten,
+            scrub_at: None,
+            defer_checks: false,
         }
     }
 
@@ -526,13 +535,15 @@ impl Planned {
 }
 
 /// Plans the edit that keeps the messages `keep` (indices, in order): the report, and unless
-/// `dry_run` the rows to append. No database access: runs on any core.
+/// `dry_run` the rows to append. With `purge` (`--purge`), the removed messages are added to
+/// that scrub of the thread's history (empty for `rm`; `forget` starts from what it found in
+/// the history). No database access: runs on any core.
 pub fn plan(
     ed: &Editable,
     keep: &[usize],
     notes: Vec<String>,
     dry_run: bool,
-    purge: bool,
+    purge: Option<Scrub>,
 ) -> Result<Planned> {
     let n = ed.outline.len();
     let mut kept_mask = vec![false; n];
@@ -563,8 +574,13 @@ pub fn plan(
         purge: None,
         verify: vec![],
         on_write: Status::Rewritten,
+        scrub_at: None,
+        defer_checks: false,
     };
-    if keep.len() == n {
+    // forget scrubbing a DeltaChannel thread's history appends the kept list as a snapshot
+    // even when it keeps every message: the state then needs none of the rewritten rows.
+    let snapshot_anyway = ed.delta.is_some() && purge.as_ref().is_some_and(|s| !s.is_empty());
+    if keep.len() == n && !snapshot_anyway {
         return Ok(planned);
     }
     let kept: Vec<&Outline> = keep.iter().map(|&i| &ed.outline[i]).collect();
@@ -579,7 +595,7 @@ pub fn plan(
         .collect::<Result<Vec<Value>>>()?;
     // A purge of a DeltaChannel thread snapshots the kept list on the new checkpoint.
     let delta = ed.delta.clone().map(|mut d| {
-        if purge {
+        if purge.is_some() {
             d.snapshot.push(MESSAGES.to_owned());
         }
         d
@@ -588,9 +604,8 @@ pub fn plan(
     planned.outcome.status = Status::Planned;
     planned.outcome.checkpoint_id = Some(upd.checkpoint_id.clone());
     planned.update = Some(upd);
-    if purge {
+    if let Some(mut scrub) = purge {
         // One message view at a time: a long thread never holds them all.
-        let mut scrub = Scrub::default();
         for i in (0..n).filter(|&i| !kept_mask[i]) {
             scrub.add(&ed.message(i)?);
         }

@@ -39,6 +39,16 @@ impl Pattern {
         Ok(Pattern { text, bytes })
     }
 
+    /// The pattern over text.
+    pub fn regex(&self) -> &regex::Regex {
+        &self.text
+    }
+
+    /// The pattern over bytes (stored blobs, a database file's pages).
+    pub fn bytes_regex(&self) -> &regex::bytes::Regex {
+        &self.bytes
+    }
+
     /// True when the stored bytes could hold a match (false: no message in them matches).
     pub fn maybe_in(&self, stored: &[u8]) -> bool {
         self.bytes.is_match(stored)

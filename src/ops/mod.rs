@@ -4,13 +4,16 @@
 //! - [`remove`]: which messages a removal takes, with their tool-call partners;
 //! - [`summarize`]: what a summary replaces, its prompt and its message;
 //! - [`update`]: the checkpoint and write row `graph.update_state` would append;
-//! - [`purge`]: scrubbing removed messages from history (`rm --purge`);
+//! - [`purge`]: scrubbing removed messages from history (`rm --purge`, `forget`);
+//! - [`forget`]: what erasing a person's data takes, its verification and its receipt;
+//! - [`find`]: what `find` matches;
 //! - [`gc`]: which old checkpoints of a thread can go;
 //! - [`duration`]: `30d`, `12h` style durations for `--idle`.
 
 pub mod duration;
 pub mod edit;
 pub mod find;
+pub mod forget;
 pub mod gc;
 pub mod outcome;
 pub mod purge;

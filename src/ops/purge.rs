@@ -10,8 +10,21 @@
 use std::collections::{BTreeSet, HashSet};
 
 use crate::codec::msgpack::{Array, Value};
-use crate::model::Message;
+use crate::model::{Kind, Message};
 use crate::storage::BlobKind;
+
+/// What a redaction puts where erased text was (`forget --match`).
+pub const ERASED: &str = "[erased]";
+
+/// Keys whose string values are structure, never text a person wrote (ids, types, tool and
+/// node names): a redaction leaves them as they are, so LangGraph still routes and loads.
+const STRUCTURAL_KEYS: &[&str] = &["id", "type", "tool_call_id", "name", "lc", "__type"];
+
+/// True when a map key's value is structure a redaction leaves alone (see
+/// `STRUCTURAL_KEYS`).
+pub fn is_structural(key: &str) -> bool {
+    STRUCTURAL_KEYS.contains(&key)
+}
 
 /// What to scrub.
 #[derive(Debug, Default, Clone)]
@@ -25,6 +38,13 @@ pub struct Scrub {
     /// Every string the removed messages carried (text, content strings, tool-call argument
     /// strings): after the purge none may be left in the file.
     pub private: BTreeSet<String>,
+    /// Tool calls whose ToolMessage was removed: the AI messages that made them go too (a
+    /// call without its answer is as invalid as an answer without its call).
+    pub answered_call_ids: HashSet<String>,
+    /// `forget --match`: text erased wherever it stands outside the removed messages (a
+    /// summary, another state channel, a tool call's arguments in a `Send`): each match in a
+    /// string value is replaced by [`ERASED`] (see [`redact`]).
+    pub redact: Option<regex::Regex>,
 }
 
 impl Scrub {
@@ -37,7 +57,20 @@ impl Scrub {
         }
         self.tool_call_ids
             .extend(m.tool_call_ids().into_iter().map(str::to_owned));
+        if m.kind == Kind::Tool {
+            self.answered_call_ids
+                .extend(m.tool_call_id().map(str::to_owned));
+        }
         self.private.extend(m.private_strings());
+    }
+
+    /// True when the scrub removes and redacts nothing.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+            && self.texts.is_empty()
+            && self.tool_call_ids.is_empty()
+            && self.answered_call_ids.is_empty()
+            && self.redact.is_none()
     }
 
     /// True when `v` is one of the removed messages.
@@ -45,13 +78,25 @@ impl Scrub {
         let Some(m) = Message::from_value(v) else {
             return false;
         };
-        match m.id() {
+        let itself = match m.id() {
             Some(id) => self.ids.contains(id),
             None => {
                 let text = m.text();
                 !text.is_empty() && self.texts.contains(&text)
             }
-        }
+        };
+        // The other half of a removed tool-call pair.
+        itself
+            || match m.kind {
+                Kind::Tool => m
+                    .tool_call_id()
+                    .is_some_and(|c| self.tool_call_ids.contains(c)),
+                Kind::Ai if !self.answered_call_ids.is_empty() => m
+                    .tool_call_ids()
+                    .iter()
+                    .any(|c| self.answered_call_ids.contains(*c)),
+                _ => false,
+            }
     }
 
     /// True when `v` is a removed message, one of their tool calls (`{name, args, id}`), a
@@ -132,7 +177,20 @@ impl Scrub {
         let Some(values) = root.get_mut("channel_values") else {
             return false;
         };
-        self.scrub_inside(values)
+        let removed = self.scrub_inside(values);
+        let redacted = self
+            .redact
+            .as_ref()
+            .is_some_and(|re| redact(re, values) > 0);
+        removed || redacted
+    }
+
+    /// Scrubs a pending write's value (see [`Scrub::scrub_list`]), then redacts it. Returns
+    /// true when something changed.
+    pub fn scrub_write(&self, value: &mut Value) -> bool {
+        let removed = self.scrub_list(value);
+        let redacted = self.redact.as_ref().is_some_and(|re| redact(re, value) > 0);
+        removed || redacted
     }
 
     /// A stored blob with the removed messages scrubbed out (checkpoints: every channel;
@@ -144,7 +202,7 @@ impl Scrub {
             .map_err(|e| e.context("it does not decode, so memctl cannot purge it"))?;
         let changed = match kind {
             BlobKind::Checkpoint => self.scrub_checkpoint(&mut value),
-            BlobKind::Write => self.scrub_list(&mut value),
+            BlobKind::Write => self.scrub_write(&mut value),
         };
         Ok(changed.then(|| crate::codec::msgpack::encode(&value)))
     }
@@ -158,6 +216,35 @@ impl Scrub {
             .filter(|s| s.len() >= 4 && !kept.iter().any(|k| k.contains(s.as_str())))
             .cloned()
             .collect()
+    }
+}
+
+/// Replaces every match of `re` in the string values of `v` (map values and list items at
+/// any depth, the fields of typed objects) by [`ERASED`]; map keys, the values of
+/// `STRUCTURAL_KEYS` and the class path of typed objects are left alone. Returns how many
+/// strings changed.
+pub fn redact(re: &regex::Regex, v: &mut Value) -> usize {
+    match v {
+        Value::Str(s) if re.is_match(&s.text) => {
+            s.text = re.replace_all(&s.text, ERASED).into_owned();
+            s.marker = None;
+            1
+        }
+        Value::Array(a) => a.items.iter_mut().map(|x| redact(re, x)).sum(),
+        Value::Map(m) => m
+            .entries
+            .iter_mut()
+            .filter(|(k, _)| k.as_str().is_none_or(|k| !is_structural(k)))
+            .map(|(_, x)| redact(re, x))
+            .sum(),
+        // A typed object: [module, class, arguments…]; only the arguments are data.
+        Value::Ext(e) => match &mut e.payload {
+            Value::Array(a) if a.items.len() > 2 => {
+                a.items[2..].iter_mut().map(|x| redact(re, x)).sum()
+            }
+            _ => 0,
+        },
+        _ => 0,
     }
 }
 

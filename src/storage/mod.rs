@@ -280,6 +280,38 @@ pub struct ThreadMoved {
     pub what: String,
 }
 
+impl ThreadMoved {
+    /// Ok when a thread is where an update expects it: its latest checkpoint (`latest`) is
+    /// still `expected_latest` and that checkpoint still has `expected_writes` pending writes
+    /// (`writes`); otherwise the error saying what changed.
+    pub fn check(
+        thread_id: &str,
+        latest: Option<String>,
+        expected_latest: &str,
+        writes: i64,
+        expected_writes: usize,
+    ) -> Result<()> {
+        if latest.as_deref() != Some(expected_latest) {
+            return Err(ThreadMoved {
+                thread_id: thread_id.into(),
+                what: format!(
+                    "its latest checkpoint is now {}",
+                    latest.unwrap_or_default()
+                ),
+            }
+            .into());
+        }
+        if writes as usize != expected_writes {
+            return Err(ThreadMoved {
+                thread_id: thread_id.into(),
+                what: "a run started on it".into(),
+            }
+            .into());
+        }
+        Ok(())
+    }
+}
+
 /// A vacuum that could not get exclusive access (an app keeps the database busy): the
 /// deletions before it are committed; the caller decides what that means for its exit code.
 #[derive(Debug, thiserror::Error)]
@@ -419,6 +451,26 @@ pub trait CheckpointStore: Send {
         expected_writes: usize,
         rewrite: Option<BlobRewriter<'_>>,
     ) -> Result<usize>;
+
+    /// Scrubs a thread's history in place (`forget`, when its latest state keeps every
+    /// message): every stored blob of the thread (all namespaces) that `rewrite` changes is
+    /// replaced, in one transaction (a savepoint inside a batch), after checking that
+    /// `expected_latest` is still the latest root checkpoint and still has `expected_writes`
+    /// pending writes; otherwise a [`ThreadMoved`] error and nothing written. Freed space
+    /// holds none of the old bytes. Returns the count of rewritten rows.
+    fn rewrite_thread(
+        &self,
+        thread_id: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+        rewrite: BlobRewriter<'_>,
+    ) -> Result<usize>;
+
+    /// The files that hold the database's bytes and that memctl can read (SQLite: the file and
+    /// its `-wal`); empty for a server database, whose files are out of memctl's reach.
+    fn files(&self) -> Vec<std::path::PathBuf> {
+        vec![]
+    }
 
     /// Starts a batch: the following updates share one transaction (fewer syncs for `--all`),
     /// each still atomic on its own. End it with [`CheckpointStore::commit_batch`].

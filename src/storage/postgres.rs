@@ -256,37 +256,7 @@ impl PostgresStore {
         rewrite: Option<BlobRewriter<'_>>,
     ) -> Result<usize> {
         let e = |e| self.err(e);
-        let latest: Option<String> = c
-            .query_one(
-                "SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2",
-                &[&thread_id, &ns],
-            )
-            .and_then(|r| r.try_get(0))
-            .map_err(e)?;
-        if latest.as_deref() != Some(rows.parent_id) {
-            return Err(ThreadMoved {
-                thread_id: thread_id.into(),
-                what: format!(
-                    "its latest checkpoint is now {}",
-                    latest.unwrap_or_default()
-                ),
-            }
-            .into());
-        }
-        let writes: i64 = c
-            .query_one(
-                "SELECT count(*) FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
-                &[&thread_id, &ns, &rows.parent_id],
-            )
-            .and_then(|r| r.try_get(0))
-            .map_err(e)?;
-        if writes as usize != expected_writes {
-            return Err(ThreadMoved {
-                thread_id: thread_id.into(),
-                what: "a run started on it".into(),
-            }
-            .into());
-        }
+        self.check_unmoved(c, thread_id, ns, rows.parent_id, expected_writes)?;
         let parent_versions: Option<String> = c
             .query_one(
                 "SELECT (checkpoint -> 'channel_versions')::text FROM checkpoints \
@@ -365,6 +335,35 @@ impl PostgresStore {
         }
     }
 
+    /// Checks, with the locks held, that `expected_latest` is still the latest checkpoint of
+    /// the thread and namespace and still has `expected_writes` pending writes; otherwise a
+    /// [`ThreadMoved`] error.
+    fn check_unmoved(
+        &self,
+        c: &mut Client,
+        thread_id: &str,
+        ns: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+    ) -> Result<()> {
+        let e = |e| self.err(e);
+        let latest: Option<String> = c
+            .query_one(
+                "SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2",
+                &[&thread_id, &ns],
+            )
+            .and_then(|r| r.try_get(0))
+            .map_err(e)?;
+        let writes: i64 = c
+            .query_one(
+                "SELECT count(*) FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+                &[&thread_id, &ns, &expected_latest],
+            )
+            .and_then(|r| r.try_get(0))
+            .map_err(e)?;
+        ThreadMoved::check(thread_id, latest, expected_latest, writes, expected_writes)
+    }
+
     /// `--purge`: every blob row and write row of the thread (all namespaces, referenced or
     /// not) that `rewrite` changes is replaced in place. A blob row is shared by the
     /// checkpoints that name its version, so it is handed to `rewrite` as a checkpoint with
@@ -406,6 +405,52 @@ impl PostgresStore {
             )
             .map_err(e)?;
             changed += 1;
+        }
+        // Values stored inline in the checkpoint JSON (strings, numbers: a summary channel),
+        // handed to `rewrite` the same way, one channel at a time.
+        let inline = c
+            .query(
+                "SELECT checkpoint_ns, checkpoint_id, checkpoint::text FROM checkpoints WHERE thread_id = $1",
+                &[&thread_id],
+            )
+            .map_err(e)?;
+        for r in &inline {
+            let ns: String = r.try_get(0).map_err(e)?;
+            let id: String = r.try_get(1).map_err(e)?;
+            let text: String = r.try_get(2).map_err(e)?;
+            let mut json: Json = serde_json::from_str(&text)
+                .with_context(|| format!("checkpoint {id} is not JSON"))?;
+            let mut row_changed = false;
+            if let Some(Json::Object(values)) = json.get_mut("channel_values") {
+                for (channel, value) in values.iter_mut() {
+                    if !value.is_string() {
+                        continue;
+                    }
+                    let packed =
+                        crate::codec::msgpack::encode(&crate::codec::json::json_to_value(value));
+                    let wrapped = wrap_channel(channel, &packed);
+                    let new =
+                        rewrite(BlobKind::Checkpoint, "msgpack", &wrapped).with_context(|| {
+                            format!("cannot rewrite channel '{channel}' of checkpoint {id}")
+                        })?;
+                    let Some(new) = new else { continue };
+                    let root = crate::codec::msgpack::decode(&new)?;
+                    let v = root
+                        .get("channel_values")
+                        .and_then(|v| v.get(channel))
+                        .ok_or_else(|| anyhow!("the rewritten channel '{channel}' has no value"))?;
+                    *value = crate::codec::json::to_json(v);
+                    row_changed = true;
+                }
+            }
+            if row_changed {
+                c.execute(
+                    "UPDATE checkpoints SET checkpoint = $1 WHERE thread_id = $2 AND checkpoint_ns = $3 AND checkpoint_id = $4",
+                    &[&postgres::types::Json(&json), &thread_id, &ns, &id],
+                )
+                .map_err(e)?;
+                changed += 1;
+            }
         }
         let writes = c
             .query(
@@ -844,6 +889,19 @@ impl CheckpointStore for PostgresStore {
         rewrite: Option<BlobRewriter<'_>>,
     ) -> Result<usize> {
         self.write_tx(|c| self.append_locked(c, thread_id, ns, rows, expected_writes, rewrite))
+    }
+
+    fn rewrite_thread(
+        &self,
+        thread_id: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+        rewrite: BlobRewriter<'_>,
+    ) -> Result<usize> {
+        self.write_tx(|c| {
+            self.check_unmoved(c, thread_id, "", expected_latest, expected_writes)?;
+            self.scrub_thread(c, thread_id, rewrite)
+        })
     }
 
     fn begin_batch(&self) -> Result<()> {

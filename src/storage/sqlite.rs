@@ -229,6 +229,20 @@ impl CheckpointStore for SqliteStore {
         self.append(thread_id, ns, rows, expected_writes, rewrite)
     }
 
+    fn rewrite_thread(
+        &self,
+        thread_id: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+        rewrite: BlobRewriter<'_>,
+    ) -> Result<usize> {
+        self.scrub_in_place(thread_id, expected_latest, expected_writes, rewrite)
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        vec![self.path.clone(), sidecar(&self.path, "-wal")]
+    }
+
     fn begin_batch(&self) -> Result<()> {
         self.begin()
     }
@@ -686,12 +700,40 @@ pub(crate) fn blob(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>>
     })
 }
 
-/// For each of `needles`, the files among `files` that contain it (missing files are
-/// skipped). Each file is read once, in 8 MiB pieces that overlap by the longest needle, so
-/// memory stays flat on a file of any size.
-pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<String>>> {
+/// Reads the file at `path` once, in 8 MiB pieces, each starting with the last `overlap`
+/// bytes of the one before (so a match up to `overlap + 1` bytes long is whole in one piece),
+/// and hands each piece to `f` until it returns false: memory stays flat on a file of any
+/// size. A missing file is no error (nothing is handed over).
+pub fn read_in_pieces(path: &Path, overlap: usize, f: &mut dyn FnMut(&[u8]) -> bool) -> Result<()> {
     use std::io::Read;
     const PIECE: usize = 8 << 20;
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
+    };
+    let mut buf = vec![0u8; PIECE + overlap];
+    let mut have = 0;
+    loop {
+        let n = file
+            .read(&mut buf[have..])
+            .with_context(|| format!("cannot read '{}'", path.display()))?;
+        if n == 0 {
+            return Ok(());
+        }
+        have += n;
+        if !f(&buf[..have]) {
+            return Ok(());
+        }
+        let keep = overlap.min(have);
+        buf.copy_within(have - keep..have, 0);
+        have = keep;
+    }
+}
+
+/// For each of `needles`, the files among `files` that contain it (missing files are
+/// skipped). Each file is read once (see [`read_in_pieces`]).
+pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<String>>> {
     let finders: Vec<memchr::memmem::Finder<'_>> = needles
         .iter()
         .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
@@ -699,29 +741,13 @@ pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<St
     let overlap = needles.iter().map(String::len).max().unwrap_or(1).max(1) - 1;
     let mut found = vec![Vec::new(); needles.len()];
     for path in files {
-        let mut file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
-        };
         let mut hit = vec![false; needles.len()];
-        let mut buf = vec![0u8; PIECE + overlap];
-        let mut have = 0;
-        loop {
-            let n = file
-                .read(&mut buf[have..])
-                .with_context(|| format!("cannot read '{}'", path.display()))?;
-            if n == 0 {
-                break;
-            }
-            have += n;
+        read_in_pieces(path, overlap, &mut |piece| {
             for (i, f) in finders.iter().enumerate() {
-                hit[i] = hit[i] || f.find(&buf[..have]).is_some();
+                hit[i] = hit[i] || f.find(piece).is_some();
             }
-            let keep = overlap.min(have);
-            buf.copy_within(have - keep..have, 0);
-            have = keep;
-        }
+            true
+        })?;
         for (i, h) in hit.into_iter().enumerate() {
             if h {
                 found[i].push(path.display().to_string());
@@ -744,7 +770,30 @@ impl SqliteStore {
         expected_writes: usize,
         rewrite: Option<BlobRewriter<'_>>,
     ) -> Result<usize> {
-        if rewrite.is_some() {
+        self.in_update(rewrite.is_some(), || {
+            self.append_in_transaction(thread_id, ns, rows, expected_writes, rewrite)
+        })
+    }
+
+    /// [`CheckpointStore::rewrite_thread`]: the checks of an append, then the scrub, in one
+    /// transaction (a savepoint inside a batch) with `secure_delete` on.
+    fn scrub_in_place(
+        &self,
+        thread_id: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+        rewrite: BlobRewriter<'_>,
+    ) -> Result<usize> {
+        self.in_update(true, || {
+            self.check_unmoved(thread_id, "", expected_latest, expected_writes)?;
+            self.scrub_thread(&self.conn, thread_id, rewrite)
+        })
+    }
+
+    /// Runs `f` in a `BEGIN IMMEDIATE` transaction, or a savepoint inside a batch; with
+    /// `secure`, freed pages are zeroed (`secure_delete`).
+    fn in_update<T>(&self, secure: bool, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        if secure {
             self.conn
                 .execute_batch("PRAGMA secure_delete = ON")
                 .map_err(|e| self.sql_error(e))?;
@@ -761,7 +810,7 @@ impl SqliteStore {
                 .execute_batch("SAVEPOINT memctl_update")
                 .map_err(|e| self.sql_error(e))?;
         }
-        match self.append_in_transaction(thread_id, ns, rows, expected_writes, rewrite) {
+        match f() {
             Ok(n) => {
                 let end = if own {
                     "COMMIT"
@@ -841,31 +890,7 @@ impl SqliteStore {
         scrub: Option<BlobRewriter<'_>>,
     ) -> Result<usize> {
         let tx = &self.conn;
-        // Cached statements: a batch runs these once per thread.
-        let latest = self.latest_checkpoint_id(thread_id, ns)?;
-        if latest.as_deref() != Some(update.parent_id) {
-            return Err(ThreadMoved {
-                thread_id: thread_id.into(),
-                what: format!(
-                    "its latest checkpoint is now {}",
-                    latest.unwrap_or_default()
-                ),
-            }
-            .into());
-        }
-        let writes: i64 = tx
-            .prepare_cached(
-                "SELECT COUNT(*) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            )
-            .and_then(|mut st| st.query_row([thread_id, ns, update.parent_id], |r| r.get(0)))
-            .map_err(|e| self.sql_error(e))?;
-        if writes as usize != expected_writes {
-            return Err(ThreadMoved {
-                thread_id: thread_id.into(),
-                what: "a run started on it".into(),
-            }
-            .into());
-        }
+        self.check_unmoved(thread_id, ns, update.parent_id, expected_writes)?;
         for w in update.writes {
             let value = BlobParam::of(&w.value)?;
             let result = match self.generation {
@@ -911,6 +936,28 @@ impl SqliteStore {
             None => 0,
         };
         Ok(scrubbed)
+    }
+
+    /// Checks, inside an update's transaction, that `expected_latest` is still the latest
+    /// checkpoint of the thread and namespace and still has `expected_writes` pending writes;
+    /// otherwise a [`ThreadMoved`] error.
+    fn check_unmoved(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+    ) -> Result<()> {
+        // Cached statements: a batch runs these once per thread.
+        let latest = self.latest_checkpoint_id(thread_id, ns)?;
+        let writes: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT COUNT(*) FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            )
+            .and_then(|mut st| st.query_row([thread_id, ns, expected_latest], |r| r.get(0)))
+            .map_err(|e| self.sql_error(e))?;
+        ThreadMoved::check(thread_id, latest, expected_latest, writes, expected_writes)
     }
 
     /// Replaces the thread's blobs that `rewrite` changes (it is handed each with its type);

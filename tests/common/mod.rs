@@ -31,6 +31,21 @@ pub fn memctl() -> Command {
     cmd
 }
 
+/// The Python of a venv with real LangGraph: `$MEMCTL_PYTHON_<GEN>` (`new`, `old`, `pg`), else
+/// `.venv/<gen>/bin/python`. A missing one fails the test with what to run.
+pub fn python(gen: &str) -> PathBuf {
+    let var = format!("MEMCTL_PYTHON_{}", gen.to_uppercase());
+    let path = std::env::var_os(&var)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join(".venv").join(gen).join("bin").join("python"));
+    assert!(
+        path.exists(),
+        "LangGraph ({gen}) is not installed at {}: run scripts/pyenv.sh (scripts/test.sh does it)",
+        path.display()
+    );
+    path
+}
+
 /// Runs memctl with `args`, asserts success, returns stdout.
 pub fn run_ok(args: &[&str]) -> String {
     let out = memctl().args(args).output().expect("memctl runs");

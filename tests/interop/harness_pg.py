@@ -13,6 +13,7 @@ message lists and update_state call.
     harness_pg.py state --url URL --thread T [--graph G]
     harness_pg.py continue --url URL --thread T [--graph G]
     harness_pg.py prune --url URL --threads A,B      PostgresSaver.prune(keep_latest)
+    harness_pg.py load-forget --url URL              graphs.FORGET's threads, by PostgresSaver
     harness_pg.py held-app --url URL --thread T --hold-file F --go-file G
     harness_pg.py live-app --url URL --threads A,B --seconds S [--stop-file F]
 
@@ -209,6 +210,15 @@ def cmd_check_all(url: str, expected_path: str) -> dict:
     return {"continued": done, "errors": errors}
 
 
+def cmd_load_forget(url: str) -> dict:
+    """Writes the threads of graphs.FORGET (forget.sqlite's scenarios) with PostgresSaver."""
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+        for s in graphs.FORGET.values():
+            graphs.run(s, saver)
+    return {"threads": list(graphs.FORGET)}
+
+
 def cmd_prune(url: str, threads: list[str]) -> dict:
     with PostgresSaver.from_conn_string(url) as saver:
         saver.prune(threads, strategy="keep_latest")
@@ -310,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     ca = sub.add_parser("check-all")
     ca.add_argument("--url", required=True)
     ca.add_argument("--expected", required=True)
+    lf = sub.add_parser("load-forget")
+    lf.add_argument("--url", required=True)
     p = sub.add_parser("prune")
     p.add_argument("--url", required=True)
     p.add_argument("--threads", required=True)
@@ -341,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
             rep = cmd_continue(a.url, a.thread, a.graph or a.thread)
         elif a.cmd == "check-all":
             rep = cmd_check_all(a.url, a.expected)
+        elif a.cmd == "load-forget":
+            rep = cmd_load_forget(a.url)
         elif a.cmd == "prune":
             rep = cmd_prune(a.url, a.threads.split(","))
         elif a.cmd == "held-app":

@@ -1,0 +1,526 @@
+//! `memctl forget`: erase a person's data from the whole database, with proof. Whole threads
+//! (`--thread`, `--meta`) are deleted as `prune` deletes them, one transaction per thread;
+//! `--match` scrubs every other thread as `rm --purge` does (the batch driver, one
+//! transaction per thread); then one vacuum, a search of every byte for what was erased, and
+//! the receipt. The decisions are `ops::forget`'s; the report is `output::forget`'s.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::io::Write;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{ForgetArgs, GlobalArgs};
+use crate::codec::aes::{self, Keyring};
+use crate::codec::json::to_json;
+use crate::ops::find::{MetaCondition, Pattern};
+use crate::ops::forget::{
+    classify, digest, message_strings, meta_selects, plan_match, searchable, Findings, Hit,
+    Receipt, Reclaim, Reported, Request, Scrubbed, Verification,
+};
+use crate::ops::outcome::Status;
+use crate::output::forget::{Line, Planned};
+use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
+
+use super::batch::{self, Options, Target};
+use super::LoadedCheckpoint;
+
+/// Runs `forget`.
+pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()> {
+    let pattern = args
+        .pattern
+        .as_deref()
+        .map(|p| Pattern::new(p, args.regex, args.ignore_case))
+        .transpose()
+        .context("--match")?;
+    let conditions = args
+        .meta
+        .iter()
+        .map(|m| MetaCondition::parse(m))
+        .collect::<Result<Vec<_>>>()?;
+    if args.thread.is_empty() && conditions.is_empty() && pattern.is_none() {
+        return Err(crate::exit::Usage(
+            "say what to forget: --thread ID, --meta KEY=VALUE or --match PATTERN".into(),
+        )
+        .into());
+    }
+    let opts = Options::from_args(g, &args.rewrite, "forget")?;
+    let dry_run = opts.dry_run;
+    let store = batch::open_for_writing(g, dry_run)?;
+    let keys = &opts.keys;
+    let mut threads: Vec<ThreadSummary> = Vec::new();
+    store.for_each_thread(&mut |t| {
+        threads.push(t);
+        Ok(())
+    })?;
+    let mut reported: Vec<Reported> = Vec::new();
+    let mut lines: Vec<Line> = Vec::new();
+
+    // 1. Whole threads: the named ones, and those --meta selects.
+    for t in &args.thread {
+        if !threads.iter().any(|s| &s.thread_id == t) {
+            lines.push(Line::new(
+                t,
+                "absent",
+                "not in the database (already deleted?)",
+            ));
+        }
+    }
+    let mut doomed: Vec<&ThreadSummary> = Vec::new();
+    for t in &threads {
+        let named = args.thread.contains(&t.thread_id);
+        let selected = named
+            || (!conditions.is_empty()
+                && match belongs(&*store, keys, &t.thread_id, &conditions) {
+                    Ok(yes) => yes,
+                    Err(e) => {
+                        reported.push(Reported {
+                            thread_id: t.thread_id.clone(),
+                            reason: format!("could not check --meta: {e:#}"),
+                        });
+                        false
+                    }
+                });
+        if selected {
+            doomed.push(t);
+        }
+    }
+    // What the deleted threads held, searched for afterwards.
+    let mut deleted_strings = BTreeSet::new();
+    let mut deleted = Deleted::default();
+    let mut deleted_ids: Vec<String> = Vec::new();
+    for t in &doomed {
+        if let Err(e) = collect_strings(&*store, keys, &t.thread_id, &mut deleted_strings) {
+            // The thread goes anyway: what could not be read cannot be searched for.
+            lines.push(Line::new(
+                &t.thread_id,
+                "note",
+                &format!("some of its rows could not be read to search for afterwards: {e:#}"),
+            ));
+        }
+        let action = if dry_run { "would delete" } else { "deleted" };
+        if !dry_run {
+            // One transaction per thread: an interrupted run leaves whole threads.
+            let (d, moved) = store.delete_threads(&[(t.thread_id.clone(), t.latest_id.clone())])?;
+            if !moved.is_empty() {
+                reported.push(Reported {
+                    thread_id: t.thread_id.clone(),
+                    reason:
+                        "got a new checkpoint while memctl worked; not deleted, run forget again"
+                            .into(),
+                });
+                continue;
+            }
+            deleted.add(d);
+        }
+        deleted_ids.push(t.thread_id.clone());
+        lines.push(Line::new(
+            &t.thread_id,
+            action,
+            &format!("{} checkpoints, {} bytes", t.checkpoints, t.bytes),
+        ));
+    }
+
+    // 2. --match over every other thread.
+    let gone: HashSet<&str> = doomed.iter().map(|t| t.thread_id.as_str()).collect();
+    let mut scrubbed = Scrubbed::default();
+    let mut scrubbed_ids = Vec::new();
+    let mut untouched = Vec::new();
+    let (mut must, mut removed) = (BTreeSet::new(), BTreeSet::new());
+    if let Some(p) = &pattern {
+        let mut found: HashMap<String, Findings> = HashMap::new();
+        let mut key_problem: Option<String> = None;
+        for t in threads
+            .iter()
+            .filter(|t| !gone.contains(t.thread_id.as_str()))
+        {
+            match findings(&*store, keys, &t.thread_id, p) {
+                Ok(f) if f.is_empty() => {}
+                Ok(f) => {
+                    untouched.extend(f.untouched.iter().cloned());
+                    let (m, r) = f.verify_strings();
+                    must.extend(m);
+                    removed.extend(r);
+                    if t.latest_root_id.is_none() {
+                        reported.push(Reported {
+                            thread_id: t.thread_id.clone(),
+                            reason: "matches, but has no root namespace; memctl rewrites threads through their root state, so it was left as it is".into(),
+                        });
+                        continue;
+                    }
+                    found.insert(t.thread_id.clone(), f);
+                }
+                Err(e) => {
+                    if crate::ops::edit::is_key_error(&e) {
+                        key_problem.get_or_insert_with(|| format!("{e:#}"));
+                    }
+                    reported.push(Reported {
+                        thread_id: t.thread_id.clone(),
+                        reason: format!("could not be searched: {e:#}"),
+                    });
+                }
+            }
+        }
+        // Encrypted threads and no key (or the wrong one), and nothing else to do: one line.
+        if let (Some(why), true, true) = (&key_problem, found.is_empty(), doomed.is_empty()) {
+            anyhow::bail!("{why}; nothing was written");
+        }
+        let target = Target {
+            among: Some(found.keys().cloned().collect()),
+            ..Target::default()
+        };
+        let outcomes = if found.is_empty() {
+            vec![]
+        } else {
+            let outcomes = batch::run(&*store, &target, &opts, &|ed| {
+                let f = found
+                    .get(&ed.thread_id)
+                    .with_context(|| format!("thread '{}' was not searched", ed.thread_id))?;
+                plan_match(ed, f, dry_run)
+            });
+            // The batches' housekeeping (SQLite: the WAL checkpointer) ends before the vacuum.
+            let ended = store.end_batches();
+            let outcomes = outcomes?;
+            ended?;
+            outcomes
+        };
+        for o in &outcomes {
+            let f = found.get(&o.thread_id);
+            let detail = o.notes.join("; ");
+            match o.status {
+                Status::Purged | Status::WouldRewrite | Status::Rewritten => {
+                    if o.status == Status::Purged {
+                        scrubbed.threads += 1;
+                        scrubbed_ids.push(o.thread_id.clone());
+                        scrubbed.checkpoints_appended += u64::from(o.checkpoint_id.is_some());
+                        scrubbed.messages_removed_from_latest += o.removed.len() as u64;
+                        if let Some(f) = f {
+                            scrubbed.messages_matched += f.messages.len() as u64;
+                            scrubbed.strings_redacted += f.strings as u64;
+                            scrubbed.rows_with_matches += f.rows as u64;
+                        }
+                    }
+                    let action = if dry_run { "would scrub" } else { "scrubbed" };
+                    let removed_here = format!(
+                        "{} removed from its latest state; {detail}",
+                        o.removed.len()
+                    );
+                    lines.push(Line::new(&o.thread_id, action, &removed_here));
+                }
+                Status::Unchanged => {}
+                _ => reported.push(Reported {
+                    thread_id: o.thread_id.clone(),
+                    reason: format!("{}: {detail}", o.status),
+                }),
+            }
+        }
+    }
+
+    // 3. Reclaim: one vacuum (SQLite: WAL checkpointed, VACUUM, WAL truncated).
+    let mut reclaim = Reclaim {
+        out_of_reach: out_of_reach(&*store),
+        ..Reclaim::default()
+    };
+    let mut busy = None;
+    if !dry_run {
+        let (before, after, outcome) = store.shrink(true)?;
+        reclaim.bytes_before = before;
+        reclaim.bytes_after = after;
+        match outcome {
+            Some(Ok(())) => reclaim.vacuumed = true,
+            Some(Err(e)) => busy = Some(e),
+            None => {}
+        }
+    }
+
+    // 4. Verify: every byte (every row on a server) searched for what was erased.
+    let verification = if dry_run {
+        None
+    } else {
+        let remaining_ids: Vec<String> = threads
+            .iter()
+            .filter(|t| !deleted_ids.contains(&t.thread_id))
+            .map(|t| t.thread_id.clone())
+            .collect();
+        // A deleted thread's id must be gone, unless a kept thread's id contains it.
+        must.extend(
+            deleted_ids
+                .iter()
+                .filter(|d| !remaining_ids.iter().any(|r| r.contains(d.as_str())))
+                .cloned(),
+        );
+        removed.extend(deleted_strings);
+        let removed: Vec<String> = removed.difference(&must).cloned().collect();
+        let (must, short_a) = searchable(must);
+        let (removed, short_b) = searchable(removed);
+        Some(verify(
+            &*store,
+            keys,
+            &must,
+            &removed,
+            short_a + short_b,
+            pattern.as_ref().zip(args.pattern.as_deref()),
+        )?)
+    };
+
+    let receipt = Receipt {
+        receipt: "memctl forget",
+        memctl_version: env!("CARGO_PKG_VERSION"),
+        timestamp: crate::output::human::utc(&crate::output::human::now(g.now.as_deref())?),
+        backend: if store.files().is_empty() {
+            "postgres"
+        } else {
+            "sqlite"
+        },
+        dry_run,
+        request: Request::new(
+            &args.thread,
+            &conditions,
+            args.pattern
+                .as_deref()
+                .map(|p| (p, args.regex, args.ignore_case)),
+        ),
+        deleted_threads_sha256: deleted_ids.iter().map(|t| digest(t)).collect(),
+        deleted,
+        scrubbed,
+        scrubbed_threads_sha256: scrubbed_ids.iter().map(|t| digest(t)).collect(),
+        reported,
+        untouched,
+        reclaim,
+        verification,
+    };
+    if let (Some(path), false) = (&args.receipt, dry_run) {
+        let json = serde_json::to_vec_pretty(&receipt)?;
+        std::fs::write(path, json)
+            .with_context(|| format!("cannot write the receipt to '{}'", path.display()))?;
+    }
+    let planned = Planned { lines };
+    crate::output::forget::render(g.format, &receipt, &planned, out)?;
+    if let Some(e) = busy {
+        return Err(super::partial_if_busy(e));
+    }
+    if !dry_run && !receipt.complete() {
+        return Err(crate::exit::Partial(
+            "the erasure is not complete: see the receipt's reported threads, untouched places and verification".into(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// True when `--meta`'s conditions select the thread (see `ops::forget::meta_selects`): the
+/// metadata of its checkpoints in every namespace, and its latest root state.
+fn belongs(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    conditions: &[MetaCondition],
+) -> Result<bool> {
+    let mut metadata = Vec::new();
+    for ns in store.namespaces(thread)? {
+        for (_, m) in store.metadata(thread, &ns)? {
+            if let Some(j) = m.and_then(|b| serde_json::from_slice(&b).ok()) {
+                metadata.push(j);
+            }
+        }
+    }
+    let none = |_: &str| None;
+    if meta_selects(conditions, &metadata, &none) {
+        return Ok(true);
+    }
+    let Some(row) = store.checkpoint(thread, "", None)? else {
+        return Ok(false);
+    };
+    let latest = LoadedCheckpoint::open(keys, row)?;
+    let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
+    Ok(meta_selects(conditions, &metadata, &channel))
+}
+
+/// One stored row of a thread, opened (decrypted when it was encrypted).
+struct Row<'a> {
+    /// Where it is, for a person (no thread id: the caller knows the thread).
+    place: &'a str,
+    /// A checkpoint (`Some(true)`), a pending write (`Some(false)`) or a checkpoint's
+    /// metadata (`None`).
+    checkpoint: Option<bool>,
+    /// The serialization type (`json` for metadata).
+    type_name: &'a str,
+    /// The bytes.
+    bytes: &'a [u8],
+}
+
+/// Calls `f` with every stored row of a thread: every namespace, checkpoint (and its
+/// metadata) and pending write, opened with `keys` when encrypted.
+fn each_row(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    f: &mut dyn FnMut(&Row<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut visit = |place: &str, checkpoint: Option<bool>, type_name: &str, bytes: &[u8]| {
+        if aes::split_type(type_name).1.is_some() {
+            let opened = keys.open(type_name, bytes, place)?;
+            return f(&Row {
+                place,
+                checkpoint,
+                type_name: opened.type_name,
+                bytes: &opened.bytes,
+            });
+        }
+        f(&Row {
+            place,
+            checkpoint,
+            type_name,
+            bytes,
+        })
+    };
+    for ns in store.namespaces(thread)? {
+        for row in store.checkpoints(thread, &ns)? {
+            let id = &row.checkpoint_id;
+            let place = format!("checkpoint {id}");
+            if let Some(m) = &row.metadata {
+                visit(&format!("the metadata of {place}"), None, "json", m)?;
+            }
+            visit(&place, Some(true), &row.type_name, &row.checkpoint)?;
+            for w in store.writes(thread, &ns, id)? {
+                let place = format!("a pending write to '{}' on checkpoint {id}", w.channel);
+                visit(&place, Some(false), &w.type_name, &w.value)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What `--match` finds in a thread's rows.
+fn findings(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    pattern: &Pattern,
+) -> Result<Findings> {
+    let mut f = Findings::new(pattern.regex());
+    each_row(store, keys, thread, &mut |row| {
+        let (place, type_name, bytes) = (row.place, row.type_name, row.bytes);
+        if !pattern.maybe_in(bytes) {
+            return Ok(());
+        }
+        let Some(checkpoint) = row.checkpoint else {
+            f.untouched(format!(
+                "{place}: memctl does not rewrite metadata (delete the thread with --thread or --meta)"
+            ));
+            return Ok(());
+        };
+        if type_name != "msgpack" {
+            f.untouched(format!(
+                "{place}: stored as '{type_name}', which memctl does not rewrite"
+            ));
+            return Ok(());
+        }
+        match crate::codec::msgpack::decode(bytes) {
+            Ok(v) => {
+                if !f.visit(&v, checkpoint) {
+                    f.untouched(format!(
+                        "{place}: the pattern matches its bytes but no text memctl rewrites"
+                    ));
+                }
+            }
+            Err(e) => f.untouched(format!("{place}: does not decode ({e})")),
+        }
+        Ok(())
+    })?;
+    Ok(f)
+}
+
+/// Adds the strings of every message a thread's rows hold to `out`.
+fn collect_strings(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    out: &mut BTreeSet<String>,
+) -> Result<()> {
+    each_row(store, keys, thread, &mut |row| {
+        if row.checkpoint.is_some() && row.type_name == "msgpack" {
+            if let Ok(v) = crate::codec::msgpack::decode(row.bytes) {
+                message_strings(&v, out);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// What the server keeps beyond memctl's reach (stated in the receipt).
+fn out_of_reach(store: &dyn CheckpointStore) -> Vec<String> {
+    if store.files().is_empty() {
+        vec![
+            "PostgreSQL: VACUUM makes deleted rows' space reusable but does not overwrite it; old row versions stay in the table files until reused, in the server's WAL segments and WAL archive until recycled, on replicas, and in backups and snapshots".into(),
+        ]
+    } else {
+        vec![
+            "SQLite: the file was rebuilt (VACUUM) and its -wal truncated; copies outside it (backups, snapshots, replicas such as Litestream, blocks the filesystem or disk has not yet reused) are out of memctl's reach".into(),
+        ]
+    }
+}
+
+/// Searches the database for each of `must` and `removed` (every byte of a SQLite file and
+/// its `-wal`, every row on a server, and the decrypted values of encrypted rows when a key
+/// is given) and, on a file, for the pattern itself (as given) in its raw bytes.
+fn verify(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    must: &[String],
+    removed: &[String],
+    too_short: usize,
+    pattern: Option<(&Pattern, &str)>,
+) -> Result<Verification> {
+    let all: Vec<String> = must.iter().chain(removed).cloned().collect();
+    let mut leftovers = store.find_leftovers("", &all)?;
+    if keys.has_key() {
+        let sealed = batch::search_sealed(store, keys, "", &all)?;
+        batch::merge_leftovers(&mut leftovers, "", &all, sealed.found);
+    }
+    let files = store.files();
+    let mut searched: Vec<String> = files
+        .iter()
+        .map(|f| {
+            let n = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+            format!("every byte of '{}' ({n} bytes)", f.display())
+        })
+        .collect();
+    if files.is_empty() {
+        searched.push(
+            "every row of checkpoints, checkpoint_blobs and checkpoint_writes (the server's files are out of reach)".into(),
+        );
+    }
+    if keys.has_key() {
+        searched.push("the decrypted values of the encrypted rows".into());
+    }
+    let mut v = classify(must, removed, &leftovers, searched, too_short);
+    if let Some((p, given)) = pattern {
+        let raw = pattern_in_files(&files, p)?;
+        if !raw.is_empty() {
+            v.remaining.push(Hit {
+                sha256: digest(given),
+                rows: vec![],
+                raw,
+            });
+            v.clean = false;
+        }
+    }
+    Ok(v)
+}
+
+/// The files among `files` whose bytes the pattern matches (read in pieces that overlap by
+/// 64 KiB: a match longer than that across two pieces is not seen).
+fn pattern_in_files(files: &[std::path::PathBuf], pattern: &Pattern) -> Result<Vec<String>> {
+    let mut hits = Vec::new();
+    for path in files {
+        let mut found = false;
+        crate::storage::sqlite::read_in_pieces(path, 64 << 10, &mut |piece| {
+            found = pattern.maybe_in(piece);
+            !found
+        })?;
+        if found {
+            hits.push(path.display().to_string());
+        }
+    }
+    Ok(hits)
+}

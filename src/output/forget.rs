@@ -1,0 +1,210 @@
+//! The report of `forget`: a dry run's list of what would go (thread ids shown: the operator
+//! reviews them), and a real run's receipt (digests, never the erased text), as text or JSON.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::Format;
+use crate::ops::forget::Receipt;
+use crate::output::{self, human, table};
+
+/// One thread in the list of what a run does.
+#[derive(Debug, Clone, Serialize)]
+pub struct Line {
+    /// The thread.
+    pub thread_id: String,
+    /// `would delete`, `deleted`, `would scrub`, `scrubbed`, `absent`, `note`.
+    pub action: String,
+    /// Counts and notes.
+    pub detail: String,
+}
+
+impl Line {
+    /// A line.
+    pub fn new(thread_id: &str, action: &str, detail: &str) -> Line {
+        Line {
+            thread_id: thread_id.to_owned(),
+            action: action.to_owned(),
+            detail: detail.to_owned(),
+        }
+    }
+}
+
+/// What the run did or would do, thread by thread.
+#[derive(Debug, Clone, Default)]
+pub struct Planned {
+    /// The lines, in the order the run met the threads.
+    pub lines: Vec<Line>,
+}
+
+/// A dry run's JSON document.
+#[derive(Serialize)]
+struct DryRun<'a> {
+    dry_run: bool,
+    threads: &'a [Line],
+    reported: &'a [crate::ops::forget::Reported],
+    untouched: &'a [String],
+}
+
+/// Renders a run: a dry run lists the threads; a real run prints its receipt.
+pub fn render(
+    format: Option<Format>,
+    receipt: &Receipt,
+    planned: &Planned,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let format = output::resolve_format(format);
+    if format != Format::Table {
+        if receipt.dry_run {
+            return output::write_document(
+                out,
+                format,
+                &DryRun {
+                    dry_run: true,
+                    threads: &planned.lines,
+                    reported: &receipt.reported,
+                    untouched: &receipt.untouched,
+                },
+            );
+        }
+        return output::write_document(out, format, receipt);
+    }
+    if receipt.dry_run {
+        if !planned.lines.is_empty() {
+            let mut t = table::new_table(&["thread_id", "action", "detail"]);
+            for l in &planned.lines {
+                t.add_row(vec![
+                    human::id(&l.thread_id),
+                    l.action.clone(),
+                    human::preview(&l.detail, 200),
+                ]);
+            }
+            writeln!(out, "{}", table::render(&t))?;
+        }
+        reported(receipt, out)?;
+        writeln!(out, "dry run: nothing was written")?;
+        return Ok(());
+    }
+    let r = receipt;
+    writeln!(
+        out,
+        "memctl forget receipt ({} {}, {})",
+        r.backend, r.memctl_version, r.timestamp
+    )?;
+    let mut asked = Vec::new();
+    if !r.request.threads_sha256.is_empty() {
+        asked.push(format!(
+            "threads sha256 {}",
+            r.request.threads_sha256.join(", ")
+        ));
+    }
+    for m in &r.request.meta {
+        asked.push(format!(
+            "--meta {}=sha256:{}",
+            human::id(&m.key),
+            m.value_sha256
+        ));
+    }
+    if let Some(p) = &r.request.pattern {
+        asked.push(format!(
+            "--match sha256:{}{}{}",
+            p.sha256,
+            if p.regex { " (regex)" } else { "" },
+            if p.ignore_case {
+                " (ignoring case)"
+            } else {
+                ""
+            }
+        ));
+    }
+    writeln!(out, "asked: {}", asked.join("; "))?;
+    writeln!(
+        out,
+        "deleted: {} ({}, {}, {})",
+        human::count(r.deleted.threads, "thread"),
+        human::count(r.deleted.checkpoints, "checkpoint"),
+        human::count(r.deleted.writes, "write"),
+        human::bytes(r.deleted.bytes)
+    )?;
+    for d in &r.deleted_threads_sha256 {
+        writeln!(out, "  thread sha256 {d}")?;
+    }
+    let s = &r.scrubbed;
+    writeln!(
+        out,
+        "scrubbed: {}: {} matched, {} removed from latest states, {} redacted, {} appended, {} with a match rewritten",
+        human::count(s.threads, "thread"),
+        human::count(s.messages_matched, "message"),
+        human::count(s.messages_removed_from_latest, "message"),
+        human::count(s.strings_redacted, "string"),
+        human::count(s.checkpoints_appended, "checkpoint"),
+        human::count(s.rows_with_matches, "row")
+    )?;
+    for d in &r.scrubbed_threads_sha256 {
+        writeln!(out, "  thread sha256 {d}")?;
+    }
+    reported(r, out)?;
+    writeln!(
+        out,
+        "reclaimed: {}{} → {}",
+        if r.reclaim.vacuumed {
+            "vacuumed, WAL truncated; "
+        } else {
+            "NOT vacuumed; "
+        },
+        human::bytes(r.reclaim.bytes_before),
+        human::bytes(r.reclaim.bytes_after)
+    )?;
+    for o in &r.reclaim.out_of_reach {
+        writeln!(out, "  out of reach: {o}")?;
+    }
+    if let Some(v) = &r.verification {
+        writeln!(out, "verified: searched {}", v.searched.join(", "))?;
+        writeln!(
+            out,
+            "  for {}{}{}",
+            human::count(v.strings as u64, "erased string"),
+            match v.too_short {
+                0 => String::new(),
+                n => format!(" ({n} shorter than 4 bytes not searched)"),
+            },
+            match v.shared_with_kept {
+                0 => String::new(),
+                n => format!("; {n} also in kept content the pattern does not match"),
+            }
+        )?;
+        if v.clean {
+            writeln!(out, "  result: clean (none found)")?;
+        } else {
+            writeln!(
+                out,
+                "  result: NOT CLEAN ({} still found)",
+                human::count(v.remaining.len() as u64, "string")
+            )?;
+            for h in &v.remaining {
+                let places: Vec<String> =
+                    h.rows.iter().chain(&h.raw).map(|p| human::id(p)).collect();
+                writeln!(out, "  sha256 {} in {}", h.sha256, places.join(", "))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The reported threads and untouched places.
+fn reported(r: &Receipt, out: &mut dyn Write) -> Result<()> {
+    for p in &r.reported {
+        writeln!(
+            out,
+            "reported: thread {}: {}",
+            human::id(&p.thread_id),
+            human::preview(&p.reason, 300)
+        )?;
+    }
+    for u in &r.untouched {
+        writeln!(out, "not changed: {}", human::preview(u, 300))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,474 @@
+//! `memctl forget` (#18) on fixtures/forget.sqlite (real LangGraph: Alice Example, user_id 42,
+//! 12 Elm Street, over dict inputs, old checkpoints, tool-call arguments, a summary channel
+//! and a subgraph namespace, beside other users' threads): afterwards no byte of the file or
+//! its -wal holds what was erased, real LangGraph loads and continues every remaining thread,
+//! untouched threads are byte-identical, the receipt says what was done (and holds none of the
+//! erased text), a dry run writes nothing, a second run finishes the job.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{fixture, memctl, s, temp_copy};
+use serde_json::Value as Json;
+use sha2::Digest;
+
+const ALICE: [&str; 4] = ["alice-chat", "alice-tools", "alice-profile", "alice-sub"];
+const ERASED: [&str; 3] = ["Alice Example", "12 Elm Street", "Elm Street"];
+const PATTERN: &str = "Alice Example|12 Elm Street";
+/// Alice's erasure request: her threads, and the pattern everywhere else.
+const REQUEST: [&str; 5] = ["--meta", "user_id=42", "--match", PATTERN, "--regex"];
+
+/// Runs tests/interop/harness.py (new venv) with `args`, the app's AES key in
+/// `LANGGRAPH_AES_KEY` when given; asserts success and returns its JSON.
+fn harness(args: &[&str], key: Option<&str>) -> Json {
+    let mut cmd = Command::new(common::python("new"));
+    cmd.arg(common::root().join("tests/interop/harness.py"))
+        .args(args);
+    if let Some(k) = key {
+        cmd.env("LANGGRAPH_AES_KEY", k);
+    }
+    let out = cmd.output().expect("the harness runs");
+    assert!(
+        out.status.success(),
+        "harness {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the harness prints JSON")
+}
+
+/// Real LangGraph loads `thread` from a copy of `db` and invokes one more user message.
+fn continues(db: &Path, thread: &str) -> Json {
+    harness(
+        &["continue", "--db", s(db), "--thread", thread, "--copy"],
+        None,
+    )
+}
+
+/// Every row of a thread (checkpoints and writes, every column), in key order.
+fn rows(db: &Path, thread: &str) -> Vec<Vec<String>> {
+    let c = rusqlite::Connection::open(db).expect("open");
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, hex(checkpoint), hex(metadata) \
+         FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id",
+        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, hex(value) \
+         FROM writes WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, task_id, idx",
+    ] {
+        let mut st = c.prepare(sql).expect("prepare");
+        let n = st.column_count();
+        let found = st
+            .query_map([thread], |r| {
+                (0..n)
+                    .map(|i| {
+                        r.get::<_, Option<String>>(i)
+                            .or_else(|_| r.get::<_, i64>(i).map(|v| Some(v.to_string())))
+                            .map(Option::unwrap_or_default)
+                    })
+                    .collect::<rusqlite::Result<Vec<String>>>()
+            })
+            .expect("query")
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .expect("rows");
+        out.extend(found);
+    }
+    out
+}
+
+fn count(db: &Path, sql: &str) -> i64 {
+    let c = rusqlite::Connection::open(db).expect("open");
+    c.query_row(sql, [], |r| r.get(0)).expect(sql)
+}
+
+/// The bytes of the file and its -wal.
+fn file_bytes(db: &Path) -> Vec<u8> {
+    let mut all = std::fs::read(db).expect("read the db");
+    if let Ok(wal) = std::fs::read(format!("{}-wal", db.display())) {
+        all.extend(wal);
+    }
+    all
+}
+
+fn holds(bytes: &[u8], text: &str) -> bool {
+    bytes.windows(text.len()).any(|w| w == text.as_bytes())
+}
+
+fn sha256(text: &str) -> String {
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A receipt's list of digests, sorted.
+fn digests(list: &Json) -> Vec<String> {
+    let mut out: Vec<String> = list
+        .as_array()
+        .expect("a list of digests")
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The digests of `texts`, sorted.
+fn digests_of(texts: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = texts.iter().map(|t| sha256(t)).collect();
+    out.sort();
+    out
+}
+
+/// Runs forget; returns (exit code, stdout).
+fn forget(db: &Path, args: &[&str]) -> (i32, String) {
+    let out = memctl()
+        .args(["forget", "--db", s(db), "--settle", "0s"])
+        .args(args)
+        .output()
+        .expect("memctl runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("UTF-8"),
+    )
+}
+
+#[test]
+fn meta_and_match_erase_alice_from_every_byte_and_langgraph_continues_the_rest() {
+    let original = fixture("forget.sqlite");
+    let (dir, db) = temp_copy(&original);
+    let carol_before = rows(&original, "carol-chat");
+    let alice_checkpoints = count(
+        &original,
+        "SELECT COUNT(*) FROM checkpoints WHERE thread_id LIKE 'alice-%'",
+    );
+    let alice_writes = count(
+        &original,
+        "SELECT COUNT(*) FROM writes WHERE thread_id LIKE 'alice-%'",
+    );
+    assert!(holds(&file_bytes(&original), "12 Elm Street"));
+    let receipt_path = dir.path().join("receipt.json");
+    let (code, stdout) = forget(
+        &db,
+        &[
+            &REQUEST[..],
+            &["--force", "--receipt", s(&receipt_path), "--format", "json"],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 0, "{stdout}");
+    let bytes = file_bytes(&db);
+    for text in ERASED.iter().chain(&ALICE) {
+        assert!(!holds(&bytes, text), "'{text}' is still in the file");
+    }
+    // The receipt: printed and written, the same document, none of the erased text.
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    let written: Json =
+        serde_json::from_slice(&std::fs::read(&receipt_path).expect("the receipt file"))
+            .expect("JSON");
+    assert_eq!(receipt, written);
+    for text in ERASED.iter().chain(&ALICE) {
+        assert!(!stdout.contains(text), "the receipt holds '{text}'");
+    }
+    assert_eq!(receipt["deleted"]["threads"], 4);
+    assert_eq!(receipt["deleted"]["checkpoints"], alice_checkpoints);
+    assert_eq!(receipt["deleted"]["writes"], alice_writes);
+    assert_eq!(
+        digests(&receipt["deleted_threads_sha256"]),
+        digests_of(&ALICE)
+    );
+    assert_eq!(receipt["request"]["meta"][0]["key"], "user_id");
+    assert_eq!(receipt["request"]["meta"][0]["value_sha256"], sha256("42"));
+    assert_eq!(receipt["request"]["pattern"]["sha256"], sha256(PATTERN));
+    // bob-chat and (forced) bob-paused were scrubbed; carol-chat has no match.
+    assert_eq!(receipt["scrubbed"]["threads"], 2, "{receipt}");
+    assert_eq!(
+        digests(&receipt["scrubbed_threads_sha256"]),
+        digests_of(&["bob-chat", "bob-paused"])
+    );
+    assert_eq!(receipt["reported"], serde_json::json!([]));
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(receipt["reclaim"]["vacuumed"], true);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT COUNT(*) FROM checkpoints WHERE thread_id LIKE 'alice-%'"
+        ),
+        0
+    );
+    // What was not erased is byte for byte as it was.
+    assert_eq!(rows(&db, "carol-chat"), carol_before);
+    // Real LangGraph continues every remaining thread; bob keeps the rest of his chat.
+    for thread in ["bob-chat", "bob-paused", "carol-chat"] {
+        let r = continues(&db, thread);
+        assert!(
+            r["messages_after"].as_u64() > r["messages_before"].as_u64(),
+            "{thread}: {r}"
+        );
+    }
+    let bob = continues(&db, "bob-chat");
+    let seen = bob["model_received"].to_string();
+    assert!(seen.contains("I like tea."), "{seen}");
+    assert!(!seen.contains("Alice"), "{seen}");
+}
+
+#[test]
+fn match_scrubs_history_dict_inputs_tool_arguments_summaries_and_subgraphs() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let untouched = rows(&db, "carol-chat");
+    let (code, stdout) = forget(&db, &["--match", "12 Elm Street", "--force"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("result: clean"), "{stdout}");
+    let bytes = file_bytes(&db);
+    assert!(!holds(&bytes, "12 Elm Street"));
+    // Alice's threads stay (only the address goes); LangGraph continues each of them.
+    for thread in ALICE
+        .iter()
+        .chain(&["bob-chat", "bob-paused", "carol-chat"])
+    {
+        continues(&db, thread);
+    }
+    // The tool call and its answer went with the address; the user's request and the final
+    // answer stay.
+    let dumped = common::run_json(&["dump", "--db", s(&db), "--thread", "alice-tools"]);
+    let ids: Vec<&str> = dumped
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["human-at-1", "ai-at-2"], "{dumped}");
+    let profile = common::run_ok(&["show", "--db", s(&db), "--thread", "alice-profile"]);
+    assert!(profile.contains("[erased]"), "{profile}");
+    // find sees the address nowhere in any checkpoint.
+    let hits = common::run_json(&[
+        "find",
+        "--db",
+        s(&db),
+        "--history",
+        "--format",
+        "json",
+        "Elm Street",
+    ]);
+    assert_eq!(hits, serde_json::json!([]));
+    assert_eq!(rows(&db, "carol-chat"), untouched);
+}
+
+#[test]
+fn paused_threads_are_reported_and_the_run_is_incomplete() {
+    let original = fixture("forget.sqlite");
+    let (_dir, db) = temp_copy(&original);
+    let (code, stdout) = forget(&db, &["--match", PATTERN, "--regex", "--format", "json"]);
+    assert_eq!(code, 3, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    let reported = receipt["reported"].as_array().expect("list");
+    assert_eq!(reported.len(), 1, "{receipt}");
+    assert_eq!(reported[0]["thread_id"], "bob-paused");
+    assert!(reported[0]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("interrupt()"));
+    // The paused thread is as it was, and the verification says the text is still there.
+    assert_eq!(rows(&db, "bob-paused"), rows(&original, "bob-paused"));
+    assert_eq!(receipt["verification"]["clean"], false);
+    assert!(!stdout.contains("Alice Example"));
+}
+
+#[test]
+fn dry_run_writes_nothing_and_lists_what_would_go() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    let (code, stdout) = forget(&db, &[&REQUEST[..], &["--dry-run"]].concat());
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(
+        std::fs::read(&db).expect("read"),
+        before,
+        "the file changed"
+    );
+    assert!(!Path::new(&format!("{}-wal", db.display())).exists());
+    for thread in ALICE {
+        assert!(
+            stdout.contains(thread) && stdout.contains("would delete"),
+            "{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains("bob-chat") && stdout.contains("would scrub"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("bob-paused") && stdout.contains("interrupt()"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("dry run: nothing was written"), "{stdout}");
+}
+
+#[test]
+fn a_second_run_finishes_the_job_and_finds_nothing_left() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    // A first run that stopped after one thread: only alice-chat is gone.
+    let (code, _) = forget(&db, &["--thread", "alice-chat"]);
+    assert_eq!(code, 0);
+    let args = [
+        &["--thread", "alice-chat"][..],
+        &REQUEST,
+        &["--force", "--format", "json"],
+    ]
+    .concat();
+    let (code, stdout) = forget(&db, &args);
+    assert_eq!(code, 0, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["deleted"]["threads"], 3);
+    assert_eq!(receipt["verification"]["clean"], true);
+    // Once more: nothing left to do, still clean.
+    let (code, stdout) = forget(&db, &args);
+    assert_eq!(code, 0, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["deleted"]["threads"], 0);
+    assert_eq!(receipt["scrubbed"]["threads"], 0);
+    assert_eq!(receipt["verification"]["clean"], true);
+}
+
+#[test]
+fn nothing_to_forget_is_a_usage_error() {
+    let db = fixture("forget.sqlite");
+    let out = memctl()
+        .args(["forget", "--db", s(&db)])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let bad = memctl()
+        .args(["forget", "--db", s(&db), "--match", "(", "--regex"])
+        .output()
+        .expect("runs");
+    assert_eq!(bad.status.code(), Some(1));
+}
+
+#[test]
+fn encrypted_databases_are_scrubbed_with_the_key_and_refused_in_one_line_without() {
+    const KEY: &str = "memctl-test-key-aes256-fixtures!";
+    let (_dir, db) = temp_copy(&fixture("encrypted-new.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    let out = memctl()
+        .args([
+            "forget",
+            "--db",
+            s(&db),
+            "--match",
+            "Paris",
+            "--settle",
+            "0s",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("LANGGRAPH_AES_KEY") && stderr.contains("nothing was written"));
+    assert_eq!(std::fs::read(&db).expect("read"), before);
+
+    let out = memctl()
+        .env("LANGGRAPH_AES_KEY", KEY)
+        .args([
+            "forget",
+            "--db",
+            s(&db),
+            "--match",
+            "Paris",
+            "--force",
+            "--settle",
+            "0s",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let receipt: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(out.status.code(), Some(0), "{receipt}");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert!(
+        receipt["scrubbed"]["threads"].as_u64() >= Some(2),
+        "{receipt}"
+    );
+    // LangGraph with the app's key finds the text in no decrypted row and no byte.
+    let found = harness(&["find-text", "--db", s(&db), "--text", "Paris"], Some(KEY));
+    assert_eq!(found["rows"], serde_json::json!([]), "{found}");
+    assert_eq!(found["raw_files"], serde_json::json!([]), "{found}");
+    harness(
+        &["continue", "--db", s(&db), "--thread", "tools", "--copy"],
+        Some(KEY),
+    );
+}
+
+#[test]
+fn delta_threads_keep_loading_with_a_fresh_snapshot_and_no_erased_byte() {
+    let (_dir, db) = temp_copy(&fixture("delta.sqlite"));
+    let state = |thread: &str| {
+        harness(
+            &[
+                "state",
+                "--db",
+                s(&db),
+                "--thread",
+                thread,
+                "--graph",
+                &format!("delta:{thread}"),
+            ],
+            None,
+        )
+    };
+    let ids = |state: &Json| -> Vec<String> {
+        state["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .map(|m| m["id"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let one = ids(&state("1"));
+    let edits = state("edits");
+    // "Delta question 2" is in thread 1's latest state; "Edits answer 2" only in older
+    // checkpoints of 'edits' (its latest state keeps every message).
+    let (code, stdout) = forget(
+        &db,
+        &[
+            "--match",
+            "Delta question 2|Edits answer 2",
+            "--regex",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(receipt["scrubbed"]["threads"], 2, "{receipt}");
+    let bytes = file_bytes(&db);
+    for text in ["Delta question 2", "Edits answer 2"] {
+        assert!(!holds(&bytes, text), "'{text}' is still in the file");
+    }
+    let want: Vec<String> = one.into_iter().filter(|i| i != "human-delta-2").collect();
+    assert_eq!(ids(&state("1")), want);
+    assert_eq!(state("edits")["messages"], edits["messages"]);
+    for thread in ["1", "edits"] {
+        let graph = format!("delta:{thread}");
+        let r = harness(
+            &[
+                "continue",
+                "--db",
+                s(&db),
+                "--thread",
+                thread,
+                "--graph",
+                &graph,
+                "--copy",
+            ],
+            None,
+        );
+        assert!(
+            r["messages_after"].as_u64() > r["messages_before"].as_u64(),
+            "{r}"
+        );
+    }
+}

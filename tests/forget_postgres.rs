@@ -1,0 +1,159 @@
+//! `memctl forget` (#18) on a PostgresSaver database (`MEMCTL_TEST_PG`): the threads of
+//! forget.sqlite's scenarios written by real LangGraph's `PostgresSaver` (.venv/pg,
+//! tests/interop/harness_pg.py load-forget) into a database of the test's own; afterwards no
+//! row holds what was erased, LangGraph continues every remaining thread, an untouched
+//! thread's rows are as they were, the receipt says what the server keeps out of reach, and a
+//! dry run changes no row. Fails, never skips, without the server or LangGraph.
+
+mod common;
+
+use std::process::Command;
+
+use common::memctl;
+use common::pg::TestDb;
+use serde_json::Value as Json;
+
+fn harness(args: &[&str]) -> Json {
+    let out = Command::new(common::python("pg"))
+        .arg(common::root().join("tests/interop/harness_pg.py"))
+        .args(args)
+        .output()
+        .expect("the harness runs");
+    assert!(
+        out.status.success(),
+        "harness {args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the harness prints JSON")
+}
+
+/// A fresh database holding graphs.FORGET's threads, written by PostgresSaver.
+fn loaded(hint: &str) -> TestDb {
+    let db = TestDb::empty(hint);
+    harness(&["load-forget", "--url", &db.url]);
+    db
+}
+
+/// Rows (any table, any column) that hold `text`.
+fn rows_holding(db: &TestDb, text: &str) -> i64 {
+    let sql = format!(
+        "SELECT (SELECT count(*) FROM checkpoints WHERE strpos(checkpoint::text || metadata::text, '{text}') > 0) \
+              + (SELECT count(*) FROM checkpoint_blobs WHERE position('{text}'::bytea in blob) > 0) \
+              + (SELECT count(*) FROM checkpoint_writes WHERE position('{text}'::bytea in blob) > 0)"
+    );
+    db.count(&sql)
+}
+
+/// Every row of one thread, as text.
+fn thread_rows(db: &TestDb, thread: &str) -> String {
+    let mut c = db.client();
+    let mut out = String::new();
+    for sql in [
+        "SELECT string_agg(checkpoint_ns || checkpoint_id || COALESCE(parent_checkpoint_id, '') || checkpoint::text || metadata::text, '|' ORDER BY checkpoint_ns, checkpoint_id) FROM checkpoints WHERE thread_id = $1",
+        "SELECT string_agg(checkpoint_ns || channel || version || type || COALESCE(encode(blob, 'hex'), ''), '|' ORDER BY checkpoint_ns, channel, version) FROM checkpoint_blobs WHERE thread_id = $1",
+        "SELECT string_agg(checkpoint_ns || checkpoint_id || task_id || idx || channel || encode(blob, 'hex'), '|' ORDER BY checkpoint_ns, checkpoint_id, task_id, idx) FROM checkpoint_writes WHERE thread_id = $1",
+    ] {
+        let v: Option<String> = c.query_one(sql, &[&thread]).expect(sql).get(0);
+        out.push_str(&v.unwrap_or_default());
+        out.push('#');
+    }
+    out
+}
+
+fn forget(db: &TestDb, args: &[&str]) -> (i32, Json) {
+    let out = memctl()
+        .args([
+            "forget", "--db", &db.url, "--settle", "0s", "--format", "json",
+        ])
+        .args(args)
+        .output()
+        .expect("memctl runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let doc = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap_or(-1), doc)
+}
+
+#[test]
+fn forget_on_postgres_leaves_no_row_with_the_text_and_langgraph_continues() {
+    let db = loaded("forget");
+    assert!(rows_holding(&db, "12 Elm Street") > 0);
+    let carol = thread_rows(&db, "carol-chat");
+    // A dry run changes no row.
+    let alice_before = thread_rows(&db, "alice-chat");
+    let (code, plan) = forget(
+        &db,
+        &[
+            "--meta",
+            "user_id=42",
+            "--match",
+            "Alice Example|12 Elm Street",
+            "--regex",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(code, 0, "{plan}");
+    assert_eq!(plan["dry_run"], true);
+    assert_eq!(thread_rows(&db, "alice-chat"), alice_before);
+
+    let (code, receipt) = forget(
+        &db,
+        &[
+            "--meta",
+            "user_id=42",
+            "--match",
+            "Alice Example|12 Elm Street",
+            "--regex",
+            "--force",
+        ],
+    );
+    assert_eq!(code, 0, "{receipt}");
+    assert_eq!(receipt["backend"], "postgres");
+    assert_eq!(receipt["deleted"]["threads"], 4);
+    assert_eq!(receipt["scrubbed"]["threads"], 2);
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    let reach = receipt["reclaim"]["out_of_reach"].to_string();
+    assert!(
+        reach.contains("WAL") && reach.contains("backups"),
+        "{reach}"
+    );
+    for text in ["Alice Example", "12 Elm Street", "alice-"] {
+        assert_eq!(rows_holding(&db, text), 0, "rows still hold '{text}'");
+    }
+    assert_eq!(
+        db.count("SELECT count(*) FROM checkpoints WHERE thread_id LIKE 'alice-%'"),
+        0
+    );
+    assert_eq!(thread_rows(&db, "carol-chat"), carol);
+    for thread in ["bob-chat", "bob-paused", "carol-chat"] {
+        let r = harness(&["continue", "--url", &db.url, "--thread", thread]);
+        assert_eq!(r["errors"], serde_json::json!([]), "{thread}: {r}");
+    }
+}
+
+#[test]
+fn match_on_postgres_redacts_inline_summaries_and_scrubs_blobs() {
+    let db = loaded("forget_match");
+    let (code, receipt) = forget(&db, &["--match", "12 Elm Street", "--force"]);
+    assert_eq!(code, 0, "{receipt}");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(rows_holding(&db, "12 Elm Street"), 0);
+    // The summary channel is stored inline in the checkpoint JSON: redacted there.
+    assert!(
+        db.count(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = 'alice-profile' \
+             AND strpos(checkpoint::text, '[erased]') > 0"
+        ) > 0
+    );
+    for thread in [
+        "alice-chat",
+        "alice-tools",
+        "alice-profile",
+        "alice-sub",
+        "bob-chat",
+    ] {
+        let r = harness(&["continue", "--url", &db.url, "--thread", thread]);
+        assert_eq!(r["errors"], serde_json::json!([]), "{thread}: {r}");
+    }
+}
