@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::delta_states;
 use common::pg::{self, TestDb};
 use common::{expected, fixture, memctl, run_json, run_ok, s};
 use serde_json::Value as Json;
@@ -358,4 +359,46 @@ fn sslmodes_encrypt_and_verify_as_libpq_does() {
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(1), "PGSSLMODE=disable is used");
+}
+
+/// DeltaChannel threads on Postgres (fixtures/postgres-delta.sql: the threads of
+/// delta.sqlite written by PostgresSaver, where a snapshot is an inline JSONB `true` and a
+/// blob row holding the `_DeltaSnapshot`): every checkpoint of every thread shows what
+/// LangGraph's `get_state_history` shows through PostgresSaver
+/// (fixtures/expected/postgres-delta.json), in dump, show, history, tokens, threads list and
+/// find, and reading changes nothing.
+#[test]
+fn delta_threads_read_as_langgraph_shows_them() {
+    let db = TestDb::delta_fixture("delta_reads");
+    let states = expected("postgres-delta");
+    let before = fingerprint(&db);
+    let seen = delta_states::check(&db.url, &states);
+    assert!(seen.checked > 100, "checked {} checkpoints", seen.checked);
+    assert!(
+        seen.unknown > 3,
+        "checkpoints where 'notes' is not rebuilt: {}",
+        seen.unknown
+    );
+    assert!(
+        seen.subgraph > 6,
+        "subgraph checkpoints checked: {}",
+        seen.subgraph
+    );
+    let (searched, find_failures) = delta_states::check_find(&db.url, &states);
+    assert!(searched >= 6, "threads searched: {searched}");
+    let failures = [seen.failures, find_failures].concat();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The layout the fixture is about: snapshots inline `true` with the value in a blob row.
+    let snapshots = db.count(
+        "SELECT count(*) FROM checkpoints c JOIN checkpoint_blobs b ON b.thread_id = c.thread_id \
+         AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' \
+         AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' \
+         WHERE c.checkpoint -> 'channel_values' -> 'messages' = 'true'::jsonb",
+    );
+    assert!(snapshots > 5, "messages snapshots: {snapshots}");
+    assert_eq!(
+        before,
+        fingerprint(&db),
+        "read commands changed the database"
+    );
 }
