@@ -22,6 +22,79 @@ pub struct Seen {
     pub failures: Vec<String>,
 }
 
+impl Seen {
+    /// Asserts that the whole fixture was checked (delta.sqlite's threads, on either
+    /// backend) and nothing differed; `more` are other failures to report with these.
+    pub fn assert_complete(self, more: Vec<String>) {
+        assert!(self.checked > 100, "checked {} checkpoints", self.checked);
+        assert!(
+            self.unknown > 3,
+            "checkpoints where 'notes' is not rebuilt: {}",
+            self.unknown
+        );
+        assert!(
+            self.subgraph > 6,
+            "subgraph checkpoints checked: {}",
+            self.subgraph
+        );
+        let failures = [self.failures, more].concat();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
+/// Runs `gc --all --keep-checkpoints keep` on `db` and compares every checkpoint it keeps,
+/// as `states_after()` shows it (LangGraph's view afterwards), with `before` (the same
+/// before the gc); memctl must read each thread's latest state as LangGraph does.
+pub fn check_gc(
+    db: &str,
+    keep: &str,
+    before: &Json,
+    states_after: impl FnOnce() -> Json,
+) -> Vec<String> {
+    let out = run_json(&[
+        "gc",
+        "--db",
+        db,
+        "--all",
+        "--keep-checkpoints",
+        keep,
+        "--min-idle",
+        "0s",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out["deleted"]["checkpoints"]
+            .as_u64()
+            .is_some_and(|n| n > 0),
+        "keep {keep}: {out}"
+    );
+    let after = states_after();
+    let mut failures = Vec::new();
+    for (thread, t) in after["threads"].as_object().expect("threads") {
+        let was: HashMap<&str, &Json> = before["threads"][thread]["history"]
+            .as_array()
+            .expect("history")
+            .iter()
+            .map(|h| (h["checkpoint_id"].as_str().expect("id"), h))
+            .collect();
+        let kept = t["history"].as_array().expect("history");
+        for h in kept {
+            let id = h["checkpoint_id"].as_str().expect("id");
+            let was = was.get(id).expect("a kept checkpoint existed before");
+            if !same(&h["messages"], &was["messages"]) || !same(&h["values"], &was["values"]) {
+                failures.push(format!("keep {keep}: {thread} @ {id} changed"));
+            }
+        }
+        // memctl reads what is left as LangGraph does.
+        let got = run_json(&["dump", "--db", db, thread]);
+        if !same(&got, &kept[0]["messages"]) {
+            failures.push(format!("keep {keep}: {thread}: memctl's dump differs"));
+        }
+    }
+    failures
+}
+
 fn same(a: &Json, b: &Json) -> bool {
     serde_json::to_string(a).ok() == serde_json::to_string(b).ok()
 }
