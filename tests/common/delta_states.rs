@@ -282,7 +282,7 @@ pub fn check_find(db: &str, states: &Json) -> (usize, Vec<String>) {
         let want: std::collections::BTreeSet<_> = holds(&t["latest_messages"], latest_id)
             .into_iter()
             .collect();
-        let args = ["find", "--db", db, "--thread", &thread, "--format", "json"];
+        let args = ["find", "--db", db, "--thread", thread, "--format", "json"];
         let got = found_messages(&run_json(&[&args[..], &[&text]].concat()));
         if got != want || want.is_empty() {
             failures.push(format!(
