@@ -371,13 +371,7 @@ fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
             "{thread}"
         );
         let state = langgraph_state(&db, thread);
-        let ids = |list: &Json| -> Vec<Json> {
-            list.as_array()
-                .expect("list")
-                .iter()
-                .map(|m| m["id"].clone())
-                .collect()
-        };
+        let ids = delta_states::message_ids;
         assert_eq!(ids(&state["messages"]), ids(&before)[1..], "{thread}");
         let out = Command::new(python())
             .arg(common::root().join("tests/interop/harness.py"))

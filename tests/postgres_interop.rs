@@ -715,13 +715,7 @@ fn a_purged_delta_thread_on_postgres_keeps_no_removed_byte_and_continues() {
             raw["delta_channels"]["messages"]["stored"], "snapshot",
             "{thread}"
         );
-        let ids = |list: &Json| -> Vec<Json> {
-            list.as_array()
-                .expect("list")
-                .iter()
-                .map(|m| m["id"].clone())
-                .collect()
-        };
+        let ids = delta_states::message_ids;
         let graph = format!("delta:{thread}");
         let state = harness_json(&[
             "state", "--url", &db.url, "--thread", thread, "--graph", &graph,

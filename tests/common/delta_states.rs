@@ -95,6 +95,15 @@ pub fn check_gc(
     failures
 }
 
+/// The ids of a list of `model_dump()` messages.
+pub fn message_ids(list: &Json) -> Vec<Json> {
+    list.as_array()
+        .expect("list")
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect()
+}
+
 fn same(a: &Json, b: &Json) -> bool {
     serde_json::to_string(a).ok() == serde_json::to_string(b).ok()
 }
