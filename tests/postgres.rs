@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::delta_states;
 use common::pg::{self, TestDb};
 use common::{expected, fixture, memctl, run_json, run_ok, s};
 use serde_json::Value as Json;
@@ -358,4 +359,33 @@ fn sslmodes_encrypt_and_verify_as_libpq_does() {
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(1), "PGSSLMODE=disable is used");
+}
+
+/// DeltaChannel threads on Postgres (fixtures/postgres-delta.sql: the threads of
+/// delta.sqlite written by PostgresSaver, where a snapshot is an inline JSONB `true` and a
+/// blob row holding the `_DeltaSnapshot`): every checkpoint of every thread shows what
+/// LangGraph's `get_state_history` shows through PostgresSaver
+/// (fixtures/expected/postgres-delta.json), in dump, show, history, tokens, threads list and
+/// find, and reading changes nothing.
+#[test]
+fn delta_threads_read_as_langgraph_shows_them() {
+    let db = TestDb::delta_fixture("delta_reads");
+    let states = expected("postgres-delta");
+    let before = fingerprint(&db);
+    let (searched, find_failures) = delta_states::check_find(&db.url, &states);
+    assert!(searched >= 6, "threads searched: {searched}");
+    delta_states::check(&db.url, &states).assert_complete(find_failures);
+    // The layout the fixture is about: snapshots inline `true` with the value in a blob row.
+    let snapshots = db.count(
+        "SELECT count(*) FROM checkpoints c JOIN checkpoint_blobs b ON b.thread_id = c.thread_id \
+         AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' \
+         AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' \
+         WHERE c.checkpoint -> 'channel_values' -> 'messages' = 'true'::jsonb",
+    );
+    assert!(snapshots > 5, "messages snapshots: {snapshots}");
+    assert_eq!(
+        before,
+        fingerprint(&db),
+        "read commands changed the database"
+    );
 }

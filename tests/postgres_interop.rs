@@ -10,6 +10,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
+use common::delta_states;
 use common::pg::TestDb;
 use common::{expected, memctl, run_json};
 use serde_json::{json, Value as Json};
@@ -60,8 +61,25 @@ fn graph_of(thread: &str) -> String {
 
 /// memctl rewrites one copy, LangGraph's update_state the other; compare, load, continue.
 fn check(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(), String> {
-    let original = TestDb::fixture(&format!("orig_{thread}"));
-    let rewritten = TestDb::fixture(&format!("new_{thread}"));
+    check_on(
+        TestDb::fixture,
+        &graph_of(thread),
+        thread,
+        memctl_args,
+        expect,
+    )
+}
+
+/// [`check`] on copies of the database `fixture` makes, the thread run by graph `graph`.
+fn check_on(
+    fixture: fn(&str) -> TestDb,
+    graph: &str,
+    thread: &str,
+    memctl_args: &[&str],
+    expect: Json,
+) -> Result<(), String> {
+    let original = fixture(&format!("orig_{thread}"));
+    let rewritten = fixture(&format!("new_{thread}"));
     let mut args = memctl_args.to_vec();
     args.extend([
         "--db",
@@ -77,7 +95,6 @@ fn check(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(), String>
             "{thread} {memctl_args:?}: memctl did not write: {out}"
         ));
     }
-    let graph = graph_of(thread);
     let (ok, text) = harness(&[
         "check-rewrite",
         "--original",
@@ -87,7 +104,7 @@ fn check(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(), String>
         "--thread",
         thread,
         "--graph",
-        &graph,
+        graph,
         "--expect",
         &expect.to_string(),
     ]);
@@ -611,4 +628,106 @@ fn summarize_is_what_postgres_saver_update_state_writes() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// The DeltaChannel threads of fixtures/postgres-delta.sql that are not paused.
+const DELTA_THREADS: [&str; 7] = [
+    "1", "edits", "files", "notes", "migrated", "subgraph", "exit",
+];
+
+/// trim and rm of DeltaChannel threads on Postgres write what PostgresSaver's `update_state`
+/// writes (rows compared by the harness: the new checkpoint without a messages value, or a
+/// snapshot as an inline `true` plus its blob row, the write rows on the parent), and
+/// LangGraph loads and continues the thread.
+#[test]
+fn trim_and_rm_of_delta_threads_are_what_postgres_saver_update_state_writes() {
+    let mut cases: Vec<(&str, Vec<&str>, Json)> = DELTA_THREADS
+        .iter()
+        .map(|t| {
+            (
+                *t,
+                vec!["trim", "--keep", "2"],
+                json!({"mode": "trim", "max_tokens": 2, "counter": "len", "keep_first": false}),
+            )
+        })
+        .collect();
+    for thread in ["1", "files", "migrated"] {
+        let ids: Vec<Json> = expected("postgres-delta")["threads"][thread]["latest_messages"]
+            .as_array()
+            .expect("messages")[1..]
+            .iter()
+            .map(|m| m["id"].clone())
+            .collect();
+        cases.push((
+            thread,
+            vec!["rm", "--index", "0"],
+            json!({"mode": "ids", "ids": ids}),
+        ));
+    }
+    run_parallel(cases, |(thread, args, expect)| {
+        check_on(
+            TestDb::delta_fixture,
+            &format!("delta:{thread}"),
+            thread,
+            &args,
+            expect,
+        )
+    });
+}
+
+/// gc of DeltaChannel threads on Postgres: every checkpoint it keeps shows LangGraph exactly
+/// the state it showed before (expected/postgres-delta.json), blob rows included.
+#[test]
+fn gc_keeps_every_kept_checkpoints_delta_state_on_postgres() {
+    let original = expected("postgres-delta");
+    for keep in ["1", "3"] {
+        let db = TestDb::delta_fixture(&format!("delta_gc_{keep}"));
+        let failures = delta_states::check_gc(&db.url, keep, &original, || {
+            harness_json(&["delta-states", "--url", &db.url])
+        });
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
+/// rm --purge of DeltaChannel threads on Postgres: no row holds the removed text any more, the
+/// new checkpoint holds the kept list as a snapshot (inline `true` and its blob row: it needs
+/// none of the scrubbed rows), and LangGraph loads exactly the kept list and continues.
+#[test]
+fn a_purged_delta_thread_on_postgres_keeps_no_removed_byte_and_continues() {
+    for thread in ["1", "files"] {
+        let db = TestDb::delta_fixture(&format!("delta_purge_{thread}"));
+        let before = expected("postgres-delta")["threads"][thread]["latest_messages"].clone();
+        let removed = before[0]["content"].as_str().expect("text").to_owned();
+        let out = run_json(&[
+            "rm", "--db", &db.url, "--thread", thread, "--index", "0", "--purge", "--format",
+            "json",
+        ]);
+        assert_eq!(out[0]["status"], "purged", "{thread}: {out}");
+        let left = db.count(&format!(
+            "SELECT (SELECT count(*) FROM checkpoints WHERE strpos(checkpoint::text || metadata::text, {0}) > 0) \
+                  + (SELECT count(*) FROM checkpoint_blobs WHERE position(convert_to({0}, 'UTF8') in blob) > 0) \
+                  + (SELECT count(*) FROM checkpoint_writes WHERE position(convert_to({0}, 'UTF8') in blob) > 0)",
+            format!("'{}'", removed.replace('\'', "''"))
+        ));
+        assert_eq!(left, 0, "{thread}: rows still hold '{removed}'");
+        let raw = run_json(&["dump", "--raw", "--db", &db.url, thread]);
+        assert_eq!(
+            raw["delta_channels"]["messages"]["stored"], "snapshot",
+            "{thread}"
+        );
+        let ids = delta_states::message_ids;
+        let graph = format!("delta:{thread}");
+        let state = harness_json(&[
+            "state", "--url", &db.url, "--thread", thread, "--graph", &graph,
+        ]);
+        assert_eq!(ids(&state["messages"]), ids(&before)[1..], "{thread}");
+        let cont = harness_json(&[
+            "continue", "--url", &db.url, "--thread", thread, "--graph", &graph,
+        ]);
+        assert_eq!(
+            ids(&cont["model_received"][0])[..ids(&before).len() - 1],
+            ids(&before)[1..],
+            "{thread}: {cont}"
+        );
+    }
 }

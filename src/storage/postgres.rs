@@ -284,6 +284,7 @@ impl PostgresStore {
                 .ok_or_else(|| anyhow!("channel '{channel}' has a value but no version"))?;
             let before = parent_versions.get(channel).map(version_text);
             if before.as_deref() == Some(version.as_str()) {
+                Self::refuse_snapshot_without_version(&split, channel)?;
                 continue;
             }
             c.execute(
@@ -362,6 +363,25 @@ impl PostgresStore {
             .and_then(|r| r.try_get(0))
             .map_err(e)?;
         ThreadMoved::check(thread_id, latest, expected_latest, writes, expected_writes)
+    }
+
+    /// A DeltaChannel snapshot (inline `true`) is read from the blob row of the channel's
+    /// version, and `put` stores blob rows only for versions that moved: LangGraph bumps the
+    /// version of a channel it snapshots without writing it. A snapshot under an unchanged
+    /// version would be read from an older blob row, or as `true` where there is none:
+    /// refused, nothing written (the caller rolls back).
+    fn refuse_snapshot_without_version(split: &pgformat::Split, channel: &str) -> Result<()> {
+        let marker = split
+            .checkpoint
+            .get("channel_values")
+            .and_then(|v| v.get(channel));
+        if marker == Some(&Json::Bool(true)) {
+            bail!(
+                "memctl cannot write a snapshot of DeltaChannel '{channel}' on a Postgres saver without a new version of it \
+                 (LangGraph bumps the version; memctl does not yet); nothing written"
+            );
+        }
+        Ok(())
     }
 
     /// `--purge`: every blob row and write row of the thread (all namespaces, referenced or
@@ -1198,4 +1218,38 @@ fn wrap_channel(channel: &str, blob: &[u8]) -> Vec<u8> {
     encode_into(&mut out, &Value::str(channel));
     out.extend_from_slice(blob);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::msgpack::{self, Value};
+
+    fn split_of(messages: Value) -> pgformat::Split {
+        let cp = Value::map(vec![
+            (Value::str("v"), Value::int(4)),
+            (
+                Value::str("channel_values"),
+                Value::map(vec![(Value::str("messages"), messages)]),
+            ),
+            (
+                Value::str("channel_versions"),
+                Value::map(vec![(Value::str("messages"), Value::str("1"))]),
+            ),
+        ]);
+        pgformat::split(&msgpack::encode(&cp)).expect("splits")
+    }
+
+    #[test]
+    fn a_snapshot_under_an_unchanged_version_is_refused() {
+        let snapshot = split_of(Value::ext(
+            crate::codec::ext::DELTA_SNAPSHOT,
+            Value::array(vec![]),
+        ));
+        let e = PostgresStore::refuse_snapshot_without_version(&snapshot, "messages")
+            .expect_err("refused");
+        assert!(e.to_string().contains("nothing written"), "{e}");
+        let plain = split_of(Value::array(vec![]));
+        assert!(PostgresStore::refuse_snapshot_without_version(&plain, "messages").is_ok());
+    }
 }

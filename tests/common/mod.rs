@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod chat_server;
+pub mod delta_states;
 pub mod pg;
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
-//! A PostgreSQL database per test, made from the committed `fixtures/postgres.sql` (written by
-//! real LangGraph's `PostgresSaver`, see fixtures/generate_pg.py).
+//! A PostgreSQL database per test, made from the committed `fixtures/postgres.sql` or
+//! `fixtures/postgres-delta.sql` (written by real LangGraph's `PostgresSaver`, see
+//! fixtures/generate_pg.py).
 //!
 //! `MEMCTL_TEST_PG` is the URL of a superuser on a throwaway server (scripts/test.sh starts
 //! one with scripts/pg.sh). Without it the tests fail, never skip.
@@ -39,23 +40,38 @@ pub fn client(url: &str) -> postgres::Client {
         .unwrap_or_else(|e| panic!("cannot connect to the test server {url}: {e}"))
 }
 
-/// The template database holding the fixture, made once per test process.
-fn template() -> &'static str {
-    static TEMPLATE: OnceLock<String> = OnceLock::new();
-    TEMPLATE.get_or_init(|| {
-        let name = format!("memctl_tpl_{}", std::process::id());
-        let admin = admin_url();
-        let mut c = client(&admin);
-        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
-            .expect("drop an old template");
-        c.batch_execute(&format!("CREATE DATABASE {name}"))
-            .expect("create the template database");
-        let dump = std::fs::read_to_string(fixture_sql()).expect("fixtures/postgres.sql");
-        let mut t = client(&with_db(&admin, &name));
-        t.batch_execute(&dump).expect("load fixtures/postgres.sql");
-        drop(t);
-        name
-    })
+/// The template database holding the committed dump `file` (in fixtures/), made once per
+/// test process and dump.
+fn template(file: &str) -> String {
+    static TEMPLATES: OnceLock<std::sync::Mutex<std::collections::HashMap<String, String>>> =
+        OnceLock::new();
+    let mut made = TEMPLATES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(name) = made.get(file) {
+        return name.clone();
+    }
+    let name = format!(
+        "memctl_tpl_{}_{}",
+        std::process::id(),
+        file.trim_end_matches(".sql")
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+    );
+    let admin = admin_url();
+    let mut c = client(&admin);
+    c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+        .expect("drop an old template");
+    c.batch_execute(&format!("CREATE DATABASE {name}"))
+        .expect("create the template database");
+    let dump = std::fs::read_to_string(super::fixture(file))
+        .unwrap_or_else(|e| panic!("fixtures/{file}: {e}"));
+    let mut t = client(&with_db(&admin, &name));
+    t.batch_execute(&dump)
+        .unwrap_or_else(|e| panic!("load fixtures/{file}: {e}"));
+    drop(t);
+    made.insert(file.to_owned(), name.clone());
+    name
 }
 
 /// The committed dump.
@@ -74,7 +90,12 @@ pub struct TestDb {
 impl TestDb {
     /// A fresh copy of the fixture.
     pub fn fixture(hint: &str) -> TestDb {
-        TestDb::create(hint, Some(template()))
+        TestDb::create(hint, Some(&template("postgres.sql")))
+    }
+
+    /// A fresh copy of the DeltaChannel fixture (fixtures/postgres-delta.sql).
+    pub fn delta_fixture(hint: &str) -> TestDb {
+        TestDb::create(hint, Some(&template("postgres-delta.sql")))
     }
 
     /// An empty database.

@@ -923,58 +923,70 @@ def cmd_state(db: str, thread: str, graph_name: str) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def cmd_delta_states(db: str) -> dict:
-    """Every checkpoint of every thread of delta.sqlite as LangGraph shows it (on a copy):
-    `get_state_history` of the root namespace, newest first, each with its messages
-    (`model_dump()`), the other values, `next`, and `count_tokens_approximately` of its
-    messages; plus the latest state (`get_state`) of each thread."""
+def delta_states(saver, thread_ids, namespaces_of) -> dict:
+    """Every checkpoint of the threads `thread_ids` as LangGraph shows it: per thread (the
+    graph 'delta:<thread>'), `get_state_history` of the root namespace, newest first, each
+    with its messages (`model_dump()`), the other values, `next`, and
+    `count_tokens_approximately` of its messages; the same history's messages in each subgraph
+    namespace `namespaces_of(thread)` names; and the latest state (`get_state`). Shared by the
+    SQLite command below and PostgresSaver's (harness_pg.py, fixtures/generate_pg.py)."""
     from langchain_core.messages.utils import count_tokens_approximately
 
+    threads = {}
+    for thread in thread_ids:
+        graph, _model = graphs.build(f"delta:{thread}", saver)
+        cfg = graphs.config(thread)
+        history = []
+        for snap in graph.get_state_history(cfg):
+            msgs = list(snap.values.get("messages", []))
+            history.append({
+                "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                "step": snap.metadata.get("step"),
+                "messages": dumps(msgs),
+                "values": jsonable({k: v for k, v in snap.values.items() if k != "messages"}),
+                "next": list(snap.next),
+                "tokens_approx": count_tokens_approximately(msgs),
+            })
+        latest = graph.get_state(cfg)
+        # Subgraph namespaces: every checkpoint as get_state_history shows it there.
+        namespaces = {}
+        for ns in namespaces_of(thread):
+            namespaces[ns] = [
+                {"checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                 "messages": dumps(snap.values.get("messages", []))}
+                for snap in graph.get_state_history(graphs.config(thread, checkpoint_ns=ns))
+            ]
+        threads[thread] = {
+            "namespaces": namespaces,
+            "history": history,
+            "latest_checkpoint_id": latest.config["configurable"]["checkpoint_id"],
+            "latest_messages": dumps(latest.values.get("messages", [])),
+        }
+    return {"threads": threads}
+
+
+def cmd_delta_states(db: str) -> dict:
+    """Every checkpoint of every thread of delta.sqlite as LangGraph shows it (on a copy):
+    see `delta_states`."""
     tmp = tempfile.mkdtemp(prefix="memctl-interop-")
     path = os.path.join(tmp, "db.sqlite")
     sqlite_copy(db, path)
-    threads = {}
     try:
         con = sqlite3.connect(path, check_same_thread=False)
         try:
             saver = make_saver(con)
             ids = [r[0] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
-            for thread in ids:
-                graph, _model = graphs.build(f"delta:{thread}", saver)
-                cfg = graphs.config(thread)
-                history = []
-                for snap in graph.get_state_history(cfg):
-                    msgs = list(snap.values.get("messages", []))
-                    history.append({
-                        "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
-                        "step": snap.metadata.get("step"),
-                        "messages": dumps(msgs),
-                        "values": jsonable({k: v for k, v in snap.values.items() if k != "messages"}),
-                        "next": list(snap.next),
-                        "tokens_approx": count_tokens_approximately(msgs),
-                    })
-                latest = graph.get_state(cfg)
-                # Subgraph namespaces: every checkpoint as get_state_history shows it there.
-                namespaces = {}
-                for (ns,) in con.execute(
-                        "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? "
-                        "AND checkpoint_ns != '' ORDER BY 1", (thread,)):
-                    namespaces[ns] = [
-                        {"checkpoint_id": snap.config["configurable"]["checkpoint_id"],
-                         "messages": dumps(snap.values.get("messages", []))}
-                        for snap in graph.get_state_history(graphs.config(thread, checkpoint_ns=ns))
-                    ]
-                threads[thread] = {
-                    "namespaces": namespaces,
-                    "history": history,
-                    "latest_checkpoint_id": latest.config["configurable"]["checkpoint_id"],
-                    "latest_messages": dumps(latest.values.get("messages", [])),
-                }
+
+            def namespaces_of(thread: str) -> list[str]:
+                return [ns for (ns,) in con.execute(
+                    "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? "
+                    "AND checkpoint_ns != '' ORDER BY 1", (thread,))]
+
+            return delta_states(saver, ids, namespaces_of)
         finally:
             con.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return {"threads": threads}
 
 
 def cmd_resume(db: str, thread: str, value: str) -> dict:

@@ -14,6 +14,8 @@ message lists and update_state call.
     harness_pg.py continue --url URL --thread T [--graph G]
     harness_pg.py prune --url URL --threads A,B      PostgresSaver.prune(keep_latest)
     harness_pg.py load-forget --url URL              graphs.FORGET's threads, by PostgresSaver
+    harness_pg.py delta-states --url URL   every checkpoint of every DeltaChannel thread as
+        LangGraph shows it (harness.delta_states; what expected/postgres-delta.json holds)
     harness_pg.py held-app --url URL --thread T --hold-file F --go-file G
     harness_pg.py live-app --url URL --threads A,B --seconds S [--stop-file F]
 
@@ -219,6 +221,21 @@ def cmd_load_forget(url: str) -> dict:
     return {"threads": list(graphs.FORGET)}
 
 
+def cmd_delta_states(url: str) -> dict:
+    """Every checkpoint of every thread of a database of DeltaChannel threads (graphs
+    'delta:<thread>'), as `get_state_history` / `get_state` show them through PostgresSaver."""
+    with PostgresSaver.from_conn_string(url) as saver, psycopg.connect(url) as c:
+        ids = [r[0] for r in c.execute(
+            'SELECT DISTINCT thread_id COLLATE "C" FROM checkpoints ORDER BY 1')]
+
+        def namespaces_of(thread: str) -> list[str]:
+            return [r[0] for r in c.execute(
+                'SELECT DISTINCT checkpoint_ns COLLATE "C" FROM checkpoints '
+                "WHERE thread_id = %s AND checkpoint_ns != '' ORDER BY 1", (thread,))]
+
+        return harness.delta_states(saver, ids, namespaces_of)
+
+
 def cmd_prune(url: str, threads: list[str]) -> dict:
     with PostgresSaver.from_conn_string(url) as saver:
         saver.prune(threads, strategy="keep_latest")
@@ -317,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--url", required=True)
         p.add_argument("--thread", required=True)
         p.add_argument("--graph")
+    ds = sub.add_parser("delta-states")
+    ds.add_argument("--url", required=True)
     ca = sub.add_parser("check-all")
     ca.add_argument("--url", required=True)
     ca.add_argument("--expected", required=True)
@@ -351,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
             rep = cmd_state(a.url, a.thread, a.graph or a.thread)
         elif a.cmd == "continue":
             rep = cmd_continue(a.url, a.thread, a.graph or a.thread)
+        elif a.cmd == "delta-states":
+            rep = cmd_delta_states(a.url)
         elif a.cmd == "check-all":
             rep = cmd_check_all(a.url, a.expected)
         elif a.cmd == "load-forget":

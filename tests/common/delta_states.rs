@@ -1,0 +1,316 @@
+//! The check of every checkpoint of every DeltaChannel thread against what LangGraph shows
+//! (`harness.delta_states`: live for delta.sqlite, committed as expected/postgres-delta.json
+//! for the Postgres fixture): memctl's messages (`dump`), other values (`show`), message count
+//! (`history`) and, at the latest checkpoint, tokens and `threads list`.
+
+use std::collections::HashMap;
+
+use serde_json::Value as Json;
+
+use super::run_json;
+
+/// What [`check`] compared, and what differed.
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// Root checkpoints checked.
+    pub checked: usize,
+    /// Checkpoints where `notes` (a reducer memctl does not know) is not rebuilt, and says so.
+    pub unknown: usize,
+    /// Subgraph checkpoints checked.
+    pub subgraph: usize,
+    /// One entry per difference.
+    pub failures: Vec<String>,
+}
+
+impl Seen {
+    /// Asserts that the whole fixture was checked (delta.sqlite's threads, on either
+    /// backend) and nothing differed; `more` are other failures to report with these.
+    pub fn assert_complete(self, more: Vec<String>) {
+        assert!(self.checked > 100, "checked {} checkpoints", self.checked);
+        assert!(
+            self.unknown > 3,
+            "checkpoints where 'notes' is not rebuilt: {}",
+            self.unknown
+        );
+        assert!(
+            self.subgraph > 6,
+            "subgraph checkpoints checked: {}",
+            self.subgraph
+        );
+        let failures = [self.failures, more].concat();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
+/// Runs `gc --all --keep-checkpoints keep` on `db` and compares every checkpoint it keeps,
+/// as `states_after()` shows it (LangGraph's view afterwards), with `before` (the same
+/// before the gc); memctl must read each thread's latest state as LangGraph does.
+pub fn check_gc(
+    db: &str,
+    keep: &str,
+    before: &Json,
+    states_after: impl FnOnce() -> Json,
+) -> Vec<String> {
+    let out = run_json(&[
+        "gc",
+        "--db",
+        db,
+        "--all",
+        "--keep-checkpoints",
+        keep,
+        "--min-idle",
+        "0s",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out["deleted"]["checkpoints"]
+            .as_u64()
+            .is_some_and(|n| n > 0),
+        "keep {keep}: {out}"
+    );
+    let after = states_after();
+    let mut failures = Vec::new();
+    for (thread, t) in after["threads"].as_object().expect("threads") {
+        let was: HashMap<&str, &Json> = before["threads"][thread]["history"]
+            .as_array()
+            .expect("history")
+            .iter()
+            .map(|h| (h["checkpoint_id"].as_str().expect("id"), h))
+            .collect();
+        let kept = t["history"].as_array().expect("history");
+        for h in kept {
+            let id = h["checkpoint_id"].as_str().expect("id");
+            let was = was.get(id).expect("a kept checkpoint existed before");
+            if !same(&h["messages"], &was["messages"]) || !same(&h["values"], &was["values"]) {
+                failures.push(format!("keep {keep}: {thread} @ {id} changed"));
+            }
+        }
+        // memctl reads what is left as LangGraph does.
+        let got = run_json(&["dump", "--db", db, thread]);
+        if !same(&got, &kept[0]["messages"]) {
+            failures.push(format!("keep {keep}: {thread}: memctl's dump differs"));
+        }
+    }
+    failures
+}
+
+/// The ids of a list of `model_dump()` messages.
+pub fn message_ids(list: &Json) -> Vec<Json> {
+    list.as_array()
+        .expect("list")
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect()
+}
+
+fn same(a: &Json, b: &Json) -> bool {
+    serde_json::to_string(a).ok() == serde_json::to_string(b).ok()
+}
+
+/// Compares memctl on `db` (a path or URL) with `states` (`{"threads": {id: ...}}` as
+/// `harness.delta_states` makes it), every checkpoint of every thread.
+pub fn check(db: &str, states: &Json) -> Seen {
+    let mut seen = Seen::default();
+    let all: Vec<(String, Json)> = states["threads"]
+        .as_object()
+        .expect("threads")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let Seen {
+        checked,
+        unknown,
+        subgraph,
+        failures,
+    } = &mut seen;
+    for (thread, t) in &all {
+        let history = run_json(&["history", "--db", db, thread, "--format", "json"]);
+        let counts: HashMap<String, Json> = history
+            .as_array()
+            .expect("records")
+            .iter()
+            .map(|r| {
+                (
+                    r["checkpoint_id"].as_str().expect("id").to_owned(),
+                    r["messages"].clone(),
+                )
+            })
+            .collect();
+        for h in t["history"].as_array().expect("history") {
+            let id = h["checkpoint_id"].as_str().expect("id");
+            let want = &h["messages"];
+            let got = run_json(&["dump", "--db", db, thread, "--checkpoint", id]);
+            if !same(&got, want) {
+                failures.push(format!(
+                    "{thread} @ {id} (step {}): dump\n  memctl:    {got}\n  langgraph: {want}",
+                    h["step"]
+                ));
+            }
+            let n = want.as_array().map(Vec::len);
+            if counts.get(id).and_then(Json::as_u64).map(|c| c as usize) != n {
+                failures.push(format!(
+                    "{thread} @ {id}: history counts {:?} messages, langgraph {n:?}",
+                    counts.get(id)
+                ));
+            }
+            let shown = run_json(&[
+                "show",
+                "--db",
+                db,
+                thread,
+                "--checkpoint",
+                id,
+                "--format",
+                "json",
+            ]);
+            let values = &shown["values"];
+            for (k, v) in h["values"].as_object().expect("values") {
+                if thread == "notes" && k == "notes" && values[k].is_null() {
+                    // A reducer memctl does not know, with writes to replay: not guessed, said
+                    // so (a value memctl does show, stored or seeded with nothing to replay,
+                    // is checked below like any other).
+                    let raw = run_json(&["dump", "--raw", "--db", db, thread, "--checkpoint", id]);
+                    let d = &raw["delta_channels"]["notes"];
+                    if d["note"].as_str().is_none() || shown["notes"].as_array().is_none() {
+                        failures.push(format!("{thread} @ {id}: notes {} / {d}", values[k]));
+                    }
+                    *unknown += 1;
+                    continue;
+                }
+                if !same(&values[k], v) {
+                    failures.push(format!(
+                        "{thread} @ {id}: value '{k}'\n  memctl:    {}\n  langgraph: {v}",
+                        values[k]
+                    ));
+                }
+            }
+            if shown["next"] != h["next"] && id == t["latest_checkpoint_id"] {
+                failures.push(format!(
+                    "{thread} @ {id}: next {} / langgraph {}",
+                    shown["next"], h["next"]
+                ));
+            }
+            *checked += 1;
+        }
+        // Subgraph namespaces: every checkpoint there, with --ns.
+        for (ns, history) in t["namespaces"].as_object().expect("namespaces") {
+            for h in history.as_array().expect("history") {
+                let id = h["checkpoint_id"].as_str().expect("id");
+                let got = run_json(&["dump", "--db", db, thread, "--ns", ns, "--checkpoint", id]);
+                if !same(&got, &h["messages"]) {
+                    failures.push(format!(
+                        "{thread} {ns} @ {id}: dump\n  memctl:    {got}\n  langgraph: {}",
+                        h["messages"]
+                    ));
+                }
+                *subgraph += 1;
+            }
+        }
+        // The latest state: tokens (approximate, LangChain's count_tokens_approximately).
+        let latest = &t["history"][0];
+        let tokens = run_json(&["tokens", "--db", db, thread, "--format", "json"]);
+        if tokens["total"] != latest["tokens_approx"] {
+            failures.push(format!(
+                "{thread}: tokens {} / langgraph {}",
+                tokens["total"], latest["tokens_approx"]
+            ));
+        }
+        let list = run_json(&["threads", "list", "--db", db, "--format", "json"]);
+        let row = list
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["thread_id"] == thread.as_str())
+            .expect("listed");
+        let n = latest["messages"].as_array().map(Vec::len);
+        if row["messages"].as_u64().map(|m| m as usize) != n
+            || row["tokens"] != latest["tokens_approx"]
+        {
+            failures.push(format!("{thread}: threads list {row} / langgraph {n:?}"));
+        }
+    }
+    seen
+}
+
+/// The text of a `model_dump()` message's content: a string, or its text blocks joined.
+pub fn content_text(m: &Json) -> String {
+    match &m["content"] {
+        Json::String(t) => t.clone(),
+        Json::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.as_str().or_else(|| b["text"].as_str()))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// `(checkpoint, message index)` of find's message hits.
+pub fn found_messages(hits: &Json) -> std::collections::BTreeSet<(String, u64)> {
+    hits.as_array()
+        .expect("hits")
+        .iter()
+        .filter_map(|h| {
+            Some((
+                h["checkpoint_id"].as_str()?.to_owned(),
+                h["index"].as_u64()?,
+            ))
+        })
+        .collect()
+}
+
+/// `find` (latest and `--history`) of each thread's last human text on `db` against the
+/// states in `states`: how many threads were searched, and the differences.
+pub fn check_find(db: &str, states: &Json) -> (usize, Vec<String>) {
+    let mut failures = Vec::new();
+    let mut searched = 0;
+    for (thread, t) in states["threads"].as_object().expect("threads") {
+        let latest = t["latest_messages"].as_array().expect("latest messages");
+        // The last human message's text: in the state get_state shows, and (--history) in
+        // every state of get_state_history that holds it.
+        let Some(text) = latest
+            .iter()
+            .rev()
+            .find(|m| m["type"] == "human")
+            .map(content_text)
+            .filter(|t| !t.is_empty())
+        else {
+            continue;
+        };
+        let holds = |msgs: &Json, id: &str| {
+            msgs.as_array()
+                .expect("messages")
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| content_text(m).contains(&text))
+                .map(|(i, _)| (id.to_owned(), i as u64))
+                .collect::<Vec<_>>()
+        };
+        let latest_id = t["latest_checkpoint_id"].as_str().expect("id");
+        let want: std::collections::BTreeSet<_> = holds(&t["latest_messages"], latest_id)
+            .into_iter()
+            .collect();
+        let args = ["find", "--db", db, "--thread", thread, "--format", "json"];
+        let got = found_messages(&run_json(&[&args[..], &[&text]].concat()));
+        if got != want || want.is_empty() {
+            failures.push(format!(
+                "{thread}: find {text:?}: memctl {got:?}, langgraph get_state {want:?}"
+            ));
+        }
+        let want: std::collections::BTreeSet<_> = t["history"]
+            .as_array()
+            .expect("history")
+            .iter()
+            .flat_map(|h| holds(&h["messages"], h["checkpoint_id"].as_str().expect("id")))
+            .collect();
+        let got = found_messages(&run_json(&[&args[..], &["--history", &text]].concat()));
+        if got != want {
+            failures.push(format!(
+                "{thread}: find --history {text:?}: memctl {got:?}, langgraph get_state_history {want:?}"
+            ));
+        }
+        searched += 1;
+    }
+    (searched, failures)
+}
