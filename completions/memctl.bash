@@ -134,13 +134,17 @@ _memctl() {
 
     case "${cmd}" in
         memctl)
-            opts="-q -h -V --db --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help"
+            opts="-q -h -V --db --schema --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize find stats prune gc rekey completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -172,13 +176,17 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__completions)
-            opts="-q -h --db --format --ns --busy-timeout --key-env --quiet --now --help bash elvish fish powershell zsh"
+            opts="-q -h --db --schema --format --ns --busy-timeout --key-env --quiet --now --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -210,7 +218,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__diff)
-            opts="-t -q -h --thread --from --to --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -q -h --thread --from --to --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -233,6 +241,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -264,7 +276,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__dump)
-            opts="-t -q -h --thread --checkpoint --raw --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -q -h --thread --checkpoint --raw --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -283,6 +295,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -314,7 +330,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__find)
-            opts="-e -i -t -q -h --regex --ignore-case --meta --history --thread --count --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-e -i -t -q -h --regex --ignore-case --meta --history --thread --count --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -333,6 +349,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -364,7 +384,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__gc)
-            opts="-t -n -q -h --thread --all --keep-checkpoints --min-idle --dry-run --vacuum --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -n -q -h --thread --all --keep-checkpoints --min-idle --dry-run --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -387,6 +407,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -670,7 +694,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__history)
-            opts="-t -q -h --thread --limit --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -q -h --thread --limit --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -689,6 +713,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -720,7 +748,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__prune)
-            opts="-t -n -q -h --idle --thread --batch --min-idle --dry-run --vacuum --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -n -q -h --idle --thread --batch --min-idle --dry-run --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -747,6 +775,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -778,7 +810,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__rekey)
-            opts="-n -q -h --old-key-env --new-key-env --decrypt --dry-run --batch --vacuum --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-n -q -h --old-key-env --new-key-env --decrypt --dry-run --batch --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -797,6 +829,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -828,7 +864,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__rm)
-            opts="-t -n -q -h --thread --id --index --type --match --all-messages --purge --dry-run --force --settle --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -n -q -h --thread --id --index --type --match --all-messages --purge --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -866,6 +902,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --schema)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --format)
                     COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
                     return 0
@@ -894,7 +934,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__show)
-            opts="-t -q -h --thread --checkpoint --last --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -q -h --thread --checkpoint --last --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -917,6 +957,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -948,7 +992,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__stats)
-            opts="-q -h --top --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-q -h --top --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -959,6 +1003,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -990,7 +1038,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__summarize)
-            opts="-t -n -q -h --thread --all --idle --min-messages --min-tokens --keep --keep-tokens --counter --endpoint --model --api-key-env --concurrency --timeout --retries --max-input-tokens --prompt-file --summary-key --new-key --dry-run --force --settle --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -n -q -h --thread --all --idle --min-messages --min-tokens --keep --keep-tokens --counter --endpoint --model --api-key-env --concurrency --timeout --retries --max-input-tokens --prompt-file --summary-key --new-key --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1072,6 +1120,10 @@ _memctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --schema)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --format)
                     COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
                     return 0
@@ -1100,13 +1152,17 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads)
-            opts="-q -h --db --format --ns --busy-timeout --key-env --quiet --now --help list help"
+            opts="-q -h --db --schema --format --ns --busy-timeout --key-env --quiet --now --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1180,7 +1236,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads__subcmd__list)
-            opts="-q -h --sort --limit --min-tokens --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-q -h --sort --limit --min-tokens --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1199,6 +1255,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1230,7 +1290,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__tokens)
-            opts="-t -q -h --thread --all --limit --counter --model --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -q -h --thread --all --limit --counter --model --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1257,6 +1317,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1288,7 +1352,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__trim)
-            opts="-t -n -q -h --thread --all --idle --min-messages --keep --max-tokens --counter --model --keep-first --dry-run --force --settle --db --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -n -q -h --thread --all --idle --min-messages --keep --max-tokens --counter --model --keep-first --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1331,6 +1395,10 @@ _memctl() {
                     return 0
                     ;;
                 --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -95,6 +95,9 @@ fn read_commands_on_postgres_equal_the_sqlite_mirror() {
         v
     };
     for cmd in [vec!["threads", "list"], vec!["tokens", "--all"]] {
+        // One clock for both runs (ages are in seconds; a loaded machine can straddle one).
+        let mut cmd = cmd.clone();
+        cmd.extend(["--now", "2026-12-02T00:00:00Z"]);
         let mut a = cmd.clone();
         a.extend(["--format", "json", "--db", &db.url]);
         let mut b = cmd.clone();
@@ -260,10 +263,101 @@ fn libpq_conventions_unix_socket_pgpassword_schema() {
     )
     .expect("move to a schema");
     let e = fails_cleanly(&["threads", "list", "--db", &db.url], "");
-    assert!(e.contains("schema=NAME"), "{e}");
+    assert!(
+        e.contains("--schema NAME") && e.contains("schema=NAME"),
+        "{e}"
+    );
     let in_schema = format!("{}?schema=langgraph", db.url);
     let rows = run_json(&["threads", "list", "--db", &in_schema, "--format", "json"]);
     assert_eq!(rows.as_array().map(Vec::len), Some(15));
+}
+
+/// Moves the saver's four tables of `db` into a new schema `schema`.
+fn move_to_schema(db: &TestDb, schema: &str) {
+    db.client()
+        .batch_execute(&format!(
+            "CREATE SCHEMA {schema}; \
+             ALTER TABLE checkpoints SET SCHEMA {schema}; ALTER TABLE checkpoint_blobs SET SCHEMA {schema}; \
+             ALTER TABLE checkpoint_writes SET SCHEMA {schema}; ALTER TABLE checkpoint_migrations SET SCHEMA {schema};"
+        ))
+        .expect("move to a schema");
+}
+
+/// `--schema NAME` (and MEMCTL_SCHEMA) for a saver configured with a schema: reads and
+/// rewrites go to that schema's tables and nowhere else; the URL's `schema=` must agree; a
+/// SQLite file refuses it.
+#[test]
+fn schema_flag_reads_and_rewrites_the_savers_schema() {
+    let db = TestDb::fixture("schema_flag");
+    move_to_schema(&db, "lg_app");
+    let in_schema = |sql: &str| db.count(&sql.replace("{s}", "lg_app"));
+    // A read: the same threads and messages as the fixture has.
+    let rows = run_json(&[
+        "threads", "list", "--db", &db.url, "--schema", "lg_app", "--format", "json",
+    ]);
+    assert_eq!(rows.as_array().map(Vec::len), Some(15), "{rows}");
+    let dumped = run_json(&[
+        "dump", "--thread", "1", "--db", &db.url, "--schema", "lg_app",
+    ]);
+    assert_eq!(dumped, expected("postgres")["threads"]["1"]["messages"]);
+    // The same through MEMCTL_SCHEMA, and with the URL naming the same schema.
+    let out = memctl()
+        .args(["threads", "list", "--db", &db.url, "--format", "json"])
+        .env("MEMCTL_SCHEMA", "lg_app")
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let same = format!("{}?schema=lg_app", db.url);
+    run_ok(&["threads", "list", "--db", &same, "--schema", "lg_app"]);
+    // A rewrite: one new checkpoint in lg_app, the trimmed state read back through --schema.
+    let before = in_schema("SELECT count(*) FROM {s}.checkpoints WHERE thread_id = '1'");
+    run_ok(&[
+        "trim", "--thread", "1", "--keep", "2", "--db", &db.url, "--schema", "lg_app",
+    ]);
+    assert_eq!(
+        in_schema("SELECT count(*) FROM {s}.checkpoints WHERE thread_id = '1'"),
+        before + 1
+    );
+    let trimmed = run_json(&[
+        "dump", "--thread", "1", "--db", &db.url, "--schema", "lg_app",
+    ]);
+    assert_eq!(trimmed.as_array().map(Vec::len), Some(2), "{trimmed}");
+    assert_eq!(
+        db.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'checkpoint%'"),
+        0,
+        "nothing made in public"
+    );
+    // A URL naming another schema: a usage error, nothing read.
+    let other = format!("{}?schema=elsewhere", db.url);
+    let out = memctl()
+        .args(["threads", "list", "--db", &other, "--schema", "lg_app"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("schema=elsewhere") && stderr.contains("'lg_app'"),
+        "{stderr}"
+    );
+    // A schema that does not exist: one line.
+    let e = fails_cleanly(
+        &["threads", "list", "--db", &db.url, "--schema", "nope"],
+        "",
+    );
+    assert!(e.contains("schema 'nope'"), "{e}");
+    // A SQLite file has no schemas.
+    let file = fixture("postgres-mirror.sqlite");
+    let out = memctl()
+        .args(["threads", "list", "--db", s(&file), "--schema", "lg_app"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("SQLite"), "{stderr}");
 }
 
 /// sslmode as libpq means it, against the test server's TLS (scripts/pg.sh: a certificate for

@@ -297,14 +297,27 @@ pub enum Access {
 
 /// Opens the database `db` names (a path to a `SqliteSaver` file, or a `postgresql://` /
 /// `postgres://` URL of a `PostgresSaver` database) with `access`, waiting up to
-/// `busy_timeout` for a lock.
-pub fn open(db: &Path, access: Access, busy_timeout: Duration) -> Result<Box<dyn CheckpointStore>> {
+/// `busy_timeout` for a lock. `schema` is the PostgreSQL schema of the saver's tables (see
+/// [`postgres::PostgresStore::open`]); a SQLite file has none, so it is refused there.
+pub fn open(
+    db: &Path,
+    schema: Option<&str>,
+    access: Access,
+    busy_timeout: Duration,
+) -> Result<Box<dyn CheckpointStore>> {
     if let Some(url) = db.to_str().filter(|d| pgconn::is_url(d)) {
         return Ok(Box::new(postgres::PostgresStore::open(
             url,
+            schema,
             access,
             busy_timeout,
         )?));
+    }
+    if let Some(s) = schema {
+        anyhow::bail!(
+            "schema '{s}' was given, but '{}' is a SQLite file, which has no schemas",
+            db.display()
+        );
     }
     Ok(Box::new(match access {
         Access::ReadOnly => SqliteStore::open_read_only(db, busy_timeout)?,

@@ -43,6 +43,8 @@ const LOCK_SQL: &str =
 pub struct PostgresStore {
     client: Mutex<Client>,
     url: String,
+    /// The schema given apart from the URL (`--schema`), for [`CheckpointStore::reopen_read_only`].
+    schema: Option<String>,
     target: Target,
     access: Access,
     busy_timeout: Duration,
@@ -54,10 +56,21 @@ pub struct PostgresStore {
 type Params<'a> = [&'a (dyn ToSql + Sync)];
 
 impl PostgresStore {
-    /// Connects to `url` and checks the saver's tables and migration level. Read-only stores
-    /// hold one `REPEATABLE READ READ ONLY` transaction for their whole life.
-    pub fn open(url: &str, access: Access, busy_timeout: Duration) -> Result<PostgresStore> {
-        let target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
+    /// Connects to `url` and checks the saver's tables and migration level. The tables are
+    /// looked up in `schema` when given (it must agree with the URL's `schema=`, see
+    /// [`Target::use_schema`]), else in the URL's `schema=`, else on the server's
+    /// `search_path`. Read-only stores hold one `REPEATABLE READ READ ONLY` transaction for
+    /// their whole life.
+    pub fn open(
+        url: &str,
+        schema: Option<&str>,
+        access: Access,
+        busy_timeout: Duration,
+    ) -> Result<PostgresStore> {
+        let mut target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
+        if let Some(s) = schema {
+            target.use_schema(s)?;
+        }
         let mut client = target.connect()?;
         let store_err = |e: postgres::Error| {
             anyhow!(
@@ -88,6 +101,7 @@ impl PostgresStore {
         Ok(PostgresStore {
             client: Mutex::new(client),
             url: url.to_owned(),
+            schema: schema.map(str::to_owned),
             target,
             access,
             busy_timeout,
@@ -510,6 +524,7 @@ impl CheckpointStore for PostgresStore {
     fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>> {
         Ok(Box::new(PostgresStore::open(
             &self.url,
+            self.schema.as_deref(),
             Access::ReadOnly,
             self.busy_timeout,
         )?))
@@ -1043,7 +1058,7 @@ fn detect_schema(c: &mut Client, target: &Target) -> Result<SchemaGeneration> {
         let found: Option<String> = r.try_get(i).map_err(err)?;
         if found.is_none() {
             bail!(
-                "'{shown}' has no '{table}' table in {where_}: not a PostgresSaver database (add ?schema=NAME to the URL if the saver uses another schema)"
+                "'{shown}' has no '{table}' table in {where_}: not a PostgresSaver database (name the saver's schema with --schema NAME or ?schema=NAME in the URL if it uses another one)"
             );
         }
     }
