@@ -144,14 +144,138 @@ fn messages_equal_langgraph_get_state() {
     assert!(inline > 0, "the current layout keeps primitives inline");
 }
 
+/// The `postgres` part of `stats --format json`.
+fn pg_stats(db: &TestDb) -> Json {
+    let st = run_json(&["stats", "--db", &db.url, "--format", "json"]);
+    st["postgres"].clone()
+}
+
+/// The row of `table` in the report's `tables`.
+fn table_stats<'a>(pg: &'a Json, table: &str) -> &'a Json {
+    pg["tables"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["table"] == table)
+        .unwrap_or_else(|| panic!("no {table} in {pg}"))
+}
+
+/// Waits until the server's statistics count `n` dead rows in `table` (they arrive as the
+/// deleting session reports them).
+fn wait_for_dead_rows(db: &TestDb, table: &str, n: i64) {
+    let sql = format!(
+        "SELECT COALESCE(max(n_dead_tup), 0) FROM pg_stat_user_tables WHERE relname = '{table}'"
+    );
+    for _ in 0..100 {
+        if db.count(&sql) >= n {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the server never counted {n} dead rows in {table}");
+}
+
 #[test]
 fn stats_reports_the_tables() {
     let db = TestDb::fixture("stats");
-    let st = run_json(&["stats", "--db", &db.url, "--format", "json"]);
-    let text = st.to_string();
-    assert!(text.contains("messages"), "{text}");
+    // Autovacuum would reset the dead-row counts (and resize the tables) at its own moment.
+    db.client()
+        .batch_execute(
+            "ALTER TABLE checkpoints SET (autovacuum_enabled = false); \
+             ALTER TABLE checkpoint_blobs SET (autovacuum_enabled = false); \
+             ALTER TABLE checkpoint_writes SET (autovacuum_enabled = false);",
+        )
+        .expect("autovacuum off");
     let out = run_ok(&["stats", "--db", &db.url]);
     assert!(out.contains("15 threads"), "{out}");
+    assert!(out.contains("VACUUM would not help now"), "{out}");
+    let pg = pg_stats(&db);
+    // Sizes are the server's own.
+    for table in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"] {
+        let t = table_stats(&pg, table);
+        let total = db.count(&format!("SELECT pg_total_relation_size('{table}')"));
+        let indexes = db.count(&format!("SELECT pg_indexes_size('{table}')"));
+        assert_eq!(t["total_bytes"], total, "{table}: {t}");
+        assert_eq!(t["index_bytes"], indexes, "{table}: {t}");
+        assert!(indexes > 0, "every table has its primary key");
+        assert_eq!(t["dead_rows"], 0, "{table}: {t}");
+    }
+    assert_eq!(pg["vacuum_would_help"], false);
+    // Blob bytes per channel are the rows' bytes.
+    let messages = pg["blob_bytes_by_channel"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["channel"] == "messages")
+        .cloned()
+        .unwrap_or_else(|| panic!("no messages blobs: {pg}"));
+    assert_eq!(
+        messages["bytes"],
+        db.count("SELECT sum(octet_length(blob))::bigint FROM checkpoint_blobs WHERE channel = 'messages'")
+    );
+    assert_eq!(
+        messages["rows"],
+        db.count("SELECT count(*) FROM checkpoint_blobs WHERE channel = 'messages'")
+    );
+    assert_eq!(
+        pg["orphaned_blobs"]["rows"], 0,
+        "the saver names every blob it wrote"
+    );
+    // An orphaned blob (a version no checkpoint names) and an orphaned write (its checkpoint
+    // gone), made by hand, are counted with their bytes.
+    let mut c = db.client();
+    c.batch_execute(
+        "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+         VALUES ('1', '', 'messages', '99.0.0', 'msgpack', decode(repeat('90', 1000), 'hex')); \
+         INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path) \
+         VALUES ('1', '', 'no-such-checkpoint', 't', 0, 'messages', 'msgpack', '\\x90', '')",
+    )
+    .expect("orphans by hand");
+    let pg = pg_stats(&db);
+    assert_eq!(pg["orphaned_blobs"]["rows"], 1, "{pg}");
+    assert_eq!(pg["orphaned_blobs"]["bytes"], 1000, "{pg}");
+    let st = run_json(&["stats", "--db", &db.url, "--format", "json"]);
+    assert_eq!(st["orphans"]["writes_without_checkpoint"], 1, "{st}");
+    let out = run_ok(&["stats", "--db", &db.url]);
+    assert!(
+        out.contains("1 writes without their checkpoint, 1 blobs no checkpoint names (1000 B)"),
+        "{out}"
+    );
+    // Deleted rows are dead rows until a VACUUM: stats says a VACUUM would help, and after one
+    // that it would not.
+    let deleted = c
+        .execute(
+            "DELETE FROM checkpoint_writes WHERE thread_id = 'tools'",
+            &[],
+        )
+        .expect("delete");
+    assert!(deleted > 0);
+    c.batch_execute("SELECT pg_stat_force_next_flush()")
+        .expect("flush");
+    drop(c);
+    wait_for_dead_rows(&db, "checkpoint_writes", deleted as i64);
+    let pg = pg_stats(&db);
+    let writes = table_stats(&pg, "checkpoint_writes");
+    assert!(
+        writes["dead_rows"].as_i64() >= Some(deleted as i64),
+        "{writes}"
+    );
+    assert_eq!(pg["vacuum_would_help"], true, "{pg}");
+    let out = run_ok(&["stats", "--db", &db.url]);
+    assert!(
+        out.contains("VACUUM would help: dead rows in checkpoint_writes"),
+        "{out}"
+    );
+    db.client()
+        .batch_execute("VACUUM checkpoint_writes")
+        .expect("vacuum");
+    let pg = pg_stats(&db);
+    assert_eq!(
+        table_stats(&pg, "checkpoint_writes")["dead_rows"],
+        0,
+        "{pg}"
+    );
+    assert_eq!(pg["vacuum_would_help"], false, "{pg}");
 }
 
 /// One line on stderr, exit 1, no panic, and never the password.

@@ -234,6 +234,47 @@ pub struct Orphans {
     pub namespaces_without_root: u64,
 }
 
+/// What takes the space on a PostgreSQL server (stats on a `PostgresSaver` database).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ServerSpace {
+    /// `checkpoints`, `checkpoint_blobs`, `checkpoint_writes`, in that order.
+    pub tables: Vec<TableSpace>,
+    /// `(channel, rows, bytes)` of the `checkpoint_blobs` rows, largest first.
+    pub blob_bytes_by_channel: Vec<(String, u64, u64)>,
+    /// Blob rows that no checkpoint of their thread and namespace names in its
+    /// `channel_versions` (nothing reads them: what gc would have collected).
+    pub orphaned_blobs: u64,
+    /// Their stored bytes.
+    pub orphaned_blob_bytes: u64,
+}
+
+/// One of the saver's tables as the server accounts for it.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct TableSpace {
+    /// The table.
+    pub table: String,
+    /// `pg_total_relation_size`: rows, TOAST and indexes.
+    pub total_bytes: u64,
+    /// `pg_indexes_size`.
+    pub index_bytes: u64,
+    /// Live rows (`pg_stat_user_tables.n_live_tup`, the server's estimate).
+    pub live_rows: u64,
+    /// Dead rows (`n_dead_tup`): space a `VACUUM` makes reusable.
+    pub dead_rows: u64,
+    /// Dead rows at which autovacuum starts on this table by the server's settings
+    /// (`autovacuum_vacuum_threshold + autovacuum_vacuum_scale_factor * rows`).
+    pub autovacuum_at: u64,
+    /// When it was last vacuumed (by hand or by autovacuum), as the server prints it.
+    pub last_vacuum: Option<String>,
+}
+
+impl ServerSpace {
+    /// Dead rows in all three tables.
+    pub fn dead_rows(&self) -> u64 {
+        self.tables.iter().map(|t| t.dead_rows).sum()
+    }
+}
+
 /// What a deletion removed.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct Deleted {
@@ -401,6 +442,10 @@ pub trait CheckpointStore: Send {
 
     /// Rows that point at nothing.
     fn orphans(&self) -> Result<Orphans>;
+
+    /// What the server accounts to the saver's tables; `None` for a file (its space is in
+    /// [`CheckpointStore::file_stats`]).
+    fn server_space(&self) -> Result<Option<ServerSpace>>;
 
     // ---- writing ----------------------------------------------------------------------------
 

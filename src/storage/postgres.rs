@@ -28,7 +28,8 @@ use super::pgconn::Target;
 use super::pgformat::{self, BlobRow};
 use super::{
     Access, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRow, CheckpointStore, Deleted,
-    FileStats, Leftover, NewRows, Orphans, SchemaGeneration, ThreadMoved, ThreadSummary, WriteRow,
+    FileStats, Leftover, NewRows, Orphans, SchemaGeneration, ServerSpace, TableSpace, ThreadMoved,
+    ThreadSummary, WriteRow,
 };
 
 /// The highest `checkpoint_migrations` level memctl knows (langgraph-checkpoint-postgres
@@ -848,6 +849,68 @@ impl CheckpointStore for PostgresStore {
             checkpoints_without_parent: n(1)?,
             namespaces_without_root: n(2)?,
         })
+    }
+
+    /// Sizes and dead rows from the server's catalogs and statistics (the statistics are
+    /// the server's estimates, updated as sessions end their transactions); blob bytes per
+    /// channel and orphaned blobs from the rows.
+    fn server_space(&self) -> Result<Option<ServerSpace>> {
+        let e = |e| self.err(e);
+        let n = |r: &postgres::Row, i: usize| -> Result<u64> {
+            Ok(r.try_get::<_, Option<i64>>(i)
+                .map_err(e)?
+                .unwrap_or(0)
+                .max(0) as u64)
+        };
+        let mut space = ServerSpace::default();
+        for r in self.query(
+            "SELECT t.name, pg_total_relation_size(c.oid), pg_indexes_size(c.oid), \
+                    s.n_live_tup, s.n_dead_tup, \
+                    (current_setting('autovacuum_vacuum_threshold')::float8 \
+                     + current_setting('autovacuum_vacuum_scale_factor')::float8 * GREATEST(c.reltuples, 0))::bigint, \
+                    GREATEST(s.last_vacuum, s.last_autovacuum)::text \
+             FROM unnest(ARRAY['checkpoints', 'checkpoint_blobs', 'checkpoint_writes']) WITH ORDINALITY t(name, i) \
+             JOIN pg_class c ON c.oid = to_regclass(t.name) \
+             LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid \
+             ORDER BY t.i",
+            &[],
+        )? {
+            space.tables.push(TableSpace {
+                table: get_str(&r, 0)?,
+                total_bytes: n(&r, 1)?,
+                index_bytes: n(&r, 2)?,
+                live_rows: n(&r, 3)?,
+                dead_rows: n(&r, 4)?,
+                autovacuum_at: n(&r, 5)?,
+                last_vacuum: r.try_get(6).map_err(e)?,
+            });
+        }
+        for r in self.query(
+            "SELECT channel, count(*), sum(COALESCE(octet_length(blob), 0))::bigint \
+             FROM checkpoint_blobs GROUP BY channel ORDER BY 3 DESC, 1",
+            &[],
+        )? {
+            space
+                .blob_bytes_by_channel
+                .push((get_str(&r, 0)?, n(&r, 1)?, n(&r, 2)?));
+        }
+        // An anti-join against every (thread, ns, channel, version) some checkpoint names
+        // (a hash join: one pass over each table).
+        let rows = self.query(
+            "WITH named AS (SELECT DISTINCT c.thread_id, c.checkpoint_ns, v.key AS channel, v.value AS version \
+                            FROM checkpoints c \
+                            CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v) \
+             SELECT count(*), sum(COALESCE(octet_length(b.blob), 0))::bigint FROM checkpoint_blobs b \
+             WHERE NOT EXISTS (SELECT 1 FROM named n WHERE n.thread_id = b.thread_id \
+                 AND n.checkpoint_ns = b.checkpoint_ns AND n.channel = b.channel AND n.version = b.version)",
+            &[],
+        )?;
+        let r = rows
+            .first()
+            .ok_or_else(|| anyhow!("no orphan blob counts"))?;
+        space.orphaned_blobs = n(r, 0)?;
+        space.orphaned_blob_bytes = n(r, 1)?;
+        Ok(Some(space))
     }
 
     fn append_update(
