@@ -614,10 +614,10 @@ mod tests {
     #[test]
     fn a_schema_given_apart_must_agree_with_the_urls() {
         let timeout = Duration::from_secs(1);
-        let mut t = Target::parse("postgresql://h/app", timeout).expect("parses");
+        let mut t = Target::parse("postgresql://bob@h/app", timeout).expect("parses");
         t.use_schema("lg").expect("no schema in the URL");
         assert_eq!(t.schema.as_deref(), Some("lg"));
-        let mut t = Target::parse("postgresql://h/app?schema=lg", timeout).expect("parses");
+        let mut t = Target::parse("postgresql://bob@h/app?schema=lg", timeout).expect("parses");
         t.use_schema("lg").expect("the same schema");
         let e = t.use_schema("other").expect_err("another schema");
         assert!(e.is::<SchemaConflict>(), "{e}");
