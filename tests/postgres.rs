@@ -577,3 +577,74 @@ fn sslmodes_encrypt_and_verify_as_libpq_does() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(1), "PGSSLMODE=disable is used");
 }
+
+// ---- encrypted (EncryptedSerializer) databases: fixtures/postgres-encrypted.sql -------------
+
+/// memctl with `key` in LANGGRAPH_AES_KEY (none: the variable unset).
+fn with_key(key: Option<&str>, args: &[&str]) -> std::process::Output {
+    let mut cmd = memctl();
+    cmd.env_remove("LANGGRAPH_AES_KEY").args(args);
+    if let Some(k) = key {
+        cmd.env("LANGGRAPH_AES_KEY", k);
+    }
+    cmd.output().expect("runs")
+}
+
+/// With the app's key every read gives what LangGraph's encrypting saver gives (plain and
+/// encrypted rows mixed in one thread too); without it, or with another key, one line that
+/// says which, exit 1; `threads list` needs no key.
+#[test]
+fn encrypted_postgres_reads_equal_langgraph_with_the_key() {
+    let db = TestDb::encrypted("enc_reads");
+    let exp = expected("postgres-encrypted");
+    let key = exp["encryption"]["key"].as_str().expect("key");
+    let before = fingerprint(&db);
+    for (thread, want) in exp["threads"].as_object().expect("threads") {
+        let out = with_key(Some(key), &["dump", "--thread", thread, "--db", &db.url]);
+        assert!(
+            out.status.success(),
+            "{thread}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dumped: Json = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(dumped, want["messages"], "{thread}");
+        let out = with_key(
+            Some(key),
+            &[
+                "history", "--thread", thread, "--db", &db.url, "--format", "json",
+            ],
+        );
+        let history: Json = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(
+            history.as_array().map(Vec::len),
+            want["history"].as_u64().map(|n| n as usize),
+            "{thread}"
+        );
+    }
+    // Without the key: one line naming the variable; with another key: it does not decrypt.
+    let out = with_key(None, &["dump", "--thread", "1", "--db", &db.url]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("set LANGGRAPH_AES_KEY"), "{stderr}");
+    let out = with_key(
+        Some("another-key-of-32-bytes-length!!"),
+        &["trim", "--thread", "1", "--keep", "2", "--db", &db.url],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("does not decrypt"), "{stderr}");
+    assert!(!stderr.contains(key), "the key leaked: {stderr}");
+    let out = with_key(
+        None,
+        &["threads", "list", "--db", &db.url, "--format", "json"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Json = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(rows.as_array().map(Vec::len), Some(8), "{rows}");
+    assert_eq!(before, fingerprint(&db), "nothing written");
+}

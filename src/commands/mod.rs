@@ -122,7 +122,8 @@ pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> 
             .into());
         }
     }
-    crate::storage::open(path, schema, access, Duration::from_millis(g.busy_timeout)).map_err(
+    let busy = Duration::from_millis(g.busy_timeout);
+    crate::storage::open(path, schema, access, busy, &keys(g)).map_err(
         |e| match e.downcast::<SchemaConflict>() {
             Ok(c) => Usage(format!(
                 "--schema '{}' (or MEMCTL_SCHEMA) disagrees with the URL '{}', which says schema={}: name the schema once",

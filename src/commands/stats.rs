@@ -167,14 +167,7 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
                         bytes: *n,
                     })
                     .collect(),
-                write_bytes_by_channel: writes
-                    .iter()
-                    .map(|(k, r, n)| ChannelBytes {
-                        channel: k,
-                        rows: Some(*r),
-                        bytes: *n,
-                    })
-                    .collect(),
+                write_bytes_by_channel: ChannelBytes::rows(&writes),
                 orphans,
                 postgres: server.as_ref().map(PostgresReport::new),
                 unmeasured_checkpoints: undecodable,
@@ -379,15 +372,7 @@ impl<'a> PostgresReport<'a> {
             tables: &space.tables,
             dead_rows: space.dead_rows(),
             vacuum_would_help: space.dead_rows() > 0,
-            blob_bytes_by_channel: space
-                .blob_bytes_by_channel
-                .iter()
-                .map(|(k, r, n)| ChannelBytes {
-                    channel: k,
-                    rows: Some(*r),
-                    bytes: *n,
-                })
-                .collect(),
+            blob_bytes_by_channel: ChannelBytes::rows(&space.blob_bytes_by_channel),
             orphaned_blobs: RowsBytes {
                 rows: space.orphaned_blobs,
                 bytes: space.orphaned_blob_bytes,
@@ -435,4 +420,17 @@ struct ChannelBytes<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     rows: Option<u64>,
     bytes: u64,
+}
+
+impl<'a> ChannelBytes<'a> {
+    /// `(channel, rows, bytes)` rows as the report has them.
+    fn rows(rows: &'a [(String, u64, u64)]) -> Vec<ChannelBytes<'a>> {
+        rows.iter()
+            .map(|(k, r, n)| ChannelBytes {
+                channel: k,
+                rows: Some(*r),
+                bytes: *n,
+            })
+            .collect()
+    }
 }

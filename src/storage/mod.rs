@@ -116,9 +116,10 @@ pub struct StoredValue<'a> {
     pub thread_id: &'a str,
     /// The namespace.
     pub checkpoint_ns: &'a str,
-    /// The checkpoint (for a write: the checkpoint it is recorded on).
+    /// The checkpoint (for a write: the checkpoint it is recorded on; for a Postgres blob
+    /// row, which checkpoints share: the channel version it holds).
     pub checkpoint_id: &'a str,
-    /// The channel written (writes only).
+    /// The channel written (writes; and a Postgres blob row's channel).
     pub channel: Option<&'a str>,
     /// The serialization type (`type` column).
     pub type_name: &'a str,
@@ -131,11 +132,13 @@ pub type ValueRewriter<'a> =
     &'a mut dyn FnMut(&StoredValue<'_>) -> Result<Option<(String, Vec<u8>)>>;
 
 /// Where a pass over every stored value stands: the start, or just after a row. Opaque to
-/// callers: each backend keeps its own position in it (SQLite: table and rowid).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// callers: each backend keeps its own position in it (SQLite: table and rowid; Postgres:
+/// table and primary key).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ValueCursor {
     pub(crate) kind: Option<BlobKind>,
     pub(crate) after: i64,
+    pub(crate) key: Vec<String>,
 }
 
 /// How much one page of a pass over the stored values holds: at most `rows` values, and it
@@ -149,7 +152,7 @@ pub struct PageSize {
 }
 
 /// What one page of a pass did.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ValuePage {
     /// Where the next page starts; `None` when every value was visited.
     pub next: Option<ValueCursor>,
@@ -340,11 +343,15 @@ pub enum Access {
 /// `postgres://` URL of a `PostgresSaver` database) with `access`, waiting up to
 /// `busy_timeout` for a lock. `schema` is the PostgreSQL schema of the saver's tables (see
 /// [`postgres::PostgresStore::open`]); a SQLite file has none, so it is refused there.
+/// `keys` opens the encrypted values of a Postgres saver, which keeps each channel value
+/// apart (see [`pgformat::assemble_with`]); a SQLite file's encrypted checkpoints are opened
+/// whole by the commands.
 pub fn open(
     db: &Path,
     schema: Option<&str>,
     access: Access,
     busy_timeout: Duration,
+    keys: &crate::codec::aes::Keyring,
 ) -> Result<Box<dyn CheckpointStore>> {
     if let Some(url) = db.to_str().filter(|d| pgconn::is_url(d)) {
         return Ok(Box::new(postgres::PostgresStore::open(
@@ -352,6 +359,7 @@ pub fn open(
             schema,
             access,
             busy_timeout,
+            keys.clone(),
         )?));
     }
     if let Some(s) = schema {

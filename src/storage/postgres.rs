@@ -28,9 +28,10 @@ use super::pgconn::Target;
 use super::pgformat::{self, BlobRow};
 use super::{
     Access, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRow, CheckpointStore, Deleted,
-    FileStats, Leftover, NewRows, Orphans, SchemaGeneration, ServerSpace, TableSpace, ThreadMoved,
-    ThreadSummary, WriteRow,
+    FileStats, Leftover, NewRows, Orphans, PageSize, SchemaGeneration, ServerSpace, StoredValue,
+    TableSpace, ThreadMoved, ThreadSummary, ValueCursor, ValuePage, ValueRewriter, WriteRow,
 };
+use crate::codec::aes::{self, AesKey, Keyring};
 
 /// The highest `checkpoint_migrations` level memctl knows (langgraph-checkpoint-postgres
 /// 3.2.0: `checkpoint_writes.task_path`).
@@ -46,6 +47,9 @@ pub struct PostgresStore {
     url: String,
     /// The schema given apart from the URL (`--schema`), for [`CheckpointStore::reopen_read_only`].
     schema: Option<String>,
+    /// The key of an app's `EncryptedSerializer`: the saver encrypts each blob row and write
+    /// value on its own, so reading and writing them happens here.
+    keys: Keyring,
     target: Target,
     access: Access,
     busy_timeout: Duration,
@@ -67,6 +71,7 @@ impl PostgresStore {
         schema: Option<&str>,
         access: Access,
         busy_timeout: Duration,
+        keys: Keyring,
     ) -> Result<PostgresStore> {
         let mut target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
         if let Some(s) = schema {
@@ -103,6 +108,7 @@ impl PostgresStore {
             client: Mutex::new(client),
             url: url.to_owned(),
             schema: schema.map(str::to_owned),
+            keys,
             target,
             access,
             busy_timeout,
@@ -218,7 +224,7 @@ impl PostgresStore {
                 let checkpoint_id = get_str(r, 0)?;
                 let json = get_str(r, 2)?;
                 let named = named_blobs(&json, &blobs);
-                let a = pgformat::assemble(&json, &named).with_context(|| {
+                let a = pgformat::assemble_with(&json, &named, &self.keys).with_context(|| {
                     format!("checkpoint {checkpoint_id} of thread '{thread_id}'")
                 })?;
                 Ok(CheckpointRow {
@@ -314,12 +320,24 @@ impl PostgresStore {
             Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
             None => Json::Null,
         };
-        if rows.checkpoint_type != "msgpack" || rows.writes.iter().any(|w| w.type_name != "msgpack")
-        {
-            bail!("memctl does not write encrypted values to a Postgres saver yet");
+        // Postgres takes each value whole (a bytea parameter): the pieces are joined here. An
+        // encrypted checkpoint (sealed whole, as a SqliteSaver row) is opened, split, and each
+        // blob value sealed on its own with the same key, as EncryptedSerializer stores them;
+        // the write rows come sealed already.
+        let joined = rows.checkpoint.to_vec();
+        let what = format!("the new checkpoint of thread '{thread_id}'");
+        let opened = self.keys.open(rows.checkpoint_type, &joined, &what)?;
+        if opened.type_name != "msgpack" {
+            bail!(
+                "memctl writes msgpack checkpoints only, not '{}'",
+                opened.type_name
+            );
         }
-        // Postgres takes each value whole (a bytea parameter): the pieces are joined here.
-        let split = pgformat::split(&rows.checkpoint.to_vec())?;
+        let key = match opened.sealed {
+            true => Some(self.keys.key(&what)?.clone()),
+            false => None,
+        };
+        let split = pgformat::split(&opened.bytes)?;
         let versions = split.checkpoint.get("channel_versions");
         // `put`: blob rows only for the channels whose version changed.
         for (channel, type_name, blob) in &split.blobs {
@@ -331,11 +349,15 @@ impl PostgresStore {
             if before.as_deref() == Some(version.as_str()) {
                 continue;
             }
+            let (type_name, blob) = match &key {
+                Some(key) => aes::seal(key, type_name, blob),
+                None => ((*type_name).to_owned(), blob.clone()),
+            };
             c.execute(
                 "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
                  VALUES ($1, $2, $3, $4, $5, $6) \
                  ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING",
-                &[&thread_id, &ns, channel, &version, type_name, blob],
+                &[&thread_id, &ns, channel, &version, &type_name, &blob],
             )
             .map_err(e)?;
         }
@@ -346,15 +368,15 @@ impl PostgresStore {
             match self.generation {
                 SchemaGeneration::V3 => c.execute(
                     "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'msgpack', $8) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
                      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
-                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &w.task_path, &idx, &w.channel, &value],
+                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &w.task_path, &idx, &w.channel, &w.type_name, &value],
                 ),
                 SchemaGeneration::V2 => c.execute(
                     "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
-                     VALUES ($1, $2, $3, $4, $5, $6, 'msgpack', $7) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
                      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
-                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &idx, &w.channel, &value],
+                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &idx, &w.channel, &w.type_name, &value],
                 ),
             }
             .map_err(e)?;
@@ -383,7 +405,9 @@ impl PostgresStore {
     /// `--purge`: every blob row and write row of the thread (all namespaces, referenced or
     /// not) that `rewrite` changes is replaced in place. A blob row is shared by the
     /// checkpoints that name its version, so it is handed to `rewrite` as a checkpoint with
-    /// that one channel: the same scrub as on a whole `SqliteSaver` checkpoint.
+    /// that one channel: the same scrub as on a whole `SqliteSaver` checkpoint. Encrypted
+    /// rows (`msgpack+aes`) are decrypted for the scrub and a changed value is encrypted again
+    /// with a fresh nonce; without the key they fail the purge (nothing written).
     fn scrub_thread(
         &self,
         c: &mut Client,
@@ -395,7 +419,7 @@ impl PostgresStore {
         let blobs = c
             .query(
                 "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs \
-                 WHERE thread_id = $1 AND type = 'msgpack' AND blob IS NOT NULL",
+                 WHERE thread_id = $1 AND (type = 'msgpack' OR type LIKE 'msgpack+%') AND blob IS NOT NULL",
                 &[&thread_id],
             )
             .map_err(e)?;
@@ -403,7 +427,10 @@ impl PostgresStore {
             let ns: String = r.try_get(0).map_err(e)?;
             let channel: String = r.try_get(1).map_err(e)?;
             let version: String = r.try_get(2).map_err(e)?;
-            let blob: Vec<u8> = r.try_get(4).map_err(e)?;
+            let type_name: String = r.try_get(3).map_err(e)?;
+            let stored: Vec<u8> = r.try_get(4).map_err(e)?;
+            let what = format!("the '{channel}' value (version {version}) of thread '{thread_id}'");
+            let (blob, key) = self.open_value(&type_name, &stored, &what)?;
             let wrapped = wrap_channel(&channel, &blob);
             let new = rewrite(BlobKind::Checkpoint, "msgpack", &wrapped).with_context(|| {
                 format!("cannot rewrite the blob of channel '{channel}' version {version}")
@@ -414,7 +441,7 @@ impl PostgresStore {
                 .get("channel_values")
                 .and_then(|v| v.get(&channel))
                 .ok_or_else(|| anyhow!("the rewritten blob of channel '{channel}' has no value"))?;
-            let bytes = crate::codec::msgpack::encode(value);
+            let bytes = seal_as(key.as_deref(), crate::codec::msgpack::encode(value));
             c.execute(
                 "UPDATE checkpoint_blobs SET blob = $1 WHERE thread_id = $2 AND checkpoint_ns = $3 AND channel = $4 AND version = $5",
                 &[&bytes, &thread_id, &ns, &channel, &version],
@@ -424,8 +451,8 @@ impl PostgresStore {
         }
         let writes = c
             .query(
-                "SELECT checkpoint_ns, checkpoint_id, task_id, idx, blob FROM checkpoint_writes \
-                 WHERE thread_id = $1 AND type = 'msgpack'",
+                "SELECT checkpoint_ns, checkpoint_id, task_id, idx, blob, type FROM checkpoint_writes \
+                 WHERE thread_id = $1 AND (type = 'msgpack' OR type LIKE 'msgpack+%')",
                 &[&thread_id],
             )
             .map_err(e)?;
@@ -434,10 +461,14 @@ impl PostgresStore {
             let id: String = r.try_get(1).map_err(e)?;
             let task: String = r.try_get(2).map_err(e)?;
             let idx: i32 = r.try_get(3).map_err(e)?;
-            let blob: Vec<u8> = r.try_get(4).map_err(e)?;
+            let stored: Vec<u8> = r.try_get(4).map_err(e)?;
+            let type_name: String = r.try_get(5).map_err(e)?;
+            let what = format!("a write on checkpoint {id} of thread '{thread_id}'");
+            let (blob, key) = self.open_value(&type_name, &stored, &what)?;
             let new = rewrite(BlobKind::Write, "msgpack", &blob)
                 .with_context(|| format!("cannot rewrite a write on checkpoint {id}"))?;
             if let Some(new) = new {
+                let new = seal_as(key.as_deref(), new);
                 c.execute(
                     "UPDATE checkpoint_writes SET blob = $1 WHERE thread_id = $2 AND checkpoint_ns = $3 \
                      AND checkpoint_id = $4 AND task_id = $5 AND idx = $6",
@@ -448,6 +479,22 @@ impl PostgresStore {
             }
         }
         Ok(changed)
+    }
+
+    /// A stored msgpack value as plain bytes, and the key it was encrypted with (to seal its
+    /// replacement with), when it was.
+    fn open_value(
+        &self,
+        type_name: &str,
+        stored: &[u8],
+        what: &str,
+    ) -> Result<(Vec<u8>, Option<std::sync::Arc<AesKey>>)> {
+        let opened = self.keys.open(type_name, stored, what)?;
+        let key = match opened.sealed {
+            true => Some(self.keys.key(what)?.clone()),
+            false => None,
+        };
+        Ok((opened.bytes.into_owned(), key))
     }
 
     /// Deletes the blob rows of `(ns, channel, version)` in `freed` that no remaining
@@ -528,6 +575,7 @@ impl CheckpointStore for PostgresStore {
             self.schema.as_deref(),
             Access::ReadOnly,
             self.busy_timeout,
+            self.keys.clone(),
         )?))
     }
 
@@ -1087,6 +1135,149 @@ impl CheckpointStore for PostgresStore {
         }
         Ok(out)
     }
+
+    /// A page of the pass over every stored value: the `checkpoint_blobs` rows (each one
+    /// channel's value; `empty` rows hold none), then the `checkpoint_writes` rows, each in
+    /// primary-key order from the key the last page ended on. Rows an app adds behind the
+    /// cursor during the pass are not visited (the app writes them with its current key). A
+    /// write page is one transaction holding the write locks, as every change memctl makes.
+    fn rewrite_values(
+        &self,
+        from: ValueCursor,
+        size: PageSize,
+        write: bool,
+        rewrite: ValueRewriter<'_>,
+    ) -> Result<ValuePage> {
+        if write && self.access == Access::ReadOnly {
+            bail!("the database was opened read-only: cannot rewrite values");
+        }
+        let kind = from.kind.unwrap_or(BlobKind::Checkpoint);
+        if write {
+            self.write_tx(|c| self.value_page(c, kind, &from.key, size, true, rewrite))
+        } else {
+            let mut c = self.client();
+            self.value_page(&mut c, kind, &from.key, size, false, rewrite)
+        }
+    }
+}
+
+impl PostgresStore {
+    /// [`CheckpointStore::rewrite_values`] on the connection `c`: the rows of `kind` after
+    /// the primary key `after` (all of them when empty).
+    fn value_page(
+        &self,
+        c: &mut Client,
+        kind: BlobKind,
+        after: &[String],
+        size: PageSize,
+        write: bool,
+        rewrite: ValueRewriter<'_>,
+    ) -> Result<ValuePage> {
+        let e = |e| self.err(e);
+        let limit = i64::try_from(size.rows.max(1)).unwrap_or(i64::MAX);
+        const BLOBS: &str =
+            "SELECT thread_id, checkpoint_ns, version, channel, type, blob FROM checkpoint_blobs \
+             WHERE blob IS NOT NULL AND type <> 'empty'";
+        const BLOB_ORDER: &str = " ORDER BY thread_id, checkpoint_ns, channel, version LIMIT $1";
+        const WRITES: &str =
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, channel, type, blob, task_id, idx \
+             FROM checkpoint_writes";
+        const WRITE_ORDER: &str =
+            " ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx LIMIT $1";
+        let rows = match (kind, after) {
+            (BlobKind::Checkpoint, []) => c.query(&format!("{BLOBS}{BLOB_ORDER}"), &[&limit]),
+            (BlobKind::Checkpoint, [t, ns, ch, v]) => c.query(
+                &format!(
+                    "{BLOBS} AND (thread_id, checkpoint_ns, channel, version) > ($2, $3, $4, $5){BLOB_ORDER}"
+                ),
+                &[&limit, t, ns, ch, v],
+            ),
+            (BlobKind::Write, []) => c.query(&format!("{WRITES}{WRITE_ORDER}"), &[&limit]),
+            (BlobKind::Write, [t, ns, id, task, idx]) => {
+                let idx: i32 = idx.parse().context("a bad position in the pass")?;
+                c.query(
+                    &format!(
+                        "{WRITES} WHERE (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) > ($2, $3, $4, $5, $6){WRITE_ORDER}"
+                    ),
+                    &[&limit, t, ns, id, task, &idx],
+                )
+            }
+            _ => bail!("a bad position in the pass over the values"),
+        }
+        .map_err(e)?;
+        let mut page = ValuePage::default();
+        let mut last = Vec::new();
+        for r in &rows {
+            let (thread, ns, id, channel) = (
+                get_str(r, 0)?,
+                get_str(r, 1)?,
+                get_str(r, 2)?,
+                get_str(r, 3)?,
+            );
+            let type_name = get_str(r, 4)?;
+            let bytes: Vec<u8> = r
+                .try_get::<_, Option<Vec<u8>>>(5)
+                .map_err(e)?
+                .unwrap_or_default();
+            let (task, idx) = match kind {
+                BlobKind::Write => (get_str(r, 6)?, r.try_get::<_, i32>(7).map_err(e)?),
+                BlobKind::Checkpoint => (String::new(), 0),
+            };
+            page.values += 1;
+            page.bytes += bytes.len() as u64;
+            let value = StoredValue {
+                kind,
+                thread_id: &thread,
+                checkpoint_ns: &ns,
+                checkpoint_id: &id,
+                channel: Some(&channel),
+                type_name: &type_name,
+                bytes: &bytes,
+            };
+            if let Some((new_type, new_bytes)) = rewrite(&value)? {
+                if !write {
+                    bail!("a read pass over the values cannot change them");
+                }
+                match kind {
+                    BlobKind::Checkpoint => c.execute(
+                        "UPDATE checkpoint_blobs SET type = $1, blob = $2 \
+                         WHERE thread_id = $3 AND checkpoint_ns = $4 AND channel = $5 AND version = $6",
+                        &[&new_type, &new_bytes, &thread, &ns, &channel, &id],
+                    ),
+                    BlobKind::Write => c.execute(
+                        "UPDATE checkpoint_writes SET type = $1, blob = $2 \
+                         WHERE thread_id = $3 AND checkpoint_ns = $4 AND checkpoint_id = $5 AND task_id = $6 AND idx = $7",
+                        &[&new_type, &new_bytes, &thread, &ns, &id, &task, &idx],
+                    ),
+                }
+                .map_err(e)?;
+                page.changed += 1;
+            }
+            last = match kind {
+                BlobKind::Checkpoint => vec![thread, ns, channel, id],
+                BlobKind::Write => vec![thread, ns, id, task, idx.to_string()],
+            };
+            if page.bytes >= size.bytes {
+                break;
+            }
+        }
+        // A short page (fewer rows than asked for, not cut by the byte budget) ends its table.
+        let cut = page.values as usize >= size.rows.max(1) || page.bytes >= size.bytes;
+        page.next = match (last.is_empty(), cut, kind) {
+            (false, true, _) => Some(ValueCursor {
+                kind: Some(kind),
+                after: 0,
+                key: last,
+            }),
+            (_, _, BlobKind::Checkpoint) => Some(ValueCursor {
+                kind: Some(BlobKind::Write),
+                after: 0,
+                key: vec![],
+            }),
+            (_, _, BlobKind::Write) => None,
+        };
+        Ok(page)
+    }
 }
 
 /// Checks the saver's tables and migration level; returns the generation (`task_path` at 9).
@@ -1163,6 +1354,14 @@ fn detect_schema(c: &mut Client, target: &Target) -> Result<SchemaGeneration> {
     } else {
         SchemaGeneration::V2
     })
+}
+
+/// `bytes` (msgpack) sealed with `key` as EncryptedSerializer stores a value, or as they are.
+fn seal_as(key: Option<&AesKey>, bytes: Vec<u8>) -> Vec<u8> {
+    match key {
+        Some(key) => aes::seal(key, "msgpack", &bytes).1,
+        None => bytes,
+    }
 }
 
 /// A double-quoted SQL identifier.

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 /// The admin URL, or a failure that says how to get one.
 pub fn admin_url() -> String {
@@ -39,23 +39,29 @@ pub fn client(url: &str) -> postgres::Client {
         .unwrap_or_else(|e| panic!("cannot connect to the test server {url}: {e}"))
 }
 
-/// The template database holding the fixture, made once per test process.
-fn template() -> &'static str {
-    static TEMPLATE: OnceLock<String> = OnceLock::new();
-    TEMPLATE.get_or_init(|| {
-        let name = format!("memctl_tpl_{}", std::process::id());
-        let admin = admin_url();
-        let mut c = client(&admin);
-        c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
-            .expect("drop an old template");
-        c.batch_execute(&format!("CREATE DATABASE {name}"))
-            .expect("create the template database");
-        let dump = std::fs::read_to_string(fixture_sql()).expect("fixtures/postgres.sql");
-        let mut t = client(&with_db(&admin, &name));
-        t.batch_execute(&dump).expect("load fixtures/postgres.sql");
-        drop(t);
-        name
-    })
+/// The template database holding the committed dump `sql` (a file in fixtures/), made once
+/// per test process and dump.
+fn template(sql: &str) -> String {
+    static TEMPLATES: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+    let mut made = TEMPLATES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, name)) = made.iter().find(|(s, _)| s == sql) {
+        return name.clone();
+    }
+    let name = format!("memctl_tpl_{}_{}", made.len(), std::process::id());
+    let admin = admin_url();
+    let mut c = client(&admin);
+    c.batch_execute(&format!("DROP DATABASE IF EXISTS {name}"))
+        .expect("drop an old template");
+    c.batch_execute(&format!("CREATE DATABASE {name}"))
+        .expect("create the template database");
+    let dump = std::fs::read_to_string(super::fixture(sql))
+        .unwrap_or_else(|e| panic!("fixtures/{sql}: {e}"));
+    let mut t = client(&with_db(&admin, &name));
+    t.batch_execute(&dump)
+        .unwrap_or_else(|e| panic!("load fixtures/{sql}: {e}"));
+    drop(t);
+    made.push((sql.to_owned(), name.clone()));
+    name
 }
 
 /// The committed dump.
@@ -74,7 +80,12 @@ pub struct TestDb {
 impl TestDb {
     /// A fresh copy of the fixture.
     pub fn fixture(hint: &str) -> TestDb {
-        TestDb::create(hint, Some(template()))
+        TestDb::create(hint, Some(&template("postgres.sql")))
+    }
+
+    /// A fresh copy of the encrypted fixture (fixtures/postgres-encrypted.sql).
+    pub fn encrypted(hint: &str) -> TestDb {
+        TestDb::create(hint, Some(&template("postgres-encrypted.sql")))
     }
 
     /// An empty database.

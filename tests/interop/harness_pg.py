@@ -13,8 +13,13 @@ message lists and update_state call.
     harness_pg.py state --url URL --thread T [--graph G]
     harness_pg.py continue --url URL --thread T [--graph G]
     harness_pg.py prune --url URL --threads A,B      PostgresSaver.prune(keep_latest)
+    harness_pg.py find-text --url URL --text T       rows holding T (decrypted values too)
     harness_pg.py held-app --url URL --thread T --hold-file F --go-file G
     harness_pg.py live-app --url URL --threads A,B --seconds S [--stop-file F]
+
+Encrypted databases: with LANGGRAPH_AES_KEY set, every saver uses
+EncryptedSerializer.from_pycryptodome_aes() as an app does, and blob and write values are
+compared decrypted.
 
 Prints a JSON report; exit 0 when every check passes, 1 otherwise (FAIL lines on stderr).
 """
@@ -39,7 +44,9 @@ from langchain_core.messages import HumanMessage  # noqa: E402
 from langgraph.checkpoint.postgres import PostgresSaver  # noqa: E402
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
 
-SERDE = JsonPlusSerializer()
+# With LANGGRAPH_AES_KEY set, the app's EncryptedSerializer (as harness.py): every saver the
+# harness opens reads and writes encrypted values, and the row comparisons decrypt.
+SERDE = harness.make_serde() or JsonPlusSerializer()
 
 
 def rows(url: str) -> dict:
@@ -67,6 +74,7 @@ class Opened:
     def __init__(self, url: str, graph_name: str):
         self.cm = PostgresSaver.from_conn_string(url)
         self.saver = self.cm.__enter__()
+        self.saver.serde = SERDE
         self.graph, self.model = graphs.build(graph_name, self.saver)
 
     def close(self):
@@ -209,6 +217,26 @@ def cmd_check_all(url: str, expected_path: str) -> dict:
     return {"continued": done, "errors": errors}
 
 
+def cmd_find_text(url: str, text: str) -> dict:
+    """Rows holding `text`: in a blob or write value (decrypted when encrypted, with the
+    serializer's cipher), in the checkpoint JSONB or metadata, or in the stored bytes."""
+    needle = text.encode()
+    found = []
+    with psycopg.connect(url) as c:
+        for r in c.execute("SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint::text, "
+                           "metadata::text FROM checkpoints"):
+            if text in r[3] or text in (r[4] or ""):
+                found.append(["checkpoints", *r[:3]])
+        for table, key in (("checkpoint_blobs", "channel, version"),
+                           ("checkpoint_writes", "checkpoint_id, task_id, idx")):
+            for r in c.execute(f"SELECT thread_id, checkpoint_ns, {key}, type, blob FROM {table}"):
+                typ, blob = r[-2], bytes(r[-1] or b"")
+                plain = harness.plain_bytes(SERDE, typ, blob)[1] if typ != "empty" else b""
+                if needle in plain or needle in blob:
+                    found.append([table, *[str(x) for x in r[:-2]]])
+    return {"text": text, "rows": found}
+
+
 def cmd_prune(url: str, threads: list[str]) -> dict:
     with PostgresSaver.from_conn_string(url) as saver:
         saver.prune(threads, strategy="keep_latest")
@@ -310,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
     ca = sub.add_parser("check-all")
     ca.add_argument("--url", required=True)
     ca.add_argument("--expected", required=True)
+    ft = sub.add_parser("find-text")
+    ft.add_argument("--url", required=True)
+    ft.add_argument("--text", required=True)
     p = sub.add_parser("prune")
     p.add_argument("--url", required=True)
     p.add_argument("--threads", required=True)
@@ -341,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
             rep = cmd_continue(a.url, a.thread, a.graph or a.thread)
         elif a.cmd == "check-all":
             rep = cmd_check_all(a.url, a.expected)
+        elif a.cmd == "find-text":
+            rep = cmd_find_text(a.url, a.text)
         elif a.cmd == "prune":
             rep = cmd_prune(a.url, a.threads.split(","))
         elif a.cmd == "held-app":
