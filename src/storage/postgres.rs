@@ -525,22 +525,27 @@ impl PostgresStore {
                 ));
             }
         }
-        let (mut rows, mut bytes) = (0, 0);
-        for key in freed.difference(&referenced) {
-            let (ns, channel, version) = key;
-            if let Some(r) = c
-                .query_opt(
-                    "DELETE FROM checkpoint_blobs WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4 \
-                     RETURNING COALESCE(octet_length(blob), 0)",
-                    &[&thread_id, ns, channel, version],
-                )
-                .map_err(e)?
-            {
-                rows += 1;
-                bytes += r.try_get::<_, i32>(0).map_err(e)?.max(0) as u64;
-            }
+        let mut keys: (Vec<&str>, Vec<&str>, Vec<&str>) = (vec![], vec![], vec![]);
+        for (ns, channel, version) in freed.difference(&referenced) {
+            keys.0.push(ns);
+            keys.1.push(channel);
+            keys.2.push(version);
         }
-        Ok((rows, bytes))
+        if keys.0.is_empty() {
+            return Ok((0, 0));
+        }
+        let r = c
+            .query_one(
+                "WITH d AS (DELETE FROM checkpoint_blobs b USING unnest($2::text[], $3::text[], $4::text[]) AS k(ns, channel, version) \
+                   WHERE b.thread_id = $1 AND b.checkpoint_ns = k.ns AND b.channel = k.channel AND b.version = k.version \
+                   RETURNING COALESCE(octet_length(b.blob), 0) AS n) SELECT count(*), COALESCE(sum(n), 0)::bigint FROM d",
+                &[&thread_id, &keys.0, &keys.1, &keys.2],
+            )
+            .map_err(e)?;
+        Ok((
+            r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64,
+            r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64,
+        ))
     }
 
     /// Up to five rows holding `needle`: (thread, the row named for a person).
@@ -1053,46 +1058,52 @@ impl CheckpointStore for PostgresStore {
             if !Self::unmoved(c, thread_id, expected_latest).map_err(e)? {
                 return Ok(None);
             }
+            // Set-based: one statement per table for the whole thread (a statement per row
+            // made gc wait on thousands of round trips).
             let mut deleted = Deleted::default();
             let mut freed: HashSet<(String, String, String)> = HashSet::new();
-            for (ns, id) in delete {
-                let w = c
-                    .query_one(
-                        "WITH d AS (DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
-                           RETURNING octet_length(blob) AS n) SELECT count(*), sum(n)::bigint FROM d",
-                        &[&thread_id, ns, id],
-                    )
-                    .map_err(e)?;
-                deleted.writes += w.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
-                deleted.bytes += w.try_get::<_, Option<i64>>(1).map_err(e)?.unwrap_or(0).max(0) as u64;
-                let gone = c
-                    .query_opt(
-                        "DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
-                         RETURNING (pg_column_size(checkpoint) + pg_column_size(metadata))::bigint, \
-                                   (checkpoint -> 'channel_versions')::text",
-                        &[&thread_id, ns, id],
-                    )
-                    .map_err(e)?;
-                if let Some(r) = gone {
-                    deleted.checkpoints += 1;
-                    deleted.bytes += r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
-                    let versions: Option<String> = r.try_get(1).map_err(e)?;
-                    if let Some(Json::Object(v)) =
-                        versions.and_then(|t| serde_json::from_str::<Json>(&t).ok())
-                    {
-                        for (channel, version) in v {
-                            freed.insert((ns.clone(), channel, version_text(&version)));
-                        }
+            let (nss, ids): (Vec<&str>, Vec<&str>) =
+                delete.iter().map(|(n, i)| (n.as_str(), i.as_str())).unzip();
+            let w = c
+                .query_one(
+                    "WITH d AS (DELETE FROM checkpoint_writes w USING unnest($2::text[], $3::text[]) AS k(ns, id) \
+                       WHERE w.thread_id = $1 AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id \
+                       RETURNING octet_length(w.blob) AS n) SELECT count(*), sum(n)::bigint FROM d",
+                    &[&thread_id, &nss, &ids],
+                )
+                .map_err(e)?;
+            deleted.writes += w.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
+            deleted.bytes += w.try_get::<_, Option<i64>>(1).map_err(e)?.unwrap_or(0).max(0) as u64;
+            let gone = c
+                .query(
+                    "DELETE FROM checkpoints c USING unnest($2::text[], $3::text[]) AS k(ns, id) \
+                     WHERE c.thread_id = $1 AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id \
+                     RETURNING c.checkpoint_ns, (pg_column_size(c.checkpoint) + pg_column_size(c.metadata))::bigint, \
+                               (c.checkpoint -> 'channel_versions')::text",
+                    &[&thread_id, &nss, &ids],
+                )
+                .map_err(e)?;
+            for r in &gone {
+                let ns = get_str(r, 0)?;
+                deleted.checkpoints += 1;
+                deleted.bytes += r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64;
+                let versions: Option<String> = r.try_get(2).map_err(e)?;
+                if let Some(Json::Object(v)) =
+                    versions.and_then(|t| serde_json::from_str::<Json>(&t).ok())
+                {
+                    for (channel, version) in v {
+                        freed.insert((ns.clone(), channel, version_text(&version)));
                     }
                 }
             }
-            for (ns, id) in orphaned {
-                c.execute(
-                    "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
-                    &[&thread_id, ns, id],
-                )
-                .map_err(e)?;
-            }
+            let (nss, ids): (Vec<&str>, Vec<&str>) =
+                orphaned.iter().map(|(n, i)| (n.as_str(), i.as_str())).unzip();
+            c.execute(
+                "UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM unnest($2::text[], $3::text[]) AS k(ns, id) \
+                 WHERE c.thread_id = $1 AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id",
+                &[&thread_id, &nss, &ids],
+            )
+            .map_err(e)?;
             let (_, blob_bytes) = self.collect_blobs(c, thread_id, &freed)?;
             deleted.bytes += blob_bytes;
             Ok(Some(deleted))
