@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_memctl_global_optspecs
-    string join \n db= format= ns= busy-timeout= key-env= q/quiet now= h/help V/version
+    string join \n db= schema= format= ns= busy-timeout= key-env= q/quiet now= h/help V/version
 end
 
 function __fish_memctl_needs_command
@@ -25,6 +25,7 @@ function __fish_memctl_using_subcommand
 end
 
 complete -c memctl -n "__fish_memctl_needs_command" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_needs_command" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_needs_command" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -53,6 +54,7 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "rekey" -d 'Re-encrypt
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -72,6 +74,7 @@ tokens\t'Most tokens first (approximate counter)'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l limit -d 'Show at most this many threads' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l min-tokens -d 'Only threads whose latest state has at least this many tokens (approximate counter)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -86,6 +89,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_s
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l limit -d 'Show only the newest N checkpoints' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -99,6 +103,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand show" -s t -l thread -d 'T
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l checkpoint -d 'The checkpoint to show (default: the latest; a unique prefix of its id will do)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l last -d 'Show only the last N messages (the state\'s other channels and what it waits on are shown in full)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand show" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -111,6 +116,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand show" -s h -l help -d 'Pri
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l checkpoint -d 'The checkpoint to dump (default: the latest)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -125,6 +131,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand diff" -s t -l thread -d 'T
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l from -d 'The older checkpoint (default: the parent of --to)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l to -d 'The newer checkpoint (default: the latest)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -142,6 +149,7 @@ cl100k\t'tiktoken cl100k_base with langchain_openai\'s chat framing (gpt-4, gpt-
 usage\t'What the provider billed: usage_metadata of the AI messages (tokens command only)'"
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l model -d 'Count as langchain_openai does for this model (gpt-4o → o200k, gpt-4 → cl100k…); overrides --counter' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -164,6 +172,7 @@ usage\t'What the provider billed: usage_metadata of the AI messages (tokens comm
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l model -d 'Count as langchain_openai does for this model (gpt-4o → o200k, gpt-4 → cl100k…); overrides --counter' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3. No wait when no app had the file open (a WAL-mode file without its -wal file)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -187,6 +196,7 @@ system\t'SystemMessage'"
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l match -d 'Remove every message that matches this regular expression: its text, or the name or JSON arguments of one of its tool calls' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3. No wait when no app had the file open (a WAL-mode file without its -wal file)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -221,6 +231,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l prompt-file 
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l summary-key -d 'Store the summary in this state channel (e.g. `summary`) instead of a summary message; an existing value is fed into the next summary' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3. No wait when no app had the file open (a WAL-mode file without its -wal file)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -237,6 +248,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s h -l help -d
 complete -c memctl -n "__fish_memctl_using_subcommand find" -l meta -d 'Only threads whose metadata (incl. the configurable keys the app passed) or state channel KEY equals VALUE; repeat to require several. Alone, lists those threads' -r
 complete -c memctl -n "__fish_memctl_using_subcommand find" -s t -l thread -d 'Search one thread only' -r
 complete -c memctl -n "__fish_memctl_using_subcommand find" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand find" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand find" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -256,6 +268,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand forget" -l match -d 'Acros
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l receipt -d 'Also write the receipt to this file, as JSON (it holds digests, never the erased text). Not written in a dry run' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l settle -d 'After writing, wait this long (e.g. 1s, 0s) and check that no live app committed a newer checkpoint on an edited thread; such an edit is reported `superseded` (the app\'s turn wins; memctl\'s edit is not in effect) and the exit code is 3. No wait when no app had the file open (a WAL-mode file without its -wal file)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand forget" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -271,6 +284,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand forget" -s q -l quiet -d '
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l top -d 'How many of the largest threads to list' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -285,6 +299,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand prune" -s t -l thread -d '
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l batch -d 'Threads per transaction (short transactions keep the app\'s waits short)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l min-idle -d 'Leave alone threads written more recently than this (a live app may be using them)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -300,6 +315,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand gc" -s t -l thread -d 'Col
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l keep-checkpoints -d 'Checkpoints to keep per thread and namespace, newest first (at least 1: the latest). Required: everything older is deleted, and that history (time travel, `memctl diff`) cannot be brought back; 1 keeps only the state the app resumes from' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l min-idle -d 'Leave alone threads written more recently than this (a live app may be using them)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -316,6 +332,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l old-key-env -d '
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l new-key-env -d 'The environment variable holding the key to encrypt with. Plain values are encrypted with it too; values already under it are left alone, so a run that was interrupted finishes when run again' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l batch -d 'Values rewritten per transaction: the longest a live app waits for memctl is one such transaction (at most 4 MiB of values)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"
@@ -329,6 +346,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l vacuum -d 'After
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
 json\t'One JSON document'
 jsonl\t'One JSON object per line'"

@@ -51,6 +51,14 @@ pub struct GlobalArgs {
     #[arg(long, env = "MEMCTL_DB", global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
 
+    /// The PostgreSQL schema that holds the saver's tables, for a saver configured with one
+    /// (LangGraph.js's `schema` option); the same as `?schema=NAME` in the URL, which must
+    /// not name another. Default: the server's search_path, normally `public`, where
+    /// PostgresSaver puts them. Refused with a SQLite file.
+    #[arg(long, env = "MEMCTL_SCHEMA", global = true, value_name = "NAME",
+          value_parser = parse_schema)]
+    pub schema: Option<String>,
+
     /// Output format: a table for people (the default, on a terminal and in a pipe alike), or
     /// JSON / JSON lines for scripts (`dump` is always JSON).
     #[arg(long, value_enum, global = true)]
@@ -837,6 +845,21 @@ fn parse_env_name(text: &str) -> Result<String, String> {
     if text.is_empty() || text.contains(['=', '\0']) {
         return Err(format!(
             "'{}' is not the name of an environment variable",
+            text.escape_debug()
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+/// `--schema NAME`: a PostgreSQL identifier (any text but NUL, at most 63 bytes: the server
+/// would cut a longer one short and could find another schema).
+fn parse_schema(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.contains('\0') {
+        return Err(format!("'{}' is not a schema name", text.escape_debug()));
+    }
+    if text.len() > 63 {
+        return Err(format!(
+            "'{}' is longer than PostgreSQL's 63-byte names",
             text.escape_debug()
         ));
     }

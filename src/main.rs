@@ -7,10 +7,12 @@ use clap::Parser;
 use memctl::{cli::Cli, commands, exit};
 
 fn main() -> ExitCode {
-    // MEMCTL_DB set but empty means "not set" (as an empty PATH entry does), not a missing
+    // MEMCTL_DB (MEMCTL_SCHEMA) set but empty means "not set" (as an empty PATH entry does), not a missing
     // value for --db.
-    if std::env::var_os("MEMCTL_DB").is_some_and(|v| v.is_empty()) {
-        std::env::remove_var("MEMCTL_DB");
+    for var in ["MEMCTL_DB", "MEMCTL_SCHEMA"] {
+        if std::env::var_os(var).is_some_and(|v| v.is_empty()) {
+            std::env::remove_var(var);
+        }
     }
     let cli = Cli::parse();
     let stdout = io::stdout();

@@ -96,6 +96,9 @@ fn read_commands_on_postgres_equal_the_sqlite_mirror() {
         v
     };
     for cmd in [vec!["threads", "list"], vec!["tokens", "--all"]] {
+        // One clock for both runs (ages are in seconds; a loaded machine can straddle one).
+        let mut cmd = cmd.clone();
+        cmd.extend(["--now", "2026-12-02T00:00:00Z"]);
         let mut a = cmd.clone();
         a.extend(["--format", "json", "--db", &db.url]);
         let mut b = cmd.clone();
@@ -142,14 +145,138 @@ fn messages_equal_langgraph_get_state() {
     assert!(inline > 0, "the current layout keeps primitives inline");
 }
 
+/// The `postgres` part of `stats --format json`.
+fn pg_stats(db: &TestDb) -> Json {
+    let st = run_json(&["stats", "--db", &db.url, "--format", "json"]);
+    st["postgres"].clone()
+}
+
+/// The row of `table` in the report's `tables`.
+fn table_stats<'a>(pg: &'a Json, table: &str) -> &'a Json {
+    pg["tables"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["table"] == table)
+        .unwrap_or_else(|| panic!("no {table} in {pg}"))
+}
+
+/// Waits until the server's statistics count `n` dead rows in `table` (they arrive as the
+/// deleting session reports them).
+fn wait_for_dead_rows(db: &TestDb, table: &str, n: i64) {
+    let sql = format!(
+        "SELECT COALESCE(max(n_dead_tup), 0) FROM pg_stat_user_tables WHERE relname = '{table}'"
+    );
+    for _ in 0..100 {
+        if db.count(&sql) >= n {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the server never counted {n} dead rows in {table}");
+}
+
 #[test]
 fn stats_reports_the_tables() {
     let db = TestDb::fixture("stats");
-    let st = run_json(&["stats", "--db", &db.url, "--format", "json"]);
-    let text = st.to_string();
-    assert!(text.contains("messages"), "{text}");
+    // Autovacuum would reset the dead-row counts (and resize the tables) at its own moment.
+    db.client()
+        .batch_execute(
+            "ALTER TABLE checkpoints SET (autovacuum_enabled = false); \
+             ALTER TABLE checkpoint_blobs SET (autovacuum_enabled = false); \
+             ALTER TABLE checkpoint_writes SET (autovacuum_enabled = false);",
+        )
+        .expect("autovacuum off");
     let out = run_ok(&["stats", "--db", &db.url]);
     assert!(out.contains("15 threads"), "{out}");
+    assert!(out.contains("VACUUM would not help now"), "{out}");
+    let pg = pg_stats(&db);
+    // Sizes are the server's own.
+    for table in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"] {
+        let t = table_stats(&pg, table);
+        let total = db.count(&format!("SELECT pg_total_relation_size('{table}')"));
+        let indexes = db.count(&format!("SELECT pg_indexes_size('{table}')"));
+        assert_eq!(t["total_bytes"], total, "{table}: {t}");
+        assert_eq!(t["index_bytes"], indexes, "{table}: {t}");
+        assert!(indexes > 0, "every table has its primary key");
+        assert_eq!(t["dead_rows"], 0, "{table}: {t}");
+    }
+    assert_eq!(pg["vacuum_would_help"], false);
+    // Blob bytes per channel are the rows' bytes.
+    let messages = pg["blob_bytes_by_channel"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["channel"] == "messages")
+        .cloned()
+        .unwrap_or_else(|| panic!("no messages blobs: {pg}"));
+    assert_eq!(
+        messages["bytes"],
+        db.count("SELECT sum(octet_length(blob))::bigint FROM checkpoint_blobs WHERE channel = 'messages'")
+    );
+    assert_eq!(
+        messages["rows"],
+        db.count("SELECT count(*) FROM checkpoint_blobs WHERE channel = 'messages'")
+    );
+    assert_eq!(
+        pg["orphaned_blobs"]["rows"], 0,
+        "the saver names every blob it wrote"
+    );
+    // An orphaned blob (a version no checkpoint names) and an orphaned write (its checkpoint
+    // gone), made by hand, are counted with their bytes.
+    let mut c = db.client();
+    c.batch_execute(
+        "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+         VALUES ('1', '', 'messages', '99.0.0', 'msgpack', decode(repeat('90', 1000), 'hex')); \
+         INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path) \
+         VALUES ('1', '', 'no-such-checkpoint', 't', 0, 'messages', 'msgpack', '\\x90', '')",
+    )
+    .expect("orphans by hand");
+    let pg = pg_stats(&db);
+    assert_eq!(pg["orphaned_blobs"]["rows"], 1, "{pg}");
+    assert_eq!(pg["orphaned_blobs"]["bytes"], 1000, "{pg}");
+    let st = run_json(&["stats", "--db", &db.url, "--format", "json"]);
+    assert_eq!(st["orphans"]["writes_without_checkpoint"], 1, "{st}");
+    let out = run_ok(&["stats", "--db", &db.url]);
+    assert!(
+        out.contains("1 writes without their checkpoint, 1 blobs no checkpoint names (1000 B)"),
+        "{out}"
+    );
+    // Deleted rows are dead rows until a VACUUM: stats says a VACUUM would help, and after one
+    // that it would not.
+    let deleted = c
+        .execute(
+            "DELETE FROM checkpoint_writes WHERE thread_id = 'tools'",
+            &[],
+        )
+        .expect("delete");
+    assert!(deleted > 0);
+    c.batch_execute("SELECT pg_stat_force_next_flush()")
+        .expect("flush");
+    drop(c);
+    wait_for_dead_rows(&db, "checkpoint_writes", deleted as i64);
+    let pg = pg_stats(&db);
+    let writes = table_stats(&pg, "checkpoint_writes");
+    assert!(
+        writes["dead_rows"].as_i64() >= Some(deleted as i64),
+        "{writes}"
+    );
+    assert_eq!(pg["vacuum_would_help"], true, "{pg}");
+    let out = run_ok(&["stats", "--db", &db.url]);
+    assert!(
+        out.contains("VACUUM would help: dead rows in checkpoint_writes"),
+        "{out}"
+    );
+    db.client()
+        .batch_execute("VACUUM checkpoint_writes")
+        .expect("vacuum");
+    let pg = pg_stats(&db);
+    assert_eq!(
+        table_stats(&pg, "checkpoint_writes")["dead_rows"],
+        0,
+        "{pg}"
+    );
+    assert_eq!(pg["vacuum_would_help"], false, "{pg}");
 }
 
 /// One line on stderr, exit 1, no panic, and never the password.
@@ -261,10 +388,101 @@ fn libpq_conventions_unix_socket_pgpassword_schema() {
     )
     .expect("move to a schema");
     let e = fails_cleanly(&["threads", "list", "--db", &db.url], "");
-    assert!(e.contains("schema=NAME"), "{e}");
+    assert!(
+        e.contains("--schema NAME") && e.contains("schema=NAME"),
+        "{e}"
+    );
     let in_schema = format!("{}?schema=langgraph", db.url);
     let rows = run_json(&["threads", "list", "--db", &in_schema, "--format", "json"]);
     assert_eq!(rows.as_array().map(Vec::len), Some(15));
+}
+
+/// Moves the saver's four tables of `db` into a new schema `schema`.
+fn move_to_schema(db: &TestDb, schema: &str) {
+    db.client()
+        .batch_execute(&format!(
+            "CREATE SCHEMA {schema}; \
+             ALTER TABLE checkpoints SET SCHEMA {schema}; ALTER TABLE checkpoint_blobs SET SCHEMA {schema}; \
+             ALTER TABLE checkpoint_writes SET SCHEMA {schema}; ALTER TABLE checkpoint_migrations SET SCHEMA {schema};"
+        ))
+        .expect("move to a schema");
+}
+
+/// `--schema NAME` (and MEMCTL_SCHEMA) for a saver configured with a schema: reads and
+/// rewrites go to that schema's tables and nowhere else; the URL's `schema=` must agree; a
+/// SQLite file refuses it.
+#[test]
+fn schema_flag_reads_and_rewrites_the_savers_schema() {
+    let db = TestDb::fixture("schema_flag");
+    move_to_schema(&db, "lg_app");
+    let in_schema = |sql: &str| db.count(&sql.replace("{s}", "lg_app"));
+    // A read: the same threads and messages as the fixture has.
+    let rows = run_json(&[
+        "threads", "list", "--db", &db.url, "--schema", "lg_app", "--format", "json",
+    ]);
+    assert_eq!(rows.as_array().map(Vec::len), Some(15), "{rows}");
+    let dumped = run_json(&[
+        "dump", "--thread", "1", "--db", &db.url, "--schema", "lg_app",
+    ]);
+    assert_eq!(dumped, expected("postgres")["threads"]["1"]["messages"]);
+    // The same through MEMCTL_SCHEMA, and with the URL naming the same schema.
+    let out = memctl()
+        .args(["threads", "list", "--db", &db.url, "--format", "json"])
+        .env("MEMCTL_SCHEMA", "lg_app")
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let same = format!("{}?schema=lg_app", db.url);
+    run_ok(&["threads", "list", "--db", &same, "--schema", "lg_app"]);
+    // A rewrite: one new checkpoint in lg_app, the trimmed state read back through --schema.
+    let before = in_schema("SELECT count(*) FROM {s}.checkpoints WHERE thread_id = '1'");
+    run_ok(&[
+        "trim", "--thread", "1", "--keep", "2", "--db", &db.url, "--schema", "lg_app",
+    ]);
+    assert_eq!(
+        in_schema("SELECT count(*) FROM {s}.checkpoints WHERE thread_id = '1'"),
+        before + 1
+    );
+    let trimmed = run_json(&[
+        "dump", "--thread", "1", "--db", &db.url, "--schema", "lg_app",
+    ]);
+    assert_eq!(trimmed.as_array().map(Vec::len), Some(2), "{trimmed}");
+    assert_eq!(
+        db.count("SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'checkpoint%'"),
+        0,
+        "nothing made in public"
+    );
+    // A URL naming another schema: a usage error, nothing read.
+    let other = format!("{}?schema=elsewhere", db.url);
+    let out = memctl()
+        .args(["threads", "list", "--db", &other, "--schema", "lg_app"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("schema=elsewhere") && stderr.contains("'lg_app'"),
+        "{stderr}"
+    );
+    // A schema that does not exist: one line.
+    let e = fails_cleanly(
+        &["threads", "list", "--db", &db.url, "--schema", "nope"],
+        "",
+    );
+    assert!(e.contains("schema 'nope'"), "{e}");
+    // A SQLite file has no schemas.
+    let file = fixture("postgres-mirror.sqlite");
+    let out = memctl()
+        .args(["threads", "list", "--db", s(&file), "--schema", "lg_app"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("SQLite"), "{stderr}");
 }
 
 /// sslmode as libpq means it, against the test server's TLS (scripts/pg.sh: a certificate for
@@ -388,4 +606,75 @@ fn delta_threads_read_as_langgraph_shows_them() {
         fingerprint(&db),
         "read commands changed the database"
     );
+}
+
+// ---- encrypted (EncryptedSerializer) databases: fixtures/postgres-encrypted.sql -------------
+
+/// memctl with `key` in LANGGRAPH_AES_KEY (none: the variable unset).
+fn with_key(key: Option<&str>, args: &[&str]) -> std::process::Output {
+    let mut cmd = memctl();
+    cmd.env_remove("LANGGRAPH_AES_KEY").args(args);
+    if let Some(k) = key {
+        cmd.env("LANGGRAPH_AES_KEY", k);
+    }
+    cmd.output().expect("runs")
+}
+
+/// With the app's key every read gives what LangGraph's encrypting saver gives (plain and
+/// encrypted rows mixed in one thread too); without it, or with another key, one line that
+/// says which, exit 1; `threads list` needs no key.
+#[test]
+fn encrypted_postgres_reads_equal_langgraph_with_the_key() {
+    let db = TestDb::encrypted("enc_reads");
+    let exp = expected("postgres-encrypted");
+    let key = exp["encryption"]["key"].as_str().expect("key");
+    let before = fingerprint(&db);
+    for (thread, want) in exp["threads"].as_object().expect("threads") {
+        let out = with_key(Some(key), &["dump", "--thread", thread, "--db", &db.url]);
+        assert!(
+            out.status.success(),
+            "{thread}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dumped: Json = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(dumped, want["messages"], "{thread}");
+        let out = with_key(
+            Some(key),
+            &[
+                "history", "--thread", thread, "--db", &db.url, "--format", "json",
+            ],
+        );
+        let history: Json = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(
+            history.as_array().map(Vec::len),
+            want["history"].as_u64().map(|n| n as usize),
+            "{thread}"
+        );
+    }
+    // Without the key: one line naming the variable; with another key: it does not decrypt.
+    let out = with_key(None, &["dump", "--thread", "1", "--db", &db.url]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("set LANGGRAPH_AES_KEY"), "{stderr}");
+    let out = with_key(
+        Some("another-key-of-32-bytes-length!!"),
+        &["trim", "--thread", "1", "--keep", "2", "--db", &db.url],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("does not decrypt"), "{stderr}");
+    assert!(!stderr.contains(key), "the key leaked: {stderr}");
+    let out = with_key(
+        None,
+        &["threads", "list", "--db", &db.url, "--format", "json"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Json = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(rows.as_array().map(Vec::len), Some(8), "{rows}");
+    assert_eq!(before, fingerprint(&db), "nothing written");
 }

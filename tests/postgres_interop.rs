@@ -29,11 +29,20 @@ fn python() -> PathBuf {
 }
 
 fn harness(args: &[&str]) -> (bool, String) {
-    let out = Command::new(python())
-        .arg(common::root().join("tests/interop/harness_pg.py"))
+    harness_with(&Fixture::Plain, args)
+}
+
+/// The harness with the fixture's key in LANGGRAPH_AES_KEY (LangGraph's EncryptedSerializer)
+/// when it is the encrypted one.
+fn harness_with(fixture: &Fixture, args: &[&str]) -> (bool, String) {
+    let mut cmd = Command::new(python());
+    cmd.arg(common::root().join("tests/interop/harness_pg.py"))
         .args(args)
-        .output()
-        .expect("the harness runs");
+        .env_remove("LANGGRAPH_AES_KEY");
+    if let Some(key) = fixture.key() {
+        cmd.env("LANGGRAPH_AES_KEY", key);
+    }
+    let out = cmd.output().expect("the harness runs");
     (
         out.status.success(),
         format!(
@@ -51,6 +60,65 @@ fn harness_json(args: &[&str]) -> Json {
     serde_json::from_str(&text[..end]).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
+/// Which committed dump a test starts from.
+enum Fixture {
+    /// fixtures/postgres.sql.
+    Plain,
+    /// fixtures/postgres-encrypted.sql (EncryptedSerializer; its key in the expectations).
+    Encrypted,
+    /// fixtures/postgres-delta.sql (DeltaChannel threads, graphs `delta:<thread>`).
+    Delta,
+}
+
+impl Fixture {
+    fn expected(&self) -> Json {
+        match self {
+            Fixture::Plain => expected("postgres"),
+            Fixture::Encrypted => expected("postgres-encrypted"),
+            Fixture::Delta => expected("postgres-delta"),
+        }
+    }
+
+    /// The app's LANGGRAPH_AES_KEY (test data committed with the fixture).
+    fn key(&self) -> Option<String> {
+        match self {
+            Fixture::Plain | Fixture::Delta => None,
+            Fixture::Encrypted => self.expected()["encryption"]["key"]
+                .as_str()
+                .map(str::to_owned),
+        }
+    }
+
+    fn db(&self, hint: &str) -> TestDb {
+        match self {
+            Fixture::Plain => TestDb::fixture(hint),
+            Fixture::Encrypted => TestDb::encrypted(hint),
+            Fixture::Delta => TestDb::delta_fixture(hint),
+        }
+    }
+
+    /// memctl with the app's key (none for the plain fixture).
+    fn memctl(&self) -> assert_cmd::Command {
+        let mut cmd = memctl();
+        cmd.env_remove("LANGGRAPH_AES_KEY");
+        if let Some(key) = self.key() {
+            cmd.env("LANGGRAPH_AES_KEY", key);
+        }
+        cmd
+    }
+
+    /// memctl's JSON output (it must succeed).
+    fn run_json(&self, args: &[&str]) -> Json {
+        let out = self.memctl().args(args).output().expect("memctl runs");
+        assert!(
+            out.status.success(),
+            "memctl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {args:?}"))
+    }
+}
+
 /// The scenario graph that wrote a thread.
 fn graph_of(thread: &str) -> String {
     expected("postgres")["threads"][thread]["graph"]
@@ -61,25 +129,18 @@ fn graph_of(thread: &str) -> String {
 
 /// memctl rewrites one copy, LangGraph's update_state the other; compare, load, continue.
 fn check(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(), String> {
-    check_on(
-        TestDb::fixture,
-        &graph_of(thread),
-        thread,
-        memctl_args,
-        expect,
-    )
+    check_on(&Fixture::Plain, thread, memctl_args, expect)
 }
 
-/// [`check`] on copies of the database `fixture` makes, the thread run by graph `graph`.
+/// [`check`] on a copy of `fixture`, memctl and LangGraph both with its key.
 fn check_on(
-    fixture: fn(&str) -> TestDb,
-    graph: &str,
+    fixture: &Fixture,
     thread: &str,
     memctl_args: &[&str],
     expect: Json,
 ) -> Result<(), String> {
-    let original = fixture(&format!("orig_{thread}"));
-    let rewritten = fixture(&format!("new_{thread}"));
+    let original = fixture.db(&format!("orig_{thread}"));
+    let rewritten = fixture.db(&format!("new_{thread}"));
     let mut args = memctl_args.to_vec();
     args.extend([
         "--db",
@@ -89,25 +150,35 @@ fn check_on(
         "--format",
         "json",
     ]);
-    let out = run_json(&args);
+    let out = fixture.run_json(&args);
     if !matches!(out[0]["status"].as_str(), Some("rewritten" | "purged")) {
         return Err(format!(
             "{thread} {memctl_args:?}: memctl did not write: {out}"
         ));
     }
-    let (ok, text) = harness(&[
-        "check-rewrite",
-        "--original",
-        &original.url,
-        "--rewritten",
-        &rewritten.url,
-        "--thread",
-        thread,
-        "--graph",
-        graph,
-        "--expect",
-        &expect.to_string(),
-    ]);
+    let graph = match fixture {
+        Fixture::Delta => format!("delta:{thread}"),
+        _ => fixture.expected()["threads"][thread]["graph"]
+            .as_str()
+            .unwrap_or(thread)
+            .to_owned(),
+    };
+    let (ok, text) = harness_with(
+        fixture,
+        &[
+            "check-rewrite",
+            "--original",
+            &original.url,
+            "--rewritten",
+            &rewritten.url,
+            "--thread",
+            thread,
+            "--graph",
+            &graph,
+            "--expect",
+            &expect.to_string(),
+        ],
+    );
     if ok {
         Ok(())
     } else {
@@ -574,52 +645,48 @@ fn a_live_app_beside_gc_prune_and_trim_sees_no_error() {
 /// list (system message, the summary message, the kept ones), and the thread continues.
 #[test]
 fn summarize_is_what_postgres_saver_update_state_writes() {
+    summarize_and_compare(&Fixture::Plain, "summarize");
+}
+
+/// memctl summarizes thread 'system' of one copy of `fixture` through a local endpoint; the
+/// list it wrote goes to LangGraph's own update_state on another copy (with the fixture's
+/// key), and the rows are compared, loaded and continued.
+fn summarize_and_compare(fixture: &Fixture, hint: &str) {
     use common::chat_server::{ChatServer, Reply};
     let server =
         ChatServer::start(|_, _| Reply::Summary("Bob said hello; the bot was terse.".into()));
-    let original = TestDb::fixture("orig_summarize");
-    let rewritten = TestDb::fixture("new_summarize");
-    let out = memctl()
+    let original = fixture.db(&format!("orig_{hint}"));
+    let rewritten = fixture.db(&format!("new_{hint}"));
+    let out = fixture
+        .memctl()
         .env("MEMCTL_TEST_KEY", "sk-test")
-        .args([
-            "summarize",
-            "--thread",
-            "system",
-            "--keep",
-            "3",
-            "--endpoint",
-            &server.url,
-        ])
-        .args([
-            "--model",
-            "tiny",
-            "--api-key-env",
-            "MEMCTL_TEST_KEY",
-            "--format",
-            "json",
-        ])
+        .args(["summarize", "--thread", "system", "--keep", "3"])
+        .args(["--endpoint", &server.url, "--model", "tiny"])
+        .args(["--api-key-env", "MEMCTL_TEST_KEY", "--format", "json"])
         .args(["--db", &rewritten.url])
         .output()
         .expect("runs");
     let report: Json = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(report[0]["status"], "summarized", "{report}");
-    // The list memctl wrote, handed to LangGraph's own update_state on the other copy.
-    let written = run_json(&["dump", "--thread", "system", "--db", &rewritten.url]);
+    let written = fixture.run_json(&["dump", "--thread", "system", "--db", &rewritten.url]);
     let expect = json!({"mode": "messages", "messages": written});
-    let (ok, text) = harness(&[
-        "check-rewrite",
-        "--original",
-        &original.url,
-        "--rewritten",
-        &rewritten.url,
-        "--thread",
-        "system",
-        "--graph",
-        "system",
-        "--expect",
-        &expect.to_string(),
-    ]);
+    let (ok, text) = harness_with(
+        fixture,
+        &[
+            "check-rewrite",
+            "--original",
+            &original.url,
+            "--rewritten",
+            &rewritten.url,
+            "--thread",
+            "system",
+            "--graph",
+            "system",
+            "--expect",
+            &expect.to_string(),
+        ],
+    );
     assert!(
         ok,
         "{}",
@@ -665,13 +732,7 @@ fn trim_and_rm_of_delta_threads_are_what_postgres_saver_update_state_writes() {
         ));
     }
     run_parallel(cases, |(thread, args, expect)| {
-        check_on(
-            TestDb::delta_fixture,
-            &format!("delta:{thread}"),
-            thread,
-            &args,
-            expect,
-        )
+        check_on(&Fixture::Delta, thread, &args, expect)
     });
 }
 
@@ -730,4 +791,209 @@ fn a_purged_delta_thread_on_postgres_keeps_no_removed_byte_and_continues() {
             "{thread}: {cont}"
         );
     }
+}
+
+// ---- encrypted (EncryptedSerializer) databases: fixtures/postgres-encrypted.sql -------------
+
+/// The message ids of a thread of the encrypted fixture.
+fn encrypted_ids(thread: &str) -> Vec<(String, Json)> {
+    Fixture::Encrypted.expected()["threads"][thread]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| (m["id"].as_str().unwrap_or_default().to_owned(), m.clone()))
+        .collect()
+}
+
+/// trim and rm on encrypted threads write what LangGraph's update_state with the same
+/// EncryptedSerializer writes (blob and write rows `msgpack+aes`, compared decrypted; the
+/// inline values and metadata plain, as the saver keeps them), and LangGraph with the key
+/// loads and continues them. 'system' was written plain and continued encrypted: its new
+/// rows are encrypted, as the app's are now.
+#[test]
+fn encrypted_trim_and_rm_are_what_postgres_saver_with_the_key_writes() {
+    let mut cases: Vec<(&str, Vec<&str>, Json)> = Vec::new();
+    for thread in [
+        "1",
+        "tools",
+        "custom-state",
+        "subgraph",
+        "summarized",
+        "system",
+    ] {
+        cases.push((
+            thread,
+            vec!["trim", "--keep", "2"],
+            json!({"mode": "trim", "max_tokens": 2, "counter": "len"}),
+        ));
+    }
+    let ids: Vec<String> = encrypted_ids("1")
+        .into_iter()
+        .skip(1)
+        .map(|(i, _)| i)
+        .collect();
+    cases.push((
+        "1",
+        vec!["rm", "--index", "0"],
+        json!({"mode": "ids", "ids": ids}),
+    ));
+    run_parallel(cases, |(thread, args, expect)| {
+        check_on(&Fixture::Encrypted, thread, &args, expect)
+    });
+}
+
+/// `rm --purge` on an encrypted thread: LangGraph with the key agrees with the new rows, no
+/// row holds the removed text in its decrypted value or its stored bytes, and the thread
+/// continues.
+#[test]
+fn encrypted_purge_leaves_the_text_in_no_decrypted_value() {
+    let secret = "capital of France";
+    let ids: Vec<String> = encrypted_ids("1")
+        .into_iter()
+        .filter(|(_, m)| !m["content"].as_str().unwrap_or_default().contains(secret))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(ids.len(), 2);
+    let fx = Fixture::Encrypted;
+    check_on(
+        &fx,
+        "1",
+        &["rm", "--match", secret, "--purge"],
+        json!({"mode": "ids", "ids": ids, "purge": true}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let db = fx.db("enc_purge");
+    let (ok, text) = harness_with(&fx, &["find-text", "--url", &db.url, "--text", secret]);
+    assert!(
+        ok && text.contains("\"rows\": [\n"),
+        "the fixture holds it: {text}"
+    );
+    let out = fx.run_json(&[
+        "rm", "--match", secret, "--purge", "--thread", "1", "--db", &db.url, "--format", "json",
+    ]);
+    assert_eq!(out[0]["status"], "purged", "{out}");
+    let (ok, text) = harness_with(&fx, &["find-text", "--url", &db.url, "--text", secret]);
+    assert!(ok && text.contains("\"rows\": []"), "still there: {text}");
+    let (ok, text) = harness_with(
+        &fx,
+        &[
+            "continue", "--url", &db.url, "--thread", "1", "--graph", "1",
+        ],
+    );
+    assert!(ok, "{text}");
+}
+
+/// gc on the encrypted fixture keeps every thread loadable by LangGraph with the key, and
+/// continuable.
+#[test]
+fn encrypted_gc_keeps_every_thread_loadable_with_the_key() {
+    let fx = Fixture::Encrypted;
+    let db = fx.db("enc_gc");
+    let before = db.count("SELECT count(*) FROM checkpoints");
+    fx.run_json(&[
+        "gc",
+        "--all",
+        "--keep-checkpoints",
+        "2",
+        "--db",
+        &db.url,
+        "--format",
+        "json",
+    ]);
+    assert!(db.count("SELECT count(*) FROM checkpoints") < before);
+    let exp = common::root().join("fixtures/expected/postgres-encrypted.json");
+    let (ok, text) = harness_with(
+        &fx,
+        &["check-all", "--url", &db.url, "--expected", common::s(&exp)],
+    );
+    assert!(ok, "after gc:\n{text}");
+}
+
+/// rekey on Postgres: every blob and write value goes under the new key (the `empty` rows
+/// and the inline values stay as the saver keeps them); LangGraph with the new key reads and
+/// continues every thread, with the old key it cannot; a second run changes nothing.
+#[test]
+fn encrypted_rekey_rotates_every_value_and_langgraph_reads_them_with_the_new_key() {
+    let fx = Fixture::Encrypted;
+    let db = fx.db("enc_rekey");
+    let old = fx.key().expect("key");
+    let new = "memctl-rotated-key-for-postgres!";
+    assert_eq!(new.len(), 32);
+    let rekey = |dry: bool| {
+        let mut cmd = memctl();
+        cmd.env("OLD_KEY", &old).env("NEW_KEY", new).args([
+            "rekey",
+            "--old-key-env",
+            "OLD_KEY",
+            "--new-key-env",
+            "NEW_KEY",
+            "--db",
+            &db.url,
+            "--format",
+            "json",
+        ]);
+        if dry {
+            cmd.arg("--dry-run");
+        }
+        let out = cmd.output().expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Json>(&out.stdout).expect("json")
+    };
+    let values = db.count(
+        "SELECT (SELECT count(*) FROM checkpoint_blobs WHERE type <> 'empty' AND blob IS NOT NULL) \
+              + (SELECT count(*) FROM checkpoint_writes)",
+    );
+    let blobs_before: Vec<String> = keys(
+        &db,
+        "SELECT encode(blob, 'hex') FROM checkpoint_blobs WHERE blob IS NOT NULL",
+    );
+    let dry = rekey(true);
+    assert_eq!(
+        keys(
+            &db,
+            "SELECT encode(blob, 'hex') FROM checkpoint_blobs WHERE blob IS NOT NULL"
+        ),
+        blobs_before,
+        "a dry run writes nothing: {dry}"
+    );
+    let report = rekey(false);
+    let plain_left = db.count(
+        "SELECT (SELECT count(*) FROM checkpoint_blobs WHERE type NOT LIKE '%+aes' AND type <> 'empty') \
+              + (SELECT count(*) FROM checkpoint_writes WHERE type NOT LIKE '%+aes')",
+    );
+    assert_eq!(plain_left, 0, "plain values are encrypted too: {report}");
+    assert_eq!(report["changed"], values, "every value rewritten: {report}");
+    let exp = common::root().join("fixtures/expected/postgres-encrypted.json");
+    let check_all = |key: &str| {
+        let out = Command::new(python())
+            .arg(common::root().join("tests/interop/harness_pg.py"))
+            .args(["check-all", "--url", &db.url, "--expected", common::s(&exp)])
+            .env("LANGGRAPH_AES_KEY", key)
+            .output()
+            .expect("the harness runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // With the old key LangGraph cannot read them (checked first: check-all continues threads).
+    let (ok, text) = check_all(&old);
+    assert!(!ok, "the old key still reads the database: {text}");
+    let (ok, text) = check_all(new);
+    assert!(ok, "after rekey, with the new key:\n{text}");
+    // Run again: everything is under the new key already (the threads grew by one turn each).
+    let again = rekey(false);
+    assert_eq!(again["changed"], 0, "{again}");
+}
+
+/// summarize on an encrypted thread (through the local test endpoint) writes what
+/// update_state with the key writes for the same list ('system': its older rows plain, its
+/// newer ones encrypted; the new ones are encrypted).
+#[test]
+fn encrypted_summarize_is_what_postgres_saver_with_the_key_writes() {
+    summarize_and_compare(&Fixture::Encrypted, "enc_summarize");
 }

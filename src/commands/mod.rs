@@ -28,7 +28,9 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::cli::{Cli, Command, GlobalArgs, ThreadsCommand};
 use crate::codec::aes::{Keyring, KEY_ENV};
+use crate::exit::Usage;
 use crate::model::state::PendingWrite;
+use crate::storage::pgconn::SchemaConflict;
 use crate::storage::{Access, CheckpointRow, CheckpointStore};
 
 /// Runs the parsed command line, writing data to `out`.
@@ -113,7 +115,27 @@ pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> 
     let path =
         g.db.as_deref()
             .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
-    crate::storage::open(path, access, Duration::from_millis(g.busy_timeout))
+    let schema = g.schema.as_deref();
+    if let Some(s) = schema {
+        if !path.to_str().is_some_and(crate::storage::pgconn::is_url) {
+            return Err(Usage(format!(
+                "--schema '{s}' is for a PostgreSQL database, and '{}' is a SQLite file (drop --schema, or unset MEMCTL_SCHEMA)",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    let busy = Duration::from_millis(g.busy_timeout);
+    crate::storage::open(path, schema, access, busy, &keys(g)).map_err(
+        |e| match e.downcast::<SchemaConflict>() {
+            Ok(c) => Usage(format!(
+                "--schema '{}' (or MEMCTL_SCHEMA) disagrees with the URL '{}', which says schema={}: name the schema once",
+                c.given, c.url, c.in_url
+            ))
+            .into(),
+            Err(e) => e,
+        },
+    )
 }
 
 /// Reads the root-namespace checkpoints `ids` names (`(thread, checkpoint id)`) and hands each

@@ -231,6 +231,12 @@ fn place(v: &StoredValue<'_>) -> String {
             "the '{ch}' write on checkpoint {} of thread '{}'",
             v.checkpoint_id, v.thread_id
         ),
+        // A Postgres blob row: one channel's value, shared by the checkpoints naming its
+        // version.
+        (BlobKind::Checkpoint, Some(ch)) => format!(
+            "the '{ch}' value (version {}) of thread '{}'",
+            v.checkpoint_id, v.thread_id
+        ),
         _ => format!("checkpoint {} of thread '{}'", v.checkpoint_id, v.thread_id),
     }
 }

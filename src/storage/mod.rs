@@ -116,9 +116,10 @@ pub struct StoredValue<'a> {
     pub thread_id: &'a str,
     /// The namespace.
     pub checkpoint_ns: &'a str,
-    /// The checkpoint (for a write: the checkpoint it is recorded on).
+    /// The checkpoint (for a write: the checkpoint it is recorded on; for a Postgres blob
+    /// row, which checkpoints share: the channel version it holds).
     pub checkpoint_id: &'a str,
-    /// The channel written (writes only).
+    /// The channel written (writes; and a Postgres blob row's channel).
     pub channel: Option<&'a str>,
     /// The serialization type (`type` column).
     pub type_name: &'a str,
@@ -131,11 +132,13 @@ pub type ValueRewriter<'a> =
     &'a mut dyn FnMut(&StoredValue<'_>) -> Result<Option<(String, Vec<u8>)>>;
 
 /// Where a pass over every stored value stands: the start, or just after a row. Opaque to
-/// callers: each backend keeps its own position in it (SQLite: table and rowid).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// callers: each backend keeps its own position in it (SQLite: table and rowid; Postgres:
+/// table and primary key).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ValueCursor {
     pub(crate) kind: Option<BlobKind>,
     pub(crate) after: i64,
+    pub(crate) key: Vec<String>,
 }
 
 /// How much one page of a pass over the stored values holds: at most `rows` values, and it
@@ -149,7 +152,7 @@ pub struct PageSize {
 }
 
 /// What one page of a pass did.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ValuePage {
     /// Where the next page starts; `None` when every value was visited.
     pub next: Option<ValueCursor>,
@@ -232,6 +235,47 @@ pub struct Orphans {
     pub checkpoints_without_parent: u64,
     /// Threads with subgraph namespaces but no root namespace.
     pub namespaces_without_root: u64,
+}
+
+/// What takes the space on a PostgreSQL server (stats on a `PostgresSaver` database).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ServerSpace {
+    /// `checkpoints`, `checkpoint_blobs`, `checkpoint_writes`, in that order.
+    pub tables: Vec<TableSpace>,
+    /// `(channel, rows, bytes)` of the `checkpoint_blobs` rows, largest first.
+    pub blob_bytes_by_channel: Vec<(String, u64, u64)>,
+    /// Blob rows that no checkpoint of their thread and namespace names in its
+    /// `channel_versions` (nothing reads them: what gc would have collected).
+    pub orphaned_blobs: u64,
+    /// Their stored bytes.
+    pub orphaned_blob_bytes: u64,
+}
+
+/// One of the saver's tables as the server accounts for it.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct TableSpace {
+    /// The table.
+    pub table: String,
+    /// `pg_total_relation_size`: rows, TOAST and indexes.
+    pub total_bytes: u64,
+    /// `pg_indexes_size`.
+    pub index_bytes: u64,
+    /// Live rows (`pg_stat_user_tables.n_live_tup`, the server's estimate).
+    pub live_rows: u64,
+    /// Dead rows (`n_dead_tup`): space a `VACUUM` makes reusable.
+    pub dead_rows: u64,
+    /// Dead rows at which autovacuum starts on this table by the server's settings
+    /// (`autovacuum_vacuum_threshold + autovacuum_vacuum_scale_factor * rows`).
+    pub autovacuum_at: u64,
+    /// When it was last vacuumed (by hand or by autovacuum), as the server prints it.
+    pub last_vacuum: Option<String>,
+}
+
+impl ServerSpace {
+    /// Dead rows in all three tables.
+    pub fn dead_rows(&self) -> u64 {
+        self.tables.iter().map(|t| t.dead_rows).sum()
+    }
 }
 
 /// What a deletion removed.
@@ -329,14 +373,32 @@ pub enum Access {
 
 /// Opens the database `db` names (a path to a `SqliteSaver` file, or a `postgresql://` /
 /// `postgres://` URL of a `PostgresSaver` database) with `access`, waiting up to
-/// `busy_timeout` for a lock.
-pub fn open(db: &Path, access: Access, busy_timeout: Duration) -> Result<Box<dyn CheckpointStore>> {
+/// `busy_timeout` for a lock. `schema` is the PostgreSQL schema of the saver's tables (see
+/// [`postgres::PostgresStore::open`]); a SQLite file has none, so it is refused there.
+/// `keys` opens the encrypted values of a Postgres saver, which keeps each channel value
+/// apart (see [`pgformat::assemble_with`]); a SQLite file's encrypted checkpoints are opened
+/// whole by the commands.
+pub fn open(
+    db: &Path,
+    schema: Option<&str>,
+    access: Access,
+    busy_timeout: Duration,
+    keys: &crate::codec::aes::Keyring,
+) -> Result<Box<dyn CheckpointStore>> {
     if let Some(url) = db.to_str().filter(|d| pgconn::is_url(d)) {
         return Ok(Box::new(postgres::PostgresStore::open(
             url,
+            schema,
             access,
             busy_timeout,
+            keys.clone(),
         )?));
+    }
+    if let Some(s) = schema {
+        anyhow::bail!(
+            "schema '{s}' was given, but '{}' is a SQLite file, which has no schemas",
+            db.display()
+        );
     }
     Ok(Box::new(match access {
         Access::ReadOnly => SqliteStore::open_read_only(db, busy_timeout)?,
@@ -434,6 +496,10 @@ pub trait CheckpointStore: Send {
 
     /// Rows that point at nothing.
     fn orphans(&self) -> Result<Orphans>;
+
+    /// What the server accounts to the saver's tables; `None` for a file (its space is in
+    /// [`CheckpointStore::file_stats`]).
+    fn server_space(&self) -> Result<Option<ServerSpace>>;
 
     // ---- writing ----------------------------------------------------------------------------
 

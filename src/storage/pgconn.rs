@@ -48,6 +48,19 @@ pub fn redact(url: &str) -> String {
     out
 }
 
+/// A schema given apart from the URL (`--schema`) that differs from the URL's own
+/// `schema=` parameter: memctl will not guess which one holds the saver's tables.
+#[derive(Debug, thiserror::Error)]
+#[error("the URL '{url}' says schema={in_url}, but schema '{given}' was given too: name the schema once")]
+pub struct SchemaConflict {
+    /// The URL, password redacted.
+    pub url: String,
+    /// The URL's `schema=` parameter.
+    pub in_url: String,
+    /// The schema given apart from it.
+    pub given: String,
+}
+
 /// How the connection is encrypted, from `sslmode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tls {
@@ -207,6 +220,23 @@ impl Target {
             schema,
             password,
         })
+    }
+
+    /// Puts the saver's tables in `schema`, given apart from the URL (`--schema`). The same
+    /// schema in the URL is fine; another one is a [`SchemaConflict`].
+    pub fn use_schema(&mut self, schema: &str) -> Result<()> {
+        match &self.schema {
+            Some(in_url) if in_url != schema => Err(SchemaConflict {
+                url: self.shown.clone(),
+                in_url: in_url.clone(),
+                given: schema.to_owned(),
+            }
+            .into()),
+            _ => {
+                self.schema = Some(schema.to_owned());
+                Ok(())
+            }
+        }
     }
 
     /// Opens the connection.
@@ -579,5 +609,19 @@ mod tests {
         )
         .expect("parses");
         assert_eq!(sock.tls, Tls::Off, "no TLS over a unix socket");
+    }
+
+    #[test]
+    fn a_schema_given_apart_must_agree_with_the_urls() {
+        let timeout = Duration::from_secs(1);
+        let mut t = Target::parse("postgresql://bob@h/app", timeout).expect("parses");
+        t.use_schema("lg").expect("no schema in the URL");
+        assert_eq!(t.schema.as_deref(), Some("lg"));
+        let mut t = Target::parse("postgresql://bob@h/app?schema=lg", timeout).expect("parses");
+        t.use_schema("lg").expect("the same schema");
+        let e = t.use_schema("other").expect_err("another schema");
+        assert!(e.is::<SchemaConflict>(), "{e}");
+        assert!(e.to_string().contains("schema=lg"), "{e}");
+        assert_eq!(t.schema.as_deref(), Some("lg"), "unchanged");
     }
 }

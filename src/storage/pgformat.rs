@@ -15,6 +15,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value as Json;
 
+use crate::codec::aes::{self, Keyring};
 use crate::codec::json::json_to_value;
 use crate::codec::msgpack::{self, Value};
 use crate::codec::Decoded;
@@ -55,8 +56,24 @@ pub struct Assembled {
 }
 
 /// Puts a checkpoint together from its JSONB text and the blob rows its `channel_versions`
-/// name (other rows are ignored), as `PostgresSaver`'s loader does.
+/// name (other rows are ignored), as `PostgresSaver`'s loader does. Encrypted blob rows are
+/// left out (the type says why); see [`assemble_with`] to open them.
 pub fn assemble(checkpoint_json: &str, blobs: &[&BlobRow]) -> Result<Assembled> {
+    assemble_with(checkpoint_json, blobs, &Keyring::none())
+}
+
+/// [`assemble`], opening encrypted blob rows (`msgpack+aes` …, as `EncryptedSerializer`
+/// stores each value) with `keys`: the checkpoint is then sealed whole with the same key
+/// (`msgpack+aes`), so that it reaches the commands as an encrypted `SqliteSaver` checkpoint
+/// does, and what they write from it is encrypted too. Without a key (the variable not set)
+/// encrypted values are left out and the type says so, as [`assemble`] does; a refused or
+/// wrong key is an error naming the channel (the caller names the checkpoint).
+pub fn assemble_with(
+    checkpoint_json: &str,
+    blobs: &[&BlobRow],
+    keys: &Keyring,
+) -> Result<Assembled> {
+    let mut key = None;
     let root: Json =
         serde_json::from_str(checkpoint_json).context("the checkpoint JSONB does not parse")?;
     let Json::Object(obj) = root else {
@@ -78,12 +95,22 @@ pub fn assemble(checkpoint_json: &str, blobs: &[&BlobRow]) -> Result<Assembled> 
         if !referenced || blob.type_name == "empty" {
             continue;
         }
-        let bytes = blob.blob.as_deref().unwrap_or_default();
-        let value = if blob.type_name.contains('+') || blob.type_name == "pickle" {
+        let stored = blob.blob.as_deref().unwrap_or_default();
+        let sealed = aes::split_type(&blob.type_name).1.is_some();
+        let opened;
+        let (inner, bytes) = if sealed && !keys.is_unset() {
+            let what = format!("its '{}' value", blob.channel.escape_debug());
+            opened = keys.open(&blob.type_name, stored, &what)?;
+            key = Some(keys.key(&what)?.clone());
+            (opened.type_name, &*opened.bytes)
+        } else {
+            (blob.type_name.as_str(), stored)
+        };
+        let value = if inner.contains('+') || inner == "pickle" {
             type_name = blob.type_name.clone();
             continue;
         } else {
-            match crate::codec::decode_typed(&blob.type_name, bytes).with_context(|| {
+            match crate::codec::decode_typed(inner, bytes).with_context(|| {
                 format!(
                     "blob of channel '{}' version {}",
                     blob.channel.escape_debug(),
@@ -121,9 +148,13 @@ pub fn assemble(checkpoint_json: &str, blobs: &[&BlobRow]) -> Result<Assembled> 
             entries.push((Value::str(k.clone()), json_to_value(v)));
         }
     }
-    Ok(Assembled {
-        type_name,
-        bytes: msgpack::encode(&Value::map(entries)),
+    let bytes = msgpack::encode(&Value::map(entries));
+    Ok(match key {
+        Some(key) if type_name == "msgpack" => {
+            let (type_name, bytes) = aes::seal(&key, "msgpack", &bytes);
+            Assembled { type_name, bytes }
+        }
+        _ => Assembled { type_name, bytes },
     })
 }
 
@@ -318,6 +349,32 @@ mod tests {
         let back = crate::codec::json::to_json(&msgpack::decode(&back.bytes).expect("decodes"));
         assert_eq!(back["channel_values"]["messages"], json!([{"a": 1}]));
         assert_eq!(back["channel_values"]["f"], json!(1.5));
+    }
+
+    #[test]
+    fn encrypted_blobs_open_with_the_key_and_the_checkpoint_is_sealed_whole() {
+        let key = || aes::AesKey::new(zeroize::Zeroizing::new(b"0123456789abcdef".to_vec()));
+        let keys = Keyring::with_key("K", key().expect("key"));
+        let cp =
+            json!({"v": 4, "channel_values": {"n": 1}, "channel_versions": {"m": "1", "n": "1"}})
+                .to_string();
+        let (t, sealed) = aes::seal(&key().expect("key"), "msgpack", &[0x91, 0x01]);
+        let enc = row("m", "1", &t, &sealed);
+        let a = assemble_with(&cp, &[&enc], &keys).expect("assembles");
+        assert_eq!(a.type_name, "msgpack+aes");
+        let opened = keys.open(&a.type_name, &a.bytes, "x").expect("opens");
+        let v = msgpack::decode(&opened.bytes).expect("decodes");
+        let values = v.get("channel_values").expect("values");
+        assert_eq!(values.get("m").map(msgpack::encode), Some(vec![0x91, 0x01]));
+        assert_eq!(values.get("n").and_then(Value::as_i64), Some(1));
+        let other = Keyring::with_key(
+            "K",
+            aes::AesKey::new(zeroize::Zeroizing::new(b"fedcba9876543210".to_vec())).expect("key"),
+        );
+        let e = assemble_with(&cp, &[&enc], &other)
+            .err()
+            .expect("wrong key");
+        assert!(format!("{e:#}").contains("does not decrypt"), "{e:#}");
     }
 
     #[test]

@@ -28,8 +28,10 @@ use super::pgconn::Target;
 use super::pgformat::{self, BlobRow};
 use super::{
     Access, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRow, CheckpointStore, Deleted,
-    FileStats, Leftover, NewRows, Orphans, SchemaGeneration, ThreadMoved, ThreadSummary, WriteRow,
+    FileStats, Leftover, NewRows, Orphans, PageSize, SchemaGeneration, ServerSpace, StoredValue,
+    TableSpace, ThreadMoved, ThreadSummary, ValueCursor, ValuePage, ValueRewriter, WriteRow,
 };
+use crate::codec::aes::{self, AesKey, Keyring};
 
 /// The highest `checkpoint_migrations` level memctl knows (langgraph-checkpoint-postgres
 /// 3.2.0: `checkpoint_writes.task_path`).
@@ -43,6 +45,11 @@ const LOCK_SQL: &str =
 pub struct PostgresStore {
     client: Mutex<Client>,
     url: String,
+    /// The schema given apart from the URL (`--schema`), for [`CheckpointStore::reopen_read_only`].
+    schema: Option<String>,
+    /// The key of an app's `EncryptedSerializer`: the saver encrypts each blob row and write
+    /// value on its own, so reading and writing them happens here.
+    keys: Keyring,
     target: Target,
     access: Access,
     busy_timeout: Duration,
@@ -54,10 +61,22 @@ pub struct PostgresStore {
 type Params<'a> = [&'a (dyn ToSql + Sync)];
 
 impl PostgresStore {
-    /// Connects to `url` and checks the saver's tables and migration level. Read-only stores
-    /// hold one `REPEATABLE READ READ ONLY` transaction for their whole life.
-    pub fn open(url: &str, access: Access, busy_timeout: Duration) -> Result<PostgresStore> {
-        let target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
+    /// Connects to `url` and checks the saver's tables and migration level. The tables are
+    /// looked up in `schema` when given (it must agree with the URL's `schema=`, see
+    /// [`Target::use_schema`]), else in the URL's `schema=`, else on the server's
+    /// `search_path`. Read-only stores hold one `REPEATABLE READ READ ONLY` transaction for
+    /// their whole life.
+    pub fn open(
+        url: &str,
+        schema: Option<&str>,
+        access: Access,
+        busy_timeout: Duration,
+        keys: Keyring,
+    ) -> Result<PostgresStore> {
+        let mut target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
+        if let Some(s) = schema {
+            target.use_schema(s)?;
+        }
         let mut client = target.connect()?;
         let store_err = |e: postgres::Error| {
             anyhow!(
@@ -88,6 +107,8 @@ impl PostgresStore {
         Ok(PostgresStore {
             client: Mutex::new(client),
             url: url.to_owned(),
+            schema: schema.map(str::to_owned),
+            keys,
             target,
             access,
             busy_timeout,
@@ -203,7 +224,7 @@ impl PostgresStore {
                 let checkpoint_id = get_str(r, 0)?;
                 let json = get_str(r, 2)?;
                 let named = named_blobs(&json, &blobs);
-                let a = pgformat::assemble(&json, &named).with_context(|| {
+                let a = pgformat::assemble_with(&json, &named, &self.keys).with_context(|| {
                     format!("checkpoint {checkpoint_id} of thread '{thread_id}'")
                 })?;
                 Ok(CheckpointRow {
@@ -269,12 +290,24 @@ impl PostgresStore {
             Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
             None => Json::Null,
         };
-        if rows.checkpoint_type != "msgpack" || rows.writes.iter().any(|w| w.type_name != "msgpack")
-        {
-            bail!("memctl does not write encrypted values to a Postgres saver yet");
+        // Postgres takes each value whole (a bytea parameter): the pieces are joined here. An
+        // encrypted checkpoint (sealed whole, as a SqliteSaver row) is opened, split, and each
+        // blob value sealed on its own with the same key, as EncryptedSerializer stores them;
+        // the write rows come sealed already.
+        let joined = rows.checkpoint.to_vec();
+        let what = format!("the new checkpoint of thread '{thread_id}'");
+        let opened = self.keys.open(rows.checkpoint_type, &joined, &what)?;
+        if opened.type_name != "msgpack" {
+            bail!(
+                "memctl writes msgpack checkpoints only, not '{}'",
+                opened.type_name
+            );
         }
-        // Postgres takes each value whole (a bytea parameter): the pieces are joined here.
-        let split = pgformat::split(&rows.checkpoint.to_vec())?;
+        let key = match opened.sealed {
+            true => Some(self.keys.key(&what)?.clone()),
+            false => None,
+        };
+        let split = pgformat::split(&opened.bytes)?;
         let versions = split.checkpoint.get("channel_versions");
         // `put`: blob rows only for the channels whose version changed.
         for (channel, type_name, blob) in &split.blobs {
@@ -287,11 +320,15 @@ impl PostgresStore {
                 Self::refuse_snapshot_without_version(&split, channel)?;
                 continue;
             }
+            let (type_name, blob) = match &key {
+                Some(key) => aes::seal(key, type_name, blob),
+                None => ((*type_name).to_owned(), blob.clone()),
+            };
             c.execute(
                 "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
                  VALUES ($1, $2, $3, $4, $5, $6) \
                  ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING",
-                &[&thread_id, &ns, channel, &version, type_name, blob],
+                &[&thread_id, &ns, channel, &version, &type_name, &blob],
             )
             .map_err(e)?;
         }
@@ -302,15 +339,15 @@ impl PostgresStore {
             match self.generation {
                 SchemaGeneration::V3 => c.execute(
                     "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'msgpack', $8) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
                      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
-                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &w.task_path, &idx, &w.channel, &value],
+                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &w.task_path, &idx, &w.channel, &w.type_name, &value],
                 ),
                 SchemaGeneration::V2 => c.execute(
                     "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
-                     VALUES ($1, $2, $3, $4, $5, $6, 'msgpack', $7) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
                      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
-                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &idx, &w.channel, &value],
+                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &idx, &w.channel, &w.type_name, &value],
                 ),
             }
             .map_err(e)?;
@@ -387,7 +424,9 @@ impl PostgresStore {
     /// `--purge`: every blob row and write row of the thread (all namespaces, referenced or
     /// not) that `rewrite` changes is replaced in place. A blob row is shared by the
     /// checkpoints that name its version, so it is handed to `rewrite` as a checkpoint with
-    /// that one channel: the same scrub as on a whole `SqliteSaver` checkpoint.
+    /// that one channel: the same scrub as on a whole `SqliteSaver` checkpoint. Encrypted
+    /// rows (`msgpack+aes`) are decrypted for the scrub and a changed value is encrypted again
+    /// with a fresh nonce; without the key they fail the purge (nothing written).
     fn scrub_thread(
         &self,
         c: &mut Client,
@@ -399,7 +438,7 @@ impl PostgresStore {
         let blobs = c
             .query(
                 "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs \
-                 WHERE thread_id = $1 AND type = 'msgpack' AND blob IS NOT NULL",
+                 WHERE thread_id = $1 AND (type = 'msgpack' OR type LIKE 'msgpack+%') AND blob IS NOT NULL",
                 &[&thread_id],
             )
             .map_err(e)?;
@@ -407,7 +446,10 @@ impl PostgresStore {
             let ns: String = r.try_get(0).map_err(e)?;
             let channel: String = r.try_get(1).map_err(e)?;
             let version: String = r.try_get(2).map_err(e)?;
-            let blob: Vec<u8> = r.try_get(4).map_err(e)?;
+            let type_name: String = r.try_get(3).map_err(e)?;
+            let stored: Vec<u8> = r.try_get(4).map_err(e)?;
+            let what = format!("the '{channel}' value (version {version}) of thread '{thread_id}'");
+            let (blob, key) = self.open_value(&type_name, &stored, &what)?;
             let wrapped = wrap_channel(&channel, &blob);
             let new = rewrite(BlobKind::Checkpoint, "msgpack", &wrapped).with_context(|| {
                 format!("cannot rewrite the blob of channel '{channel}' version {version}")
@@ -418,7 +460,7 @@ impl PostgresStore {
                 .get("channel_values")
                 .and_then(|v| v.get(&channel))
                 .ok_or_else(|| anyhow!("the rewritten blob of channel '{channel}' has no value"))?;
-            let bytes = crate::codec::msgpack::encode(value);
+            let bytes = seal_as(key.as_deref(), crate::codec::msgpack::encode(value));
             c.execute(
                 "UPDATE checkpoint_blobs SET blob = $1 WHERE thread_id = $2 AND checkpoint_ns = $3 AND channel = $4 AND version = $5",
                 &[&bytes, &thread_id, &ns, &channel, &version],
@@ -474,8 +516,8 @@ impl PostgresStore {
         }
         let writes = c
             .query(
-                "SELECT checkpoint_ns, checkpoint_id, task_id, idx, blob FROM checkpoint_writes \
-                 WHERE thread_id = $1 AND type = 'msgpack'",
+                "SELECT checkpoint_ns, checkpoint_id, task_id, idx, blob, type FROM checkpoint_writes \
+                 WHERE thread_id = $1 AND (type = 'msgpack' OR type LIKE 'msgpack+%')",
                 &[&thread_id],
             )
             .map_err(e)?;
@@ -484,10 +526,14 @@ impl PostgresStore {
             let id: String = r.try_get(1).map_err(e)?;
             let task: String = r.try_get(2).map_err(e)?;
             let idx: i32 = r.try_get(3).map_err(e)?;
-            let blob: Vec<u8> = r.try_get(4).map_err(e)?;
+            let stored: Vec<u8> = r.try_get(4).map_err(e)?;
+            let type_name: String = r.try_get(5).map_err(e)?;
+            let what = format!("a write on checkpoint {id} of thread '{thread_id}'");
+            let (blob, key) = self.open_value(&type_name, &stored, &what)?;
             let new = rewrite(BlobKind::Write, "msgpack", &blob)
                 .with_context(|| format!("cannot rewrite a write on checkpoint {id}"))?;
             if let Some(new) = new {
+                let new = seal_as(key.as_deref(), new);
                 c.execute(
                     "UPDATE checkpoint_writes SET blob = $1 WHERE thread_id = $2 AND checkpoint_ns = $3 \
                      AND checkpoint_id = $4 AND task_id = $5 AND idx = $6",
@@ -498,6 +544,22 @@ impl PostgresStore {
             }
         }
         Ok(changed)
+    }
+
+    /// A stored msgpack value as plain bytes, and the key it was encrypted with (to seal its
+    /// replacement with), when it was.
+    fn open_value(
+        &self,
+        type_name: &str,
+        stored: &[u8],
+        what: &str,
+    ) -> Result<(Vec<u8>, Option<std::sync::Arc<AesKey>>)> {
+        let opened = self.keys.open(type_name, stored, what)?;
+        let key = match opened.sealed {
+            true => Some(self.keys.key(what)?.clone()),
+            false => None,
+        };
+        Ok((opened.bytes.into_owned(), key))
     }
 
     /// Deletes the blob rows of `(ns, channel, version)` in `freed` that no remaining
@@ -528,22 +590,27 @@ impl PostgresStore {
                 ));
             }
         }
-        let (mut rows, mut bytes) = (0, 0);
-        for key in freed.difference(&referenced) {
-            let (ns, channel, version) = key;
-            if let Some(r) = c
-                .query_opt(
-                    "DELETE FROM checkpoint_blobs WHERE thread_id = $1 AND checkpoint_ns = $2 AND channel = $3 AND version = $4 \
-                     RETURNING COALESCE(octet_length(blob), 0)",
-                    &[&thread_id, ns, channel, version],
-                )
-                .map_err(e)?
-            {
-                rows += 1;
-                bytes += r.try_get::<_, i32>(0).map_err(e)?.max(0) as u64;
-            }
+        let mut keys: (Vec<&str>, Vec<&str>, Vec<&str>) = (vec![], vec![], vec![]);
+        for (ns, channel, version) in freed.difference(&referenced) {
+            keys.0.push(ns);
+            keys.1.push(channel);
+            keys.2.push(version);
         }
-        Ok((rows, bytes))
+        if keys.0.is_empty() {
+            return Ok((0, 0));
+        }
+        let r = c
+            .query_one(
+                "WITH d AS (DELETE FROM checkpoint_blobs b USING unnest($2::text[], $3::text[], $4::text[]) AS k(ns, channel, version) \
+                   WHERE b.thread_id = $1 AND b.checkpoint_ns = k.ns AND b.channel = k.channel AND b.version = k.version \
+                   RETURNING COALESCE(octet_length(b.blob), 0) AS n) SELECT count(*), COALESCE(sum(n), 0)::bigint FROM d",
+                &[&thread_id, &keys.0, &keys.1, &keys.2],
+            )
+            .map_err(e)?;
+        Ok((
+            r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64,
+            r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64,
+        ))
     }
 
     /// Up to five rows holding `needle`: (thread, the row named for a person).
@@ -575,8 +642,10 @@ impl CheckpointStore for PostgresStore {
     fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>> {
         Ok(Box::new(PostgresStore::open(
             &self.url,
+            self.schema.as_deref(),
             Access::ReadOnly,
             self.busy_timeout,
+            self.keys.clone(),
         )?))
     }
 
@@ -900,6 +969,68 @@ impl CheckpointStore for PostgresStore {
         })
     }
 
+    /// Sizes and dead rows from the server's catalogs and statistics (the statistics are
+    /// the server's estimates, updated as sessions end their transactions); blob bytes per
+    /// channel and orphaned blobs from the rows.
+    fn server_space(&self) -> Result<Option<ServerSpace>> {
+        let e = |e| self.err(e);
+        let n = |r: &postgres::Row, i: usize| -> Result<u64> {
+            Ok(r.try_get::<_, Option<i64>>(i)
+                .map_err(e)?
+                .unwrap_or(0)
+                .max(0) as u64)
+        };
+        let mut space = ServerSpace::default();
+        for r in self.query(
+            "SELECT t.name, pg_total_relation_size(c.oid), pg_indexes_size(c.oid), \
+                    s.n_live_tup, s.n_dead_tup, \
+                    (current_setting('autovacuum_vacuum_threshold')::float8 \
+                     + current_setting('autovacuum_vacuum_scale_factor')::float8 * GREATEST(c.reltuples, 0))::bigint, \
+                    GREATEST(s.last_vacuum, s.last_autovacuum)::text \
+             FROM unnest(ARRAY['checkpoints', 'checkpoint_blobs', 'checkpoint_writes']) WITH ORDINALITY t(name, i) \
+             JOIN pg_class c ON c.oid = to_regclass(t.name) \
+             LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid \
+             ORDER BY t.i",
+            &[],
+        )? {
+            space.tables.push(TableSpace {
+                table: get_str(&r, 0)?,
+                total_bytes: n(&r, 1)?,
+                index_bytes: n(&r, 2)?,
+                live_rows: n(&r, 3)?,
+                dead_rows: n(&r, 4)?,
+                autovacuum_at: n(&r, 5)?,
+                last_vacuum: r.try_get(6).map_err(e)?,
+            });
+        }
+        for r in self.query(
+            "SELECT channel, count(*), sum(COALESCE(octet_length(blob), 0))::bigint \
+             FROM checkpoint_blobs GROUP BY channel ORDER BY 3 DESC, 1",
+            &[],
+        )? {
+            space
+                .blob_bytes_by_channel
+                .push((get_str(&r, 0)?, n(&r, 1)?, n(&r, 2)?));
+        }
+        // An anti-join against every (thread, ns, channel, version) some checkpoint names
+        // (a hash join: one pass over each table).
+        let rows = self.query(
+            "WITH named AS (SELECT DISTINCT c.thread_id, c.checkpoint_ns, v.key AS channel, v.value AS version \
+                            FROM checkpoints c \
+                            CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v) \
+             SELECT count(*), sum(COALESCE(octet_length(b.blob), 0))::bigint FROM checkpoint_blobs b \
+             WHERE NOT EXISTS (SELECT 1 FROM named n WHERE n.thread_id = b.thread_id \
+                 AND n.checkpoint_ns = b.checkpoint_ns AND n.channel = b.channel AND n.version = b.version)",
+            &[],
+        )?;
+        let r = rows
+            .first()
+            .ok_or_else(|| anyhow!("no orphan blob counts"))?;
+        space.orphaned_blobs = n(r, 0)?;
+        space.orphaned_blob_bytes = n(r, 1)?;
+        Ok(Some(space))
+    }
+
     fn append_update(
         &self,
         thread_id: &str,
@@ -1005,46 +1136,52 @@ impl CheckpointStore for PostgresStore {
             if !Self::unmoved(c, thread_id, expected_latest).map_err(e)? {
                 return Ok(None);
             }
+            // Set-based: one statement per table for the whole thread (a statement per row
+            // made gc wait on thousands of round trips).
             let mut deleted = Deleted::default();
             let mut freed: HashSet<(String, String, String)> = HashSet::new();
-            for (ns, id) in delete {
-                let w = c
-                    .query_one(
-                        "WITH d AS (DELETE FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
-                           RETURNING octet_length(blob) AS n) SELECT count(*), sum(n)::bigint FROM d",
-                        &[&thread_id, ns, id],
-                    )
-                    .map_err(e)?;
-                deleted.writes += w.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
-                deleted.bytes += w.try_get::<_, Option<i64>>(1).map_err(e)?.unwrap_or(0).max(0) as u64;
-                let gone = c
-                    .query_opt(
-                        "DELETE FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
-                         RETURNING (pg_column_size(checkpoint) + pg_column_size(metadata))::bigint, \
-                                   (checkpoint -> 'channel_versions')::text",
-                        &[&thread_id, ns, id],
-                    )
-                    .map_err(e)?;
-                if let Some(r) = gone {
-                    deleted.checkpoints += 1;
-                    deleted.bytes += r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
-                    let versions: Option<String> = r.try_get(1).map_err(e)?;
-                    if let Some(Json::Object(v)) =
-                        versions.and_then(|t| serde_json::from_str::<Json>(&t).ok())
-                    {
-                        for (channel, version) in v {
-                            freed.insert((ns.clone(), channel, version_text(&version)));
-                        }
+            let (nss, ids): (Vec<&str>, Vec<&str>) =
+                delete.iter().map(|(n, i)| (n.as_str(), i.as_str())).unzip();
+            let w = c
+                .query_one(
+                    "WITH d AS (DELETE FROM checkpoint_writes w USING unnest($2::text[], $3::text[]) AS k(ns, id) \
+                       WHERE w.thread_id = $1 AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id \
+                       RETURNING octet_length(w.blob) AS n) SELECT count(*), sum(n)::bigint FROM d",
+                    &[&thread_id, &nss, &ids],
+                )
+                .map_err(e)?;
+            deleted.writes += w.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
+            deleted.bytes += w.try_get::<_, Option<i64>>(1).map_err(e)?.unwrap_or(0).max(0) as u64;
+            let gone = c
+                .query(
+                    "DELETE FROM checkpoints c USING unnest($2::text[], $3::text[]) AS k(ns, id) \
+                     WHERE c.thread_id = $1 AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id \
+                     RETURNING c.checkpoint_ns, (pg_column_size(c.checkpoint) + pg_column_size(c.metadata))::bigint, \
+                               (c.checkpoint -> 'channel_versions')::text",
+                    &[&thread_id, &nss, &ids],
+                )
+                .map_err(e)?;
+            for r in &gone {
+                let ns = get_str(r, 0)?;
+                deleted.checkpoints += 1;
+                deleted.bytes += r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64;
+                let versions: Option<String> = r.try_get(2).map_err(e)?;
+                if let Some(Json::Object(v)) =
+                    versions.and_then(|t| serde_json::from_str::<Json>(&t).ok())
+                {
+                    for (channel, version) in v {
+                        freed.insert((ns.clone(), channel, version_text(&version)));
                     }
                 }
             }
-            for (ns, id) in orphaned {
-                c.execute(
-                    "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
-                    &[&thread_id, ns, id],
-                )
-                .map_err(e)?;
-            }
+            let (nss, ids): (Vec<&str>, Vec<&str>) =
+                orphaned.iter().map(|(n, i)| (n.as_str(), i.as_str())).unzip();
+            c.execute(
+                "UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM unnest($2::text[], $3::text[]) AS k(ns, id) \
+                 WHERE c.thread_id = $1 AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id",
+                &[&thread_id, &nss, &ids],
+            )
+            .map_err(e)?;
             let (_, blob_bytes) = self.collect_blobs(c, thread_id, &freed)?;
             deleted.bytes += blob_bytes;
             Ok(Some(deleted))
@@ -1087,6 +1224,149 @@ impl CheckpointStore for PostgresStore {
         }
         Ok(out)
     }
+
+    /// A page of the pass over every stored value: the `checkpoint_blobs` rows (each one
+    /// channel's value; `empty` rows hold none), then the `checkpoint_writes` rows, each in
+    /// primary-key order from the key the last page ended on. Rows an app adds behind the
+    /// cursor during the pass are not visited (the app writes them with its current key). A
+    /// write page is one transaction holding the write locks, as every change memctl makes.
+    fn rewrite_values(
+        &self,
+        from: ValueCursor,
+        size: PageSize,
+        write: bool,
+        rewrite: ValueRewriter<'_>,
+    ) -> Result<ValuePage> {
+        if write && self.access == Access::ReadOnly {
+            bail!("the database was opened read-only: cannot rewrite values");
+        }
+        let kind = from.kind.unwrap_or(BlobKind::Checkpoint);
+        if write {
+            self.write_tx(|c| self.value_page(c, kind, &from.key, size, true, rewrite))
+        } else {
+            let mut c = self.client();
+            self.value_page(&mut c, kind, &from.key, size, false, rewrite)
+        }
+    }
+}
+
+impl PostgresStore {
+    /// [`CheckpointStore::rewrite_values`] on the connection `c`: the rows of `kind` after
+    /// the primary key `after` (all of them when empty).
+    fn value_page(
+        &self,
+        c: &mut Client,
+        kind: BlobKind,
+        after: &[String],
+        size: PageSize,
+        write: bool,
+        rewrite: ValueRewriter<'_>,
+    ) -> Result<ValuePage> {
+        let e = |e| self.err(e);
+        let limit = i64::try_from(size.rows.max(1)).unwrap_or(i64::MAX);
+        const BLOBS: &str =
+            "SELECT thread_id, checkpoint_ns, version, channel, type, blob FROM checkpoint_blobs \
+             WHERE blob IS NOT NULL AND type <> 'empty'";
+        const BLOB_ORDER: &str = " ORDER BY thread_id, checkpoint_ns, channel, version LIMIT $1";
+        const WRITES: &str =
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, channel, type, blob, task_id, idx \
+             FROM checkpoint_writes";
+        const WRITE_ORDER: &str =
+            " ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx LIMIT $1";
+        let rows = match (kind, after) {
+            (BlobKind::Checkpoint, []) => c.query(&format!("{BLOBS}{BLOB_ORDER}"), &[&limit]),
+            (BlobKind::Checkpoint, [t, ns, ch, v]) => c.query(
+                &format!(
+                    "{BLOBS} AND (thread_id, checkpoint_ns, channel, version) > ($2, $3, $4, $5){BLOB_ORDER}"
+                ),
+                &[&limit, t, ns, ch, v],
+            ),
+            (BlobKind::Write, []) => c.query(&format!("{WRITES}{WRITE_ORDER}"), &[&limit]),
+            (BlobKind::Write, [t, ns, id, task, idx]) => {
+                let idx: i32 = idx.parse().context("a bad position in the pass")?;
+                c.query(
+                    &format!(
+                        "{WRITES} WHERE (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) > ($2, $3, $4, $5, $6){WRITE_ORDER}"
+                    ),
+                    &[&limit, t, ns, id, task, &idx],
+                )
+            }
+            _ => bail!("a bad position in the pass over the values"),
+        }
+        .map_err(e)?;
+        let mut page = ValuePage::default();
+        let mut last = Vec::new();
+        for r in &rows {
+            let (thread, ns, id, channel) = (
+                get_str(r, 0)?,
+                get_str(r, 1)?,
+                get_str(r, 2)?,
+                get_str(r, 3)?,
+            );
+            let type_name = get_str(r, 4)?;
+            let bytes: Vec<u8> = r
+                .try_get::<_, Option<Vec<u8>>>(5)
+                .map_err(e)?
+                .unwrap_or_default();
+            let (task, idx) = match kind {
+                BlobKind::Write => (get_str(r, 6)?, r.try_get::<_, i32>(7).map_err(e)?),
+                BlobKind::Checkpoint => (String::new(), 0),
+            };
+            page.values += 1;
+            page.bytes += bytes.len() as u64;
+            let value = StoredValue {
+                kind,
+                thread_id: &thread,
+                checkpoint_ns: &ns,
+                checkpoint_id: &id,
+                channel: Some(&channel),
+                type_name: &type_name,
+                bytes: &bytes,
+            };
+            if let Some((new_type, new_bytes)) = rewrite(&value)? {
+                if !write {
+                    bail!("a read pass over the values cannot change them");
+                }
+                match kind {
+                    BlobKind::Checkpoint => c.execute(
+                        "UPDATE checkpoint_blobs SET type = $1, blob = $2 \
+                         WHERE thread_id = $3 AND checkpoint_ns = $4 AND channel = $5 AND version = $6",
+                        &[&new_type, &new_bytes, &thread, &ns, &channel, &id],
+                    ),
+                    BlobKind::Write => c.execute(
+                        "UPDATE checkpoint_writes SET type = $1, blob = $2 \
+                         WHERE thread_id = $3 AND checkpoint_ns = $4 AND checkpoint_id = $5 AND task_id = $6 AND idx = $7",
+                        &[&new_type, &new_bytes, &thread, &ns, &id, &task, &idx],
+                    ),
+                }
+                .map_err(e)?;
+                page.changed += 1;
+            }
+            last = match kind {
+                BlobKind::Checkpoint => vec![thread, ns, channel, id],
+                BlobKind::Write => vec![thread, ns, id, task, idx.to_string()],
+            };
+            if page.bytes >= size.bytes {
+                break;
+            }
+        }
+        // A short page (fewer rows than asked for, not cut by the byte budget) ends its table.
+        let cut = page.values as usize >= size.rows.max(1) || page.bytes >= size.bytes;
+        page.next = match (last.is_empty(), cut, kind) {
+            (false, true, _) => Some(ValueCursor {
+                kind: Some(kind),
+                after: 0,
+                key: last,
+            }),
+            (_, _, BlobKind::Checkpoint) => Some(ValueCursor {
+                kind: Some(BlobKind::Write),
+                after: 0,
+                key: vec![],
+            }),
+            (_, _, BlobKind::Write) => None,
+        };
+        Ok(page)
+    }
 }
 
 /// Checks the saver's tables and migration level; returns the generation (`task_path` at 9).
@@ -1121,7 +1401,7 @@ fn detect_schema(c: &mut Client, target: &Target) -> Result<SchemaGeneration> {
         let found: Option<String> = r.try_get(i).map_err(err)?;
         if found.is_none() {
             bail!(
-                "'{shown}' has no '{table}' table in {where_}: not a PostgresSaver database (add ?schema=NAME to the URL if the saver uses another schema)"
+                "'{shown}' has no '{table}' table in {where_}: not a PostgresSaver database (name the saver's schema with --schema NAME or ?schema=NAME in the URL if it uses another one)"
             );
         }
     }
@@ -1163,6 +1443,14 @@ fn detect_schema(c: &mut Client, target: &Target) -> Result<SchemaGeneration> {
     } else {
         SchemaGeneration::V2
     })
+}
+
+/// `bytes` (msgpack) sealed with `key` as EncryptedSerializer stores a value, or as they are.
+fn seal_as(key: Option<&AesKey>, bytes: Vec<u8>) -> Vec<u8> {
+    match key {
+        Some(key) => aes::seal(key, "msgpack", &bytes).1,
+        None => bytes,
+    }
 }
 
 /// A double-quoted SQL identifier.

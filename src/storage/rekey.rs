@@ -100,10 +100,12 @@ impl SqliteStore {
             (Some(after), true, _) => Some(ValueCursor {
                 kind: Some(kind),
                 after,
+                key: vec![],
             }),
             (_, _, BlobKind::Checkpoint) => Some(ValueCursor {
                 kind: Some(BlobKind::Write),
                 after: i64::MIN,
+                key: vec![],
             }),
             (_, _, BlobKind::Write) => None,
         };

@@ -218,6 +218,11 @@ impl CheckpointStore for SqliteStore {
         SqliteStore::orphan_rows(self)
     }
 
+    /// A file: its space is in `file_stats`.
+    fn server_space(&self) -> Result<Option<super::ServerSpace>> {
+        Ok(None)
+    }
+
     fn append_update(
         &self,
         thread_id: &str,

@@ -98,6 +98,11 @@ impl TestDb {
         TestDb::create(hint, Some(&template("postgres-delta.sql")))
     }
 
+    /// A fresh copy of the encrypted fixture (fixtures/postgres-encrypted.sql).
+    pub fn encrypted(hint: &str) -> TestDb {
+        TestDb::create(hint, Some(&template("postgres-encrypted.sql")))
+    }
+
     /// An empty database.
     pub fn empty(hint: &str) -> TestDb {
         TestDb::create(hint, None)

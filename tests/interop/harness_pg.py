@@ -16,8 +16,13 @@ message lists and update_state call.
     harness_pg.py load-forget --url URL              graphs.FORGET's threads, by PostgresSaver
     harness_pg.py delta-states --url URL   every checkpoint of every DeltaChannel thread as
         LangGraph shows it (harness.delta_states; what expected/postgres-delta.json holds)
+    harness_pg.py find-text --url URL --text T       rows holding T (decrypted values too)
     harness_pg.py held-app --url URL --thread T --hold-file F --go-file G
     harness_pg.py live-app --url URL --threads A,B --seconds S [--stop-file F]
+
+Encrypted databases: with LANGGRAPH_AES_KEY set, every saver uses
+EncryptedSerializer.from_pycryptodome_aes() as an app does, and blob and write values are
+compared decrypted.
 
 Prints a JSON report; exit 0 when every check passes, 1 otherwise (FAIL lines on stderr).
 """
@@ -42,7 +47,9 @@ from langchain_core.messages import HumanMessage  # noqa: E402
 from langgraph.checkpoint.postgres import PostgresSaver  # noqa: E402
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer  # noqa: E402
 
-SERDE = JsonPlusSerializer()
+# With LANGGRAPH_AES_KEY set, the app's EncryptedSerializer (as harness.py): every saver the
+# harness opens reads and writes encrypted values, and the row comparisons decrypt.
+SERDE = harness.make_serde() or JsonPlusSerializer()
 
 
 def rows(url: str) -> dict:
@@ -70,6 +77,7 @@ class Opened:
     def __init__(self, url: str, graph_name: str):
         self.cm = PostgresSaver.from_conn_string(url)
         self.saver = self.cm.__enter__()
+        self.saver.serde = SERDE
         self.graph, self.model = graphs.build(graph_name, self.saver)
 
     def close(self):
@@ -236,6 +244,26 @@ def cmd_delta_states(url: str) -> dict:
         return harness.delta_states(saver, ids, namespaces_of)
 
 
+def cmd_find_text(url: str, text: str) -> dict:
+    """Rows holding `text`: in a blob or write value (decrypted when encrypted, with the
+    serializer's cipher), in the checkpoint JSONB or metadata, or in the stored bytes."""
+    needle = text.encode()
+    found = []
+    with psycopg.connect(url) as c:
+        for r in c.execute("SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint::text, "
+                           "metadata::text FROM checkpoints"):
+            if text in r[3] or text in (r[4] or ""):
+                found.append(["checkpoints", *r[:3]])
+        for table, key in (("checkpoint_blobs", "channel, version"),
+                           ("checkpoint_writes", "checkpoint_id, task_id, idx")):
+            for r in c.execute(f"SELECT thread_id, checkpoint_ns, {key}, type, blob FROM {table}"):
+                typ, blob = r[-2], bytes(r[-1] or b"")
+                plain = harness.plain_bytes(SERDE, typ, blob)[1] if typ != "empty" else b""
+                if needle in plain or needle in blob:
+                    found.append([table, *[str(x) for x in r[:-2]]])
+    return {"text": text, "rows": found}
+
+
 def cmd_prune(url: str, threads: list[str]) -> dict:
     with PostgresSaver.from_conn_string(url) as saver:
         saver.prune(threads, strategy="keep_latest")
@@ -341,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
     ca.add_argument("--expected", required=True)
     lf = sub.add_parser("load-forget")
     lf.add_argument("--url", required=True)
+    ft = sub.add_parser("find-text")
+    ft.add_argument("--url", required=True)
+    ft.add_argument("--text", required=True)
     p = sub.add_parser("prune")
     p.add_argument("--url", required=True)
     p.add_argument("--threads", required=True)
@@ -376,6 +407,8 @@ def main(argv: list[str] | None = None) -> int:
             rep = cmd_check_all(a.url, a.expected)
         elif a.cmd == "load-forget":
             rep = cmd_load_forget(a.url)
+        elif a.cmd == "find-text":
+            rep = cmd_find_text(a.url, a.text)
         elif a.cmd == "prune":
             rep = cmd_prune(a.url, a.threads.split(","))
         elif a.cmd == "held-app":
