@@ -793,6 +793,49 @@ fn summarize_with_an_endpoint() {
     t.snapshot("summarize_endpoint");
 }
 
+/// `find` (latest, --history --count, --meta) and `forget` (dry runs, then deleting one
+/// thread for real: the receipt) on forget.sqlite, where one user's data is spread over
+/// several threads and a paused thread mentions her.
+#[test]
+fn find_and_forget() {
+    let mut t = Session::new();
+    let db = t.copy("forget.sqlite", "f.sqlite");
+    let db = s(&db).to_owned();
+    t.run_expect(0, &["find", "Alice", "--db", &db]);
+    t.run_expect(
+        0,
+        &[
+            "find",
+            "elm street",
+            "-i",
+            "--history",
+            "--count",
+            "--db",
+            &db,
+        ],
+    );
+    t.run_expect(0, &["find", "--meta", "user_id=42", "--db", &db]);
+    t.run_expect(0, &["forget", "--match", "Alice", "--dry-run", "--db", &db]);
+    t.run_expect(
+        0,
+        &["forget", "--meta", "user_id=42", "--dry-run", "--db", &db],
+    );
+    t.run_expect(
+        0,
+        &[
+            "forget",
+            "--thread",
+            "alice-chat",
+            "--settle",
+            "0s",
+            "--db",
+            &db,
+        ],
+    );
+    t.run_expect(0, &["threads", "list", "--db", &db]);
+    t.snapshot("find_and_forget");
+}
+
 #[test]
 fn prune() {
     let mut t = Session::new();
