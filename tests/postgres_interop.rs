@@ -997,3 +997,77 @@ fn encrypted_rekey_rotates_every_value_and_langgraph_reads_them_with_the_new_key
 fn encrypted_summarize_is_what_postgres_saver_with_the_key_writes() {
     summarize_and_compare(&Fixture::Encrypted, "enc_summarize");
 }
+
+/// kill -9 at random points of a Postgres rotation (one value per transaction), then the same
+/// command again: it finishes, every value is under the new key, and LangGraph with the new
+/// key reads and continues every thread as the expectations say.
+#[test]
+fn a_killed_postgres_rotation_finishes_when_run_again() {
+    let fx = Fixture::Encrypted;
+    let old = fx.key().expect("key");
+    let new = "memctl-rotated-key-for-postgres!";
+    let exp = common::root().join("fixtures/expected/postgres-encrypted.json");
+    let rekey = |url: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_memctl"));
+        cmd.env_remove("LANGGRAPH_AES_KEY")
+            .env("OLD_KEY", &old)
+            .env("NEW_KEY", new)
+            .args([
+                "rekey",
+                "--old-key-env",
+                "OLD_KEY",
+                "--new-key-env",
+                "NEW_KEY",
+            ])
+            .args(["--batch", "1", "--format", "json", "--db", url]);
+        cmd
+    };
+    // How long a whole run takes here.
+    let db = fx.db("enc_kill_full");
+    let started = std::time::Instant::now();
+    let out = rekey(&db.url).output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let full = started.elapsed();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut killed = 0;
+    for trial in 0..6 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let db = fx.db(&format!("enc_kill{trial}"));
+        let mut child = rekey(&db.url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let wait = full.mul_f64((seed % 1000) as f64 / 1000.0 * 0.9);
+        std::thread::sleep(wait.max(std::time::Duration::from_millis(5)));
+        if child.try_wait().expect("poll").is_none() {
+            child.kill().expect("kill -9");
+            killed += 1;
+        }
+        let _ = child.wait();
+        let again = rekey(&db.url).output().expect("runs");
+        assert!(
+            again.status.success(),
+            "trial {trial}: {}",
+            String::from_utf8_lossy(&again.stderr)
+        );
+        let checked = Command::new(python())
+            .arg(common::root().join("tests/interop/harness_pg.py"))
+            .args(["check-all", "--url", &db.url, "--expected", common::s(&exp)])
+            .env("LANGGRAPH_AES_KEY", new)
+            .output()
+            .expect("the harness runs");
+        assert!(
+            checked.status.success(),
+            "trial {trial}: after the kill and a second run, with the new key:\n{}",
+            String::from_utf8_lossy(&checked.stderr)
+        );
+    }
+    assert!(killed >= 2, "only {killed} of 6 runs were killed mid-way");
+}
