@@ -1071,3 +1071,42 @@ fn a_killed_postgres_rotation_finishes_when_run_again() {
     }
     assert!(killed >= 2, "only {killed} of 6 runs were killed mid-way");
 }
+
+/// `forget --match` on an encrypted Postgres database, with the app's key: no row holds the
+/// text in its decrypted value or its stored bytes afterwards, and LangGraph with the key
+/// loads and continues the thread it was scrubbed from.
+#[test]
+fn encrypted_forget_on_postgres_leaves_the_text_in_no_decrypted_value() {
+    let fx = Fixture::Encrypted;
+    let db = fx.db("enc_forget");
+    let secret = "capital of France";
+    let (ok, text) = harness_with(&fx, &["find-text", "--url", &db.url, "--text", secret]);
+    assert!(
+        ok && text.contains("\"rows\": [\n"),
+        "the fixture holds it: {text}"
+    );
+    let out = fx
+        .memctl()
+        .args([
+            "forget", "--match", secret, "--settle", "0s", "--db", &db.url,
+        ])
+        .output()
+        .expect("memctl runs");
+    let receipt = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        receipt.contains("result: clean"),
+        "exit {:?}: {receipt}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!receipt.contains(secret), "the receipt names the text");
+    let (ok, text) = harness_with(&fx, &["find-text", "--url", &db.url, "--text", secret]);
+    assert!(ok && text.contains("\"rows\": []"), "still there: {text}");
+    let (ok, text) = harness_with(
+        &fx,
+        &[
+            "continue", "--url", &db.url, "--thread", "1", "--graph", "1",
+        ],
+    );
+    assert!(ok, "{text}");
+}
