@@ -1110,3 +1110,50 @@ fn encrypted_forget_on_postgres_leaves_the_text_in_no_decrypted_value() {
     );
     assert!(ok, "{text}");
 }
+
+/// `forget --match` on the DeltaChannel threads of a Postgres database: the matching message
+/// leaves the latest state (which LangGraph then shows without it) and every older row, and
+/// the thread continues.
+#[test]
+fn forget_on_postgres_delta_threads_leaves_no_row_with_the_text() {
+    let db = TestDb::delta_fixture("delta_forget");
+    let before = expected("postgres-delta")["threads"]["1"]["latest_messages"].clone();
+    let text = "Delta question 3";
+    let gone: Vec<Json> = before
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["content"] == text)
+        .map(|m| m["id"].clone())
+        .collect();
+    assert_eq!(gone.len(), 1, "{before}");
+    let out = memctl()
+        .args(["forget", "--match", text, "--settle", "0s", "--db", &db.url])
+        .output()
+        .expect("memctl runs");
+    let receipt = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && receipt.contains("result: clean"),
+        "exit {:?}: {receipt}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = db.count(&format!(
+        "SELECT (SELECT count(*) FROM checkpoints WHERE strpos(checkpoint::text || metadata::text, '{text}') > 0) \
+              + (SELECT count(*) FROM checkpoint_blobs WHERE position(convert_to('{text}', 'UTF8') in blob) > 0) \
+              + (SELECT count(*) FROM checkpoint_writes WHERE position(convert_to('{text}', 'UTF8') in blob) > 0)"
+    ));
+    assert_eq!(left, 0, "rows still hold '{text}'");
+    let ids = delta_states::message_ids;
+    let kept: Vec<_> = ids(&before)
+        .into_iter()
+        .filter(|id| !gone.contains(id))
+        .collect();
+    let state = harness_json(&[
+        "state", "--url", &db.url, "--thread", "1", "--graph", "delta:1",
+    ]);
+    assert_eq!(ids(&state["messages"]), kept);
+    harness_json(&[
+        "continue", "--url", &db.url, "--thread", "1", "--graph", "delta:1",
+    ]);
+}
