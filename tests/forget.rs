@@ -331,6 +331,41 @@ fn a_second_run_finishes_the_job_and_finds_nothing_left() {
     assert_eq!(receipt["verification"]["clean"], true);
 }
 
+/// A matched text with a quote that stands in a thread's metadata (an app's `configurable`
+/// key, which LangGraph copies there): metadata is reported and never rewritten, and the
+/// verification searches it as JSON writes it (`\"`), so it does not call the file clean.
+#[test]
+fn a_match_left_in_metadata_is_found_as_json_escapes_it() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let nickname = "call me \"Ally\" please";
+    {
+        let conn = rusqlite::Connection::open(&db).expect("open");
+        let n = conn
+            .execute(
+                "UPDATE checkpoints SET metadata = CAST(json_set(CAST(metadata AS TEXT), '$.nickname', ?1) AS BLOB) \
+                 WHERE thread_id = 'carol-chat'",
+                [nickname],
+            )
+            .expect("update");
+        assert!(n > 0);
+    }
+    let bytes = file_bytes(&db);
+    assert!(!holds(&bytes, nickname) && holds(&bytes, r#"call me \"Ally\" please"#));
+    let (code, stdout) = forget(&db, &["--match", nickname, "--force", "--format", "json"]);
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["verification"]["clean"], false, "{receipt}");
+    assert_ne!(code, 0, "{stdout}");
+    // Named as a place memctl left, and found there by the verification's search.
+    let untouched = receipt["untouched"].to_string();
+    assert!(untouched.contains("metadata"), "{receipt}");
+    let remaining = receipt["verification"]["remaining"].to_string();
+    assert!(remaining.contains("carol-chat"), "{receipt}");
+    assert!(
+        !stdout.contains("Ally"),
+        "the receipt holds the text: {stdout}"
+    );
+}
+
 #[test]
 fn nothing_to_forget_is_a_usage_error() {
     let db = fixture("forget.sqlite");

@@ -400,15 +400,25 @@ fn findings(
     let mut f = Findings::new(pattern.regex());
     each_row(store, keys, thread, &mut |row| {
         let (place, type_name, bytes) = (row.place, row.type_name, row.bytes);
+        let Some(checkpoint) = row.checkpoint else {
+            // JSON may hold a text escaped (a quote as \"): matched on its decoded strings.
+            if !pattern.maybe_in(bytes) && !bytes.contains(&b'\\') {
+                return Ok(());
+            }
+            let hit = match serde_json::from_slice::<serde_json::Value>(bytes) {
+                Ok(metadata) => f.visit_metadata(&metadata),
+                Err(_) => true,
+            };
+            if hit {
+                f.untouched(format!(
+                    "{place}: memctl does not rewrite metadata (delete the thread with --thread or --meta)"
+                ));
+            }
+            return Ok(());
+        };
         if !pattern.maybe_in(bytes) {
             return Ok(());
         }
-        let Some(checkpoint) = row.checkpoint else {
-            f.untouched(format!(
-                "{place}: memctl does not rewrite metadata (delete the thread with --thread or --meta)"
-            ));
-            return Ok(());
-        };
         if type_name != "msgpack" {
             f.untouched(format!(
                 "{place}: stored as '{type_name}', which memctl does not rewrite"

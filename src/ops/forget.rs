@@ -120,6 +120,23 @@ impl Findings {
         found
     }
 
+    /// Looks through a checkpoint's metadata (JSON, which memctl never rewrites): notes every
+    /// key, string and number the pattern matches, as its decoded text (JSON may hold it
+    /// escaped), so that the verification looks for it. Returns true when one does.
+    pub fn visit_metadata(&mut self, metadata: &Json) -> bool {
+        match metadata {
+            Json::String(s) => self.note_matches(s),
+            Json::Number(n) => self.note_matches(&n.to_string()),
+            Json::Array(items) => items
+                .iter()
+                .fold(false, |hit, v| self.visit_metadata(v) | hit),
+            Json::Object(fields) => fields.iter().fold(false, |hit, (k, v)| {
+                self.note_matches(k) | self.visit_metadata(v) | hit
+            }),
+            Json::Null | Json::Bool(_) => false,
+        }
+    }
+
     /// Notes a place the pattern matches that memctl leaves as it is.
     pub fn untouched(&mut self, place: String) {
         self.untouched.push(place);
@@ -510,6 +527,19 @@ mod tests {
 
     fn findings(pattern: &str) -> Findings {
         Findings::new(&Regex::new(pattern).expect("compiles"))
+    }
+
+    #[test]
+    fn metadata_is_matched_on_its_decoded_strings_keys_and_numbers() {
+        let mut f = findings(r#"call me "Ally"|42|nick"#);
+        let metadata = json!({"source": "update", "nickname": "call me \"Ally\" please",
+                              "writes": [{"user_id": 42}], "step": 3, "ok": true});
+        assert!(f.visit_metadata(&metadata));
+        let matched: Vec<&str> = f.matched.iter().map(String::as_str).collect();
+        assert_eq!(matched, ["42", "call me \"Ally\"", "nick"]);
+        let mut none = findings("Bob");
+        assert!(!none.visit_metadata(&metadata));
+        assert!(none.matched.is_empty());
     }
 
     #[test]

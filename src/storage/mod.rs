@@ -602,3 +602,33 @@ pub trait CheckpointStore: Send {
         anyhow::bail!("this database backend cannot rewrite values in place yet (needed by rekey)")
     }
 }
+
+/// `text` as it stands inside a JSON string (without the quotes): how a text is searched in
+/// metadata and other JSON columns. `jsonb::text` (Postgres) and SqliteSaver's
+/// `json.dumps(…, ensure_ascii=False)` both escape `"`, `\` and control characters and keep
+/// every other character as it is, as serde_json does.
+pub(crate) fn json_escaped(text: &str) -> String {
+    let quoted = serde_json::to_string(text).unwrap_or_default();
+    quoted
+        .strip_prefix('"')
+        .and_then(|q| q.strip_suffix('"'))
+        .unwrap_or(text)
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_escaped;
+
+    /// The forms `jsonb::text` (Postgres' escape_json) and Python's `json.dumps(…,
+    /// ensure_ascii=False)` give a string value: quotes, backslashes and control characters
+    /// escaped, everything else as it is (the expected text is Python's output).
+    #[test]
+    fn needles_are_searched_as_json_shows_them() {
+        assert_eq!(json_escaped("Alice"), "Alice");
+        assert_eq!(
+            json_escaped("He said \"hi\"\n\tC:\\x \u{1f} é😀/\u{8}\u{c}\u{7f}"),
+            "He said \\\"hi\\\"\\n\\tC:\\\\x \\u001f é😀/\\b\\f\u{7f}"
+        );
+    }
+}

@@ -617,7 +617,7 @@ impl PostgresStore {
     /// columns the text is searched as JSON writes it (`"`, `\` and control characters
     /// escaped), which is how `checkpoint::text` shows a string value.
     fn rows_holding(&self, needle: &str) -> Result<Vec<(String, String)>> {
-        let in_json = json_escaped(needle);
+        let in_json = super::json_escaped(needle);
         let rows = self.query(
             "(SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote_literal(thread_id) \
                FROM checkpoints WHERE strpos(checkpoint::text, $2) > 0 OR strpos(metadata::text, $2) > 0 LIMIT 5) \
@@ -635,18 +635,6 @@ impl PostgresStore {
             .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
             .collect()
     }
-}
-
-/// `text` as it stands inside a JSON string (without the quotes): what `jsonb::text` shows
-/// of a string value holding it (Postgres escapes `"`, `\` and control characters, and keeps
-/// other characters as they are, as serde_json does).
-fn json_escaped(text: &str) -> String {
-    let quoted = serde_json::to_string(text).unwrap_or_default();
-    quoted
-        .strip_prefix('"')
-        .and_then(|q| q.strip_suffix('"'))
-        .unwrap_or(text)
-        .to_owned()
 }
 
 impl CheckpointStore for PostgresStore {
@@ -1527,17 +1515,6 @@ fn wrap_channel(channel: &str, blob: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::codec::msgpack::{self, Value};
-
-    /// The forms `jsonb::text` gives a string value (Postgres' escape_json): quotes,
-    /// backslashes and control characters escaped, everything else as it is.
-    #[test]
-    fn needles_are_searched_as_jsonb_text_shows_them() {
-        assert_eq!(json_escaped("Alice"), "Alice");
-        assert_eq!(
-            json_escaped("He said \"hi\"\n\tC:\\x \u{1f} é😀/"),
-            "He said \\\"hi\\\"\\n\\tC:\\\\x \\u001f é😀/"
-        );
-    }
 
     fn split_of(messages: Value) -> pgformat::Split {
         let cp = Value::map(vec![

@@ -1044,10 +1044,30 @@ impl SqliteStore {
             return Ok(vec![]);
         }
         let wal = PathBuf::from(format!("{}-wal", self.path.display()));
-        let in_file = find_in_files(&[self.path.clone(), wal], texts)?;
+        // Each text as msgpack and the blobs hold it, then as the JSON metadata does (quotes,
+        // backslashes and control characters escaped), when that differs.
+        let forms: Vec<(usize, String)> = texts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| {
+                let escaped = super::json_escaped(t);
+                let both = (escaped != *t).then_some((i, escaped));
+                std::iter::once((i, t.clone())).chain(both)
+            })
+            .collect();
+        let needles: Vec<String> = forms.iter().map(|(_, f)| f.clone()).collect();
+        let hits = find_in_files(&[self.path.clone(), wal], &needles)?;
+        let mut in_file = vec![Vec::<String>::new(); texts.len()];
+        for ((i, _), files) in forms.iter().zip(hits) {
+            for f in files {
+                if !in_file[*i].contains(&f) {
+                    in_file[*i].push(f);
+                }
+            }
+        }
         let mut out = Vec::new();
         for (text, files) in texts.iter().zip(in_file) {
-            let rows = self.rows_holding(text.as_bytes())?;
+            let rows = self.rows_holding(text)?;
             let (here, elsewhere): (Vec<_>, Vec<_>) =
                 rows.into_iter().partition(|(t, _)| t == thread_id);
             let mut left = Leftover {
@@ -1068,14 +1088,15 @@ impl SqliteStore {
     }
 
     /// Up to five rows whose blobs or metadata hold `needle`: (thread, the row named for a
-    /// person).
-    fn rows_holding(&self, needle: &[u8]) -> Result<Vec<(String, String)>> {
+    /// person). In the JSON metadata the text is searched as JSON writes it (see
+    /// [`super::json_escaped`]).
+    fn rows_holding(&self, needle: &str) -> Result<Vec<(String, String)>> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote(thread_id) \
                    FROM checkpoints WHERE instr(checkpoint, ?1) > 0 \
-                      OR instr(CAST(metadata AS BLOB), ?1) > 0 \
+                      OR instr(CAST(metadata AS BLOB), ?2) > 0 \
                  UNION ALL \
                  SELECT thread_id, 'a pending write to ' || quote(channel) || ' on checkpoint ' \
                         || checkpoint_id || ' of thread ' || quote(thread_id) \
@@ -1084,7 +1105,10 @@ impl SqliteStore {
             )
             .map_err(|e| self.sql_error(e))?;
         let rows = stmt
-            .query_map([needle], |r| Ok((text(r, 0)?, text(r, 1)?)))
+            .query_map(
+                rusqlite::params![needle.as_bytes(), super::json_escaped(needle).as_bytes()],
+                |r| Ok((text(r, 0)?, text(r, 1)?)),
+            )
             .map_err(|e| self.sql_error(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.sql_error(e))
