@@ -7,8 +7,13 @@
 //!   newest-`keep` rule inside its namespace.
 //! - A kept checkpoint whose parent is deleted gets no parent (like a thread's first
 //!   checkpoint), so history ends cleanly instead of pointing at a missing row.
-//! - A DeltaChannel thread also keeps the older checkpoints (and their writes) the kept ones
-//!   rebuild their values from: back to each channel's seed (see `delta_seeds`).
+//! - A DeltaChannel thread's kept checkpoints rebuild their values from older ones (back to
+//!   each channel's seed). Two ways keep them exact, as LangGraph's own guidance for pruning
+//!   delta threads says (`BaseCheckpointSaver.prune`): keep every ancestor back to the seeds
+//!   ([`plan`], see `delta_seeds`), or write a fresh `_DeltaSnapshot` of each DeltaChannel's
+//!   value into each kept checkpoint whose parent goes ([`plan_without_seeds`] and
+//!   [`with_snapshots`]), so that nothing older is read. [`prefer_snapshots`] picks the one
+//!   that leaves fewer stored bytes.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -42,8 +47,20 @@ impl GcPlan {
     }
 }
 
-/// Plans a gc of one thread keeping the newest `keep` (≥ 1) root checkpoints.
+/// Plans a gc of one thread keeping the newest `keep` (≥ 1) root checkpoints, and on a
+/// DeltaChannel thread every older one their values are rebuilt from.
 pub fn plan(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
+    plan_keeping(checkpoints, keep, true)
+}
+
+/// Plans a gc of one thread keeping the newest `keep` (≥ 1) root checkpoints and nothing
+/// older, even on a DeltaChannel thread: its `orphaned` checkpoints must then get snapshots
+/// of the DeltaChannels they do not store ([`with_snapshots`]) before the others go.
+pub fn plan_without_seeds(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
+    plan_keeping(checkpoints, keep, false)
+}
+
+fn plan_keeping(checkpoints: &[CheckpointInfo], keep: usize, seeds: bool) -> GcPlan {
     let keep = keep.max(1);
     let mut by_ns: BTreeMap<&str, Vec<&CheckpointInfo>> = BTreeMap::new();
     for c in checkpoints {
@@ -57,7 +74,7 @@ pub fn plan(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
         .get("")
         .map(|l| l.iter().take(keep).map(|c| c.id.as_str()).collect())
         .unwrap_or_default();
-    if let Some(root) = by_ns.get("") {
+    if let (true, Some(root)) = (seeds, by_ns.get("")) {
         kept_root.extend(delta_seeds(root, &kept_root));
     }
     for (ns, list) in &by_ns {
@@ -90,6 +107,93 @@ pub fn plan(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
         }
     }
     plan
+}
+
+/// True when some checkpoint's metadata says the thread's graph has (Python) DeltaChannels.
+pub fn is_delta(checkpoints: &[CheckpointInfo]) -> bool {
+    !delta_channels(checkpoints, None).is_empty()
+}
+
+/// The DeltaChannels the metadata of a thread's checkpoints (of namespace `ns`, or all)
+/// names (`counters_since_delta_snapshot` keys), in the order first seen. A channel that
+/// every checkpoint snapshots is not named, and needs nothing.
+pub fn delta_channels(checkpoints: &[CheckpointInfo], ns: Option<&str>) -> Vec<String> {
+    use crate::model::{delta, Metadata};
+    let mut out: Vec<String> = Vec::new();
+    for c in checkpoints.iter().filter(|c| ns.is_none_or(|n| c.ns == n)) {
+        let Ok(md) = Metadata::parse(c.metadata.as_deref()) else {
+            continue;
+        };
+        for ch in delta::counted_channels(&md) {
+            if !out.contains(&ch) {
+                out.push(ch);
+            }
+        }
+    }
+    out
+}
+
+/// A checkpoint with `_DeltaSnapshot`s of `snapshots` (`(channel, value)`) written into its
+/// `channel_values`, as LangGraph's `create_checkpoint` writes one: the new blob, and the
+/// new metadata JSON when it changes (the snapshotted channels leave
+/// `counters_since_delta_snapshot`, reset as the loop resets them; the key goes when no
+/// channel is left, as the loop drops it). Everything else (id, `ts`, versions,
+/// `versions_seen`) stays as it is.
+pub fn with_snapshots(
+    checkpoint: &[u8],
+    metadata: Option<&[u8]>,
+    snapshots: Vec<(String, crate::codec::Value)>,
+) -> anyhow::Result<(Vec<u8>, Option<Vec<u8>>)> {
+    use crate::codec::{ext, msgpack, Value};
+    use anyhow::{anyhow, Context};
+    let mut root = msgpack::decode(checkpoint).context("the checkpoint does not decode")?;
+    let Value::Map(m) = &mut root else {
+        anyhow::bail!("the checkpoint is not a map");
+    };
+    let values = m
+        .entries
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some("channel_values"))
+        .map(|(_, v)| v)
+        .ok_or_else(|| anyhow!("the checkpoint has no channel_values"))?;
+    let Value::Map(values) = values else {
+        anyhow::bail!("the checkpoint's channel_values is not a map");
+    };
+    let names: Vec<String> = snapshots.iter().map(|(k, _)| k.clone()).collect();
+    for (channel, value) in snapshots {
+        let snapshot = Value::ext(ext::DELTA_SNAPSHOT, value);
+        match values
+            .entries
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == Some(channel.as_str()))
+        {
+            Some((_, v)) => *v = snapshot,
+            None => values.entries.push((Value::str(channel), snapshot)),
+        }
+    }
+    let bytes = msgpack::encode(&root);
+    let mut md = crate::model::Metadata::parse(metadata)?;
+    let key = crate::model::channels::DELTA_COUNTERS;
+    let Some(serde_json::Value::Object(counters)) = md.fields.get_mut(key) else {
+        return Ok((bytes, None));
+    };
+    let before = counters.len();
+    counters.retain(|k, _| !names.contains(k));
+    if counters.len() == before {
+        return Ok((bytes, None));
+    }
+    if counters.is_empty() {
+        md.fields.shift_remove(key);
+    }
+    let json = crate::codec::pyjson::dumps(&serde_json::Value::Object(md.fields));
+    Ok((bytes, Some(json.into_bytes())))
+}
+
+/// True when the snapshot plan leaves fewer stored bytes than the chain plan: what it
+/// deletes, less the `added` bytes its snapshots add to the checkpoints it rewrites, beats
+/// what the chain plan deletes.
+pub fn prefer_snapshots(chain: &GcPlan, snapshot: &GcPlan, added: u64) -> bool {
+    snapshot.bytes.saturating_sub(added) > chain.bytes
 }
 
 /// The older root checkpoints the kept ones need to rebuild their DeltaChannels' values: for
