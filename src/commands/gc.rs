@@ -106,6 +106,9 @@ enum Snapshots {
     Written(Vec<CheckpointRewrite>, u64),
     /// memctl cannot write them, and why (the thread is left alone).
     Cannot(String),
+    /// The rows are encrypted: memctl writes snapshots into plain rows only, and keeps the
+    /// chain instead (why).
+    Encrypted(String),
 }
 
 /// Runs `gc`.
@@ -181,6 +184,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                             way = Some(Way::Chain("it leaves fewer bytes than snapshots".into()));
                         }
                     }
+                    Ok(Snapshots::Encrypted(why)) => way = Some(Way::Chain(why)),
                     Ok(Snapshots::Cannot(why)) => {
                         row.status = GcStatus::Skipped(why);
                         rows.push(row);
@@ -433,9 +437,8 @@ fn snapshots(
             anyhow::bail!("checkpoint {id} of thread '{thread}' is gone");
         };
         if row.type_name != "msgpack" {
-            return Ok(Snapshots::Cannot(format!(
-                "DeltaChannel thread stored as '{}': memctl writes snapshots into plain msgpack \
-                 checkpoints only",
+            return Ok(Snapshots::Encrypted(format!(
+                "stored as '{}': memctl writes snapshots into plain msgpack checkpoints only",
                 row.type_name
             )));
         }

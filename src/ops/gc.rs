@@ -349,4 +349,98 @@ mod tests {
         let p = plan(&cps, 4);
         assert!(p.delete.is_empty(), "{:?}", p.delete);
     }
+
+    /// 1 <- 2 <- 3 <- 4 <- 5: messages snapshotted at 1 and 4, files at 1 only (staggered, as
+    /// in a deep agent).
+    fn staggered() -> Vec<CheckpointInfo> {
+        let counters = [
+            None,
+            Some(r#"{"messages": [1, 1], "files": [1, 1]}"#),
+            Some(r#"{"messages": [2, 2], "files": [1, 2]}"#),
+            Some(r#"{"files": [2, 3]}"#),
+            Some(r#"{"messages": [1, 1], "files": [2, 4]}"#),
+        ];
+        counters
+            .iter()
+            .enumerate()
+            .map(|(i, counters)| {
+                let id = (i + 1).to_string();
+                let parent = (i > 0).then(|| i.to_string());
+                let mut c = cp("", &id, parent.as_deref(), None);
+                c.metadata = counters.map(|c| {
+                    format!(r#"{{"step": {i}, "counters_since_delta_snapshot": {c}}}"#).into_bytes()
+                });
+                c
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_seeds_a_delta_thread_keeps_only_the_newest() {
+        let cps = staggered();
+        assert!(is_delta(&cps));
+        assert_eq!(delta_channels(&cps, Some("")), ["messages", "files"]);
+        // The chain plan keeps all of it: 4 reads files from 1.
+        assert!(plan(&cps, 2).delete.is_empty());
+        let p = plan_without_seeds(&cps, 2);
+        let deleted: Vec<&str> = p.delete.iter().map(|(_, id)| id.as_str()).collect();
+        assert_eq!(deleted, ["1", "2", "3"]);
+        // 4 is the one to snapshot.
+        assert_eq!(p.orphaned, vec![("".to_owned(), "4".to_owned())]);
+        assert!(prefer_snapshots(&plan(&cps, 2), &p, p.bytes - 1));
+        assert!(!prefer_snapshots(&plan(&cps, 2), &p, p.bytes));
+        assert!(!is_delta(&[cp("", "1", None, None)]));
+    }
+
+    #[test]
+    fn snapshots_go_into_channel_values_and_reset_their_counters() {
+        use crate::codec::{ext, msgpack, Value};
+        let checkpoint = Value::map(vec![
+            (Value::str("v"), Value::int(4)),
+            (Value::str("id"), Value::str("4")),
+            (
+                Value::str("channel_values"),
+                Value::map(vec![(Value::str("n"), Value::int(1))]),
+            ),
+            (
+                Value::str("channel_versions"),
+                Value::map(vec![(Value::str("messages"), Value::str("3"))]),
+            ),
+        ]);
+        let md = br#"{"source": "loop", "step": 3, "counters_since_delta_snapshot": {"files": [2, 3], "messages": [1, 1]}}"#;
+        let list = Value::array(vec![Value::str("m")]);
+        let (bytes, new_md) = with_snapshots(
+            &msgpack::encode(&checkpoint),
+            Some(md),
+            vec![("messages".into(), list.clone())],
+        )
+        .expect("rewrites");
+        let root = msgpack::decode(&bytes).expect("decodes");
+        let values = root.get("channel_values").expect("values");
+        assert_eq!(values.get("n").and_then(Value::as_i64), Some(1));
+        let snap = values.get("messages").and_then(Value::as_ext).expect("ext");
+        assert_eq!(snap.code, ext::DELTA_SNAPSHOT);
+        assert_eq!(msgpack::encode(&snap.payload), msgpack::encode(&list));
+        assert_eq!(root.get("id").and_then(Value::as_str), Some("4"));
+        let new_md = String::from_utf8(new_md.expect("metadata changes")).expect("utf-8");
+        assert_eq!(
+            new_md,
+            r#"{"source": "loop", "step": 3, "counters_since_delta_snapshot": {"files": [2, 3]}}"#
+        );
+        // The last channel snapshotted: the key goes, as the loop drops it.
+        let (_, md2) = with_snapshots(
+            &bytes,
+            Some(new_md.as_bytes()),
+            vec![("files".into(), Value::map(vec![]))],
+        )
+        .expect("rewrites");
+        assert_eq!(
+            md2.as_deref(),
+            Some(br#"{"source": "loop", "step": 3}"#.as_slice())
+        );
+        // Counters that do not name the channel: the metadata stays as stored.
+        let (_, same) = with_snapshots(&bytes, Some(b"{}"), vec![("files".into(), Value::Nil)])
+            .expect("rewrites");
+        assert!(same.is_none());
+    }
 }
