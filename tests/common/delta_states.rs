@@ -153,7 +153,12 @@ pub fn compare_kept(keep: &str, report: &Json, before: &Json, after: &Json) -> V
             let counters = "counters_since_delta_snapshot";
             let (mut m_was, mut m_now) = (was["metadata"].clone(), h["metadata"].clone());
             if oldest_rewritten {
-                let (c_was, c_now) = (m_was[counters].take(), m_now[counters].take());
+                let take = |m: &mut Json| {
+                    m.as_object_mut()
+                        .and_then(|o| o.shift_remove(counters))
+                        .unwrap_or(Json::Null)
+                };
+                let (c_was, c_now) = (take(&mut m_was), take(&mut m_now));
                 let subset = c_now
                     .as_object()
                     .is_none_or(|now| now.iter().all(|(k, v)| c_was.get(k) == Some(v)));
