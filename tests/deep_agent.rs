@@ -517,17 +517,20 @@ fn summarize_of_deep_threads_is_what_update_state_writes() {
 #[test]
 fn gc_keeps_every_kept_checkpoints_deep_state() {
     let original = harness(&["deep-states", "--db", s(&deep_db())]).expect("states");
-    let untouched = harness(&[
-        "continue",
-        "--db",
-        s(&deep_db()),
-        "--thread",
-        "long",
-        "--copy",
-        "--graph",
-        "deep:long",
-    ])
-    .expect("continue");
+    let carry_on = |db: &Path| {
+        harness(&[
+            "continue",
+            "--db",
+            s(db),
+            "--thread",
+            "long",
+            "--copy",
+            "--graph",
+            "deep:long",
+        ])
+        .expect("continue")
+    };
+    let untouched = carry_on(&deep_db());
     for keep in ["1", "3"] {
         let (_d, db) = temp_copy(&deep_db());
         let (mut failures, out) =
@@ -549,17 +552,7 @@ fn gc_keeps_every_kept_checkpoints_deep_state() {
             failures.push(format!("keep {keep}: file {before} → {now} bytes"));
         }
         // The deep agent carries on after gc.
-        let cont = harness(&[
-            "continue",
-            "--db",
-            s(&db),
-            "--thread",
-            "long",
-            "--copy",
-            "--graph",
-            "deep:long",
-        ])
-        .expect("continue");
+        let cont = carry_on(&db);
         let latest = &after["threads"]["long"]["history"][0]["messages"];
         let n = latest.as_array().map_or(0, Vec::len);
         if cont["messages_after"].as_u64() != Some(n as u64 + 2) {

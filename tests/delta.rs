@@ -466,12 +466,7 @@ fn gc_keeps_every_kept_checkpoints_delta_state() {
             std::fs::metadata(&db).expect("file").len(),
         );
         assert!(after < before, "keep {keep}: {before} → {after}");
-        let snapshots = report["threads"]
-            .as_array()
-            .expect("threads")
-            .iter()
-            .filter(|t| t["delta"] == "snapshot")
-            .count();
+        let snapshots = delta_states::snapshotted(&report);
         assert!(snapshots >= 3, "keep {keep}: {report}");
     }
 }

@@ -748,12 +748,7 @@ fn gc_keeps_every_kept_checkpoints_delta_state_on_postgres() {
             harness_json(&["delta-states", "--url", &db.url])
         });
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-        let snapshots = report["threads"]
-            .as_array()
-            .expect("threads")
-            .iter()
-            .filter(|t| t["delta"] == "snapshot")
-            .count();
+        let snapshots = delta_states::snapshotted(&report);
         assert!(snapshots >= 3, "keep {keep}: {report}");
         // No blob row is left that no checkpoint names.
         let client = &mut db.client();

@@ -85,6 +85,16 @@ pub fn check_gc(
     (failures, out)
 }
 
+/// How many threads a gc JSON report says it rewrote with DeltaChannel snapshots.
+pub fn snapshotted(report: &Json) -> usize {
+    report["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter(|t| t["delta"] == "snapshot")
+        .count()
+}
+
 /// Compares LangGraph's view of every thread after a `gc --keep-checkpoints keep` (whose
 /// JSON report is `report`) with the one before, as `harness.delta_states` makes them:
 /// - history lists exactly the checkpoints gc kept: the newest `keep` of the root namespace
