@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fixture, run_err, run_json, s, temp_copy};
+use common::{delta_states, fixture, run_err, run_json, s, temp_copy};
 use serde_json::{json, Value as Json};
 
 /// The Python of the deepagents venv: $MEMCTL_PYTHON_DEEP, else .venv/deep/bin/python.
@@ -507,96 +507,73 @@ fn summarize_of_deep_threads_is_what_update_state_writes() {
 }
 
 /// gc on deep-agent threads: every checkpoint it keeps reads exactly as before (LangGraph's
-/// `get_state_history`, and memctl), and the agent carries on.
+/// `get_state_history`: messages, files and the other values, next, tasks, interrupts,
+/// metadata; and memctl), history lists exactly the kept ones, the file shrinks, and the
+/// agent carries on with exactly the kept history.
 ///
-/// It deletes nothing on these threads today: `messages` and `files` snapshot at different
-/// checkpoints, and gc keeps each kept checkpoint's seeds *and their own seeds*, which for
-/// two staggered DeltaChannels closes over the whole thread back to its first checkpoint
-/// (`files` is stored nowhere before its first snapshot). Writing a fresh snapshot into the
-/// oldest kept checkpoint would let it collect them (issue #16: "or writing a snapshot that
-/// makes older rows unnecessary").
+/// `messages` and `files` snapshot at different checkpoints on these threads (`files` on
+/// some never), so keeping the chain back to the seeds kept everything; gc now writes a fresh
+/// snapshot of both into the oldest kept checkpoint and deletes the rest.
 #[test]
 fn gc_keeps_every_kept_checkpoints_deep_state() {
     let original = harness(&["deep-states", "--db", s(&deep_db())]).expect("states");
-    for keep in ["1", "3"] {
-        let (_d, db) = temp_copy(&deep_db());
-        let out = run_json(&[
-            "gc",
-            "--db",
-            s(&db),
-            "--all",
-            "--keep-checkpoints",
-            keep,
-            "--min-idle",
-            "0s",
-            "--format",
-            "json",
-        ]);
-        assert!(out["deleted"]["checkpoints"].is_u64(), "keep {keep}: {out}");
-        let after = harness(&["deep-states", "--db", s(&db)]).expect("states");
-        let mut failures = Vec::new();
-        for (thread, t) in after["threads"].as_object().expect("threads") {
-            let before: HashMap<&str, &Json> = original["threads"][thread]["history"]
-                .as_array()
-                .expect("history")
-                .iter()
-                .map(|h| (h["checkpoint_id"].as_str().expect("id"), h))
-                .collect();
-            let kept = t["history"].as_array().expect("history");
-            if kept.is_empty() {
-                failures.push(format!("keep {keep}: {thread}: nothing kept"));
-            }
-            for h in kept {
-                let id = h["checkpoint_id"].as_str().expect("id");
-                let Some(was) = before.get(id) else {
-                    failures.push(format!("keep {keep}: {thread} @ {id} is new"));
-                    continue;
-                };
-                if !same(&h["messages"], &was["messages"])
-                    || !same(&h["values"], &was["values"])
-                    || !same(&h["next"], &was["next"])
-                {
-                    failures.push(format!("keep {keep}: {thread} @ {id} changed"));
-                }
-            }
-            for (ns, history) in t["namespaces"].as_object().expect("namespaces") {
-                let was = &original["threads"][thread]["namespaces"][ns];
-                for h in history.as_array().expect("history") {
-                    let old = was
-                        .as_array()
-                        .and_then(|w| w.iter().find(|o| o["checkpoint_id"] == h["checkpoint_id"]));
-                    if !old.is_some_and(|o| same(&o["messages"], &h["messages"])) {
-                        failures.push(format!(
-                            "keep {keep}: {thread} {ns} @ {} changed",
-                            h["checkpoint_id"]
-                        ));
-                    }
-                }
-            }
-            // memctl reads what is left as LangGraph does.
-            if let Some(latest) = kept.first() {
-                let got = run_json(&["dump", "--db", s(&db), thread]);
-                if !same(&got, &latest["messages"]) {
-                    failures.push(format!("keep {keep}: {thread}: memctl's dump differs"));
-                }
-            }
-        }
-        // The deep agent carries on after gc.
-        let cont = harness(&[
+    let carry_on = |db: &Path| {
+        harness(&[
             "continue",
             "--db",
-            s(&db),
+            s(db),
             "--thread",
             "long",
             "--copy",
             "--graph",
             "deep:long",
         ])
-        .expect("continue");
+        .expect("continue")
+    };
+    let untouched = carry_on(&deep_db());
+    for keep in ["1", "3"] {
+        let (_d, db) = temp_copy(&deep_db());
+        let (mut failures, out) =
+            delta_states::check_gc(s(&db), keep, &["--vacuum"], &original, || {
+                harness(&["deep-states", "--db", s(&db)]).expect("states")
+            });
+        let after = harness(&["deep-states", "--db", s(&db)]).expect("states");
+        // Every thread is a DeltaChannel thread gc snapshotted, and the file shrinks.
+        for t in out["threads"].as_array().expect("threads") {
+            if t["delta"] != "snapshot" {
+                failures.push(format!("keep {keep}: {t}"));
+            }
+        }
+        let (before, now) = (
+            std::fs::metadata(deep_db()).expect("file").len(),
+            std::fs::metadata(&db).expect("file").len(),
+        );
+        if now * 2 > before {
+            failures.push(format!("keep {keep}: file {before} → {now} bytes"));
+        }
+        // The deep agent carries on after gc.
+        let cont = carry_on(&db);
         let latest = &after["threads"]["long"]["history"][0]["messages"];
         let n = latest.as_array().map_or(0, Vec::len);
         if cont["messages_after"].as_u64() != Some(n as u64 + 2) {
             failures.push(format!("keep {keep}: long continued to {cont}"));
+        }
+        // The model gets exactly what it gets when the untouched thread carries on.
+        let seen = |c: &Json| -> Vec<(Json, Json)> {
+            c["model_received"]
+                .as_array()
+                .expect("calls")
+                .iter()
+                .flat_map(|call| call.as_array().cloned().unwrap_or_default())
+                .map(|m| (m["type"].clone(), m["content"].clone()))
+                .collect()
+        };
+        if cont["model_calls"].as_u64().unwrap_or(0) == 0 || seen(&cont) != seen(&untouched) {
+            failures.push(format!(
+                "keep {keep}: the model received {:?}, not {:?}",
+                seen(&cont),
+                seen(&untouched)
+            ));
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }

@@ -455,8 +455,19 @@ fn gc_keeps_every_kept_checkpoints_delta_state() {
     let original = langgraph_states(&fixture("delta.sqlite"));
     for keep in ["1", "3"] {
         let (_d, db) = temp_copy(&fixture("delta.sqlite"));
-        let failures = delta_states::check_gc(s(&db), keep, &original, || langgraph_states(&db));
+        let (failures, report) =
+            delta_states::check_gc(s(&db), keep, &["--vacuum"], &original, || {
+                langgraph_states(&db)
+            });
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // The file shrinks (after VACUUM), by the snapshot plan on the DeltaChannel threads.
+        let (before, after) = (
+            report["file_bytes_before"].as_u64().expect("before"),
+            std::fs::metadata(&db).expect("file").len(),
+        );
+        assert!(after < before, "keep {keep}: {before} → {after}");
+        let snapshots = delta_states::snapshotted(&report);
+        assert!(snapshots >= 3, "keep {keep}: {report}");
     }
 }
 

@@ -147,7 +147,7 @@ fn stored(cp: &Checkpoint, channel: &str) -> (Option<(bool, Value)>, bool) {
 
 /// Reads one ancestor for the walk: its parent, what it stores of `channels`, its writes to
 /// them.
-fn ancestor(
+pub(crate) fn ancestor(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     thread: &str,

@@ -6,12 +6,15 @@ use anyhow::{Context, Result};
 
 use crate::cli::{Format, GcArgs, GlobalArgs};
 use crate::codec::aes::{self, Keyring};
+use crate::model::delta::{self, Reducer};
 use crate::ops::duration::parse_seconds;
 use crate::ops::edit::open_checkpoint;
-use crate::ops::gc::{plan, CheckpointInfo};
+use crate::ops::gc::{
+    is_delta, plan, plan_without_seeds, prefer_snapshots, with_snapshots, CheckpointInfo, GcPlan,
+};
 use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
-use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
+use crate::storage::{CheckpointRewrite, CheckpointStore, Deleted, ThreadSummary};
 
 use super::batch::open_for_writing;
 use super::LoadedCheckpoint;
@@ -55,6 +58,57 @@ struct Row {
     status: GcStatus,
     checkpoints: u64,
     deleted: Deleted,
+    /// How a DeltaChannel thread's kept checkpoints stay exact, when it is one.
+    way: Option<Way>,
+    /// Checkpoints rewritten with DeltaChannel snapshots (or that would be, in a dry run).
+    rewritten: u64,
+}
+
+/// How gc keeps a DeltaChannel thread's kept checkpoints exact.
+#[derive(Debug, Clone)]
+enum Way {
+    /// The oldest kept checkpoints got snapshots of their DeltaChannels' values.
+    Snapshot,
+    /// Every older checkpoint they rebuild their values from stays, and why.
+    Chain(String),
+}
+
+impl std::fmt::Display for Way {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Way::Snapshot => f.write_str("snapshot"),
+            Way::Chain(why) => write!(f, "chain: {why}"),
+        }
+    }
+}
+
+impl Row {
+    /// The status, with how a DeltaChannel thread stays exact.
+    fn status_text(&self) -> String {
+        match (&self.way, &self.status) {
+            (Some(Way::Snapshot), GcStatus::WouldDelete | GcStatus::Collected) => format!(
+                "{} ({} rewritten with DeltaChannel snapshots)",
+                self.status,
+                human::count(self.rewritten, "checkpoint")
+            ),
+            (Some(Way::Chain(why)), GcStatus::WouldDelete | GcStatus::Collected) => format!(
+                "{} (kept the checkpoints DeltaChannels replay from: {why})",
+                self.status
+            ),
+            _ => self.status.to_string(),
+        }
+    }
+}
+
+/// What [`snapshots`] found.
+enum Snapshots {
+    /// The rewrites, and the bytes they add.
+    Written(Vec<CheckpointRewrite>, u64),
+    /// memctl cannot write them, and why (the thread is left alone).
+    Cannot(String),
+    /// The rows are encrypted: memctl writes snapshots into plain rows only, and keeps the
+    /// chain instead (why).
+    Encrypted(String),
 }
 
 /// Runs `gc`.
@@ -89,6 +143,8 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             status: GcStatus::Pending,
             checkpoints: t.checkpoints,
             deleted: Deleted::default(),
+            way: None,
+            rewritten: 0,
         };
         if age.is_some_and(|a| a < min_idle) {
             row.status = GcStatus::Skipped(format!(
@@ -112,10 +168,42 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             rows.push(row);
             continue;
         }
-        let p = plan(&infos, keep);
+        let mut p = plan(&infos, keep);
+        let mut rewrites: Vec<CheckpointRewrite> = Vec::new();
+        let mut way = None;
+        if is_delta(&infos) {
+            let snap = plan_without_seeds(&infos, keep);
+            if snap.delete.len() > p.delete.len() {
+                match snapshots(&*store, &keys, &t.thread_id, &infos, &snap) {
+                    Ok(Snapshots::Written(r, added)) => {
+                        if prefer_snapshots(&p, &snap, added) {
+                            p = snap;
+                            rewrites = r;
+                            way = Some(Way::Snapshot);
+                        } else {
+                            way = Some(Way::Chain("it leaves fewer bytes than snapshots".into()));
+                        }
+                    }
+                    Ok(Snapshots::Encrypted(why)) => way = Some(Way::Chain(why)),
+                    Ok(Snapshots::Cannot(why)) => {
+                        row.status = GcStatus::Skipped(why);
+                        rows.push(row);
+                        continue;
+                    }
+                    Err(e) => {
+                        row.status = GcStatus::Failed(format!("{e:#}"));
+                        failed += 1;
+                        rows.push(row);
+                        continue;
+                    }
+                }
+            }
+        }
         if p.delete.is_empty() {
             continue;
         }
+        row.way = way;
+        row.rewritten = rewrites.len() as u64;
         // What stays must be readable: a thread whose kept checkpoints do not decode is
         // reported and left alone (its older history may be all that is left of it).
         if let Err(e) = check_readable(&*store, &keys, &t.thread_id, &p.kept(&infos)) {
@@ -133,7 +221,13 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                 ..Deleted::default()
             };
         } else {
-            match store.apply_gc(&t.thread_id, &p.delete, &p.orphaned, &t.latest_id)? {
+            match store.apply_gc(
+                &t.thread_id,
+                &p.delete,
+                &p.orphaned,
+                &rewrites,
+                &t.latest_id,
+            )? {
                 Some(d) => {
                     row.status = GcStatus::Collected;
                     row.deleted = d;
@@ -161,7 +255,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                     r.checkpoints.to_string(),
                     r.deleted.checkpoints.to_string(),
                     human::bytes(r.deleted.bytes),
-                    r.status.to_string(),
+                    r.status_text(),
                 ]);
             }
             if !rows.is_empty() {
@@ -210,6 +304,8 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                         deleted_checkpoints: r.deleted.checkpoints,
                         deleted_writes: r.deleted.writes,
                         bytes: r.deleted.bytes,
+                        delta: r.way.as_ref().map(Way::to_string),
+                        rewritten_checkpoints: r.rewritten,
                     })
                     .collect(),
                 deleted: total,
@@ -309,4 +405,115 @@ struct GcThread<'a> {
     deleted_checkpoints: u64,
     deleted_writes: u64,
     bytes: u64,
+    /// A DeltaChannel thread: how its kept checkpoints stay exact (`snapshot`, or `chain: why`).
+    delta: Option<String>,
+    /// Checkpoints rewritten with DeltaChannel snapshots (would be, in a dry run).
+    rewritten_checkpoints: u64,
+}
+
+/// The rewrites that let `snap` delete every older checkpoint of a DeltaChannel thread: each
+/// kept checkpoint whose parent goes gets a `_DeltaSnapshot` of every DeltaChannel it does
+/// not store, holding the value LangGraph rebuilds there (`channels_from_checkpoint`: the
+/// seed and the writes of the checkpoints between, not its own pending writes, which its
+/// children replay onto it and `get_state` applies on top). A channel it has no version of
+/// is empty there and needs none, provided no older row would have fed it. Also the bytes
+/// the rewrites add. A thread memctl cannot rebuild (a reducer it does not know, an
+/// encrypted row without the key) is [`Snapshots::Cannot`]; an unreadable row an error.
+fn snapshots(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    infos: &[CheckpointInfo],
+    snap: &GcPlan,
+) -> Result<Snapshots> {
+    let mut rewrites = Vec::new();
+    let mut added = 0u64;
+    for (ns, id) in &snap.orphaned {
+        let channels = crate::ops::gc::delta_channels(infos, Some(ns));
+        if channels.is_empty() {
+            continue;
+        }
+        let Some(row) = store.checkpoint(thread, ns, Some(id))? else {
+            anyhow::bail!("checkpoint {id} of thread '{thread}' is gone");
+        };
+        if row.type_name != "msgpack" {
+            return Ok(Snapshots::Encrypted(format!(
+                "stored as '{}': memctl writes snapshots into plain msgpack checkpoints only",
+                row.type_name
+            )));
+        }
+        let cp = LoadedCheckpoint::open(keys, row.clone())?;
+        let root = crate::codec::msgpack::decode(&row.checkpoint)
+            .with_context(|| format!("cannot decode checkpoint {id} of thread '{thread}'"))?;
+        let has = |key: &str, ch: &str| {
+            root.get(key)
+                .and_then(|m| m.as_map())
+                .is_some_and(|m| m.iter().any(|(k, _)| k.as_str() == Some(ch)))
+        };
+        let to_walk: Vec<String> = channels
+            .into_iter()
+            .filter(|ch| !has("channel_values", ch))
+            .collect();
+        if to_walk.is_empty() {
+            continue;
+        }
+        let mut fetch =
+            |at: &str, chs: &[String]| super::delta::ancestor(store, keys, thread, ns, at, chs);
+        let found = delta::walk(cp.row.parent_checkpoint_id.as_deref(), &to_walk, &mut fetch)
+            .with_context(|| format!("thread '{thread}', checkpoint {id}"))?;
+        let mut values = Vec::new();
+        for ch in &to_walk {
+            let Some(history) = found.get(ch) else {
+                continue;
+            };
+            if !has("channel_versions", ch) {
+                if history.seed.is_some() || !history.writes.is_empty() {
+                    anyhow::bail!(
+                        "checkpoint {id} of thread '{thread}' has no version of DeltaChannel \
+                         '{ch}', yet older checkpoints hold a value or writes of it"
+                    );
+                }
+                continue;
+            }
+            let reducer = Reducer::for_channel(ch);
+            if reducer == Reducer::Unknown && !history.writes.is_empty() {
+                return Ok(Snapshots::Cannot(format!(
+                    "DeltaChannel '{ch}' has a reducer memctl does not know: its value cannot be \
+                     rebuilt to snapshot it"
+                )));
+            }
+            let value = match (&history.seed, reducer) {
+                (Some(seed), Reducer::Unknown) => seed.value.clone(),
+                (None, Reducer::Unknown) => {
+                    return Ok(Snapshots::Cannot(format!(
+                        "DeltaChannel '{ch}' has a reducer memctl does not know: its empty value \
+                         is of a type memctl does not know"
+                    )))
+                }
+                _ => history.rebuild(reducer).with_context(|| {
+                    format!(
+                        "thread '{thread}', checkpoint {id}: rebuilding DeltaChannel '{ch}' from \
+                         {} writes",
+                        history.writes.len()
+                    )
+                })?,
+            };
+            values.push((ch.clone(), value));
+        }
+        if values.is_empty() {
+            continue;
+        }
+        let (checkpoint, metadata) =
+            with_snapshots(&row.checkpoint, row.metadata.as_deref(), values)?;
+        let old = row.checkpoint.len() + row.metadata.as_ref().map_or(0, Vec::len);
+        let metadata = metadata.or(row.metadata).unwrap_or_else(|| b"{}".to_vec());
+        added += (checkpoint.len() + metadata.len()).saturating_sub(old) as u64;
+        rewrites.push(CheckpointRewrite {
+            ns: ns.clone(),
+            id: id.clone(),
+            checkpoint,
+            metadata,
+        });
+    }
+    Ok(Snapshots::Written(rewrites, added))
 }

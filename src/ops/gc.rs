@@ -7,8 +7,13 @@
 //!   newest-`keep` rule inside its namespace.
 //! - A kept checkpoint whose parent is deleted gets no parent (like a thread's first
 //!   checkpoint), so history ends cleanly instead of pointing at a missing row.
-//! - A DeltaChannel thread also keeps the older checkpoints (and their writes) the kept ones
-//!   rebuild their values from: back to each channel's seed (see `delta_seeds`).
+//! - A DeltaChannel thread's kept checkpoints rebuild their values from older ones (back to
+//!   each channel's seed). Two ways keep them exact, as LangGraph's own guidance for pruning
+//!   delta threads says (`BaseCheckpointSaver.prune`): keep every ancestor back to the seeds
+//!   ([`plan`], see `delta_seeds`), or write a fresh `_DeltaSnapshot` of each DeltaChannel's
+//!   value into each kept checkpoint whose parent goes ([`plan_without_seeds`] and
+//!   [`with_snapshots`]), so that nothing older is read. [`prefer_snapshots`] picks the one
+//!   that leaves fewer stored bytes.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -42,8 +47,20 @@ impl GcPlan {
     }
 }
 
-/// Plans a gc of one thread keeping the newest `keep` (≥ 1) root checkpoints.
+/// Plans a gc of one thread keeping the newest `keep` (≥ 1) root checkpoints, and on a
+/// DeltaChannel thread every older one their values are rebuilt from.
 pub fn plan(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
+    plan_keeping(checkpoints, keep, true)
+}
+
+/// Plans a gc of one thread keeping the newest `keep` (≥ 1) root checkpoints and nothing
+/// older, even on a DeltaChannel thread: its `orphaned` checkpoints must then get snapshots
+/// of the DeltaChannels they do not store ([`with_snapshots`]) before the others go.
+pub fn plan_without_seeds(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
+    plan_keeping(checkpoints, keep, false)
+}
+
+fn plan_keeping(checkpoints: &[CheckpointInfo], keep: usize, seeds: bool) -> GcPlan {
     let keep = keep.max(1);
     let mut by_ns: BTreeMap<&str, Vec<&CheckpointInfo>> = BTreeMap::new();
     for c in checkpoints {
@@ -57,7 +74,7 @@ pub fn plan(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
         .get("")
         .map(|l| l.iter().take(keep).map(|c| c.id.as_str()).collect())
         .unwrap_or_default();
-    if let Some(root) = by_ns.get("") {
+    if let (true, Some(root)) = (seeds, by_ns.get("")) {
         kept_root.extend(delta_seeds(root, &kept_root));
     }
     for (ns, list) in &by_ns {
@@ -90,6 +107,93 @@ pub fn plan(checkpoints: &[CheckpointInfo], keep: usize) -> GcPlan {
         }
     }
     plan
+}
+
+/// True when some checkpoint's metadata says the thread's graph has (Python) DeltaChannels.
+pub fn is_delta(checkpoints: &[CheckpointInfo]) -> bool {
+    !delta_channels(checkpoints, None).is_empty()
+}
+
+/// The DeltaChannels the metadata of a thread's checkpoints (of namespace `ns`, or all)
+/// names (`counters_since_delta_snapshot` keys), in the order first seen. A channel that
+/// every checkpoint snapshots is not named, and needs nothing.
+pub fn delta_channels(checkpoints: &[CheckpointInfo], ns: Option<&str>) -> Vec<String> {
+    use crate::model::{delta, Metadata};
+    let mut out: Vec<String> = Vec::new();
+    for c in checkpoints.iter().filter(|c| ns.is_none_or(|n| c.ns == n)) {
+        let Ok(md) = Metadata::parse(c.metadata.as_deref()) else {
+            continue;
+        };
+        for ch in delta::counted_channels(&md) {
+            if !out.contains(&ch) {
+                out.push(ch);
+            }
+        }
+    }
+    out
+}
+
+/// A checkpoint with `_DeltaSnapshot`s of `snapshots` (`(channel, value)`) written into its
+/// `channel_values`, as LangGraph's `create_checkpoint` writes one: the new blob, and the
+/// new metadata JSON when it changes (the snapshotted channels leave
+/// `counters_since_delta_snapshot`, reset as the loop resets them; the key goes when no
+/// channel is left, as the loop drops it). Everything else (id, `ts`, versions,
+/// `versions_seen`) stays as it is.
+pub fn with_snapshots(
+    checkpoint: &[u8],
+    metadata: Option<&[u8]>,
+    snapshots: Vec<(String, crate::codec::Value)>,
+) -> anyhow::Result<(Vec<u8>, Option<Vec<u8>>)> {
+    use crate::codec::{ext, msgpack, Value};
+    use anyhow::{anyhow, Context};
+    let mut root = msgpack::decode(checkpoint).context("the checkpoint does not decode")?;
+    let Value::Map(m) = &mut root else {
+        anyhow::bail!("the checkpoint is not a map");
+    };
+    let values = m
+        .entries
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some("channel_values"))
+        .map(|(_, v)| v)
+        .ok_or_else(|| anyhow!("the checkpoint has no channel_values"))?;
+    let Value::Map(values) = values else {
+        anyhow::bail!("the checkpoint's channel_values is not a map");
+    };
+    let names: Vec<String> = snapshots.iter().map(|(k, _)| k.clone()).collect();
+    for (channel, value) in snapshots {
+        let snapshot = Value::ext(ext::DELTA_SNAPSHOT, value);
+        match values
+            .entries
+            .iter_mut()
+            .find(|(k, _)| k.as_str() == Some(channel.as_str()))
+        {
+            Some((_, v)) => *v = snapshot,
+            None => values.entries.push((Value::str(channel), snapshot)),
+        }
+    }
+    let bytes = msgpack::encode(&root);
+    let mut md = crate::model::Metadata::parse(metadata)?;
+    let key = crate::model::channels::DELTA_COUNTERS;
+    let Some(serde_json::Value::Object(counters)) = md.fields.get_mut(key) else {
+        return Ok((bytes, None));
+    };
+    let before = counters.len();
+    counters.retain(|k, _| !names.contains(k));
+    if counters.len() == before {
+        return Ok((bytes, None));
+    }
+    if counters.is_empty() {
+        md.fields.shift_remove(key);
+    }
+    let json = crate::codec::pyjson::dumps(&serde_json::Value::Object(md.fields));
+    Ok((bytes, Some(json.into_bytes())))
+}
+
+/// True when the snapshot plan leaves fewer stored bytes than the chain plan: what it
+/// deletes, less the `added` bytes its snapshots add to the checkpoints it rewrites, beats
+/// what the chain plan deletes.
+pub fn prefer_snapshots(chain: &GcPlan, snapshot: &GcPlan, added: u64) -> bool {
+    snapshot.bytes.saturating_sub(added) > chain.bytes
 }
 
 /// The older root checkpoints the kept ones need to rebuild their DeltaChannels' values: for
@@ -244,5 +348,99 @@ mod tests {
         // Keep 4 newest (3..6): 3 needs 2 and 1 (the first checkpoint stores the value).
         let p = plan(&cps, 4);
         assert!(p.delete.is_empty(), "{:?}", p.delete);
+    }
+
+    /// 1 <- 2 <- 3 <- 4 <- 5: messages snapshotted at 1 and 4, files at 1 only (staggered, as
+    /// in a deep agent).
+    fn staggered() -> Vec<CheckpointInfo> {
+        let counters = [
+            None,
+            Some(r#"{"messages": [1, 1], "files": [1, 1]}"#),
+            Some(r#"{"messages": [2, 2], "files": [1, 2]}"#),
+            Some(r#"{"files": [2, 3]}"#),
+            Some(r#"{"messages": [1, 1], "files": [2, 4]}"#),
+        ];
+        counters
+            .iter()
+            .enumerate()
+            .map(|(i, counters)| {
+                let id = (i + 1).to_string();
+                let parent = (i > 0).then(|| i.to_string());
+                let mut c = cp("", &id, parent.as_deref(), None);
+                c.metadata = counters.map(|c| {
+                    format!(r#"{{"step": {i}, "counters_since_delta_snapshot": {c}}}"#).into_bytes()
+                });
+                c
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_seeds_a_delta_thread_keeps_only_the_newest() {
+        let cps = staggered();
+        assert!(is_delta(&cps));
+        assert_eq!(delta_channels(&cps, Some("")), ["messages", "files"]);
+        // The chain plan keeps all of it: 4 reads files from 1.
+        assert!(plan(&cps, 2).delete.is_empty());
+        let p = plan_without_seeds(&cps, 2);
+        let deleted: Vec<&str> = p.delete.iter().map(|(_, id)| id.as_str()).collect();
+        assert_eq!(deleted, ["1", "2", "3"]);
+        // 4 is the one to snapshot.
+        assert_eq!(p.orphaned, vec![("".to_owned(), "4".to_owned())]);
+        assert!(prefer_snapshots(&plan(&cps, 2), &p, p.bytes - 1));
+        assert!(!prefer_snapshots(&plan(&cps, 2), &p, p.bytes));
+        assert!(!is_delta(&[cp("", "1", None, None)]));
+    }
+
+    #[test]
+    fn snapshots_go_into_channel_values_and_reset_their_counters() {
+        use crate::codec::{ext, msgpack, Value};
+        let checkpoint = Value::map(vec![
+            (Value::str("v"), Value::int(4)),
+            (Value::str("id"), Value::str("4")),
+            (
+                Value::str("channel_values"),
+                Value::map(vec![(Value::str("n"), Value::int(1))]),
+            ),
+            (
+                Value::str("channel_versions"),
+                Value::map(vec![(Value::str("messages"), Value::str("3"))]),
+            ),
+        ]);
+        let md = br#"{"source": "loop", "step": 3, "counters_since_delta_snapshot": {"files": [2, 3], "messages": [1, 1]}}"#;
+        let list = Value::array(vec![Value::str("m")]);
+        let (bytes, new_md) = with_snapshots(
+            &msgpack::encode(&checkpoint),
+            Some(md),
+            vec![("messages".into(), list.clone())],
+        )
+        .expect("rewrites");
+        let root = msgpack::decode(&bytes).expect("decodes");
+        let values = root.get("channel_values").expect("values");
+        assert_eq!(values.get("n").and_then(Value::as_i64), Some(1));
+        let snap = values.get("messages").and_then(Value::as_ext).expect("ext");
+        assert_eq!(snap.code, ext::DELTA_SNAPSHOT);
+        assert_eq!(msgpack::encode(&snap.payload), msgpack::encode(&list));
+        assert_eq!(root.get("id").and_then(Value::as_str), Some("4"));
+        let new_md = String::from_utf8(new_md.expect("metadata changes")).expect("utf-8");
+        assert_eq!(
+            new_md,
+            r#"{"source": "loop", "step": 3, "counters_since_delta_snapshot": {"files": [2, 3]}}"#
+        );
+        // The last channel snapshotted: the key goes, as the loop drops it.
+        let (_, md2) = with_snapshots(
+            &bytes,
+            Some(new_md.as_bytes()),
+            vec![("files".into(), Value::map(vec![]))],
+        )
+        .expect("rewrites");
+        assert_eq!(
+            md2.as_deref(),
+            Some(br#"{"source": "loop", "step": 3}"#.as_slice())
+        );
+        // Counters that do not name the channel: the metadata stays as stored.
+        let (_, same) = with_snapshots(&bytes, Some(b"{}"), vec![("files".into(), Value::Nil)])
+            .expect("rewrites");
+        assert!(same.is_none());
     }
 }

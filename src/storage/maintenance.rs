@@ -6,7 +6,7 @@ use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::Value as Json;
 
 use super::sqlite::{opt_text, text, SqliteStore};
-use super::{CheckpointInfo, Deleted, FileStats, Orphans, VacuumBusy};
+use super::{CheckpointInfo, CheckpointRewrite, Deleted, FileStats, Orphans, VacuumBusy};
 
 impl SqliteStore {
     fn pragma_u64(&self, name: &str) -> Result<u64> {
@@ -193,6 +193,7 @@ impl SqliteStore {
         thread_id: &str,
         delete: &[(String, String)],
         orphaned: &[(String, String)],
+        rewrites: &[CheckpointRewrite],
         expected_latest: &str,
     ) -> Result<Option<Deleted>> {
         let run = || -> rusqlite::Result<Option<Deleted>> {
@@ -230,6 +231,13 @@ impl SqliteStore {
                 tx.execute(
                     "UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                     params![thread_id, ns, id],
+                )?;
+            }
+            for r in rewrites {
+                tx.execute(
+                    "UPDATE checkpoints SET type = 'msgpack', checkpoint = ?, metadata = ? \
+                     WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    params![r.checkpoint, r.metadata, thread_id, r.ns, r.id],
                 )?;
             }
             tx.commit()?;

@@ -185,6 +185,21 @@ pub struct CheckpointInfo {
     pub write_bytes: u64,
 }
 
+/// A checkpoint gc rewrites in place (same id and `ts`): its new blob and metadata. Plain
+/// row values: storage does not know what changed (gc writes DeltaChannel snapshots into
+/// the oldest checkpoint it keeps, so that the older ones can go).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointRewrite {
+    /// Namespace.
+    pub ns: String,
+    /// The checkpoint id.
+    pub id: String,
+    /// The new serialized checkpoint (type `msgpack`, unencrypted).
+    pub checkpoint: Vec<u8>,
+    /// The new metadata JSON.
+    pub metadata: Vec<u8>,
+}
+
 /// Per-thread aggregates, computed in SQL without decoding blobs.
 #[derive(Debug, Clone)]
 pub struct ThreadSummary {
@@ -554,14 +569,17 @@ pub trait CheckpointStore: Send {
     /// one is left alone and returned in the second list.
     fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)>;
 
-    /// Deletes the checkpoints `delete` (`(ns, id)`, with their writes) of one thread and
-    /// clears the parent of `orphaned` ones, in one transaction, if the thread's newest
-    /// checkpoint is still `expected_latest` (else returns `None` and changes nothing).
+    /// Deletes the checkpoints `delete` (`(ns, id)`, with their writes) of one thread, clears
+    /// the parent of `orphaned` ones and replaces the blob and metadata of `rewrites` (on
+    /// Postgres: the JSONB document, and blob rows of the channel versions it names that have
+    /// none, or an `empty` one), in one transaction, if the thread's newest checkpoint is
+    /// still `expected_latest` (else returns `None` and changes nothing).
     fn apply_gc(
         &self,
         thread_id: &str,
         delete: &[(String, String)],
         orphaned: &[(String, String)],
+        rewrites: &[CheckpointRewrite],
         expected_latest: &str,
     ) -> Result<Option<Deleted>>;
 

@@ -27,9 +27,10 @@ use serde_json::Value as Json;
 use super::pgconn::Target;
 use super::pgformat::{self, BlobRow};
 use super::{
-    Access, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRow, CheckpointStore, Deleted,
-    FileStats, Leftover, NewRows, Orphans, PageSize, SchemaGeneration, ServerSpace, StoredValue,
-    TableSpace, ThreadMoved, ThreadSummary, ValueCursor, ValuePage, ValueRewriter, WriteRow,
+    Access, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow,
+    CheckpointStore, Deleted, FileStats, Leftover, NewRows, Orphans, PageSize, SchemaGeneration,
+    ServerSpace, StoredValue, TableSpace, ThreadMoved, ThreadSummary, ValueCursor, ValuePage,
+    ValueRewriter, WriteRow,
 };
 use crate::codec::aes::{self, AesKey, Keyring};
 
@@ -417,6 +418,57 @@ impl PostgresStore {
                 "memctl cannot write a snapshot of DeltaChannel '{channel}' on a Postgres saver without a new version of it \
                  (LangGraph bumps the version; memctl does not yet); nothing written"
             );
+        }
+        Ok(())
+    }
+
+    /// Replaces a checkpoint's JSONB document and metadata with `r`'s, split as
+    /// `PostgresSaver.put` splits a checkpoint. Its blob values go to the rows of the channel
+    /// versions it names: a row that is there (other checkpoints share it by version) is left
+    /// as it is, unless it is an `empty` one, which LangGraph reads as no value.
+    fn rewrite_in_place(
+        &self,
+        c: &mut Client,
+        thread_id: &str,
+        r: &CheckpointRewrite,
+    ) -> Result<()> {
+        let e = |e| self.err(e);
+        let split = pgformat::split(&r.checkpoint)?;
+        let versions = split
+            .checkpoint
+            .get("channel_versions")
+            .and_then(Json::as_object)
+            .ok_or_else(|| anyhow!("the rewritten checkpoint has no channel_versions"))?;
+        for (channel, type_name, blob) in &split.blobs {
+            let Some(version) = versions.get(channel).map(version_text) else {
+                bail!("the rewritten checkpoint stores '{channel}' without a version of it");
+            };
+            c.execute(
+                "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+                 VALUES ($1, $2, $3, $4, $5, $6) \
+                 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO UPDATE \
+                 SET type = EXCLUDED.type, blob = EXCLUDED.blob WHERE checkpoint_blobs.type = 'empty'",
+                &[&thread_id, &r.ns, channel, &version, type_name, blob],
+            )
+            .map_err(e)?;
+        }
+        let metadata: Json =
+            serde_json::from_slice(&r.metadata).context("the new metadata is not JSON")?;
+        let n = c
+            .execute(
+                "UPDATE checkpoints SET checkpoint = $4, metadata = $5 \
+                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
+                &[
+                    &thread_id,
+                    &r.ns,
+                    &r.id,
+                    &postgres::types::Json(&split.checkpoint),
+                    &postgres::types::Json(&metadata),
+                ],
+            )
+            .map_err(e)?;
+        if n != 1 {
+            bail!("checkpoint {} of thread '{thread_id}' is gone", r.id);
         }
         Ok(())
     }
@@ -1132,6 +1184,7 @@ impl CheckpointStore for PostgresStore {
         thread_id: &str,
         delete: &[(String, String)],
         orphaned: &[(String, String)],
+        rewrites: &[CheckpointRewrite],
         expected_latest: &str,
     ) -> Result<Option<Deleted>> {
         self.write_tx(|c| {
@@ -1185,6 +1238,9 @@ impl CheckpointStore for PostgresStore {
                 &[&thread_id, &nss, &ids],
             )
             .map_err(e)?;
+            for r in rewrites {
+                self.rewrite_in_place(c, thread_id, r)?;
+            }
             let (_, blob_bytes) = self.collect_blobs(c, thread_id, &freed)?;
             deleted.bytes += blob_bytes;
             Ok(Some(deleted))

@@ -10,9 +10,9 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 use crate::codec::pieces::Pieces;
 
 use super::{
-    BlobKind, BlobRewriter, CheckpointInfo, CheckpointRow, CheckpointStore, Deleted, FileStats,
-    Leftover, NewRows, Orphans, PageSize, SchemaGeneration, ThreadMoved, ThreadSummary,
-    ValueCursor, ValuePage, ValueRewriter, WriteRow,
+    BlobKind, BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow, CheckpointStore,
+    Deleted, FileStats, Leftover, NewRows, Orphans, PageSize, SchemaGeneration, ThreadMoved,
+    ThreadSummary, ValueCursor, ValuePage, ValueRewriter, WriteRow,
 };
 
 /// Columns memctl reads from `checkpoints`.
@@ -269,9 +269,17 @@ impl CheckpointStore for SqliteStore {
         thread_id: &str,
         delete: &[(String, String)],
         orphaned: &[(String, String)],
+        rewrites: &[CheckpointRewrite],
         expected_latest: &str,
     ) -> Result<Option<Deleted>> {
-        SqliteStore::delete_checkpoints(self, thread_id, delete, orphaned, expected_latest)
+        SqliteStore::delete_checkpoints(
+            self,
+            thread_id,
+            delete,
+            orphaned,
+            rewrites,
+            expected_latest,
+        )
     }
 
     fn vacuum(&self) -> Result<()> {

@@ -42,16 +42,18 @@ impl Seen {
     }
 }
 
-/// Runs `gc --all --keep-checkpoints keep` on `db` and compares every checkpoint it keeps,
-/// as `states_after()` shows it (LangGraph's view afterwards), with `before` (the same
-/// before the gc); memctl must read each thread's latest state as LangGraph does.
+/// Runs `gc --all --keep-checkpoints keep` (and `extra` arguments) on `db` and compares every
+/// checkpoint it keeps, as `states_after()` shows it (LangGraph's view afterwards), with
+/// `before` (the same before the gc, [`compare_kept`]); memctl must read each thread's
+/// latest state as LangGraph does. Returns the failures and gc's JSON report.
 pub fn check_gc(
     db: &str,
     keep: &str,
+    extra: &[&str],
     before: &Json,
     states_after: impl FnOnce() -> Json,
-) -> Vec<String> {
-    let out = run_json(&[
+) -> (Vec<String>, Json) {
+    let mut args = vec![
         "gc",
         "--db",
         db,
@@ -62,7 +64,9 @@ pub fn check_gc(
         "0s",
         "--format",
         "json",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let out = run_json(&args);
     assert!(
         out["deleted"]["checkpoints"]
             .as_u64()
@@ -70,26 +74,137 @@ pub fn check_gc(
         "keep {keep}: {out}"
     );
     let after = states_after();
-    let mut failures = Vec::new();
+    let mut failures = compare_kept(keep, &out, before, &after);
     for (thread, t) in after["threads"].as_object().expect("threads") {
-        let was: HashMap<&str, &Json> = before["threads"][thread]["history"]
-            .as_array()
-            .expect("history")
-            .iter()
-            .map(|h| (h["checkpoint_id"].as_str().expect("id"), h))
-            .collect();
-        let kept = t["history"].as_array().expect("history");
-        for h in kept {
-            let id = h["checkpoint_id"].as_str().expect("id");
-            let was = was.get(id).expect("a kept checkpoint existed before");
-            if !same(&h["messages"], &was["messages"]) || !same(&h["values"], &was["values"]) {
-                failures.push(format!("keep {keep}: {thread} @ {id} changed"));
-            }
-        }
         // memctl reads what is left as LangGraph does.
         let got = run_json(&["dump", "--db", db, thread]);
-        if !same(&got, &kept[0]["messages"]) {
+        if !same(&got, &t["history"][0]["messages"]) {
             failures.push(format!("keep {keep}: {thread}: memctl's dump differs"));
+        }
+    }
+    (failures, out)
+}
+
+/// How many threads a gc JSON report says it rewrote with DeltaChannel snapshots.
+pub fn snapshotted(report: &Json) -> usize {
+    report["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter(|t| t["delta"] == "snapshot")
+        .count()
+}
+
+/// Compares LangGraph's view of every thread after a `gc --keep-checkpoints keep` (whose
+/// JSON report is `report`) with the one before, as `harness.delta_states` makes them:
+/// - history lists exactly the checkpoints gc kept: the newest `keep` of the root namespace
+///   (more when gc kept a DeltaChannel chain, all of them when it left the thread alone);
+/// - at every kept one, `get_state` shows the same messages (`model_dump()`), other values,
+///   `next`, tasks (with their interrupts, errors and results), interrupts and metadata. The
+///   oldest kept checkpoint of a thread gc rewrote with snapshots has two documented
+///   difference: its `counters_since_delta_snapshot` loses the channels snapshotted there
+///   (the rest stays); and the oldest kept checkpoint of any thread gc deleted older ones of
+///   has no parent any more;
+/// - subgraph namespaces: every checkpoint left shows the same messages.
+pub fn compare_kept(keep: &str, report: &Json, before: &Json, after: &Json) -> Vec<String> {
+    let n: usize = keep.parse().expect("keep");
+    let mut failures = Vec::new();
+    let status: HashMap<&str, &Json> = report["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| (t["thread_id"].as_str().expect("id"), t))
+        .collect();
+    for (thread, t) in after["threads"].as_object().expect("threads") {
+        let old = before["threads"][thread]["history"]
+            .as_array()
+            .expect("history before");
+        let kept = t["history"].as_array().expect("history");
+        let ids = |h: &[Json]| -> Vec<String> {
+            h.iter()
+                .map(|e| e["checkpoint_id"].as_str().expect("id").to_owned())
+                .collect()
+        };
+        let (old_ids, kept_ids) = (ids(old), ids(kept));
+        let row = status.get(thread.as_str());
+        let way = row.and_then(|r| r["delta"].as_str()).unwrap_or("");
+        let left_alone = row.is_some_and(|r| {
+            r["status"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("skipped") || s.starts_with("failed"))
+        });
+        let expected_len = if left_alone {
+            old_ids.len()
+        } else {
+            n.max(1).min(old_ids.len())
+        };
+        let prefix = old_ids.get(..kept_ids.len()) == Some(kept_ids.as_slice());
+        if !prefix
+            || (way.starts_with("chain") && kept_ids.len() < expected_len)
+            || (!way.starts_with("chain") && kept_ids.len() != expected_len)
+        {
+            failures.push(format!(
+                "keep {keep}: {thread}: history lists {kept_ids:?}, before {old_ids:?} ({way})"
+            ));
+            continue;
+        }
+        for (i, h) in kept.iter().enumerate() {
+            let was = &old[i];
+            let id = &kept_ids[i];
+            for field in ["messages", "values", "next", "tasks", "interrupts"] {
+                if !same(&h[field], &was[field]) {
+                    failures.push(format!(
+                        "keep {keep}: {thread} @ {id}: {field} changed: {} → {}",
+                        was[field], h[field]
+                    ));
+                }
+            }
+            let oldest_rewritten = way == "snapshot" && i + 1 == kept.len();
+            let counters = "counters_since_delta_snapshot";
+            let (mut m_was, mut m_now) = (was["metadata"].clone(), h["metadata"].clone());
+            if oldest_rewritten {
+                let take = |m: &mut Json| {
+                    m.as_object_mut()
+                        .and_then(|o| o.shift_remove(counters))
+                        .unwrap_or(Json::Null)
+                };
+                let (c_was, c_now) = (take(&mut m_was), take(&mut m_now));
+                let subset = c_now
+                    .as_object()
+                    .is_none_or(|now| now.iter().all(|(k, v)| c_was.get(k) == Some(v)));
+                if !subset {
+                    failures.push(format!(
+                        "keep {keep}: {thread} @ {id}: counters {c_was} → {c_now}"
+                    ));
+                }
+            }
+            let oldest_left = i + 1 == kept.len() && kept.len() < old.len();
+            if oldest_left {
+                if !h["parent_checkpoint_id"].is_null() {
+                    failures.push(format!("keep {keep}: {thread} @ {id}: still has a parent"));
+                }
+            } else if !same(&h["parent_checkpoint_id"], &was["parent_checkpoint_id"]) {
+                failures.push(format!("keep {keep}: {thread} @ {id}: parent changed"));
+            }
+            if !same(&m_now, &m_was) {
+                failures.push(format!(
+                    "keep {keep}: {thread} @ {id}: metadata changed: {m_was} → {m_now}"
+                ));
+            }
+        }
+        for (ns, history) in t["namespaces"].as_object().expect("namespaces") {
+            let was = &before["threads"][thread]["namespaces"][ns];
+            for h in history.as_array().expect("history") {
+                let old = was
+                    .as_array()
+                    .and_then(|w| w.iter().find(|o| o["checkpoint_id"] == h["checkpoint_id"]));
+                if !old.is_some_and(|o| same(&o["messages"], &h["messages"])) {
+                    failures.push(format!(
+                        "keep {keep}: {thread} {ns} @ {} changed",
+                        h["checkpoint_id"]
+                    ));
+                }
+            }
         }
     }
     failures

@@ -946,6 +946,14 @@ def delta_states(saver, thread_ids, namespaces_of) -> dict:
                 "values": jsonable({k: v for k, v in snap.values.items() if k != "messages"}),
                 "next": list(snap.next),
                 "tokens_approx": count_tokens_approximately(msgs),
+                "metadata": jsonable(snap.metadata),
+                "parent_checkpoint_id": (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+                "tasks": [{"id": t.id, "name": t.name, "path": jsonable(t.path),
+                           "error": repr(t.error) if t.error else None,
+                           "interrupts": [{"id": i.id, "value": jsonable(i.value)} for i in t.interrupts],
+                           "result": jsonable(t.result)}
+                          for t in snap.tasks],
+                "interrupts": [{"id": i.id, "value": jsonable(i.value)} for i in snap.interrupts],
             })
         latest = graph.get_state(cfg)
         # Subgraph namespaces: every checkpoint as get_state_history shows it there.
