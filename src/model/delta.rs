@@ -704,7 +704,8 @@ pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Resul
         visited[i] = true;
         let n = &nodes[i];
         let base: Result<Carried, String> = match (&n.stored, n.has_version) {
-            (Some(v), _) => fresh(seed_value(reducer, Some(v))),
+            (Some(v), _) => fresh(seed_value(reducer, Some(v)))
+                .map_err(|e| format!("the value stored in checkpoint {}: {e}", n.id)),
             (None, false) => fresh(empty(reducer)),
             (None, true) => from_parent,
         };
