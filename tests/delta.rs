@@ -488,8 +488,15 @@ fn langgraph_state(db: &std::path::Path, thread: &str) -> Json {
 
 #[test]
 fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
-    for thread in ["1", "files"] {
-        let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+    // delta-bump.sqlite's `bump`: the purge's checkpoint snapshots files too (its counters
+    // are at the bound), under a bumped version.
+    let cases = [
+        ("delta.sqlite", "1"),
+        ("delta.sqlite", "files"),
+        ("delta-bump.sqlite", "bump"),
+    ];
+    for (file, thread) in cases {
+        let (_d, db) = temp_copy(&fixture(file));
         let before = run_json(&["dump", "--db", s(&db), thread]);
         let removed = before[0]["content"].as_str().expect("text").to_owned();
         let out = run_json(&[
@@ -518,6 +525,12 @@ fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
             raw["delta_channels"]["messages"]["stored"], "snapshot",
             "{thread}"
         );
+        if thread == "bump" {
+            assert_eq!(
+                raw["delta_channels"]["files"]["stored"], "snapshot",
+                "{raw}"
+            );
+        }
         let state = langgraph_state(&db, thread);
         let ids = delta_states::message_ids;
         assert_eq!(ids(&state["messages"]), ids(&before)[1..], "{thread}");

@@ -852,15 +852,7 @@ fn an_update_that_snapshots_an_unwritten_delta_channel_on_postgres_is_update_sta
             failures.push(e);
         }
         if i == 0 {
-            // The files snapshot is an inline `true` plus a blob row under the new version.
-            let n = rewritten.count(
-                "SELECT count(*) FROM checkpoints c JOIN checkpoint_blobs b \
-                 ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
-                 AND b.channel = 'files' AND b.version = c.checkpoint -> 'channel_versions' ->> 'files' \
-                 WHERE c.thread_id = 'bump' AND c.checkpoint -> 'channel_values' -> 'files' = 'true' \
-                 AND c.metadata ->> 'source' = 'update'",
-            );
-            assert_eq!(n, 1, "the new checkpoint's files snapshot and its blob row");
+            assert_eq!(files_snapshot_of_update(&rewritten), 1);
         }
     }
     let original = src.copy("bump_orig_sum");
@@ -875,7 +867,61 @@ fn an_update_that_snapshots_an_unwritten_delta_channel_on_postgres_is_update_sta
     ) {
         failures.push(e);
     }
+    // rm --purge: the new checkpoint snapshots messages and files (files under a bumped
+    // version); LangGraph loads the thread without the message and continues it.
+    let purged = src.copy("bump_purge");
+    let out = run_json(&[
+        "rm",
+        "--db",
+        &purged.url,
+        "--thread",
+        "bump",
+        "--index",
+        "0",
+        "--purge",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out[0]["status"], "purged", "{out}");
+    assert_eq!(files_snapshot_of_update(&purged), 1);
+    let state = harness_json(&[
+        "state",
+        "--url",
+        &purged.url,
+        "--thread",
+        "bump",
+        "--graph",
+        "delta:bump",
+    ]);
+    let kept: Vec<Json> = ids[..].to_vec();
+    assert_eq!(delta_states::message_ids(&state["messages"]), kept);
+    let cont = harness_json(&[
+        "continue",
+        "--url",
+        &purged.url,
+        "--thread",
+        "bump",
+        "--graph",
+        "delta:bump",
+    ]);
+    assert_eq!(
+        delta_states::message_ids(&cont["model_received"][0])[..kept.len()],
+        kept[..],
+        "{cont}"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// How many `update` checkpoints of thread `bump` hold files as a snapshot (an inline `true`)
+/// with the blob row of their files version, as `PostgresSaver.put` stores a snapshot.
+fn files_snapshot_of_update(db: &TestDb) -> i64 {
+    db.count(
+        "SELECT count(*) FROM checkpoints c JOIN checkpoint_blobs b \
+         ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
+         AND b.channel = 'files' AND b.version = c.checkpoint -> 'channel_versions' ->> 'files' \
+         WHERE c.thread_id = 'bump' AND c.checkpoint -> 'channel_values' -> 'files' = 'true' \
+         AND c.metadata ->> 'source' = 'update'",
+    )
 }
 
 /// prune of DeltaChannel threads on Postgres deletes exactly what LangGraph's own
