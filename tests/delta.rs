@@ -141,30 +141,24 @@ fn broken_chains() -> Vec<(&'static str, tempfile::TempDir, PathBuf, Vec<String>
         .expect("parent")
         .to_owned();
     let mut out = Vec::new();
-
-    let (d, db) = temp_copy(&fixture("delta.sqlite"));
-    let conn = rusqlite::Connection::open(&db).expect("open");
-    conn.execute(
-        "DELETE FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = ?",
-        [&parent],
-    )
-    .expect("delete");
-    drop(conn);
+    // A copy of delta.sqlite with `sql` (one `?`: the parent's id) run on it.
+    let changed = |sql: &str| {
+        let (d, db) = temp_copy(&fixture("delta.sqlite"));
+        let conn = rusqlite::Connection::open(&db).expect("open");
+        let n = conn.execute(sql, [&parent]).expect(sql);
+        assert!(n >= 1, "{sql}: no row changed");
+        (d, db)
+    };
+    let (d, db) = changed("DELETE FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = ?");
     out.push((
         "seed missing",
         d,
         db,
         vec![parent.clone(), "missing".into()],
     ));
-
-    let (d, db) = temp_copy(&fixture("delta.sqlite"));
-    let conn = rusqlite::Connection::open(&db).expect("open");
-    conn.execute(
+    let (d, db) = changed(
         "UPDATE writes SET value = x'c1' WHERE thread_id = '1' AND checkpoint_id = ? AND channel = 'messages'",
-        [&parent],
-    )
-    .expect("update");
-    drop(conn);
+    );
     out.push((
         "write does not decode",
         d,
@@ -223,17 +217,9 @@ fn broken_chains() -> Vec<(&'static str, tempfile::TempDir, PathBuf, Vec<String>
 #[test]
 fn a_broken_chain_is_one_clear_error() {
     for (what, _dir, db, needles) in broken_chains() {
-        for cmd in [
-            vec!["show", "1"],
-            vec!["dump", "1"],
-            vec!["tokens", "1"],
-            vec!["diff", "1"],
-            vec!["history", "1"],
-            vec!["trim", "--thread", "1", "--keep", "2"],
-            vec!["rm", "--thread", "1", "--index", "0"],
-        ] {
+        for cmd in delta_states::BROKEN_CHAIN_COMMANDS {
             let before = std::fs::read(&db).expect("read");
-            let mut args = cmd.clone();
+            let mut args = cmd.to_vec();
             args.extend(["--db", s(&db)]);
             let err = run_err(&args);
             for n in &needles {

@@ -724,17 +724,9 @@ fn a_broken_delta_chain_on_postgres_is_one_clear_error() {
         let db = TestDb::delta_fixture(&format!("delta_bad_{i}"));
         let n = db.client().execute(sql.as_str(), &[]).expect(sql);
         assert!(n >= 1, "{sql}: no row changed");
-        for cmd in [
-            vec!["show", "1"],
-            vec!["dump", "1"],
-            vec!["tokens", "1"],
-            vec!["diff", "1"],
-            vec!["history", "1"],
-            vec!["trim", "--thread", "1", "--keep", "2"],
-            vec!["rm", "--thread", "1", "--index", "0"],
-        ] {
+        for cmd in delta_states::BROKEN_CHAIN_COMMANDS {
             let before = fingerprint(&db);
-            let mut args = cmd.clone();
+            let mut args = cmd.to_vec();
             args.extend(["--db", &db.url]);
             let err = common::run_err(&args);
             for needle in needles {
