@@ -263,16 +263,6 @@ fn check_rewrite_of(
         .map_err(|e| format!("{thread} memctl {memctl_args:?}:\n{e}"))
 }
 
-/// The harness's check-rewrite of `db` (a rewritten copy of delta.sqlite) against `expect`.
-fn harness_check(
-    thread: &str,
-    db: &std::path::Path,
-    dir: &std::path::Path,
-    expect: &Json,
-) -> Result<(), String> {
-    harness_check_of(&fixture("delta.sqlite"), thread, db, dir, expect, None)
-}
-
 /// The harness's check-rewrite of `db`, a rewritten copy of `original`; with `key`, every
 /// saver of the harness is the app's `EncryptedSerializer` with that key.
 fn harness_check_of(
@@ -352,7 +342,6 @@ fn trim_and_rm_of_delta_threads_are_what_update_state_writes() {
 /// continues it (#16).
 #[test]
 fn an_update_that_snapshots_an_unwritten_delta_channel_bumps_it_like_update_state() {
-    use common::chat_server::{ChatServer, Reply};
     let db = fixture("delta-bump.sqlite");
     let raw = run_json(&["dump", "--raw", "--db", s(&db), "bump"]);
     assert_ne!(
@@ -390,34 +379,8 @@ fn an_update_that_snapshots_an_unwritten_delta_channel_bumps_it_like_update_stat
         "{raw}"
     );
     // summarize through the local test endpoint.
-    let server = ChatServer::start(|_, n| Reply::Summary(format!("Earlier: questions {n}.")));
-    let (dir, sdb) = temp_copy(&db);
-    let out = common::memctl()
-        .env("MEMCTL_TEST_KEY", "test-key")
-        .args([
-            "summarize",
-            "--db",
-            s(&sdb),
-            "--thread",
-            "bump",
-            "--keep",
-            "2",
-        ])
-        .args(["--endpoint", &server.url, "--model", "m"])
-        .args(["--api-key-env", "MEMCTL_TEST_KEY", "--format", "json"])
-        .output()
-        .expect("memctl runs");
-    let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
-    if report[0]["status"] == "summarized" {
-        let expect = summary_expectation(&sdb, "bump");
-        if let Err(e) = harness_check_of(&db, "bump", &sdb, dir.path(), &expect, None) {
-            failures.push(format!("summarize:\n{e}"));
-        }
-    } else {
-        failures.push(format!(
-            "summarize: {report} {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+    if let Err(e) = summarize_and_check("delta-bump.sqlite", "bump") {
+        failures.push(e);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
@@ -546,40 +509,45 @@ fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
 
 #[test]
 fn summarize_of_delta_threads_is_what_update_state_writes() {
+    let failures: Vec<String> = ["1", "files"]
+        .iter()
+        .filter_map(|t| summarize_and_check("delta.sqlite", t).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// memctl summarizes `thread` of a copy of the fixture `original` (keeping 2, through a local
+/// test endpoint); the harness compares it with real update_state of the same list, reads the
+/// thread and continues it.
+fn summarize_and_check(original: &str, thread: &str) -> Result<(), String> {
     use common::chat_server::{ChatServer, Reply};
     let server = ChatServer::start(|_, n| Reply::Summary(format!("Earlier: questions {n}.")));
-    let mut failures = Vec::new();
-    for thread in ["1", "files"] {
-        let (dir, db) = temp_copy(&fixture("delta.sqlite"));
-        let out = common::memctl()
-            .env("MEMCTL_TEST_KEY", "test-key")
-            .args([
-                "summarize",
-                "--db",
-                s(&db),
-                "--thread",
-                thread,
-                "--keep",
-                "2",
-            ])
-            .args(["--endpoint", &server.url, "--model", "m"])
-            .args(["--api-key-env", "MEMCTL_TEST_KEY", "--format", "json"])
-            .output()
-            .expect("memctl runs");
-        let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
-        if report[0]["status"] != "summarized" {
-            failures.push(format!(
-                "{thread}: {report} {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-            continue;
-        }
-        let expect = summary_expectation(&db, thread);
-        if let Err(e) = harness_check(thread, &db, dir.path(), &expect) {
-            failures.push(format!("{thread}:\n{e}"));
-        }
+    let (dir, db) = temp_copy(&fixture(original));
+    let out = common::memctl()
+        .env("MEMCTL_TEST_KEY", "test-key")
+        .args([
+            "summarize",
+            "--db",
+            s(&db),
+            "--thread",
+            thread,
+            "--keep",
+            "2",
+        ])
+        .args(["--endpoint", &server.url, "--model", "m"])
+        .args(["--api-key-env", "MEMCTL_TEST_KEY", "--format", "json"])
+        .output()
+        .expect("memctl runs");
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
+    if report[0]["status"] != "summarized" {
+        return Err(format!(
+            "{thread}: summarize: {report} {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    let expect = summary_expectation(&db, thread);
+    harness_check_of(&fixture(original), thread, &db, dir.path(), &expect, None)
+        .map_err(|e| format!("{thread} summarize:\n{e}"))
 }
 
 #[test]
