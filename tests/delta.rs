@@ -370,6 +370,18 @@ fn an_update_that_snapshots_an_unwritten_delta_channel_bumps_it_like_update_stat
             failures.push(e);
         }
     }
+    // `bump-unwritten`: files was never written (no version): at the bound LangGraph leaves it
+    // out and its counters go on, and so must memctl.
+    let trim = serde_json::json!({"mode": "trim", "max_tokens": 2, "counter": "len",
+        "keep_first": false});
+    if let Err(e) = check_rewrite_of(
+        "delta-bump.sqlite",
+        "bump-unwritten",
+        &["trim", "--keep", "2"],
+        trim,
+    ) {
+        failures.push(e);
+    }
     // What memctl wrote holds files as a snapshot under a new version.
     let (_d, copy) = temp_copy(&db);
     run_ok(&["trim", "--db", s(&copy), "--thread", "bump", "--keep", "2"]);

@@ -201,9 +201,16 @@ pub fn build(
             });
             for (ch, (u, s)) in next {
                 let frequency = d.frequencies.iter().find(|(k, _)| *k == ch);
-                let snapshot = s >= crate::model::delta::MAX_SUPERSTEPS_SINCE_SNAPSHOT
-                    || d.snapshot.contains(&ch)
+                // `delta_channels_to_snapshot`: the counters make a snapshot due only for a
+                // channel with a version (one never written has nothing to store); the head's
+                // pending writes (`fork_channels`) snapshot a channel whatever its version.
+                let versioned = written.contains(&ch.as_str())
+                    || new_versions
+                        .iter()
+                        .any(|(k, _)| k.as_str() == Some(ch.as_str()));
+                let due = s >= crate::model::delta::MAX_SUPERSTEPS_SINCE_SNAPSHOT
                     || frequency.is_some_and(|(_, f)| u >= *f);
+                let snapshot = (versioned && due) || d.snapshot.contains(&ch);
                 if !snapshot {
                     counters.push((ch, (u, s)));
                     continue;
@@ -612,7 +619,7 @@ mod tests {
             (Value::str("updated_channels"), Value::Nil),
         ]);
         let parent = Checkpoint { root };
-        let md = Metadata::parse(Some(
+        let md_head = Metadata::parse(Some(
             br#"{"source": "loop", "step": 9, "parents": {}, "counters_since_delta_snapshot": {"messages": [1, 2], "files": [1, 4999]}}"#,
         ))
         .expect("md");
@@ -628,7 +635,7 @@ mod tests {
         let upd = build(
             "1f1ed411-b1d1-6121-8009-a1b2c3d4e5f6",
             &parent,
-            &md,
+            &md_head,
             vec![],
             vec![],
             Some(&head),
@@ -660,6 +667,43 @@ mod tests {
         assert_eq!(
             md["counters_since_delta_snapshot"],
             serde_json::json!({"messages": [2, 3]})
+        );
+
+        // A DeltaChannel never written (no version) has nothing to snapshot at the bound: it
+        // stays out, its counters go on (`delta_channels_to_snapshot` skips it).
+        let mut root = parent.root.clone();
+        if let Value::Map(m) = &mut root {
+            for (k, v) in &mut m.entries {
+                if k.as_str() == Some("channel_versions") {
+                    *v = Value::map(vec![(
+                        Value::str("messages"),
+                        Value::str(format!("{:032}.0.5", 9)),
+                    )]);
+                }
+            }
+        }
+        let unwritten = Checkpoint { root };
+        let upd = build(
+            "1f1ed411-b1d1-6121-8009-a1b2c3d4e5f6",
+            &unwritten,
+            &md_head,
+            vec![],
+            vec![],
+            Some(&head),
+            &mut e,
+        )
+        .expect("built");
+        let cp = msgpack::decode(&upd.checkpoint.to_vec()).expect("decodes");
+        let versions = cp.get("channel_versions").expect("versions");
+        assert!(versions.get("files").is_none());
+        assert!(cp
+            .get("channel_values")
+            .and_then(|c| c.get("files"))
+            .is_none());
+        let md: Json = serde_json::from_slice(&upd.metadata).expect("json");
+        assert_eq!(
+            md["counters_since_delta_snapshot"],
+            serde_json::json!({"messages": [2, 3], "files": [1, 5000]})
         );
     }
 
