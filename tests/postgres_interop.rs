@@ -867,6 +867,27 @@ fn an_update_that_snapshots_an_unwritten_delta_channel_on_postgres_is_update_sta
     ) {
         failures.push(e);
     }
+    // `bump-unwritten`: files was never written (no version): at the bound LangGraph leaves it
+    // out (no blob row) and its counters go on, and so must memctl.
+    let unwritten = TestDb::empty("bump_unwritten_src");
+    harness_json(&[
+        "load-scenario",
+        "--url",
+        &unwritten.url,
+        "--graph",
+        "delta:bump-unwritten",
+    ]);
+    if let Err(e) = check_between(
+        &Fixture::Delta,
+        &unwritten.copy("bump_unwritten_orig"),
+        &unwritten.copy("bump_unwritten_new"),
+        "bump-unwritten",
+        "delta:bump-unwritten",
+        &["trim", "--keep", "2"],
+        json!({"mode": "trim", "max_tokens": 2, "counter": "len", "keep_first": false}),
+    ) {
+        failures.push(e);
+    }
     // rm --purge: the new checkpoint snapshots messages and files (files under a bumped
     // version); LangGraph loads the thread without the message and continues it.
     let purged = src.copy("bump_purge");
