@@ -123,54 +123,51 @@ fn raw_dumps_say_where_a_delta_value_came_from() {
     assert!(shown.contains("does not know"), "{shown}");
 }
 
-#[test]
-fn a_broken_chain_is_one_clear_error() {
-    let (_d, db) = temp_copy(&fixture("delta.sqlite"));
-    let history = run_json(&["history", "--db", s(&db), "1", "--format", "json"]);
-    // Delete the latest checkpoint's parent (it holds the seed): nothing can rebuild the state.
+/// The three ways a DeltaChannel chain of thread "1" of a delta.sqlite copy breaks (the rows
+/// changed by hand), each with what the one error line must name: the seed's checkpoint row
+/// deleted, a write row that does not decode, the seed snapshot's payload not a list.
+fn broken_chains() -> Vec<(&'static str, tempfile::TempDir, PathBuf, Vec<String>)> {
+    let history = run_json(&[
+        "history",
+        "--db",
+        s(&fixture("delta.sqlite")),
+        "1",
+        "--format",
+        "json",
+    ]);
+    // The latest checkpoint's parent holds the seed (a snapshot) and writes it replays.
     let parent = history[0]["parent_checkpoint_id"]
         .as_str()
         .expect("parent")
         .to_owned();
-    let conn = rusqlite::Connection::open(&db).expect("open");
-    conn.execute(
-        "DELETE FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = ?",
-        [&parent],
-    )
-    .expect("delete");
-    drop(conn);
-    for cmd in [
-        vec!["show", "1"],
-        vec!["dump", "1"],
-        vec!["tokens", "1"],
-        vec!["diff", "1"],
-        vec!["history", "1"],
-    ] {
-        let mut args = cmd.clone();
-        args.extend(["--db", s(&db)]);
-        let err = run_err(&args);
-        assert!(
-            err.contains(&parent) && err.contains("missing"),
-            "{cmd:?}: {err}"
-        );
-    }
-    // A write that does not decode.
-    let (_d2, db2) = temp_copy(&fixture("delta.sqlite"));
-    let conn = rusqlite::Connection::open(&db2).expect("open");
-    conn.execute(
+    let mut out = Vec::new();
+    // A copy of delta.sqlite with `sql` (one `?`: the parent's id) run on it.
+    let changed = |sql: &str| {
+        let (d, db) = temp_copy(&fixture("delta.sqlite"));
+        let conn = rusqlite::Connection::open(&db).expect("open");
+        let n = conn.execute(sql, [&parent]).expect(sql);
+        assert!(n >= 1, "{sql}: no row changed");
+        (d, db)
+    };
+    let (d, db) = changed("DELETE FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = ?");
+    out.push((
+        "seed missing",
+        d,
+        db,
+        vec![parent.clone(), "missing".into()],
+    ));
+    let (d, db) = changed(
         "UPDATE writes SET value = x'c1' WHERE thread_id = '1' AND checkpoint_id = ? AND channel = 'messages'",
-        [&parent],
-    )
-    .expect("update");
-    drop(conn);
-    let err = run_err(&["dump", "1", "--db", s(&db2)]);
-    assert!(
-        err.contains("cannot decode") && err.contains(&parent),
-        "{err}"
     );
-    // A snapshot that holds no list (the parent's, written by hand).
-    let (_d3, db3) = temp_copy(&fixture("delta.sqlite"));
-    let conn = rusqlite::Connection::open(&db3).expect("open");
+    out.push((
+        "write does not decode",
+        d,
+        db,
+        vec![parent.clone(), "cannot decode".into()],
+    ));
+
+    let (d, db) = temp_copy(&fixture("delta.sqlite"));
+    let conn = rusqlite::Connection::open(&db).expect("open");
     let blob: Vec<u8> = conn
         .query_row(
             "SELECT checkpoint FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = ?",
@@ -205,16 +202,55 @@ fn a_broken_chain_is_one_clear_error() {
     )
     .expect("update");
     drop(conn);
-    let err = run_err(&["show", "1", "--db", s(&db3)]);
-    let seed = format!("the snapshot in checkpoint {parent}");
-    assert!(err.contains("not a list") && err.contains(&seed), "{err}");
+    out.push((
+        "snapshot payload unknown",
+        d,
+        db,
+        vec![parent.clone(), "not a list".into()],
+    ));
+    out
+}
+
+/// Bad input on a DeltaChannel thread (#16): each broken chain is one clear line naming the
+/// checkpoint, a non-zero exit and no panic, for every read command and for trim, and trim
+/// writes nothing (the file's bytes stay as they were).
+#[test]
+fn a_broken_chain_is_one_clear_error() {
+    for (what, _dir, db, needles) in broken_chains() {
+        for cmd in delta_states::BROKEN_CHAIN_COMMANDS {
+            let before = std::fs::read(&db).expect("read");
+            let mut args = cmd.to_vec();
+            args.extend(["--db", s(&db)]);
+            let err = run_err(&args);
+            for n in &needles {
+                assert!(
+                    err.contains(n.as_str()),
+                    "{what}: {cmd:?}: no '{n}' in: {err}"
+                );
+            }
+            assert!(
+                std::fs::read(&db).expect("read") == before,
+                "{what}: {cmd:?} changed the file"
+            );
+        }
+    }
 }
 
 /// Rewrites a copy of delta.sqlite with memctl, then the harness compares it with real
 /// LangGraph's `update_state` on another copy (rows field by field, write bytes), reads it,
 /// and continues the thread (tests/interop/harness.py check-rewrite, graph delta:<thread>).
 fn check_rewrite(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(), String> {
-    let (dir, db) = temp_copy(&fixture("delta.sqlite"));
+    check_rewrite_of("delta.sqlite", thread, memctl_args, expect)
+}
+
+/// [`check_rewrite`] on a copy of the fixture `original`.
+fn check_rewrite_of(
+    original: &str,
+    thread: &str,
+    memctl_args: &[&str],
+    expect: Json,
+) -> Result<(), String> {
+    let (dir, db) = temp_copy(&fixture(original));
     let mut args = memctl_args.to_vec();
     args.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
     let out = run_json(&args);
@@ -223,18 +259,8 @@ fn check_rewrite(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(),
         return Err(format!("{thread} {memctl_args:?}: {}", out[0]));
     }
     expect["expect_write"] = Json::Bool(true);
-    harness_check(thread, &db, dir.path(), &expect)
+    harness_check_of(&fixture(original), thread, &db, dir.path(), &expect, None)
         .map_err(|e| format!("{thread} memctl {memctl_args:?}:\n{e}"))
-}
-
-/// The harness's check-rewrite of `db` (a rewritten copy of delta.sqlite) against `expect`.
-fn harness_check(
-    thread: &str,
-    db: &std::path::Path,
-    dir: &std::path::Path,
-    expect: &Json,
-) -> Result<(), String> {
-    harness_check_of(&fixture("delta.sqlite"), thread, db, dir, expect, None)
 }
 
 /// The harness's check-rewrite of `db`, a rewritten copy of `original`; with `key`, every
@@ -307,6 +333,89 @@ fn trim_and_rm_of_delta_threads_are_what_update_state_writes() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// fixtures/delta-bump.sqlite's thread `bump`: its `files` DeltaChannel is one superstep
+/// short of LangGraph's snapshot bound, so the checkpoint an update appends (trim, rm,
+/// summarize) must snapshot files without writing it. LangGraph's `update_state` then moves
+/// the files version (`get_next_version` of its own), and so must memctl: the harness
+/// compares the rows with real `update_state`'s (channel values byte for byte, the bumped
+/// version's integer part, versions_seen, metadata, the write rows), reads the thread and
+/// continues it (#16).
+#[test]
+fn an_update_that_snapshots_an_unwritten_delta_channel_bumps_it_like_update_state() {
+    let db = fixture("delta-bump.sqlite");
+    let raw = run_json(&["dump", "--raw", "--db", s(&db), "bump"]);
+    assert_ne!(
+        raw["delta_channels"]["files"]["stored"], "snapshot",
+        "{raw}"
+    );
+    let listed = run_json(&["dump", "--db", s(&db), "bump"]);
+    let ids: Vec<Json> = listed.as_array().expect("messages")[1..]
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect();
+    let mut failures = Vec::new();
+    let cases = [
+        (
+            vec!["trim", "--keep", "2"],
+            serde_json::json!({"mode": "trim", "max_tokens": 2, "counter": "len",
+                "keep_first": false}),
+        ),
+        (
+            vec!["rm", "--index", "0"],
+            serde_json::json!({"mode": "ids", "ids": ids}),
+        ),
+    ];
+    for (args, expect) in cases {
+        if let Err(e) = check_rewrite_of("delta-bump.sqlite", "bump", &args, expect) {
+            failures.push(e);
+        }
+    }
+    // `bump-unwritten`: files was never written (no version): at the bound LangGraph leaves it
+    // out and its counters go on, and so must memctl.
+    let trim = serde_json::json!({"mode": "trim", "max_tokens": 2, "counter": "len",
+        "keep_first": false});
+    if let Err(e) = check_rewrite_of(
+        "delta-bump.sqlite",
+        "bump-unwritten",
+        &["trim", "--keep", "2"],
+        trim,
+    ) {
+        failures.push(e);
+    }
+    // What memctl wrote holds files as a snapshot under a new version.
+    let (_d, copy) = temp_copy(&db);
+    run_ok(&["trim", "--db", s(&copy), "--thread", "bump", "--keep", "2"]);
+    let raw = run_json(&["dump", "--raw", "--db", s(&copy), "bump"]);
+    assert_eq!(
+        raw["delta_channels"]["files"]["stored"], "snapshot",
+        "{raw}"
+    );
+    // summarize through the local test endpoint.
+    if let Err(e) = summarize_and_check("delta-bump.sqlite", "bump") {
+        failures.push(e);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// What the harness expects after a summarize of `thread` in `db`: the summary message by its
+/// fields, the kept messages by id.
+fn summary_expectation(db: &std::path::Path, thread: &str) -> Json {
+    let state = run_json(&["dump", "--db", s(db), "--thread", thread]);
+    let items: Vec<Json> = state
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| {
+            if m["additional_kwargs"]["lc_source"] == "summarization" {
+                m.clone()
+            } else {
+                serde_json::json!({"id": m["id"]})
+            }
+        })
+        .collect();
+    serde_json::json!({"mode": "messages", "messages": items, "expect_write": true})
+}
+
 #[test]
 fn a_paused_delta_thread_is_refused_like_any_paused_thread() {
     let (_d, db) = temp_copy(&fixture("delta.sqlite"));
@@ -340,8 +449,15 @@ fn langgraph_state(db: &std::path::Path, thread: &str) -> Json {
 
 #[test]
 fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
-    for thread in ["1", "files"] {
-        let (_d, db) = temp_copy(&fixture("delta.sqlite"));
+    // delta-bump.sqlite's `bump`: the purge's checkpoint snapshots files too (its counters
+    // are at the bound), under a bumped version.
+    let cases = [
+        ("delta.sqlite", "1"),
+        ("delta.sqlite", "files"),
+        ("delta-bump.sqlite", "bump"),
+    ];
+    for (file, thread) in cases {
+        let (_d, db) = temp_copy(&fixture(file));
         let before = run_json(&["dump", "--db", s(&db), thread]);
         let removed = before[0]["content"].as_str().expect("text").to_owned();
         let out = run_json(&[
@@ -370,6 +486,12 @@ fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
             raw["delta_channels"]["messages"]["stored"], "snapshot",
             "{thread}"
         );
+        if thread == "bump" {
+            assert_eq!(
+                raw["delta_channels"]["files"]["stored"], "snapshot",
+                "{raw}"
+            );
+        }
         let state = langgraph_state(&db, thread);
         let ids = delta_states::message_ids;
         assert_eq!(ids(&state["messages"]), ids(&before)[1..], "{thread}");
@@ -399,55 +521,45 @@ fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
 
 #[test]
 fn summarize_of_delta_threads_is_what_update_state_writes() {
+    let failures: Vec<String> = ["1", "files"]
+        .iter()
+        .filter_map(|t| summarize_and_check("delta.sqlite", t).err())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// memctl summarizes `thread` of a copy of the fixture `original` (keeping 2, through a local
+/// test endpoint); the harness compares it with real update_state of the same list, reads the
+/// thread and continues it.
+fn summarize_and_check(original: &str, thread: &str) -> Result<(), String> {
     use common::chat_server::{ChatServer, Reply};
     let server = ChatServer::start(|_, n| Reply::Summary(format!("Earlier: questions {n}.")));
-    let mut failures = Vec::new();
-    for thread in ["1", "files"] {
-        let (dir, db) = temp_copy(&fixture("delta.sqlite"));
-        let out = common::memctl()
-            .env("MEMCTL_TEST_KEY", "test-key")
-            .args([
-                "summarize",
-                "--db",
-                s(&db),
-                "--thread",
-                thread,
-                "--keep",
-                "2",
-            ])
-            .args(["--endpoint", &server.url, "--model", "m"])
-            .args(["--api-key-env", "MEMCTL_TEST_KEY", "--format", "json"])
-            .output()
-            .expect("memctl runs");
-        let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
-        if report[0]["status"] != "summarized" {
-            failures.push(format!(
-                "{thread}: {report} {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-            continue;
-        }
-        // Expected: the summary message by its fields, the kept messages by id.
-        let state = run_json(&["dump", "--db", s(&db), "--thread", thread]);
-        let items: Vec<Json> = state
-            .as_array()
-            .expect("messages")
-            .iter()
-            .map(|m| {
-                if m["additional_kwargs"]["lc_source"] == "summarization" {
-                    m.clone()
-                } else {
-                    serde_json::json!({"id": m["id"]})
-                }
-            })
-            .collect();
-        let expect =
-            serde_json::json!({"mode": "messages", "messages": items, "expect_write": true});
-        if let Err(e) = harness_check(thread, &db, dir.path(), &expect) {
-            failures.push(format!("{thread}:\n{e}"));
-        }
+    let (dir, db) = temp_copy(&fixture(original));
+    let out = common::memctl()
+        .env("MEMCTL_TEST_KEY", "test-key")
+        .args([
+            "summarize",
+            "--db",
+            s(&db),
+            "--thread",
+            thread,
+            "--keep",
+            "2",
+        ])
+        .args(["--endpoint", &server.url, "--model", "m"])
+        .args(["--api-key-env", "MEMCTL_TEST_KEY", "--format", "json"])
+        .output()
+        .expect("memctl runs");
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
+    if report[0]["status"] != "summarized" {
+        return Err(format!(
+            "{thread}: summarize: {report} {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    let expect = summary_expectation(&db, thread);
+    harness_check_of(&fixture(original), thread, &db, dir.path(), &expect, None)
+        .map_err(|e| format!("{thread} summarize:\n{e}"))
 }
 
 #[test]

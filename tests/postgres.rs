@@ -678,3 +678,64 @@ fn encrypted_postgres_reads_equal_langgraph_with_the_key() {
     assert_eq!(rows.as_array().map(Vec::len), Some(8), "{rows}");
     assert_eq!(before, fingerprint(&db), "nothing written");
 }
+
+/// Bad input on a Postgres DeltaChannel thread (#16), as on SQLite (tests/delta.rs): thread
+/// "1"'s chain broken by hand three ways — the seed's checkpoint row deleted, a write row that
+/// does not decode, the seed snapshot's blob row holding no list — is one clear line naming
+/// the checkpoint and a non-zero exit for every read command and for trim, and nothing is
+/// written.
+#[test]
+fn a_broken_delta_chain_on_postgres_is_one_clear_error() {
+    let probe = TestDb::delta_fixture("delta_bad_probe");
+    let history = run_json(&["history", "--db", &probe.url, "1", "--format", "json"]);
+    let parent = history[0]["parent_checkpoint_id"]
+        .as_str()
+        .expect("parent")
+        .to_owned();
+    let snapshot = probe.count(&format!(
+        "SELECT count(*) FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = '{parent}' \
+         AND checkpoint -> 'channel_values' -> 'messages' = 'true'"
+    ));
+    assert_eq!(snapshot, 1, "the parent holds the seed snapshot");
+    let cases = [
+        (
+            format!("DELETE FROM checkpoints WHERE thread_id = '1' AND checkpoint_id = '{parent}'"),
+            vec![parent.clone(), "missing".to_owned()],
+        ),
+        (
+            format!(
+                "UPDATE checkpoint_writes SET blob = '\\xc1'::bytea WHERE thread_id = '1' \
+                 AND checkpoint_id = '{parent}' AND channel = 'messages'"
+            ),
+            vec![parent.clone(), "cannot decode".to_owned()],
+        ),
+        (
+            // fixext1, code 7 (_DeltaSnapshot), payload: the int 5.
+            format!(
+                "UPDATE checkpoint_blobs b SET blob = '\\xd40705'::bytea FROM checkpoints c \
+                 WHERE b.thread_id = '1' AND c.thread_id = '1' AND c.checkpoint_id = '{parent}' \
+                 AND b.checkpoint_ns = '' AND b.channel = 'messages' \
+                 AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages'"
+            ),
+            vec![parent.clone(), "not a list".to_owned()],
+        ),
+    ];
+    for (i, (sql, needles)) in cases.iter().enumerate() {
+        let db = TestDb::delta_fixture(&format!("delta_bad_{i}"));
+        let n = db.client().execute(sql.as_str(), &[]).expect(sql);
+        assert!(n >= 1, "{sql}: no row changed");
+        for cmd in delta_states::BROKEN_CHAIN_COMMANDS {
+            let before = fingerprint(&db);
+            let mut args = cmd.to_vec();
+            args.extend(["--db", &db.url]);
+            let err = common::run_err(&args);
+            for needle in needles {
+                assert!(
+                    err.contains(needle.as_str()),
+                    "{sql}: {cmd:?}: no '{needle}' in: {err}"
+                );
+            }
+            assert_eq!(fingerprint(&db), before, "{sql}: {cmd:?} wrote");
+        }
+    }
+}

@@ -141,6 +141,36 @@ fn check_on(
 ) -> Result<(), String> {
     let original = fixture.db(&format!("orig_{thread}"));
     let rewritten = fixture.db(&format!("new_{thread}"));
+    let graph = match fixture {
+        Fixture::Delta => format!("delta:{thread}"),
+        _ => fixture.expected()["threads"][thread]["graph"]
+            .as_str()
+            .unwrap_or(thread)
+            .to_owned(),
+    };
+    check_between(
+        fixture,
+        &original,
+        &rewritten,
+        thread,
+        &graph,
+        memctl_args,
+        expect,
+    )
+}
+
+/// memctl runs `memctl_args` on `rewritten`, LangGraph's update_state on `original` (two
+/// copies of one database); the harness compares, loads and continues (with the fixture's
+/// key).
+fn check_between(
+    fixture: &Fixture,
+    original: &TestDb,
+    rewritten: &TestDb,
+    thread: &str,
+    graph: &str,
+    memctl_args: &[&str],
+    expect: Json,
+) -> Result<(), String> {
     let mut args = memctl_args.to_vec();
     args.extend([
         "--db",
@@ -156,13 +186,6 @@ fn check_on(
             "{thread} {memctl_args:?}: memctl did not write: {out}"
         ));
     }
-    let graph = match fixture {
-        Fixture::Delta => format!("delta:{thread}"),
-        _ => fixture.expected()["threads"][thread]["graph"]
-            .as_str()
-            .unwrap_or(thread)
-            .to_owned(),
-    };
     let (ok, text) = harness_with(
         fixture,
         &[
@@ -174,7 +197,7 @@ fn check_on(
             "--thread",
             thread,
             "--graph",
-            &graph,
+            graph,
             "--expect",
             &expect.to_string(),
         ],
@@ -648,28 +671,73 @@ fn summarize_is_what_postgres_saver_update_state_writes() {
     summarize_and_compare(&Fixture::Plain, "summarize");
 }
 
+/// summarize of DeltaChannel threads on Postgres (the local test endpoint) writes what
+/// PostgresSaver's update_state writes for the same list; LangGraph loads, shows the history
+/// and continues the thread; the other threads are untouched (#16).
+#[test]
+fn summarize_of_delta_threads_is_what_postgres_saver_update_state_writes() {
+    let failures: Vec<String> = ["1", "files"]
+        .iter()
+        .filter_map(|t| {
+            let original = Fixture::Delta.db(&format!("orig_sum_{t}"));
+            let rewritten = Fixture::Delta.db(&format!("new_sum_{t}"));
+            summarize_between(
+                &Fixture::Delta,
+                &original,
+                &rewritten,
+                t,
+                &format!("delta:{t}"),
+                "2",
+            )
+            .err()
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 /// memctl summarizes thread 'system' of one copy of `fixture` through a local endpoint; the
 /// list it wrote goes to LangGraph's own update_state on another copy (with the fixture's
 /// key), and the rows are compared, loaded and continued.
 fn summarize_and_compare(fixture: &Fixture, hint: &str) {
+    let original = fixture.db(&format!("orig_{hint}"));
+    let rewritten = fixture.db(&format!("new_{hint}"));
+    if let Err(e) = summarize_between(fixture, &original, &rewritten, "system", "system", "3") {
+        panic!("{e}");
+    }
+}
+
+/// memctl summarizes `thread` of `rewritten` (keeping `keep` messages) through a local
+/// endpoint; LangGraph's update_state writes the list memctl wrote on `original` (a copy of
+/// the same database, with the fixture's key), and the harness compares the rows, loads the
+/// thread and continues it.
+fn summarize_between(
+    fixture: &Fixture,
+    original: &TestDb,
+    rewritten: &TestDb,
+    thread: &str,
+    graph: &str,
+    keep: &str,
+) -> Result<(), String> {
     use common::chat_server::{ChatServer, Reply};
     let server =
         ChatServer::start(|_, _| Reply::Summary("Bob said hello; the bot was terse.".into()));
-    let original = fixture.db(&format!("orig_{hint}"));
-    let rewritten = fixture.db(&format!("new_{hint}"));
     let out = fixture
         .memctl()
         .env("MEMCTL_TEST_KEY", "sk-test")
-        .args(["summarize", "--thread", "system", "--keep", "3"])
+        .args(["summarize", "--thread", thread, "--keep", keep])
         .args(["--endpoint", &server.url, "--model", "tiny"])
         .args(["--api-key-env", "MEMCTL_TEST_KEY", "--format", "json"])
         .args(["--db", &rewritten.url])
         .output()
         .expect("runs");
-    let report: Json = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    assert_eq!(report[0]["status"], "summarized", "{report}");
-    let written = fixture.run_json(&["dump", "--thread", "system", "--db", &rewritten.url]);
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
+    if report[0]["status"] != "summarized" {
+        return Err(format!(
+            "{thread}: summarize: {report} {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let written = fixture.run_json(&["dump", "--thread", thread, "--db", &rewritten.url]);
     let expect = json!({"mode": "messages", "messages": written});
     let (ok, text) = harness_with(
         fixture,
@@ -680,21 +748,24 @@ fn summarize_and_compare(fixture: &Fixture, hint: &str) {
             "--rewritten",
             &rewritten.url,
             "--thread",
-            "system",
+            thread,
             "--graph",
-            "system",
+            graph,
             "--expect",
             &expect.to_string(),
         ],
     );
-    assert!(
-        ok,
-        "{}",
-        text.lines()
-            .filter(|l| l.starts_with("FAIL"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{thread} summarize:\n{}",
+            text.lines()
+                .filter(|l| l.starts_with("FAIL"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ))
+    }
 }
 
 /// The DeltaChannel threads of fixtures/postgres-delta.sql that are not paused.
@@ -734,6 +805,223 @@ fn trim_and_rm_of_delta_threads_are_what_postgres_saver_update_state_writes() {
     run_parallel(cases, |(thread, args, expect)| {
         check_on(&Fixture::Delta, thread, &args, expect)
     });
+}
+
+/// A PostgresSaver thread whose `files` DeltaChannel is one superstep short of LangGraph's
+/// snapshot bound (graphs.DELTA_EXTRA["bump"], written by real LangGraph into a fresh
+/// database): trim, rm and summarize must snapshot files without writing it, under a bumped
+/// version and with the blob row `put` writes for it, as PostgresSaver's update_state does
+/// (#16; memctl refused this before).
+#[test]
+fn an_update_that_snapshots_an_unwritten_delta_channel_on_postgres_is_update_states() {
+    let src = TestDb::empty("bump_src");
+    let loaded = harness_json(&["load-scenario", "--url", &src.url, "--graph", "delta:bump"]);
+    assert_eq!(
+        loaded["metadata"]["counters_since_delta_snapshot"]["files"][1], 4999,
+        "{loaded}"
+    );
+    let ids: Vec<Json> = run_json(&["dump", "--db", &src.url, "bump"])
+        .as_array()
+        .expect("messages")[1..]
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect();
+    let mut failures = Vec::new();
+    let cases = [
+        (
+            vec!["trim", "--keep", "2"],
+            json!({"mode": "trim", "max_tokens": 2, "counter": "len", "keep_first": false}),
+        ),
+        (
+            vec!["rm", "--index", "0"],
+            json!({"mode": "ids", "ids": ids}),
+        ),
+    ];
+    for (i, (args, expect)) in cases.into_iter().enumerate() {
+        let original = src.copy(&format!("bump_orig_{i}"));
+        let rewritten = src.copy(&format!("bump_new_{i}"));
+        if let Err(e) = check_between(
+            &Fixture::Delta,
+            &original,
+            &rewritten,
+            "bump",
+            "delta:bump",
+            &args,
+            expect,
+        ) {
+            failures.push(e);
+        }
+        if i == 0 {
+            assert_eq!(files_snapshot_of_update(&rewritten), 1);
+        }
+    }
+    let original = src.copy("bump_orig_sum");
+    let rewritten = src.copy("bump_new_sum");
+    if let Err(e) = summarize_between(
+        &Fixture::Delta,
+        &original,
+        &rewritten,
+        "bump",
+        "delta:bump",
+        "2",
+    ) {
+        failures.push(e);
+    }
+    // `bump-unwritten`: files was never written (no version): at the bound LangGraph leaves it
+    // out (no blob row) and its counters go on, and so must memctl.
+    let unwritten = TestDb::empty("bump_unwritten_src");
+    harness_json(&[
+        "load-scenario",
+        "--url",
+        &unwritten.url,
+        "--graph",
+        "delta:bump-unwritten",
+    ]);
+    if let Err(e) = check_between(
+        &Fixture::Delta,
+        &unwritten.copy("bump_unwritten_orig"),
+        &unwritten.copy("bump_unwritten_new"),
+        "bump-unwritten",
+        "delta:bump-unwritten",
+        &["trim", "--keep", "2"],
+        json!({"mode": "trim", "max_tokens": 2, "counter": "len", "keep_first": false}),
+    ) {
+        failures.push(e);
+    }
+    // rm --purge: the new checkpoint snapshots messages and files (files under a bumped
+    // version); LangGraph loads the thread without the message and continues it.
+    let purged = src.copy("bump_purge");
+    let out = run_json(&[
+        "rm",
+        "--db",
+        &purged.url,
+        "--thread",
+        "bump",
+        "--index",
+        "0",
+        "--purge",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out[0]["status"], "purged", "{out}");
+    assert_eq!(files_snapshot_of_update(&purged), 1);
+    let state = harness_json(&[
+        "state",
+        "--url",
+        &purged.url,
+        "--thread",
+        "bump",
+        "--graph",
+        "delta:bump",
+    ]);
+    let kept: Vec<Json> = ids[..].to_vec();
+    assert_eq!(delta_states::message_ids(&state["messages"]), kept);
+    let cont = harness_json(&[
+        "continue",
+        "--url",
+        &purged.url,
+        "--thread",
+        "bump",
+        "--graph",
+        "delta:bump",
+    ]);
+    assert_eq!(
+        delta_states::message_ids(&cont["model_received"][0])[..kept.len()],
+        kept[..],
+        "{cont}"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// How many `update` checkpoints of thread `bump` hold files as a snapshot (an inline `true`)
+/// with the blob row of their files version, as `PostgresSaver.put` stores a snapshot.
+fn files_snapshot_of_update(db: &TestDb) -> i64 {
+    db.count(
+        "SELECT count(*) FROM checkpoints c JOIN checkpoint_blobs b \
+         ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
+         AND b.channel = 'files' AND b.version = c.checkpoint -> 'channel_versions' ->> 'files' \
+         WHERE c.thread_id = 'bump' AND c.checkpoint -> 'channel_values' -> 'files' = 'true' \
+         AND c.metadata ->> 'source' = 'update'",
+    )
+}
+
+/// prune of DeltaChannel threads on Postgres deletes exactly what LangGraph's own
+/// `delete_thread` deletes (every row of the three tables, compared row for row between two
+/// copies); every other thread then shows LangGraph the same history as before
+/// (expected/postgres-delta.json) and continues.
+#[test]
+fn prune_of_delta_threads_deletes_what_postgres_saver_delete_thread_deletes() {
+    let ours = TestDb::delta_fixture("delta_prune_ours");
+    let theirs = TestDb::delta_fixture("delta_prune_theirs");
+    let out = memctl()
+        .args([
+            "prune", "--idle", "0s", "--thread", "files", "--thread", "1",
+        ])
+        .args(["--db", &ours.url, "--format", "json"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    harness_json(&[
+        "delete-threads",
+        "--url",
+        &theirs.url,
+        "--threads",
+        "files,1",
+    ]);
+    assert_eq!(ours.rows_digest(), theirs.rows_digest());
+    let n = ours.count(
+        "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id IN ('files', '1')) \
+              + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id IN ('files', '1')) \
+              + (SELECT count(*) FROM checkpoint_writes WHERE thread_id IN ('files', '1'))",
+    );
+    assert_eq!(n, 0, "rows left");
+    let states = harness_json(&["delta-states", "--url", &ours.url]);
+    let want = expected("postgres-delta");
+    let left: Vec<&String> = states["threads"]
+        .as_object()
+        .expect("threads")
+        .keys()
+        .collect();
+    let want_left: Vec<&String> = want["threads"]
+        .as_object()
+        .expect("threads")
+        .keys()
+        .filter(|t| !["files", "1"].contains(&t.as_str()))
+        .collect();
+    assert_eq!(left, want_left);
+    for t in want_left {
+        assert_eq!(states["threads"][t], want["threads"][t], "{t}");
+    }
+    for t in ["files", "1"] {
+        let st = harness_json(&[
+            "state",
+            "--url",
+            &ours.url,
+            "--thread",
+            t,
+            "--graph",
+            &format!("delta:{t}"),
+        ]);
+        assert_eq!(st["exists"], false, "{t}: {st}");
+    }
+    let cont = harness_json(&[
+        "continue",
+        "--url",
+        &ours.url,
+        "--thread",
+        "edits",
+        "--graph",
+        "delta:edits",
+    ]);
+    assert_eq!(
+        cont["messages_after"].as_u64(),
+        cont["messages_before"].as_u64().map(|n| n + 2),
+        "{cont}"
+    );
 }
 
 /// gc of DeltaChannel threads on Postgres: every checkpoint it keeps shows LangGraph exactly

@@ -704,7 +704,8 @@ pub fn fold(reducer: Reducer, nodes: &[Node], visit: &mut dyn FnMut(usize, Resul
         visited[i] = true;
         let n = &nodes[i];
         let base: Result<Carried, String> = match (&n.stored, n.has_version) {
-            (Some(v), _) => fresh(seed_value(reducer, Some(v))),
+            (Some(v), _) => fresh(seed_value(reducer, Some(v)))
+                .map_err(|e| format!("the value stored in checkpoint {}: {e}", n.id)),
             (None, false) => fresh(empty(reducer)),
             (None, true) => from_parent,
         };
@@ -774,6 +775,114 @@ pub fn counters(metadata: &Metadata) -> Counters {
         .unwrap_or_default()
 }
 
+/// The `versions_seen` key under which LangGraph records the snapshot bumps
+/// (`SNAPSHOT_BUMPS` in `langgraph._internal._constants`).
+pub const SNAPSHOT_BUMPS: &str = "__snapshot_bumps__";
+
+/// A DeltaChannel whose version a checkpoint moves only to store a snapshot of it
+/// (`create_checkpoint`: `put` stores a blob only for a channel whose version moved):
+/// `old` is its version before (`None`: it had none), `new` the one it gets.
+#[derive(Debug, Clone)]
+pub struct Bump {
+    /// The channel.
+    pub channel: String,
+    /// Its version in the parent checkpoint, if it had one.
+    pub old: Option<Value>,
+    /// Its new version.
+    pub new: Value,
+}
+
+/// Two stored channel versions are the same (Python `==` of two `str`, or of two `int`).
+fn same_version(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(Value::Str(x)), Some(Value::Str(y))) => x.text == y.text,
+        (Some(x), Some(y)) => x.as_i64().is_some() && x.as_i64() == y.as_i64(),
+        _ => false,
+    }
+}
+
+/// LangGraph's `_mark_bumps_seen` (pregel/_checkpoint.py): the `versions_seen` of a
+/// checkpoint that bumps `bumps`. Every node that had seen a bumped channel's old version
+/// (for a channel that had none: every node that has not seen it) now sees the new one, and
+/// `__snapshot_bumps__` records `"{node}|{channel}"` → the new version and, unless an earlier
+/// bump already did, `"{node}:{channel}"` → the version the node really read. The nodes a
+/// never-written channel triggers get an entry first; in a `StateGraph` no state channel
+/// triggers a node (nodes are triggered by `__start__`, `branch:to:…` and `join:…`), so
+/// there are none. Maps left as they were keep their bytes; changed ones are rebuilt.
+pub fn mark_bumps_seen(versions_seen: &Value, bumps: &[Bump]) -> Result<Value> {
+    if bumps.is_empty() {
+        return Ok(versions_seen.clone());
+    }
+    let Value::Map(outer) = versions_seen else {
+        bail!("versions_seen is not a map");
+    };
+    let mut out = outer.clone();
+    let mut marks: Vec<(Value, Value)> = match versions_seen.get(SNAPSHOT_BUMPS) {
+        Some(m) => m
+            .as_map()
+            .ok_or_else(|| anyhow!("versions_seen.{SNAPSHOT_BUMPS} is not a map"))?
+            .to_vec(),
+        None => Vec::new(),
+    };
+    let set = |entries: &mut Vec<(Value, Value)>, key: String, value: Value| match entries
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some(key.as_str()))
+    {
+        Some((_, v)) => *v = value,
+        None => entries.push((Value::str(key), value)),
+    };
+    for (node, seen) in &mut out.entries {
+        let Some(name) = node.as_str() else {
+            bail!("versions_seen has a key that is not a node name");
+        };
+        if name == SNAPSHOT_BUMPS {
+            continue;
+        }
+        let Value::Map(seen_map) = seen else {
+            bail!("versions_seen.{name} is not a map");
+        };
+        let original = seen_map.clone();
+        let mut changed = false;
+        for b in bumps {
+            let had = original
+                .entries
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(b.channel.as_str()))
+                .map(|(_, v)| v);
+            if !same_version(had, b.old.as_ref()) {
+                continue;
+            }
+            let advanced = format!("{name}|{}", b.channel);
+            let read = format!("{name}:{}", b.channel);
+            if let Some(old) = &b.old {
+                let marked = marks
+                    .iter()
+                    .find(|(k, _)| k.as_str() == Some(advanced.as_str()))
+                    .map(|(_, v)| v);
+                if !same_version(marked, Some(old)) {
+                    set(&mut marks, read, old.clone());
+                }
+            }
+            set(&mut marks, advanced, b.new.clone());
+            set(&mut seen_map.entries, b.channel.clone(), b.new.clone());
+            changed = true;
+        }
+        if changed {
+            seen_map.marker = None;
+        }
+    }
+    if !marks.is_empty() {
+        set(
+            &mut out.entries,
+            SNAPSHOT_BUMPS.to_owned(),
+            Value::map(marks),
+        );
+        out.marker = None;
+    }
+    Ok(Value::Map(out))
+}
+
 /// The counters of the checkpoint `update_state` appends after `head`
 /// (`create_metadata_for_update_state_api`): every DeltaChannel's supersteps go up by one,
 /// its updates too when the update writes it. `channels` are the graph's DeltaChannels in
@@ -822,6 +931,78 @@ pub fn inferred_frequency(channel: &str, pairs: &[(Counters, Counters)]) -> Opti
 mod tests {
     use super::*;
     use crate::model::message::message_ext;
+
+    /// A msgpack map tree of strings from JSON (the shape of `versions_seen`).
+    fn tree(j: &serde_json::Value) -> Value {
+        match j {
+            serde_json::Value::Object(m) => Value::map(
+                m.iter()
+                    .map(|(k, v)| (Value::str(k.clone()), tree(v)))
+                    .collect(),
+            ),
+            serde_json::Value::String(s) => Value::str(s.clone()),
+            other => panic!("not a map or string: {other}"),
+        }
+    }
+
+    fn bump(channel: &str, old: Option<&str>, new: &str) -> Bump {
+        Bump {
+            channel: channel.into(),
+            old: old.map(Value::str),
+            new: Value::str(new),
+        }
+    }
+
+    /// The expected values are what langgraph 1.2.24's `_mark_bumps_seen` returns for the
+    /// same input (run by hand in .venv/new; key order as Python's dicts keep it).
+    #[test]
+    fn bumps_are_marked_seen_as_langgraph_marks_them() {
+        let (v1, v2, v3, v5) = (
+            "00000000000000000000000000000001.0.1",
+            "00000000000000000000000000000002.0.2",
+            "00000000000000000000000000000003.0.3",
+            "00000000000000000000000000000005.0.5",
+        );
+        let (b3, b4) = (
+            "00000000000000000000000000000003.0.9",
+            "00000000000000000000000000000004.0.1",
+        );
+        let seen = serde_json::json!({
+            "__start__": {"__start__": v1},
+            "model": {"branch:to:model": v3, "files": v2},
+            "tools": {"files": v5},
+        });
+        let once = mark_bumps_seen(&tree(&seen), &[bump("files", Some(v2), b3)]).expect("ok");
+        let want = serde_json::json!({
+            "__start__": {"__start__": v1},
+            "model": {"branch:to:model": v3, "files": b3},
+            "tools": {"files": v5},
+            "__snapshot_bumps__": {"model:files": v2, "model|files": b3},
+        });
+        assert_eq!(encode(&once), encode(&tree(&want)));
+        // A second bump keeps the version the node really read.
+        let twice = mark_bumps_seen(&once, &[bump("files", Some(b3), b4)]).expect("ok");
+        let want = serde_json::json!({
+            "__start__": {"__start__": v1},
+            "model": {"branch:to:model": v3, "files": b4},
+            "tools": {"files": v5},
+            "__snapshot_bumps__": {"model:files": v2, "model|files": b4},
+        });
+        assert_eq!(encode(&twice), encode(&tree(&want)));
+        // A channel that had no version: every node that has not seen it.
+        let none = serde_json::json!({"model": {"x": "1"}});
+        let got = mark_bumps_seen(&tree(&none), &[bump("notes", None, v1)]).expect("ok");
+        let want = serde_json::json!({
+            "model": {"x": "1", "notes": v1},
+            "__snapshot_bumps__": {"model|notes": v1},
+        });
+        assert_eq!(encode(&got), encode(&tree(&want)));
+        // Nobody saw it: nothing changes, bytes included.
+        let empty = tree(&serde_json::json!({}));
+        let got = mark_bumps_seen(&empty, &[bump("files", Some("2"), "3")]).expect("ok");
+        assert_eq!(encode(&got), encode(&empty));
+        assert!(mark_bumps_seen(&Value::str("x"), &[bump("files", None, "1")]).is_err());
+    }
 
     fn msg(class: &str, id: Option<&str>, content: &str) -> Value {
         let kind = Kind::from_class(class).expect("class").0;

@@ -6,8 +6,13 @@
 //!   new step, and the smallest such id that sorts after the parent (not the clock's time, so
 //!   that a checkpoint a live app made after the parent always sorts after memctl's);
 //! - `ts` is now (`isoformat()` in UTC), `updated_channels` is nil, `versions_seen` and every
-//!   other channel are copied byte for byte; only the written channels' versions move, to
+//!   other channel are copied byte for byte; the written channels' versions move, to
 //!   `next_version(max(all versions))`;
+//! - on a DeltaChannel thread, a DeltaChannel the update snapshots without writing it (its
+//!   counters reached the bound, or the head's pending writes touch it) moves to
+//!   `next_version(its own version)`, and `versions_seen` marks that bump as
+//!   `create_checkpoint` does (`model::delta::mark_bumps_seen`): `put` stores a blob only
+//!   for a version that moved;
 //! - metadata is `{source: "update", step: +1, parents}` plus the app's config keys from the
 //!   previous checkpoint (never `run_id`), serialized like Python's `json.dumps`;
 //! - one write row on the parent records the update itself (task id
@@ -181,6 +186,7 @@ pub fn build(
     // LangGraph snapshots now; its metadata carries their counters.
     let mut counters = Vec::new();
     let mut assignments: Vec<(String, Value)> = Vec::new();
+    let mut bumps: Vec<crate::model::delta::Bump> = Vec::new();
     match delta {
         None => assignments.push((MESSAGES.to_owned(), list)),
         Some(d) => {
@@ -195,9 +201,16 @@ pub fn build(
             });
             for (ch, (u, s)) in next {
                 let frequency = d.frequencies.iter().find(|(k, _)| *k == ch);
-                let snapshot = s >= crate::model::delta::MAX_SUPERSTEPS_SINCE_SNAPSHOT
-                    || d.snapshot.contains(&ch)
+                // `delta_channels_to_snapshot`: the counters make a snapshot due only for a
+                // channel with a version (one never written has nothing to store); the head's
+                // pending writes (`fork_channels`) snapshot a channel whatever its version.
+                let versioned = written.contains(&ch.as_str())
+                    || new_versions
+                        .iter()
+                        .any(|(k, _)| k.as_str() == Some(ch.as_str()));
+                let due = s >= crate::model::delta::MAX_SUPERSTEPS_SINCE_SNAPSHOT
                     || frequency.is_some_and(|(_, f)| u >= *f);
+                let snapshot = (versioned && due) || d.snapshot.contains(&ch);
                 if !snapshot {
                     counters.push((ch, (u, s)));
                     continue;
@@ -212,6 +225,25 @@ pub fn build(
                         ),
                     }
                 };
+                // `create_checkpoint`: `put` stores a blob only for a channel whose version
+                // moved, so a snapshot of a channel the update does not write bumps it to
+                // `get_next_version(its own version)`.
+                if !written.contains(&ch.as_str()) {
+                    let at = new_versions
+                        .iter()
+                        .position(|(k, _)| k.as_str() == Some(ch.as_str()));
+                    let old = at.map(|i| new_versions[i].1.clone());
+                    let bumped = Value::str(version_after(old.as_ref(), env)?);
+                    match at {
+                        Some(i) => new_versions[i].1 = bumped.clone(),
+                        None => new_versions.push((Value::str(ch.clone()), bumped.clone())),
+                    }
+                    bumps.push(crate::model::delta::Bump {
+                        channel: ch.clone(),
+                        old,
+                        new: bumped,
+                    });
+                }
                 assignments.push((ch, Value::ext(crate::codec::ext::DELTA_SNAPSHOT, value)));
             }
         }
@@ -263,7 +295,10 @@ pub fn build(
                 marker: versions_marker,
             }),
         ),
-        (Value::str("versions_seen"), copy("versions_seen")),
+        (
+            Value::str("versions_seen"),
+            crate::model::delta::mark_bumps_seen(&copy("versions_seen"), &bumps)?,
+        ),
         (Value::str("updated_channels"), Value::Nil),
     ]);
 
@@ -341,32 +376,47 @@ pub fn iso_utc(t: Timestamp) -> String {
     }
 }
 
-/// SqliteSaver's `get_next_version(max(versions))`: `f"{n+1:032}.{random.random():016}"`.
+/// The saver's `get_next_version(max(versions))` (`apply_writes`: every channel an update
+/// writes gets it).
 fn next_version(versions: &[(Value, Value)], env: &mut Env<'_>) -> Result<String> {
-    let mut current: i64 = 0;
-    let mut max_str: Option<&str> = None;
+    let mut max_int: Option<&Value> = None;
+    let mut max_str: Option<&Value> = None;
     for (_, v) in versions {
         match v {
             Value::Str(s) => {
-                if max_str.is_none_or(|m| s.text.as_str() > m) {
-                    max_str = Some(&s.text);
+                if max_str.is_none_or(|m| m.as_str().is_some_and(|m| s.text.as_str() > m)) {
+                    max_str = Some(v);
                 }
             }
             other => {
                 if let Some(i) = other.as_i64() {
-                    current = current.max(i);
+                    if max_int.is_none_or(|m| m.as_i64().is_some_and(|m| i > m)) {
+                        max_int = Some(v);
+                    }
                 }
             }
         }
     }
-    if let Some(s) = max_str {
-        let int_part = s.split('.').next().unwrap_or("0");
-        current = int_part
-            .parse()
-            .with_context(|| format!("channel version '{s}' does not start with a number"))?;
-    }
+    version_after(max_str.or(max_int), env)
+}
+
+/// SqliteSaver's and PostgresSaver's `get_next_version(current)`:
+/// `f"{n+1:032}.{random.random():016}"`, `n` the integer part of `current` (0 for none).
+fn version_after(current: Option<&Value>, env: &mut Env<'_>) -> Result<String> {
+    let n: i64 = match current {
+        None => 0,
+        Some(Value::Str(s)) => {
+            let int_part = s.text.split('.').next().unwrap_or("0");
+            int_part.parse().with_context(|| {
+                format!("channel version '{}' does not start with a number", s.text)
+            })?
+        }
+        Some(other) => other
+            .as_i64()
+            .context("a channel version is neither a string nor an integer")?,
+    };
     let r = ((env.random)() >> 11) as f64 / (1u64 << 53) as f64;
-    Ok(format!("{:032}.{:0>16}", current + 1, float_repr(r)))
+    Ok(format!("{:032}.{:0>16}", n + 1, float_repr(r)))
 }
 
 /// 100 ns ticks from 1582-10-15 (the uuid epoch) to 1970-01-01.
@@ -535,6 +585,125 @@ mod tests {
         assert_eq!(
             iso_utc("2026-12-01T04:38:50.000120Z".parse().expect("ts")),
             "2026-12-01T04:38:50.000120+00:00"
+        );
+    }
+
+    /// A DeltaChannel head whose `files` is one superstep short of the bound: the update
+    /// writes messages (`next_version(max)`), snapshots files without writing it under
+    /// `next_version(files' own version)` (langgraph's `create_checkpoint`), and names neither
+    /// in its counters; versions_seen stays as it was (no node had seen files).
+    #[test]
+    fn a_snapshot_of_an_unwritten_delta_channel_bumps_its_own_version() {
+        let v = |n: u32| Value::str(format!("{n:032}.0.5"));
+        let seen = Value::map(vec![(
+            Value::str("model"),
+            Value::map(vec![(Value::str("branch:to:model"), v(7))]),
+        )]);
+        let root = Value::map(vec![
+            (Value::str("v"), Value::int(4)),
+            (Value::str("ts"), Value::str("t")),
+            (
+                Value::str("id"),
+                Value::str("1f1ed411-b1d1-6121-8009-a1b2c3d4e5f6"),
+            ),
+            (Value::str("channel_values"), Value::map(vec![])),
+            (
+                Value::str("channel_versions"),
+                Value::map(vec![
+                    (Value::str("messages"), v(9)),
+                    (Value::str("files"), v(3)),
+                    (Value::str("branch:to:model"), v(7)),
+                ]),
+            ),
+            (Value::str("versions_seen"), seen.clone()),
+            (Value::str("updated_channels"), Value::Nil),
+        ]);
+        let parent = Checkpoint { root };
+        let md_head = Metadata::parse(Some(
+            br#"{"source": "loop", "step": 9, "parents": {}, "counters_since_delta_snapshot": {"messages": [1, 2], "files": [1, 4999]}}"#,
+        ))
+        .expect("md");
+        let files = Value::map(vec![(Value::str("/a"), Value::str("x"))]);
+        let head = DeltaHead {
+            channels: vec![MESSAGES.into(), "files".into()],
+            values: vec![("files".into(), Some(files.clone()))],
+            snapshot: vec![],
+            frequencies: vec![],
+        };
+        let mut r = || 1u64 << 63;
+        let mut e = env("2030-01-01T00:00:00Z", &mut r);
+        let upd = build(
+            "1f1ed411-b1d1-6121-8009-a1b2c3d4e5f6",
+            &parent,
+            &md_head,
+            vec![],
+            vec![],
+            Some(&head),
+            &mut e,
+        )
+        .expect("built");
+        let cp = msgpack::decode(&upd.checkpoint.to_vec()).expect("decodes");
+        let versions = cp.get("channel_versions").expect("versions");
+        let text = |k: &str| versions.get(k).and_then(Value::as_str).map(str::to_owned);
+        assert_eq!(
+            text("messages").as_deref(),
+            Some("00000000000000000000000000000010.00000000000000.5")
+        );
+        assert_eq!(
+            text("files").as_deref(),
+            Some("00000000000000000000000000000004.00000000000000.5")
+        );
+        assert_eq!(text("branch:to:model"), Some(format!("{:032}.0.5", 7)));
+        let snap = cp
+            .get("channel_values")
+            .and_then(|c| c.get("files"))
+            .expect("files snapshot");
+        assert!(matches!(snap, Value::Ext(x) if x.code == crate::codec::ext::DELTA_SNAPSHOT));
+        assert_eq!(
+            msgpack::encode(cp.get("versions_seen").expect("seen")),
+            msgpack::encode(&seen)
+        );
+        let md: Json = serde_json::from_slice(&upd.metadata).expect("json");
+        assert_eq!(
+            md["counters_since_delta_snapshot"],
+            serde_json::json!({"messages": [2, 3]})
+        );
+
+        // A DeltaChannel never written (no version) has nothing to snapshot at the bound: it
+        // stays out, its counters go on (`delta_channels_to_snapshot` skips it).
+        let mut root = parent.root.clone();
+        if let Value::Map(m) = &mut root {
+            for (k, v) in &mut m.entries {
+                if k.as_str() == Some("channel_versions") {
+                    *v = Value::map(vec![(
+                        Value::str("messages"),
+                        Value::str(format!("{:032}.0.5", 9)),
+                    )]);
+                }
+            }
+        }
+        let unwritten = Checkpoint { root };
+        let upd = build(
+            "1f1ed411-b1d1-6121-8009-a1b2c3d4e5f6",
+            &unwritten,
+            &md_head,
+            vec![],
+            vec![],
+            Some(&head),
+            &mut e,
+        )
+        .expect("built");
+        let cp = msgpack::decode(&upd.checkpoint.to_vec()).expect("decodes");
+        let versions = cp.get("channel_versions").expect("versions");
+        assert!(versions.get("files").is_none());
+        assert!(cp
+            .get("channel_values")
+            .and_then(|c| c.get("files"))
+            .is_none());
+        let md: Json = serde_json::from_slice(&upd.metadata).expect("json");
+        assert_eq!(
+            md["counters_since_delta_snapshot"],
+            serde_json::json!({"messages": [2, 3], "files": [1, 5000]})
         );
     }
 

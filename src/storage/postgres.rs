@@ -318,7 +318,7 @@ impl PostgresStore {
                 .ok_or_else(|| anyhow!("channel '{channel}' has a value but no version"))?;
             let before = parent_versions.get(channel).map(version_text);
             if before.as_deref() == Some(version.as_str()) {
-                Self::refuse_snapshot_without_version(&split, channel)?;
+                Self::check_snapshot_has_new_version(&split, channel)?;
                 continue;
             }
             let (type_name, blob) = match &key {
@@ -404,19 +404,20 @@ impl PostgresStore {
     }
 
     /// A DeltaChannel snapshot (inline `true`) is read from the blob row of the channel's
-    /// version, and `put` stores blob rows only for versions that moved: LangGraph bumps the
-    /// version of a channel it snapshots without writing it. A snapshot under an unchanged
-    /// version would be read from an older blob row, or as `true` where there is none:
-    /// refused, nothing written (the caller rolls back).
-    fn refuse_snapshot_without_version(split: &pgformat::Split, channel: &str) -> Result<()> {
+    /// version, and `put` stores blob rows only for versions that moved: the update that
+    /// snapshots a channel without writing it moves its version (`ops::update`, as
+    /// LangGraph's `create_checkpoint` does), and its blob row is written like any other. A
+    /// snapshot under the parent's version would be read from an older blob row: an
+    /// inconsistent checkpoint, never stored (the caller rolls back).
+    fn check_snapshot_has_new_version(split: &pgformat::Split, channel: &str) -> Result<()> {
         let marker = split
             .checkpoint
             .get("channel_values")
             .and_then(|v| v.get(channel));
         if marker == Some(&Json::Bool(true)) {
             bail!(
-                "memctl cannot write a snapshot of DeltaChannel '{channel}' on a Postgres saver without a new version of it \
-                 (LangGraph bumps the version; memctl does not yet); nothing written"
+                "the new checkpoint holds a snapshot of DeltaChannel '{channel}' under the parent's version of it, \
+                 which PostgresSaver would read from an older blob row; nothing written"
             );
         }
         Ok(())
@@ -1588,15 +1589,15 @@ mod tests {
     }
 
     #[test]
-    fn a_snapshot_under_an_unchanged_version_is_refused() {
+    fn a_snapshot_under_an_unchanged_version_is_never_stored() {
         let snapshot = split_of(Value::ext(
             crate::codec::ext::DELTA_SNAPSHOT,
             Value::array(vec![]),
         ));
-        let e = PostgresStore::refuse_snapshot_without_version(&snapshot, "messages")
+        let e = PostgresStore::check_snapshot_has_new_version(&snapshot, "messages")
             .expect_err("refused");
         assert!(e.to_string().contains("nothing written"), "{e}");
         let plain = split_of(Value::array(vec![]));
-        assert!(PostgresStore::refuse_snapshot_without_version(&plain, "messages").is_ok());
+        assert!(PostgresStore::check_snapshot_has_new_version(&plain, "messages").is_ok());
     }
 }

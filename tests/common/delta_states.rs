@@ -9,6 +9,18 @@ use serde_json::Value as Json;
 
 use super::run_json;
 
+/// The commands run on thread "1" with a broken DeltaChannel chain (issue #16): the read
+/// commands and the rewrites, each of which must fail with one line and write nothing.
+pub const BROKEN_CHAIN_COMMANDS: [&[&str]; 7] = [
+    &["show", "1"],
+    &["dump", "1"],
+    &["tokens", "1"],
+    &["diff", "1"],
+    &["history", "1"],
+    &["trim", "--thread", "1", "--keep", "2"],
+    &["rm", "--thread", "1", "--index", "0"],
+];
+
 /// What [`check`] compared, and what differed.
 #[derive(Debug, Default)]
 pub struct Seen {

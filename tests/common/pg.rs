@@ -108,6 +108,28 @@ impl TestDb {
         TestDb::create(hint, None)
     }
 
+    /// A fresh copy of this database (nothing may be connected to it meanwhile).
+    pub fn copy(&self, hint: &str) -> TestDb {
+        TestDb::create(hint, Some(&self.name))
+    }
+
+    /// A digest of every row of the saver's three tables, in a fixed order.
+    pub fn rows_digest(&self) -> Vec<(String, i64, String)> {
+        ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]
+            .iter()
+            .map(|t| {
+                let sql = format!(
+                    "SELECT count(*), coalesce(md5(string_agg(r::text, ',' ORDER BY r::text COLLATE \"C\")), '') FROM {t} r"
+                );
+                let row = self
+                    .client()
+                    .query_one(sql.as_str(), &[])
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+                ((*t).to_owned(), row.get(0), row.get(1))
+            })
+            .collect()
+    }
+
     fn create(hint: &str, template: Option<&str>) -> TestDb {
         static N: AtomicUsize = AtomicUsize::new(0);
         let clean: String = hint

@@ -494,7 +494,7 @@ def _decode_checkpoint(serde, row: dict) -> tuple[dict, dict, Any]:
 
 
 def compare_checkpoints(rep: Report, serde, new_row: dict, ref_row: dict, new_snap: dict,
-                        thread: str) -> None:
+                        thread: str, parent_versions: dict | None = None) -> None:
     G = "3_checkpoint"
     ncp, nmd, nraw = _decode_checkpoint(serde, new_row)
     rcp, rmd, rraw = _decode_checkpoint(serde, ref_row)
@@ -536,8 +536,21 @@ def compare_checkpoints(rep: Report, serde, new_row: dict, ref_row: dict, new_sn
     nv, rv = ncp.get("channel_versions", {}), rcp.get("channel_versions", {})
     rep.check(G, "channel_versions keys", sorted(nv) == sorted(rv),
               {"new": sorted(nv), "ref": sorted(rv)})
+    pv = parent_versions or {}
+    moved_n = sorted(k for k in nv if nv[k] != pv.get(k))
+    moved_r = sorted(k for k in rv if rv[k] != pv.get(k))
+    rep.check(G, "channels whose version moved", moved_n == moved_r,
+              None if moved_n == moved_r else {"new": moved_n, "ref": moved_r})
     for k in sorted(set(nv) & set(rv)):
         if k == "messages":
+            continue
+        if k in moved_r and rv[k] != rv.get("messages"):
+            # Bumped only to store a snapshot (create_checkpoint: get_next_version of its own
+            # version): the integer part is LangGraph's, the fraction is random.random().
+            (ai, _, af), (bi, _, bf) = str(nv[k]).partition("."), str(rv[k]).partition(".")
+            ok = ai == bi and valid_version_fraction(af) and valid_version_fraction(bf)
+            rep.check(G, f"channel_versions.{k} (bumped) integer part and fraction form", ok,
+                      None if ok else {"new": nv[k], "ref": rv[k], "parent": pv.get(k)})
             continue
         if rv[k] == rv.get("messages"):
             # Written by the same update (e.g. a summary channel): LangGraph gives every channel
@@ -750,7 +763,8 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict,
                 report["new_checkpoint_id"] = nrow["checkpoint_id"]
                 report["reference_checkpoint_id"] = ref_cps[0]["checkpoint_id"]
                 try:
-                    compare_checkpoints(rep, serde, nrow, ref_cps[0], new_snap, thread)
+                    compare_checkpoints(rep, serde, nrow, ref_cps[0], new_snap, thread,
+                                        o_tuple.checkpoint.get("channel_versions", {}))
                 except Exception as e:
                     rep.check("3_checkpoint", "decode/compare", False,
                               f"{type(e).__name__}: {e}\n{traceback.format_exc()}")

@@ -13,6 +13,9 @@ message lists and update_state call.
     harness_pg.py state --url URL --thread T [--graph G]
     harness_pg.py continue --url URL --thread T [--graph G]
     harness_pg.py prune --url URL --threads A,B      PostgresSaver.prune(keep_latest)
+    harness_pg.py delete-threads --url URL --threads A,B   PostgresSaver.delete_thread each
+    harness_pg.py load-scenario --url URL --graph delta:T  writes graphs' scenario T (e.g.
+        graphs.DELTA_EXTRA's) with PostgresSaver into URL (setup() first)
     harness_pg.py load-forget --url URL              graphs.FORGET's threads, by PostgresSaver
     harness_pg.py delta-states --url URL   every checkpoint of every DeltaChannel thread as
         LangGraph shows it (harness.delta_states; what expected/postgres-delta.json holds)
@@ -90,6 +93,7 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict, grap
     before = rows(original)
     o = Opened(original, graph_name)
     try:
+        orig_hist = harness._history_ids(o.graph, cfg)
         orig_msgs = o.graph.get_state(cfg).values.get("messages", [])
         want, info = harness.expected_list(orig_msgs, expect)
         ref_info = harness.langgraph_update(o.graph, o.saver, cfg, want, expect.get("values"))
@@ -144,6 +148,16 @@ def check_rewrite(original: str, rewritten: str, thread: str, expect: dict, grap
     # LangGraph reads the rewritten thread and continues it.
     o = Opened(rewritten, graph_name)
     try:
+        hist = harness._history_ids(o.graph, cfg)
+        head = hist[0] if hist else (None, None, None, None)
+        o_latest, o_step = (orig_hist[0][0], orig_hist[0][2]) if orig_hist else (None, None)
+        rep.check("history", "head is an update after the original latest",
+                  head[1] == "update" and head[3] == o_latest
+                  and isinstance(o_step, int) and head[2] == o_step + 1,
+                  {"head": head, "original_latest": o_latest, "original_step": o_step})
+        rest = [h[0] for h in hist[1:]] == [h[0] for h in orig_hist]
+        rep.check("history", "the rest is the original history", rest, None if rest else
+                  {"new": [h[0] for h in hist[1:]], "orig": [h[0] for h in orig_hist]})
         st = o.graph.get_state(cfg)
         got = st.values.get("messages", [])
         rep.check("load", "get_state messages == expected", dumps(got) == dumps(want),
@@ -270,6 +284,26 @@ def cmd_prune(url: str, threads: list[str]) -> dict:
     return {"pruned": threads}
 
 
+def cmd_delete_threads(url: str, threads: list[str]) -> dict:
+    """LangGraph's own deletion of whole threads (every row of the three tables)."""
+    with PostgresSaver.from_conn_string(url) as saver:
+        for t in threads:
+            saver.delete_thread(t)
+    return {"deleted": threads}
+
+
+def cmd_load_scenario(url: str, graph_name: str) -> dict:
+    """Writes the thread of scenario `graph_name` ('delta:<thread>') with PostgresSaver."""
+    thread = graph_name.split(":", 1)[1]
+    s = graphs.DELTA_THREADS.get(thread) or graphs.DELTA_EXTRA[thread]
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+        saver.serde = SERDE
+        graph, _model, _ = graphs.run(s, saver)
+        md = graph.get_state(graphs.config(thread)).metadata
+    return {"thread": thread, "metadata": md}
+
+
 def cmd_held_app(url: str, graph_name: str, thread: str, hold_file: str, go_file: str) -> dict:
     """The race of issue #12 on Postgres: one app turn whose every commit (put, put_writes)
     waits, after its checkpoint ids are made, until GO_FILE appears; HOLD_FILE says it is
@@ -375,6 +409,12 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("prune")
     p.add_argument("--url", required=True)
     p.add_argument("--threads", required=True)
+    p = sub.add_parser("delete-threads")
+    p.add_argument("--url", required=True)
+    p.add_argument("--threads", required=True)
+    p = sub.add_parser("load-scenario")
+    p.add_argument("--url", required=True)
+    p.add_argument("--graph", required=True)
     h = sub.add_parser("held-app")
     h.add_argument("--url", required=True)
     h.add_argument("--graph", default="1")
@@ -411,6 +451,10 @@ def main(argv: list[str] | None = None) -> int:
             rep = cmd_find_text(a.url, a.text)
         elif a.cmd == "prune":
             rep = cmd_prune(a.url, a.threads.split(","))
+        elif a.cmd == "delete-threads":
+            rep = cmd_delete_threads(a.url, a.threads.split(","))
+        elif a.cmd == "load-scenario":
+            rep = cmd_load_scenario(a.url, a.graph)
         elif a.cmd == "held-app":
             rep = cmd_held_app(a.url, a.graph, a.thread, a.hold_file, a.go_file)
         else:
