@@ -143,7 +143,8 @@ def load(sqlite_path: Path, url: str) -> dict:
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    con = sqlite3.connect(sqlite_path, check_same_thread=False)
+    # Read-only: the source file is often a shared cached one (hardlinked), never written.
+    con = sqlite3.connect(f"file:{sqlite_path.resolve()}?mode=ro", uri=True, check_same_thread=False)
     lite = SqliteSaver(con)
     threads = [r[0] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
     n = 0
@@ -247,6 +248,8 @@ def main() -> int:
     ap.add_argument("--markdown", type=Path)
     ap.add_argument("--reuse", action="store_true",
                     help=f"reuse database {SRC} a previous run loaded from the same file (kept at the end)")
+    ap.add_argument("--load-only", action="store_true",
+                    help=f"load {SRC} (unless --reuse finds it) and stop; a later --reuse run measures")
     a = ap.parse_args()
     import psycopg
 
@@ -263,6 +266,8 @@ def main() -> int:
         stamp.write_text(json.dumps({"sqlite": str(a.sqlite.resolve()), "loaded": loaded}))
     size = admin.execute(f"SELECT pg_database_size('{SRC}')").fetchone()[0]
     print(f"loaded {loaded} ({size / 2**20:.1f} MiB)", file=sys.stderr)
+    if a.load_only:
+        return 0
     copies = 0
 
     def fresh() -> str:

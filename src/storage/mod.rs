@@ -465,6 +465,36 @@ pub trait CheckpointStore: Send {
         id: Option<&str>,
     ) -> Result<Option<CheckpointRow>>;
 
+    /// Several checkpoints at once, each named `(thread, ns, id)`: in the order asked, `None`
+    /// where there is no such checkpoint, and an error of its own where one does not
+    /// assemble. The outer error is the database's. A server backend reads them all in one
+    /// round trip instead of one query each.
+    #[allow(clippy::type_complexity)]
+    fn checkpoints_at(
+        &self,
+        keys: &[(&str, &str, &str)],
+    ) -> Result<Vec<Result<Option<CheckpointRow>>>> {
+        keys.iter()
+            .map(|(thread, ns, id)| Ok(self.checkpoint(thread, ns, Some(id))))
+            .collect()
+    }
+
+    /// The pending writes of several checkpoints at once, each named `(thread, ns, id)`, in
+    /// the order asked (each list in the order LangGraph reads them).
+    fn writes_at(&self, keys: &[(&str, &str, &str)]) -> Result<Vec<Vec<WriteRow>>> {
+        keys.iter()
+            .map(|(thread, ns, id)| self.writes(thread, ns, id))
+            .collect()
+    }
+
+    /// The latest checkpoint id in namespace `ns` of each of `threads`, in the order asked.
+    fn latest_checkpoint_ids(&self, threads: &[&str], ns: &str) -> Result<Vec<Option<String>>> {
+        threads
+            .iter()
+            .map(|t| self.latest_checkpoint_id(t, ns))
+            .collect()
+    }
+
     /// How many pending writes each checkpoint of a thread and namespace has.
     fn write_counts(
         &self,
@@ -494,6 +524,11 @@ pub trait CheckpointStore: Send {
 
     /// Every checkpoint of a thread, without blobs, with its pending writes counted (gc).
     fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>>;
+
+    /// [`CheckpointStore::checkpoint_infos`] of several threads at once, in the order asked.
+    fn checkpoint_infos_of(&self, threads: &[&str]) -> Result<Vec<Vec<CheckpointInfo>>> {
+        threads.iter().map(|t| self.checkpoint_infos(t)).collect()
+    }
 
     // ---- space accounting (stats) -----------------------------------------------------------
 
