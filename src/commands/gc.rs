@@ -138,8 +138,11 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     // The checkpoint lists are read for a chunk of threads at a time (one round trip to a
     // server per chunk, memory bounded by the chunk).
     let mut infos_of = std::collections::HashMap::new();
+    // The deletions planned in the current chunk, applied together at its end.
+    let mut pending: Vec<Pending> = Vec::new();
     for (i, t) in threads.iter().enumerate() {
         if i % INFO_CHUNK == 0 {
+            apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
             let chunk: Vec<&str> = threads[i..threads.len().min(i + INFO_CHUNK)]
                 .iter()
                 .map(|t| t.thread_id.as_str())
@@ -238,26 +241,16 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                 ..Deleted::default()
             };
         } else {
-            match store.apply_gc(
-                &t.thread_id,
-                &p.delete,
-                &p.orphaned,
-                &rewrites,
-                &t.latest_id,
-            )? {
-                Some(d) => {
-                    row.status = GcStatus::Collected;
-                    row.deleted = d;
-                    total.add(d);
-                }
-                None => {
-                    row.status =
-                        GcStatus::Skipped("got a new checkpoint while memctl worked".into())
-                }
-            }
+            pending.push(Pending {
+                row: rows.len(),
+                plan: p,
+                rewrites,
+                expected_latest: t.latest_id.clone(),
+            });
         }
         rows.push(row);
     }
+    apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
     pb.finish_and_clear();
     let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run)?;
 
@@ -342,6 +335,50 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         .into()),
         _ => Ok(()),
     }
+}
+
+/// A thread's planned deletion, waiting for the end of its chunk.
+struct Pending {
+    /// Its row in the report.
+    row: usize,
+    plan: GcPlan,
+    rewrites: Vec<CheckpointRewrite>,
+    expected_latest: String,
+}
+
+/// Applies the `pending` deletions (one transaction for them all on a server; see
+/// [`CheckpointStore::apply_gc_many`]) and records each outcome in its row.
+fn apply_pending(
+    store: &dyn CheckpointStore,
+    pending: &mut Vec<Pending>,
+    rows: &mut [Row],
+    total: &mut Deleted,
+) -> Result<()> {
+    let items: Vec<crate::storage::GcItem<'_>> = pending
+        .iter()
+        .map(|p| crate::storage::GcItem {
+            thread_id: &rows[p.row].thread_id,
+            delete: &p.plan.delete,
+            orphaned: &p.plan.orphaned,
+            rewrites: &p.rewrites,
+            expected_latest: &p.expected_latest,
+        })
+        .collect();
+    let done = store.apply_gc_many(&items)?;
+    for (p, d) in pending.drain(..).zip(done) {
+        let row = &mut rows[p.row];
+        match d {
+            Some(d) => {
+                row.status = GcStatus::Collected;
+                row.deleted = d;
+                total.add(d);
+            }
+            None => {
+                row.status = GcStatus::Skipped("got a new checkpoint while memctl worked".into())
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Threads whose checkpoint lists are read at once.

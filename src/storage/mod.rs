@@ -200,6 +200,22 @@ pub struct CheckpointRewrite {
     pub metadata: Vec<u8>,
 }
 
+/// One thread's part of [`CheckpointStore::apply_gc_many`]: the arguments of
+/// [`CheckpointStore::apply_gc`].
+#[derive(Debug, Clone, Copy)]
+pub struct GcItem<'a> {
+    /// The thread.
+    pub thread_id: &'a str,
+    /// `(ns, id)` of the checkpoints to delete (with their writes).
+    pub delete: &'a [(String, String)],
+    /// `(ns, id)` of kept checkpoints whose parent goes.
+    pub orphaned: &'a [(String, String)],
+    /// Kept checkpoints rewritten in place (DeltaChannel snapshots).
+    pub rewrites: &'a [CheckpointRewrite],
+    /// The thread's newest checkpoint when it was planned.
+    pub expected_latest: &'a str,
+}
+
 /// Per-thread aggregates, computed in SQL without decoding blobs.
 #[derive(Debug, Clone)]
 pub struct ThreadSummary {
@@ -617,6 +633,25 @@ pub trait CheckpointStore: Send {
         rewrites: &[CheckpointRewrite],
         expected_latest: &str,
     ) -> Result<Option<Deleted>>;
+
+    /// [`CheckpointStore::apply_gc`] of several threads, in order, each on its own terms
+    /// (checked, and left alone when it moved). A server backend runs them in one
+    /// transaction, each thread a savepoint, taking the table locks once instead of once per
+    /// thread. On an error the threads before it stay applied.
+    fn apply_gc_many(&self, items: &[GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
+        items
+            .iter()
+            .map(|i| {
+                self.apply_gc(
+                    i.thread_id,
+                    i.delete,
+                    i.orphaned,
+                    i.rewrites,
+                    i.expected_latest,
+                )
+            })
+            .collect()
+    }
 
     /// Gives deleted space back so deleted bytes are gone (SQLite: WAL checkpoint, `VACUUM`,
     /// WAL truncated). A database an app keeps busy is a [`VacuumBusy`] error.

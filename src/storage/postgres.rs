@@ -199,20 +199,13 @@ impl PostgresStore {
     }
 
     /// Every checkpoint row of a thread and namespace assembled, newest first.
-    fn assembled(&self, thread_id: &str, ns: &str, id: Option<&str>) -> Result<Vec<CheckpointRow>> {
-        let rows = match id {
-            Some(id) => self.query(
-                "SELECT checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text \
-                 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
-                &[&thread_id, &ns, &id],
-            )?,
-            None => self.query(
-                "SELECT checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text \
-                 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 \
-                 ORDER BY checkpoint_id COLLATE \"C\" DESC",
-                &[&thread_id, &ns],
-            )?,
-        };
+    fn assembled(&self, thread_id: &str, ns: &str) -> Result<Vec<CheckpointRow>> {
+        let rows = self.query(
+            "SELECT checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text \
+             FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 \
+             ORDER BY checkpoint_id COLLATE \"C\" DESC",
+            &[&thread_id, &ns],
+        )?;
         if rows.is_empty() {
             return Ok(vec![]);
         }
@@ -801,7 +794,7 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn checkpoints(&self, thread_id: &str, ns: &str) -> Result<Vec<CheckpointRow>> {
-        self.assembled(thread_id, ns, None)
+        self.assembled(thread_id, ns)
     }
 
     fn checkpoint(
@@ -817,7 +810,9 @@ impl CheckpointStore for PostgresStore {
                 None => return Ok(None),
             },
         };
-        Ok(self.assembled(thread_id, ns, Some(&id))?.into_iter().next())
+        self.checkpoints_at(&[(thread_id, ns, &id)])?
+            .pop()
+            .unwrap_or(Ok(None))
     }
 
     /// One query for all of them: each checkpoint row with the blob rows its
@@ -827,11 +822,8 @@ impl CheckpointStore for PostgresStore {
         &self,
         keys: &[(&str, &str, &str)],
     ) -> Result<Vec<Result<Option<CheckpointRow>>>> {
-        if keys.len() <= 1 {
-            return keys
-                .iter()
-                .map(|(thread, ns, id)| Ok(self.checkpoint(thread, ns, Some(id))))
-                .collect();
+        if keys.is_empty() {
+            return Ok(vec![]);
         }
         let (threads, nss, ids) = unzip3(keys);
         let mut c = self.client();
@@ -904,11 +896,8 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn writes_at(&self, keys: &[(&str, &str, &str)]) -> Result<Vec<Vec<WriteRow>>> {
-        if keys.len() <= 1 {
-            return keys
-                .iter()
-                .map(|(thread, ns, id)| self.writes(thread, ns, id))
-                .collect();
+        if keys.is_empty() {
+            return Ok(vec![]);
         }
         let (threads, nss, ids) = unzip3(keys);
         let sql = match self.generation {
@@ -951,11 +940,8 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn latest_checkpoint_ids(&self, threads: &[&str], ns: &str) -> Result<Vec<Option<String>>> {
-        if threads.len() <= 1 {
-            return threads
-                .iter()
-                .map(|t| self.latest_checkpoint_id(t, ns))
-                .collect();
+        if threads.is_empty() {
+            return Ok(vec![]);
         }
         let mut c = self.client();
         let stmt = self.prepared(
@@ -1002,35 +988,10 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn writes(&self, thread_id: &str, ns: &str, checkpoint_id: &str) -> Result<Vec<WriteRow>> {
-        let sql = match self.generation {
-            SchemaGeneration::V3 => {
-                "SELECT task_id, task_path, idx, channel, type, blob FROM checkpoint_writes \
-                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
-                 ORDER BY task_path COLLATE \"C\", task_id COLLATE \"C\", idx"
-            }
-            SchemaGeneration::V2 => {
-                "SELECT task_id, ''::text, idx, channel, type, blob FROM checkpoint_writes \
-                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
-                 ORDER BY task_id COLLATE \"C\", idx"
-            }
-        };
-        let e = |e| self.err(e);
-        self.query(sql, &[&thread_id, &ns, &checkpoint_id])?
-            .iter()
-            .map(|r| {
-                Ok(WriteRow {
-                    task_id: r.try_get(0).map_err(e)?,
-                    task_path: r.try_get(1).map_err(e)?,
-                    idx: i64::from(r.try_get::<_, i32>(2).map_err(e)?),
-                    channel: r.try_get(3).map_err(e)?,
-                    type_name: r
-                        .try_get::<_, Option<String>>(4)
-                        .map_err(e)?
-                        .unwrap_or_default(),
-                    value: r.try_get(5).map_err(e)?,
-                })
-            })
-            .collect()
+        Ok(self
+            .writes_at(&[(thread_id, ns, checkpoint_id)])?
+            .pop()
+            .unwrap_or_default())
     }
 
     fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>> {
@@ -1437,6 +1398,47 @@ impl CheckpointStore for PostgresStore {
                 writes: n(3)?,
             }))
         })
+    }
+
+    /// One transaction for all of them, each thread a savepoint (see
+    /// [`CheckpointStore::begin_batch`]): the table locks are taken once. Taking them once per
+    /// thread made gc wait a second (`deadlock_timeout`) each time autovacuum had started on
+    /// one of the tables after gc's own deletions, until the server cancelled it.
+    fn apply_gc_many(&self, items: &[super::GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
+        if items.len() <= 1 {
+            return items
+                .iter()
+                .map(|i| {
+                    self.apply_gc(
+                        i.thread_id,
+                        i.delete,
+                        i.orphaned,
+                        i.rewrites,
+                        i.expected_latest,
+                    )
+                })
+                .collect();
+        }
+        self.begin_batch()?;
+        let mut out = Vec::with_capacity(items.len());
+        for i in items {
+            match self.apply_gc(
+                i.thread_id,
+                i.delete,
+                i.orphaned,
+                i.rewrites,
+                i.expected_latest,
+            ) {
+                Ok(d) => out.push(d),
+                Err(e) => {
+                    // The threads before it are kept (their savepoints were released).
+                    self.commit_batch()?;
+                    return Err(e);
+                }
+            }
+        }
+        self.commit_batch()?;
+        Ok(out)
     }
 
     /// `VACUUM (ANALYZE)` on the saver's tables: dead rows become reusable space and the
