@@ -249,6 +249,15 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             });
         }
         rows.push(row);
+        // DeltaChannel snapshots can be large: they are not held past a few MiB.
+        let held: usize = pending
+            .iter()
+            .flat_map(|p| &p.rewrites)
+            .map(|r| r.checkpoint.len())
+            .sum();
+        if held > PENDING_BYTES {
+            apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
+        }
     }
     apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
     pb.finish_and_clear();
@@ -341,8 +350,11 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
 struct Pending {
     /// Its row in the report.
     row: usize,
+    /// What goes.
     plan: GcPlan,
+    /// Kept checkpoints rewritten with DeltaChannel snapshots.
     rewrites: Vec<CheckpointRewrite>,
+    /// The thread's newest checkpoint when it was planned.
     expected_latest: String,
 }
 
@@ -380,6 +392,10 @@ fn apply_pending(
     }
     Ok(())
 }
+
+/// Bytes of DeltaChannel snapshots that wait for the end of a chunk before the pending
+/// deletions are applied early.
+const PENDING_BYTES: usize = 16 << 20;
 
 /// Threads whose checkpoint lists are read at once.
 const INFO_CHUNK: usize = 64;
