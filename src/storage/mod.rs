@@ -216,6 +216,19 @@ pub struct GcItem<'a> {
     pub expected_latest: &'a str,
 }
 
+impl GcItem<'_> {
+    /// [`CheckpointStore::apply_gc`] of this item on `store`.
+    pub fn apply_on<S: CheckpointStore + ?Sized>(&self, store: &S) -> Result<Option<Deleted>> {
+        store.apply_gc(
+            self.thread_id,
+            self.delete,
+            self.orphaned,
+            self.rewrites,
+            self.expected_latest,
+        )
+    }
+}
+
 /// Per-thread aggregates, computed in SQL without decoding blobs.
 #[derive(Debug, Clone)]
 pub struct ThreadSummary {
@@ -639,18 +652,7 @@ pub trait CheckpointStore: Send {
     /// transaction, each thread a savepoint, taking the table locks once instead of once per
     /// thread. On an error the threads before it stay applied.
     fn apply_gc_many(&self, items: &[GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
-        items
-            .iter()
-            .map(|i| {
-                self.apply_gc(
-                    i.thread_id,
-                    i.delete,
-                    i.orphaned,
-                    i.rewrites,
-                    i.expected_latest,
-                )
-            })
-            .collect()
+        items.iter().map(|i| i.apply_on(self)).collect()
     }
 
     /// Gives deleted space back so deleted bytes are gone (SQLite: WAL checkpoint, `VACUUM`,

@@ -1406,29 +1406,12 @@ impl CheckpointStore for PostgresStore {
     /// one of the tables after gc's own deletions, until the server cancelled it.
     fn apply_gc_many(&self, items: &[super::GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
         if items.len() <= 1 {
-            return items
-                .iter()
-                .map(|i| {
-                    self.apply_gc(
-                        i.thread_id,
-                        i.delete,
-                        i.orphaned,
-                        i.rewrites,
-                        i.expected_latest,
-                    )
-                })
-                .collect();
+            return items.iter().map(|i| i.apply_on(self)).collect();
         }
         self.begin_batch()?;
         let mut out = Vec::with_capacity(items.len());
         for i in items {
-            match self.apply_gc(
-                i.thread_id,
-                i.delete,
-                i.orphaned,
-                i.rewrites,
-                i.expected_latest,
-            ) {
+            match i.apply_on(self) {
                 Ok(d) => out.push(d),
                 Err(e) => {
                     // The threads before it are kept (their savepoints were released).
