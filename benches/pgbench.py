@@ -143,7 +143,8 @@ def load(sqlite_path: Path, url: str) -> dict:
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    con = sqlite3.connect(sqlite_path, check_same_thread=False)
+    # Read-only: the source file is often a shared cached one (hardlinked), never written.
+    con = sqlite3.connect(f"file:{sqlite_path.resolve()}?mode=ro", uri=True, check_same_thread=False)
     lite = SqliteSaver(con)
     threads = [r[0] for r in con.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
     n = 0
@@ -217,11 +218,20 @@ def run_once(cmd: list[str], out: Path) -> tuple[float, float, int]:
 class Job:
     def __init__(self, name: str):
         self.name, self.walls, self.cpus, self.rss = name, [], [], []
+        self.server: list[tuple[float, int]] = []  # (ms, statements) per run
 
     def add(self, wall: float, cpu: float, rss: int) -> None:
         self.walls.append(wall)
         self.cpus.append(cpu)
         self.rss.append(rss)
+
+    def server_cell(self) -> str:
+        """The server's own execution time (pg_stat_statements) and statements, median run."""
+        if not self.server:
+            return "-"
+        ms = statistics.median(m for m, _ in self.server)
+        n = statistics.median(c for _, c in self.server)
+        return f"{ms / 1000:.3f} s / {n:,.0f}"
 
     def median(self) -> float:
         return statistics.median(self.walls)
@@ -247,6 +257,8 @@ def main() -> int:
     ap.add_argument("--markdown", type=Path)
     ap.add_argument("--reuse", action="store_true",
                     help=f"reuse database {SRC} a previous run loaded from the same file (kept at the end)")
+    ap.add_argument("--load-only", action="store_true",
+                    help=f"load {SRC} (unless --reuse finds it) and stop; a later --reuse run measures")
     a = ap.parse_args()
     import psycopg
 
@@ -263,6 +275,8 @@ def main() -> int:
         stamp.write_text(json.dumps({"sqlite": str(a.sqlite.resolve()), "loaded": loaded}))
     size = admin.execute(f"SELECT pg_database_size('{SRC}')").fetchone()[0]
     print(f"loaded {loaded} ({size / 2**20:.1f} MiB)", file=sys.stderr)
+    if a.load_only:
+        return 0
     copies = 0
 
     def fresh() -> str:
@@ -276,6 +290,21 @@ def main() -> int:
     def drop(name: str) -> None:
         admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
+    # The server's side of each run, when pg_stat_statements is loaded (shared_preload_libraries)
+    # and its view exists in the admin database: statements executed and their time.
+    try:
+        admin.execute("SELECT 1 FROM pg_stat_statements LIMIT 1")
+        stats = True
+    except psycopg.Error:
+        stats = False
+    print(f"pg_stat_statements: {'on' if stats else 'off'}", file=sys.stderr)
+
+    def server_time(db: str) -> tuple[float, int]:
+        r = admin.execute(
+            "SELECT COALESCE(sum(total_exec_time), 0), COALESCE(sum(calls), 0) FROM pg_stat_statements "
+            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = %s)", (db,)).fetchone()
+        return float(r[0]), int(r[1])
+
     py = sys.executable
     me = str(Path(__file__).resolve())
     jobs: dict[str, Job] = {}
@@ -287,7 +316,11 @@ def main() -> int:
             db = fresh() if rewrite else SRC
             url = db_url(a.url, db)
             out = a.work / f"{key}.out"
+            if stats:
+                admin.execute("SELECT pg_stat_statements_reset()")
             job.add(*run_once(make_cmd(url, out), out))
+            if stats:
+                job.server.append(server_time(db))
             text = out.read_text() if out.exists() else ""
             outputs[key] = json.loads(text) if text.strip().startswith(("{", "[")) else text
             if after is not None:
@@ -373,14 +406,17 @@ def main() -> int:
         f"{admin.execute('SHOW server_version').fetchone()[0]} on the same machine; "
         f"{platform.machine()}, {os.cpu_count()} cores, load average {load_avg[0]:.1f} at the end. "
         f"memctl runs: median of {a.runs}; Python: median of {a.slow_runs}. Peak RSS from wait4 "
-        "(the Python rows include the interpreter).",
+        "(the Python rows include the interpreter). Server time: the statements' execution time "
+        "on the server by pg_stat_statements (a lock wait included; planning and round trips not), "
+        "and how many statements ran, median run.",
         "",
-        "| job | memctl | CPU | peak RSS | Python way | time | CPU | peak RSS | memctl faster |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| job | memctl | CPU | peak RSS | server time / statements | Python way | time | CPU | peak RSS "
+        "| server time / statements | memctl faster |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, m, b in pairs:
-        lines.append(f"| {label} | {jobs[m].row()} | {jobs[b].name} | {jobs[b].row()} | "
-                     f"{ratio(b, m)} |")
+        lines.append(f"| {label} | {jobs[m].row()} | {jobs[m].server_cell()} | {jobs[b].name} | "
+                     f"{jobs[b].row()} | {jobs[b].server_cell()} | {ratio(b, m)} |")
     lines.append("")
     lines.append("Checks: " + "; ".join(f"{k}: {'ok' if ok else 'FAILED'}" for k, ok in checks.items()))
     text = "\n".join(lines) + "\n"

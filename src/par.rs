@@ -91,11 +91,34 @@ pub fn pipeline<I, T: Send, R: Send>(
     workers: usize,
     mut read: impl FnMut(&I) -> Result<T>,
     work: impl Fn(T) -> R + Sync,
+    done: impl FnMut(Vec<R>) -> Result<()>,
+) -> Result<()> {
+    pipeline_batches(
+        items,
+        workers,
+        |b| b.iter().map(&mut read).collect(),
+        work,
+        done,
+    )
+}
+
+/// [`pipeline`] with a `read` that takes a whole batch of items at once and returns one
+/// value per item, in order (a server reads a batch in one round trip).
+pub fn pipeline_batches<I, T: Send, R: Send>(
+    items: &[I],
+    workers: usize,
+    mut read: impl FnMut(&[I]) -> Result<Vec<T>>,
+    work: impl Fn(T) -> R + Sync,
     mut done: impl FnMut(Vec<R>) -> Result<()>,
 ) -> Result<()> {
     let mut batches = items.chunks(BATCH);
+    let mut read = |b: &[I]| -> Result<Vec<T>> {
+        let values = read(b)?;
+        anyhow::ensure!(values.len() == b.len(), "a batch read lost items");
+        Ok(values)
+    };
     let mut current = match batches.next() {
-        Some(b) => b.iter().map(&mut read).collect::<Result<Vec<T>>>()?,
+        Some(b) => read(b)?,
         None => return Ok(()),
     };
     let mut pending: Option<Vec<R>> = None;
@@ -106,9 +129,7 @@ pub fn pipeline<I, T: Send, R: Send>(
             let workers = s.spawn(move || map_owned(current, workers, work));
             let finished = pending.take().map_or(Ok(()), &mut done);
             let read_next = match finished {
-                Ok(()) => next
-                    .map(|b| b.iter().map(&mut read).collect::<Result<Vec<T>>>())
-                    .transpose(),
+                Ok(()) => next.map(&mut read).transpose(),
                 Err(_) => Ok(None),
             };
             (workers.join(), finished, read_next)

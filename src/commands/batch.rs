@@ -53,6 +53,55 @@ pub fn read_latest(
     })
 }
 
+/// [`read_latest`] of each of `batch` (`(thread, latest root id)`), each with its own
+/// outcome, in order: the checkpoints and their writes read in one round trip each where the
+/// store can (a database error there reads them one by one instead, so that each thread
+/// gets its own error, as it would alone).
+fn read_latest_batch(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    batch: &[(String, Option<String>)],
+) -> Vec<(String, Result<LatestRows>)> {
+    let one_by_one = || {
+        batch
+            .iter()
+            .map(|(thread, id)| {
+                (
+                    thread.clone(),
+                    read_latest(store, keys, thread, id.as_deref()),
+                )
+            })
+            .collect()
+    };
+    let Some(at) = batch
+        .iter()
+        .map(|(t, id)| id.as_deref().map(|id| (t.as_str(), "", id)))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return one_by_one();
+    };
+    let (Ok(rows), Ok(writes)) = (store.checkpoints_at(&at), store.writes_at(&at)) else {
+        return one_by_one();
+    };
+    batch
+        .iter()
+        .zip(rows.into_iter().zip(writes))
+        .map(|((thread, _), (row, writes))| {
+            let read = row.and_then(|row| {
+                let row = row.ok_or_else(|| anyhow!("thread '{thread}' has no root checkpoint"))?;
+                let delta = delta_head(store, keys, &row, &writes)?;
+                Ok(LatestRows {
+                    thread_id: thread.clone(),
+                    row,
+                    writes,
+                    delta,
+                })
+            });
+            (thread.clone(), read)
+        })
+        .collect()
+}
+
 /// For a thread whose messages are a DeltaChannel: the messages `get_state` shows (rebuilt
 /// from older rows), encoded, and what an update needs of the other DeltaChannels. `None`
 /// for any other thread (and for a checkpoint that does not open or decode: `prepare` says
@@ -542,16 +591,15 @@ pub fn run_with(
         Outcome::failed(thread, why)
     };
     let mut wrote = false; // a batch was begun: end_batches is due (see finish)
-    let result = crate::par::pipeline(
+    let result = crate::par::pipeline_batches(
         &ids,
         opts.workers,
-        |(thread, id)| {
+        |batch| {
             // The thread being read, escaped like every string from the database.
-            pb.set_message(human::id(thread));
-            Ok((
-                thread.clone(),
-                read_latest(store, keys, thread, id.as_deref()),
-            ))
+            if let Some((thread, _)) = batch.first() {
+                pb.set_message(human::id(thread));
+            }
+            Ok(read_latest_batch(store, keys, batch))
         },
         |(thread, rows)| {
             let prepared =
@@ -741,8 +789,21 @@ pub fn mark_superseded(
 /// memctl's (see [`mark_superseded`]), now.
 fn check_superseded(store: &dyn CheckpointStore, outcomes: &mut [Outcome]) -> Result<()> {
     let written = |o: &Outcome| o.checkpoint_id.is_some() && o.status.wrote();
+    let threads: Vec<&str> = outcomes
+        .iter()
+        .filter(|o| written(o))
+        .map(|o| o.thread_id.as_str())
+        .collect();
+    let latest_ids = store.latest_checkpoint_ids(&threads, "")?;
+    anyhow::ensure!(
+        latest_ids.len() == threads.len(),
+        "the database answered for {} of {} threads",
+        latest_ids.len(),
+        threads.len()
+    );
+    let mut latest_ids = latest_ids.into_iter();
     for o in outcomes.iter_mut().filter(|o| written(o)) {
-        let latest = store.latest_checkpoint_id(&o.thread_id, "")?;
+        let latest = latest_ids.next().flatten();
         if latest.is_some() && latest != o.checkpoint_id {
             o.status = Status::Superseded;
             o.notes.push(format!(

@@ -135,7 +135,24 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     let mut total = Deleted::default();
     let mut failed = 0;
     let pb = progress::bar(threads.len() as u64, "gc");
-    for t in &threads {
+    // The checkpoint lists are read for a chunk of threads at a time (one round trip to a
+    // server per chunk, memory bounded by the chunk).
+    let mut infos_of = std::collections::HashMap::new();
+    // The deletions planned in the current chunk, applied together at its end.
+    let mut pending: Vec<Pending> = Vec::new();
+    for (i, t) in threads.iter().enumerate() {
+        if i % INFO_CHUNK == 0 {
+            apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
+            let chunk: Vec<&str> = threads[i..threads.len().min(i + INFO_CHUNK)]
+                .iter()
+                .map(|t| t.thread_id.as_str())
+                .collect();
+            infos_of = chunk
+                .iter()
+                .copied()
+                .zip(store.checkpoint_infos_of(&chunk)?)
+                .collect();
+        }
         pb.inc(1);
         let age = id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
         let mut row = Row {
@@ -155,7 +172,10 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             rows.push(row);
             continue;
         }
-        let infos = store.checkpoint_infos(&t.thread_id)?;
+        let infos = match infos_of.remove(t.thread_id.as_str()) {
+            Some(infos) => infos,
+            None => store.checkpoint_infos(&t.thread_id)?,
+        };
         // LangGraph.js's DeltaChannel threads carry no counters to find their seeds by.
         if infos.iter().any(|c| {
             crate::model::Metadata::parse(c.metadata.as_deref())
@@ -221,26 +241,25 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                 ..Deleted::default()
             };
         } else {
-            match store.apply_gc(
-                &t.thread_id,
-                &p.delete,
-                &p.orphaned,
-                &rewrites,
-                &t.latest_id,
-            )? {
-                Some(d) => {
-                    row.status = GcStatus::Collected;
-                    row.deleted = d;
-                    total.add(d);
-                }
-                None => {
-                    row.status =
-                        GcStatus::Skipped("got a new checkpoint while memctl worked".into())
-                }
-            }
+            pending.push(Pending {
+                row: rows.len(),
+                plan: p,
+                rewrites,
+                expected_latest: t.latest_id.clone(),
+            });
         }
         rows.push(row);
+        // DeltaChannel snapshots can be large: they are not held past a few MiB.
+        let held: usize = pending
+            .iter()
+            .flat_map(|p| &p.rewrites)
+            .map(|r| r.checkpoint.len())
+            .sum();
+        if held > PENDING_BYTES {
+            apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
+        }
     }
+    apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
     pb.finish_and_clear();
     let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run)?;
 
@@ -327,6 +346,63 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     }
 }
 
+/// A thread's planned deletion, waiting for the end of its chunk.
+struct Pending {
+    /// Its row in the report.
+    row: usize,
+    /// What goes.
+    plan: GcPlan,
+    /// Kept checkpoints rewritten with DeltaChannel snapshots.
+    rewrites: Vec<CheckpointRewrite>,
+    /// The thread's newest checkpoint when it was planned.
+    expected_latest: String,
+}
+
+/// Applies the `pending` deletions (one transaction for them all on a server; see
+/// [`CheckpointStore::apply_gc_many`]) and records each outcome in its row.
+fn apply_pending(
+    store: &dyn CheckpointStore,
+    pending: &mut Vec<Pending>,
+    rows: &mut [Row],
+    total: &mut Deleted,
+) -> Result<()> {
+    let items: Vec<crate::storage::GcItem<'_>> = pending
+        .iter()
+        .map(|p| crate::storage::GcItem {
+            thread_id: &rows[p.row].thread_id,
+            delete: &p.plan.delete,
+            orphaned: &p.plan.orphaned,
+            rewrites: &p.rewrites,
+            expected_latest: &p.expected_latest,
+        })
+        .collect();
+    let done = store.apply_gc_many(&items)?;
+    for (p, d) in pending.drain(..).zip(done) {
+        let row = &mut rows[p.row];
+        match d {
+            Some(d) => {
+                row.status = GcStatus::Collected;
+                row.deleted = d;
+                total.add(d);
+            }
+            None => {
+                row.status = GcStatus::Skipped("got a new checkpoint while memctl worked".into())
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of DeltaChannel snapshots that wait for the end of a chunk before the pending
+/// deletions are applied early.
+const PENDING_BYTES: usize = 16 << 20;
+
+/// Threads whose checkpoint lists are read at once.
+const INFO_CHUNK: usize = 64;
+
+/// Kept checkpoints of a thread read at once by [`check_readable`].
+const READ_CHUNK: usize = 8;
+
 /// Checks that the checkpoints gc keeps decode (blob and metadata), with the pending writes
 /// of the latest root one: what the thread will be after the gc. Encrypted rows are checked
 /// when a key is given (decrypted with it); without one they are left to their AES tag, as
@@ -342,42 +418,61 @@ fn check_readable(
         .filter(|c| c.ns.is_empty())
         .map(|c| c.id.as_str())
         .max();
+    let at: Vec<(&str, &str, &str)> = kept
+        .iter()
+        .map(|c| (thread, c.ns.as_str(), c.id.as_str()))
+        .collect();
+    for chunk in at.chunks(READ_CHUNK) {
+        for (c, row) in chunk.iter().zip(store.checkpoints_at(chunk)?) {
+            check_kept(store, keys, thread, c, row?, latest_root)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`check_readable`] of one kept checkpoint `c` (`(thread, ns, id)`), read as `row`.
+fn check_kept(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    c: &(&str, &str, &str),
+    row: Option<crate::storage::CheckpointRow>,
+    latest_root: Option<&str>,
+) -> Result<()> {
     let unreadable = |type_name: &str| aes::split_type(type_name).1.is_some() && !keys.has_key();
-    for c in kept {
-        let Some(row) = store.checkpoint(thread, &c.ns, Some(&c.id))? else {
-            continue;
-        };
-        if unreadable(&row.type_name) {
-            continue; // encrypted and no key: its AES tag guards it
-        }
-        let (row, _) = open_checkpoint(keys, row)?;
-        let is_latest = c.ns.is_empty() && Some(c.id.as_str()) == latest_root;
-        if row.type_name == "msgpack" {
-            // Checked in place (what a full decode refuses, without building the value: a
-            // checkpoint of 100,000 messages is not held twice).
-            crate::codec::lazy::check(&row.checkpoint).with_context(|| {
-                format!(
-                    "cannot decode checkpoint {} of thread '{thread}'",
-                    row.checkpoint_id
-                )
-            })?;
-            crate::model::Metadata::parse(row.metadata.as_deref()).with_context(|| {
-                format!(
-                    "bad metadata on checkpoint {} of thread '{thread}'",
-                    row.checkpoint_id
-                )
-            })?;
-        } else {
-            LoadedCheckpoint::decode(row.clone())?;
-        }
-        if is_latest {
-            let writes = store.writes(thread, &row.checkpoint_ns, &row.checkpoint_id)?;
-            let writes = writes
-                .into_iter()
-                .filter(|w| !unreadable(&w.type_name))
-                .collect();
-            super::decode_writes(keys, writes, thread, &row.checkpoint_id)?;
-        }
+    let (_, ns, id) = *c;
+    let Some(row) = row else {
+        return Ok(());
+    };
+    if unreadable(&row.type_name) {
+        return Ok(()); // encrypted and no key: its AES tag guards it
+    }
+    let (row, _) = open_checkpoint(keys, row)?;
+    if row.type_name == "msgpack" {
+        // Checked in place (what a full decode refuses, without building the value: a
+        // checkpoint of 100,000 messages is not held twice).
+        crate::codec::lazy::check(&row.checkpoint).with_context(|| {
+            format!(
+                "cannot decode checkpoint {} of thread '{thread}'",
+                row.checkpoint_id
+            )
+        })?;
+        crate::model::Metadata::parse(row.metadata.as_deref()).with_context(|| {
+            format!(
+                "bad metadata on checkpoint {} of thread '{thread}'",
+                row.checkpoint_id
+            )
+        })?;
+    } else {
+        LoadedCheckpoint::decode(row.clone())?;
+    }
+    if ns.is_empty() && Some(id) == latest_root {
+        let writes = store.writes(thread, &row.checkpoint_ns, &row.checkpoint_id)?;
+        let writes = writes
+            .into_iter()
+            .filter(|w| !unreadable(&w.type_name))
+            .collect();
+        super::decode_writes(keys, writes, thread, &row.checkpoint_id)?;
     }
     Ok(())
 }

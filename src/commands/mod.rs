@@ -146,13 +146,22 @@ pub fn map_latest<R: Send>(
     f: impl Fn(CheckpointRow) -> R + Sync,
 ) -> Result<Vec<R>> {
     let mut out = Vec::with_capacity(ids.len());
-    crate::par::pipeline(
+    crate::par::pipeline_batches(
         ids,
         crate::par::cores(),
-        |(thread, id)| {
+        |batch| {
+            let keys: Vec<(&str, &str, &str)> = batch
+                .iter()
+                .map(|(thread, id)| (thread.as_str(), "", id.as_str()))
+                .collect();
             store
-                .checkpoint(thread, "", Some(id))?
-                .with_context(|| format!("thread '{thread}' vanished while memctl read it"))
+                .checkpoints_at(&keys)?
+                .into_iter()
+                .zip(batch)
+                .map(|(row, (thread, _))| {
+                    row?.with_context(|| format!("thread '{thread}' vanished while memctl read it"))
+                })
+                .collect()
         },
         f,
         |results| {

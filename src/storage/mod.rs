@@ -200,6 +200,35 @@ pub struct CheckpointRewrite {
     pub metadata: Vec<u8>,
 }
 
+/// One thread's part of [`CheckpointStore::apply_gc_many`]: the arguments of
+/// [`CheckpointStore::apply_gc`].
+#[derive(Debug, Clone, Copy)]
+pub struct GcItem<'a> {
+    /// The thread.
+    pub thread_id: &'a str,
+    /// `(ns, id)` of the checkpoints to delete (with their writes).
+    pub delete: &'a [(String, String)],
+    /// `(ns, id)` of kept checkpoints whose parent goes.
+    pub orphaned: &'a [(String, String)],
+    /// Kept checkpoints rewritten in place (DeltaChannel snapshots).
+    pub rewrites: &'a [CheckpointRewrite],
+    /// The thread's newest checkpoint when it was planned.
+    pub expected_latest: &'a str,
+}
+
+impl GcItem<'_> {
+    /// [`CheckpointStore::apply_gc`] of this item on `store`.
+    pub fn apply_on<S: CheckpointStore + ?Sized>(&self, store: &S) -> Result<Option<Deleted>> {
+        store.apply_gc(
+            self.thread_id,
+            self.delete,
+            self.orphaned,
+            self.rewrites,
+            self.expected_latest,
+        )
+    }
+}
+
 /// Per-thread aggregates, computed in SQL without decoding blobs.
 #[derive(Debug, Clone)]
 pub struct ThreadSummary {
@@ -465,6 +494,36 @@ pub trait CheckpointStore: Send {
         id: Option<&str>,
     ) -> Result<Option<CheckpointRow>>;
 
+    /// Several checkpoints at once, each named `(thread, ns, id)`: in the order asked, `None`
+    /// where there is no such checkpoint, and an error of its own where one does not
+    /// assemble. The outer error is the database's. A server backend reads them all in one
+    /// round trip instead of one query each.
+    #[allow(clippy::type_complexity)]
+    fn checkpoints_at(
+        &self,
+        keys: &[(&str, &str, &str)],
+    ) -> Result<Vec<Result<Option<CheckpointRow>>>> {
+        keys.iter()
+            .map(|(thread, ns, id)| Ok(self.checkpoint(thread, ns, Some(id))))
+            .collect()
+    }
+
+    /// The pending writes of several checkpoints at once, each named `(thread, ns, id)`, in
+    /// the order asked (each list in the order LangGraph reads them).
+    fn writes_at(&self, keys: &[(&str, &str, &str)]) -> Result<Vec<Vec<WriteRow>>> {
+        keys.iter()
+            .map(|(thread, ns, id)| self.writes(thread, ns, id))
+            .collect()
+    }
+
+    /// The latest checkpoint id in namespace `ns` of each of `threads`, in the order asked.
+    fn latest_checkpoint_ids(&self, threads: &[&str], ns: &str) -> Result<Vec<Option<String>>> {
+        threads
+            .iter()
+            .map(|t| self.latest_checkpoint_id(t, ns))
+            .collect()
+    }
+
     /// How many pending writes each checkpoint of a thread and namespace has.
     fn write_counts(
         &self,
@@ -494,6 +553,11 @@ pub trait CheckpointStore: Send {
 
     /// Every checkpoint of a thread, without blobs, with its pending writes counted (gc).
     fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>>;
+
+    /// [`CheckpointStore::checkpoint_infos`] of several threads at once, in the order asked.
+    fn checkpoint_infos_of(&self, threads: &[&str]) -> Result<Vec<Vec<CheckpointInfo>>> {
+        threads.iter().map(|t| self.checkpoint_infos(t)).collect()
+    }
 
     // ---- space accounting (stats) -----------------------------------------------------------
 
@@ -582,6 +646,14 @@ pub trait CheckpointStore: Send {
         rewrites: &[CheckpointRewrite],
         expected_latest: &str,
     ) -> Result<Option<Deleted>>;
+
+    /// [`CheckpointStore::apply_gc`] of several threads, in order, each on its own terms
+    /// (checked, and left alone when it moved). A server backend runs them in one
+    /// transaction, each thread a savepoint, taking the table locks once instead of once per
+    /// thread. On an error the threads before it stay applied.
+    fn apply_gc_many(&self, items: &[GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
+        items.iter().map(|i| i.apply_on(self)).collect()
+    }
 
     /// Gives deleted space back so deleted bytes are gone (SQLite: WAL checkpoint, `VACUUM`,
     /// WAL truncated). A database an app keeps busy is a [`VacuumBusy`] error.

@@ -14,7 +14,7 @@
 //! can never be one that an app's checkpoint committing next would name. `lock_timeout` is
 //! `--busy-timeout`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -57,6 +57,9 @@ pub struct PostgresStore {
     generation: SchemaGeneration,
     /// A batch transaction is open (see [`CheckpointStore::begin_batch`]).
     in_batch: std::sync::atomic::AtomicBool,
+    /// The statements run once per thread, prepared once per connection: a statement given
+    /// as text is prepared anew each time, a round trip of its own.
+    statements: Mutex<HashMap<&'static str, postgres::Statement>>,
 }
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
@@ -115,6 +118,7 @@ impl PostgresStore {
             busy_timeout,
             generation,
             in_batch: std::sync::atomic::AtomicBool::new(false),
+            statements: Mutex::new(HashMap::new()),
         })
     }
 
@@ -122,6 +126,20 @@ impl PostgresStore {
         self.client
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `sql` prepared on this store's connection `c` (once; then from the cache).
+    fn prepared(&self, c: &mut Client, sql: &'static str) -> Result<postgres::Statement> {
+        let mut cache = self
+            .statements
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(s) = cache.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = c.prepare(sql).map_err(|e| self.err(e))?;
+        cache.insert(sql, s.clone());
+        Ok(s)
     }
 
     /// A client error as one line the user can act on (password scrubbed).
@@ -181,20 +199,13 @@ impl PostgresStore {
     }
 
     /// Every checkpoint row of a thread and namespace assembled, newest first.
-    fn assembled(&self, thread_id: &str, ns: &str, id: Option<&str>) -> Result<Vec<CheckpointRow>> {
-        let rows = match id {
-            Some(id) => self.query(
-                "SELECT checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text \
-                 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
-                &[&thread_id, &ns, &id],
-            )?,
-            None => self.query(
-                "SELECT checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text \
-                 FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 \
-                 ORDER BY checkpoint_id COLLATE \"C\" DESC",
-                &[&thread_id, &ns],
-            )?,
-        };
+    fn assembled(&self, thread_id: &str, ns: &str) -> Result<Vec<CheckpointRow>> {
+        let rows = self.query(
+            "SELECT checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text \
+             FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = $2 \
+             ORDER BY checkpoint_id COLLATE \"C\" DESC",
+            &[&thread_id, &ns],
+        )?;
         if rows.is_empty() {
             return Ok(vec![]);
         }
@@ -278,15 +289,23 @@ impl PostgresStore {
         rewrite: Option<BlobRewriter<'_>>,
     ) -> Result<usize> {
         let e = |e| self.err(e);
-        self.check_unmoved(c, thread_id, ns, rows.parent_id, expected_writes)?;
-        let parent_versions: Option<String> = c
-            .query_one(
-                "SELECT (checkpoint -> 'channel_versions')::text FROM checkpoints \
-                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3",
-                &[&thread_id, &ns, &rows.parent_id],
-            )
-            .and_then(|r| r.try_get(0))
+        // The check that the thread has not moved, and the parent's versions, in one query.
+        let check = self.prepared(
+            c,
+            "SELECT (SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints \
+                     WHERE thread_id = $1 AND checkpoint_ns = $2), \
+                    (SELECT count(*) FROM checkpoint_writes \
+                     WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3), \
+                    (SELECT (checkpoint -> 'channel_versions')::text FROM checkpoints \
+                     WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3)",
+        )?;
+        let r = c
+            .query_one(&check, &[&thread_id, &ns, &rows.parent_id])
             .map_err(e)?;
+        let latest: Option<String> = r.try_get(0).map_err(e)?;
+        let writes: i64 = r.try_get(1).map_err(e)?;
+        ThreadMoved::check(thread_id, latest, rows.parent_id, writes, expected_writes)?;
+        let parent_versions: Option<String> = r.try_get(2).map_err(e)?;
         let parent_versions: Json = match parent_versions {
             Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
             None => Json::Null,
@@ -311,6 +330,8 @@ impl PostgresStore {
         let split = pgformat::split(&opened.bytes)?;
         let versions = split.checkpoint.get("channel_versions");
         // `put`: blob rows only for the channels whose version changed.
+        let (mut b_channels, mut b_versions, mut b_types) = (Vec::new(), Vec::new(), Vec::new());
+        let mut b_blobs: Vec<Vec<u8>> = Vec::new();
         for (channel, type_name, blob) in &split.blobs {
             let version = versions
                 .and_then(|v| v.get(channel))
@@ -325,45 +346,77 @@ impl PostgresStore {
                 Some(key) => aes::seal(key, type_name, blob),
                 None => ((*type_name).to_owned(), blob.clone()),
             };
-            c.execute(
-                "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-                 VALUES ($1, $2, $3, $4, $5, $6) \
-                 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING",
-                &[&thread_id, &ns, channel, &version, &type_name, &blob],
-            )
-            .map_err(e)?;
+            b_channels.push(channel.as_str());
+            b_versions.push(version);
+            b_types.push(type_name);
+            b_blobs.push(blob);
         }
+        let (mut w_tasks, mut w_paths, mut w_channels, mut w_types) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut w_idx, mut w_values): (Vec<i32>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
         for w in rows.writes {
-            let value = w.value.to_vec();
-            let idx =
-                i32::try_from(w.idx).map_err(|_| anyhow!("write index {} out of range", w.idx))?;
-            match self.generation {
-                SchemaGeneration::V3 => c.execute(
-                    "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-                     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
-                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &w.task_path, &idx, &w.channel, &w.type_name, &value],
-                ),
-                SchemaGeneration::V2 => c.execute(
-                    "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-                     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING",
-                    &[&thread_id, &ns, &rows.parent_id, &w.task_id, &idx, &w.channel, &w.type_name, &value],
-                ),
-            }
-            .map_err(e)?;
+            w_tasks.push(w.task_id.as_str());
+            w_paths.push(w.task_path.as_str());
+            w_idx.push(
+                i32::try_from(w.idx).map_err(|_| anyhow!("write index {} out of range", w.idx))?,
+            );
+            w_channels.push(w.channel.as_str());
+            w_types.push(w.type_name.as_str());
+            w_values.push(w.value.to_vec());
         }
         let metadata: Json =
             serde_json::from_slice(rows.metadata).context("the new metadata is not JSON")?;
+        // One statement for the blob rows, the write rows and the checkpoint (`put` and
+        // `put_writes`' rows; one round trip instead of one per row).
+        let insert = self.prepared(
+            c,
+            match self.generation {
+                SchemaGeneration::V3 => {
+                    "WITH b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+                       SELECT $1, $2, k.channel, k.version, k.type, k.blob \
+                       FROM unnest($6::text[], $7::text[], $8::text[], $9::bytea[]) AS k(channel, version, type, blob) \
+                       ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING), \
+                     w AS (INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+                       SELECT $1, $2, $4, k.task_id, k.task_path, k.idx, k.channel, k.type, k.blob \
+                       FROM unnest($10::text[], $11::text[], $12::int4[], $13::text[], $14::text[], $15::bytea[]) \
+                         AS k(task_id, task_path, idx, channel, type, blob) \
+                       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING) \
+                     INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+                     VALUES ($1, $2, $3, $4, $5, $16)"
+                }
+                SchemaGeneration::V2 => {
+                    "WITH b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+                       SELECT $1, $2, k.channel, k.version, k.type, k.blob \
+                       FROM unnest($6::text[], $7::text[], $8::text[], $9::bytea[]) AS k(channel, version, type, blob) \
+                       ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING), \
+                     w AS (INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
+                       SELECT $1, $2, $4, k.task_id, k.idx, k.channel, k.type, k.blob \
+                       FROM unnest($10::text[], $11::text[], $12::int4[], $13::text[], $14::text[], $15::bytea[]) \
+                         AS k(task_id, task_path, idx, channel, type, blob) \
+                       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING) \
+                     INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+                     VALUES ($1, $2, $3, $4, $5, $16)"
+                }
+            },
+        )?;
         c.execute(
-            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            &insert,
             &[
                 &thread_id,
                 &ns,
                 &rows.checkpoint_id,
                 &rows.parent_id,
                 &postgres::types::Json(&split.checkpoint),
+                &b_channels,
+                &b_versions,
+                &b_types,
+                &b_blobs,
+                &w_tasks,
+                &w_paths,
+                &w_idx,
+                &w_channels,
+                &w_types,
+                &w_values,
                 &postgres::types::Json(&metadata),
             ],
         )
@@ -615,57 +668,6 @@ impl PostgresStore {
         Ok((opened.bytes.into_owned(), key))
     }
 
-    /// Deletes the blob rows of `(ns, channel, version)` in `freed` that no remaining
-    /// checkpoint of the thread names (what `PostgresSaver.prune` does); returns rows and bytes.
-    fn collect_blobs(
-        &self,
-        c: &mut Client,
-        thread_id: &str,
-        freed: &HashSet<(String, String, String)>,
-    ) -> Result<(u64, u64)> {
-        let e = |e| self.err(e);
-        let namespaces: HashSet<&String> = freed.iter().map(|(ns, _, _)| ns).collect();
-        let mut referenced: HashSet<(String, String, String)> = HashSet::new();
-        for ns in namespaces {
-            for r in c
-                .query(
-                    "SELECT DISTINCT v.key, v.value FROM checkpoints c \
-                     CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v \
-                     WHERE c.thread_id = $1 AND c.checkpoint_ns = $2",
-                    &[&thread_id, ns],
-                )
-                .map_err(e)?
-            {
-                referenced.insert((
-                    ns.clone(),
-                    r.try_get(0).map_err(e)?,
-                    r.try_get(1).map_err(e)?,
-                ));
-            }
-        }
-        let mut keys: (Vec<&str>, Vec<&str>, Vec<&str>) = (vec![], vec![], vec![]);
-        for (ns, channel, version) in freed.difference(&referenced) {
-            keys.0.push(ns);
-            keys.1.push(channel);
-            keys.2.push(version);
-        }
-        if keys.0.is_empty() {
-            return Ok((0, 0));
-        }
-        let r = c
-            .query_one(
-                "WITH d AS (DELETE FROM checkpoint_blobs b USING unnest($2::text[], $3::text[], $4::text[]) AS k(ns, channel, version) \
-                   WHERE b.thread_id = $1 AND b.checkpoint_ns = k.ns AND b.channel = k.channel AND b.version = k.version \
-                   RETURNING COALESCE(octet_length(b.blob), 0) AS n) SELECT count(*), COALESCE(sum(n), 0)::bigint FROM d",
-                &[&thread_id, &keys.0, &keys.1, &keys.2],
-            )
-            .map_err(e)?;
-        Ok((
-            r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64,
-            r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64,
-        ))
-    }
-
     /// Up to five rows holding `needle`: (thread, the row named for a person). In the JSONB
     /// columns the text is searched as JSON writes it (`"`, `\` and control characters
     /// escaped), which is how `checkpoint::text` shows a string value.
@@ -793,7 +795,7 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn checkpoints(&self, thread_id: &str, ns: &str) -> Result<Vec<CheckpointRow>> {
-        self.assembled(thread_id, ns, None)
+        self.assembled(thread_id, ns)
     }
 
     fn checkpoint(
@@ -809,7 +811,152 @@ impl CheckpointStore for PostgresStore {
                 None => return Ok(None),
             },
         };
-        Ok(self.assembled(thread_id, ns, Some(&id))?.into_iter().next())
+        self.checkpoints_at(&[(thread_id, ns, &id)])?
+            .pop()
+            .unwrap_or(Ok(None))
+    }
+
+    /// One query for all of them: each checkpoint row with the blob rows its
+    /// `channel_versions` name (aggregated into arrays), streamed and assembled a row at a
+    /// time.
+    fn checkpoints_at(
+        &self,
+        keys: &[(&str, &str, &str)],
+    ) -> Result<Vec<Result<Option<CheckpointRow>>>> {
+        if keys.is_empty() {
+            return Ok(vec![]);
+        }
+        let (threads, nss, ids) = unzip3(keys);
+        let mut c = self.client();
+        let e = |e| self.err(e);
+        let stmt = self.prepared(
+            &mut c,
+            "SELECT k.i, c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text, \
+                    b.channels, b.versions, b.types, b.blobs \
+             FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(thread_id, ns, id, i) \
+             JOIN checkpoints c ON c.thread_id = k.thread_id AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id \
+             CROSS JOIN LATERAL ( \
+                 SELECT array_agg(b.channel) AS channels, array_agg(b.version) AS versions, \
+                        array_agg(b.type) AS types, array_agg(b.blob) AS blobs \
+                 FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v \
+                 JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
+                   AND b.channel = v.key AND b.version = v.value) b",
+        )?;
+        let mut out: Vec<Result<Option<CheckpointRow>>> = keys.iter().map(|_| Ok(None)).collect();
+        let params: [&(dyn ToSql + Sync); 3] = [&threads, &nss, &ids];
+        let mut it = c.query_raw(&stmt, params).map_err(e)?;
+        while let Some(r) = it.next().map_err(e)? {
+            let i = usize::try_from(r.try_get::<_, i64>(0).map_err(e)?)
+                .ok()
+                .and_then(|i| i.checked_sub(1))
+                .filter(|i| *i < keys.len())
+                .ok_or_else(|| anyhow!("the server numbered a checkpoint out of range"))?;
+            let (thread_id, ns, checkpoint_id) = keys[i];
+            let channels: Vec<String> =
+                r.try_get::<_, Option<_>>(4).map_err(e)?.unwrap_or_default();
+            let versions: Vec<String> =
+                r.try_get::<_, Option<_>>(5).map_err(e)?.unwrap_or_default();
+            let types: Vec<Option<String>> =
+                r.try_get::<_, Option<_>>(6).map_err(e)?.unwrap_or_default();
+            let blobs: Vec<Option<Vec<u8>>> =
+                r.try_get::<_, Option<_>>(7).map_err(e)?.unwrap_or_default();
+            let rows: Vec<BlobRow> = channels
+                .into_iter()
+                .zip(versions)
+                .zip(types.into_iter().zip(blobs))
+                .map(|((channel, version), (type_name, blob))| BlobRow {
+                    channel,
+                    version,
+                    type_name: type_name.unwrap_or_default(),
+                    blob,
+                })
+                .collect();
+            let json: String = r
+                .try_get::<_, Option<String>>(2)
+                .map_err(e)?
+                .unwrap_or_default();
+            let named: Vec<&BlobRow> = rows.iter().collect();
+            out[i] = pgformat::assemble_with(&json, &named, &self.keys)
+                .with_context(|| format!("checkpoint {checkpoint_id} of thread '{thread_id}'"))
+                .and_then(|a| {
+                    Ok(Some(CheckpointRow {
+                        thread_id: thread_id.to_owned(),
+                        checkpoint_ns: ns.to_owned(),
+                        checkpoint_id: checkpoint_id.to_owned(),
+                        parent_checkpoint_id: r.try_get(1).map_err(e)?,
+                        type_name: a.type_name,
+                        checkpoint: a.bytes,
+                        metadata: r
+                            .try_get::<_, Option<String>>(3)
+                            .map_err(e)?
+                            .map(String::into_bytes),
+                    }))
+                });
+        }
+        Ok(out)
+    }
+
+    fn writes_at(&self, keys: &[(&str, &str, &str)]) -> Result<Vec<Vec<WriteRow>>> {
+        if keys.is_empty() {
+            return Ok(vec![]);
+        }
+        let (threads, nss, ids) = unzip3(keys);
+        let sql = match self.generation {
+            SchemaGeneration::V3 => {
+                "SELECT k.i, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob \
+                 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(thread_id, ns, id, i) \
+                 JOIN checkpoint_writes w ON w.thread_id = k.thread_id AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id \
+                 ORDER BY k.i, w.task_path COLLATE \"C\", w.task_id COLLATE \"C\", w.idx"
+            }
+            SchemaGeneration::V2 => {
+                "SELECT k.i, w.task_id, ''::text, w.idx, w.channel, w.type, w.blob \
+                 FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(thread_id, ns, id, i) \
+                 JOIN checkpoint_writes w ON w.thread_id = k.thread_id AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id \
+                 ORDER BY k.i, w.task_id COLLATE \"C\", w.idx"
+            }
+        };
+        let mut c = self.client();
+        let stmt = self.prepared(&mut c, sql)?;
+        let e = |e| self.err(e);
+        let mut out: Vec<Vec<WriteRow>> = keys.iter().map(|_| Vec::new()).collect();
+        for r in c.query(&stmt, &[&threads, &nss, &ids]).map_err(e)? {
+            let i = usize::try_from(r.try_get::<_, i64>(0).map_err(e)?)
+                .ok()
+                .and_then(|i| i.checked_sub(1))
+                .filter(|i| *i < keys.len())
+                .ok_or_else(|| anyhow!("the server numbered a write out of range"))?;
+            out[i].push(WriteRow {
+                task_id: r.try_get(1).map_err(e)?,
+                task_path: r.try_get(2).map_err(e)?,
+                idx: i64::from(r.try_get::<_, i32>(3).map_err(e)?),
+                channel: r.try_get(4).map_err(e)?,
+                type_name: r
+                    .try_get::<_, Option<String>>(5)
+                    .map_err(e)?
+                    .unwrap_or_default(),
+                value: r.try_get(6).map_err(e)?,
+            });
+        }
+        Ok(out)
+    }
+
+    fn latest_checkpoint_ids(&self, threads: &[&str], ns: &str) -> Result<Vec<Option<String>>> {
+        if threads.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut c = self.client();
+        let stmt = self.prepared(
+            &mut c,
+            "SELECT (SELECT max(c.checkpoint_id COLLATE \"C\") FROM checkpoints c \
+                     WHERE c.thread_id = k.thread_id AND c.checkpoint_ns = $2) \
+             FROM unnest($1::text[]) WITH ORDINALITY AS k(thread_id, i) ORDER BY k.i",
+        )?;
+        let e = |e| self.err(e);
+        c.query(&stmt, &[&threads, &ns])
+            .map_err(e)?
+            .iter()
+            .map(|r| r.try_get(0).map_err(e))
+            .collect()
     }
 
     fn write_counts(&self, thread_id: &str, ns: &str) -> Result<HashMap<String, usize>> {
@@ -842,72 +989,62 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn writes(&self, thread_id: &str, ns: &str, checkpoint_id: &str) -> Result<Vec<WriteRow>> {
-        let sql = match self.generation {
-            SchemaGeneration::V3 => {
-                "SELECT task_id, task_path, idx, channel, type, blob FROM checkpoint_writes \
-                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
-                 ORDER BY task_path COLLATE \"C\", task_id COLLATE \"C\", idx"
-            }
-            SchemaGeneration::V2 => {
-                "SELECT task_id, ''::text, idx, channel, type, blob FROM checkpoint_writes \
-                 WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3 \
-                 ORDER BY task_id COLLATE \"C\", idx"
-            }
-        };
-        let e = |e| self.err(e);
-        self.query(sql, &[&thread_id, &ns, &checkpoint_id])?
-            .iter()
-            .map(|r| {
-                Ok(WriteRow {
-                    task_id: r.try_get(0).map_err(e)?,
-                    task_path: r.try_get(1).map_err(e)?,
-                    idx: i64::from(r.try_get::<_, i32>(2).map_err(e)?),
-                    channel: r.try_get(3).map_err(e)?,
-                    type_name: r
-                        .try_get::<_, Option<String>>(4)
-                        .map_err(e)?
-                        .unwrap_or_default(),
-                    value: r.try_get(5).map_err(e)?,
-                })
-            })
-            .collect()
+        Ok(self
+            .writes_at(&[(thread_id, ns, checkpoint_id)])?
+            .pop()
+            .unwrap_or_default())
     }
 
     fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>> {
+        Ok(self
+            .checkpoint_infos_of(&[thread_id])?
+            .pop()
+            .unwrap_or_default())
+    }
+
+    /// One query for all the threads (their checkpoints, and their writes counted per
+    /// checkpoint).
+    fn checkpoint_infos_of(&self, threads: &[&str]) -> Result<Vec<Vec<CheckpointInfo>>> {
         let e = |e| self.err(e);
-        self.query(
-            "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
+        let mut c = self.client();
+        let stmt = self.prepared(
+            &mut c,
+            "SELECT k.i, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata::text, \
                     (pg_column_size(c.checkpoint) + pg_column_size(c.metadata))::bigint, \
                     COALESCE(w.n, 0), COALESCE(w.bytes, 0) \
-             FROM checkpoints c LEFT JOIN ( \
-                 SELECT checkpoint_ns, checkpoint_id, count(*) AS n, sum(octet_length(blob))::bigint AS bytes \
-                 FROM checkpoint_writes WHERE thread_id = $1 GROUP BY checkpoint_ns, checkpoint_id \
-             ) w ON w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id \
-             WHERE c.thread_id = $1",
-            &[&thread_id],
-        )?
-        .iter()
-        .map(|r| {
-            let metadata: Option<String> = r.try_get(3).map_err(e)?;
+             FROM unnest($1::text[]) WITH ORDINALITY AS k(thread_id, i) \
+             JOIN checkpoints c ON c.thread_id = k.thread_id \
+             LEFT JOIN ( \
+                 SELECT thread_id, checkpoint_ns, checkpoint_id, count(*) AS n, sum(octet_length(blob))::bigint AS bytes \
+                 FROM checkpoint_writes WHERE thread_id = ANY($1::text[]) GROUP BY thread_id, checkpoint_ns, checkpoint_id \
+             ) w ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id",
+        )?;
+        let mut out: Vec<Vec<CheckpointInfo>> = threads.iter().map(|_| Vec::new()).collect();
+        for r in c.query(&stmt, &[&threads]).map_err(e)? {
+            let i = usize::try_from(r.try_get::<_, i64>(0).map_err(e)?)
+                .ok()
+                .and_then(|i| i.checked_sub(1))
+                .filter(|i| *i < threads.len())
+                .ok_or_else(|| anyhow!("the server numbered a thread out of range"))?;
+            let metadata: Option<String> = r.try_get(4).map_err(e)?;
             let root_parent = metadata
                 .as_deref()
                 .and_then(|m| serde_json::from_str::<Json>(m).ok())
                 .and_then(|j| j.get("parents")?.get("")?.as_str().map(str::to_owned));
-            let n = |i: usize| -> Result<u64> {
-                Ok(r.try_get::<_, i64>(i).map_err(e)?.max(0) as u64)
-            };
-            Ok(CheckpointInfo {
-                ns: r.try_get(0).map_err(e)?,
-                id: r.try_get(1).map_err(e)?,
-                parent: r.try_get(2).map_err(e)?,
+            let n =
+                |i: usize| -> Result<u64> { Ok(r.try_get::<_, i64>(i).map_err(e)?.max(0) as u64) };
+            out[i].push(CheckpointInfo {
+                ns: r.try_get(1).map_err(e)?,
+                id: r.try_get(2).map_err(e)?,
+                parent: r.try_get(3).map_err(e)?,
                 root_parent,
                 metadata: metadata.map(String::into_bytes),
-                bytes: n(4)?,
-                writes: n(5)?,
-                write_bytes: n(6)?,
-            })
-        })
-        .collect()
+                bytes: n(5)?,
+                writes: n(6)?,
+                write_bytes: n(7)?,
+            });
+        }
+        Ok(out)
     }
 
     /// The saver's tables with their indexes and TOAST (`pg_total_relation_size`): what they
@@ -1190,62 +1327,102 @@ impl CheckpointStore for PostgresStore {
     ) -> Result<Option<Deleted>> {
         self.write_tx(|c| {
             let e = |e| self.err(e);
-            if !Self::unmoved(c, thread_id, expected_latest).map_err(e)? {
-                return Ok(None);
-            }
-            // Set-based: one statement per table for the whole thread (a statement per row
-            // made gc wait on thousands of round trips).
-            let mut deleted = Deleted::default();
-            let mut freed: HashSet<(String, String, String)> = HashSet::new();
+            // One statement (one round trip) for the whole thread, run with the locks held:
+            // the check that the thread has not moved (`unmoved`: its newest checkpoint is
+            // still the expected one and no write names a newer one), and only if so the
+            // deletions: the writes and checkpoints of `delete`, the parents of `orphaned`,
+            // and the blob rows a deleted checkpoint named that no kept checkpoint of its
+            // namespace names (what `PostgresSaver.prune` does). All parts read the snapshot
+            // taken after the locks, so "kept" is every checkpoint of the namespace but the
+            // deleted ones; nothing an app writes can come between (its `put` waits).
             let (nss, ids): (Vec<&str>, Vec<&str>) =
                 delete.iter().map(|(n, i)| (n.as_str(), i.as_str())).unzip();
-            let w = c
-                .query_one(
-                    "WITH d AS (DELETE FROM checkpoint_writes w USING unnest($2::text[], $3::text[]) AS k(ns, id) \
-                       WHERE w.thread_id = $1 AND w.checkpoint_ns = k.ns AND w.checkpoint_id = k.id \
-                       RETURNING octet_length(w.blob) AS n) SELECT count(*), sum(n)::bigint FROM d",
-                    &[&thread_id, &nss, &ids],
-                )
-                .map_err(e)?;
-            deleted.writes += w.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
-            deleted.bytes += w.try_get::<_, Option<i64>>(1).map_err(e)?.unwrap_or(0).max(0) as u64;
-            let gone = c
-                .query(
-                    "DELETE FROM checkpoints c USING unnest($2::text[], $3::text[]) AS k(ns, id) \
-                     WHERE c.thread_id = $1 AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id \
-                     RETURNING c.checkpoint_ns, (pg_column_size(c.checkpoint) + pg_column_size(c.metadata))::bigint, \
-                               (c.checkpoint -> 'channel_versions')::text",
-                    &[&thread_id, &nss, &ids],
-                )
-                .map_err(e)?;
-            for r in &gone {
-                let ns = get_str(r, 0)?;
-                deleted.checkpoints += 1;
-                deleted.bytes += r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64;
-                let versions: Option<String> = r.try_get(2).map_err(e)?;
-                if let Some(Json::Object(v)) =
-                    versions.and_then(|t| serde_json::from_str::<Json>(&t).ok())
-                {
-                    for (channel, version) in v {
-                        freed.insert((ns.clone(), channel, version_text(&version)));
-                    }
+            let (onss, oids): (Vec<&str>, Vec<&str>) =
+                orphaned.iter().map(|(n, i)| (n.as_str(), i.as_str())).unzip();
+            // DeltaChannel snapshots written into kept checkpoints go first, after the same
+            // check (the statement below checks again, under the same locks: it holds), so
+            // that the statement's "kept" versions are the rewritten checkpoints' own.
+            if !rewrites.is_empty() {
+                if !Self::unmoved(c, thread_id, expected_latest).map_err(e)? {
+                    return Ok(None);
+                }
+                for r in rewrites {
+                    self.rewrite_in_place(c, thread_id, r)?;
                 }
             }
-            let (nss, ids): (Vec<&str>, Vec<&str>) =
-                orphaned.iter().map(|(n, i)| (n.as_str(), i.as_str())).unzip();
-            c.execute(
-                "UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM unnest($2::text[], $3::text[]) AS k(ns, id) \
-                 WHERE c.thread_id = $1 AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id",
-                &[&thread_id, &nss, &ids],
-            )
-            .map_err(e)?;
-            for r in rewrites {
-                self.rewrite_in_place(c, thread_id, r)?;
+            let stmt = self.prepared(
+                c,
+                "WITH ok AS ( \
+                   SELECT COALESCE((SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints WHERE thread_id = $1) = $2 \
+                     AND NOT EXISTS (SELECT 1 FROM checkpoint_writes WHERE thread_id = $1 AND checkpoint_id COLLATE \"C\" > $2), \
+                     false) AS ok), \
+                 del AS (SELECT k.ns, k.id FROM unnest($3::text[], $4::text[]) AS k(ns, id) WHERE (SELECT ok FROM ok)), \
+                 dw AS (DELETE FROM checkpoint_writes w USING del \
+                   WHERE w.thread_id = $1 AND w.checkpoint_ns = del.ns AND w.checkpoint_id = del.id \
+                   RETURNING octet_length(w.blob) AS n), \
+                 dc AS (DELETE FROM checkpoints c USING del \
+                   WHERE c.thread_id = $1 AND c.checkpoint_ns = del.ns AND c.checkpoint_id = del.id \
+                   RETURNING c.checkpoint_ns AS ns, (pg_column_size(c.checkpoint) + pg_column_size(c.metadata))::bigint AS n, \
+                             c.checkpoint -> 'channel_versions' AS versions), \
+                 up AS (UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM unnest($5::text[], $6::text[]) AS k(ns, id) \
+                   WHERE (SELECT ok FROM ok) AND c.thread_id = $1 AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id \
+                   RETURNING 1), \
+                 freed AS (SELECT DISTINCT dc.ns, v.key AS channel, v.value AS version \
+                   FROM dc CROSS JOIN LATERAL jsonb_each_text(dc.versions) v), \
+                 kept AS (SELECT DISTINCT c.checkpoint_ns AS ns, v.key AS channel, v.value AS version \
+                   FROM checkpoints c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v \
+                   WHERE c.thread_id = $1 AND c.checkpoint_ns IN (SELECT ns FROM freed) \
+                     AND NOT EXISTS (SELECT 1 FROM del WHERE del.ns = c.checkpoint_ns AND del.id = c.checkpoint_id)), \
+                 garbage AS (SELECT ns, channel, version FROM freed EXCEPT SELECT ns, channel, version FROM kept), \
+                 db AS (DELETE FROM checkpoint_blobs b USING garbage g \
+                   WHERE b.thread_id = $1 AND b.checkpoint_ns = g.ns AND b.channel = g.channel AND b.version = g.version \
+                   RETURNING COALESCE(octet_length(b.blob), 0) AS n) \
+                 SELECT (SELECT ok FROM ok), \
+                        (SELECT count(*) FROM dc), (SELECT COALESCE(sum(n), 0)::bigint FROM dc), \
+                        (SELECT count(*) FROM dw), (SELECT COALESCE(sum(n), 0)::bigint FROM dw), \
+                        (SELECT COALESCE(sum(n), 0)::bigint FROM db), (SELECT count(*) FROM up)",
+            )?;
+            let r = c
+                .query_one(
+                    &stmt,
+                    &[&thread_id, &expected_latest, &nss, &ids, &onss, &oids],
+                )
+                .map_err(e)?;
+            if !r.try_get::<_, bool>(0).map_err(e)? {
+                return Ok(None);
             }
-            let (_, blob_bytes) = self.collect_blobs(c, thread_id, &freed)?;
-            deleted.bytes += blob_bytes;
-            Ok(Some(deleted))
+            let n = |i: usize| -> Result<u64> { Ok(r.try_get::<_, i64>(i).map_err(e)?.max(0) as u64) };
+            Ok(Some(Deleted {
+                threads: 0,
+                checkpoints: n(1)?,
+                bytes: n(2)? + n(4)? + n(5)?,
+                writes: n(3)?,
+            }))
         })
+    }
+
+    /// One transaction for all of them, each thread a savepoint (see
+    /// [`CheckpointStore::begin_batch`]): the table locks are taken once. Taking them once per
+    /// thread made gc wait a second (`deadlock_timeout`) each time autovacuum had started on
+    /// one of the tables after gc's own deletions, until the server cancelled it.
+    fn apply_gc_many(&self, items: &[super::GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
+        if items.len() <= 1 {
+            return items.iter().map(|i| i.apply_on(self)).collect();
+        }
+        self.begin_batch()?;
+        let mut out = Vec::with_capacity(items.len());
+        for i in items {
+            match i.apply_on(self) {
+                Ok(d) => out.push(d),
+                Err(e) => {
+                    // The threads before it are kept (their savepoints were released).
+                    self.commit_batch()?;
+                    return Err(e);
+                }
+            }
+        }
+        self.commit_batch()?;
+        Ok(out)
     }
 
     /// `VACUUM (ANALYZE)` on the saver's tables: dead rows become reusable space and the
@@ -1511,6 +1688,21 @@ fn seal_as(key: Option<&AesKey>, bytes: Vec<u8>) -> Vec<u8> {
         Some(key) => aes::seal(key, "msgpack", &bytes).1,
         None => bytes,
     }
+}
+
+/// `(thread, ns, id)` keys as three text arrays (query parameters).
+fn unzip3<'a>(keys: &[(&'a str, &'a str, &'a str)]) -> (Vec<&'a str>, Vec<&'a str>, Vec<&'a str>) {
+    let mut out = (
+        Vec::with_capacity(keys.len()),
+        Vec::with_capacity(keys.len()),
+        Vec::with_capacity(keys.len()),
+    );
+    for (t, n, i) in keys {
+        out.0.push(*t);
+        out.1.push(*n);
+        out.2.push(*i);
+    }
+    out
 }
 
 /// A double-quoted SQL identifier.
