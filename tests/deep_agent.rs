@@ -361,45 +361,7 @@ fn a_deep_thread_paused_for_approval_is_refused_like_any_paused_thread() {
 fn a_purged_deep_thread_loads_continues_and_keeps_no_removed_byte() {
     for thread in ["long", "subagent"] {
         let (_d, db) = temp_copy(&deep_db());
-        let before = run_json(&["dump", "--db", s(&db), thread]);
-        let removed = before[0]["content"].as_str().expect("text").to_owned();
-        let out = run_json(&[
-            "rm",
-            "--db",
-            s(&db),
-            "--thread",
-            thread,
-            "--index",
-            "0",
-            "--purge",
-            "--format",
-            "json",
-        ]);
-        assert_eq!(out[0]["status"], "purged", "{thread}: {out}");
-        let bytes = std::fs::read(&db).expect("read");
-        assert!(
-            !bytes
-                .windows(removed.len())
-                .any(|w| w == removed.as_bytes()),
-            "{thread}: '{removed}' is still in the file"
-        );
-        for suffix in ["-wal", "-journal"] {
-            let side = PathBuf::from(format!("{}{suffix}", db.display()));
-            if let Ok(b) = std::fs::read(&side) {
-                assert!(
-                    !b.windows(removed.len()).any(|w| w == removed.as_bytes()),
-                    "{thread}: '{removed}' is in {}",
-                    side.display()
-                );
-            }
-        }
-        // The new checkpoint holds the kept list as a snapshot: it needs no older row.
-        let raw = run_json(&["dump", "--raw", "--db", s(&db), thread]);
-        assert_eq!(
-            raw["delta_channels"]["messages"]["stored"], "snapshot",
-            "{thread}: {}",
-            raw["delta_channels"]
-        );
+        let (before, _) = delta_states::purge_first_message(&db, thread);
         let graph = format!("deep:{thread}");
         let state = harness(&[
             "state",

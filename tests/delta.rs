@@ -458,34 +458,7 @@ fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
     ];
     for (file, thread) in cases {
         let (_d, db) = temp_copy(&fixture(file));
-        let before = run_json(&["dump", "--db", s(&db), thread]);
-        let removed = before[0]["content"].as_str().expect("text").to_owned();
-        let out = run_json(&[
-            "rm",
-            "--db",
-            s(&db),
-            "--thread",
-            thread,
-            "--index",
-            "0",
-            "--purge",
-            "--format",
-            "json",
-        ]);
-        assert_eq!(out[0]["status"], "purged", "{thread}: {out}");
-        let bytes = std::fs::read(&db).expect("read");
-        assert!(
-            !bytes
-                .windows(removed.len())
-                .any(|w| w == removed.as_bytes()),
-            "{thread}: '{removed}' is still in the file"
-        );
-        // The new checkpoint holds the kept list as a snapshot: it needs no older row.
-        let raw = run_json(&["dump", "--raw", "--db", s(&db), thread]);
-        assert_eq!(
-            raw["delta_channels"]["messages"]["stored"], "snapshot",
-            "{thread}"
-        );
+        let (before, raw) = delta_states::purge_first_message(&db, thread);
         if thread == "bump" {
             assert_eq!(
                 raw["delta_channels"]["files"]["stored"], "snapshot",

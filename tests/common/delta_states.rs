@@ -4,10 +4,11 @@
 //! (`history`) and, at the latest checkpoint, tokens and `threads list`.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use super::run_json;
+use super::{run_json, s};
 
 /// The commands run on thread "1" with a broken DeltaChannel chain (issue #16): the read
 /// commands and the rewrites, each of which must fail with one line and write nothing.
@@ -20,6 +21,45 @@ pub const BROKEN_CHAIN_COMMANDS: [&[&str]; 7] = [
     &["trim", "--thread", "1", "--keep", "2"],
     &["rm", "--thread", "1", "--index", "0"],
 ];
+
+/// `rm --purge` of the first message of DeltaChannel thread `thread` in the file `db`:
+/// asserts it is reported purged, that its text is in no byte of the file, its `-wal` or
+/// `-journal`, and that the new checkpoint stores `messages` as a snapshot (it needs no older
+/// row). Returns the thread's messages before (`dump`) and `dump --raw` after.
+pub fn purge_first_message(db: &Path, thread: &str) -> (Json, Json) {
+    let before = run_json(&["dump", "--db", s(db), thread]);
+    let removed = before[0]["content"].as_str().expect("text").to_owned();
+    let out = run_json(&[
+        "rm",
+        "--db",
+        s(db),
+        "--thread",
+        thread,
+        "--index",
+        "0",
+        "--purge",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out[0]["status"], "purged", "{thread}: {out}");
+    let holds = |b: &[u8]| b.windows(removed.len()).any(|w| w == removed.as_bytes());
+    assert!(
+        !holds(&std::fs::read(db).expect("read")),
+        "{thread}: '{removed}' is still in the file"
+    );
+    for suffix in ["-wal", "-journal"] {
+        let side = PathBuf::from(format!("{}{suffix}", db.display()));
+        if let Ok(b) = std::fs::read(&side) {
+            assert!(!holds(&b), "{thread}: '{removed}' is in {}", side.display());
+        }
+    }
+    let raw = run_json(&["dump", "--raw", "--db", s(db), thread]);
+    assert_eq!(
+        raw["delta_channels"]["messages"]["stored"], "snapshot",
+        "{thread}: {raw}"
+    );
+    (before, raw)
+}
 
 /// What [`check`] compared, and what differed.
 #[derive(Debug, Default)]
