@@ -46,7 +46,7 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "trim" -d 'Trim thread
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "summarize" -d 'Summarize the older messages of threads through a model endpoint (OpenAI-compatible)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "find" -d 'Find the conversations that mention something (message text, tool calls, string state)'
-complete -c memctl -n "__fish_memctl_needs_command" -f -a "forget" -d 'Erase a person\'s data from the whole database, with proof: delete their threads (--thread, --meta) and scrub what --match matches from every other thread\'s history; then vacuum, search every byte for what was erased, and print a receipt'
+complete -c memctl -n "__fish_memctl_needs_command" -f -a "forget" -d 'Erase a person\'s data from the whole database, with proof: delete their threads (--thread, --meta) and scrub what --match matches from every other thread\'s history; then zero the freed space, search every byte for what was erased, and print a receipt'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "stats" -d 'What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "prune" -d 'Delete whole threads: idle ones (--idle 30d) or named ones (--thread T)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "gc" -d 'Delete old checkpoints inside threads, keeping each thread resumable as before'
@@ -205,7 +205,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand rm" -l busy-timeout -d 'Ho
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l all-messages -d 'Remove every message (clear the conversation)'
-complete -c memctl -n "__fish_memctl_using_subcommand rm" -l purge -d 'Also scrub the removed messages from every older checkpoint and write of the thread, then vacuum, so their text is gone from the file (for secrets)'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -l purge -d 'Also scrub the removed messages from every older checkpoint and write of the thread, then zero the freed space, so their text is gone from the file (for secrets)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s q -l quiet -d 'Print nothing but errors (for cron)'
@@ -308,7 +308,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand prune" -l busy-timeout -d 
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
-complete -c memctl -n "__fish_memctl_using_subcommand prune" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (needs a moment of exclusive access; exit code 3 if an app keeps the database busy)'
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s t -l thread -d 'Collect this thread' -r
@@ -325,7 +325,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand gc" -l key-env -d 'The env
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l all -d 'Collect every thread'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
-complete -c memctl -n "__fish_memctl_using_subcommand gc" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (needs a moment of exclusive access; exit code 3 if an app keeps the database busy)'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l old-key-env -d 'The environment variable holding the key the values are encrypted with now (their UTF-8 bytes, as LangGraph reads LANGGRAPH_AES_KEY). Values under it are re-encrypted with the new key, or decrypted with --decrypt' -r
@@ -342,7 +342,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l key-env -d 'The 
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l decrypt -d 'Decrypt every value with the old key: the database becomes plain, as an app without EncryptedSerializer writes it'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s n -l dry-run -d 'Decrypt every value and report what would change; write nothing'
-complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l vacuum -d 'Afterwards VACUUM and truncate the WAL, so that no page of the file or its WAL keeps an old value (needs a moment of exclusive access; exit code 3 if an app keeps the database busy)'
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l vacuum -d 'Afterwards VACUUM and truncate the WAL, so that no page of the file or its WAL keeps an old value (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
@@ -366,7 +366,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_
 complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help" -f -a "rm" -d 'Remove messages from a thread (appends a checkpoint; --purge also scrubs history)'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help" -f -a "summarize" -d 'Summarize the older messages of threads through a model endpoint (OpenAI-compatible)'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help" -f -a "find" -d 'Find the conversations that mention something (message text, tool calls, string state)'
-complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help" -f -a "forget" -d 'Erase a person\'s data from the whole database, with proof: delete their threads (--thread, --meta) and scrub what --match matches from every other thread\'s history; then vacuum, search every byte for what was erased, and print a receipt'
+complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help" -f -a "forget" -d 'Erase a person\'s data from the whole database, with proof: delete their threads (--thread, --meta) and scrub what --match matches from every other thread\'s history; then zero the freed space, search every byte for what was erased, and print a receipt'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help" -f -a "stats" -d 'What takes the space: file, WAL, free pages, largest threads, bytes per channel, orphans'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help" -f -a "prune" -d 'Delete whole threads: idle ones (--idle 30d) or named ones (--thread T)'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help" -f -a "gc" -d 'Delete old checkpoints inside threads, keeping each thread resumable as before'

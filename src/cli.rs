@@ -177,7 +177,7 @@ pub enum Command {
 
     /// Erase a person's data from the whole database, with proof: delete their threads
     /// (--thread, --meta) and scrub what --match matches from every other thread's history;
-    /// then vacuum, search every byte for what was erased, and print a receipt.
+    /// then zero the freed space, search every byte for what was erased, and print a receipt.
     #[command(after_help = "Examples:
   memctl forget --db checkpoints.sqlite --meta user_id=42 --dry-run
   memctl forget --meta user_id=42 --match alice@example.com --receipt erasure-42.json
@@ -403,7 +403,7 @@ pub struct RmArgs {
     pub all_messages: bool,
 
     /// Also scrub the removed messages from every older checkpoint and write of the thread,
-    /// then vacuum, so their text is gone from the file (for secrets).
+    /// then zero the freed space, so their text is gone from the file (for secrets).
     #[arg(long)]
     pub purge: bool,
 
@@ -740,8 +740,9 @@ pub struct MaintenanceArgs {
     #[arg(long, short = 'n')]
     pub dry_run: bool,
 
-    /// Afterwards VACUUM and truncate the WAL so the file really shrinks (needs a moment of
-    /// exclusive access; exit code 3 if an app keeps the database busy).
+    /// Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write
+    /// lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database
+    /// busy or has a file over 64 MiB open).
     #[arg(long)]
     pub vacuum: bool,
 }
@@ -833,8 +834,8 @@ pub struct RekeyArgs {
     pub batch: u64,
 
     /// Afterwards VACUUM and truncate the WAL, so that no page of the file or its WAL keeps
-    /// an old value (needs a moment of exclusive access; exit code 3 if an app keeps the
-    /// database busy).
+    /// an old value (it holds the write lock while it rebuilds the file: exit code 3, nothing
+    /// lost, if an app keeps the database busy or has a file over 64 MiB open).
     #[arg(long)]
     pub vacuum: bool,
 }

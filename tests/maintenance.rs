@@ -376,6 +376,77 @@ fn quiet_and_busy_vacuum() {
     );
 }
 
+/// `gc --vacuum` while another process (an app) has a large WAL file open: VACUUM would hold
+/// the write lock for the whole rebuild, long enough for the app's writes to time out, so
+/// memctl does not start it (exit 3, saying why; the deletions are committed). A small file
+/// beside the app, and the large one once the app is gone, are vacuumed.
+#[test]
+fn no_long_vacuum_while_an_app_has_the_file_open() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let now = fixture_now(&db);
+    let gc = |keep: &str| {
+        memctl()
+            .args(["gc", "--db", s(&db), "--all", "--keep-checkpoints", keep])
+            .args([
+                "--now",
+                &now,
+                "--min-idle",
+                "0s",
+                "--vacuum",
+                "--format",
+                "json",
+            ])
+            .output()
+            .expect("runs")
+    };
+    let app = Connection::open(&db).expect("open");
+    app.execute_batch("PRAGMA journal_mode = WAL; SELECT COUNT(*) FROM checkpoints;")
+        .expect("wal");
+    // Small: vacuumed beside the app.
+    let out = gc("3");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["vacuumed"], true, "{report}");
+    // 80 MiB the app keeps (over the 64 MiB memctl rebuilds beside an app).
+    app.execute_batch(
+        "CREATE TABLE ballast (b BLOB); \
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 80) \
+         INSERT INTO ballast SELECT zeroblob(1 << 20) FROM n;",
+    )
+    .expect("ballast");
+    let before = count(&db, "SELECT COUNT(*) FROM checkpoints");
+    let out = gc("1");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("another process") && stderr.contains("--vacuum"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["vacuumed"], false, "{report}");
+    let after = count(&db, "SELECT COUNT(*) FROM checkpoints");
+    assert!(
+        after < before,
+        "the deletions are committed: {before} -> {after}"
+    );
+    // The app stops: the next run vacuums.
+    drop(app);
+    let out = gc("1");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["vacuumed"], true, "{report}");
+}
+
 /// Runs memctl, returns (exit code, stdout JSON, stderr).
 fn run_code(args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
     let out = memctl().args(args).output().expect("runs");

@@ -13,7 +13,7 @@ use crate::codec::aes::{self, Keyring};
 use crate::ops::edit::{is_key_error, prepare, Editable, Filters, LatestRows, Planned, Refusal};
 use crate::ops::outcome::{Outcome, Status};
 use crate::output::{human, progress};
-use crate::storage::{BlobKind, CheckpointStore, Leftover, ThreadMoved};
+use crate::storage::{BlobKind, CheckpointStore, Erased, Leftover, ThreadMoved};
 use crate::tokens::Counter;
 
 /// Opens the database for a command that writes (never creating it); with `dry_run`,
@@ -265,9 +265,13 @@ pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> R
         ));
         return Ok(outcome);
     }
-    store.vacuum().map_err(super::partial_if_busy)?;
+    let (mut leftovers, erased, skipped) = erase_and_search(
+        store,
+        || store.find_leftovers(&thread, &planned.verify),
+        |found| found.iter().any(|l| !l.raw.is_empty()),
+    )
+    .map_err(super::partial_if_busy)?;
     outcome.status = Status::Purged;
-    let mut leftovers = store.find_leftovers(&thread, &planned.verify)?;
     // With a key, the decrypted values of encrypted rows are searched too (without one, the
     // thread had no encrypted rows: the scrub would have failed on them).
     let sealed = match keys.has_key() {
@@ -275,10 +279,15 @@ pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> R
         false => None,
     };
     outcome.notes.push(format!(
-        "scrubbed {rows} older checkpoints and writes; file vacuumed; searched the file{} for the {} removed strings",
+        "scrubbed {rows} older checkpoints and writes; {}; searched the file{} for the {} removed strings",
+        describe_erased(erased),
         if sealed.is_some() { " and the decrypted values of its encrypted rows" } else { "" },
         planned.verify.len()
     ));
+    if let Some(why) = skipped {
+        outcome.status = Status::PurgeIncomplete;
+        outcome.notes.push(format!("{why:#}"));
+    }
     if let Some(sealed) = sealed {
         merge_leftovers(&mut leftovers, &thread, &planned.verify, sealed.found);
         if !sealed.unread_here.is_empty() {
@@ -315,6 +324,45 @@ pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> R
         }
     }
     Ok(outcome)
+}
+
+/// Erases the bytes a purge freed without locking a live app out
+/// ([`CheckpointStore::erase_freed`]), then runs `search`. When `outside_rows` says the search
+/// still found a removed text in the file's bytes but in no row (an old freed cell the app
+/// left, which only a rebuild reaches), falls back to `VACUUM` and searches again. Returns
+/// the last search, what was done, and why the fallback `VACUUM` was skipped (a
+/// [`crate::storage::VacuumBusy`]: an app has a large file open, or keeps it busy). An error
+/// of the first erase (a reader keeping the WAL) is returned as it is.
+pub(super) fn erase_and_search<T>(
+    store: &dyn CheckpointStore,
+    search: impl Fn() -> Result<T>,
+    outside_rows: impl Fn(&T) -> bool,
+) -> Result<(T, Erased, Option<anyhow::Error>)> {
+    let mut erased = store.erase_freed()?;
+    let found = search()?;
+    if erased.vacuumed || !outside_rows(&found) {
+        return Ok((found, erased, None));
+    }
+    match store.vacuum() {
+        Ok(()) => {
+            erased.vacuumed = true;
+            Ok((search()?, erased, None))
+        }
+        Err(e) if e.is::<crate::storage::VacuumBusy>() => Ok((found, erased, Some(e))),
+        Err(e) => Err(e),
+    }
+}
+
+/// What [`erase_and_search`] did, for a report line.
+pub(super) fn describe_erased(erased: Erased) -> String {
+    match (erased.pages_zeroed, erased.vacuumed) {
+        (None, _) => "vacuumed".into(),
+        (Some(n), true) => format!(
+            "{} zeroed, then vacuumed (a removed text was still in a freed part of a page)",
+            human::count(n, "free page")
+        ),
+        (Some(n), false) => format!("{} zeroed, WAL truncated", human::count(n, "free page")),
+    }
 }
 
 /// What [`search_sealed`] found.

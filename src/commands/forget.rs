@@ -46,6 +46,10 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let opts = Options::from_args(g, &args.rewrite, "forget")?;
     let dry_run = opts.dry_run;
     let store = batch::open_for_writing(g, dry_run)?;
+    if !dry_run {
+        // Deleted rows leave zeros, not their text, in the pages they shared with others.
+        store.zero_deleted_content()?;
+    }
     let keys = &opts.keys;
     let mut threads: Vec<ThreadSummary> = Vec::new();
     store.for_each_thread(&mut |t| {
@@ -215,24 +219,14 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         }
     }
 
-    // 3. Reclaim: one vacuum (SQLite: WAL checkpointed, VACUUM, WAL truncated).
+    // 3 and 4. Reclaim without locking an app out (SQLite: free pages zeroed in short
+    // transactions, WAL truncated; VACUUM only when a removed text is still in a freed part of
+    // a page), and verify: every byte (every row on a server) searched for what was erased.
     let mut reclaim = Reclaim {
         out_of_reach: out_of_reach(&*store),
         ..Reclaim::default()
     };
     let mut busy = None;
-    if !dry_run {
-        let (before, after, outcome) = store.shrink(true)?;
-        reclaim.bytes_before = before;
-        reclaim.bytes_after = after;
-        match outcome {
-            Some(Ok(())) => reclaim.vacuumed = true,
-            Some(Err(e)) => busy = Some(e),
-            None => {}
-        }
-    }
-
-    // 4. Verify: every byte (every row on a server) searched for what was erased.
     let verification = if dry_run {
         None
     } else {
@@ -252,14 +246,44 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         let removed: Vec<String> = removed.difference(&must).cloned().collect();
         let (must, short_a) = searchable(must);
         let (removed, short_b) = searchable(removed);
-        Some(verify(
-            &*store,
-            keys,
-            &must,
-            &removed,
-            short_a + short_b,
-            pattern.as_ref().zip(args.pattern.as_deref()),
-        )?)
+        reclaim.bytes_before = store.file_stats()?.file_bytes;
+        let search = || {
+            verify(
+                &*store,
+                keys,
+                &must,
+                &removed,
+                short_a + short_b,
+                pattern.as_ref().zip(args.pattern.as_deref()),
+            )
+        };
+        // Worth a VACUUM: an erased string found in the file's bytes but in no row (a freed
+        // part of a page). A raw match of the pattern itself names no row; it counts only
+        // when no thread was left holding matches (reported threads keep theirs).
+        let pattern_sha = args.pattern.as_deref().map(digest);
+        let in_freed_space = |v: &Verification| {
+            v.remaining.iter().any(|h| {
+                h.rows.is_empty()
+                    && !h.raw.is_empty()
+                    && (Some(&h.sha256) != pattern_sha.as_ref() || reported.is_empty())
+            })
+        };
+        let found = match batch::erase_and_search(&*store, search, in_freed_space) {
+            Ok((found, erased, skipped)) => {
+                reclaim.free_pages_zeroed = erased.pages_zeroed;
+                reclaim.vacuumed = erased.vacuumed;
+                busy = skipped;
+                found
+            }
+            Err(e) if e.is::<crate::storage::VacuumBusy>() => {
+                // The WAL could not be truncated: still say what the bytes hold now.
+                busy = Some(e);
+                search()?
+            }
+            Err(e) => return Err(e),
+        };
+        reclaim.bytes_after = store.file_stats()?.file_bytes;
+        Some(found)
     };
 
     let receipt = Receipt {
@@ -465,7 +489,7 @@ fn out_of_reach(store: &dyn CheckpointStore) -> Vec<String> {
         ]
     } else {
         vec![
-            "SQLite: the file was rebuilt (VACUUM) and its -wal truncated; copies outside it (backups, snapshots, replicas such as Litestream, blocks the filesystem or disk has not yet reused) are out of memctl's reach".into(),
+            "SQLite: the freed space in the file was overwritten with zeros and its -wal truncated; copies outside it (backups, snapshots, replicas such as Litestream, blocks the filesystem or disk has not yet reused) are out of memctl's reach".into(),
         ]
     }
 }

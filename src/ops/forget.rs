@@ -464,7 +464,13 @@ pub struct Reported {
 /// What the space reclaim did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Reclaim {
-    /// SQLite: `VACUUM`, WAL checkpointed and truncated; Postgres: `VACUUM (ANALYZE)`.
+    /// SQLite: free pages overwritten with zeros in short transactions (an app writing
+    /// beside memctl is not locked out), then the WAL checkpointed and truncated.
+    /// `None`: not done (a dry run, a server backend, or the WAL could not be truncated).
+    pub free_pages_zeroed: Option<u64>,
+    /// A `VACUUM` ran. SQLite: only when a removed text was still in a freed part of a page
+    /// after the zeroing (it holds the write lock while it rebuilds the file); Postgres:
+    /// always, `VACUUM (ANALYZE)`, which does not block writers.
     pub vacuumed: bool,
     /// The database size before and after (SQLite: the file; Postgres: the tables).
     pub bytes_before: u64,

@@ -9,7 +9,7 @@ use super::sqlite::{opt_text, text, SqliteStore};
 use super::{CheckpointInfo, CheckpointRewrite, Deleted, FileStats, Orphans, VacuumBusy};
 
 impl SqliteStore {
-    fn pragma_u64(&self, name: &str) -> Result<u64> {
+    pub(super) fn pragma_u64(&self, name: &str) -> Result<u64> {
         self.connection()
             .query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0))
             .map(|v| v.max(0) as u64)
@@ -256,13 +256,7 @@ impl SqliteStore {
                 self.path().display()
             ))
         };
-        let checkpoint = || -> Result<bool> {
-            let busy: i64 = self
-                .connection()
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
-                .map_err(|e| super::sqlite::explain(e, self.path()))?;
-            Ok(busy == 0)
-        };
+        let checkpoint = || self.truncate_wal();
         let is_busy = |e: &rusqlite::Error| {
             matches!(
                 e.sqlite_error_code(),

@@ -4,6 +4,8 @@
 //! Storage takes and returns plain rows and bytes: it knows nothing of messages, edits, exit
 //! codes or the command line.
 
+pub mod freed;
+pub mod kept_open;
 pub mod maintenance;
 pub mod pgconn;
 pub mod pgformat;
@@ -400,6 +402,15 @@ impl ThreadMoved {
     }
 }
 
+/// What [`CheckpointStore::erase_freed`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Erased {
+    /// Free pages overwritten with zeros (SQLite; `None`: a backend that does not).
+    pub pages_zeroed: Option<u64>,
+    /// A `VACUUM` ran (a server backend's way).
+    pub vacuumed: bool,
+}
+
 /// A vacuum that could not get exclusive access (an app keeps the database busy): the
 /// deletions before it are committed; the caller decides what that means for its exit code.
 #[derive(Debug, thiserror::Error)]
@@ -656,8 +667,30 @@ pub trait CheckpointStore: Send {
     }
 
     /// Gives deleted space back so deleted bytes are gone (SQLite: WAL checkpoint, `VACUUM`,
-    /// WAL truncated). A database an app keeps busy is a [`VacuumBusy`] error.
+    /// WAL truncated). A database an app keeps busy is a [`VacuumBusy`] error, and so is a
+    /// SQLite file another process has open that is too large to rebuild without locking the
+    /// app out for seconds (see [`freed::VACUUM_BESIDE_APP_MAX_BYTES`]).
     fn vacuum(&self) -> Result<()>;
+
+    /// From now on, content this connection deletes is overwritten with zeros (SQLite's
+    /// `secure_delete`), so a purge leaves no freed cell behind. A server backend: nothing to
+    /// do (its `VACUUM` reclaims dead rows).
+    fn zero_deleted_content(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Erases the bytes of deleted rows without locking an app out (SQLite: the free pages
+    /// zeroed in short transactions, then the WAL truncated, see [`freed`]; a server:
+    /// `VACUUM`, which does not block writers). The caller searches the bytes afterwards and
+    /// falls back to [`CheckpointStore::vacuum`] when a removed text is still found outside
+    /// every row. A reader keeping the WAL is a [`VacuumBusy`] error.
+    fn erase_freed(&self) -> Result<Erased> {
+        self.vacuum()?;
+        Ok(Erased {
+            pages_zeroed: None,
+            vacuumed: true,
+        })
+    }
 
     /// The database size before and after an optional vacuum, and the vacuum's outcome (kept
     /// apart so a busy database still gets its report printed).

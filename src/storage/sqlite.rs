@@ -283,7 +283,21 @@ impl CheckpointStore for SqliteStore {
     }
 
     fn vacuum(&self) -> Result<()> {
+        self.check_vacuum_beside_app()?;
         self.vacuum_or_busy()
+    }
+
+    fn zero_deleted_content(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA secure_delete = ON")
+            .map_err(|e| self.sql_error(e))
+    }
+
+    fn erase_freed(&self) -> Result<super::Erased> {
+        Ok(super::Erased {
+            pages_zeroed: Some(self.zero_free_pages()?),
+            vacuumed: false,
+        })
     }
 
     fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
@@ -560,11 +574,10 @@ fn might_be_shared(path: &Path) -> bool {
 
 /// True when the database header says WAL mode (file format versions 2 at bytes 18–19).
 fn is_wal_mode(path: &Path) -> bool {
-    use std::io::Read;
     let mut header = [0u8; 20];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut header))
-        .is_ok()
+    super::kept_open::open(path)
+        .and_then(|f| super::kept_open::read_at(&f, &mut header, 0))
+        .is_ok_and(|n| n == header.len())
         && header.starts_with(b"SQLite format 3\0")
         && header[18] == 2
         && header[19] == 2
@@ -718,22 +731,22 @@ pub(crate) fn blob(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>>
 /// and hands each piece to `f` until it returns false: memory stays flat on a file of any
 /// size. A missing file is no error (nothing is handed over).
 pub fn read_in_pieces(path: &Path, overlap: usize, f: &mut dyn FnMut(&[u8]) -> bool) -> Result<()> {
-    use std::io::Read;
     const PIECE: usize = 8 << 20;
-    let mut file = match std::fs::File::open(path) {
+    let file = match super::kept_open::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
     };
     let mut buf = vec![0u8; PIECE + overlap];
     let mut have = 0;
+    let mut offset = 0u64;
     loop {
-        let n = file
-            .read(&mut buf[have..])
+        let n = super::kept_open::read_at(&file, &mut buf[have..], offset)
             .with_context(|| format!("cannot read '{}'", path.display()))?;
         if n == 0 {
             return Ok(());
         }
+        offset += n as u64;
         have += n;
         if !f(&buf[..have]) {
             return Ok(());
@@ -745,21 +758,28 @@ pub fn read_in_pieces(path: &Path, overlap: usize, f: &mut dyn FnMut(&[u8]) -> b
 }
 
 /// For each of `needles`, the files among `files` that contain it (missing files are
-/// skipped). Each file is read once (see [`read_in_pieces`]).
+/// skipped). Each file is read once (see [`read_in_pieces`]) and searched for every needle in
+/// one pass (Aho-Corasick: a forget of a long thread searches for thousands of strings).
 pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<String>>> {
-    let finders: Vec<memchr::memmem::Finder<'_>> = needles
-        .iter()
-        .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
-        .collect();
-    let overlap = needles.iter().map(String::len).max().unwrap_or(1).max(1) - 1;
     let mut found = vec![Vec::new(); needles.len()];
+    if needles.is_empty() {
+        return Ok(found);
+    }
+    let searcher = aho_corasick::AhoCorasick::new(needles)
+        .context("cannot build the search for the removed strings")?;
+    let overlap = needles.iter().map(String::len).max().unwrap_or(1).max(1) - 1;
     for path in files {
         let mut hit = vec![false; needles.len()];
+        let mut left = needles.len();
         read_in_pieces(path, overlap, &mut |piece| {
-            for (i, f) in finders.iter().enumerate() {
-                hit[i] = hit[i] || f.find(piece).is_some();
+            for m in searcher.find_overlapping_iter(piece) {
+                let i = m.pattern().as_usize();
+                if !hit[i] {
+                    hit[i] = true;
+                    left -= 1;
+                }
             }
-            true
+            left > 0
         })?;
         for (i, h) in hit.into_iter().enumerate() {
             if h {
@@ -1074,8 +1094,8 @@ impl SqliteStore {
             }
         }
         let mut out = Vec::new();
-        for (text, files) in texts.iter().zip(in_file) {
-            let rows = self.rows_holding(text)?;
+        let holding = self.rows_holding(&texts.iter().collect::<Vec<_>>())?;
+        for ((text, files), rows) in texts.iter().zip(in_file).zip(holding) {
             let (here, elsewhere): (Vec<_>, Vec<_>) =
                 rows.into_iter().partition(|(t, _)| t == thread_id);
             let mut left = Leftover {
@@ -1095,31 +1115,61 @@ impl SqliteStore {
         Ok(out)
     }
 
-    /// Up to five rows whose blobs or metadata hold `needle`: (thread, the row named for a
-    /// person). In the JSON metadata the text is searched as JSON writes it (see
-    /// [`super::json_escaped`]).
-    fn rows_holding(&self, needle: &str) -> Result<Vec<(String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote(thread_id) \
-                   FROM checkpoints WHERE instr(checkpoint, ?1) > 0 \
-                      OR instr(CAST(metadata AS BLOB), ?2) > 0 \
-                 UNION ALL \
-                 SELECT thread_id, 'a pending write to ' || quote(channel) || ' on checkpoint ' \
-                        || checkpoint_id || ' of thread ' || quote(thread_id) \
-                   FROM writes WHERE instr(value, ?1) > 0 \
-                 LIMIT 5",
-            )
-            .map_err(|e| self.sql_error(e))?;
-        let rows = stmt
-            .query_map(
-                rusqlite::params![needle.as_bytes(), super::json_escaped(needle).as_bytes()],
-                |r| Ok((text(r, 0)?, text(r, 1)?)),
-            )
-            .map_err(|e| self.sql_error(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.sql_error(e))
+    /// For each of `texts`, up to five rows whose blobs or metadata hold it: (thread, the row
+    /// named for a person), checkpoints before writes. In the JSON metadata a text is searched
+    /// as JSON writes it (see [`super::json_escaped`]). One pass over every row, every text at
+    /// once (Aho-Corasick): a forget searches for thousands of strings. Rows are searched
+    /// whole, so a text that the file splits across two overflow pages is found here too.
+    fn rows_holding(&self, texts: &[&String]) -> Result<Vec<Vec<(String, String)>>> {
+        let mut out = vec![Vec::new(); texts.len()];
+        if texts.is_empty() {
+            return Ok(out);
+        }
+        let escaped: Vec<String> = texts.iter().map(|t| super::json_escaped(t)).collect();
+        let build = |texts: &[&str]| {
+            aho_corasick::AhoCorasick::new(texts)
+                .context("cannot build the search for the removed strings")
+        };
+        let plain = build(&texts.iter().map(|t| t.as_str()).collect::<Vec<_>>())?;
+        let json = build(&escaped.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let sql = |e| self.sql_error(e);
+        let mut seen = vec![false; texts.len()];
+        let mut scan = |query: &str, out: &mut Vec<Vec<(String, String)>>| -> Result<()> {
+            let mut stmt = self.conn.prepare(query).map_err(sql)?;
+            let mut rows = stmt.query([]).map_err(sql)?;
+            while let Some(row) = rows.next().map_err(sql)? {
+                seen.iter_mut().for_each(|s| *s = false);
+                let mut any = false;
+                for (col, searcher) in [(2, &plain), (3, &json)] {
+                    let bytes = key(row, col).map_err(sql)?;
+                    for m in searcher.find_overlapping_iter(bytes.as_ref()) {
+                        seen[m.pattern().as_usize()] = true;
+                        any = true;
+                    }
+                }
+                if !any {
+                    continue;
+                }
+                let (thread, place) = (text(row, 0).map_err(sql)?, text(row, 1).map_err(sql)?);
+                for (i, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
+                    if out[i].len() < 5 {
+                        out[i].push((thread.clone(), place.clone()));
+                    }
+                }
+            }
+            Ok(())
+        };
+        scan(
+            "SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote(thread_id), \
+                    checkpoint, CAST(metadata AS BLOB) FROM checkpoints",
+            &mut out,
+        )?;
+        scan(
+            "SELECT thread_id, 'a pending write to ' || quote(channel) || ' on checkpoint ' \
+                    || checkpoint_id || ' of thread ' || quote(thread_id), value, NULL FROM writes",
+            &mut out,
+        )?;
+        Ok(out)
     }
 }
 
