@@ -79,10 +79,17 @@ fn float(f: f64) -> Json {
     }
 }
 
-/// Converts JSON (the legacy `json` serialization) into the value model, so the same views
-/// read both. LangChain constructor objects stay maps; the model reads them.
+/// Converts JSON (the legacy `json` serialization, and LangGraph.js's `JsonPlusSerializer`)
+/// into the value model, so the same views read both. LangChain constructor objects stay
+/// maps; the model reads them. LangGraph.js's DeltaChannel snapshot
+/// `{"lc": 2, "type": "delta_snapshot", "value": v}` (its `DeltaSnapshot` class, which
+/// `isDeltaSnapshot` and the ancestor walk take as a seed) becomes the same
+/// [`ext::DELTA_SNAPSHOT`](super::ext::DELTA_SNAPSHOT) as Python's `_DeltaSnapshot`.
 pub fn json_to_value(j: &serde_json::Value) -> Value {
     use serde_json::Value as J;
+    if let Some(inner) = js_delta_snapshot(j) {
+        return Value::ext(ext::DELTA_SNAPSHOT, json_to_value(inner));
+    }
     match j {
         J::Null => Value::Nil,
         J::Bool(b) => Value::Bool(*b),
@@ -103,6 +110,19 @@ pub fn json_to_value(j: &serde_json::Value) -> Value {
                 .collect(),
         ),
     }
+}
+
+/// The value inside LangGraph.js's `DeltaSnapshot` record (`_default` in its
+/// `JsonPlusSerializer` writes `{lc: 2, type: "delta_snapshot", value}`; `_reviver` revives
+/// exactly that shape, with `value` present).
+fn js_delta_snapshot(j: &serde_json::Value) -> Option<&serde_json::Value> {
+    let o = j.as_object()?;
+    if o.get("lc").and_then(serde_json::Value::as_u64) == Some(2)
+        && o.get("type").and_then(serde_json::Value::as_str) == Some("delta_snapshot")
+    {
+        return o.get("value");
+    }
+    None
 }
 
 #[cfg(test)]
