@@ -205,8 +205,35 @@ fn gc_of_js_delta_threads_keeps_what_langgraph_js_reads_and_it_continues() {
                 "keep {keep}: {t}"
             );
         }
-        // memctl reads what is left as LangGraph.js does.
-        let after = js_states(&db, false);
+        // LangGraph.js reads every kept checkpoint as before, and memctl reads what is left as
+        // LangGraph.js does. A thread gc does not report had nothing to collect: it is as it was.
+        let mut after = js_states(&db, false);
+        let reported: Vec<&str> = report["threads"]
+            .as_array()
+            .expect("threads")
+            .iter()
+            .filter_map(|t| t["thread_id"].as_str())
+            .collect();
+        let threads = after["threads"].as_object_mut().expect("threads");
+        let untouched: Vec<String> = threads
+            .keys()
+            .filter(|k| !reported.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        assert!(reported.len() >= 3, "keep {keep}: {report}");
+        // The threads whose newest checkpoint replays writes keep the chain back to the seed
+        // (memctl writes no snapshot into LangGraph.js's JSON rows).
+        let chains = report["threads"]
+            .as_array()
+            .expect("threads")
+            .iter()
+            .filter(|t| t["delta"].as_str().is_some_and(|d| d.starts_with("chain")))
+            .count();
+        assert!(chains >= 2, "keep {keep}: {report}");
+        for thread in &untouched {
+            let t = threads.shift_remove(thread).expect("thread");
+            assert_eq!(t, before["threads"][thread], "keep {keep}: {thread}");
+        }
         let mut failures = delta_states::compare_kept(keep, &report, &before, &after);
         let (_, more) = compare(s(&db), &after);
         failures.extend(more);
@@ -215,4 +242,24 @@ fn gc_of_js_delta_threads_keeps_what_langgraph_js_reads_and_it_continues() {
         let continued = js_states(&db, true)["continued"].clone();
         assert_eq!(continued, reference, "keep {keep}");
     }
+}
+
+#[test]
+fn trim_and_rm_of_a_js_delta_thread_are_refused_with_one_line_and_write_nothing() {
+    // memctl writes msgpack checkpoints only; a LangGraph.js thread's rows are JSON, whose
+    // rewrite memctl has not verified against LangGraph.js: refused, the file unchanged.
+    let (_d, db) = temp_copy(&fixture("js-delta.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    for args in [
+        &["trim", "--thread", "js-chat", "--keep", "2"][..],
+        &["rm", "--thread", "js-removal", "--index", "0"][..],
+        &["rm", "--thread", "js-chat", "--index", "0", "--purge"][..],
+    ] {
+        let err = common::run_err(&[args, &["--db", s(&db)]].concat());
+        assert!(err.contains("stored as 'json'"), "{args:?}: {err}");
+    }
+    assert!(
+        std::fs::read(&db).expect("read") == before,
+        "the file changed"
+    );
 }

@@ -128,6 +128,22 @@ fn js_delta_snapshot(j: &serde_json::Value) -> Option<&serde_json::Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_langgraph_js_delta_snapshot_is_a_delta_snapshot() {
+        let v = json_to_value(&json!({"lc": 2, "type": "delta_snapshot", "value": [1, "a"]}));
+        let e = v.as_ext().expect("an ext");
+        assert_eq!(e.code, ext::DELTA_SNAPSHOT);
+        assert_eq!(to_json(&e.payload), json!([1, "a"]));
+        // Anything else stays a map: another lc 2 record, or one without a value.
+        for other in [
+            json!({"lc": 2, "type": "undefined"}),
+            json!({"lc": 2, "type": "delta_snapshot"}),
+            json!({"lc": 1, "type": "delta_snapshot", "value": []}),
+        ] {
+            assert!(json_to_value(&other).as_map().is_some(), "{other}");
+        }
+    }
     use crate::codec::msgpack::decode;
 
     #[test]
