@@ -2,7 +2,8 @@
 # The whole test suite, set-up included. What a newcomer runs, and what CI runs.
 #   1. the pinned Python virtualenvs with real LangGraph (.venv/new, .venv/old, .venv/pg
 #      with langgraph-checkpoint-postgres, and .venv/deep with deepagents) for the interop tests (created when missing;
-#      scripts/pyenv.sh), and a throwaway PostgreSQL cluster for the Postgres tests
+#      scripts/pyenv.sh), LangGraph.js in fixtures/js/node_modules (scripts/jsenv.sh: npm ci
+#      when missing or when the lock changed), and a throwaway PostgreSQL cluster for the Postgres tests
 #      (scripts/pg.sh: Debian's postgresql, installed with apt-get when missing; a temp dir,
 #      a free port on 127.0.0.1, stopped and removed at exit);
 #   2. formatting and lints (cargo fmt --check, clippy -D warnings);
@@ -16,6 +17,9 @@ cd "$ROOT"
 
 echo "test.sh: python environments" >&2
 scripts/pyenv.sh
+
+echo "test.sh: LangGraph.js (node_modules)" >&2
+scripts/jsenv.sh
 
 echo "test.sh: PostgreSQL server" >&2
 PGDIR="$(mktemp -d /tmp/memctl-pg.XXXXXX)"
@@ -36,6 +40,7 @@ export MEMCTL_PYTHON_NEW="$ROOT/.venv/new/bin/python"
 export MEMCTL_PYTHON_OLD="$ROOT/.venv/old/bin/python"
 export MEMCTL_PYTHON_PG="$ROOT/.venv/pg/bin/python"
 export MEMCTL_PYTHON_DEEP="$ROOT/.venv/deep/bin/python"
+export MEMCTL_NODE_MODULES="$ROOT/fixtures/js/node_modules"
 # A snapshot that does not match fails the run and leaves no .snap.new behind.
 export INSTA_UPDATE=no
 cargo test --locked

@@ -79,10 +79,17 @@ fn float(f: f64) -> Json {
     }
 }
 
-/// Converts JSON (the legacy `json` serialization) into the value model, so the same views
-/// read both. LangChain constructor objects stay maps; the model reads them.
+/// Converts JSON (the legacy `json` serialization, and LangGraph.js's `JsonPlusSerializer`)
+/// into the value model, so the same views read both. LangChain constructor objects stay
+/// maps; the model reads them. LangGraph.js's DeltaChannel snapshot
+/// `{"lc": 2, "type": "delta_snapshot", "value": v}` (its `DeltaSnapshot` class, which
+/// `isDeltaSnapshot` and the ancestor walk take as a seed) becomes the same
+/// [`ext::DELTA_SNAPSHOT`](super::ext::DELTA_SNAPSHOT) as Python's `_DeltaSnapshot`.
 pub fn json_to_value(j: &serde_json::Value) -> Value {
     use serde_json::Value as J;
+    if let Some(inner) = js_delta_snapshot(j) {
+        return Value::ext(ext::DELTA_SNAPSHOT, json_to_value(inner));
+    }
     match j {
         J::Null => Value::Nil,
         J::Bool(b) => Value::Bool(*b),
@@ -105,9 +112,38 @@ pub fn json_to_value(j: &serde_json::Value) -> Value {
     }
 }
 
+/// The value inside LangGraph.js's `DeltaSnapshot` record (`_default` in its
+/// `JsonPlusSerializer` writes `{lc: 2, type: "delta_snapshot", value}`; `_reviver` revives
+/// exactly that shape, with `value` present).
+fn js_delta_snapshot(j: &serde_json::Value) -> Option<&serde_json::Value> {
+    let o = j.as_object()?;
+    if o.get("lc").and_then(serde_json::Value::as_u64) == Some(2)
+        && o.get("type").and_then(serde_json::Value::as_str) == Some("delta_snapshot")
+    {
+        return o.get("value");
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_langgraph_js_delta_snapshot_is_a_delta_snapshot() {
+        let v = json_to_value(&json!({"lc": 2, "type": "delta_snapshot", "value": [1, "a"]}));
+        let e = v.as_ext().expect("an ext");
+        assert_eq!(e.code, ext::DELTA_SNAPSHOT);
+        assert_eq!(to_json(&e.payload), json!([1, "a"]));
+        // Anything else stays a map: another lc 2 record, or one without a value.
+        for other in [
+            json!({"lc": 2, "type": "undefined"}),
+            json!({"lc": 2, "type": "delta_snapshot"}),
+            json!({"lc": 1, "type": "delta_snapshot", "value": []}),
+        ] {
+            assert!(json_to_value(&other).as_map().is_some(), "{other}");
+        }
+    }
     use crate::codec::msgpack::decode;
 
     #[test]

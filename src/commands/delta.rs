@@ -374,20 +374,10 @@ pub fn fold_messages(
                 .iter()
                 .any(|(k, _)| k == MESSAGES);
             let rows = store.channel_writes(thread, &cp.row.checkpoint_ns, id, &channel)?;
-            let writes = crate::ops::edit::open_writes(keys, rows, thread, id)?
+            let writes = write_values(keys, rows, thread, id)?
                 .into_iter()
-                .map(|w| {
-                    let value =
-                        crate::codec::decode_typed(&w.type_name, &w.value).with_context(|| {
-                            format!(
-                                "cannot decode the 'messages' write of task {} on checkpoint {id}",
-                                w.task_id
-                            )
-                        })?;
-                    let value = value.as_msgpack().cloned().unwrap_or(Value::Nil);
-                    Ok((w.task_id, value))
-                })
-                .collect::<Result<Vec<_>>>()?;
+                .map(|(w, value)| (w.task_id, value))
+                .collect();
             Ok(delta::Node {
                 id: id.clone(),
                 parent: cp.row.parent_checkpoint_id.clone(),

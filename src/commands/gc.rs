@@ -106,8 +106,8 @@ enum Snapshots {
     Written(Vec<CheckpointRewrite>, u64),
     /// memctl cannot write them, and why (the thread is left alone).
     Cannot(String),
-    /// The rows are encrypted: memctl writes snapshots into plain rows only, and keeps the
-    /// chain instead (why).
+    /// The rows are not plain msgpack (encrypted, or LangGraph.js's `json`): memctl writes
+    /// snapshots into plain msgpack rows only, and keeps the chain instead (why).
     Encrypted(String),
 }
 
@@ -176,18 +176,6 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             Some(infos) => infos,
             None => store.checkpoint_infos(&t.thread_id)?,
         };
-        // LangGraph.js's DeltaChannel threads carry no counters to find their seeds by.
-        if infos.iter().any(|c| {
-            crate::model::Metadata::parse(c.metadata.as_deref())
-                .is_ok_and(|m| m.fields.contains_key(crate::model::delta::JS_DELTA_MARKER))
-        }) {
-            row.status = GcStatus::Skipped(
-                "LangGraph.js DeltaChannel thread (its value is rebuilt from older checkpoints)"
-                    .into(),
-            );
-            rows.push(row);
-            continue;
-        }
         let mut p = plan(&infos, keep);
         let mut rewrites: Vec<CheckpointRewrite> = Vec::new();
         let mut way = None;
@@ -533,8 +521,13 @@ fn snapshots(
         };
         if row.type_name != "msgpack" {
             return Ok(Snapshots::Encrypted(format!(
-                "stored as '{}': memctl writes snapshots into plain msgpack checkpoints only",
-                row.type_name
+                "stored as '{}'{}: memctl writes snapshots into plain msgpack checkpoints only",
+                row.type_name,
+                if row.type_name == "json" {
+                    " (LangGraph.js)"
+                } else {
+                    ""
+                }
             )));
         }
         let cp = LoadedCheckpoint::open(keys, row.clone())?;

@@ -35,7 +35,10 @@ use super::metadata::Metadata;
 /// `counters_since_delta_snapshot` of one checkpoint: `(channel, (updates, supersteps))`.
 pub type Counters = Vec<(String, (u64, u64))>;
 
-/// The metadata key LangGraph.js writes on the checkpoints of a DeltaChannel graph.
+/// The metadata key LangGraph.js (`@langchain/langgraph` ≥ 1.7, `DELTA_WRITES_VERSIONED`)
+/// writes, `true`, on every checkpoint of a branch its DeltaChannel graph started; it writes
+/// `counters_since_delta_snapshot` as Python does too. Under it a DeltaChannel with no version
+/// was never written and is not walked (`deltaChannelsToReplay`).
 pub const JS_DELTA_MARKER: &str = "delta_writes_versioned";
 
 /// The id of the `RemoveMessage` that clears the whole list (`REMOVE_ALL_MESSAGES`).

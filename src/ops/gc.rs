@@ -109,7 +109,8 @@ fn plan_keeping(checkpoints: &[CheckpointInfo], keep: usize, seeds: bool) -> GcP
     plan
 }
 
-/// True when some checkpoint's metadata says the thread's graph has (Python) DeltaChannels.
+/// True when some checkpoint's metadata says the thread's graph has DeltaChannels (Python's
+/// or LangGraph.js's: both write `counters_since_delta_snapshot`).
 pub fn is_delta(checkpoints: &[CheckpointInfo]) -> bool {
     !delta_channels(checkpoints, None).is_empty()
 }
