@@ -61,14 +61,29 @@ pub struct Outline {
     pub approx_tokens: u64,
     /// Where the stored message sits in the blob it was read from.
     pub span: Range<usize>,
-    /// True when the message was outlined in place (else through its full view): its
-    /// preview is read the same way (see [`Outline::preview`]).
-    in_place: bool,
+    /// How the preview is made (see [`Outline::preview`]).
+    preview: PreviewFrom,
+}
+
+/// Where [`Outline::preview`] finds a message's preview.
+#[derive(Debug, Clone)]
+enum PreviewFrom {
+    /// The message is read again through its full view (it was outlined that way).
+    View,
+    /// The message is read again in place.
+    InPlace,
+    /// The preview is these bytes of the blob: the head of the message's text content, cut
+    /// where [`preview_of`] cuts it (a message whose content is one string, the usual case,
+    /// is not read again for its preview).
+    Text(Range<usize>),
+    /// The preview itself: a message with no text, whose preview is empty or names its tool
+    /// calls.
+    Made(String),
 }
 
 impl PartialEq for Outline {
     fn eq(&self, other: &Outline) -> bool {
-        // `in_place` says how the outline was read, not what it says.
+        // `preview` says how the preview is read, not what the outline says.
         self.kind == other.kind
             && self.chunk == other.chunk
             && self.id == other.id
@@ -110,17 +125,31 @@ impl Outline {
             tool_call_id: m.tool_call_id().map(str::to_owned),
             approx_tokens: approx::count_message(m),
             span,
-            in_place: false,
+            preview: PreviewFrom::View,
         }
     }
 
     /// The head of the text reports preview (the first [`PREVIEW_CHARS`] + 1 characters of the message's
     /// [`Message::summary_text`]), read from `blob`, the bytes the outline was made from, the
-    /// way the outline was made. Made only when asked for: a report lists the messages it
-    /// removes, and a long thread's outlines would otherwise hold a preview of every message.
+    /// way the outline was made. Made when asked for (a report lists the messages it removes,
+    /// and a long thread's outlines would otherwise hold a preview of every message), from
+    /// where the outline found it: the head of a text content in `blob`, the short preview of a
+    /// message with no text, or the message read again.
     pub fn preview(&self, blob: &[u8]) -> String {
+        match &self.preview {
+            PreviewFrom::Text(head) => {
+                if let Some(text) = blob
+                    .get(head.clone())
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                {
+                    return text.to_owned();
+                }
+            }
+            PreviewFrom::Made(p) => return p.clone(),
+            PreviewFrom::View | PreviewFrom::InPlace => {}
+        }
         let bytes = blob.get(self.span.clone()).unwrap_or_default();
-        if self.in_place {
+        if !matches!(self.preview, PreviewFrom::View) {
             if let Some(p) = lazy::root(bytes)
                 .ok()
                 .and_then(|item| preview_in_place(&item))
@@ -146,7 +175,7 @@ pub fn outline_list(blob: &[u8], list: Range<usize>) -> Option<Vec<Outline>> {
     let items = items.spans().collect::<Result<Vec<_>, _>>().ok()?;
     let mut out = Vec::with_capacity(items.len());
     for (item, span) in &items {
-        let outline = match in_place(item, span.clone()) {
+        let outline = match in_place(item, span.clone(), blob) {
             Some(o) => o,
             None => {
                 let raw = blob.get(span.clone())?;
@@ -213,14 +242,29 @@ fn tool_calls_in_place<'a>(fields: &Fields<'a>) -> Option<CallsInPlace<'a>> {
     Some((n, ids, names))
 }
 
-/// Outlines an ext-object LangChain message without building its view.
-fn in_place(item: &Spanned<'_>, span: Range<usize>) -> Option<Outline> {
+/// Outlines an ext-object LangChain message of `blob` without building its view.
+fn in_place(item: &Spanned<'_>, span: Range<usize>, blob: &[u8]) -> Option<Outline> {
     let (kind, chunk, fields) = read_message(item)?;
     let text = |key: &str| fields.get(key).and_then(|v| v.as_str()).map(str::to_owned);
     let (calls_n, ids, names) = tool_calls_in_place(&fields)?;
     // The preview is made when a report asks for it, but a message whose preview does not
-    // read in place is outlined through its view, as a whole.
-    summary_preview(fields.get("content"), calls_n, &names)?;
+    // read in place is outlined through its view, as a whole. Content that is one non-empty
+    // string is its own preview's text: where its head sits in the blob is kept.
+    let content = fields.get("content");
+    let preview = match content.map(|c| c.value) {
+        Some(Lazy::Str(s)) if !s.is_empty() => match offset_in(blob, s.as_bytes()) {
+            Some(at) => PreviewFrom::Text(at..at + preview_head(s).len()),
+            None => PreviewFrom::InPlace,
+        },
+        // No text: the preview is empty or names the tool calls, a short string, kept.
+        Some(Lazy::Str(_) | Lazy::Nil) | None => {
+            PreviewFrom::Made(summary_preview(content, calls_n, &names)?)
+        }
+        _ => {
+            summary_preview(content, calls_n, &names)?;
+            PreviewFrom::InPlace
+        }
+    };
     Some(Outline {
         kind,
         chunk,
@@ -229,8 +273,15 @@ fn in_place(item: &Spanned<'_>, span: Range<usize>) -> Option<Outline> {
         tool_call_id: text("tool_call_id"),
         approx_tokens: approx::count_fields(kind, &fields)?,
         span,
-        in_place: true,
+        preview,
     })
+}
+
+/// Where `part`, a slice borrowed from `whole`, starts in it (`None` when it is not part of
+/// it).
+fn offset_in(whole: &[u8], part: &[u8]) -> Option<usize> {
+    let at = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    (at.checked_add(part.len())? <= whole.len()).then_some(at)
 }
 
 /// The preview of an ext-object message read in place, as [`in_place`] reads it.
@@ -285,9 +336,14 @@ pub const PREVIEW_CHARS: usize = 60;
 /// character more, so the preview knows it was cut). Raw text: the output layer makes the
 /// preview safe for a terminal.
 fn preview_of(text: &str) -> String {
+    preview_head(text).to_owned()
+}
+
+/// The part of `text` that [`preview_of`] keeps.
+fn preview_head(text: &str) -> &str {
     match text.char_indices().nth(PREVIEW_CHARS + 1) {
-        Some((end, _)) => text[..end].to_owned(),
-        None => text.to_owned(),
+        Some((end, _)) => &text[..end],
+        None => text,
     }
 }
 
@@ -325,6 +381,7 @@ mod tests {
             ])
         };
         let long = "word ".repeat(40);
+        let cjk = "数据库🙂e\u{301}".repeat(30);
         let list = Value::array(vec![
             msg("HumanMessage", "human", s("hello\nthere"), vec![]),
             msg("HumanMessage", "human", s(&long), vec![]),
@@ -351,16 +408,23 @@ mod tests {
                 (s("role"), s("user")),
                 (s("content"), s("from a dict")),
             ]),
+            // Multi-byte characters across the cut (CJK, emoji, a combining mark).
+            msg("HumanMessage", "human", s(&cjk), vec![]),
         ]);
         let blob = encode(&list);
         let outlines = outline_list(&blob, 0..blob.len()).expect("outlined");
-        assert_eq!(outlines.len(), 6);
+        assert_eq!(outlines.len(), 7);
         let items = list.as_array().expect("a list");
         for (o, item) in outlines.iter().zip(items) {
             let view = Message::from_value(item).expect("a message");
             assert_eq!(o.preview(&blob), preview_of(&view.summary_text()));
         }
-        assert!(outlines[0].in_place && !outlines[4].in_place && !outlines[5].in_place);
+        assert!(matches!(outlines[0].preview, PreviewFrom::Text(_)));
+        assert!(matches!(outlines[2].preview, PreviewFrom::Made(_)));
+        assert!(matches!(outlines[3].preview, PreviewFrom::InPlace));
+        assert!(matches!(outlines[4].preview, PreviewFrom::View));
+        assert!(matches!(outlines[5].preview, PreviewFrom::View));
+        assert!(matches!(outlines[6].preview, PreviewFrom::Text(_)));
         assert_eq!(outlines[2].preview(&blob), "(tool calls: get_weather, add)");
     }
 }
