@@ -405,6 +405,24 @@ fn leave_freed_text(db: &Path, text: &str, filler: usize, size: usize) -> i64 {
     count(db, "PRAGMA page_count")
 }
 
+/// Alice's erasure request, forced, as JSON: asserts exit code 0 and returns the receipt.
+fn forget_alice(db: &Path) -> Json {
+    let (code, stdout) = forget(
+        db,
+        &[&REQUEST[..], &["--force", "--format", "json"]].concat(),
+    );
+    assert_eq!(code, 0, "{stdout}");
+    serde_json::from_str(&stdout).expect("JSON")
+}
+
+/// No byte of the file or its -wal holds what Alice asked to erase.
+fn assert_erased(db: &Path) {
+    let bytes = file_bytes(db);
+    for text in ERASED {
+        assert!(!holds(&bytes, text), "{text} is still in the file");
+    }
+}
+
 /// Free pages holding erased text (an app's old deleted row spilling over many pages) are
 /// overwritten with zeros in short transactions: the result is clean without a VACUUM, the
 /// file keeps its size, and memctl's scratch table is gone.
@@ -412,30 +430,17 @@ fn leave_freed_text(db: &Path, text: &str, filler: usize, size: usize) -> i64 {
 fn free_pages_are_zeroed_without_a_vacuum() {
     let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
     let pages = leave_freed_text(&db, "Alice Example lived at 12 Elm Street. ", 8192, 200_000);
-    let (code, stdout) = forget(
-        &db,
-        &[&REQUEST[..], &["--force", "--format", "json"]].concat(),
-    );
-    assert_eq!(code, 0, "{stdout}");
-    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    let receipt = forget_alice(&db);
     assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
     assert_eq!(receipt["reclaim"]["vacuumed"], false, "{receipt}");
     assert!(
         receipt["reclaim"]["free_pages_zeroed"].as_u64() > Some(40),
         "{receipt}"
     );
-    let bytes = file_bytes(&db);
-    for text in ERASED {
-        assert!(!holds(&bytes, text), "{text} is still in the file");
-    }
+    assert_erased(&db);
     assert!(count(&db, "PRAGMA page_count") >= pages, "not rebuilt");
-    assert_eq!(
-        count(
-            &db,
-            "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'memctl%'"
-        ),
-        0
-    );
+    let scratch = "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'memctl%'";
+    assert_eq!(count(&db, scratch), 0);
     let r = continues(&db, "carol-chat");
     assert!(r["messages_after"].as_u64() > r["messages_before"].as_u64());
 }
@@ -447,43 +452,24 @@ fn free_pages_are_zeroed_without_a_vacuum() {
 fn text_left_in_a_freed_cell_falls_back_to_vacuum() {
     let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
     leave_freed_text(&db, "Alice Example, 12 Elm Street", 0, 30);
-    let (code, stdout) = forget(
-        &db,
-        &[&REQUEST[..], &["--force", "--format", "json"]].concat(),
-    );
-    assert_eq!(code, 0, "{stdout}");
-    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    let receipt = forget_alice(&db);
     assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
     assert_eq!(receipt["reclaim"]["vacuumed"], true, "{receipt}");
-    let bytes = file_bytes(&db);
-    for text in ERASED {
-        assert!(!holds(&bytes, text), "{text} is still in the file");
-    }
+    assert_erased(&db);
 }
 
 /// The same freed cell, but the file is large and another process (an app) has it open: a
 /// VACUUM would lock the app out for seconds, so memctl does not run it. The receipt says
-/// NOT CLEAN and names the file, the exit code is 3 with a line saying why, and the run
-/// once the app is gone finishes the job.
+/// NOT CLEAN, the exit code is 3 with a line saying why, and the run once the app is gone
+/// finishes the job.
 #[test]
 fn no_long_vacuum_while_an_app_has_the_file_open() {
     let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
     leave_freed_text(&db, "Alice Example, 12 Elm Street", 0, 30);
-    let app = rusqlite::Connection::open(&db).expect("open");
-    // WAL, as SqliteSaver.setup() leaves a live app's file.
-    app.execute_batch("PRAGMA journal_mode = WAL;")
-        .expect("wal");
-    // 80 MiB of rows the app keeps (over the 64 MiB memctl rebuilds beside an app).
-    app.execute_batch(
-        "CREATE TABLE ballast (b BLOB); \
-         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 80) \
-         INSERT INTO ballast SELECT zeroblob(1 << 20) FROM n;",
-    )
-    .expect("ballast");
-    let args = [&REQUEST[..], &["--force", "--format", "json"]].concat();
+    let app = common::app_with_a_large_file(&db);
     let out = memctl()
         .args(["forget", "--db", s(&db), "--settle", "0s"])
-        .args(&args)
+        .args([&REQUEST[..], &["--force", "--format", "json"]].concat())
         .output()
         .expect("memctl runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -493,11 +479,10 @@ fn no_long_vacuum_while_an_app_has_the_file_open() {
     assert_eq!(receipt["verification"]["clean"], false, "{receipt}");
     assert_eq!(receipt["reclaim"]["vacuumed"], false, "{receipt}");
     drop(app);
-    let (code, stdout) = forget(&db, &args);
-    assert_eq!(code, 0, "{stdout}");
-    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    let receipt = forget_alice(&db);
     assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
     assert_eq!(receipt["reclaim"]["vacuumed"], true, "{receipt}");
+    assert_erased(&db);
 }
 
 #[test]

@@ -385,49 +385,39 @@ fn no_long_vacuum_while_an_app_has_the_file_open() {
     let (_d, db) = temp_copy(&fixture("new.sqlite"));
     let now = fixture_now(&db);
     let gc = |keep: &str| {
-        memctl()
-            .args(["gc", "--db", s(&db), "--all", "--keep-checkpoints", keep])
-            .args([
-                "--now",
-                &now,
-                "--min-idle",
-                "0s",
-                "--vacuum",
-                "--format",
-                "json",
-            ])
-            .output()
-            .expect("runs")
+        run_code(&[
+            "gc",
+            "--db",
+            s(&db),
+            "--all",
+            "--keep-checkpoints",
+            keep,
+            "--now",
+            &now,
+            "--min-idle",
+            "0s",
+            "--vacuum",
+            "--format",
+            "json",
+        ])
     };
+    // Small: vacuumed beside the app.
     let app = Connection::open(&db).expect("open");
     app.execute_batch("PRAGMA journal_mode = WAL; SELECT COUNT(*) FROM checkpoints;")
         .expect("wal");
-    // Small: vacuumed beside the app.
-    let out = gc("3");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let (code, report, stderr) = gc("3");
+    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(report["vacuumed"], true, "{report}");
-    // 80 MiB the app keeps (over the 64 MiB memctl rebuilds beside an app).
-    app.execute_batch(
-        "CREATE TABLE ballast (b BLOB); \
-         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 80) \
-         INSERT INTO ballast SELECT zeroblob(1 << 20) FROM n;",
-    )
-    .expect("ballast");
+    drop(app);
+    // Large: not vacuumed while the app has it open; the deletions are committed.
+    let app = common::app_with_a_large_file(&db);
     let before = count(&db, "SELECT COUNT(*) FROM checkpoints");
-    let out = gc("1");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let (code, report, stderr) = gc("1");
+    assert_eq!(code, Some(3), "{stderr}");
     assert!(
         stderr.contains("another process") && stderr.contains("--vacuum"),
         "{stderr}"
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(report["vacuumed"], false, "{report}");
     let after = count(&db, "SELECT COUNT(*) FROM checkpoints");
     assert!(
@@ -436,14 +426,8 @@ fn no_long_vacuum_while_an_app_has_the_file_open() {
     );
     // The app stops: the next run vacuums.
     drop(app);
-    let out = gc("1");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let (code, report, stderr) = gc("1");
+    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(report["vacuumed"], true, "{report}");
 }
 

@@ -106,6 +106,21 @@ pub fn temp_copy(src: &Path) -> (tempfile::TempDir, PathBuf) {
     (dir, dst)
 }
 
+/// A stand-in app that has `db` open, as a live app beside memctl has: a connection in WAL
+/// mode (as `SqliteSaver.setup()` leaves the file) after adding 80 MiB of rows, over the
+/// 64 MiB memctl rebuilds with `VACUUM` while another process has the file open.
+pub fn app_with_a_large_file(db: &Path) -> rusqlite::Connection {
+    let app = rusqlite::Connection::open(db).expect("open");
+    app.execute_batch(
+        "PRAGMA journal_mode = WAL; \
+         CREATE TABLE ballast (b BLOB); \
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 80) \
+         INSERT INTO ballast SELECT zeroblob(1 << 20) FROM n;",
+    )
+    .expect("ballast");
+    app
+}
+
 /// Path as &str for argument lists.
 pub fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
