@@ -2,13 +2,15 @@
 //!
 //! - In the root namespace the newest `keep` checkpoints stay (at least 1: the latest, whose
 //!   pending writes — an interrupt, a resume — go with it and stay too).
-//! - A subgraph checkpoint (non-root namespace) stays exactly when the root checkpoint it ran
-//!   under (`metadata.parents[""]`) stays; one that names no root parent follows the same
+//! - A subgraph checkpoint (non-root namespace) stays when the root checkpoint it ran under
+//!   (`metadata.parents[""]`) stays; one that names no root parent follows the same
 //!   newest-`keep` rule inside its namespace.
 //! - A kept checkpoint whose parent is deleted gets no parent (like a thread's first
 //!   checkpoint), so history ends cleanly instead of pointing at a missing row.
 //! - A DeltaChannel thread's kept checkpoints rebuild their values from older ones (back to
-//!   each channel's seed). Two ways keep them exact, as LangGraph's own guidance for pruning
+//!   each channel's seed, in their own namespace: a stateful subgraph's namespace goes on
+//!   from run to run, so its kept checkpoints may replay from ones whose root checkpoints
+//!   go). Two ways keep them exact, as LangGraph's own guidance for pruning
 //!   delta threads says (`BaseCheckpointSaver.prune`): keep every ancestor back to the seeds
 //!   ([`plan`], see `delta_seeds`), or write a fresh `_DeltaSnapshot` of each DeltaChannel's
 //!   value into each kept checkpoint whose parent goes ([`plan_without_seeds`] and
@@ -78,19 +80,29 @@ fn plan_keeping(checkpoints: &[CheckpointInfo], keep: usize, seeds: bool) -> GcP
         kept_root.extend(delta_seeds(root, &kept_root));
     }
     for (ns, list) in &by_ns {
-        for (i, c) in list.iter().enumerate() {
-            let keep_it = if ns.is_empty() {
-                kept_root.contains(c.id.as_str())
-            } else {
-                match &c.root_parent {
-                    Some(root) if by_ns.contains_key("") => kept_root.contains(root.as_str()),
-                    _ => i < keep,
+        let mut here: HashSet<&str> = list
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| {
+                if ns.is_empty() {
+                    kept_root.contains(c.id.as_str())
+                } else {
+                    match &c.root_parent {
+                        Some(root) if by_ns.contains_key("") => kept_root.contains(root.as_str()),
+                        _ => *i < keep,
+                    }
                 }
-            };
-            if keep_it {
-                kept.insert((ns, c.id.as_str()));
-            }
+            })
+            .map(|(_, c)| c.id.as_str())
+            .collect();
+        // A subgraph namespace that goes on from run to run (a stateful subgraph's) replays
+        // its own DeltaChannels from older checkpoints of that namespace, whose root
+        // checkpoints may go.
+        if seeds && !ns.is_empty() {
+            let more = delta_seeds(list, &here);
+            here.extend(more);
         }
+        kept.extend(here.into_iter().map(|id| (*ns, id)));
     }
     let mut plan = GcPlan::default();
     for c in checkpoints {
@@ -196,7 +208,8 @@ pub fn prefer_snapshots(chain: &GcPlan, snapshot: &GcPlan, added: u64) -> bool {
     snapshot.bytes.saturating_sub(added) > chain.bytes
 }
 
-/// The older root checkpoints the kept ones need to rebuild their DeltaChannels' values: for
+/// The older checkpoints of one namespace (`root`: its checkpoints, of any order) the kept
+/// ones need to rebuild their DeltaChannels' values: for
 /// each kept checkpoint and each DeltaChannel it does not store, every ancestor back to the
 /// one that does (LangGraph's walk replays their writes onto that seed). Read from the
 /// metadata alone: a checkpoint of a DeltaChannel graph stores a channel exactly when its
@@ -390,6 +403,54 @@ mod tests {
         assert!(prefer_snapshots(&plan(&cps, 2), &p, p.bytes - 1));
         assert!(!prefer_snapshots(&plan(&cps, 2), &p, p.bytes));
         assert!(!is_delta(&[cp("", "1", None, None)]));
+    }
+
+    #[test]
+    fn a_stateful_subgraphs_namespace_keeps_its_own_seeds() {
+        // Root 1..6, each storing its values; namespace "child" (a stateful subgraph, one
+        // checkpoint per run under root i) snapshots at c1 and c4 only.
+        let mut cps = Vec::new();
+        for i in 1..=6 {
+            let parent = (i > 1).then(|| (i - 1).to_string());
+            cps.push(cp("", &i.to_string(), parent.as_deref(), None));
+            let counters = match i {
+                1 | 4 => "{}",
+                _ => r#"{"messages": [1, 1]}"#,
+            };
+            let cparent = (i > 1).then(|| format!("c{}", i - 1));
+            let mut c = cp(
+                "child",
+                &format!("c{i}"),
+                cparent.as_deref(),
+                Some(&i.to_string()),
+            );
+            c.metadata = Some(
+                format!(r#"{{"step": {i}, "counters_since_delta_snapshot": {counters}}}"#)
+                    .into_bytes(),
+            );
+            cps.push(c);
+        }
+        let deleted = |p: &GcPlan| -> Vec<String> {
+            let mut d: Vec<String> = p.delete.iter().map(|(_, id)| id.clone()).collect();
+            d.sort();
+            d
+        };
+        // Keep 2 (roots 5, 6): c5 and c6 replay from c4's snapshot, whose root goes.
+        let p = plan(&cps, 2);
+        assert_eq!(deleted(&p), ["1", "2", "3", "4", "c1", "c2", "c3"]);
+        assert_eq!(
+            p.orphaned,
+            vec![
+                ("child".to_owned(), "c4".to_owned()),
+                ("".into(), "5".into())
+            ]
+        );
+        // Keep 3 (roots 4..6): c4 holds its snapshot, nothing older is needed.
+        assert_eq!(deleted(&plan(&cps, 3)), ["1", "2", "3", "c1", "c2", "c3"]);
+        // Without seeds c5 is the one to snapshot.
+        let p = plan_without_seeds(&cps, 2);
+        assert_eq!(deleted(&p), ["1", "2", "3", "4", "c1", "c2", "c3", "c4"]);
+        assert!(p.orphaned.contains(&("child".into(), "c5".into())));
     }
 
     #[test]
