@@ -822,49 +822,7 @@ fn gc_beside_a_live_app_on_delta_threads_loses_nothing() {
         .spawn()
         .expect("the app starts");
     let app_threads = ["live-1", "live-sub"];
-    let mut collected = std::collections::HashMap::<String, usize>::new();
-    let mut snapshots = 0;
-    let mut failures = Vec::new();
-    for round in 0.. {
-        let keep = ["1", "2", "3", "5"][round % 4];
-        let out = common::memctl()
-            .args(["gc", "--db", s(&db), "--all", "--keep-checkpoints", keep])
-            .args(["--min-idle", "0s", "--format", "json"])
-            .output()
-            .expect("memctl runs");
-        let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
-        if !out.status.success() {
-            failures.push(format!(
-                "round {round}: gc exit {:?}: {}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-            break;
-        }
-        for row in report["threads"].as_array().expect("rows") {
-            let (id, status) = (
-                row["thread_id"].as_str().unwrap_or(""),
-                row["status"].as_str().unwrap_or(""),
-            );
-            if status.starts_with("failed") {
-                failures.push(format!("round {round}: {row}"));
-            }
-            if app_threads.contains(&id) && status == "collected" {
-                *collected.entry(id.to_owned()).or_default() += 1;
-                snapshots += usize::from(row["delta"] == "snapshot");
-            }
-        }
-        let done = app_threads
-            .iter()
-            .all(|t| collected.get(*t).is_some_and(|n| *n >= 3));
-        if (done && snapshots > 0) || !failures.is_empty() {
-            break;
-        }
-        assert!(
-            round < 400,
-            "gc never collected the app's threads: {collected:?}"
-        );
-    }
+    let (collected, mut failures) = delta_states::gc_beside_a_live_app(s(&db), &app_threads);
     std::fs::write(&stop, b"stop").expect("stop file");
     let result = app.wait_with_output().expect("the app ends");
     let report = String::from_utf8_lossy(&result.stdout);

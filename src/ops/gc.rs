@@ -3,8 +3,12 @@
 //! - In the root namespace the newest `keep` checkpoints stay (at least 1: the latest, whose
 //!   pending writes — an interrupt, a resume — go with it and stay too).
 //! - A subgraph checkpoint (non-root namespace) stays when the root checkpoint it ran under
-//!   (`metadata.parents[""]`) stays; one that names no root parent follows the same
-//!   newest-`keep` rule inside its namespace.
+//!   (`metadata.parents[""]`) stays, or is newer than every root checkpoint (a run still
+//!   going on, whose root checkpoint a live app has not committed yet); one that names no
+//!   root parent follows the same newest-`keep` rule inside its namespace. The newest
+//!   checkpoint of a `checkpointer=True` subgraph's namespace ([`is_persistent`]) always
+//!   stays: its next run starts there, as `BaseCheckpointSaver.prune`'s `keep_latest`
+//!   keeps the latest checkpoint of every namespace.
 //! - A kept checkpoint whose parent is deleted gets no parent (like a thread's first
 //!   checkpoint), so history ends cleanly instead of pointing at a missing row.
 //! - A DeltaChannel thread's kept checkpoints rebuild their values from older ones (back to
@@ -79,18 +83,26 @@ fn plan_keeping(checkpoints: &[CheckpointInfo], keep: usize, seeds: bool) -> GcP
     if let (true, Some(root)) = (seeds, by_ns.get("")) {
         kept_root.extend(delta_seeds(root, &kept_root));
     }
+    let newest_root = by_ns.get("").and_then(|l| l.first()).map(|c| c.id.as_str());
     for (ns, list) in &by_ns {
+        let persistent = is_persistent(ns);
         let mut here: HashSet<&str> = list
             .iter()
             .enumerate()
             .filter(|(i, c)| {
                 if ns.is_empty() {
-                    kept_root.contains(c.id.as_str())
-                } else {
-                    match &c.root_parent {
-                        Some(root) if by_ns.contains_key("") => kept_root.contains(root.as_str()),
-                        _ => *i < keep,
+                    return kept_root.contains(c.id.as_str());
+                }
+                match &c.root_parent {
+                    Some(root) if by_ns.contains_key("") => {
+                        kept_root.contains(root.as_str())
+                            // A run still going on: its root checkpoint is not committed
+                            // yet (an app commits a subgraph's checkpoints and the root's
+                            // in two queues, not in id order).
+                            || newest_root.is_some_and(|n| root.as_str() > n)
+                            || (persistent && *i == 0)
                     }
+                    _ => *i < keep,
                 }
             })
             .map(|(_, c)| c.id.as_str())
@@ -119,6 +131,14 @@ fn plan_keeping(checkpoints: &[CheckpointInfo], keep: usize, seeds: bool) -> GcP
         }
     }
     plan
+}
+
+/// True when subgraph namespace `ns` is a `checkpointer=True` subgraph's one history per
+/// thread: LangGraph stores it under the namespace with the task ids removed
+/// (`Pregel._own_checkpoint_config`: no `name:task id` part), and its next run starts from
+/// its newest checkpoint. A per-run subgraph's namespace names its task (`child:<task id>`).
+pub fn is_persistent(ns: &str) -> bool {
+    !ns.is_empty() && !ns.contains(':')
 }
 
 /// True when some checkpoint's metadata says the thread's graph has (Python) DeltaChannels.
@@ -451,6 +471,26 @@ mod tests {
         let p = plan_without_seeds(&cps, 2);
         assert_eq!(deleted(&p), ["1", "2", "3", "4", "c1", "c2", "c3", "c4"]);
         assert!(p.orphaned.contains(&("child".into(), "c5".into())));
+        // Root 7 after the subgraph's last run: keeping it alone still keeps the subgraph's
+        // newest checkpoint (its next run starts there) and, chained, its seeds.
+        cps.push(cp("", "7", Some("6"), None));
+        let p = plan(&cps, 1);
+        assert_eq!(
+            deleted(&p),
+            ["1", "2", "3", "4", "5", "6", "c1", "c2", "c3"]
+        );
+        let p = plan_without_seeds(&cps, 1);
+        assert!(!p.delete.contains(&("child".into(), "c6".into())));
+        assert!(p.orphaned.contains(&("child".into(), "c6".into())));
+        // A per-run namespace whose root checkpoint is not committed yet (a live run): kept;
+        // one of an old run goes.
+        cps.push(cp("sub:t8", "s8", None, Some("8")));
+        cps.push(cp("sub:t5", "s5", None, Some("5")));
+        let p = plan(&cps, 1);
+        assert!(!p.delete.contains(&("sub:t8".into(), "s8".into())));
+        assert!(p.delete.contains(&("sub:t5".into(), "s5".into())));
+        assert!(is_persistent("child") && is_persistent("a|b") && !is_persistent("sub:t8"));
+        assert!(!is_persistent(""));
     }
 
     #[test]

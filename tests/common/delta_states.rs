@@ -137,6 +137,82 @@ pub fn check_gc(
     (failures, out)
 }
 
+/// Once a live app has written `app_threads`, runs `gc --all --keep-checkpoints N
+/// --min-idle 0s` on `db` (a path or URL) again and again, N = 1, 2, 3, 5 in turn, beside
+/// the app, until each of them
+/// was collected at least three times and some got DeltaChannel snapshots (at most 400
+/// rounds: it asserts that it got there). Returns how often each was collected, and the
+/// failures: a gc that did not exit 0, a thread it reported unreadable.
+pub fn gc_beside_a_live_app(
+    db: &str,
+    app_threads: &[&str],
+) -> (HashMap<String, usize>, Vec<String>) {
+    // The app's threads are there first (it starts slowly on a busy machine).
+    let started = std::time::Instant::now();
+    loop {
+        let listed = super::memctl()
+            .args(["threads", "list", "--db", db, "--format", "json"])
+            .output()
+            .expect("runs");
+        let text = String::from_utf8_lossy(&listed.stdout);
+        if app_threads
+            .iter()
+            .all(|t| text.contains(&format!("\"{t}\"")))
+        {
+            break;
+        }
+        assert!(
+            started.elapsed().as_secs() < 300,
+            "the app never wrote its threads"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let mut collected = HashMap::<String, usize>::new();
+    let mut snapshots = 0;
+    let mut failures = Vec::new();
+    for round in 0.. {
+        let keep = ["1", "2", "3", "5"][round % 4];
+        let out = super::memctl()
+            .args(["gc", "--db", db, "--all", "--keep-checkpoints", keep])
+            .args(["--min-idle", "0s", "--format", "json"])
+            .output()
+            .expect("memctl runs");
+        let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
+        if !out.status.success() {
+            failures.push(format!(
+                "round {round}: gc exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let rows = report["threads"].as_array().cloned().unwrap_or_default();
+        for row in &rows {
+            let (id, status) = (
+                row["thread_id"].as_str().unwrap_or(""),
+                row["status"].as_str().unwrap_or(""),
+            );
+            if status.starts_with("failed") {
+                failures.push(format!("round {round}: {row}"));
+            }
+            if app_threads.contains(&id) && status == "collected" {
+                *collected.entry(id.to_owned()).or_default() += 1;
+                snapshots += usize::from(row["delta"] == "snapshot");
+            }
+        }
+        let done = app_threads
+            .iter()
+            .all(|t| collected.get(*t).is_some_and(|n| *n >= 3));
+        if (done && snapshots > 0) || !failures.is_empty() {
+            break;
+        }
+        assert!(
+            round < 400,
+            "gc never collected the app's threads: {collected:?}"
+        );
+    }
+    (collected, failures)
+}
+
 /// How many threads a gc JSON report says it rewrote with DeltaChannel snapshots.
 pub fn snapshotted(report: &Json) -> usize {
     report["threads"]
@@ -337,7 +413,8 @@ pub fn compare_with_record(thread: &str, now: &Json, record: &Json) -> Vec<Strin
 /// [`compare_kept`] of subgraph namespace `ns` of `thread`: its history after (`now`) lists
 /// exactly the checkpoints of `was` (before, newest first) that gc keeps (`kept(root)`: the
 /// root checkpoint a subgraph checkpoint ran under stays, or the thread was left alone,
-/// `kept(None)`; one that names none follows the newest-`keep` rule inside its namespace),
+/// `kept(None)`; one that names none follows the newest-`keep` rule inside its namespace; the
+/// newest of a `checkpointer=True` subgraph's namespace, one without a task id, always),
 /// and when gc kept the DeltaChannel chain (`chain`) maybe older ones too (the newest part
 /// of the namespace's history, the seeds the kept ones replay from). Each shows the same
 /// messages, other values and `next`, and the same parent except the oldest kept one when
@@ -358,7 +435,9 @@ fn compare_namespace(
         .iter()
         .enumerate()
         .filter(|(i, o)| match o["root_parent"].as_str() {
-            Some(root) => kept(Some(root)),
+            // The newest of a checkpointer=True subgraph's namespace (no task id in it)
+            // stays: its next run starts there.
+            Some(root) => kept(Some(root)) || (*i == 0 && !ns.contains(':')),
             None => kept(None) || *i < n,
         })
         .map(|(_, o)| id_of(o))
