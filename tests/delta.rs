@@ -48,6 +48,22 @@ fn langgraph_states_of(db: &std::path::Path, graphs: &str) -> Json {
     serde_json::from_slice(&out.stdout).expect("harness JSON")
 }
 
+/// harness.py `continue` of `thread` (graph `graph`) on a copy of `db`: whether it ran, its
+/// JSON report, and its stderr.
+fn carry_on(db: &std::path::Path, thread: &str, graph: &str) -> (bool, Json, String) {
+    let out = Command::new(python())
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args(["continue", "--db", s(db), "--thread", thread, "--copy"])
+        .args(["--graph", graph])
+        .output()
+        .expect("the harness runs");
+    (
+        out.status.success(),
+        serde_json::from_slice(&out.stdout).unwrap_or(Json::Null),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 fn same(a: &Json, b: &Json) -> bool {
     serde_json::to_string(a).ok() == serde_json::to_string(b).ok()
 }
@@ -474,18 +490,8 @@ fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
         let state = langgraph_state(&db, thread);
         let ids = delta_states::message_ids;
         assert_eq!(ids(&state["messages"]), ids(&before)[1..], "{thread}");
-        let out = Command::new(python())
-            .arg(common::root().join("tests/interop/harness.py"))
-            .args(["continue", "--db", s(&db), "--thread", thread, "--copy"])
-            .args(["--graph", &format!("delta:{thread}")])
-            .output()
-            .expect("the harness runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let cont: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+        let (ok, cont, stderr) = carry_on(&db, thread, &format!("delta:{thread}"));
+        assert!(ok, "{stderr}");
         assert_eq!(
             cont["messages_after"].as_u64(),
             cont["messages_before"].as_u64().map(|n| n + 2),
@@ -771,23 +777,16 @@ fn gc_keeps_delta_state_in_subgraph_namespaces() {
             failures.push(format!("keep {keep}: the file did not shrink: {report}"));
         }
         for (thread, added) in turns {
-            let out = Command::new(python())
-                .arg(common::root().join("tests/interop/harness.py"))
-                .args(["continue", "--db", s(&db), "--thread", thread, "--copy"])
-                .args(["--graph", &format!("delta:{thread}")])
-                .output()
-                .expect("the harness runs");
-            let cont: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
+            let (ok, cont, stderr) = carry_on(&db, thread, &format!("delta:{thread}"));
             let had = original["threads"][thread]["latest_messages"].clone();
             let n = had.as_array().map_or(0, Vec::len);
             let received = delta_states::message_ids(&cont["model_received"][0]);
-            if !out.status.success()
+            if !ok
                 || cont["messages_after"].as_u64() != Some((n + added) as u64)
                 || received.get(..n) != Some(&delta_states::message_ids(&had)[..])
             {
                 failures.push(format!(
-                    "keep {keep}: {thread} does not carry on: {cont} {}",
-                    String::from_utf8_lossy(&out.stderr)
+                    "keep {keep}: {thread} does not carry on: {cont} {stderr}"
                 ));
             }
         }
@@ -846,16 +845,10 @@ fn gc_beside_a_live_app_on_delta_threads_loses_nothing() {
     let seen = delta_states::check(s(&db), &now);
     failures.extend(seen.failures);
     for (t, graph) in [("live-1", "delta:1"), ("live-sub", "delta:stateful-sub")] {
-        let out = Command::new(python())
-            .arg(common::root().join("tests/interop/harness.py"))
-            .args(["continue", "--db", s(&db), "--thread", t, "--copy"])
-            .args(["--graph", graph])
-            .output()
-            .expect("the harness runs");
-        let cont: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
+        let (ok, cont, _) = carry_on(&db, t, graph);
         let had = delta_states::message_ids(&now["threads"][t]["latest_messages"]);
         let received = delta_states::message_ids(&cont["model_received"][0]);
-        if !out.status.success() || received.get(..had.len()) != Some(&had[..]) {
+        if !ok || received.get(..had.len()) != Some(&had[..]) {
             failures.push(format!("{t} does not carry on: {cont}"));
         }
     }
