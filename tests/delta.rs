@@ -29,9 +29,15 @@ fn python() -> PathBuf {
 
 /// What LangGraph shows of every checkpoint of every thread of `db`.
 fn langgraph_states(db: &std::path::Path) -> Json {
+    langgraph_states_of(db, "")
+}
+
+/// [`langgraph_states`], with the graphs of threads not named after theirs
+/// (`THREAD=GRAPH,...`).
+fn langgraph_states_of(db: &std::path::Path, graphs: &str) -> Json {
     let out = Command::new(python())
         .arg(common::root().join("tests/interop/harness.py"))
-        .args(["delta-states", "--db", s(db)])
+        .args(["delta-states", "--db", s(db), "--graphs", graphs])
         .output()
         .expect("the harness runs");
     assert!(
@@ -40,6 +46,22 @@ fn langgraph_states(db: &std::path::Path) -> Json {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("harness JSON")
+}
+
+/// harness.py `continue` of `thread` (graph `graph`) on a copy of `db`: whether it ran, its
+/// JSON report, and its stderr.
+fn carry_on(db: &std::path::Path, thread: &str, graph: &str) -> (bool, Json, String) {
+    let out = Command::new(python())
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args(["continue", "--db", s(db), "--thread", thread, "--copy"])
+        .args(["--graph", graph])
+        .output()
+        .expect("the harness runs");
+    (
+        out.status.success(),
+        serde_json::from_slice(&out.stdout).unwrap_or(Json::Null),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 fn same(a: &Json, b: &Json) -> bool {
@@ -468,18 +490,8 @@ fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
         let state = langgraph_state(&db, thread);
         let ids = delta_states::message_ids;
         assert_eq!(ids(&state["messages"]), ids(&before)[1..], "{thread}");
-        let out = Command::new(python())
-            .arg(common::root().join("tests/interop/harness.py"))
-            .args(["continue", "--db", s(&db), "--thread", thread, "--copy"])
-            .args(["--graph", &format!("delta:{thread}")])
-            .output()
-            .expect("the harness runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let cont: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+        let (ok, cont, stderr) = carry_on(&db, thread, &format!("delta:{thread}"));
+        assert!(ok, "{stderr}");
         assert_eq!(
             cont["messages_after"].as_u64(),
             cont["messages_before"].as_u64().map(|n| n + 2),
@@ -724,4 +736,125 @@ fn encrypted_delta_threads_read_as_plain_and_rewrites_stay_sealed() {
         failures.push(format!("rm --purge: '{removed}' still found: {hits}"));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Issue #16: gc of threads whose DeltaChannels live in subgraph namespaces
+/// (fixtures/delta-subgraph.sqlite: a stateful subgraph's namespace `child` that goes on
+/// from run to run, and a looping per-run subgraph `child:<task id>`, both crossing several
+/// snapshots there). For several `--keep-checkpoints`, on a copy: at every kept checkpoint,
+/// root and subgraph namespaces, LangGraph shows exactly the state it showed before
+/// (`get_state_history` of each namespace, and `get_state(subgraphs=True)` at root
+/// checkpoints with a pending subgraph task), history lists exactly the kept checkpoints
+/// ([`delta_states::compare_kept`]), memctl reads every kept one as LangGraph does, the file
+/// shrinks, and the graph carries on with the whole history.
+#[test]
+fn gc_keeps_delta_state_in_subgraph_namespaces() {
+    let fx = fixture("delta-subgraph.sqlite");
+    let original = langgraph_states(&fx);
+    let seen = delta_states::check(s(&fx), &original);
+    assert!(seen.failures.is_empty(), "{}", seen.failures.join("\n"));
+    assert!(
+        seen.subgraph > 30,
+        "subgraph checkpoints: {}",
+        seen.subgraph
+    );
+    // A turn adds the human message and the subgraph's answers: 3 (stateful), 8 (looping).
+    let turns = [("stateful-sub", 3), ("looping-sub", 8)];
+    for keep in ["1", "2", "4", "6", "7", "12"] {
+        let (_d, db) = temp_copy(&fx);
+        let (mut failures, report) =
+            delta_states::check_gc(s(&db), keep, &["--vacuum"], &original, || {
+                langgraph_states(&db)
+            });
+        let after = langgraph_states(&db);
+        let seen = delta_states::check(s(&db), &after);
+        failures.extend(seen.failures);
+        let (before, now) = (
+            report["file_bytes_before"].as_u64().expect("before"),
+            std::fs::metadata(&db).expect("file").len(),
+        );
+        if now >= before {
+            failures.push(format!("keep {keep}: the file did not shrink: {report}"));
+        }
+        for (thread, added) in turns {
+            let (ok, cont, stderr) = carry_on(&db, thread, &format!("delta:{thread}"));
+            let had = original["threads"][thread]["latest_messages"].clone();
+            let n = had.as_array().map_or(0, Vec::len);
+            let received = delta_states::message_ids(&cont["model_received"][0]);
+            if !ok
+                || cont["messages_after"].as_u64() != Some((n + added) as u64)
+                || received.get(..n) != Some(&delta_states::message_ids(&had)[..])
+            {
+                failures.push(format!(
+                    "keep {keep}: {thread} does not carry on: {cont} {stderr}"
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
+/// Issue #16: gc beside a live app on DeltaChannel threads. A real LangGraph app keeps
+/// running turns on two threads of a copy of delta.sqlite (`live-1`: messages a
+/// DeltaChannel; `live-sub`: the stateful-subgraph graph of delta-subgraph.sqlite, so
+/// DeltaChannels in the root and the `child` namespace), recording every checkpoint and
+/// write it makes into a mirror file nothing else touches, while `gc --keep-checkpoints N`
+/// (N = 1, 2, 3, 5 in turn, `--min-idle 0s`) runs on the same file again and again, until
+/// each app thread was collected at least three times and some thread got snapshots. Then:
+/// the app saw no error, each of its turns saw every message of the one before and
+/// LangGraph's final state is its last turn's (harness live-app); every checkpoint left of
+/// the app's threads shows LangGraph the state the app's own record shows there, the others
+/// were collected as gc may ([`delta_states::compare_with_record`]); memctl reads what is
+/// left as LangGraph does; and both threads carry on.
+#[test]
+fn gc_beside_a_live_app_on_delta_threads_loses_nothing() {
+    let (dir, db) = temp_copy(&fixture("delta.sqlite"));
+    let (stop, mirror) = (dir.path().join("stop"), dir.path().join("mirror.sqlite"));
+    let app = Command::new(python())
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args(["live-app", "--db", s(&db), "--graph", "delta:1"])
+        .args(["--threads", "live-1,live-sub=delta:stateful-sub"])
+        .args(["--seconds", "600", "--stop-file", s(&stop)])
+        .args(["--mirror", s(&mirror)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the app starts");
+    let app_threads = ["live-1", "live-sub"];
+    let (collected, mut failures) = delta_states::gc_beside_a_live_app(s(&db), &app_threads);
+    std::fs::write(&stop, b"stop").expect("stop file");
+    let result = app.wait_with_output().expect("the app ends");
+    let report = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success() && failures.is_empty(),
+        "{}\nthe app: {report}\n{}",
+        failures.join("\n"),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    // What is left against the app's record.
+    let graphs = "live-1=delta:1,live-sub=delta:stateful-sub";
+    let now = langgraph_states_of(&db, graphs);
+    let record = langgraph_states_of(&mirror, graphs);
+    for t in app_threads {
+        failures.extend(delta_states::compare_with_record(
+            t,
+            &now["threads"][t],
+            &record["threads"][t],
+        ));
+    }
+    let seen = delta_states::check(s(&db), &now);
+    failures.extend(seen.failures);
+    for (t, graph) in [("live-1", "delta:1"), ("live-sub", "delta:stateful-sub")] {
+        let (ok, cont, _) = carry_on(&db, t, graph);
+        let had = delta_states::message_ids(&now["threads"][t]["latest_messages"]);
+        let received = delta_states::message_ids(&cont["model_received"][0]);
+        if !ok || received.get(..had.len()) != Some(&had[..]) {
+            failures.push(format!("{t} does not carry on: {cont}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\ncollected {collected:?}",
+        failures.join("\n")
+    );
 }

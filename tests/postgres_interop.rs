@@ -664,6 +664,80 @@ fn a_live_app_beside_gc_prune_and_trim_sees_no_error() {
     }
 }
 
+/// Issue #16, gc beside a live app on DeltaChannel threads, through PostgresSaver: the app
+/// (harness_pg.py live-app) runs turns on `live-1` (delta:1) and `live-sub` (the stateful
+/// subgraph graph: DeltaChannels in the root and the `child` namespace) of a copy of the
+/// delta fixture, recording every checkpoint and write it makes into a SQLite mirror, while
+/// gc runs again and again ([`delta_states::gc_beside_a_live_app`]). The app saw no error
+/// and lost no message; every checkpoint left shows LangGraph the state the mirror shows
+/// there ([`delta_states::compare_with_record`]); both threads carry on.
+#[test]
+fn gc_beside_a_live_app_on_delta_threads_loses_nothing_on_postgres() {
+    let db = TestDb::delta_fixture("live_delta");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (stop, mirror) = (dir.path().join("stop"), dir.path().join("mirror.sqlite"));
+    let app = Command::new(python())
+        .arg(common::root().join("tests/interop/harness_pg.py"))
+        .args(["live-app", "--url", &db.url, "--graph", "delta:1"])
+        .args(["--threads", "live-1,live-sub=delta:stateful-sub"])
+        .args(["--seconds", "600", "--stop-file", common::s(&stop)])
+        .args(["--mirror", common::s(&mirror)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the app starts");
+    let app_threads = ["live-1", "live-sub"];
+    let (collected, mut failures) = delta_states::gc_beside_a_live_app(&db.url, &app_threads);
+    std::fs::write(&stop, b"stop").expect("stop file");
+    let result = app.wait_with_output().expect("the app ends");
+    assert!(
+        result.status.success() && failures.is_empty(),
+        "{}\nthe app: {}\n{}",
+        failures.join("\n"),
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let graphs = "live-1=delta:1,live-sub=delta:stateful-sub";
+    let now = harness_json(&["delta-states", "--url", &db.url, "--graphs", graphs]);
+    // The mirror is a SqliteSaver file: harness.py reads it (in the same venv).
+    let out = Command::new(python())
+        .arg(common::root().join("tests/interop/harness.py"))
+        .args([
+            "delta-states",
+            "--db",
+            common::s(&mirror),
+            "--graphs",
+            graphs,
+        ])
+        .output()
+        .expect("the harness runs");
+    let record: Json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    for t in app_threads {
+        failures.extend(delta_states::compare_with_record(
+            t,
+            &now["threads"][t],
+            &record["threads"][t],
+        ));
+    }
+    for (t, graph) in [("live-1", "delta:1"), ("live-sub", "delta:stateful-sub")] {
+        let cont = harness_json(&[
+            "continue", "--url", &db.url, "--thread", t, "--graph", graph,
+        ]);
+        let had = delta_states::message_ids(&now["threads"][t]["latest_messages"]);
+        let received = delta_states::message_ids(&cont["model_received"][0]);
+        if received.get(..had.len()) != Some(&had[..]) {
+            failures.push(format!("{t} does not carry on: {cont}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\ncollected {collected:?}",
+        failures.join("\n")
+    );
+}
+
 /// summarize against the local test endpoint writes what update_state writes for the same
 /// list (system message, the summary message, the kept ones), and the thread continues.
 #[test]

@@ -2,13 +2,19 @@
 //!
 //! - In the root namespace the newest `keep` checkpoints stay (at least 1: the latest, whose
 //!   pending writes — an interrupt, a resume — go with it and stay too).
-//! - A subgraph checkpoint (non-root namespace) stays exactly when the root checkpoint it ran
-//!   under (`metadata.parents[""]`) stays; one that names no root parent follows the same
-//!   newest-`keep` rule inside its namespace.
+//! - A subgraph checkpoint (non-root namespace) stays when the root checkpoint it ran under
+//!   (`metadata.parents[""]`) stays, or is newer than every root checkpoint (a run still
+//!   going on, whose root checkpoint a live app has not committed yet); one that names no
+//!   root parent follows the same newest-`keep` rule inside its namespace. The newest
+//!   checkpoint of a `checkpointer=True` subgraph's namespace ([`is_persistent`]) always
+//!   stays: its next run starts there, as `BaseCheckpointSaver.prune`'s `keep_latest`
+//!   keeps the latest checkpoint of every namespace.
 //! - A kept checkpoint whose parent is deleted gets no parent (like a thread's first
 //!   checkpoint), so history ends cleanly instead of pointing at a missing row.
 //! - A DeltaChannel thread's kept checkpoints rebuild their values from older ones (back to
-//!   each channel's seed). Two ways keep them exact, as LangGraph's own guidance for pruning
+//!   each channel's seed, in their own namespace: a stateful subgraph's namespace goes on
+//!   from run to run, so its kept checkpoints may replay from ones whose root checkpoints
+//!   go). Two ways keep them exact, as LangGraph's own guidance for pruning
 //!   delta threads says (`BaseCheckpointSaver.prune`): keep every ancestor back to the seeds
 //!   ([`plan`], see `delta_seeds`), or write a fresh `_DeltaSnapshot` of each DeltaChannel's
 //!   value into each kept checkpoint whose parent goes ([`plan_without_seeds`] and
@@ -77,20 +83,38 @@ fn plan_keeping(checkpoints: &[CheckpointInfo], keep: usize, seeds: bool) -> GcP
     if let (true, Some(root)) = (seeds, by_ns.get("")) {
         kept_root.extend(delta_seeds(root, &kept_root));
     }
+    let newest_root = by_ns.get("").and_then(|l| l.first()).map(|c| c.id.as_str());
     for (ns, list) in &by_ns {
-        for (i, c) in list.iter().enumerate() {
-            let keep_it = if ns.is_empty() {
-                kept_root.contains(c.id.as_str())
-            } else {
-                match &c.root_parent {
-                    Some(root) if by_ns.contains_key("") => kept_root.contains(root.as_str()),
-                    _ => i < keep,
+        let persistent = is_persistent(ns);
+        let mut here: HashSet<&str> = list
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| {
+                if ns.is_empty() {
+                    return kept_root.contains(c.id.as_str());
                 }
-            };
-            if keep_it {
-                kept.insert((ns, c.id.as_str()));
-            }
+                match &c.root_parent {
+                    Some(root) if by_ns.contains_key("") => {
+                        kept_root.contains(root.as_str())
+                            // A run still going on: its root checkpoint is not committed
+                            // yet (an app commits a subgraph's checkpoints and the root's
+                            // in two queues, not in id order).
+                            || newest_root.is_some_and(|n| root.as_str() > n)
+                            || (persistent && *i == 0)
+                    }
+                    _ => *i < keep,
+                }
+            })
+            .map(|(_, c)| c.id.as_str())
+            .collect();
+        // A subgraph namespace that goes on from run to run (a stateful subgraph's) replays
+        // its own DeltaChannels from older checkpoints of that namespace, whose root
+        // checkpoints may go.
+        if seeds && !ns.is_empty() {
+            let more = delta_seeds(list, &here);
+            here.extend(more);
         }
+        kept.extend(here.into_iter().map(|id| (*ns, id)));
     }
     let mut plan = GcPlan::default();
     for c in checkpoints {
@@ -107,6 +131,14 @@ fn plan_keeping(checkpoints: &[CheckpointInfo], keep: usize, seeds: bool) -> GcP
         }
     }
     plan
+}
+
+/// True when subgraph namespace `ns` is a `checkpointer=True` subgraph's one history per
+/// thread: LangGraph stores it under the namespace with the task ids removed
+/// (`Pregel._own_checkpoint_config`: no `name:task id` part), and its next run starts from
+/// its newest checkpoint. A per-run subgraph's namespace names its task (`child:<task id>`).
+pub fn is_persistent(ns: &str) -> bool {
+    !ns.is_empty() && !ns.contains(':')
 }
 
 /// True when some checkpoint's metadata says the thread's graph has DeltaChannels (Python's
@@ -197,7 +229,8 @@ pub fn prefer_snapshots(chain: &GcPlan, snapshot: &GcPlan, added: u64) -> bool {
     snapshot.bytes.saturating_sub(added) > chain.bytes
 }
 
-/// The older root checkpoints the kept ones need to rebuild their DeltaChannels' values: for
+/// The older checkpoints of one namespace (`root`: its checkpoints, of any order) the kept
+/// ones need to rebuild their DeltaChannels' values: for
 /// each kept checkpoint and each DeltaChannel it does not store, every ancestor back to the
 /// one that does (LangGraph's walk replays their writes onto that seed). Read from the
 /// metadata alone: a checkpoint of a DeltaChannel graph stores a channel exactly when its
@@ -391,6 +424,74 @@ mod tests {
         assert!(prefer_snapshots(&plan(&cps, 2), &p, p.bytes - 1));
         assert!(!prefer_snapshots(&plan(&cps, 2), &p, p.bytes));
         assert!(!is_delta(&[cp("", "1", None, None)]));
+    }
+
+    #[test]
+    fn a_stateful_subgraphs_namespace_keeps_its_own_seeds() {
+        // Root 1..6, each storing its values; namespace "child" (a stateful subgraph, one
+        // checkpoint per run under root i) snapshots at c1 and c4 only.
+        let mut cps = Vec::new();
+        for i in 1..=6 {
+            let parent = (i > 1).then(|| (i - 1).to_string());
+            cps.push(cp("", &i.to_string(), parent.as_deref(), None));
+            let counters = match i {
+                1 | 4 => "{}",
+                _ => r#"{"messages": [1, 1]}"#,
+            };
+            let cparent = (i > 1).then(|| format!("c{}", i - 1));
+            let mut c = cp(
+                "child",
+                &format!("c{i}"),
+                cparent.as_deref(),
+                Some(&i.to_string()),
+            );
+            c.metadata = Some(
+                format!(r#"{{"step": {i}, "counters_since_delta_snapshot": {counters}}}"#)
+                    .into_bytes(),
+            );
+            cps.push(c);
+        }
+        let deleted = |p: &GcPlan| -> Vec<String> {
+            let mut d: Vec<String> = p.delete.iter().map(|(_, id)| id.clone()).collect();
+            d.sort();
+            d
+        };
+        // Keep 2 (roots 5, 6): c5 and c6 replay from c4's snapshot, whose root goes.
+        let p = plan(&cps, 2);
+        assert_eq!(deleted(&p), ["1", "2", "3", "4", "c1", "c2", "c3"]);
+        assert_eq!(
+            p.orphaned,
+            vec![
+                ("child".to_owned(), "c4".to_owned()),
+                ("".into(), "5".into())
+            ]
+        );
+        // Keep 3 (roots 4..6): c4 holds its snapshot, nothing older is needed.
+        assert_eq!(deleted(&plan(&cps, 3)), ["1", "2", "3", "c1", "c2", "c3"]);
+        // Without seeds c5 is the one to snapshot.
+        let p = plan_without_seeds(&cps, 2);
+        assert_eq!(deleted(&p), ["1", "2", "3", "4", "c1", "c2", "c3", "c4"]);
+        assert!(p.orphaned.contains(&("child".into(), "c5".into())));
+        // Root 7 after the subgraph's last run: keeping it alone still keeps the subgraph's
+        // newest checkpoint (its next run starts there) and, chained, its seeds.
+        cps.push(cp("", "7", Some("6"), None));
+        let p = plan(&cps, 1);
+        assert_eq!(
+            deleted(&p),
+            ["1", "2", "3", "4", "5", "6", "c1", "c2", "c3"]
+        );
+        let p = plan_without_seeds(&cps, 1);
+        assert!(!p.delete.contains(&("child".into(), "c6".into())));
+        assert!(p.orphaned.contains(&("child".into(), "c6".into())));
+        // A per-run namespace whose root checkpoint is not committed yet (a live run): kept;
+        // one of an old run goes.
+        cps.push(cp("sub:t8", "s8", None, Some("8")));
+        cps.push(cp("sub:t5", "s5", None, Some("5")));
+        let p = plan(&cps, 1);
+        assert!(!p.delete.contains(&("sub:t8".into(), "s8".into())));
+        assert!(p.delete.contains(&("sub:t5".into(), "s5".into())));
+        assert!(is_persistent("child") && is_persistent("a|b") && !is_persistent("sub:t8"));
+        assert!(!is_persistent(""));
     }
 
     #[test]

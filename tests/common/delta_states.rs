@@ -137,6 +137,82 @@ pub fn check_gc(
     (failures, out)
 }
 
+/// Once a live app has written `app_threads`, runs `gc --all --keep-checkpoints N
+/// --min-idle 0s` on `db` (a path or URL) again and again, N = 1, 2, 3, 5 in turn, beside
+/// the app, until each of them
+/// was collected at least three times and some got DeltaChannel snapshots (at most 400
+/// rounds: it asserts that it got there). Returns how often each was collected, and the
+/// failures: a gc that did not exit 0, a thread it reported unreadable.
+pub fn gc_beside_a_live_app(
+    db: &str,
+    app_threads: &[&str],
+) -> (HashMap<String, usize>, Vec<String>) {
+    // The app's threads are there first (it starts slowly on a busy machine).
+    let started = std::time::Instant::now();
+    loop {
+        let listed = super::memctl()
+            .args(["threads", "list", "--db", db, "--format", "json"])
+            .output()
+            .expect("runs");
+        let text = String::from_utf8_lossy(&listed.stdout);
+        if app_threads
+            .iter()
+            .all(|t| text.contains(&format!("\"{t}\"")))
+        {
+            break;
+        }
+        assert!(
+            started.elapsed().as_secs() < 300,
+            "the app never wrote its threads"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let mut collected = HashMap::<String, usize>::new();
+    let mut snapshots = 0;
+    let mut failures = Vec::new();
+    for round in 0.. {
+        let keep = ["1", "2", "3", "5"][round % 4];
+        let out = super::memctl()
+            .args(["gc", "--db", db, "--all", "--keep-checkpoints", keep])
+            .args(["--min-idle", "0s", "--format", "json"])
+            .output()
+            .expect("memctl runs");
+        let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
+        if !out.status.success() {
+            failures.push(format!(
+                "round {round}: gc exit {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let rows = report["threads"].as_array().cloned().unwrap_or_default();
+        for row in &rows {
+            let (id, status) = (
+                row["thread_id"].as_str().unwrap_or(""),
+                row["status"].as_str().unwrap_or(""),
+            );
+            if status.starts_with("failed") {
+                failures.push(format!("round {round}: {row}"));
+            }
+            if app_threads.contains(&id) && status == "collected" {
+                *collected.entry(id.to_owned()).or_default() += 1;
+                snapshots += usize::from(row["delta"] == "snapshot");
+            }
+        }
+        let done = app_threads
+            .iter()
+            .all(|t| collected.get(*t).is_some_and(|n| *n >= 3));
+        if (done && snapshots > 0) || !failures.is_empty() {
+            break;
+        }
+        assert!(
+            round < 400,
+            "gc never collected the app's threads: {collected:?}"
+        );
+    }
+    (collected, failures)
+}
+
 /// How many threads a gc JSON report says it rewrote with DeltaChannel snapshots.
 pub fn snapshotted(report: &Json) -> usize {
     report["threads"]
@@ -157,7 +233,10 @@ pub fn snapshotted(report: &Json) -> usize {
 ///   difference: its `counters_since_delta_snapshot` loses the channels snapshotted there
 ///   (the rest stays); and the oldest kept checkpoint of any thread gc deleted older ones of
 ///   has no parent any more;
-/// - subgraph namespaces: every checkpoint left shows the same messages.
+/// - subgraph namespaces ([`compare_namespace`]): history lists exactly the checkpoints gc
+///   keeps there, each with the same messages, values, `next` and (but where its parent
+///   went) parent; and at every kept root checkpoint, `get_state(subgraphs=True)` shows the
+///   same states of its pending subgraph tasks.
 pub fn compare_kept(keep: &str, report: &Json, before: &Json, after: &Json) -> Vec<String> {
     let n: usize = keep.parse().expect("keep");
     let mut failures = Vec::new();
@@ -200,63 +279,214 @@ pub fn compare_kept(keep: &str, report: &Json, before: &Json, after: &Json) -> V
             ));
             continue;
         }
-        for (i, h) in kept.iter().enumerate() {
-            let was = &old[i];
-            let id = &kept_ids[i];
-            for field in ["messages", "values", "next", "tasks", "interrupts"] {
-                if !same(&h[field], &was[field]) {
-                    failures.push(format!(
-                        "keep {keep}: {thread} @ {id}: {field} changed: {} → {}",
-                        was[field], h[field]
-                    ));
-                }
-            }
-            let oldest_rewritten = way == "snapshot" && i + 1 == kept.len();
-            let counters = "counters_since_delta_snapshot";
-            let (mut m_was, mut m_now) = (was["metadata"].clone(), h["metadata"].clone());
-            if oldest_rewritten {
-                let take = |m: &mut Json| {
-                    m.as_object_mut()
-                        .and_then(|o| o.shift_remove(counters))
-                        .unwrap_or(Json::Null)
-                };
-                let (c_was, c_now) = (take(&mut m_was), take(&mut m_now));
-                let subset = c_now
-                    .as_object()
-                    .is_none_or(|now| now.iter().all(|(k, v)| c_was.get(k) == Some(v)));
-                if !subset {
-                    failures.push(format!(
-                        "keep {keep}: {thread} @ {id}: counters {c_was} → {c_now}"
-                    ));
-                }
-            }
-            let oldest_left = i + 1 == kept.len() && kept.len() < old.len();
-            if oldest_left {
-                if !h["parent_checkpoint_id"].is_null() {
-                    failures.push(format!("keep {keep}: {thread} @ {id}: still has a parent"));
-                }
-            } else if !same(&h["parent_checkpoint_id"], &was["parent_checkpoint_id"]) {
-                failures.push(format!("keep {keep}: {thread} @ {id}: parent changed"));
-            }
-            if !same(&m_now, &m_was) {
+        let label = format!("keep {keep}: {thread}");
+        failures.extend(compare_history(&label, kept, old, way == "snapshot"));
+        let ns_before = before["threads"][thread]["namespaces"]
+            .as_object()
+            .expect("namespaces before");
+        for (ns, was) in ns_before {
+            let was = was.as_array().expect("ns history before");
+            let now = t["namespaces"][ns].as_array().cloned().unwrap_or_default();
+            let chain = way.starts_with("chain");
+            failures.extend(compare_namespace(
+                keep,
+                thread,
+                ns,
+                was,
+                &now,
+                chain,
+                |root| left_alone || root.is_some_and(|r| kept_ids.iter().any(|k| k == r)),
+            ));
+        }
+    }
+    failures
+}
+
+/// The root checkpoints left of a thread (`kept`, newest first, the newest part of `old`,
+/// the history before, as `harness.delta_states` makes them) against the same checkpoints
+/// before: the same messages, other values, `next`, tasks, interrupts, subgraph task states
+/// and metadata, and the same parent, except that the oldest one has none when older ones
+/// went, and that its `counters_since_delta_snapshot` may lose channels when it was
+/// rewritten with snapshots (`rewritten`).
+fn compare_history(label: &str, kept: &[Json], old: &[Json], rewritten: bool) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (i, (h, was)) in kept.iter().zip(old).enumerate() {
+        let id = h["checkpoint_id"].as_str().unwrap_or("?");
+        for field in [
+            "messages",
+            "values",
+            "next",
+            "tasks",
+            "interrupts",
+            "subgraph_states",
+        ] {
+            if !same(&h[field], &was[field]) {
                 failures.push(format!(
-                    "keep {keep}: {thread} @ {id}: metadata changed: {m_was} → {m_now}"
+                    "{label} @ {id}: {field} changed: {} → {}",
+                    was[field], h[field]
                 ));
             }
         }
-        for (ns, history) in t["namespaces"].as_object().expect("namespaces") {
-            let was = &before["threads"][thread]["namespaces"][ns];
-            for h in history.as_array().expect("history") {
-                let old = was
-                    .as_array()
-                    .and_then(|w| w.iter().find(|o| o["checkpoint_id"] == h["checkpoint_id"]));
-                if !old.is_some_and(|o| same(&o["messages"], &h["messages"])) {
-                    failures.push(format!(
-                        "keep {keep}: {thread} {ns} @ {} changed",
-                        h["checkpoint_id"]
-                    ));
-                }
+        let oldest_rewritten = rewritten && i + 1 == kept.len();
+        let counters = "counters_since_delta_snapshot";
+        let (mut m_was, mut m_now) = (was["metadata"].clone(), h["metadata"].clone());
+        if oldest_rewritten {
+            let take = |m: &mut Json| {
+                m.as_object_mut()
+                    .and_then(|o| o.shift_remove(counters))
+                    .unwrap_or(Json::Null)
+            };
+            let (c_was, c_now) = (take(&mut m_was), take(&mut m_now));
+            let subset = c_now
+                .as_object()
+                .is_none_or(|now| now.iter().all(|(k, v)| c_was.get(k) == Some(v)));
+            if !subset {
+                failures.push(format!("{label} @ {id}: counters {c_was} → {c_now}"));
             }
+        }
+        let oldest_left = i + 1 == kept.len() && kept.len() < old.len();
+        if oldest_left {
+            if !h["parent_checkpoint_id"].is_null() {
+                failures.push(format!("{label} @ {id}: still has a parent"));
+            }
+        } else if !same(&h["parent_checkpoint_id"], &was["parent_checkpoint_id"]) {
+            failures.push(format!("{label} @ {id}: parent changed"));
+        }
+        // Key order aside: PostgresSaver's JSONB keeps its own (the live record is SQLite).
+        if !same(&sorted(&m_now), &sorted(&m_was)) {
+            failures.push(format!(
+                "{label} @ {id}: metadata changed: {m_was} → {m_now}"
+            ));
+        }
+    }
+    failures
+}
+
+/// A thread a live app wrote while gc ran beside it: what LangGraph shows of it now (`now`,
+/// one thread of `harness.delta_states`) against the app's own record (`record`, the same
+/// of the mirror every checkpoint the app wrote also went to, `harness.py live-app
+/// --mirror`). The checkpoints left are the newest part of the record (at least the
+/// latest), each with the state it had when the app wrote it ([`compare_history`]; the
+/// oldest may have been rewritten with snapshots); in each subgraph namespace the ones left
+/// are the newest part too, with every one whose root checkpoint is left among them
+/// ([`compare_namespace`]). The others were collected, as gc may.
+pub fn compare_with_record(thread: &str, now: &Json, record: &Json) -> Vec<String> {
+    let ids = |h: &Json| -> Vec<String> {
+        h.as_array()
+            .map(|h| {
+                h.iter()
+                    .map(|e| e["checkpoint_id"].as_str().unwrap_or("?").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (left, all) = (ids(&now["history"]), ids(&record["history"]));
+    if left.is_empty() || all.get(..left.len()) != Some(left.as_slice()) {
+        return vec![format!(
+            "{thread}: history lists {left:?}, the app wrote {all:?}"
+        )];
+    }
+    let label = format!("live: {thread}");
+    let (kept, old) = (
+        now["history"].as_array().expect("history"),
+        record["history"].as_array().expect("history"),
+    );
+    let mut failures = compare_history(&label, kept, old, true);
+    for (ns, was) in record["namespaces"].as_object().expect("namespaces") {
+        let was = was.as_array().expect("ns history");
+        let left_ns = now["namespaces"][ns]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        failures.extend(compare_namespace(
+            "1",
+            &label,
+            ns,
+            was,
+            &left_ns,
+            true,
+            |root| root.is_some_and(|r| left.iter().any(|k| k == r)),
+        ));
+    }
+    failures
+}
+
+/// [`compare_kept`] of subgraph namespace `ns` of `thread`: its history after (`now`) lists
+/// exactly the checkpoints of `was` (before, newest first) that gc keeps (`kept(root)`: the
+/// root checkpoint a subgraph checkpoint ran under stays, or the thread was left alone,
+/// `kept(None)`; one that names none follows the newest-`keep` rule inside its namespace; the
+/// newest of a `checkpointer=True` subgraph's namespace, one without a task id, always),
+/// and when gc kept the DeltaChannel chain (`chain`) maybe older ones too (the newest part
+/// of the namespace's history, the seeds the kept ones replay from). Each shows the same
+/// messages, other values and `next`, and the same parent except the oldest kept one when
+/// its parent went.
+fn compare_namespace(
+    keep: &str,
+    thread: &str,
+    ns: &str,
+    was: &[Json],
+    now: &[Json],
+    chain: bool,
+    kept: impl Fn(Option<&str>) -> bool,
+) -> Vec<String> {
+    let n: usize = keep.parse::<usize>().expect("keep").max(1);
+    let mut failures = Vec::new();
+    let id_of = |e: &Json| e["checkpoint_id"].as_str().unwrap_or("?").to_owned();
+    let want: Vec<String> = was
+        .iter()
+        .enumerate()
+        .filter(|(i, o)| match o["root_parent"].as_str() {
+            // The newest of a checkpointer=True subgraph's namespace (no task id in it)
+            // stays: its next run starts there.
+            Some(root) => kept(Some(root)) || (*i == 0 && !ns.contains(':')),
+            None => kept(None) || *i < n,
+        })
+        .map(|(_, o)| id_of(o))
+        .collect();
+    let got: Vec<String> = now.iter().map(id_of).collect();
+    let newest_part = was
+        .iter()
+        .take(got.len())
+        .map(id_of)
+        .eq(got.iter().cloned());
+    let ok = if chain {
+        newest_part && want.iter().all(|w| got.contains(w))
+    } else {
+        want == got
+    };
+    if !ok {
+        failures.push(format!(
+            "keep {keep}: {thread} {ns}: history lists {got:?}, expected {want:?}{}",
+            if chain { " and maybe older seeds" } else { "" }
+        ));
+        return failures;
+    }
+    for h in now {
+        let id = id_of(h);
+        let Some(old) = was.iter().find(|o| id_of(o) == id) else {
+            continue;
+        };
+        for field in ["messages", "values", "next", "root_parent"] {
+            if !same(&h[field], &old[field]) {
+                failures.push(format!(
+                    "keep {keep}: {thread} {ns} @ {id}: {field} changed: {} → {}",
+                    old[field], h[field]
+                ));
+            }
+        }
+        let parent_kept = old["parent_checkpoint_id"]
+            .as_str()
+            .is_some_and(|p| got.iter().any(|k| k == p));
+        let parent = if parent_kept {
+            old["parent_checkpoint_id"].clone()
+        } else {
+            Json::Null
+        };
+        if !same(&h["parent_checkpoint_id"], &parent) {
+            failures.push(format!(
+                "keep {keep}: {thread} {ns} @ {id}: parent {} (was {}), expected {parent}",
+                h["parent_checkpoint_id"], old["parent_checkpoint_id"]
+            ));
         }
     }
     failures
@@ -269,6 +499,23 @@ pub fn message_ids(list: &Json) -> Vec<Json> {
         .iter()
         .map(|m| m["id"].clone())
         .collect()
+}
+
+/// `v` with every object's keys in sorted order.
+fn sorted(v: &Json) -> Json {
+    match v {
+        Json::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort();
+            Json::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&o[k])))
+                    .collect(),
+            )
+        }
+        Json::Array(a) => Json::Array(a.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
 
 fn same(a: &Json, b: &Json) -> bool {

@@ -937,18 +937,42 @@ def cmd_state(db: str, thread: str, graph_name: str) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def delta_states(saver, thread_ids, namespaces_of) -> dict:
+def subgraph_states(graph, snap) -> list | None:
+    """The subgraph states `get_state(..., subgraphs=True)` shows at the checkpoint of `snap`
+    (a root StateSnapshot) for its pending subgraph tasks: per task its name, the
+    subgraph checkpoint's namespace and id, messages, other values and `next`. None when no
+    task is a subgraph's (nothing to ask)."""
+    if not any(t.state for t in snap.tasks):
+        return None
+    full = graph.get_state(snap.config, subgraphs=True)
+    out = []
+    for t in full.tasks:
+        st = t.state
+        if st is None or not hasattr(st, "values"):
+            continue
+        conf = st.config["configurable"]
+        out.append({"name": t.name, "checkpoint_ns": conf.get("checkpoint_ns"),
+                    "checkpoint_id": conf.get("checkpoint_id"),
+                    "messages": dumps(st.values.get("messages", [])),
+                    "values": jsonable({k: v for k, v in st.values.items() if k != "messages"}),
+                    "next": list(st.next)})
+    return out
+
+
+def delta_states(saver, thread_ids, namespaces_of, graph_of: dict | None = None) -> dict:
     """Every checkpoint of the threads `thread_ids` as LangGraph shows it: per thread (the
     graph 'delta:<thread>'), `get_state_history` of the root namespace, newest first, each
     with its messages (`model_dump()`), the other values, `next`, and
-    `count_tokens_approximately` of its messages; the same history's messages in each subgraph
-    namespace `namespaces_of(thread)` names; and the latest state (`get_state`). Shared by the
+    `count_tokens_approximately` of its messages, and the states of its pending subgraph
+    tasks (`subgraph_states`); the same history in each subgraph namespace
+    `namespaces_of(thread)` names (messages, other values, `next`, the root checkpoint it ran
+    under, its parent); and the latest state (`get_state`). Shared by the
     SQLite command below and PostgresSaver's (harness_pg.py, fixtures/generate_pg.py)."""
     from langchain_core.messages.utils import count_tokens_approximately
 
     threads = {}
     for thread in thread_ids:
-        graph, _model = graphs.build(f"delta:{thread}", saver)
+        graph, _model = graphs.build((graph_of or {}).get(thread, f"delta:{thread}"), saver)
         cfg = graphs.config(thread)
         history = []
         for snap in graph.get_state_history(cfg):
@@ -968,6 +992,7 @@ def delta_states(saver, thread_ids, namespaces_of) -> dict:
                            "result": jsonable(t.result)}
                           for t in snap.tasks],
                 "interrupts": [{"id": i.id, "value": jsonable(i.value)} for i in snap.interrupts],
+                "subgraph_states": subgraph_states(graph, snap),
             })
         latest = graph.get_state(cfg)
         # Subgraph namespaces: every checkpoint as get_state_history shows it there.
@@ -975,7 +1000,11 @@ def delta_states(saver, thread_ids, namespaces_of) -> dict:
         for ns in namespaces_of(thread):
             namespaces[ns] = [
                 {"checkpoint_id": snap.config["configurable"]["checkpoint_id"],
-                 "messages": dumps(snap.values.get("messages", []))}
+                 "messages": dumps(snap.values.get("messages", [])),
+                 "values": jsonable({k: v for k, v in snap.values.items() if k != "messages"}),
+                 "next": list(snap.next),
+                 "root_parent": (snap.metadata or {}).get("parents", {}).get(""),
+                 "parent_checkpoint_id": (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id")}
                 for snap in graph.get_state_history(graphs.config(thread, checkpoint_ns=ns))
             ]
         threads[thread] = {
@@ -987,9 +1016,9 @@ def delta_states(saver, thread_ids, namespaces_of) -> dict:
     return {"threads": threads}
 
 
-def cmd_delta_states(db: str) -> dict:
+def cmd_delta_states(db: str, graph_of: dict | None = None) -> dict:
     """Every checkpoint of every thread of delta.sqlite as LangGraph shows it (on a copy):
-    see `delta_states`."""
+    see `delta_states` (`graph_of`: the graphs of threads not named after theirs)."""
     tmp = tempfile.mkdtemp(prefix="memctl-interop-")
     path = os.path.join(tmp, "db.sqlite")
     sqlite_copy(db, path)
@@ -1004,7 +1033,7 @@ def cmd_delta_states(db: str) -> dict:
                     "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? "
                     "AND checkpoint_ns != '' ORDER BY 1", (thread,))]
 
-            return delta_states(saver, ids, namespaces_of)
+            return delta_states(saver, ids, namespaces_of, graph_of)
         finally:
             con.close()
     finally:
@@ -1036,36 +1065,91 @@ def cmd_resume(db: str, thread: str, value: str) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def cmd_live_app(db: str, graph_name: str, threads: list[str], seconds: float, stop_file: str | None) -> dict:
-    """A LangGraph app invoking `threads` in a loop on `db` itself (WAL, as SqliteSaver sets
-    it up), until `seconds` pass or `stop_file` appears. Every exception is recorded."""
+def _thread_graphs(threads: list[str], graph_name: str) -> list[tuple[str, str]]:
+    """`thread` or `thread=graph` items: (thread, graph), the graph `graph_name` by default."""
+    return [tuple(t.split("=", 1)) if "=" in t else (t, graph_name) for t in threads]
+
+
+def tee(saver, mirror) -> None:
+    """Makes `saver` also write every checkpoint and write into `mirror` (a SqliteSaver nothing
+    else touches): the record of what the app wrote, as it wrote it, to compare with what is
+    left after memctl worked on the real database."""
+    put, put_writes = saver.put, saver.put_writes
+
+    def tee_put(config, checkpoint, metadata, new_versions):
+        out = put(config, checkpoint, metadata, new_versions)
+        mirror.put(config, checkpoint, metadata, new_versions)
+        return out
+
+    def tee_put_writes(config, writes, task_id, task_path=""):
+        put_writes(config, writes, task_id, task_path)
+        mirror.put_writes(config, writes, task_id, task_path)
+
+    saver.put, saver.put_writes = tee_put, tee_put_writes
+
+
+def cmd_live_app(db: str, graph_name: str, threads: list[str], seconds: float,
+                 stop_file: str | None, mirror: str | None = None) -> dict:
+    """A LangGraph app invoking `threads` in a loop on `db` itself (WAL, as SqliteSaver sets it
+    up): see `live_loop`."""
+    con = sqlite3.connect(db, check_same_thread=False)
+    try:
+        return live_loop(make_saver(con), graph_name, threads, seconds, stop_file, mirror)
+    finally:
+        con.close()
+
+
+def live_loop(saver, graph_name: str, threads: list[str], seconds: float,
+              stop_file: str | None, mirror: str | None = None) -> dict:
+    """An app invoking `threads` (`thread` or `thread=graph`) through `saver` in a loop, until
+    `seconds` pass or `stop_file` appears. Every exception is recorded. Each turn's result
+    (the state the graph held in memory at its end) must be the previous turn's plus its new
+    messages, and the final state LangGraph reads back must be the last turn's: any message
+    lost is an error. With `mirror` every checkpoint and write the app makes is also written
+    into that SQLite file (`tee`)."""
     import time
 
-    con = sqlite3.connect(db, check_same_thread=False)
-    saver = make_saver(con)
-    graph, _model = graphs.build(graph_name, saver)
-    counts = {t: 0 for t in threads}
+    mcon = sqlite3.connect(mirror, check_same_thread=False) if mirror else None
+    if mcon is not None:
+        tee(saver, SqliteSaver(mcon))
+    pairs = _thread_graphs(threads, graph_name)
+    built = {g: graphs.build(g, saver)[0] for g in {g for _, g in pairs}}
+    graph_of = {t: built[g] for t, g in pairs}
+    names = [t for t, _ in pairs]
+    counts = {t: 0 for t in names}
     errors: list[str] = []
-    start = len_before = None
-    len_before = {t: len(graph.get_state(graphs.config(t)).values.get("messages", [])) for t in threads}
+    ids_of = {t: [m.id for m in graph_of[t].get_state(graphs.config(t)).values.get("messages", [])]
+              for t in names}
+    len_before = {t: len(ids_of[t]) for t in names}
     start = time.monotonic()
     n = 0
     while time.monotonic() - start < seconds and not (stop_file and Path(stop_file).exists()):
-        t = threads[n % len(threads)]
+        t = names[n % len(names)]
+        mid = f"live-{t}-{n}"
         try:
-            graph.invoke({"messages": [HumanMessage(f"live message {n}")]}, graphs.config(t))
+            out = graph_of[t].invoke({"messages": [HumanMessage(f"live message {n}", id=mid)]},
+                                     graphs.config(t))
             counts[t] += 1
+            got = [m.id for m in out["messages"]]
+            if got[:len(ids_of[t])] != ids_of[t] or mid not in got[len(ids_of[t]):]:
+                errors.append(f"{t}: turn {n} ended with {got}, the turn before with {ids_of[t]}")
+            ids_of[t] = got
         except Exception as e:  # the point: there must be none
             errors.append(f"{t}: {type(e).__name__}: {e}")
         n += 1
     final = {}
-    for t in threads:
-        msgs = graph.get_state(graphs.config(t)).values.get("messages", [])
+    for t in names:
+        msgs = graph_of[t].get_state(graphs.config(t)).values.get("messages", [])
         final[t] = len(msgs)
-        if len(msgs) != len_before[t] + 2 * counts[t]:
+        if [m.id for m in msgs] != ids_of[t]:
+            errors.append(f"{t}: LangGraph reads {[m.id for m in msgs]}, the last turn ended "
+                          f"with {ids_of[t]}")
+        if dict(pairs)[t] == "1" and len(msgs) != len_before[t] + 2 * counts[t]:
             errors.append(f"{t}: {len(msgs)} messages, expected {len_before[t]} + 2 x {counts[t]}")
-    con.close()
-    return {"invocations": counts, "messages": final, "errors": errors, "seconds": time.monotonic() - start}
+    if mcon is not None:
+        mcon.close()
+    return {"invocations": counts, "messages": final, "errors": errors,
+            "seconds": time.monotonic() - start}
 
 
 HELD_TEXT = "memctl interop: a turn whose commit was held"
@@ -1194,9 +1278,11 @@ def main(argv: list[str] | None = None) -> int:
     la = sub.add_parser("live-app", help="invoke threads in a loop on DB itself, recording errors")
     la.add_argument("--db", required=True)
     la.add_argument("--graph", default="1")
-    la.add_argument("--threads", required=True, help="comma-separated thread ids")
+    la.add_argument("--threads", required=True,
+                    help="comma-separated thread ids, each maybe with its graph: THREAD=GRAPH")
     la.add_argument("--seconds", type=float, default=10.0)
     la.add_argument("--stop-file")
+    la.add_argument("--mirror", help="also write every checkpoint and write into this SQLite file")
     ha = sub.add_parser("held-app", help="one app turn whose commits wait for GO_FILE (the id race)")
     ha.add_argument("--db", required=True)
     ha.add_argument("--graph", default="1")
@@ -1205,6 +1291,9 @@ def main(argv: list[str] | None = None) -> int:
     ha.add_argument("--go-file", required=True)
     ds = sub.add_parser("delta-states", help="every checkpoint of every thread of a delta DB as LangGraph shows it")
     ds.add_argument("--db", required=True)
+    ds.add_argument("--graphs", default="",
+                    help="THREAD=GRAPH,...: graphs of threads not named after theirs "
+                         "(default: delta:THREAD)")
     rw = sub.add_parser("rows", help="every row decoded by the app's serializer, as JSON")
     rw.add_argument("--db", required=True)
     ft = sub.add_parser("find-text", help="rows (decrypted) and raw bytes holding TEXT")
@@ -1213,7 +1302,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     if a.cmd == "delta-states":
-        print(json.dumps(cmd_delta_states(a.db), ensure_ascii=False, indent=1))
+        graph_of = dict(t.split("=", 1) for t in a.graphs.split(",") if t)
+        print(json.dumps(cmd_delta_states(a.db, graph_of), ensure_ascii=False, indent=1))
         return 0
 
     if a.cmd in ("state", "resume", "live-app", "held-app", "rows", "find-text"):
@@ -1229,7 +1319,8 @@ def main(argv: list[str] | None = None) -> int:
             elif a.cmd == "held-app":
                 rep = cmd_held_app(a.db, a.graph, a.thread, a.hold_file, a.go_file)
             else:
-                rep = cmd_live_app(a.db, a.graph, a.threads.split(","), a.seconds, a.stop_file)
+                rep = cmd_live_app(a.db, a.graph, a.threads.split(","), a.seconds, a.stop_file,
+                                   a.mirror)
         except Exception as e:
             print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
             print(f"FAIL {a.cmd}: {type(e).__name__}: {e}", file=sys.stderr)

@@ -21,7 +21,8 @@ message lists and update_state call.
         LangGraph shows it (harness.delta_states; what expected/postgres-delta.json holds)
     harness_pg.py find-text --url URL --text T       rows holding T (decrypted values too)
     harness_pg.py held-app --url URL --thread T --hold-file F --go-file G
-    harness_pg.py live-app --url URL --threads A,B --seconds S [--stop-file F]
+    harness_pg.py live-app --url URL --threads A,B[=GRAPH] --seconds S [--stop-file F]
+        [--mirror FILE]
 
 Encrypted databases: with LANGGRAPH_AES_KEY set, every saver uses
 EncryptedSerializer.from_pycryptodome_aes() as an app does, and blob and write values are
@@ -243,9 +244,10 @@ def cmd_load_forget(url: str) -> dict:
     return {"threads": list(graphs.FORGET)}
 
 
-def cmd_delta_states(url: str) -> dict:
+def cmd_delta_states(url: str, graph_of: dict | None = None) -> dict:
     """Every checkpoint of every thread of a database of DeltaChannel threads (graphs
-    'delta:<thread>'), as `get_state_history` / `get_state` show them through PostgresSaver."""
+    'delta:<thread>', or `graph_of[thread]`), as `get_state_history` / `get_state` show them
+    through PostgresSaver."""
     with PostgresSaver.from_conn_string(url) as saver, psycopg.connect(url) as c:
         ids = [r[0] for r in c.execute(
             'SELECT DISTINCT thread_id COLLATE "C" FROM checkpoints ORDER BY 1')]
@@ -255,7 +257,7 @@ def cmd_delta_states(url: str) -> dict:
                 'SELECT DISTINCT checkpoint_ns COLLATE "C" FROM checkpoints '
                 "WHERE thread_id = %s AND checkpoint_ns != '' ORDER BY 1", (thread,))]
 
-        return harness.delta_states(saver, ids, namespaces_of)
+        return harness.delta_states(saver, ids, namespaces_of, graph_of)
 
 
 def cmd_find_text(url: str, text: str) -> dict:
@@ -352,34 +354,15 @@ def cmd_held_app(url: str, graph_name: str, thread: str, hold_file: str, go_file
         o.close()
 
 
-def cmd_live_app(url: str, graph_name: str, threads: list[str], seconds: float, stop_file: str | None) -> dict:
-    """An app invoking `threads` in a loop through PostgresSaver until `seconds` pass or
-    `stop_file` appears; every exception and every lost message is an error."""
-    o = Opened(url, graph_name)
-    try:
-        counts = {t: 0 for t in threads}
-        errors: list[str] = []
-        len_before = {t: len(o.graph.get_state(graphs.config(t)).values.get("messages", [])) for t in threads}
-        start = time.monotonic()
-        n = 0
-        while time.monotonic() - start < seconds and not (stop_file and Path(stop_file).exists()):
-            t = threads[n % len(threads)]
-            try:
-                o.graph.invoke({"messages": [HumanMessage(f"live message {n}")]}, graphs.config(t))
-                counts[t] += 1
-            except Exception as e:  # the point: there must be none
-                errors.append(f"{t}: {type(e).__name__}: {e}")
-            n += 1
-        final = {}
-        for t in threads:
-            msgs = o.graph.get_state(graphs.config(t)).values.get("messages", [])
-            final[t] = len(msgs)
-            if len(msgs) != len_before[t] + 2 * counts[t]:
-                errors.append(f"{t}: {len(msgs)} messages, expected {len_before[t]} + 2 x {counts[t]}")
-        return {"invocations": counts, "messages": final, "errors": errors,
-                "seconds": time.monotonic() - start}
-    finally:
-        o.close()
+def cmd_live_app(url: str, graph_name: str, threads: list[str], seconds: float,
+                 stop_file: str | None, mirror: str | None = None) -> dict:
+    """An app invoking `threads` (`thread` or `thread=graph`) in a loop through PostgresSaver
+    until `seconds` pass or `stop_file` appears (harness.live_loop): every exception and every
+    lost message is an error; with `mirror` every checkpoint and write it makes also goes into
+    that SQLite file."""
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.serde = SERDE
+        return harness.live_loop(saver, graph_name, threads, seconds, stop_file, mirror)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -398,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--graph")
     ds = sub.add_parser("delta-states")
     ds.add_argument("--url", required=True)
+    ds.add_argument("--graphs", default="",
+                    help="THREAD=GRAPH,...: graphs of threads not named after theirs "
+                         "(default: delta:THREAD)")
     ca = sub.add_parser("check-all")
     ca.add_argument("--url", required=True)
     ca.add_argument("--expected", required=True)
@@ -427,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     la.add_argument("--threads", required=True)
     la.add_argument("--seconds", type=float, default=10.0)
     la.add_argument("--stop-file")
+    la.add_argument("--mirror", help="also write every checkpoint and write into this SQLite file")
     a = ap.parse_args(argv)
     try:
         if a.cmd == "check-rewrite":
@@ -442,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
         elif a.cmd == "continue":
             rep = cmd_continue(a.url, a.thread, a.graph or a.thread)
         elif a.cmd == "delta-states":
-            rep = cmd_delta_states(a.url)
+            rep = cmd_delta_states(a.url, dict(t.split("=", 1) for t in a.graphs.split(",") if t))
         elif a.cmd == "check-all":
             rep = cmd_check_all(a.url, a.expected)
         elif a.cmd == "load-forget":
@@ -458,7 +445,8 @@ def main(argv: list[str] | None = None) -> int:
         elif a.cmd == "held-app":
             rep = cmd_held_app(a.url, a.graph, a.thread, a.hold_file, a.go_file)
         else:
-            rep = cmd_live_app(a.url, a.graph, a.threads.split(","), a.seconds, a.stop_file)
+            rep = cmd_live_app(a.url, a.graph, a.threads.split(","), a.seconds, a.stop_file,
+                               a.mirror)
     except Exception as e:
         print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
         print(f"FAIL {a.cmd}: {type(e).__name__}: {e}", file=sys.stderr)
