@@ -682,6 +682,8 @@ fn gc_beside_a_live_app_on_delta_threads_loses_nothing_on_postgres() {
         .args(["--threads", "live-1,live-sub=delta:stateful-sub"])
         .args(["--seconds", "600", "--stop-file", common::s(&stop)])
         .args(["--mirror", common::s(&mirror)])
+        // A bounded record: the comparison afterwards replays every checkpoint of it.
+        .args(["--max-turns", "300", "--pause", "0.1"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -348,38 +348,89 @@ struct Pending {
 
 /// Applies the `pending` deletions (one transaction for them all on a server; see
 /// [`CheckpointStore::apply_gc_many`]) and records each outcome in its row.
+///
+/// DeltaChannel snapshots go in first, and the rows they make unnecessary go only
+/// [`SNAPSHOT_GRACE`] later. LangGraph rebuilds a DeltaChannel in two statements (the chain of
+/// checkpoints back to a seed, then the writes of that chain: `get_delta_channel_history`), so
+/// an app that read the chain just before the snapshot was written still needs the rows below
+/// it for its second statement. Deleted in the same transaction, they were gone, and the app
+/// went on from a message list missing its history (seen by
+/// `tests/delta.rs::gc_beside_a_live_app_on_delta_threads_loses_nothing`). A thread that
+/// moves in between keeps its older rows (the snapshots hold the same state; the next gc
+/// collects them).
 fn apply_pending(
     store: &dyn CheckpointStore,
     pending: &mut Vec<Pending>,
     rows: &mut [Row],
     total: &mut Deleted,
 ) -> Result<()> {
-    let items: Vec<crate::storage::GcItem<'_>> = pending
-        .iter()
-        .map(|p| crate::storage::GcItem {
+    fn item<'a>(
+        rows: &'a [Row],
+        p: &'a Pending,
+        rewrites: bool,
+        deletes: bool,
+    ) -> crate::storage::GcItem<'a> {
+        crate::storage::GcItem {
             thread_id: &rows[p.row].thread_id,
-            delete: &p.plan.delete,
-            orphaned: &p.plan.orphaned,
-            rewrites: &p.rewrites,
+            delete: if deletes { &p.plan.delete } else { &[] },
+            orphaned: if deletes { &p.plan.orphaned } else { &[] },
+            rewrites: if rewrites { &p.rewrites } else { &[] },
             expected_latest: &p.expected_latest,
-        })
+        }
+    }
+    // 1. The snapshots, nothing deleted.
+    let snapshotting: Vec<usize> = (0..pending.len())
+        .filter(|&i| !pending[i].rewrites.is_empty())
+        .collect();
+    let mut moved = vec![false; pending.len()];
+    if !snapshotting.is_empty() {
+        let items: Vec<_> = snapshotting
+            .iter()
+            .map(|&i| item(rows, &pending[i], true, false))
+            .collect();
+        let done = store.apply_gc_many(&items)?;
+        for (&i, d) in snapshotting.iter().zip(done) {
+            moved[i] = d.is_none();
+        }
+        std::thread::sleep(SNAPSHOT_GRACE);
+    }
+    // 2. The deletions.
+    let go: Vec<usize> = (0..pending.len()).filter(|&i| !moved[i]).collect();
+    let items: Vec<_> = go
+        .iter()
+        .map(|&i| item(rows, &pending[i], false, true))
         .collect();
     let done = store.apply_gc_many(&items)?;
-    for (p, d) in pending.drain(..).zip(done) {
+    let mut outcome: Vec<Option<Option<Deleted>>> = vec![None; pending.len()];
+    for (&i, d) in go.iter().zip(done) {
+        outcome[i] = Some(d);
+    }
+    for (p, d) in pending.drain(..).zip(outcome) {
         let row = &mut rows[p.row];
         match d {
-            Some(d) => {
+            Some(Some(d)) => {
                 row.status = GcStatus::Collected;
                 row.deleted = d;
                 total.add(d);
             }
-            None => {
+            Some(None) if !p.rewrites.is_empty() => {
+                row.status = GcStatus::Skipped(
+                    "got a new checkpoint while memctl worked (its DeltaChannel snapshots were \
+                     written, its older rows kept)"
+                        .into(),
+                )
+            }
+            Some(None) | None => {
                 row.status = GcStatus::Skipped("got a new checkpoint while memctl worked".into())
             }
         }
     }
     Ok(())
 }
+
+/// How long DeltaChannel snapshots stand before the rows below them are deleted (see
+/// [`apply_pending`]): far longer than the gap between LangGraph's two reads.
+const SNAPSHOT_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Bytes of DeltaChannel snapshots that wait for the end of a chunk before the pending
 /// deletions are applied early.

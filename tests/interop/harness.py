@@ -1089,24 +1089,29 @@ def tee(saver, mirror) -> None:
 
 
 def cmd_live_app(db: str, graph_name: str, threads: list[str], seconds: float,
-                 stop_file: str | None, mirror: str | None = None) -> dict:
+                 stop_file: str | None, mirror: str | None = None,
+                 max_turns: int | None = None, pause: float = 0.0) -> dict:
     """A LangGraph app invoking `threads` in a loop on `db` itself (WAL, as SqliteSaver sets it
     up): see `live_loop`."""
     con = sqlite3.connect(db, check_same_thread=False)
     try:
-        return live_loop(make_saver(con), graph_name, threads, seconds, stop_file, mirror)
+        return live_loop(make_saver(con), graph_name, threads, seconds, stop_file, mirror,
+                         max_turns, pause)
     finally:
         con.close()
 
 
 def live_loop(saver, graph_name: str, threads: list[str], seconds: float,
-              stop_file: str | None, mirror: str | None = None) -> dict:
+              stop_file: str | None, mirror: str | None = None,
+              max_turns: int | None = None, pause: float = 0.0) -> dict:
     """An app invoking `threads` (`thread` or `thread=graph`) through `saver` in a loop, until
     `seconds` pass or `stop_file` appears. Every exception is recorded. Each turn's result
     (the state the graph held in memory at its end) must be the previous turn's plus its new
     messages, and the final state LangGraph reads back must be the last turn's: any message
     lost is an error. With `mirror` every checkpoint and write the app makes is also written
-    into that SQLite file (`tee`)."""
+    into that SQLite file (`tee`). With `max_turns` it stops invoking after that many turns
+    (and waits for the stop), with `pause` it sleeps that long between turns: the record a
+    test checks afterwards stays small however long the test's other side takes."""
     import time
 
     mcon = sqlite3.connect(mirror, check_same_thread=False) if mirror else None
@@ -1124,6 +1129,11 @@ def live_loop(saver, graph_name: str, threads: list[str], seconds: float,
     start = time.monotonic()
     n = 0
     while time.monotonic() - start < seconds and not (stop_file and Path(stop_file).exists()):
+        if max_turns is not None and n >= max_turns:
+            time.sleep(0.05)
+            continue
+        if n and pause:
+            time.sleep(pause)
         t = names[n % len(names)]
         mid = f"live-{t}-{n}"
         try:
@@ -1281,6 +1291,9 @@ def main(argv: list[str] | None = None) -> int:
     la.add_argument("--threads", required=True,
                     help="comma-separated thread ids, each maybe with its graph: THREAD=GRAPH")
     la.add_argument("--seconds", type=float, default=10.0)
+    la.add_argument("--max-turns", type=int, default=None,
+                    help="stop invoking after this many turns (then wait for the stop)")
+    la.add_argument("--pause", type=float, default=0.0, help="seconds between turns")
     la.add_argument("--stop-file")
     la.add_argument("--mirror", help="also write every checkpoint and write into this SQLite file")
     ha = sub.add_parser("held-app", help="one app turn whose commits wait for GO_FILE (the id race)")
@@ -1320,7 +1333,7 @@ def main(argv: list[str] | None = None) -> int:
                 rep = cmd_held_app(a.db, a.graph, a.thread, a.hold_file, a.go_file)
             else:
                 rep = cmd_live_app(a.db, a.graph, a.threads.split(","), a.seconds, a.stop_file,
-                                   a.mirror)
+                                   a.mirror, a.max_turns, a.pause)
         except Exception as e:
             print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
             print(f"FAIL {a.cmd}: {type(e).__name__}: {e}", file=sys.stderr)

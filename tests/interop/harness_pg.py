@@ -355,14 +355,16 @@ def cmd_held_app(url: str, graph_name: str, thread: str, hold_file: str, go_file
 
 
 def cmd_live_app(url: str, graph_name: str, threads: list[str], seconds: float,
-                 stop_file: str | None, mirror: str | None = None) -> dict:
+                 stop_file: str | None, mirror: str | None = None,
+                 max_turns: int | None = None, pause: float = 0.0) -> dict:
     """An app invoking `threads` (`thread` or `thread=graph`) in a loop through PostgresSaver
     until `seconds` pass or `stop_file` appears (harness.live_loop): every exception and every
     lost message is an error; with `mirror` every checkpoint and write it makes also goes into
     that SQLite file."""
     with PostgresSaver.from_conn_string(url) as saver:
         saver.serde = SERDE
-        return harness.live_loop(saver, graph_name, threads, seconds, stop_file, mirror)
+        return harness.live_loop(saver, graph_name, threads, seconds, stop_file, mirror,
+                                 max_turns, pause)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -414,6 +416,9 @@ def main(argv: list[str] | None = None) -> int:
     la.add_argument("--seconds", type=float, default=10.0)
     la.add_argument("--stop-file")
     la.add_argument("--mirror", help="also write every checkpoint and write into this SQLite file")
+    la.add_argument("--max-turns", type=int, default=None,
+                    help="stop invoking after this many turns (then wait for the stop)")
+    la.add_argument("--pause", type=float, default=0.0, help="seconds between turns")
     a = ap.parse_args(argv)
     try:
         if a.cmd == "check-rewrite":
@@ -446,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
             rep = cmd_held_app(a.url, a.graph, a.thread, a.hold_file, a.go_file)
         else:
             rep = cmd_live_app(a.url, a.graph, a.threads.split(","), a.seconds, a.stop_file,
-                               a.mirror)
+                               a.mirror, a.max_turns, a.pause)
     except Exception as e:
         print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
         print(f"FAIL {a.cmd}: {type(e).__name__}: {e}", file=sys.stderr)
