@@ -800,7 +800,7 @@ fn gc_keeps_delta_state_in_subgraph_namespaces() {
 /// DeltaChannels in the root and the `child` namespace), recording every checkpoint and
 /// write it makes into a mirror file nothing else touches, while `gc --keep-checkpoints N`
 /// (N = 1, 2, 3, 5 in turn, `--min-idle 0s`) runs on the same file again and again, until
-/// each app thread was collected at least three times and some thread got snapshots. Then:
+/// each app thread was collected at least once and some thread got snapshots. Then:
 /// the app saw no error, each of its turns saw every message of the one before and
 /// LangGraph's final state is its last turn's (harness live-app); every checkpoint left of
 /// the app's threads shows LangGraph the state the app's own record shows there, the others
