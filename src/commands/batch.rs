@@ -280,7 +280,11 @@ pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> R
     };
     outcome.notes.push(format!(
         "scrubbed {rows} older checkpoints and writes; {}; searched the file{} for the {} removed strings",
-        describe_erased(erased),
+        human::erased(
+            erased.pages_zeroed,
+            erased.vacuumed,
+            erased.pages_zeroed.is_none()
+        ),
         if sealed.is_some() { " and the decrypted values of its encrypted rows" } else { "" },
         planned.verify.len()
     ));
@@ -350,18 +354,6 @@ pub(super) fn erase_and_search<T>(
         }
         Err(e) if e.is::<crate::storage::VacuumBusy>() => Ok((found, erased, Some(e))),
         Err(e) => Err(e),
-    }
-}
-
-/// What [`erase_and_search`] did, for a report line.
-pub(super) fn describe_erased(erased: Erased) -> String {
-    match (erased.pages_zeroed, erased.vacuumed) {
-        (None, _) => "vacuumed".into(),
-        (Some(n), true) => format!(
-            "{} zeroed, then vacuumed (a removed text was still in a freed part of a page)",
-            human::count(n, "free page")
-        ),
-        (Some(n), false) => format!("{} zeroed, WAL truncated", human::count(n, "free page")),
     }
 }
 

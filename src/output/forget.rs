@@ -148,17 +148,12 @@ pub fn render(
     reported(r, out)?;
     writeln!(
         out,
-        "reclaimed: {}{} → {}",
-        match (r.reclaim.free_pages_zeroed, r.reclaim.vacuumed) {
-            (Some(n), false) => format!("{} zeroed, WAL truncated; ", human::count(n, "free page")),
-            (Some(n), true) => format!(
-                "{} zeroed, then vacuumed (an erased text was still in a freed part of a page), WAL truncated; ",
-                human::count(n, "free page")
-            ),
-            (None, true) if r.backend == "postgres" => "VACUUM (ANALYZE); ".into(),
-            (None, true) => "vacuumed, WAL truncated; ".into(),
-            (None, false) => "NOT erased; ".into(),
-        },
+        "reclaimed: {}; {} → {}",
+        human::erased(
+            r.reclaim.free_pages_zeroed,
+            r.reclaim.vacuumed,
+            r.backend == "postgres"
+        ),
         human::bytes(r.reclaim.bytes_before),
         human::bytes(r.reclaim.bytes_after)
     )?;

@@ -96,6 +96,22 @@ pub fn preview(s: &str, max: usize) -> String {
     out
 }
 
+/// What erasing freed space did, for a report: free pages zeroed (SQLite, `Some`), a VACUUM
+/// after them or instead (`vacuumed`; on a server, `server`, its `VACUUM (ANALYZE)`), or
+/// nothing.
+pub fn erased(pages_zeroed: Option<u64>, vacuumed: bool, server: bool) -> String {
+    match (pages_zeroed, vacuumed) {
+        (Some(n), false) => format!("{} zeroed, WAL truncated", count(n, "free page")),
+        (Some(n), true) => format!(
+            "{} zeroed, then vacuumed (an erased text was still in a freed part of a page), WAL truncated",
+            count(n, "free page")
+        ),
+        (None, true) if server => "VACUUM (ANALYZE)".into(),
+        (None, true) => "vacuumed, WAL truncated".into(),
+        (None, false) => "NOT erased".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
