@@ -288,7 +288,16 @@ pub fn compare_kept(keep: &str, report: &Json, before: &Json, after: &Json) -> V
             continue;
         }
         let label = format!("keep {keep}: {thread}");
-        failures.extend(compare_history(&label, kept, old, way == "snapshot"));
+        failures.extend(compare_history(
+            &label,
+            kept,
+            old,
+            if way == "snapshot" {
+                Rewritten::Oldest
+            } else {
+                Rewritten::None
+            },
+        ));
         let ns_before = before["threads"][thread]["namespaces"]
             .as_object()
             .expect("namespaces before");
@@ -314,9 +323,27 @@ pub fn compare_kept(keep: &str, report: &Json, before: &Json, after: &Json) -> V
 /// the history before, as `harness.delta_states` makes them) against the same checkpoints
 /// before: the same messages, other values, `next`, tasks, interrupts, subgraph task states
 /// and metadata, and the same parent, except that the oldest one has none when older ones
-/// went, and that its `counters_since_delta_snapshot` may lose channels when it was
-/// rewritten with snapshots (`rewritten`).
-fn compare_history(label: &str, kept: &[Json], old: &[Json], rewritten: bool) -> Vec<String> {
+/// went, and that `counters_since_delta_snapshot` may lose channels (or go, with none left)
+/// where a checkpoint was rewritten with snapshots (`rewritten`).
+/// Which kept checkpoints gc may have rewritten with DeltaChannel snapshots.
+#[derive(Clone, Copy)]
+enum Rewritten {
+    /// None: gc kept the chain.
+    None,
+    /// The oldest kept one: gc snapshotted it and deleted everything below it.
+    Oldest,
+    /// Any of them: beside a live app, a thread that moved between gc's snapshots and its
+    /// deletions keeps the rows below the snapshotted checkpoint (the next gc collects
+    /// them), so a rewritten checkpoint can stand anywhere in what is left.
+    Any,
+}
+
+fn compare_history(
+    label: &str,
+    kept: &[Json],
+    old: &[Json],
+    rewritten: Rewritten,
+) -> Vec<String> {
     let mut failures = Vec::new();
     for (i, (h, was)) in kept.iter().zip(old).enumerate() {
         let id = h["checkpoint_id"].as_str().unwrap_or("?");
@@ -335,10 +362,14 @@ fn compare_history(label: &str, kept: &[Json], old: &[Json], rewritten: bool) ->
                 ));
             }
         }
-        let oldest_rewritten = rewritten && i + 1 == kept.len();
+        let may_be_rewritten = match rewritten {
+            Rewritten::None => false,
+            Rewritten::Oldest => i + 1 == kept.len(),
+            Rewritten::Any => true,
+        };
         let counters = "counters_since_delta_snapshot";
         let (mut m_was, mut m_now) = (was["metadata"].clone(), h["metadata"].clone());
-        if oldest_rewritten {
+        if may_be_rewritten {
             let take = |m: &mut Json| {
                 m.as_object_mut()
                     .and_then(|o| o.shift_remove(counters))
@@ -374,8 +405,8 @@ fn compare_history(label: &str, kept: &[Json], old: &[Json], rewritten: bool) ->
 /// one thread of `harness.delta_states`) against the app's own record (`record`, the same
 /// of the mirror every checkpoint the app wrote also went to, `harness.py live-app
 /// --mirror`). The checkpoints left are the newest part of the record (at least the
-/// latest), each with the state it had when the app wrote it ([`compare_history`]; the
-/// oldest may have been rewritten with snapshots); in each subgraph namespace the ones left
+/// latest), each with the state it had when the app wrote it ([`compare_history`]; any of
+/// them may have been rewritten with snapshots, see [`Rewritten::Any`]); in each subgraph namespace the ones left
 /// are the newest part too, with every one whose root checkpoint is left among them
 /// ([`compare_namespace`]). The others were collected, as gc may.
 pub fn compare_with_record(thread: &str, now: &Json, record: &Json) -> Vec<String> {
@@ -399,7 +430,7 @@ pub fn compare_with_record(thread: &str, now: &Json, record: &Json) -> Vec<Strin
         now["history"].as_array().expect("history"),
         record["history"].as_array().expect("history"),
     );
-    let mut failures = compare_history(&label, kept, old, true);
+    let mut failures = compare_history(&label, kept, old, Rewritten::Any);
     for (ns, was) in record["namespaces"].as_object().expect("namespaces") {
         let was = was.as_array().expect("ns history");
         let left_ns = now["namespaces"][ns]
