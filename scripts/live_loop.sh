@@ -34,12 +34,12 @@ live_tests=(
   "postgres_interop live"
   "read_only live"
 )
-cargo build --tests --locked >&2
+cargo build --tests --locked --features env-tests >&2
 for ((i = 1; i <= runs; i++)); do
   for entry in "${live_tests[@]}"; do
     read -r file filter <<<"$entry"
     echo "live_loop.sh: run $i/$runs: tests/$file.rs '$filter'" >&2
-    cargo test --locked --test "$file" -- "$filter" >&2
+    cargo test --locked --features env-tests --test "$file" -- "$filter" >&2
   done
 done
 echo "live_loop.sh: $runs runs of every live-app test passed" >&2

@@ -8,8 +8,10 @@
 #      a free port on 127.0.0.1, stopped and removed at exit);
 #   2. formatting and lints (cargo fmt --check, clippy -D warnings);
 #   3. every Rust test: unit, CLI, fixtures, and interop tests that hand memctl's rewrites to
-#      real LangGraph. The interop and Postgres tests fail (never skip) when LangGraph or the
-#      server is missing.
+#      real LangGraph, with `--features env-tests`, the switch that turns the
+#      environment-bound tests on (a plain `cargo test` leaves them out). They fail (never
+#      skip) when LangGraph, LangGraph.js or the server is missing (tests/environment.rs
+#      says which).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +35,7 @@ echo "test.sh: cargo fmt --check" >&2
 cargo fmt --all -- --check
 
 echo "test.sh: cargo clippy" >&2
-cargo clippy --locked --all-targets -- -D warnings
+cargo clippy --locked --all-targets --features env-tests -- -D warnings
 
 echo "test.sh: cargo test" >&2
 export MEMCTL_PYTHON_NEW="$ROOT/.venv/new/bin/python"
@@ -43,4 +45,4 @@ export MEMCTL_PYTHON_DEEP="$ROOT/.venv/deep/bin/python"
 export MEMCTL_NODE_MODULES="$ROOT/fixtures/js/node_modules"
 # A snapshot that does not match fails the run and leaves no .snap.new behind.
 export INSTA_UPDATE=no
-cargo test --locked
+cargo test --locked --features env-tests

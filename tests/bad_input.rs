@@ -3,7 +3,6 @@
 mod common;
 
 use std::path::Path;
-use std::time::Duration;
 
 use common::{fixture, run_err, run_ok, s, temp_copy};
 use rusqlite::Connection;
@@ -254,22 +253,43 @@ fn briefly_locked_database_is_waited_for() {
     let conn = Connection::open(&db).expect("open");
     conn.execute_batch("PRAGMA journal_mode=DELETE; BEGIN EXCLUSIVE;")
         .expect("lock");
-    let release = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        conn.execute_batch("COMMIT").expect("unlock");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .env_remove("MEMCTL_DB")
+        .args(["threads", "list", "--db", s(&db), "--format", "json"])
+        .args(["--busy-timeout", "60000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("memctl starts");
+    // The lock goes only once memctl is waiting for it (asleep in SQLite's busy handler), so
+    // the test cannot pass by memctl starting after the lock went.
+    common::wait_for("memctl to wait for the lock", || {
+        sleeping_in_the_busy_handler(child.id())
     });
-    let out = run_ok(&[
-        "threads",
-        "list",
-        "--db",
-        s(&db),
-        "--format",
-        "json",
-        "--busy-timeout",
-        "10000",
-    ]);
-    release.join().expect("joined");
-    assert!(out.contains("\"thread_id\""));
+    conn.execute_batch("COMMIT").expect("unlock");
+    let out = child.wait_with_output().expect("memctl ends");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"thread_id\""));
+}
+
+/// Whether process `pid` is in a sleep system call (`nanosleep` / `clock_nanosleep`, which
+/// SQLite's busy handler makes between its tries), read from `/proc/PID/syscall` (Linux).
+fn sleeping_in_the_busy_handler(pid: u32) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
+        return false;
+    };
+    let number = text.split_whitespace().next().unwrap_or("");
+    // x86_64: nanosleep 35, clock_nanosleep 230; aarch64: nanosleep 101, clock_nanosleep 115.
+    let sleeps: &[&str] = if cfg!(target_arch = "aarch64") {
+        &["101", "115"]
+    } else {
+        &["35", "230"]
+    };
+    sleeps.contains(&number)
 }
 
 #[test]

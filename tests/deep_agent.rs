@@ -329,6 +329,10 @@ fn ids(messages: &Json) -> Vec<Json> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn trim_and_rm_of_deep_threads_are_what_update_state_writes() {
     let mut failures = Vec::new();
     for thread in ["long", "abandoned", "subagent"] {
@@ -358,6 +362,10 @@ fn a_deep_thread_paused_for_approval_is_refused_like_any_paused_thread() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn a_purged_deep_thread_loads_continues_and_keeps_no_removed_byte() {
     for thread in ["long", "subagent"] {
         let (_d, db) = temp_copy(&deep_db());
@@ -416,6 +424,10 @@ fn a_purged_deep_thread_loads_continues_and_keeps_no_removed_byte() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn summarize_of_deep_threads_is_what_update_state_writes() {
     use common::chat_server::{ChatServer, Reply};
     let server = ChatServer::start(|_, n| Reply::Summary(format!("Earlier: the project, {n}.")));
@@ -477,6 +489,10 @@ fn summarize_of_deep_threads_is_what_update_state_writes() {
 /// some never), so keeping the chain back to the seeds kept everything; gc now writes a fresh
 /// snapshot of both into the oldest kept checkpoint and deletes the rest.
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn gc_keeps_every_kept_checkpoints_deep_state() {
     let original = harness(&["deep-states", "--db", s(&deep_db())]).expect("states");
     let carry_on = |db: &Path| {

@@ -78,6 +78,10 @@ fn threads(states: &Json) -> Vec<(String, Json)> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn every_checkpoint_of_every_delta_thread_is_langgraphs_state() {
     let db = fixture("delta.sqlite");
     let states = langgraph_states(&db);
@@ -329,6 +333,10 @@ fn harness_check_of(
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn trim_and_rm_of_delta_threads_are_what_update_state_writes() {
     let mut failures = Vec::new();
     // Every idle thread (paused is refused, as any paused thread).
@@ -363,6 +371,10 @@ fn trim_and_rm_of_delta_threads_are_what_update_state_writes() {
 /// version's integer part, versions_seen, metadata, the write rows), reads the thread and
 /// continues it (#16).
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn an_update_that_snapshots_an_unwritten_delta_channel_bumps_it_like_update_state() {
     let db = fixture("delta-bump.sqlite");
     let raw = run_json(&["dump", "--raw", "--db", s(&db), "bump"]);
@@ -470,6 +482,10 @@ fn langgraph_state(db: &std::path::Path, thread: &str) -> Json {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
     // delta-bump.sqlite's `bump`: the purge's checkpoint snapshots files too (its counters
     // are at the bound), under a bumped version.
@@ -505,6 +521,10 @@ fn a_purged_delta_thread_loads_continues_and_keeps_no_removed_byte() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn summarize_of_delta_threads_is_what_update_state_writes() {
     let failures: Vec<String> = ["1", "files"]
         .iter()
@@ -548,6 +568,10 @@ fn summarize_and_check(original: &str, thread: &str) -> Result<(), String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn gc_keeps_every_kept_checkpoints_delta_state() {
     let original = langgraph_states(&fixture("delta.sqlite"));
     for keep in ["1", "3"] {
@@ -569,6 +593,10 @@ fn gc_keeps_every_kept_checkpoints_delta_state() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn find_searches_delta_threads_in_the_state_langgraph_shows() {
     let db = fixture("delta.sqlite");
     let (searched, failures) = delta_states::check_find(s(&db), &langgraph_states(&db));
@@ -618,6 +646,10 @@ fn encrypted_delta() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn encrypted_delta_threads_read_as_plain_and_rewrites_stay_sealed() {
     let plain = fixture("delta.sqlite");
     let (_d, enc) = encrypted_delta();
@@ -748,6 +780,10 @@ fn encrypted_delta_threads_read_as_plain_and_rewrites_stay_sealed() {
 /// ([`delta_states::compare_kept`]), memctl reads every kept one as LangGraph does, the file
 /// shrinks, and the graph carries on with the whole history.
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn gc_keeps_delta_state_in_subgraph_namespaces() {
     let fx = fixture("delta-subgraph.sqlite");
     let original = langgraph_states(&fx);
@@ -807,6 +843,10 @@ fn gc_keeps_delta_state_in_subgraph_namespaces() {
 /// were collected as gc may ([`delta_states::compare_with_record`]); memctl reads what is
 /// left as LangGraph does; and both threads carry on.
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn gc_beside_a_live_app_on_delta_threads_loses_nothing() {
     let (dir, db) = temp_copy(&fixture("delta.sqlite"));
     let (stop, mirror) = (dir.path().join("stop"), dir.path().join("mirror.sqlite"));

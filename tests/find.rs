@@ -175,6 +175,10 @@ fn hit_rows(hits: &Json) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn find_equals_a_python_reference_walking_every_checkpoint_with_langgraph() {
     // (fixture, venv): both saver generations, and the forget fixture (a summary channel, a
     // subgraph, dict inputs).

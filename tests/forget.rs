@@ -136,6 +136,10 @@ fn forget(db: &Path, args: &[&str]) -> (i32, String) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn meta_and_match_erase_alice_from_every_byte_and_langgraph_continues_the_rest() {
     let original = fixture("forget.sqlite");
     let (dir, db) = temp_copy(&original);
@@ -221,6 +225,10 @@ fn meta_and_match_erase_alice_from_every_byte_and_langgraph_continues_the_rest()
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn match_scrubs_history_dict_inputs_tool_arguments_summaries_and_subgraphs() {
     let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
     let untouched = rows(&db, "carol-chat");
@@ -427,6 +435,10 @@ fn assert_erased(db: &Path) {
 /// overwritten with zeros in short transactions: the result is clean without a VACUUM, the
 /// file keeps its size, and memctl's scratch table is gone.
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn free_pages_are_zeroed_without_a_vacuum() {
     let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
     let pages = leave_freed_text(&db, "Alice Example lived at 12 Elm Street. ", 8192, 200_000);
@@ -501,6 +513,10 @@ fn nothing_to_forget_is_a_usage_error() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn encrypted_databases_are_scrubbed_with_the_key_and_refused_in_one_line_without() {
     const KEY: &str = "memctl-test-key-aes256-fixtures!";
     let (_dir, db) = temp_copy(&fixture("encrypted-new.sqlite"));
@@ -556,6 +572,10 @@ fn encrypted_databases_are_scrubbed_with_the_key_and_refused_in_one_line_without
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn delta_threads_keep_loading_with_a_fresh_snapshot_and_no_erased_byte() {
     let (_dir, db) = temp_copy(&fixture("delta.sqlite"));
     let state = |thread: &str| {

@@ -610,7 +610,11 @@ fn prune_and_gc_run_beside_a_live_langgraph_app() {
         "prune: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The app carries on after the last prune: one more checkpoint of its own first.
+    let before = common::checkpoint_count(&db, "app-1");
+    common::wait_for("the app's next checkpoint after the prune", || {
+        common::checkpoint_count(&db, "app-1") > before
+    });
     std::fs::write(&stop, b"stop").expect("stop file");
     let result = app.wait_with_output().expect("the app ends");
     let report = String::from_utf8_lossy(&result.stdout);

@@ -169,6 +169,10 @@ fn js_states(db: &Path, cont: bool) -> Json {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn the_js_expectations_are_what_langgraph_js_reads_now() {
     // The committed expectations are LangGraph.js's view of the committed fixture (so the
     // read test above needs no node, and stays honest).
@@ -178,6 +182,10 @@ fn the_js_expectations_are_what_langgraph_js_reads_now() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn gc_of_js_delta_threads_keeps_what_langgraph_js_reads_and_it_continues() {
     let before = expected("js-delta");
     let (_o, untouched) = temp_copy(&fixture("js-delta.sqlite"));

@@ -587,7 +587,16 @@ fn a_live_app_beside_gc_prune_and_trim_sees_no_error() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("the app starts");
-    std::thread::sleep(std::time::Duration::from_secs(3));
+    // The app is running once it has added a checkpoint to each of its threads.
+    let count = |t: &str| {
+        db.count(&format!(
+            "SELECT COUNT(*) FROM checkpoints WHERE thread_id = '{t}' AND checkpoint_ns = ''"
+        ))
+    };
+    let before = (count("1"), count("system"));
+    common::wait_for("the app's first checkpoints", || {
+        count("1") > before.0 && count("system") > before.1
+    });
     let others = [
         "tools",
         "custom-state",

@@ -492,6 +492,10 @@ fn varied_texts(seed: u64, count: usize) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn openai_counts_equal_tiktoken_on_long_varied_text() {
     use memctl::tokens::openai::{encode_len, Encoding};
     let texts = varied_texts(20261201, 600);

@@ -125,3 +125,33 @@ pub fn app_with_a_large_file(db: &Path) -> rusqlite::Connection {
 pub fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
+
+/// Polls `done` every 20 ms until it holds, failing the test with `what` after 90 s: a
+/// readiness poll instead of a fixed sleep (which passes without testing anything, or fails,
+/// when a process starts late on a loaded machine).
+#[allow(dead_code)]
+pub fn wait_for(what: &str, done: impl Fn() -> bool) {
+    let started = std::time::Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed().as_secs() < 90,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The number of root checkpoints of `thread` in the SQLite file `db` (-1 when it cannot be
+/// read at this moment, e.g. while an app holds an exclusive lock).
+#[allow(dead_code)]
+pub fn checkpoint_count(db: &Path, thread: &str) -> i64 {
+    rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?1 AND checkpoint_ns = ''",
+                [thread],
+                |r| r.get(0),
+            )
+        })
+        .unwrap_or(-1)
+}
