@@ -22,6 +22,8 @@
 
 mod common;
 
+use common::python;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -30,19 +32,6 @@ use std::time::{Duration, Instant};
 use common::chat_server::{ChatServer, Reply};
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
-
-/// The Python of the new saver generation: $MEMCTL_PYTHON_NEW, else .venv/new/bin/python.
-fn python() -> PathBuf {
-    let path = std::env::var_os("MEMCTL_PYTHON_NEW")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::root().join(".venv/new/bin/python"));
-    assert!(
-        path.exists(),
-        "LangGraph (new) is not installed at {}: run scripts/pyenv.sh (scripts/test.sh does it)",
-        path.display()
-    );
-    path
-}
 
 fn env_u64(name: &str) -> Option<u64> {
     let v = std::env::var(name).ok()?;
@@ -316,7 +305,7 @@ for db, thread in json.load(open(sys.argv[2])):
         failed.append(f"{db} {thread}: {type(e).__name__}: {e}")
 print(json.dumps(failed))
 "#;
-    let out = Command::new(python())
+    let out = Command::new(python("new"))
         .arg("-c")
         .arg(script)
         .arg(common::root().join("tests/interop"))
@@ -430,7 +419,7 @@ fn kill_9_during_rewrites_leaves_every_thread_before_or_after() {
     let kills = env_u64("MEMCTL_CRASH_KILLS").unwrap_or(80);
     let seed = env_u64("MEMCTL_CRASH_SEED").unwrap_or(0x6b69_6c6c_2d39);
     let mut rng = Rng(seed | 1);
-    let _ = python(); // fail early, before any work, when LangGraph is missing
+    let _ = python("new"); // fail early, before any work, when LangGraph is missing
     let work = tempfile::tempdir().expect("temp dir");
     let failures_dir = common::root().join("target").join("crash-failures");
     let _ = std::fs::remove_dir_all(&failures_dir);

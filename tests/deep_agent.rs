@@ -12,38 +12,15 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{delta_states, fixture, run_err, run_json, s, temp_copy};
 use serde_json::{json, Value as Json};
 
-/// The Python of the deepagents venv: $MEMCTL_PYTHON_DEEP, else .venv/deep/bin/python.
-fn python() -> PathBuf {
-    let path = std::env::var_os("MEMCTL_PYTHON_DEEP")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::root().join(".venv/deep/bin/python"));
-    assert!(
-        path.exists(),
-        "deepagents is not installed at {}: run scripts/pyenv.sh deep (scripts/test.sh does it)",
-        path.display()
-    );
-    path
-}
-
 /// Runs tests/interop/harness_deep.py with `args`; its JSON report, or its stderr.
 fn harness(args: &[&str]) -> Result<Json, String> {
-    let out = Command::new(python())
-        .arg(common::root().join("tests/interop/harness_deep.py"))
-        .args(args)
-        .output()
-        .expect("the harness runs");
-    if !out.status.success() {
-        return Err(format!(
-            "harness_deep {args:?} failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("harness JSON: {e}"))
+    common::Harness::new("deep", "harness_deep.py")
+        .run(args)
+        .json()
 }
 
 fn deep_db() -> PathBuf {
@@ -280,24 +257,18 @@ fn tokens_of_deep_threads_are_langchains() {
 /// rows compared with real `update_state` on another copy, get_state, get_state_history, and
 /// the deep agent's next turn.
 fn harness_check(thread: &str, db: &Path, dir: &Path, expect: &Json) -> Result<(), String> {
-    let expect_path = dir.join("expect.json");
-    std::fs::write(&expect_path, expect.to_string()).expect("write expect");
     let graph = format!("deep:{thread}");
-    let original = deep_db();
-    harness(&[
-        "check-rewrite",
-        "--original",
-        s(&original),
-        "--rewritten",
-        s(db),
-        "--thread",
-        thread,
-        "--graph",
-        &graph,
-        "--expect",
-        s(&expect_path),
-    ])
-    .map(|_| ())
+    common::Harness::new("deep", "harness_deep.py")
+        .check_rewrite(&common::Rewrite {
+            original: &deep_db(),
+            rewritten: db,
+            thread,
+            graph: Some(&graph),
+            expect,
+            dir,
+        })
+        .json()
+        .map(|_| ())
 }
 
 /// memctl `memctl_args` on a copy of deep.sqlite, then the harness's check.

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::python;
+
 use common::delta_states;
 
 use std::path::PathBuf;
@@ -13,19 +15,6 @@ use std::process::Command;
 
 use common::{fixture, run_err, run_json, run_ok, s, temp_copy};
 use serde_json::Value as Json;
-
-/// The Python of the new venv: $MEMCTL_PYTHON_NEW, else .venv/new/bin/python.
-fn python() -> PathBuf {
-    let path = std::env::var_os("MEMCTL_PYTHON_NEW")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::root().join(".venv/new/bin/python"));
-    assert!(
-        path.exists(),
-        "LangGraph (new) is not installed at {}: run scripts/pyenv.sh (scripts/test.sh does it)",
-        path.display()
-    );
-    path
-}
 
 /// What LangGraph shows of every checkpoint of every thread of `db`.
 fn langgraph_states(db: &std::path::Path) -> Json {
@@ -35,7 +24,7 @@ fn langgraph_states(db: &std::path::Path) -> Json {
 /// [`langgraph_states`], with the graphs of threads not named after theirs
 /// (`THREAD=GRAPH,...`).
 fn langgraph_states_of(db: &std::path::Path, graphs: &str) -> Json {
-    let out = Command::new(python())
+    let out = Command::new(python("new"))
         .arg(common::root().join("tests/interop/harness.py"))
         .args(["delta-states", "--db", s(db), "--graphs", graphs])
         .output()
@@ -51,7 +40,7 @@ fn langgraph_states_of(db: &std::path::Path, graphs: &str) -> Json {
 /// harness.py `continue` of `thread` (graph `graph`) on a copy of `db`: whether it ran, its
 /// JSON report, and its stderr.
 fn carry_on(db: &std::path::Path, thread: &str, graph: &str) -> (bool, Json, String) {
-    let out = Command::new(python())
+    let out = Command::new(python("new"))
         .arg(common::root().join("tests/interop/harness.py"))
         .args(["continue", "--db", s(db), "--thread", thread, "--copy"])
         .args(["--graph", graph])
@@ -299,36 +288,21 @@ fn harness_check_of(
     expect: &Json,
     key: Option<&str>,
 ) -> Result<(), String> {
-    let expect_path = dir.join("expect.json");
-    std::fs::write(&expect_path, expect.to_string()).expect("write expect");
     let graph = format!("delta:{thread}");
-    let mut harness = Command::new(python());
-    if let Some(k) = key {
-        harness.env("LANGGRAPH_AES_KEY", k);
-    }
-    let out = harness
-        .arg(common::root().join("tests/interop/harness.py"))
-        .args([
-            "check-rewrite",
-            "--original",
-            s(original),
-            "--rewritten",
-            s(db),
-        ])
-        .args([
-            "--thread",
+    let ran = common::Harness::new("new", "harness.py")
+        .env("LANGGRAPH_AES_KEY", key)
+        .check_rewrite(&common::Rewrite {
+            original,
+            rewritten: db,
             thread,
-            "--graph",
-            &graph,
-            "--expect",
-            s(&expect_path),
-        ])
-        .output()
-        .expect("the harness runs");
-    if out.status.success() {
+            graph: Some(&graph),
+            expect,
+            dir,
+        });
+    if ran.ok {
         Ok(())
     } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        Err(ran.stderr)
     }
 }
 
@@ -460,7 +434,7 @@ fn a_paused_delta_thread_is_refused_like_any_paused_thread() {
 /// What LangGraph sees of a thread of a delta.sqlite copy (harness.py state).
 fn langgraph_state(db: &std::path::Path, thread: &str) -> Json {
     let graph = format!("delta:{thread}");
-    let out = Command::new(python())
+    let out = Command::new(python("new"))
         .arg(common::root().join("tests/interop/harness.py"))
         .args([
             "state",
@@ -850,7 +824,7 @@ fn gc_keeps_delta_state_in_subgraph_namespaces() {
 fn gc_beside_a_live_app_on_delta_threads_loses_nothing() {
     let (dir, db) = temp_copy(&fixture("delta.sqlite"));
     let (stop, mirror) = (dir.path().join("stop"), dir.path().join("mirror.sqlite"));
-    let app = Command::new(python())
+    let app = Command::new(python("new"))
         .arg(common::root().join("tests/interop/harness.py"))
         .args(["live-app", "--db", s(&db), "--graph", "delta:1"])
         .args(["--threads", "live-1,live-sub=delta:stateful-sub"])

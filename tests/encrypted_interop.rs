@@ -8,49 +8,23 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::run_parallel;
+
+use common::python;
+
+use std::path::Path;
 use std::process::Command;
 
 use common::{expected, fixture, memctl, s, temp_copy};
 use serde_json::{json, Value as Json};
 
-/// The Python of a generation's venv (as tests/interop.rs finds it).
-fn python(gen: &str) -> PathBuf {
-    let var = format!("MEMCTL_PYTHON_{}", gen.to_uppercase());
-    let path = std::env::var_os(&var)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            common::root()
-                .join(".venv")
-                .join(gen)
-                .join("bin")
-                .join("python")
-        });
-    assert!(
-        path.exists(),
-        "LangGraph ({gen}) is not installed at {}: run scripts/pyenv.sh (scripts/test.sh does it)",
-        path.display()
-    );
-    path
-}
-
 /// Runs the harness with LANGGRAPH_AES_KEY = `key` (and the old key of a rotation).
 fn harness(gen: &str, key: &str, old: Option<&str>, args: &[&str]) -> (bool, String) {
-    let mut cmd = Command::new(python(gen));
-    cmd.arg(common::root().join("tests/interop/harness.py"))
-        .args(args)
-        .env("LANGGRAPH_AES_KEY", key)
-        .env_remove("MEMCTL_INTEROP_OLD_AES_KEY");
-    if let Some(old) = old {
-        cmd.env("MEMCTL_INTEROP_OLD_AES_KEY", old);
-    }
-    let out = cmd.output().expect("the harness runs");
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let ran = common::Harness::new(gen, "harness.py")
+        .env("LANGGRAPH_AES_KEY", Some(key))
+        .env("MEMCTL_INTEROP_OLD_AES_KEY", old)
+        .run(args);
+    (ran.ok, ran.text())
 }
 
 /// The harness's JSON report (stdout up to the last brace).
@@ -106,54 +80,21 @@ fn check_rewrite(
     expect: &Json,
     dir: &Path,
 ) -> Result<(), String> {
-    let expect_path = dir.join("expect.json");
-    std::fs::write(&expect_path, expect.to_string()).expect("write expect");
-    let (ok, text) = harness(
-        gen,
-        key,
-        None,
-        &[
-            "check-rewrite",
-            "--original",
-            s(original),
-            "--rewritten",
-            s(rewritten),
-            "--thread",
+    let ran = common::Harness::new(gen, "harness.py")
+        .env("LANGGRAPH_AES_KEY", Some(key))
+        .check_rewrite(&common::Rewrite {
+            original,
+            rewritten,
             thread,
-            "--expect",
-            s(&expect_path),
-        ],
-    );
-    if ok {
+            graph: None,
+            expect,
+            dir,
+        });
+    if ran.ok {
         Ok(())
     } else {
-        Err(text)
+        Err(ran.text())
     }
-}
-
-/// Runs the cases two at a time and reports every failure at once.
-fn run_parallel<T: Send>(cases: Vec<T>, f: impl Fn(T) -> Result<(), String> + Sync) {
-    let failures = std::sync::Mutex::new(Vec::new());
-    let queue = std::sync::Mutex::new(cases);
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let Some(case) = queue.lock().expect("queue").pop() else {
-                    break;
-                };
-                if let Err(e) = f(case) {
-                    failures.lock().expect("failures").push(e);
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().expect("failures");
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
 }
 
 /// Both saver generations; the mixed file's threads whose latest rows are encrypted.

@@ -8,7 +8,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::{fixture, memctl, s, temp_copy};
 use serde_json::Value as Json;
@@ -23,19 +22,10 @@ const REQUEST: [&str; 5] = ["--meta", "user_id=42", "--match", PATTERN, "--regex
 /// Runs tests/interop/harness.py (new venv) with `args`, the app's AES key in
 /// `LANGGRAPH_AES_KEY` when given; asserts success and returns its JSON.
 fn harness(args: &[&str], key: Option<&str>) -> Json {
-    let mut cmd = Command::new(common::python("new"));
-    cmd.arg(common::root().join("tests/interop/harness.py"))
-        .args(args);
-    if let Some(k) = key {
-        cmd.env("LANGGRAPH_AES_KEY", k);
-    }
-    let out = cmd.output().expect("the harness runs");
-    assert!(
-        out.status.success(),
-        "harness {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("the harness prints JSON")
+    common::Harness::new("new", "harness.py")
+        .env("LANGGRAPH_AES_KEY", key)
+        .run(args)
+        .expect_json(args)
 }
 
 /// Real LangGraph loads `thread` from a copy of `db` and invokes one more user message.

@@ -7,25 +7,14 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::memctl;
 use common::pg::TestDb;
 use serde_json::Value as Json;
 
 fn harness(args: &[&str]) -> Json {
-    let out = Command::new(common::python("pg"))
-        .arg(common::root().join("tests/interop/harness_pg.py"))
-        .args(args)
-        .output()
-        .expect("the harness runs");
-    assert!(
-        out.status.success(),
-        "harness {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("the harness prints JSON")
+    common::Harness::new("pg", "harness_pg.py")
+        .run(args)
+        .expect_json(args)
 }
 
 /// A fresh database holding graphs.FORGET's threads, written by PostgresSaver.

@@ -5,44 +5,18 @@
 
 mod common;
 
-use std::path::PathBuf;
+use common::run_parallel;
+
+use common::python;
+
 use std::process::Command;
 
 use common::{fixture, run_json, s, temp_copy};
 use serde_json::{json, Value as Json};
 
-/// The Python of a generation's venv: $MEMCTL_PYTHON_NEW / _OLD, else .venv/<gen>/bin/python.
-fn python(gen: &str) -> PathBuf {
-    let var = format!("MEMCTL_PYTHON_{}", gen.to_uppercase());
-    let path = std::env::var_os(&var)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            common::root()
-                .join(".venv")
-                .join(gen)
-                .join("bin")
-                .join("python")
-        });
-    assert!(
-        path.exists(),
-        "LangGraph ({gen}) is not installed at {}: run scripts/pyenv.sh (scripts/test.sh does it)",
-        path.display()
-    );
-    path
-}
-
 fn harness(gen: &str, args: &[&str]) -> (bool, String) {
-    let out = Command::new(python(gen))
-        .arg(common::root().join("tests/interop/harness.py"))
-        .args(args)
-        .output()
-        .expect("the harness runs");
-    let text = format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    let ran = common::Harness::new(gen, "harness.py").run(args);
+    (ran.ok, ran.text())
 }
 
 /// Runs the harness's check-rewrite of `rewritten` against `original` with `expect`
@@ -55,22 +29,15 @@ fn check_rewrite(
     expect: &Json,
     dir: &std::path::Path,
 ) -> (bool, String) {
-    let expect_path = dir.join("expect.json");
-    std::fs::write(&expect_path, expect.to_string()).expect("write expect");
-    harness(
-        gen,
-        &[
-            "check-rewrite",
-            "--original",
-            s(original),
-            "--rewritten",
-            s(rewritten),
-            "--thread",
-            thread,
-            "--expect",
-            s(&expect_path),
-        ],
-    )
+    let ran = common::Harness::new(gen, "harness.py").check_rewrite(&common::Rewrite {
+        original,
+        rewritten,
+        thread,
+        graph: None,
+        expect,
+        dir,
+    });
+    (ran.ok, ran.text())
 }
 
 /// Rewrites a copy with memctl, then runs check-rewrite against the pristine fixture.
@@ -116,31 +83,6 @@ fn run_all(cases: Vec<(String, String, Vec<String>, Json)>) {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         check(&gen, &thread, &args, expect)
     });
-}
-
-/// Runs `f` on every case, two at a time (two cores), and reports every failure at once.
-fn run_parallel<T: Send>(cases: Vec<T>, f: impl Fn(T) -> Result<(), String> + Sync) {
-    let failures = std::sync::Mutex::new(Vec::new());
-    let queue = std::sync::Mutex::new(cases);
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let Some(case) = queue.lock().expect("queue").pop() else {
-                    break;
-                };
-                if let Err(e) = f(case) {
-                    failures.lock().expect("failures").push(e);
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().expect("failures");
-    assert!(
-        failures.is_empty(),
-        "{} interop failures:\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
 }
 
 #[test]

@@ -7,26 +7,16 @@
 
 mod common;
 
-use std::path::PathBuf;
+use common::run_parallel;
+
+use common::python;
+
 use std::process::Command;
 
 use common::delta_states;
 use common::pg::TestDb;
 use common::{expected, memctl, run_json};
 use serde_json::{json, Value as Json};
-
-/// The Python of .venv/pg ($MEMCTL_PYTHON_PG).
-fn python() -> PathBuf {
-    let path = std::env::var_os("MEMCTL_PYTHON_PG")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::root().join(".venv/pg/bin/python"));
-    assert!(
-        path.exists(),
-        "LangGraph with PostgresSaver is not installed at {}: run scripts/pyenv.sh pg (scripts/test.sh does it)",
-        path.display()
-    );
-    path
-}
 
 fn harness(args: &[&str]) -> (bool, String) {
     harness_with(&Fixture::Plain, args)
@@ -35,22 +25,10 @@ fn harness(args: &[&str]) -> (bool, String) {
 /// The harness with the fixture's key in LANGGRAPH_AES_KEY (LangGraph's EncryptedSerializer)
 /// when it is the encrypted one.
 fn harness_with(fixture: &Fixture, args: &[&str]) -> (bool, String) {
-    let mut cmd = Command::new(python());
-    cmd.arg(common::root().join("tests/interop/harness_pg.py"))
-        .args(args)
-        .env_remove("LANGGRAPH_AES_KEY");
-    if let Some(key) = fixture.key() {
-        cmd.env("LANGGRAPH_AES_KEY", key);
-    }
-    let out = cmd.output().expect("the harness runs");
-    (
-        out.status.success(),
-        format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    let ran = common::Harness::new("pg", "harness_pg.py")
+        .env("LANGGRAPH_AES_KEY", fixture.key().as_deref())
+        .run(args);
+    (ran.ok, ran.text())
 }
 
 fn harness_json(args: &[&str]) -> Json {
@@ -208,31 +186,6 @@ fn check_between(
         let fails: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL")).collect();
         Err(format!("{thread} {memctl_args:?}:\n{}", fails.join("\n")))
     }
-}
-
-/// Runs `f` on every case, two at a time (two cores), and reports every failure at once.
-fn run_parallel<T: Send>(cases: Vec<T>, f: impl Fn(T) -> Result<(), String> + Sync) {
-    let failures = std::sync::Mutex::new(Vec::new());
-    let queue = std::sync::Mutex::new(cases);
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| loop {
-                let Some(case) = queue.lock().expect("queue").pop() else {
-                    break;
-                };
-                if let Err(e) = f(case) {
-                    failures.lock().expect("failures").push(e);
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().expect("failures");
-    assert!(
-        failures.is_empty(),
-        "{} interop failures:\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
 }
 
 /// Threads a trim to two messages changes (single-turn threads like 'unicode' or 'blocks'
@@ -505,7 +458,7 @@ fn a_live_apps_held_turn_wins_over_a_concurrent_rewrite() {
         let db = TestDb::fixture("race");
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let (hold, go) = (dir.path().join("held"), dir.path().join("go"));
-        let app = Command::new(python())
+        let app = Command::new(python("pg"))
             .arg(common::root().join("tests/interop/harness_pg.py"))
             .args([
                 "held-app", "--url", &db.url, "--graph", "1", "--thread", "1",
@@ -571,7 +524,7 @@ fn a_live_app_beside_gc_prune_and_trim_sees_no_error() {
     let db = TestDb::fixture("live");
     let dir = tempfile::tempdir().expect("temp dir");
     let stop = dir.path().join("stop");
-    let app = Command::new(python())
+    let app = Command::new(python("pg"))
         .arg(common::root().join("tests/interop/harness_pg.py"))
         .args([
             "live-app",
@@ -685,7 +638,7 @@ fn gc_beside_a_live_app_on_delta_threads_loses_nothing_on_postgres() {
     let db = TestDb::delta_fixture("live_delta");
     let dir = tempfile::tempdir().expect("temp dir");
     let (stop, mirror) = (dir.path().join("stop"), dir.path().join("mirror.sqlite"));
-    let app = Command::new(python())
+    let app = Command::new(python("pg"))
         .arg(common::root().join("tests/interop/harness_pg.py"))
         .args(["live-app", "--url", &db.url, "--graph", "delta:1"])
         .args(["--threads", "live-1,live-sub=delta:stateful-sub"])
@@ -711,7 +664,7 @@ fn gc_beside_a_live_app_on_delta_threads_loses_nothing_on_postgres() {
     let graphs = "live-1=delta:1,live-sub=delta:stateful-sub";
     let now = harness_json(&["delta-states", "--url", &db.url, "--graphs", graphs]);
     // The mirror is a SqliteSaver file: harness.py reads it (in the same venv).
-    let out = Command::new(python())
+    let out = Command::new(python("pg"))
         .arg(common::root().join("tests/interop/harness.py"))
         .args([
             "delta-states",
@@ -1360,7 +1313,7 @@ fn encrypted_rekey_rotates_every_value_and_langgraph_reads_them_with_the_new_key
     assert_eq!(report["changed"], values, "every value rewritten: {report}");
     let exp = common::root().join("fixtures/expected/postgres-encrypted.json");
     let check_all = |key: &str| {
-        let out = Command::new(python())
+        let out = Command::new(python("pg"))
             .arg(common::root().join("tests/interop/harness_pg.py"))
             .args(["check-all", "--url", &db.url, "--expected", common::s(&exp)])
             .env("LANGGRAPH_AES_KEY", key)
@@ -1448,7 +1401,7 @@ fn a_killed_postgres_rotation_finishes_when_run_again() {
             "trial {trial}: {}",
             String::from_utf8_lossy(&again.stderr)
         );
-        let checked = Command::new(python())
+        let checked = Command::new(python("pg"))
             .arg(common::root().join("tests/interop/harness_pg.py"))
             .args(["check-all", "--url", &db.url, "--expected", common::s(&exp)])
             .env("LANGGRAPH_AES_KEY", new)

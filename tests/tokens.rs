@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::python;
+
 use std::time::Duration;
 
 use memctl::model::Checkpoint;
@@ -313,20 +315,6 @@ fn in_place_counting_equals_the_message_view() {
     }
 }
 
-/// The Python of the new saver generation's venv (tiktoken): $MEMCTL_PYTHON_NEW, else
-/// .venv/new/bin/python. Missing, the test fails (never skips).
-fn python() -> std::path::PathBuf {
-    let path = std::env::var_os("MEMCTL_PYTHON_NEW")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| common::root().join(".venv/new/bin/python"));
-    assert!(
-        path.exists(),
-        "tiktoken (.venv/new) is not installed at {}: run scripts/pyenv.sh (scripts/test.sh does it)",
-        path.display()
-    );
-    path
-}
-
 /// Long texts of every kind the pre-tokenizer and the merge treat apart: prose in several
 /// scripts and cases, contractions, CJK runs, emoji sequences, code, JSON, numbers, long
 /// runs of white space and of one character (pieces longer than 128 bytes take the heap
@@ -504,7 +492,7 @@ fn openai_counts_equal_tiktoken_on_long_varied_text() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("texts.json");
     std::fs::write(&path, serde_json::to_vec(&texts).expect("json")).expect("write");
-    let out = std::process::Command::new(python())
+    let out = std::process::Command::new(python("new"))
         .arg(common::root().join("tests/tiktoken_counts.py"))
         .arg(&path)
         .output()

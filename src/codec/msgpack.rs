@@ -89,7 +89,7 @@ impl Raw {
     }
 }
 
-/// Where the encoder writes: a `Vec<u8>`, or [`super::pieces::Pieces`], which keeps large
+/// Where the encoder writes: a `Vec<u8>`, or `codec::pieces::Pieces`, which keeps large
 /// [`Raw`] values as slices of their buffers instead of copying them.
 pub trait Out {
     /// Appends one byte.
@@ -290,14 +290,6 @@ pub fn encode(v: &Value) -> Vec<u8> {
 /// Encodes a value, appending to `out`.
 pub fn encode_into(out: &mut impl Out, v: &Value) {
     write_value(out, v);
-}
-
-/// Encodes a value into pieces: large kept values ([`Value::Raw`]) are referenced, not
-/// copied, so a 37 MB message list costs no second 37 MB.
-pub fn encode_pieces(v: &Value) -> super::pieces::Pieces {
-    let mut out = super::pieces::Pieces::default();
-    write_value(&mut out, v);
-    out
 }
 
 struct Reader<'a> {
@@ -502,7 +494,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn write_value<O: Out>(out: &mut O, v: &Value) {
+pub(super) fn write_value<O: Out>(out: &mut O, v: &Value) {
     match v {
         Value::Raw(r) => out.raw(r),
         Value::Nil => out.push(0xc0),

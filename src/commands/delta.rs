@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 
 use crate::codec::aes::Keyring;
 use crate::codec::{Decoded, Value};
-use crate::model::channels::{self, Location};
+use crate::model::channels::Location;
 use crate::model::checkpoint::{StoredMessages, MESSAGES};
 use crate::model::delta::{self, Ancestor, ChannelHistory, Reducer, NULL_TASK_ID};
 use crate::model::Checkpoint;
@@ -136,7 +136,7 @@ fn write_values(
 /// The stored value of a channel at a checkpoint (the snapshot's inner value), whether it is
 /// a snapshot, and whether the checkpoint has a version of it.
 fn stored(cp: &Checkpoint, channel: &str) -> (Option<(bool, Value)>, bool) {
-    let (location, value) = channels::stored_value(cp, channel);
+    let (location, value) = cp.stored_value(channel);
     let has_version = cp.channel_versions().iter().any(|(k, _)| k == channel);
     match (location, value) {
         (Location::DeltaSnapshot, Some(v)) => (Some((true, v.clone())), has_version),

@@ -256,7 +256,7 @@ fn latest_facts(keys: &Keyring, row: crate::storage::CheckpointRow) -> Result<La
             )
         })?;
     let md = crate::model::Metadata::parse(row.metadata.as_deref())?;
-    let (location, list) = crate::model::channels::stored_value(&cp, MESSAGES);
+    let (location, list) = cp.stored_value(MESSAGES);
     Ok(LatestFacts {
         messages: list.and_then(crate::codec::Value::as_array).map(<[_]>::len),
         tokens: list.and_then(approx::count_values),

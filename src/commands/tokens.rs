@@ -436,8 +436,7 @@ fn count_row(
                 )
             },
         )?;
-        let (_, list) =
-            crate::model::channels::stored_value(&cp, crate::model::checkpoint::MESSAGES);
+        let (_, list) = cp.stored_value(crate::model::checkpoint::MESSAGES);
         if let Some(tokens) = list.and_then(crate::tokens::approx::count_values) {
             let messages = list.and_then(Value::as_array).map_or(0, <[Value]>::len);
             return Ok(Some(ThreadTokens {

@@ -5,11 +5,19 @@
 
 use anyhow::Result;
 
+use crate::codec::ext;
 use crate::codec::lazy::{self, Lazy, Spanned};
-use crate::codec::{ext, Value};
 
-use super::checkpoint::Checkpoint;
 use super::metadata::Metadata;
+
+/// The metadata key LangGraph.js (`@langchain/langgraph` ≥ 1.7, `DELTA_WRITES_VERSIONED`)
+/// writes, `true`, on every checkpoint of a branch its DeltaChannel graph started; it writes
+/// `counters_since_delta_snapshot` as Python does too. Under it a DeltaChannel with no version
+/// was never written and is not walked (`deltaChannelsToReplay`).
+pub const JS_DELTA_MARKER: &str = "delta_writes_versioned";
+
+/// The name of the channel that holds the conversation in `MessagesState` / `AgentState`.
+pub const MESSAGES: &str = "messages";
 
 /// The metadata key a DeltaChannel graph writes on every checkpoint that is not a snapshot.
 pub const DELTA_COUNTERS: &str = "counters_since_delta_snapshot";
@@ -43,19 +51,6 @@ impl Location {
     /// True for the two DeltaChannel forms.
     pub fn is_delta(self) -> bool {
         matches!(self, Location::DeltaSnapshot | Location::DeltaOmitted)
-    }
-}
-
-/// A channel's decoded value and where it was: the snapshot's inner value for a
-/// DeltaChannel snapshot, `None` when the checkpoint stores none.
-pub fn stored_value<'a>(cp: &'a Checkpoint, channel: &str) -> (Location, Option<&'a Value>) {
-    let value = cp.channel(channel);
-    let has_version = || cp.channel_versions().iter().any(|(k, _)| k == channel);
-    let code = value.map(|v| v.as_ext().map(|e| e.code));
-    let location = Location::of(code, value.is_none() && has_version());
-    match (location, value) {
-        (Location::DeltaSnapshot, Some(Value::Ext(e))) => (location, Some(&e.payload)),
-        _ => (location, value),
     }
 }
 
@@ -104,7 +99,25 @@ pub fn not_stored(thread_id: &str, checkpoint_id: &str) -> anyhow::Error {
 }
 
 /// True when a checkpoint belongs to a DeltaChannel graph: the messages are a snapshot or left
-/// out, or the metadata says so (see [`super::delta::marks_delta`], the one reading of it).
+/// out, or the metadata says so (see [`marks_delta`], the one reading of it).
 pub fn is_delta(messages: Location, metadata: &Metadata) -> bool {
-    messages.is_delta() || super::delta::marks_delta(metadata)
+    messages.is_delta() || marks_delta(metadata)
+}
+
+/// True when a checkpoint's metadata says its graph has DeltaChannels (the counters
+/// LangGraph keeps between snapshots, or LangGraph.js's marker).
+pub fn marks_delta(metadata: &Metadata) -> bool {
+    metadata.fields.contains_key(DELTA_COUNTERS) || metadata.fields.contains_key(JS_DELTA_MARKER)
+}
+
+/// The DeltaChannels a checkpoint's metadata names (the keys of
+/// `counters_since_delta_snapshot`; a channel snapshotted at this very checkpoint has its
+/// counters reset and is not named).
+pub fn counted_channels(metadata: &Metadata) -> Vec<String> {
+    metadata
+        .fields
+        .get(DELTA_COUNTERS)
+        .and_then(serde_json::Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
 }

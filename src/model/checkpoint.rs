@@ -10,8 +10,7 @@ use crate::codec::{ext, json::to_json, msgpack, Decoded, Value};
 use super::channels::{self, Location};
 use super::message::{Kind, Message};
 
-/// The name of the channel that holds the conversation in `MessagesState` / `AgentState`.
-pub const MESSAGES: &str = "messages";
+pub use super::channels::MESSAGES;
 
 /// A decoded checkpoint blob.
 #[derive(Debug, Clone)]
@@ -49,6 +48,19 @@ impl MessagesChannel {
 }
 
 impl Checkpoint {
+    /// A channel's decoded value and where it was (see [`Location`]): the snapshot's inner
+    /// value for a DeltaChannel snapshot, `None` when the checkpoint stores none.
+    pub fn stored_value(&self, channel: &str) -> (Location, Option<&Value>) {
+        let value = self.channel(channel);
+        let has_version = || self.channel_versions().iter().any(|(k, _)| k == channel);
+        let code = value.map(|v| v.as_ext().map(|e| e.code));
+        let location = Location::of(code, value.is_none() && has_version());
+        match (location, value) {
+            (Location::DeltaSnapshot, Some(Value::Ext(e))) => (location, Some(&e.payload)),
+            _ => (location, value),
+        }
+    }
+
     /// Decodes a checkpoint blob by its `type` column.
     pub fn decode(type_name: &str, blob: &[u8]) -> Result<Checkpoint> {
         let root = match crate::codec::decode_typed(type_name, blob)? {
@@ -70,7 +82,7 @@ impl Checkpoint {
     pub fn decode_shallow(type_name: &str, blob: Vec<u8>) -> Result<(Checkpoint, StoredMessages)> {
         if type_name != "msgpack" {
             let cp = Checkpoint::decode(type_name, &blob)?;
-            let stored = match channels::stored_value(&cp, MESSAGES) {
+            let stored = match cp.stored_value(MESSAGES) {
                 (Location::DeltaOmitted, _) => StoredMessages::DeltaOmitted,
                 (location, Some(v)) => StoredMessages::List(StoredList::of_value(
                     v,
@@ -152,7 +164,7 @@ impl Checkpoint {
 
     /// What the `messages` channel holds.
     pub fn messages(&self) -> Result<MessagesChannel> {
-        Ok(match channels::stored_value(self, MESSAGES) {
+        Ok(match self.stored_value(MESSAGES) {
             (Location::DeltaOmitted, _) => MessagesChannel::DeltaOmitted,
             (Location::DeltaSnapshot, Some(v)) => MessagesChannel::DeltaSnapshot(message_list(v)?),
             (_, Some(v)) => MessagesChannel::List(message_list(v)?),

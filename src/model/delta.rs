@@ -27,19 +27,13 @@ use anyhow::{anyhow, bail, Result};
 use crate::codec::msgpack::encode;
 use crate::codec::{ext, Value};
 
-use super::channels::DELTA_COUNTERS;
-use super::checkpoint::MESSAGES;
+pub use super::channels::{counted_channels, marks_delta, JS_DELTA_MARKER};
+use super::channels::{DELTA_COUNTERS, MESSAGES};
 use super::message::{Kind, Message};
 use super::metadata::Metadata;
 
 /// `counters_since_delta_snapshot` of one checkpoint: `(channel, (updates, supersteps))`.
 pub type Counters = Vec<(String, (u64, u64))>;
-
-/// The metadata key LangGraph.js (`@langchain/langgraph` ≥ 1.7, `DELTA_WRITES_VERSIONED`)
-/// writes, `true`, on every checkpoint of a branch its DeltaChannel graph started; it writes
-/// `counters_since_delta_snapshot` as Python does too. Under it a DeltaChannel with no version
-/// was never written and is not walked (`deltaChannelsToReplay`).
-pub const JS_DELTA_MARKER: &str = "delta_writes_versioned";
 
 /// The id of the `RemoveMessage` that clears the whole list (`REMOVE_ALL_MESSAGES`).
 pub const REMOVE_ALL_MESSAGES: &str = "__remove_all__";
@@ -89,24 +83,6 @@ impl Reducer {
             Reducer::Unknown => None,
         }
     }
-}
-
-/// True when a checkpoint's metadata says its graph has DeltaChannels (the counters
-/// LangGraph keeps between snapshots, or LangGraph.js's marker).
-pub fn marks_delta(metadata: &Metadata) -> bool {
-    metadata.fields.contains_key(DELTA_COUNTERS) || metadata.fields.contains_key(JS_DELTA_MARKER)
-}
-
-/// The DeltaChannels a checkpoint's metadata names (the keys of
-/// `counters_since_delta_snapshot`; a channel snapshotted at this very checkpoint has its
-/// counters reset and is not named).
-pub fn counted_channels(metadata: &Metadata) -> Vec<String> {
-    metadata
-        .fields
-        .get(DELTA_COUNTERS)
-        .and_then(serde_json::Value::as_object)
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default()
 }
 
 /// The value an `Overwrite` write carries, when `v` is one (`_get_overwrite`: the

@@ -24,8 +24,8 @@ use serde_json::{Map as JsonMap, Value as Json};
 use uuid::Uuid;
 
 use crate::codec::aes::{self, AesKey};
-use crate::codec::msgpack::{self, Map, Value};
-use crate::codec::pieces::Pieces;
+use crate::codec::msgpack::{Map, Value};
+use crate::codec::pieces::{encode_pieces, Pieces};
 use crate::codec::pyjson;
 use crate::codec::pyjson::float_repr;
 use crate::model::checkpoint::MESSAGES;
@@ -349,16 +349,16 @@ pub fn build(
     let mut writes = vec![write(
         0,
         MESSAGES,
-        msgpack::encode_pieces(&Value::array(update_list)),
+        encode_pieces(&Value::array(update_list)),
     )];
     for (i, (channel, value)) in other.iter().enumerate() {
-        writes.push(write(i + 1, channel, msgpack::encode_pieces(value)));
+        writes.push(write(i + 1, channel, encode_pieces(value)));
     }
     Ok(Update {
         checkpoint_id,
         parent_id: parent_id.to_owned(),
         checkpoint_type: "msgpack".into(),
-        checkpoint: msgpack::encode_pieces(&root),
+        checkpoint: encode_pieces(&root),
         metadata: pyjson::dumps(&Json::Object(md)).into_bytes(),
         writes,
         step,
@@ -479,6 +479,7 @@ fn new_checkpoint_id(step: i64, parent: &str, env: &mut Env<'_>) -> Result<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::msgpack;
 
     fn env<'a>(now: &str, seq: &'a mut dyn FnMut() -> u64) -> Env<'a> {
         Env {

@@ -21,14 +21,7 @@ use crate::codec::pyjson;
 use crate::codec::pyrepr::repr;
 use crate::model::{Kind, Message};
 
-/// A tiktoken encoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
-    /// gpt-4o, gpt-4.1, gpt-5, o1, o3…
-    O200k,
-    /// gpt-4, gpt-3.5-turbo.
-    Cl100k,
-}
+pub use super::pretok::Encoding;
 
 /// How a model frames messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

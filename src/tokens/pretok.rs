@@ -24,7 +24,14 @@ use std::sync::LazyLock;
 
 use unicode_general_category::{get_general_category, GeneralCategory as G};
 
-use super::openai::Encoding;
+/// A tiktoken encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// gpt-4o, gpt-4.1, gpt-5, o1, o3…
+    O200k,
+    /// gpt-4, gpt-3.5-turbo.
+    Cl100k,
+}
 
 /// `\s`: Unicode White_Space.
 const WS: u8 = 1;

@@ -155,3 +155,140 @@ pub fn checkpoint_count(db: &Path, thread: &str) -> i64 {
         })
         .unwrap_or(-1)
 }
+
+/// Runs `f` on every case, two at a time (two cores), and reports every failure at once.
+#[allow(dead_code)]
+pub fn run_parallel<T: Send>(cases: Vec<T>, f: impl Fn(T) -> Result<(), String> + Sync) {
+    let failures = std::sync::Mutex::new(Vec::new());
+    let queue = std::sync::Mutex::new(cases);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let Some(case) = queue.lock().expect("queue").pop() else {
+                    break;
+                };
+                if let Err(e) = f(case) {
+                    failures.lock().expect("failures").push(e);
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("failures");
+    assert!(
+        failures.is_empty(),
+        "{} interop failures:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// One run of a Python harness with real LangGraph (`tests/interop/SCRIPT` under the venv
+/// of `gen`), with no AES key from the developer's shell unless given.
+pub struct Harness {
+    cmd: std::process::Command,
+}
+
+/// What a harness run left: whether it succeeded, and its output.
+pub struct Ran {
+    /// The harness exited 0.
+    pub ok: bool,
+    /// Its standard output (its JSON report, where it makes one).
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
+}
+
+#[allow(dead_code)]
+impl Harness {
+    /// `tests/interop/{script}` run by the Python of venv `gen` (`new`, `old`, `pg`, `deep`).
+    pub fn new(gen: &str, script: &str) -> Self {
+        let mut cmd = std::process::Command::new(python(gen));
+        cmd.arg(root().join("tests/interop").join(script))
+            .env_remove("LANGGRAPH_AES_KEY")
+            .env_remove("MEMCTL_INTEROP_OLD_AES_KEY");
+        Harness { cmd }
+    }
+
+    /// With an environment variable set (e.g. `LANGGRAPH_AES_KEY`).
+    pub fn env(mut self, name: &str, value: Option<&str>) -> Self {
+        if let Some(v) = value {
+            self.cmd.env(name, v);
+        }
+        self
+    }
+
+    /// Runs it with `args`.
+    pub fn run(mut self, args: &[&str]) -> Ran {
+        let out = self.cmd.args(args).output().expect("the harness runs");
+        Ran {
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+#[allow(dead_code)]
+impl Ran {
+    /// Standard output and standard error, for a failure message.
+    pub fn text(&self) -> String {
+        format!("{}\n{}", self.stdout, self.stderr)
+    }
+
+    /// Its JSON report, or why there is none (it failed: its stderr).
+    pub fn json(&self) -> Result<serde_json::Value, String> {
+        if !self.ok {
+            return Err(format!("the harness failed:\n{}", self.text()));
+        }
+        serde_json::from_str(&self.stdout)
+            .map_err(|e| format!("harness JSON: {e}: {}", self.stdout))
+    }
+
+    /// [`Ran::json`], failing the test when there is none.
+    pub fn expect_json(&self, args: &[&str]) -> serde_json::Value {
+        self.json()
+            .unwrap_or_else(|e| panic!("harness {args:?}: {e}"))
+    }
+}
+
+/// What the harness's `check-rewrite` is given: a rewritten copy of a fixture and what
+/// LangGraph must show of it.
+pub struct Rewrite<'a> {
+    /// The pristine fixture.
+    pub original: &'a Path,
+    /// memctl's rewritten copy of it.
+    pub rewritten: &'a Path,
+    /// The thread memctl rewrote.
+    pub thread: &'a str,
+    /// The graph the harness runs the thread with (`delta:T`, `deep:T`), if not its default.
+    pub graph: Option<&'a str>,
+    /// What the harness must find (written to `expect.json` in `dir`).
+    pub expect: &'a serde_json::Value,
+    /// A scratch directory.
+    pub dir: &'a Path,
+}
+
+#[allow(dead_code)]
+impl Harness {
+    /// The harness's `check-rewrite` of `r`: real LangGraph reads the rewritten thread as
+    /// `r.expect` says and continues it.
+    pub fn check_rewrite(self, r: &Rewrite) -> Ran {
+        let expect_path = r.dir.join("expect.json");
+        std::fs::write(&expect_path, r.expect.to_string()).expect("write expect");
+        let mut args = vec![
+            "check-rewrite",
+            "--original",
+            s(r.original),
+            "--rewritten",
+            s(r.rewritten),
+            "--thread",
+            r.thread,
+            "--expect",
+            s(&expect_path),
+        ];
+        if let Some(g) = r.graph {
+            args.extend(["--graph", g]);
+        }
+        self.run(&args)
+    }
+}
