@@ -6,7 +6,7 @@
 #      when missing or when the lock changed), and a throwaway PostgreSQL cluster for the Postgres tests
 #      (scripts/pg.sh: Debian's postgresql, installed with apt-get when missing; a temp dir,
 #      a free port on 127.0.0.1, stopped and removed at exit);
-#   2. formatting and lints (cargo fmt --check, clippy -D warnings);
+#   2. formatting, lints and docs (cargo fmt --check, clippy -D warnings, cargo doc -D warnings);
 #   3. every Rust test: unit, CLI, fixtures, and interop tests that hand memctl's rewrites to
 #      real LangGraph, with `--features env-tests`, the switch that turns the
 #      environment-bound tests on (a plain `cargo test` leaves them out). They fail (never
@@ -36,6 +36,9 @@ cargo fmt --all -- --check
 
 echo "test.sh: cargo clippy" >&2
 cargo clippy --locked --all-targets --features env-tests -- -D warnings
+
+echo "test.sh: cargo doc" >&2
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps
 
 echo "test.sh: cargo test" >&2
 export MEMCTL_PYTHON_NEW="$ROOT/.venv/new/bin/python"

@@ -1,7 +1,7 @@
 //! Every concurrency helper of memctl, in one place: work split across the machine's cores
 //! ([`map_owned`], [`par_in_order`] for the messages of a long thread) and the read → work →
 //! write [`pipeline`] of whole-file commands and batch rewrites. (The SQLite backend's WAL
-//! checkpointer thread lives with the backend, in `storage::wal`.)
+//! checkpointer thread lives with the backend, in `storage::sqlite::wal`.)
 
 use std::sync::{Mutex, PoisonError};
 

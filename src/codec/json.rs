@@ -84,7 +84,7 @@ fn float(f: f64) -> Json {
 /// maps; the model reads them. LangGraph.js's DeltaChannel snapshot
 /// `{"lc": 2, "type": "delta_snapshot", "value": v}` (its `DeltaSnapshot` class, which
 /// `isDeltaSnapshot` and the ancestor walk take as a seed) becomes the same
-/// [`ext::DELTA_SNAPSHOT`](super::ext::DELTA_SNAPSHOT) as Python's `_DeltaSnapshot`.
+/// [`super::ext::DELTA_SNAPSHOT`] as Python's `_DeltaSnapshot`.
 pub fn json_to_value(j: &serde_json::Value) -> Value {
     use serde_json::Value as J;
     if let Some(inner) = js_delta_snapshot(j) {

@@ -30,7 +30,7 @@ use crate::cli::{Cli, Command, GlobalArgs, ThreadsCommand};
 use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
 use crate::model::state::PendingWrite;
-use crate::storage::pgconn::SchemaConflict;
+use crate::storage::postgres::conn::SchemaConflict;
 use crate::storage::{Access, CheckpointRow, CheckpointStore};
 
 /// Runs the parsed command line, writing data to `out`.
@@ -117,7 +117,10 @@ pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> 
             .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
     let schema = g.schema.as_deref();
     if let Some(s) = schema {
-        if !path.to_str().is_some_and(crate::storage::pgconn::is_url) {
+        if !path
+            .to_str()
+            .is_some_and(crate::storage::postgres::conn::is_url)
+        {
             return Err(Usage(format!(
                 "--schema '{s}' is for a PostgreSQL database, and '{}' is a SQLite file (drop --schema, or unset MEMCTL_SCHEMA)",
                 path.display()
@@ -139,7 +142,7 @@ pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> 
 }
 
 /// Reads the root-namespace checkpoints `ids` names (`(thread, checkpoint id)`) and hands each
-/// row to `f` on all cores (see [`pipeline`]); results keep the order of `ids`.
+/// row to `f` on all cores (see [`crate::par::pipeline`]); results keep the order of `ids`.
 pub fn map_latest<R: Send>(
     store: &dyn CheckpointStore,
     ids: &[(String, String)],

@@ -118,7 +118,7 @@ pub fn transcript_parts(msgs: &[&Message], previous: Option<&str>, max_tokens: u
     parts
 }
 
-/// [`transcript_parts`] of the messages whose [`line`]s `lines` yields (oldest first), each
+/// [`transcript_parts`] of the messages whose [`line()`]s `lines` yields (oldest first), each
 /// part handed to `part` as soon as it is complete: for a long thread, whose messages are
 /// read one at a time and whose transcript need not be held whole.
 pub fn transcript_parts_each(

@@ -4,15 +4,8 @@
 //! Storage takes and returns plain rows and bytes: it knows nothing of messages, edits, exit
 //! codes or the command line.
 
-pub mod freed;
-pub mod kept_open;
-pub mod maintenance;
-pub mod pgconn;
-pub mod pgformat;
 pub mod postgres;
-pub mod rekey;
 pub mod sqlite;
-pub mod wal;
 
 use anyhow::Result;
 
@@ -431,7 +424,7 @@ pub enum Access {
 /// `busy_timeout` for a lock. `schema` is the PostgreSQL schema of the saver's tables (see
 /// [`postgres::PostgresStore::open`]); a SQLite file has none, so it is refused there.
 /// `keys` opens the encrypted values of a Postgres saver, which keeps each channel value
-/// apart (see [`pgformat::assemble_with`]); a SQLite file's encrypted checkpoints are opened
+/// apart (see [`postgres::format::assemble_with`]); a SQLite file's encrypted checkpoints are opened
 /// whole by the commands.
 pub fn open(
     db: &Path,
@@ -440,7 +433,7 @@ pub fn open(
     busy_timeout: Duration,
     keys: &crate::codec::aes::Keyring,
 ) -> Result<Box<dyn CheckpointStore>> {
-    if let Some(url) = db.to_str().filter(|d| pgconn::is_url(d)) {
+    if let Some(url) = db.to_str().filter(|d| postgres::conn::is_url(d)) {
         return Ok(Box::new(postgres::PostgresStore::open(
             url,
             schema,
@@ -669,7 +662,7 @@ pub trait CheckpointStore: Send {
     /// Gives deleted space back so deleted bytes are gone (SQLite: WAL checkpoint, `VACUUM`,
     /// WAL truncated). A database an app keeps busy is a [`VacuumBusy`] error, and so is a
     /// SQLite file another process has open that is too large to rebuild without locking the
-    /// app out for seconds (see [`freed::VACUUM_BESIDE_APP_MAX_BYTES`]).
+    /// app out for seconds (see [`sqlite::freed::VACUUM_BESIDE_APP_MAX_BYTES`]).
     fn vacuum(&self) -> Result<()>;
 
     /// From now on, content this connection deletes is overwritten with zeros (SQLite's
@@ -680,7 +673,7 @@ pub trait CheckpointStore: Send {
     }
 
     /// Erases the bytes of deleted rows without locking an app out (SQLite: the free pages
-    /// zeroed in short transactions, then the WAL truncated, see [`freed`]; a server:
+    /// zeroed in short transactions, then the WAL truncated, see [`sqlite::freed`]; a server:
     /// `VACUUM`, which does not block writers). The caller searches the bytes afterwards and
     /// falls back to [`CheckpointStore::vacuum`] when a removed text is still found outside
     /// every row. A reader keeping the WAL is a [`VacuumBusy`] error.

@@ -1,6 +1,6 @@
 //! `langchain_openai.ChatOpenAI(model=…).get_num_tokens_from_messages`, with tiktoken's BPE
 //! (o200k_base, cl100k_base) compiled into the binary: no download. Texts are cut by
-//! tiktoken's pre-tokenizer ([`pretok`]) and each piece merged as tiktoken merges it ([`bpe`]),
+//! tiktoken's pre-tokenizer ([`pretok`]) and each piece merged as tiktoken merges it ([`super::bpe`]),
 //! checked against tiktoken itself (tests/tokens.rs) and LangChain's counts on the fixtures.
 //!
 //! Each message becomes the chat-completions dict `_convert_message_to_dict` builds, then every

@@ -1,5 +1,11 @@
 //! `SqliteSaver`'s file: read-only opening, schema detection and queries.
 
+pub mod freed;
+pub mod kept_open;
+pub mod maintenance;
+pub mod rekey;
+pub mod wal;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -9,7 +15,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 
 use crate::codec::pieces::Pieces;
 
-use super::{
+use crate::storage::{
     BlobKind, BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow, CheckpointStore,
     Deleted, FileStats, Leftover, NewRows, Orphans, PageSize, SchemaGeneration, ThreadMoved,
     ThreadSummary, ValueCursor, ValuePage, ValueRewriter, WriteRow,
@@ -46,7 +52,7 @@ pub struct SqliteStore {
     shared: bool,
     /// The WAL checkpointer of a batch rewrite (`None` inside until the first batch;
     /// `Some(None)` when the file is not in WAL mode).
-    checkpointer: std::sync::Mutex<Option<Option<super::wal::WalCheckpointer>>>,
+    checkpointer: std::sync::Mutex<Option<Option<wal::WalCheckpointer>>>,
 }
 
 impl SqliteStore {
@@ -219,7 +225,7 @@ impl CheckpointStore for SqliteStore {
     }
 
     /// A file: its space is in `file_stats`.
-    fn server_space(&self) -> Result<Option<super::ServerSpace>> {
+    fn server_space(&self) -> Result<Option<crate::storage::ServerSpace>> {
         Ok(None)
     }
 
@@ -293,8 +299,8 @@ impl CheckpointStore for SqliteStore {
             .map_err(|e| self.sql_error(e))
     }
 
-    fn erase_freed(&self) -> Result<super::Erased> {
-        Ok(super::Erased {
+    fn erase_freed(&self) -> Result<crate::storage::Erased> {
+        Ok(crate::storage::Erased {
             pages_zeroed: Some(self.zero_free_pages()?),
             vacuumed: false,
         })
@@ -575,8 +581,8 @@ fn might_be_shared(path: &Path) -> bool {
 /// True when the database header says WAL mode (file format versions 2 at bytes 18–19).
 fn is_wal_mode(path: &Path) -> bool {
     let mut header = [0u8; 20];
-    super::kept_open::open(path)
-        .and_then(|f| super::kept_open::read_at(&f, &mut header, 0))
+    kept_open::open(path)
+        .and_then(|f| kept_open::read_at(&f, &mut header, 0))
         .is_ok_and(|n| n == header.len())
         && header.starts_with(b"SQLite format 3\0")
         && header[18] == 2
@@ -732,7 +738,7 @@ pub(crate) fn blob(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Vec<u8>>>
 /// size. A missing file is no error (nothing is handed over).
 pub fn read_in_pieces(path: &Path, overlap: usize, f: &mut dyn FnMut(&[u8]) -> bool) -> Result<()> {
     const PIECE: usize = 8 << 20;
-    let file = match super::kept_open::open(path) {
+    let file = match kept_open::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
@@ -741,7 +747,7 @@ pub fn read_in_pieces(path: &Path, overlap: usize, f: &mut dyn FnMut(&[u8]) -> b
     let mut have = 0;
     let mut offset = 0u64;
     loop {
-        let n = super::kept_open::read_at(&file, &mut buf[have..], offset)
+        let n = kept_open::read_at(&file, &mut buf[have..], offset)
             .with_context(|| format!("cannot read '{}'", path.display()))?;
         if n == 0 {
             return Ok(());
@@ -1078,7 +1084,7 @@ impl SqliteStore {
             .iter()
             .enumerate()
             .flat_map(|(i, t)| {
-                let escaped = super::json_escaped(t);
+                let escaped = crate::storage::json_escaped(t);
                 let both = (escaped != *t).then_some((i, escaped));
                 std::iter::once((i, t.clone())).chain(both)
             })
@@ -1117,7 +1123,7 @@ impl SqliteStore {
 
     /// For each of `texts`, up to five rows whose blobs or metadata hold it: (thread, the row
     /// named for a person), checkpoints before writes. In the JSON metadata a text is searched
-    /// as JSON writes it (see [`super::json_escaped`]). One pass over every row, every text at
+    /// as JSON writes it (see [`crate::storage::json_escaped`]). One pass over every row, every text at
     /// once (Aho-Corasick): a forget searches for thousands of strings. Rows are searched
     /// whole, so a text that the file splits across two overflow pages is found here too.
     fn rows_holding(&self, texts: &[&String]) -> Result<Vec<Vec<(String, String)>>> {
@@ -1125,7 +1131,10 @@ impl SqliteStore {
         if texts.is_empty() {
             return Ok(out);
         }
-        let escaped: Vec<String> = texts.iter().map(|t| super::json_escaped(t)).collect();
+        let escaped: Vec<String> = texts
+            .iter()
+            .map(|t| crate::storage::json_escaped(t))
+            .collect();
         let build = |texts: &[&str]| {
             aho_corasick::AhoCorasick::new(texts)
                 .context("cannot build the search for the removed strings")

@@ -2,7 +2,7 @@
 //! [`CheckpointStore`] as the SQLite file, so every command works on a `postgresql://` URL.
 //!
 //! Reading assembles each checkpoint from its JSONB row and the blob rows it names
-//! ([`super::pgformat`]). A read-only store runs everything in one `REPEATABLE READ READ ONLY`
+//! ([`mod@format`]). A read-only store runs everything in one `REPEATABLE READ READ ONLY`
 //! transaction: one consistent snapshot, and the server refuses any write.
 //!
 //! Writing: every change is one transaction that first takes `SHARE ROW EXCLUSIVE` locks on
@@ -14,6 +14,9 @@
 //! can never be one that an app's checkpoint committing next would name. `lock_timeout` is
 //! `--busy-timeout`.
 
+pub mod conn;
+pub mod format;
+
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -24,15 +27,15 @@ use postgres::types::ToSql;
 use postgres::Client;
 use serde_json::Value as Json;
 
-use super::pgconn::Target;
-use super::pgformat::{self, BlobRow};
-use super::{
+use crate::codec::aes::{self, AesKey, Keyring};
+use crate::storage::{
     Access, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow,
     CheckpointStore, Deleted, FileStats, Leftover, NewRows, Orphans, PageSize, SchemaGeneration,
     ServerSpace, StoredValue, TableSpace, ThreadMoved, ThreadSummary, ValueCursor, ValuePage,
     ValueRewriter, WriteRow,
 };
-use crate::codec::aes::{self, AesKey, Keyring};
+use conn::Target;
+use format::{self as pgformat, BlobRow};
 
 /// The highest `checkpoint_migrations` level memctl knows (langgraph-checkpoint-postgres
 /// 3.2.0: `checkpoint_writes.task_path`).
@@ -88,7 +91,7 @@ impl PostgresStore {
                 target.scrub(&format!(
                     "PostgreSQL error on '{}': {}",
                     target.shown,
-                    super::pgconn::error_text(&e)
+                    conn::error_text(&e)
                 ))
             )
         };
@@ -145,7 +148,7 @@ impl PostgresStore {
     /// A client error as one line the user can act on (password scrubbed).
     fn err(&self, e: postgres::Error) -> anyhow::Error {
         use postgres::error::SqlState;
-        let text = super::pgconn::error_text(&e);
+        let text = conn::error_text(&e);
         let msg = match e.code() {
             Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => format!(
                 "'{}': another session holds the checkpoint tables locked; try again later or raise --busy-timeout ({text})",
@@ -672,7 +675,7 @@ impl PostgresStore {
     /// columns the text is searched as JSON writes it (`"`, `\` and control characters
     /// escaped), which is how `checkpoint::text` shows a string value.
     fn rows_holding(&self, needle: &str) -> Result<Vec<(String, String)>> {
-        let in_json = super::json_escaped(needle);
+        let in_json = crate::storage::json_escaped(needle);
         let rows = self.query(
             "(SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote_literal(thread_id) \
                FROM checkpoints WHERE strpos(checkpoint::text, $2) > 0 OR strpos(metadata::text, $2) > 0 LIMIT 5) \
@@ -1405,7 +1408,7 @@ impl CheckpointStore for PostgresStore {
     /// [`CheckpointStore::begin_batch`]): the table locks are taken once. Taking them once per
     /// thread made gc wait a second (`deadlock_timeout`) each time autovacuum had started on
     /// one of the tables after gc's own deletions, until the server cancelled it.
-    fn apply_gc_many(&self, items: &[super::GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
+    fn apply_gc_many(&self, items: &[crate::storage::GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
         if items.len() <= 1 {
             return items.iter().map(|i| i.apply_on(self)).collect();
         }
@@ -1613,12 +1616,8 @@ fn detect_schema(c: &mut Client, target: &Target) -> Result<SchemaGeneration> {
         Some(s) => format!("schema '{s}'"),
         None => "the search_path (normally schema 'public')".to_owned(),
     };
-    let err = |e: postgres::Error| {
-        anyhow!(
-            "PostgreSQL error on '{shown}': {}",
-            super::pgconn::error_text(&e)
-        )
-    };
+    let err =
+        |e: postgres::Error| anyhow!("PostgreSQL error on '{shown}': {}", conn::error_text(&e));
     let r = c
         .query_one(
             "SELECT to_regclass('checkpoints')::text, to_regclass('checkpoint_blobs')::text, \

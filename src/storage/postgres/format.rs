@@ -45,7 +45,7 @@ const KEY_ORDER: [&str; 7] = [
     "updated_channels",
 ];
 
-/// An assembled checkpoint: the serialization type for [`super::CheckpointRow::type_name`]
+/// An assembled checkpoint: the serialization type for [`crate::storage::CheckpointRow::type_name`]
 /// and the msgpack bytes.
 pub struct Assembled {
     /// `msgpack`, or the type of a blob memctl cannot decode (`msgpack+aes`, `pickle`): the

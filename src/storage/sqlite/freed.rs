@@ -5,7 +5,7 @@
 //! than its busy timeout (Python's `sqlite3` default is 5 s) fails that write, and with it the
 //! user's turn. So:
 //! - a purge (`rm --purge`, `forget`) zeroes the free pages in short transactions instead
-//!   ([`SqliteStore::zero_free_pages`]); memctl's own deletes there run with `secure_delete`,
+//!   (`SqliteStore::zero_free_pages`); memctl's own deletes there run with `secure_delete`,
 //!   so the freed cells inside pages are zeroed as they go. Only when the byte search still
 //!   finds a removed text outside every row does the caller fall back to `VACUUM`;
 //! - a `VACUUM` (`gc`/`prune`/`rekey --vacuum`, or that fallback) runs while another process
@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::sqlite::SqliteStore;
-use super::VacuumBusy;
+use super::SqliteStore;
+use crate::storage::VacuumBusy;
 
 /// Free pages taken by one short transaction of [`SqliteStore::zero_free_pages`] (8 MiB at
 /// SQLite's default 4 KiB pages: tens of milliseconds of the write lock).

@@ -5,8 +5,8 @@ use anyhow::{Context, Result};
 use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 use serde_json::Value as Json;
 
-use super::sqlite::{opt_text, text, SqliteStore};
-use super::{CheckpointInfo, CheckpointRewrite, Deleted, FileStats, Orphans, VacuumBusy};
+use super::{opt_text, text, SqliteStore};
+use crate::storage::{CheckpointInfo, CheckpointRewrite, Deleted, FileStats, Orphans, VacuumBusy};
 
 impl SqliteStore {
     pub(super) fn pragma_u64(&self, name: &str) -> Result<u64> {
@@ -182,7 +182,7 @@ impl SqliteStore {
             tx.commit()?;
             Ok((deleted, moved))
         };
-        run().map_err(|e| super::sqlite::explain(e, self.path()))
+        run().map_err(|e| super::explain(e, self.path()))
     }
 
     /// Deletes the checkpoints `delete` (`(ns, id)`, with their writes) of one thread and
@@ -243,7 +243,7 @@ impl SqliteStore {
             tx.commit()?;
             Ok(Some(deleted))
         };
-        run().map_err(|e| super::sqlite::explain(e, self.path()))
+        run().map_err(|e| super::explain(e, self.path()))
     }
 
     /// `VACUUM` plus WAL truncation so the file really shrinks. A database another process
@@ -267,7 +267,7 @@ impl SqliteStore {
         match self.connection().execute_batch("VACUUM") {
             Ok(()) => {}
             Err(e) if is_busy(&e) => return Err(busy().into()),
-            Err(e) => return Err(super::sqlite::explain(e, self.path())).context("vacuum failed"),
+            Err(e) => return Err(super::explain(e, self.path())).context("vacuum failed"),
         }
         if !checkpoint()? {
             return Err(busy().into());

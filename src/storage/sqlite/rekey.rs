@@ -4,15 +4,15 @@
 use anyhow::{bail, Result};
 use rusqlite::DatabaseName;
 
-use super::sqlite::{blob, text, SqliteStore};
-use super::{BlobKind, PageSize, StoredValue, ValueCursor, ValuePage, ValueRewriter};
+use super::{blob, text, SqliteStore};
+use crate::storage::{BlobKind, PageSize, StoredValue, ValueCursor, ValuePage, ValueRewriter};
 
 /// One stored value read for a page: rowid, thread, namespace, checkpoint, channel, type,
 /// bytes.
 type PageRow = (i64, String, String, String, Option<String>, String, Vec<u8>);
 
 impl SqliteStore {
-    /// [`super::CheckpointStore::rewrite_values`]: the page is the next rows by rowid (the
+    /// [`crate::storage::CheckpointStore::rewrite_values`]: the page is the next rows by rowid (the
     /// table's storage order: one sequential read), `checkpoints` first, then `writes`. A
     /// write page is a `BEGIN IMMEDIATE` transaction with `secure_delete` on; a read page a
     /// deferred one.
