@@ -8,6 +8,7 @@ pub mod human;
 pub mod progress;
 pub mod rewrite;
 pub mod sanitize;
+pub mod stats;
 pub mod table;
 
 use std::io::Write;
