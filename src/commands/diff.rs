@@ -10,15 +10,15 @@ use std::io::Write;
 use std::ops::Range;
 
 use anyhow::Result;
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
-use crate::cli::{DiffArgs, Format, GlobalArgs};
+use crate::cli::{DiffArgs, GlobalArgs};
 use crate::codec::{json::to_json, msgpack};
 use crate::model::checkpoint::{brief_value, StoredList, MESSAGES};
 use crate::model::Message;
-use crate::output::{self, human, sanitize::for_terminal};
+use crate::output;
+use crate::output::diff::{ChannelChange, DiffReport, MessageDiff, MessageSource};
 
-use super::dump::{element_bytes, placeholder, write_streamed};
 use super::show::is_internal_channel;
 use crate::par::par_in_order;
 
@@ -29,23 +29,11 @@ struct Side<'a> {
 }
 
 impl Side<'_> {
-    fn len(&self) -> usize {
-        self.spans.len()
-    }
-
     /// The stored bytes of message `i`.
     fn bytes(&self, i: usize) -> &[u8] {
         self.list
             .and_then(|l| l.bytes().get(self.spans[i].clone()))
             .unwrap_or_default()
-    }
-
-    /// The view of message `i`.
-    fn message(&self, i: usize) -> Result<Message> {
-        match self.list {
-            Some(l) => l.message(i, &self.spans[i]),
-            None => anyhow::bail!("no message {i}"),
-        }
     }
 
     /// What messages are matched by: the id, or `#i` for a message without one.
@@ -59,25 +47,6 @@ impl Side<'_> {
         })
         .collect()
     }
-}
-
-/// What changed in the message list: positions in the old and new lists.
-#[derive(Default)]
-struct MessageDiff {
-    added: Vec<usize>,
-    removed: Vec<usize>,
-    changed: Vec<(usize, usize)>,
-}
-
-/// A channel (other than messages) whose value changed.
-struct ChannelChange {
-    /// The channel.
-    name: String,
-    /// One-line renderings of the values before and after (`None`: not set).
-    brief: (Option<String>, Option<String>),
-    /// The values before and after as JSON (null: not set).
-    before: Json,
-    after: Json,
 }
 
 /// Runs `diff`.
@@ -165,114 +134,31 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
 
-    match output::resolve_format(g.format) {
-        Format::Table => {
-            let step = |c: Option<i64>| c.map_or("-".into(), |s| s.to_string());
-            writeln!(
-                out,
-                "--- {} (step {})\n+++ {} (step {})",
-                from_id.as_deref().unwrap_or("(nothing: first checkpoint)"),
-                step(from_cp.and_then(|f| f.metadata.step())),
-                to.row.checkpoint_id,
-                step(to.metadata.step()),
-            )?;
-            let line = |m: &Message| {
-                format!(
-                    "[{}] {}{}",
-                    m.kind.type_str(),
-                    m.id()
-                        .map(|i| format!("{} ", for_terminal(i)))
-                        .unwrap_or_default(),
-                    human::preview(&m.summary_text(), 70)
-                )
-            };
-            if md.added.is_empty() && md.removed.is_empty() && md.changed.is_empty() {
-                writeln!(out, "messages: unchanged ({})", after.len())?;
-            } else {
-                writeln!(out, "messages: {} → {}", before.len(), after.len())?;
-            }
-            let removed = par_in_order(md.removed.len(), |k| {
-                before.message(md.removed[k]).map(|m| line(&m))
-            });
-            for l in removed {
-                writeln!(out, "- {}", l?)?;
-            }
-            for &(i, j) in &md.changed {
-                let (a, b) = (before.message(i)?, after.message(j)?);
-                writeln!(
-                    out,
-                    "~ {}\n    was: {}",
-                    line(&b),
-                    human::preview(&a.summary_text(), 70)
-                )?;
-            }
-            let added = par_in_order(md.added.len(), |k| {
-                after.message(md.added[k]).map(|m| line(&m))
-            });
-            for l in added {
-                writeln!(out, "+ {}", l?)?;
-            }
-            for ChannelChange {
-                name,
-                brief: (before, after),
-                ..
-            } in &channels
-            {
-                match (before, after) {
-                    (None, Some(a)) => {
-                        writeln!(out, "+ channel {}: {}", for_terminal(name), for_terminal(a))?
-                    }
-                    (Some(b), None) => {
-                        writeln!(out, "- channel {}: {}", for_terminal(name), for_terminal(b))?
-                    }
-                    (Some(b), Some(a)) => writeln!(
-                        out,
-                        "~ channel {}: {} → {}",
-                        for_terminal(name),
-                        for_terminal(b),
-                        for_terminal(a)
-                    )?,
-                    (None, None) => {}
-                }
-            }
-        }
-        format => {
-            let doc = json!({
-                "thread_id": thread,
-                "from": from_id,
-                "to": to.row.checkpoint_id,
-                "messages": {
-                    "before": before.len(),
-                    "after": after.len(),
-                    "added": placeholder(0),
-                    "removed": placeholder(1),
-                    "changed": placeholder(2),
-                },
-                "channels": channels.iter().map(|c| json!({"channel": c.name, "before": c.before, "after": c.after})).collect::<Vec<_>>(),
-            });
-            let dump = |m: Message| Json::Object(m.fields);
-            let (before, after, md) = (&before, &after, &md);
-            let added = par_in_order(md.added.len(), move |k| {
-                element_bytes(format, &dump(after.message(md.added[k])?))
-            });
-            let removed = par_in_order(md.removed.len(), move |k| {
-                element_bytes(format, &dump(before.message(md.removed[k])?))
-            });
-            let changed = par_in_order(md.changed.len(), move |k| {
-                let (i, j) = md.changed[k];
-                let b = after.message(j)?;
-                let id = b.id().map(str::to_owned);
-                element_bytes(
-                    format,
-                    &json!({"id": id, "before": dump(before.message(i)?), "after": dump(b)}),
-                )
-            });
-            let arrays: Vec<Box<dyn Iterator<Item = Result<Vec<u8>>>>> =
-                vec![Box::new(added), Box::new(removed), Box::new(changed)];
-            write_streamed(out, format, &doc, arrays)?;
+    let report = DiffReport {
+        thread_id: thread,
+        from: from_id.as_deref(),
+        from_step: from_cp.and_then(|f| f.metadata.step()),
+        to: &to.row.checkpoint_id,
+        to_step: to.metadata.step(),
+        before: &before,
+        after: &after,
+        messages: md,
+        channels,
+    };
+    output::diff::render(out, output::resolve_format(g.format), &report)
+}
+
+impl MessageSource for Side<'_> {
+    fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    fn message(&self, i: usize) -> Result<Message> {
+        match self.list {
+            Some(l) => l.message(i, &self.spans[i]),
+            None => anyhow::bail!("no message {i}"),
         }
     }
-    Ok(())
 }
 
 /// Messages are matched by id; messages without an id by position. A message matches the

@@ -155,7 +155,7 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
                 "checkpoint_id": cp.row.checkpoint_id,
                 "step": cp.metadata.step(),
                 "ts": cp.checkpoint.ts(),
-                "messages": stored.as_ref().map(|_| super::dump::placeholder(0)),
+                "messages": stored.as_ref().map(|_| crate::output::stream::placeholder(0)),
                 "values": values.iter().map(|(k, v)| {
                     ((*k).to_owned(), v.map_or(Json::Null, crate::codec::json::to_json))
                 }).collect::<serde_json::Map<_, _>>(),
@@ -168,7 +168,7 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
             let arrays = stored
                 .as_ref()
                 .map(|(list, spans)| super::dump::dumps(list, spans, format));
-            super::dump::write_streamed(out, format, &doc, arrays.into_iter().collect())?;
+            crate::output::stream::write_streamed(out, format, &doc, arrays.into_iter().collect())?;
         }
     }
     Ok(())

@@ -134,15 +134,15 @@ fn per_message(
                 "thread_id": thread,
                 "counter": counter.name(),
                 "total": total,
-                "messages": super::dump::placeholder(0),
+                "messages": crate::output::stream::placeholder(0),
             });
             let elements = rows.iter().enumerate().map(|(i, r)| {
-                super::dump::element_bytes(
+                crate::output::stream::element_bytes(
                     format,
                     &json!({"index": i, "type": r.kind.type_str(), "id": r.id, "tokens": r.tokens}),
                 )
             });
-            super::dump::write_streamed(out, format, &doc, vec![elements])?;
+            crate::output::stream::write_streamed(out, format, &doc, vec![elements])?;
         }
     }
     Ok(())

@@ -3,12 +3,14 @@
 //! Data goes to stdout; progress and notes go to stderr. Renderers write to any
 //! `io::Write` so tests can capture them.
 
+pub mod diff;
 pub mod forget;
 pub mod human;
 pub mod progress;
 pub mod rewrite;
 pub mod sanitize;
 pub mod stats;
+pub mod stream;
 pub mod table;
 
 use std::io::Write;

@@ -1,0 +1,189 @@
+//! The report of `diff`: messages added, removed and changed between two checkpoints and the
+//! channels that changed, as text or one JSON document whose message arrays are streamed
+//! (a long thread's messages are decoded one at a time, never held whole).
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::{json, Value as Json};
+
+use super::stream::{element_bytes, placeholder, write_streamed};
+use super::{human, sanitize::for_terminal, Format};
+use crate::model::Message;
+use crate::par::par_in_order;
+
+/// One side of a diff: its messages, decoded on demand (from any thread).
+pub trait MessageSource: Sync {
+    /// How many messages.
+    fn len(&self) -> usize;
+    /// True when there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Message `i`, decoded.
+    fn message(&self, i: usize) -> Result<Message>;
+}
+
+/// What changed in the message list: positions in the old and new lists.
+#[derive(Default)]
+pub struct MessageDiff {
+    /// Positions in the new list of the messages added.
+    pub added: Vec<usize>,
+    /// Positions in the old list of the messages removed.
+    pub removed: Vec<usize>,
+    /// Positions (old, new) of the messages whose content changed.
+    pub changed: Vec<(usize, usize)>,
+}
+
+/// A channel (other than messages) whose value changed.
+pub struct ChannelChange {
+    /// The channel.
+    pub name: String,
+    /// One-line renderings of the values before and after (`None`: not set).
+    pub brief: (Option<String>, Option<String>),
+    /// The value before as JSON (null: not set).
+    pub before: Json,
+    /// The value after as JSON (null: not set).
+    pub after: Json,
+}
+
+/// The report of `diff`.
+pub struct DiffReport<'a> {
+    /// The thread.
+    pub thread_id: &'a str,
+    /// The older checkpoint (`None`: the newer one is the first).
+    pub from: Option<&'a str>,
+    /// Its step.
+    pub from_step: Option<i64>,
+    /// The newer checkpoint.
+    pub to: &'a str,
+    /// Its step.
+    pub to_step: Option<i64>,
+    /// The older checkpoint's messages.
+    pub before: &'a dyn MessageSource,
+    /// The newer checkpoint's messages.
+    pub after: &'a dyn MessageSource,
+    /// What changed between them.
+    pub messages: MessageDiff,
+    /// The other channels that changed.
+    pub channels: Vec<ChannelChange>,
+}
+
+/// Writes the `diff` report in `format`.
+pub fn render(out: &mut dyn Write, format: Format, r: &DiffReport) -> Result<()> {
+    match format {
+        Format::Table => render_text(out, r),
+        format => render_json(out, format, r),
+    }
+}
+
+/// One line of a message in the text form.
+fn line(m: &Message) -> String {
+    format!(
+        "[{}] {}{}",
+        m.kind.type_str(),
+        m.id()
+            .map(|i| format!("{} ", for_terminal(i)))
+            .unwrap_or_default(),
+        human::preview(&m.summary_text(), 70)
+    )
+}
+
+fn render_text(out: &mut dyn Write, r: &DiffReport) -> Result<()> {
+    let step = |c: Option<i64>| c.map_or("-".into(), |s| s.to_string());
+    writeln!(
+        out,
+        "--- {} (step {})\n+++ {} (step {})",
+        r.from.unwrap_or("(nothing: first checkpoint)"),
+        step(r.from_step),
+        r.to,
+        step(r.to_step),
+    )?;
+    let (before, after, md) = (r.before, r.after, &r.messages);
+    if md.added.is_empty() && md.removed.is_empty() && md.changed.is_empty() {
+        writeln!(out, "messages: unchanged ({})", after.len())?;
+    } else {
+        writeln!(out, "messages: {} → {}", before.len(), after.len())?;
+    }
+    let removed = par_in_order(md.removed.len(), |k| {
+        before.message(md.removed[k]).map(|m| line(&m))
+    });
+    for l in removed {
+        writeln!(out, "- {}", l?)?;
+    }
+    for &(i, j) in &md.changed {
+        let (a, b) = (before.message(i)?, after.message(j)?);
+        writeln!(
+            out,
+            "~ {}\n    was: {}",
+            line(&b),
+            human::preview(&a.summary_text(), 70)
+        )?;
+    }
+    let added = par_in_order(md.added.len(), |k| {
+        after.message(md.added[k]).map(|m| line(&m))
+    });
+    for l in added {
+        writeln!(out, "+ {}", l?)?;
+    }
+    for ChannelChange {
+        name,
+        brief: (before, after),
+        ..
+    } in &r.channels
+    {
+        match (before, after) {
+            (None, Some(a)) => {
+                writeln!(out, "+ channel {}: {}", for_terminal(name), for_terminal(a))?
+            }
+            (Some(b), None) => {
+                writeln!(out, "- channel {}: {}", for_terminal(name), for_terminal(b))?
+            }
+            (Some(b), Some(a)) => writeln!(
+                out,
+                "~ channel {}: {} → {}",
+                for_terminal(name),
+                for_terminal(b),
+                for_terminal(a)
+            )?,
+            (None, None) => {}
+        }
+    }
+    Ok(())
+}
+
+fn render_json(out: &mut dyn Write, format: Format, r: &DiffReport) -> Result<()> {
+    let (before, after, md) = (r.before, r.after, &r.messages);
+    let doc = json!({
+        "thread_id": r.thread_id,
+        "from": r.from,
+        "to": r.to,
+        "messages": {
+            "before": before.len(),
+            "after": after.len(),
+            "added": placeholder(0),
+            "removed": placeholder(1),
+            "changed": placeholder(2),
+        },
+        "channels": r.channels.iter().map(|c| json!({"channel": c.name, "before": c.before, "after": c.after})).collect::<Vec<_>>(),
+    });
+    let dump = |m: Message| Json::Object(m.fields);
+    let added = par_in_order(md.added.len(), move |k| {
+        element_bytes(format, &dump(after.message(md.added[k])?))
+    });
+    let removed = par_in_order(md.removed.len(), move |k| {
+        element_bytes(format, &dump(before.message(md.removed[k])?))
+    });
+    let changed = par_in_order(md.changed.len(), move |k| {
+        let (i, j) = md.changed[k];
+        let b = after.message(j)?;
+        let id = b.id().map(str::to_owned);
+        element_bytes(
+            format,
+            &json!({"id": id, "before": dump(before.message(i)?), "after": dump(b)}),
+        )
+    });
+    let arrays: Vec<Box<dyn Iterator<Item = Result<Vec<u8>>>>> =
+        vec![Box::new(added), Box::new(removed), Box::new(changed)];
+    write_streamed(out, format, &doc, arrays)
+}
