@@ -115,12 +115,13 @@ pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> 
     let path =
         g.db.as_deref()
             .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    let location = crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
     let schema = g.schema.as_deref();
     if let Some(s) = schema {
-        if !path.to_str().is_some_and(crate::storage::pgconn::is_url) {
+        if location == crate::storage::Location::File {
             return Err(Usage(format!(
                 "--schema '{s}' is for a PostgreSQL database, and '{}' is a SQLite file (drop --schema, or unset MEMCTL_SCHEMA)",
-                path.display()
+                crate::storage::shown_path(path)
             ))
             .into());
         }

@@ -65,7 +65,7 @@ impl SqliteStore {
             let uri = format!("file:{}?immutable=1", uri_path(path));
             let conn = Connection::open_with_flags(&uri, flags)
                 .map_err(|e| explain(e, path))
-                .with_context(|| format!("cannot open '{}'", path.display()))?;
+                .with_context(|| format!("cannot open '{}'", super::shown_path(path)))?;
             return SqliteStore::from_connection(conn, path, busy_timeout);
         }
         SqliteStore::open(path, busy_timeout, OpenFlags::SQLITE_OPEN_READ_ONLY, "")
@@ -92,7 +92,7 @@ impl SqliteStore {
         let flags = mode | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|e| explain(e, path))
-            .with_context(|| format!("cannot open '{}'{what}", path.display()))?;
+            .with_context(|| format!("cannot open '{}'{what}", super::shown_path(path)))?;
         SqliteStore::from_connection(conn, path, busy_timeout)
     }
 
@@ -603,17 +603,17 @@ fn check_file(path: &Path) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => anyhow!(
             "no such file: '{}' (check --db or MEMCTL_DB)",
-            path.display()
+            super::shown_path(path)
         ),
-        _ => anyhow!("cannot read '{}': {e}", path.display()),
+        _ => anyhow!("cannot read '{}': {e}", super::shown_path(path)),
     })?;
     if !meta.is_file() {
-        bail!("'{}' is not a file", path.display());
+        bail!("'{}' is not a file", super::shown_path(path));
     }
     if meta.len() == 0 {
         bail!(
             "'{}' is empty, not a LangGraph checkpoint database",
-            path.display()
+            super::shown_path(path)
         );
     }
     Ok(())
@@ -642,7 +642,7 @@ fn detect_schema(conn: &Connection, path: &Path) -> Result<SchemaGeneration> {
         };
         bail!(
             "'{}' is a SQLite database but not a LangGraph checkpoint database (no '{missing}' table)",
-            path.display()
+            super::shown_path(path)
         );
     }
     for (table, have, need) in [
@@ -652,7 +652,7 @@ fn detect_schema(conn: &Connection, path: &Path) -> Result<SchemaGeneration> {
         if let Some(missing) = need.iter().find(|c| !have.iter().any(|h| h == *c)) {
             bail!(
                 "'{}' has a '{table}' table without the '{missing}' column: not a schema written by langgraph-checkpoint-sqlite",
-                path.display()
+                super::shown_path(path)
             );
         }
     }
@@ -665,7 +665,7 @@ fn detect_schema(conn: &Connection, path: &Path) -> Result<SchemaGeneration> {
 
 /// Turns SQLite's codes into sentences a user can act on.
 pub fn explain(e: rusqlite::Error, path: &Path) -> anyhow::Error {
-    let shown = path.display();
+    let shown = super::shown_path(path);
     match e.sqlite_error_code() {
         Some(ErrorCode::NotADatabase) => anyhow!("'{shown}' is not a SQLite database"),
         Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => anyhow!(
@@ -681,7 +681,7 @@ pub fn explain(e: rusqlite::Error, path: &Path) -> anyhow::Error {
                     .unwrap_or(Path::new("."));
                 anyhow!(
                     "cannot write '{shown}': its directory '{}' is not writable for this user, and SQLite creates its -journal / -wal files there",
-                    dir.display()
+                    super::shown_path(dir)
                 )
             } else {
                 anyhow!("cannot write '{shown}': the file is read-only for this user")
@@ -735,14 +735,16 @@ pub fn read_in_pieces(path: &Path, overlap: usize, f: &mut dyn FnMut(&[u8]) -> b
     let file = match super::kept_open::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
+        Err(e) => {
+            return Err(e).with_context(|| format!("cannot read '{}'", super::shown_path(path)))
+        }
     };
     let mut buf = vec![0u8; PIECE + overlap];
     let mut have = 0;
     let mut offset = 0u64;
     loop {
         let n = super::kept_open::read_at(&file, &mut buf[have..], offset)
-            .with_context(|| format!("cannot read '{}'", path.display()))?;
+            .with_context(|| format!("cannot read '{}'", super::shown_path(path)))?;
         if n == 0 {
             return Ok(());
         }
@@ -783,7 +785,7 @@ pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<St
         })?;
         for (i, h) in hit.into_iter().enumerate() {
             if h {
-                found[i].push(path.display().to_string());
+                found[i].push(super::shown_path(path));
             }
         }
     }
