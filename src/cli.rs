@@ -58,7 +58,7 @@ pub struct GlobalArgs {
         env = "MEMCTL_DB",
         hide_env_values = true,
         global = true,
-        value_name = "PATH|URL"
+        value_name = "PATH"
     )]
     pub db: Option<PathBuf>,
 
