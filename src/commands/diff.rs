@@ -16,7 +16,10 @@ use crate::cli::{DiffArgs, Format, GlobalArgs};
 use crate::codec::{json::to_json, msgpack};
 use crate::model::checkpoint::{brief_value, StoredList, MESSAGES};
 use crate::model::Message;
-use crate::output::{self, human, sanitize::for_terminal};
+use crate::output::{
+    self, human,
+    sanitize::{for_terminal, one_line},
+};
 
 use super::dump::{element_bytes, placeholder, write_streamed};
 use super::show::is_internal_channel;
@@ -171,9 +174,11 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
             writeln!(
                 out,
                 "--- {} (step {})\n+++ {} (step {})",
-                from_id.as_deref().unwrap_or("(nothing: first checkpoint)"),
+                from_id
+                    .as_deref()
+                    .map_or("(nothing: first checkpoint)".into(), one_line),
                 step(from_cp.and_then(|f| f.metadata.step())),
-                to.row.checkpoint_id,
+                one_line(&to.row.checkpoint_id),
                 step(to.metadata.step()),
             )?;
             let line = |m: &Message| {
@@ -181,7 +186,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
                     "[{}] {}{}",
                     m.kind.type_str(),
                     m.id()
-                        .map(|i| format!("{} ", for_terminal(i)))
+                        .map(|i| format!("{} ", one_line(i)))
                         .unwrap_or_default(),
                     human::preview(&m.summary_text(), 70)
                 )
@@ -220,15 +225,15 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
             {
                 match (before, after) {
                     (None, Some(a)) => {
-                        writeln!(out, "+ channel {}: {}", for_terminal(name), for_terminal(a))?
+                        writeln!(out, "+ channel {}: {}", one_line(name), for_terminal(a))?
                     }
                     (Some(b), None) => {
-                        writeln!(out, "- channel {}: {}", for_terminal(name), for_terminal(b))?
+                        writeln!(out, "- channel {}: {}", one_line(name), for_terminal(b))?
                     }
                     (Some(b), Some(a)) => writeln!(
                         out,
                         "~ channel {}: {} → {}",
-                        for_terminal(name),
+                        one_line(name),
                         for_terminal(b),
                         for_terminal(a)
                     )?,

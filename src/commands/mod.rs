@@ -30,6 +30,7 @@ use crate::cli::{Cli, Command, GlobalArgs, ThreadsCommand};
 use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
 use crate::model::state::PendingWrite;
+use crate::output::human::id as shown_id;
 use crate::storage::pgconn::SchemaConflict;
 use crate::storage::{Access, CheckpointRow, CheckpointStore};
 
@@ -191,7 +192,7 @@ pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -
     }
     let named: Vec<String> = failed
         .iter()
-        .map(|(thread, why)| format!("thread '{thread}': {why}"))
+        .map(|(thread, why)| format!("thread '{}': {why}", shown_id(thread)))
         .collect();
     if failed.len() == total {
         // Nothing could be read: not a partial success, an error (exit 1).
@@ -207,7 +208,10 @@ pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -
 
 /// The error for a thread id the database does not have (one wording everywhere).
 pub fn no_thread(thread: &str) -> anyhow::Error {
-    anyhow!("no thread '{thread}' in this database (see `memctl threads list`)")
+    anyhow!(
+        "no thread '{}' in this database (see `memctl threads list`)",
+        shown_id(thread)
+    )
 }
 
 /// Checks that a thread exists (and has the namespace), with an error that says what to do.
@@ -217,9 +221,14 @@ pub fn require_thread(store: &dyn CheckpointStore, thread: &str, ns: &str) -> Re
     }
     let namespaces = store.namespaces(thread)?;
     if !namespaces.iter().any(|n| n == ns) {
-        let shown: Vec<String> = namespaces.iter().map(|n| format!("'{n}'")).collect();
+        let shown: Vec<String> = namespaces
+            .iter()
+            .map(|n| format!("'{}'", shown_id(n)))
+            .collect();
         bail!(
-            "thread '{thread}' has no checkpoints in namespace '{ns}' (it has: {})",
+            "thread '{}' has no checkpoints in namespace '{}' (it has: {})",
+            shown_id(thread),
+            shown_id(ns),
             shown.join(", ")
         );
     }
@@ -253,7 +262,7 @@ pub fn fetch_checkpoint(
     };
     store
         .checkpoint(thread, ns, full.as_deref())?
-        .ok_or_else(|| anyhow!("thread '{thread}' has no checkpoints"))
+        .ok_or_else(|| anyhow!("thread '{}' has no checkpoints", shown_id(thread)))
 }
 
 /// A checkpoint id as given, or the one id of the thread and namespace that starts with it
@@ -276,12 +285,17 @@ pub fn resolve_checkpoint_id(
     match matches.as_slice() {
         [one] => Ok(one.clone()),
         [] => bail!(
-            "thread '{thread}' has no checkpoint '{given}' (see `memctl history --thread {thread}`)"
+            "thread '{}' has no checkpoint '{}' (see `memctl history --thread {}`)",
+            shown_id(thread),
+            shown_id(given),
+            shown_id(thread)
         ),
         many => {
-            let shown: Vec<&str> = many.iter().take(10).map(String::as_str).collect();
+            let shown: Vec<String> = many.iter().take(10).map(|c| shown_id(c)).collect();
             bail!(
-                "checkpoint id '{given}' is ambiguous in thread '{thread}': {} checkpoints start with it ({}{}); give more characters",
+                "checkpoint id '{}' is ambiguous in thread '{}': {} checkpoints start with it ({}{}); give more characters",
+                shown_id(given),
+                shown_id(thread),
                 many.len(),
                 shown.join(", "),
                 if many.len() > 10 { ", …" } else { "" }
