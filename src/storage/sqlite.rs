@@ -51,19 +51,39 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Opens an existing file read-only. Never creates or changes the file, and leaves the
-    /// directory as it found it: a WAL-mode database whose `-wal` file does not exist (no
-    /// connection has it open, and every commit is in the main file) is opened `immutable`,
-    /// so SQLite creates no `-wal` / `-shm` files (which a read-only directory would not allow
-    /// and which, left behind by another user, lock the app out). With a `-wal` present (a
-    /// live app), the normal read-only open reads its commits through the existing `-shm`.
+    /// directory as it found it:
+    /// - a WAL-mode database whose `-wal` file does not exist (no connection has it open, and
+    ///   every commit is in the main file) is opened `immutable`, so SQLite creates no `-wal` /
+    ///   `-shm` files (which a read-only directory would not allow and which, left behind by
+    ///   another user, lock the app out);
+    /// - a `-wal` without its `-shm` (an app that crashed, or files copied without it: no
+    ///   connection has the database open, or the `-shm` would be there) is read through
+    ///   SQLite's `unix-none` VFS in `EXCLUSIVE` locking mode, which keeps the WAL index in
+    ///   this process's memory: the commits in the `-wal` are read, and no `-shm` is made;
+    /// - with both (a live app), the normal read-only open reads its commits through the
+    ///   existing `-shm`.
+    ///
+    /// A hot rollback journal (an app interrupted mid-write in rollback-journal mode) is not
+    /// rolled back (that is a write): the error says so ([`explain`]).
     pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
         check_file(path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
         if is_wal_mode(path) && !sidecar(path, "-wal").exists() {
-            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI;
             let uri = format!("file:{}?immutable=1", uri_path(path));
             let conn = Connection::open_with_flags(&uri, flags)
+                .map_err(|e| explain(e, path))
+                .with_context(|| format!("cannot open '{}'", super::shown_path(path)))?;
+            return SqliteStore::from_connection(conn, path, busy_timeout);
+        }
+        if cfg!(unix) && is_wal_mode(path) && !sidecar(path, "-shm").exists() {
+            let uri = format!("file:{}?vfs=unix-none", uri_path(path));
+            let conn = Connection::open_with_flags(&uri, flags)
+                .map_err(|e| explain(e, path))
+                .with_context(|| format!("cannot open '{}'", super::shown_path(path)))?;
+            // Before the first read: the WAL index then lives in this process's memory.
+            conn.pragma_update(None, "locking_mode", "EXCLUSIVE")
                 .map_err(|e| explain(e, path))
                 .with_context(|| format!("cannot open '{}'", super::shown_path(path)))?;
             return SqliteStore::from_connection(conn, path, busy_timeout);
@@ -672,6 +692,14 @@ pub fn explain(e: rusqlite::Error, path: &Path) -> anyhow::Error {
             "'{shown}' is locked by another process; try again later or raise --busy-timeout"
         ),
         Some(ErrorCode::DatabaseCorrupt) => anyhow!("'{shown}' is corrupt: {e}"),
+        Some(ErrorCode::ReadOnly)
+            if matches!(&e, rusqlite::Error::SqliteFailure(f, _)
+                if f.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK) =>
+        {
+            anyhow!(
+                "'{shown}' has a hot rollback journal ('{shown}-journal'): an app was interrupted in the middle of a write, and until that write is rolled back the file holds half of it; memctl's reads never write, so open it once with the app or sqlite3 (e.g. sqlite3 '{shown}' 'PRAGMA quick_check', from a user who can write its directory) to roll it back, then run memctl again"
+            )
+        }
         Some(ErrorCode::ReadOnly) => {
             let file_writable = std::fs::OpenOptions::new().write(true).open(path).is_ok();
             if file_writable {
