@@ -231,6 +231,12 @@ pub enum Command {
   memctl completions bash > ~/.local/share/bash-completion/completions/memctl
   memctl completions zsh > \"${fpath[1]}/_memctl\"")]
     Completions(CompletionsArgs),
+
+    /// Write man pages: memctl.1 and one page per command (memctl-threads-list.1, …).
+    #[command(after_help = "Examples:
+  memctl man ~/.local/share/man/man1
+  memctl man man")]
+    Man(ManArgs),
 }
 
 /// Token counters.
@@ -584,6 +590,15 @@ pub struct CompletionsArgs {
     /// The shell to write completions for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The directory to write the pages into (created if missing); existing pages of the same
+    /// names are replaced.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// Arguments of `summarize`.

@@ -9,6 +9,7 @@ pub mod find;
 pub mod forget;
 pub mod gc;
 pub mod history;
+pub mod man;
 pub mod prune;
 pub mod rekey;
 pub mod rm;
@@ -68,7 +69,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Some(crate::cli::Format::Json | crate::cli::Format::Jsonl)
     ) || matches!(&cli.command, Command::Dump(_));
     let mut guarded;
-    let out: &mut dyn Write = if matches!(&cli.command, Command::Completions(_)) {
+    let out: &mut dyn Write = if matches!(&cli.command, Command::Completions(_) | Command::Man(_)) {
         out
     } else if !json {
         guarded = TerminalWriter::new(out, Escape::Text);
@@ -96,6 +97,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Gc(args) => gc::run(g, args, out),
         Command::Rekey(args) => rekey::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),
+        Command::Man(args) => man::run(args, out),
     }
 }
 
