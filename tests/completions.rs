@@ -97,3 +97,31 @@ fn help_examples_are_valid_command_lines() {
     }
     assert!(checked >= 30, "{checked} examples");
 }
+
+/// The help says what memctl reads now: SQLite files and PostgreSQL, and `--db` names every
+/// connection-string form it takes.
+#[test]
+fn help_says_memctl_reads_sqlite_and_postgres() {
+    let help = common::run_ok(&["--help"]);
+    let about = help.lines().next().unwrap_or("");
+    assert!(
+        about.contains("SQLite") && about.contains("PostgreSQL"),
+        "{about}"
+    );
+    let db = help
+        .split("--db <PATH>")
+        .nth(1)
+        .and_then(|rest| rest.split("\n      --").next())
+        .unwrap_or("");
+    for form in [
+        "postgresql://",
+        "postgresql+psycopg://",
+        "postgresql+psycopg2://",
+        "host=",
+        "dbname=",
+    ] {
+        assert!(db.contains(form), "--db's help lacks {form}: {db}");
+    }
+    let short = common::run_ok(&["-h"]);
+    assert!(short.contains("PostgresSaver"), "{short}");
+}
