@@ -818,6 +818,12 @@ fn libpq_keyword_form_and_sqlalchemy_urls_connect_and_other_forms_are_refused_ma
             "unknown keyword 'pasword'",
         ),
         ("Server=db;Uid=bob;Pwd=Hunter2pw;", "Pwd=***"),
+        // A password with a space, unquoted: masked whole, and why it is refused.
+        (
+            "host=127.0.0.1 password=Hunter2pw and more dbname=app",
+            "password=*** dbname=app",
+        ),
+        ("postgresq://bob:Hun ter2pw Hunter2pw@127.0.0.1/app", "bob:***@"),
     ] {
         for via_env in [false, true] {
             let mut cmd = memctl();

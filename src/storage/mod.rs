@@ -491,6 +491,9 @@ pub fn locate(db: &Path) -> std::result::Result<Location<'_>, pgconn::NotAConnec
     if pgconn::looks_like_connection_string(&lossy) {
         let unknown = pgconn::unknown_keywords(&lossy);
         let why = match unknown.as_slice() {
+            [] if pgconn::bad_keyword_syntax(&lossy) => {
+                " (libpq's keyword form is key=value pairs separated by spaces; a value with spaces goes in single quotes)".to_owned()
+            }
             [] => String::new(),
             [one] => format!(" (unknown keyword '{}')", pgconn::mask_secrets(one)),
             many => format!(
@@ -499,7 +502,7 @@ pub fn locate(db: &Path) -> std::result::Result<Location<'_>, pgconn::NotAConnec
             ),
         };
         return Err(pgconn::NotAConnectionString {
-            shown: pgconn::mask_secrets(&lossy),
+            shown: pgconn::redact(&lossy),
             why,
         });
     }
@@ -507,9 +510,9 @@ pub fn locate(db: &Path) -> std::result::Result<Location<'_>, pgconn::NotAConnec
 }
 
 /// A database path as messages show it: any password it may hold (a mistyped connection
-/// string) masked (see [`pgconn::mask_secrets`]).
+/// string) masked (see [`pgconn::redact`]).
 pub fn shown_path(db: &Path) -> String {
-    pgconn::mask_secrets(&db.display().to_string())
+    pgconn::redact(&db.display().to_string())
 }
 
 /// A checkpoint saver's storage, read and written the way LangGraph reads and writes it.

@@ -107,7 +107,7 @@ pub fn looks_like_connection_string(db: &str) -> bool {
     lower.contains("://")
         || trimmed.starts_with("jdbc:")
         || starts_with_pair
-        || !secret_spans(db).is_empty()
+        || !secret_spans(db, false).is_empty()
 }
 
 /// The error for a `--db` that is no file and no connection string memctl accepts, but looks
@@ -121,19 +121,27 @@ pub struct NotAConnectionString {
     pub why: String,
 }
 
-/// The URL with its password (userinfo, `password=` parameter) replaced by `***`.
-pub fn redact(url: &str) -> String {
-    mask_secrets(url)
+/// A `--db` value as it may be shown: [`mask_secrets`] for one value given whole (a URL, a
+/// keyword string, a path), where a password may hold spaces: a `USER:PASS@` runs to the
+/// value's last `@`, and an unquoted `password=` value to the next ` key=` (or the end).
+pub fn redact(given: &str) -> String {
+    mask(given, true)
 }
 
 /// `text` with every password it may hold replaced by `***`: the `PASS` of each `USER:PASS@`
 /// (in a `scheme://` URL, or a whole word before an `@`), and the value of each
 /// `password=` / `passwd=` / `pwd=` / `pass=` / `…password=` parameter (any case, spaces
 /// around `=` allowed; a value in single or double quotes, with backslash escapes, up to its
-/// closing quote; else up to a space, `&` or `;`). Errs on the side of masking too much.
+/// closing quote; else up to a space, `&` or `;`). Errs on the side of masking too much. For
+/// a message that quotes a value; a value alone goes through [`redact`].
 pub fn mask_secrets(text: &str) -> String {
-    let mut spans = secret_spans(text);
-    spans.extend(userinfo_spans(text));
+    mask(text, false)
+}
+
+/// [`mask_secrets`] (`whole`: [`redact`]).
+fn mask(text: &str, whole: bool) -> String {
+    let mut spans = secret_spans(text, whole);
+    spans.extend(userinfo_spans(text, whole));
     spans.sort_unstable();
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
@@ -151,11 +159,17 @@ pub fn mask_secrets(text: &str) -> String {
 }
 
 /// Byte ranges of the passwords of `USER:PASS@` parts: in each whitespace-separated word
-/// with an `@`, from the first `:` after its `scheme://` (if any) to its last `@`.
-fn userinfo_spans(text: &str) -> Vec<(usize, usize)> {
+/// (with `whole`, in the whole text) with an `@`, from the first `:` after its `scheme://`
+/// (if any) to its last `@`.
+fn userinfo_spans(text: &str, whole: bool) -> Vec<(usize, usize)> {
+    let words: Vec<&str> = if whole {
+        vec![text]
+    } else {
+        text.split_inclusive(char::is_whitespace).collect()
+    };
     let mut spans = Vec::new();
     let mut offset = 0;
-    for word in text.split_inclusive(char::is_whitespace) {
+    for word in words {
         let start = word.find("://").map_or(0, |i| i + 3);
         if let Some(at) = word.rfind('@').filter(|&at| at > start) {
             if let Some(colon) = word[start..at].find(':') {
@@ -171,7 +185,9 @@ fn userinfo_spans(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// Byte ranges of the values of password parameters (see [`mask_secrets`]).
-fn secret_spans(text: &str) -> Vec<(usize, usize)> {
+/// With `whole`, an unquoted value runs to the next whitespace-separated `key=` (a password
+/// with spaces in a value given whole), not to the first space.
+fn secret_spans(text: &str, whole: bool) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut spans = Vec::new();
     for (eq, _) in text.match_indices('=') {
@@ -207,6 +223,25 @@ fn secret_spans(text: &str) -> Vec<(usize, usize)> {
                     }
                 }
             }
+            _ if whole => {
+                let rest = &text[start..];
+                let mut end = rest.find(['&', ';']).unwrap_or(rest.len());
+                let mut offset = 0;
+                for word in rest.split_inclusive(char::is_whitespace) {
+                    let key = word.split('=').next().unwrap_or("");
+                    let pair = word.contains('=')
+                        && !key.is_empty()
+                        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                    if offset > 0 && pair {
+                        // The whitespace before the next key stays.
+                        let value = rest[..offset].trim_end();
+                        end = end.min(value.len());
+                        break;
+                    }
+                    offset += word.len();
+                }
+                start + end
+            }
             _ => text[start..]
                 .find(|c: char| c.is_whitespace() || c == '&' || c == ';')
                 .map_or(text.len(), |i| start + i),
@@ -240,6 +275,18 @@ pub fn unknown_keywords(s: &str) -> Vec<String> {
         .map(|(k, _)| k)
         .filter(|k| !KEYWORDS.contains(&k.as_str()))
         .collect()
+}
+
+/// True when `s` starts like libpq's keyword/value form (`key=`) but does not follow its
+/// syntax (a value with a space outside quotes, an unterminated quote): for saying why it is
+/// refused.
+pub fn bad_keyword_syntax(s: &str) -> bool {
+    let t = s.trim_start();
+    let key = t.split('=').next().unwrap_or("").trim_end();
+    t.contains('=')
+        && !key.is_empty()
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && any_keyword_pairs(s).is_none()
 }
 
 /// The pairs of `s` read with libpq's keyword/value syntax, whatever the keywords.
@@ -962,6 +1009,22 @@ mod tests {
         ] {
             assert_eq!(mask_secrets(given), shown, "{given}");
             assert!(!mask_secrets(given).contains("Hun"), "{given}");
+            assert!(!redact(given).contains("Hun"), "{given}");
+        }
+        // A value given whole: a password with spaces is masked whole.
+        for (given, shown) in [
+            (
+                "postgresql://bob:Hun ter2@h/app",
+                "postgresql://bob:***@h/app",
+            ),
+            ("password=Hun ter 2 host=h", "password=*** host=h"),
+            ("host=h password=Hun ter2", "host=h password=***"),
+            (
+                "jdbc:x://h/app?password=Hun ter2&ssl=1",
+                "jdbc:x://h/app?password=***&ssl=1",
+            ),
+        ] {
+            assert_eq!(redact(given), shown, "{given}");
         }
     }
 
