@@ -783,6 +783,42 @@ fn libpq_keyword_form_and_sqlalchemy_urls_connect_and_other_forms_are_refused_ma
     for form in &forms {
         assert_eq!(list(form), want, "{form}");
     }
+    // The same keyword string is what libpq (psycopg) and PostgresSaver.from_conn_string
+    // read: libpq parses the quoted password to the same value, and the saver lists the same
+    // threads.
+    let script = r#"
+import json, sys
+import psycopg
+from langgraph.checkpoint.postgres import PostgresSaver
+with psycopg.connect(sys.argv[1]) as conn:
+    password = conn.info.password
+with PostgresSaver.from_conn_string(sys.argv[1]) as saver:
+    threads = sorted({c.config["configurable"]["thread_id"] for c in saver.list(None)})
+print(json.dumps({"password": password, "threads": threads}))
+"#;
+    let out = std::process::Command::new(common::python("pg"))
+        .args(["-c", script, &keyword])
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let saw: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        saw["password"], secret,
+        "libpq reads the password memctl reads"
+    );
+    let mut listed: Vec<String> = serde_json::from_str::<Json>(&want)
+        .expect("JSON")
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["thread_id"].as_str().map(str::to_owned))
+        .collect();
+    listed.sort();
+    assert_eq!(saw["threads"], serde_json::json!(listed));
     // Through MEMCTL_DB too, and a command that reads on several connections.
     let out = memctl()
         .args(["tokens", "--all", "--format", "json"])
@@ -823,7 +859,10 @@ fn libpq_keyword_form_and_sqlalchemy_urls_connect_and_other_forms_are_refused_ma
             "host=127.0.0.1 password=Hunter2pw and more dbname=app",
             "password=*** dbname=app",
         ),
-        ("postgresq://bob:Hun ter2pw Hunter2pw@127.0.0.1/app", "bob:***@"),
+        (
+            "postgresq://bob:Hun ter2pw Hunter2pw@127.0.0.1/app",
+            "bob:***@",
+        ),
     ] {
         for via_env in [false, true] {
             let mut cmd = memctl();
