@@ -232,6 +232,18 @@ fn a_wal_without_its_shm_is_read_and_nothing_is_left_behind() {
         assert_eq!(listing(copy.path()), files, "{args:?} left files behind");
     }
     assert!(bytes(copy.path()) == before, "the files are unchanged");
+    // An empty -wal (nothing to copy back): SQLite would checkpoint it on close and delete it.
+    let (dir, db) = wal_copy();
+    std::fs::write(dir.path().join("db.sqlite-wal"), b"").expect("an empty -wal");
+    for args in READS {
+        let out = memctl()
+            .args(args)
+            .args(["--db", s(&db), "--format", "json"])
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{args:?}");
+        assert_eq!(listing(dir.path()), files, "{args:?} changed the directory");
+    }
 }
 
 /// A hot rollback journal (an app killed mid-transaction in rollback-journal mode): reads say

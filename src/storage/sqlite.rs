@@ -86,9 +86,12 @@ impl SqliteStore {
             conn.pragma_update(None, "locking_mode", "EXCLUSIVE")
                 .map_err(|e| explain(e, path))
                 .with_context(|| format!("cannot open '{}'", super::shown_path(path)))?;
+            no_checkpoint_on_close(&conn, path)?;
             return SqliteStore::from_connection(conn, path, busy_timeout);
         }
-        SqliteStore::open(path, busy_timeout, OpenFlags::SQLITE_OPEN_READ_ONLY, "")
+        let store = SqliteStore::open(path, busy_timeout, OpenFlags::SQLITE_OPEN_READ_ONLY, "")?;
+        no_checkpoint_on_close(&store.conn, path)?;
+        Ok(store)
     }
 
     /// Opens an existing file for writing (for rewrites). Never creates the file.
@@ -616,6 +619,19 @@ fn uri_path(path: &Path) -> String {
         }
     }
     out
+}
+
+/// A read-only connection that closes last would otherwise checkpoint the WAL and, when that
+/// succeeds (an empty `-wal`: nothing to copy), delete the `-wal` and `-shm` files: a read
+/// leaves them as it found them.
+fn no_checkpoint_on_close(conn: &Connection, path: &Path) -> Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )
+    .map_err(|e| explain(e, path))
+    .with_context(|| format!("cannot open '{}'", super::shown_path(path)))?;
+    Ok(())
 }
 
 /// Refuses paths that are missing or not regular files, before SQLite could create one.
