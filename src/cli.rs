@@ -4,11 +4,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Inspect and maintain LangGraph SQLite checkpoint databases.
+/// Inspect and maintain LangGraph checkpoint databases (SQLite files and PostgreSQL).
 ///
-/// memctl reads the file that langgraph-checkpoint-sqlite (`SqliteSaver`) writes: list
-/// threads, read a thread's history and messages, and see what a thread is waiting on.
-/// Read commands open the file read-only and never create or change it.
+/// memctl reads and rewrites what LangGraph's checkpointers store: the file of
+/// langgraph-checkpoint-sqlite (`SqliteSaver`), or the tables of
+/// langgraph-checkpoint-postgres (`PostgresSaver`) given as a connection string. List
+/// threads, read a thread's history and messages, count tokens, trim, summarize, find and
+/// forget. Read commands never create or change anything.
 #[derive(Debug, Parser)]
 #[command(name = "memctl", version, about, long_about, max_term_width = 100)]
 pub struct Cli {
@@ -47,8 +49,17 @@ impl Cli {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
-    /// The checkpoint database (the file given to SqliteSaver).
-    #[arg(long, env = "MEMCTL_DB", global = true, value_name = "PATH")]
+    /// The checkpoint database: the file given to SqliteSaver, or PostgresSaver's connection
+    /// string: a postgresql:// (postgres://) URL, SQLAlchemy's postgresql+psycopg:// or
+    /// postgresql+psycopg2://, or libpq's keyword form ('host=H port=P user=U password=PW
+    /// dbname=D'). Passwords are never printed (nor MEMCTL_DB's value in this help).
+    #[arg(
+        long,
+        env = "MEMCTL_DB",
+        hide_env_values = true,
+        global = true,
+        value_name = "PATH"
+    )]
     pub db: Option<PathBuf>,
 
     /// The PostgreSQL schema that holds the saver's tables, for a saver configured with one
@@ -220,6 +231,12 @@ pub enum Command {
   memctl completions bash > ~/.local/share/bash-completion/completions/memctl
   memctl completions zsh > \"${fpath[1]}/_memctl\"")]
     Completions(CompletionsArgs),
+
+    /// Write man pages: memctl.1 and one page per command (memctl-threads-list.1, …).
+    #[command(after_help = "Examples:
+  memctl man ~/.local/share/man/man1
+  memctl man man")]
+    Man(ManArgs),
 }
 
 /// Token counters.
@@ -573,6 +590,15 @@ pub struct CompletionsArgs {
     /// The shell to write completions for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The directory to write the pages into (created if missing); existing pages of the same
+    /// names are replaced.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// Arguments of `summarize`.

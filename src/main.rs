@@ -25,7 +25,7 @@ fn main() -> ExitCode {
             let _ = writeln!(
                 io::stderr(),
                 "memctl: error: {}",
-                memctl::output::sanitize::for_terminal(&one_line(&format!("{e:#}")))
+                memctl::output::sanitize::one_line(&one_line(&format!("{e:#}")))
             );
             if e.chain().any(|c| c.is::<exit::Usage>()) {
                 ExitCode::from(exit::USAGE)
@@ -38,7 +38,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Errors are one line: multi-line messages (a regex error with its caret) are folded.
+/// Errors are one line: multi-line messages (a regex error with its caret) are folded; then
+/// tabs and every other control character are escaped (`\t`, `\u{1b}`), as table cells are.
 fn one_line(text: &str) -> String {
     text.lines()
         .map(str::trim)

@@ -1,4 +1,4 @@
-//! The committed completion scripts must match what the current CLI generates.
+//! The committed completion scripts and man pages must match what the current CLI generates.
 
 mod common;
 
@@ -16,6 +16,36 @@ fn committed_completions_are_current() {
             generated == committed,
             "completions/{file} is stale: run `cargo run -- completions {shell} > completions/{file}`"
         );
+    }
+}
+
+/// `man/` holds exactly the pages `memctl man` writes (no stale page of a removed command),
+/// byte for byte.
+#[test]
+fn committed_man_pages_are_current() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let listed = common::run_ok(&["man", common::s(dir.path())]);
+    let names = |d: &std::path::Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .map(|it| {
+                it.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let generated = names(dir.path());
+    assert!(generated.len() > 10, "{generated:?}");
+    assert_eq!(listed.lines().count(), generated.len(), "{listed}");
+    let committed_dir = common::root().join("man");
+    let stale = "man/ is stale: run scripts/completions.sh";
+    assert_eq!(names(&committed_dir), generated, "{stale}");
+    for name in &generated {
+        let new = std::fs::read(dir.path().join(name)).expect("read");
+        let old = std::fs::read(committed_dir.join(name)).unwrap_or_default();
+        assert!(new == old, "man/{name} differs: {stale}");
     }
 }
 
@@ -66,4 +96,32 @@ fn help_examples_are_valid_command_lines() {
         }
     }
     assert!(checked >= 30, "{checked} examples");
+}
+
+/// The help says what memctl reads now: SQLite files and PostgreSQL, and `--db` names every
+/// connection-string form it takes.
+#[test]
+fn help_says_memctl_reads_sqlite_and_postgres() {
+    let help = common::run_ok(&["--help"]);
+    let about = help.lines().next().unwrap_or("");
+    assert!(
+        about.contains("SQLite") && about.contains("PostgreSQL"),
+        "{about}"
+    );
+    let db = help
+        .split("--db <PATH>")
+        .nth(1)
+        .and_then(|rest| rest.split("\n      --").next())
+        .unwrap_or("");
+    for form in [
+        "postgresql://",
+        "postgresql+psycopg://",
+        "postgresql+psycopg2://",
+        "host=",
+        "dbname=",
+    ] {
+        assert!(db.contains(form), "--db's help lacks {form}: {db}");
+    }
+    let short = common::run_ok(&["-h"]);
+    assert!(short.contains("PostgresSaver"), "{short}");
 }

@@ -144,13 +144,21 @@ fn a_server_that_echoes_credentials_does_not_get_them_printed() {
         let auth = r.header("authorization").unwrap_or("none").to_owned();
         Reply::Status(
             400,
-            format!("bad request. headers: Authorization: {auth}; upstream Bearer tok-upstream-98765; key {KEY}"),
+            format!("bad request. headers: Authorization: {auth}; upstream Bearer tok-upstream-98765; key {KEY} as sent {}", KEY.replace('-', "%2D")),
         )
     });
     let (_d, db) = temp_copy(&fixture("new.sqlite"));
     let out = summarize(&db, &server.url, &["--retries", "0", "--format", "json"]);
     assert_eq!(out.status.code(), Some(1), "{}", all_output(&out));
-    assert_hidden(&out, &[KEY, "tok-upstream-98765"]);
+    assert_hidden(
+        &out,
+        &[
+            KEY,
+            "tok-upstream-98765",
+            &KEY.replace('-', "%2D"),
+            "0123456789",
+        ],
+    );
     let note = failure_note(&out);
     assert!(
         note.starts_with(&format!(

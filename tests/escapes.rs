@@ -696,3 +696,105 @@ fn progress_bars_of_other_batches_on_a_terminal() {
         assert!(text.contains(THREAD_SHOWN), "{args:?}: {text}");
     }
 }
+
+/// A thread id and a latest checkpoint id holding a newline and a tab: printed raw they
+/// would fake output lines (a `+++` line of a diff, a line starting `FAKE`).
+const LINE_THREAD: &str = "tools\n+++ fake\tline";
+const LINE_THREAD_SHOWN: &str = r"tools\n+++ fake\tline";
+const LATEST: &str = "1f1ed47f-8372-63a9-8008-693bc35ab911";
+const LINE_CHECKPOINT: &str = "1f1ed47f-8372-63a9-8008-693bc35ab911\nFAKE\tLINE";
+const LINE_CHECKPOINT_SHOWN: &str = r"1f1ed47f-8372-63a9-8008-693bc35ab911\nFAKE\tLINE";
+
+/// A copy of new.sqlite with the thread `tools` and its latest checkpoint renamed.
+fn line_faking_db() -> (tempfile::TempDir, PathBuf) {
+    let (dir, db) = common::temp_copy(&fixture("new.sqlite"));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    for table in ["checkpoints", "writes"] {
+        let n = conn
+            .execute(
+                &format!(
+                    "UPDATE {table} SET checkpoint_id = ?2 WHERE thread_id = 'tools' AND checkpoint_id = ?1"
+                ),
+                [LATEST, LINE_CHECKPOINT],
+            )
+            .expect("rename the checkpoint");
+        assert!(n > 0 || table == "writes");
+        conn.execute(
+            &format!("UPDATE {table} SET thread_id = ?1 WHERE thread_id = 'tools'"),
+            [LINE_THREAD],
+        )
+        .expect("rename the thread");
+    }
+    drop(conn);
+    (dir, db)
+}
+
+/// No line of `text` is one an id faked.
+fn no_faked_line(args: &[&str], text: &str) {
+    for line in text.lines() {
+        assert!(
+            !line.starts_with("+++ fake") && !line.starts_with("FAKE"),
+            "{args:?}: an id broke a line: {text}"
+        );
+    }
+}
+
+#[test]
+fn newlines_and_tabs_in_ids_stay_on_their_line() {
+    let (_d, db) = line_faking_db();
+    // show's header: one line, both ids escaped.
+    let args = ["show", "--thread", LINE_THREAD];
+    let (code, stdout, stderr) = run(&db, &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    no_faked_line(&args, &stdout);
+    let header = stdout.lines().next().unwrap_or("");
+    assert!(
+        header.starts_with(&format!(
+            "thread {LINE_THREAD_SHOWN}  checkpoint {LINE_CHECKPOINT_SHOWN}  step 8"
+        )),
+        "{header}"
+    );
+    // diff's header.
+    let args = ["diff", "--thread", LINE_THREAD];
+    let (code, stdout, stderr) = run(&db, &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    no_faked_line(&args, &stdout);
+    assert!(
+        stdout.contains(&format!("\n+++ {LINE_CHECKPOINT_SHOWN} (step 8)\n")),
+        "{stdout}"
+    );
+    // Tables (history, tokens, threads list) and the rm --dry-run list.
+    for args in [
+        &["history", "--thread", LINE_THREAD][..],
+        &["tokens", "--thread", LINE_THREAD],
+        &["threads", "list"],
+        &["rm", "--thread", LINE_THREAD, "--index", "-1", "--dry-run"],
+    ] {
+        let (_, stdout, stderr) = run(&db, args);
+        no_faked_line(args, &stdout);
+        no_faked_line(args, &stderr);
+        assert!(!stdout.contains('\t'), "{args:?}: a raw tab: {stdout}");
+    }
+    // Error lines: one line, tabs escaped, the ids as given.
+    for (args, shown) in [
+        (
+            &["show", "--thread", LINE_THREAD, "--checkpoint", "ffff"][..],
+            format!("thread '{LINE_THREAD_SHOWN}' has no checkpoint 'ffff'"),
+        ),
+        (
+            &["show", "--thread", "no\tsuch\nthread"],
+            r"no thread 'no\tsuch\nthread'".to_owned(),
+        ),
+        // The checkpoint id is no UUID: trim names it, escaped.
+        (
+            &["trim", "--thread", LINE_THREAD, "--keep", "2"],
+            String::new(),
+        ),
+    ] {
+        let (code, stdout, stderr) = run(&db, args);
+        assert_eq!(code, Some(1), "{args:?}: {stdout}{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(!stderr.contains('\t'), "{args:?}: a raw tab: {stderr:?}");
+        assert!(stderr.contains(&shown), "{args:?}: {stderr}");
+    }
+}

@@ -739,3 +739,163 @@ fn a_broken_delta_chain_on_postgres_is_one_clear_error() {
         }
     }
 }
+
+/// libpq's keyword/value form of a test URL `postgresql://USER@HOST:PORT/DB`, with
+/// `password` (quoted as libpq wants: the test server trusts every local connection, so
+/// the password only has to be parsed, never checked).
+fn keyword_form(url: &str, password: &str) -> String {
+    let rest = url
+        .strip_prefix("postgresql://")
+        .expect("the test URL is postgresql://");
+    let (user, rest) = rest.split_once('@').expect("USER@");
+    let (hostport, db) = rest.split_once('/').expect("/DB");
+    let db = db.split('?').next().unwrap_or(db);
+    let (host, port) = hostport.split_once(':').expect("HOST:PORT");
+    let quoted = password.replace('\\', "\\\\").replace('\'', "\\'");
+    format!("host={host} port = {port} user={user} password='{quoted}' dbname={db} sslmode=disable")
+}
+
+#[test]
+fn libpq_keyword_form_and_sqlalchemy_urls_connect_and_other_forms_are_refused_masked() {
+    let db = TestDb::fixture("conninfo");
+    let list = |db: &str| {
+        run_ok(&[
+            "threads",
+            "list",
+            "--format",
+            "json",
+            "--now",
+            "2026-12-03T00:00:00Z",
+            "--db",
+            db,
+        ])
+    };
+    let want = list(&db.url);
+    assert!(want.contains("legacy-tools"), "{want}");
+    let secret = "Sup3r Secr\\et'pw";
+    let keyword = keyword_form(&db.url, secret);
+    let with_pw = db.url.replacen("postgres@", "postgres:Sup3rSecretPw@", 1);
+    let forms = [
+        keyword.clone(),
+        with_pw.replacen("postgresql://", "postgresql+psycopg://", 1),
+        with_pw.replacen("postgresql://", "postgresql+psycopg2://", 1),
+    ];
+    for form in &forms {
+        assert_eq!(list(form), want, "{form}");
+    }
+    // The same keyword string is what libpq (psycopg) and PostgresSaver.from_conn_string
+    // read: libpq parses the quoted password to the same value, and the saver lists the same
+    // threads.
+    let script = r#"
+import json, sys
+import psycopg
+from langgraph.checkpoint.postgres import PostgresSaver
+with psycopg.connect(sys.argv[1]) as conn:
+    password = conn.info.password
+with PostgresSaver.from_conn_string(sys.argv[1]) as saver:
+    threads = sorted({c.config["configurable"]["thread_id"] for c in saver.list(None)})
+print(json.dumps({"password": password, "threads": threads}))
+"#;
+    let out = std::process::Command::new(common::python("pg"))
+        .args(["-c", script, &keyword])
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let saw: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        saw["password"], secret,
+        "libpq reads the password memctl reads"
+    );
+    let mut listed: Vec<String> = serde_json::from_str::<Json>(&want)
+        .expect("JSON")
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["thread_id"].as_str().map(str::to_owned))
+        .collect();
+    listed.sort();
+    assert_eq!(saw["threads"], serde_json::json!(listed));
+    // Through MEMCTL_DB too, and a command that reads on several connections.
+    let out = memctl()
+        .args(["tokens", "--all", "--format", "json"])
+        .env("MEMCTL_DB", &keyword)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // An error on the keyword form shows it with the password masked.
+    let refused = keyword_form("postgresql://postgres@127.0.0.1:1/app", secret);
+    let e = fails_cleanly(&["threads", "list", "--db", &refused], "Secr");
+    assert!(
+        e.contains("cannot connect") && e.contains("password=***"),
+        "{e}"
+    );
+    // Anything else that is not a file but looks like a connection string: one line, exit 2,
+    // every password masked.
+    for (bad, shown) in [
+        (
+            "jdbc:postgresql://127.0.0.1:5432/app?user=bob&password=Hunter2pw",
+            "password=***",
+        ),
+        ("postgresq://bob:Hunter2pw@127.0.0.1/app", "bob:***@"),
+        (
+            "postgresql+asyncpg://bob:Hunter2pw@127.0.0.1/app",
+            "bob:***@",
+        ),
+        (
+            "host=127.0.0.1 password='Hunter2pw x' dbname=app pasword=x",
+            "unknown keyword 'pasword'",
+        ),
+        ("Server=db;Uid=bob;Pwd=Hunter2pw;", "Pwd=***"),
+        // A password with a space, unquoted: masked whole, and why it is refused.
+        (
+            "host=127.0.0.1 password=Hunter2pw and more dbname=app",
+            "password=*** dbname=app",
+        ),
+        (
+            "postgresq://bob:Hun ter2pw Hunter2pw@127.0.0.1/app",
+            "bob:***@",
+        ),
+    ] {
+        for via_env in [false, true] {
+            let mut cmd = memctl();
+            cmd.args(["threads", "list"]);
+            if via_env {
+                cmd.env("MEMCTL_DB", bad);
+            } else {
+                cmd.args(["--db", bad]);
+            }
+            let out = cmd.output().expect("runs");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+            assert!(
+                !stderr.contains("Hunter2pw"),
+                "the password leaked: {stderr}"
+            );
+            assert!(
+                stderr.contains(shown) && stderr.contains("not a connection string"),
+                "{stderr}"
+            );
+        }
+    }
+    // --help shows MEMCTL_DB's name, never its value.
+    let out = memctl()
+        .args(["threads", "list", "--help"])
+        .env("MEMCTL_DB", &with_pw)
+        .output()
+        .expect("runs");
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("MEMCTL_DB"), "{help}");
+    assert!(
+        !help.contains("Sup3rSecretPw"),
+        "the password leaked: {help}"
+    );
+}

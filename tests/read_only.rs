@@ -178,3 +178,129 @@ fn a_live_apps_commits_in_its_wal_are_read() {
     );
     drop(app);
 }
+
+/// A `-wal` without its `-shm` (an app that crashed, or files copied without it): the
+/// commits in the `-wal` are read, and every read leaves the directory and both files as
+/// they were (no `-shm` made and left behind).
+#[test]
+fn a_wal_without_its_shm_is_read_and_nothing_is_left_behind() {
+    let (_dir, db) = wal_copy();
+    let app = Connection::open(&db).expect("open");
+    app.execute_batch(
+        "PRAGMA wal_autocheckpoint=0;
+         INSERT INTO checkpoints SELECT 'in-the-wal', checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = 'tools';
+         INSERT INTO writes SELECT 'in-the-wal', checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value FROM writes WHERE thread_id = 'tools';",
+    )
+    .expect("app writes");
+    // The app's files as a backup copies them, without the -shm (the app still has them open:
+    // its WAL is not checkpointed).
+    let copy = tempfile::tempdir().expect("temp dir");
+    let copied = copy.path().join("db.sqlite");
+    std::fs::copy(&db, &copied).expect("copy");
+    std::fs::copy(
+        format!("{}-wal", db.display()),
+        copy.path().join("db.sqlite-wal"),
+    )
+    .expect("copy the wal");
+    drop(app);
+    let files = ["db.sqlite", "db.sqlite-wal"];
+    let bytes = |dir: &Path| -> Vec<Vec<u8>> {
+        files
+            .iter()
+            .map(|f| std::fs::read(dir.join(f)).expect("read"))
+            .collect()
+    };
+    let before = bytes(copy.path());
+    assert!(before[1].len() > 32, "the commit is in the -wal");
+    for args in READS {
+        let out = memctl()
+            .args(args)
+            .args(["--db", s(&copied), "--format", "json"])
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if args == ["threads", "list"] {
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("in-the-wal"),
+                "the commit in the -wal is read"
+            );
+        }
+        assert_eq!(listing(copy.path()), files, "{args:?} left files behind");
+    }
+    assert!(bytes(copy.path()) == before, "the files are unchanged");
+    // An empty -wal (nothing to copy back): SQLite would checkpoint it on close and delete it.
+    let (dir, db) = wal_copy();
+    std::fs::write(dir.path().join("db.sqlite-wal"), b"").expect("an empty -wal");
+    for args in READS {
+        let out = memctl()
+            .args(args)
+            .args(["--db", s(&db), "--format", "json"])
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{args:?}");
+        assert_eq!(listing(dir.path()), files, "{args:?} changed the directory");
+    }
+}
+
+/// A hot rollback journal (an app killed mid-transaction in rollback-journal mode): reads say
+/// what it is and what to do (not "its directory is not writable", which is untrue), and
+/// leave the file and the journal as they are.
+#[test]
+fn a_hot_rollback_journal_is_named_as_such() {
+    let (_app_dir, app_db) = {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("db.sqlite");
+        std::fs::copy(fixture("new.sqlite"), &db).expect("copy");
+        (dir, db)
+    };
+    // The app, its transaction half in the file (a small page cache spills the changed pages
+    // into the database before the commit), copied as a kill -9 would leave it: the copy's
+    // journal is hot (no process holds the copy's lock).
+    let app = Connection::open(&app_db).expect("open");
+    app.execute_batch(
+        "PRAGMA journal_mode=DELETE; PRAGMA cache_size=2; BEGIN;
+         UPDATE checkpoints SET checkpoint = randomblob(length(checkpoint) + 500);",
+    )
+    .expect("app writes");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("db.sqlite");
+    std::fs::copy(&app_db, &db).expect("copy");
+    std::fs::copy(
+        format!("{}-journal", app_db.display()),
+        dir.path().join("db.sqlite-journal"),
+    )
+    .expect("copy the journal");
+    drop(app);
+    let journal = dir.path().join("db.sqlite-journal");
+    let before = (
+        std::fs::read(&db).expect("read"),
+        std::fs::read(&journal).expect("a journal is left"),
+    );
+    assert!(!before.1.is_empty(), "the journal is hot");
+    for args in [&["threads", "list"][..], &["show", "--thread", "tools"]] {
+        let out = memctl()
+            .args(args)
+            .args(["--db", s(&db)])
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("hot rollback journal")
+                && stderr.contains("roll it back")
+                && !stderr.contains("not writable"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert_eq!(listing(dir.path()), ["db.sqlite", "db.sqlite-journal"]);
+    let after = (
+        std::fs::read(&db).expect("read"),
+        std::fs::read(&journal).expect("read"),
+    );
+    assert!(after == before, "the file and its journal are unchanged");
+}

@@ -9,6 +9,7 @@ pub mod find;
 pub mod forget;
 pub mod gc;
 pub mod history;
+pub mod man;
 pub mod prune;
 pub mod rekey;
 pub mod rm;
@@ -30,6 +31,7 @@ use crate::cli::{Cli, Command, GlobalArgs, ThreadsCommand};
 use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
 use crate::model::state::PendingWrite;
+use crate::output::human::id as shown_id;
 use crate::storage::postgres::conn::SchemaConflict;
 use crate::storage::{Access, CheckpointRow, CheckpointStore};
 
@@ -67,7 +69,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Some(crate::cli::Format::Json | crate::cli::Format::Jsonl)
     ) || matches!(&cli.command, Command::Dump(_));
     let mut guarded;
-    let out: &mut dyn Write = if matches!(&cli.command, Command::Completions(_)) {
+    let out: &mut dyn Write = if matches!(&cli.command, Command::Completions(_) | Command::Man(_)) {
         out
     } else if !json {
         guarded = TerminalWriter::new(out, Escape::Text);
@@ -95,6 +97,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Gc(args) => gc::run(g, args, out),
         Command::Rekey(args) => rekey::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),
+        Command::Man(args) => man::run(args, out),
     }
 }
 
@@ -115,15 +118,13 @@ pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> 
     let path =
         g.db.as_deref()
             .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    let location = crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
     let schema = g.schema.as_deref();
     if let Some(s) = schema {
-        if !path
-            .to_str()
-            .is_some_and(crate::storage::postgres::conn::is_url)
-        {
+        if location == crate::storage::Location::File {
             return Err(Usage(format!(
                 "--schema '{s}' is for a PostgreSQL database, and '{}' is a SQLite file (drop --schema, or unset MEMCTL_SCHEMA)",
-                path.display()
+                crate::storage::shown_path(path)
             ))
             .into());
         }
@@ -193,7 +194,7 @@ pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -
     }
     let named: Vec<String> = failed
         .iter()
-        .map(|(thread, why)| format!("thread '{thread}': {why}"))
+        .map(|(thread, why)| format!("thread '{}': {why}", shown_id(thread)))
         .collect();
     if failed.len() == total {
         // Nothing could be read: not a partial success, an error (exit 1).
@@ -209,7 +210,10 @@ pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -
 
 /// The error for a thread id the database does not have (one wording everywhere).
 pub fn no_thread(thread: &str) -> anyhow::Error {
-    anyhow!("no thread '{thread}' in this database (see `memctl threads list`)")
+    anyhow!(
+        "no thread '{}' in this database (see `memctl threads list`)",
+        shown_id(thread)
+    )
 }
 
 /// Checks that a thread exists (and has the namespace), with an error that says what to do.
@@ -219,9 +223,14 @@ pub fn require_thread(store: &dyn CheckpointStore, thread: &str, ns: &str) -> Re
     }
     let namespaces = store.namespaces(thread)?;
     if !namespaces.iter().any(|n| n == ns) {
-        let shown: Vec<String> = namespaces.iter().map(|n| format!("'{n}'")).collect();
+        let shown: Vec<String> = namespaces
+            .iter()
+            .map(|n| format!("'{}'", shown_id(n)))
+            .collect();
         bail!(
-            "thread '{thread}' has no checkpoints in namespace '{ns}' (it has: {})",
+            "thread '{}' has no checkpoints in namespace '{}' (it has: {})",
+            shown_id(thread),
+            shown_id(ns),
             shown.join(", ")
         );
     }
@@ -255,7 +264,7 @@ pub fn fetch_checkpoint(
     };
     store
         .checkpoint(thread, ns, full.as_deref())?
-        .ok_or_else(|| anyhow!("thread '{thread}' has no checkpoints"))
+        .ok_or_else(|| anyhow!("thread '{}' has no checkpoints", shown_id(thread)))
 }
 
 /// A checkpoint id as given, or the one id of the thread and namespace that starts with it
@@ -278,12 +287,17 @@ pub fn resolve_checkpoint_id(
     match matches.as_slice() {
         [one] => Ok(one.clone()),
         [] => bail!(
-            "thread '{thread}' has no checkpoint '{given}' (see `memctl history --thread {thread}`)"
+            "thread '{}' has no checkpoint '{}' (see `memctl history --thread {}`)",
+            shown_id(thread),
+            shown_id(given),
+            shown_id(thread)
         ),
         many => {
-            let shown: Vec<&str> = many.iter().take(10).map(String::as_str).collect();
+            let shown: Vec<String> = many.iter().take(10).map(|c| shown_id(c)).collect();
             bail!(
-                "checkpoint id '{given}' is ambiguous in thread '{thread}': {} checkpoints start with it ({}{}); give more characters",
+                "checkpoint id '{}' is ambiguous in thread '{}': {} checkpoints start with it ({}{}); give more characters",
+                shown_id(given),
+                shown_id(thread),
                 many.len(),
                 shown.join(", "),
                 if many.len() > 10 { ", …" } else { "" }

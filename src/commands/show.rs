@@ -11,7 +11,10 @@ use crate::codec::aes::Keyring;
 use crate::model::checkpoint::{brief_value, StoredMessages, MESSAGES};
 use crate::model::state::{pending_work, PendingWork};
 use crate::model::{Checkpoint, Kind, Message};
-use crate::output::{self, sanitize::for_terminal};
+use crate::output::{
+    self,
+    sanitize::{for_terminal, one_line},
+};
 use crate::storage::{CheckpointRow, CheckpointStore};
 
 use super::delta::DeltaValue;
@@ -119,8 +122,8 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
             writeln!(
                 out,
                 "thread {}  checkpoint {}  step {}  {}",
-                for_terminal(&args.thread.thread),
-                cp.row.checkpoint_id,
+                one_line(&args.thread.thread),
+                one_line(&cp.row.checkpoint_id),
                 cp.metadata.step().map_or("-".into(), |s| s.to_string()),
                 cp.checkpoint.ts().unwrap_or("-"),
             )?;
@@ -143,7 +146,7 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
             if !others.is_empty() {
                 writeln!(out, "\n{}", banner("State"))?;
                 for (k, v) in &others {
-                    writeln!(out, "{}: {}", for_terminal(k), for_terminal(v))?;
+                    writeln!(out, "{}: {}", one_line(k), for_terminal(v))?;
                 }
             }
             write_waiting(out, &work)?;
@@ -211,7 +214,7 @@ fn write_waiting(out: &mut dyn Write, work: &PendingWork) -> Result<()> {
     }
     writeln!(out, "\n{}", banner("Waiting on"))?;
     if !work.next.is_empty() {
-        writeln!(out, "next: {}", for_terminal(&work.next.join(", ")))?;
+        writeln!(out, "next: {}", one_line(&work.next.join(", ")))?;
     }
     for i in &work.interrupts {
         writeln!(
@@ -219,10 +222,10 @@ fn write_waiting(out: &mut dyn Write, work: &PendingWork) -> Result<()> {
             "interrupt{}{}: {}",
             i.node
                 .as_deref()
-                .map(|n| format!(" in {}", for_terminal(n)))
+                .map(|n| format!(" in {}", one_line(n)))
                 .unwrap_or_default(),
             i.id.as_deref()
-                .map(|id| format!(" ({id})"))
+                .map(|id| format!(" ({})", one_line(id)))
                 .unwrap_or_default(),
             for_terminal(&i.value.to_string()),
         )?;
@@ -253,7 +256,7 @@ pub fn banner(title: &str) -> String {
 pub fn pretty(m: &Message) -> String {
     let mut s = banner(m.kind.banner());
     if let Some(name) = m.name() {
-        s.push_str(&format!("\nName: {}", for_terminal(name)));
+        s.push_str(&format!("\nName: {}", one_line(name)));
     }
     s.push_str("\n\n");
     match m.content() {
@@ -282,8 +285,8 @@ pub fn pretty(m: &Message) -> String {
         for tc in m.tool_calls() {
             let name = tc.get("name").and_then(Json::as_str).unwrap_or("Tool");
             let id = tc.get("id").and_then(Json::as_str).unwrap_or("None");
-            lines.push(format!("  {} ({})", for_terminal(name), for_terminal(id)));
-            lines.push(format!(" Call ID: {}", for_terminal(id)));
+            lines.push(format!("  {} ({})", one_line(name), one_line(id)));
+            lines.push(format!(" Call ID: {}", one_line(id)));
             lines.push("  Args:".to_owned());
             match tc.get("args") {
                 Some(Json::Object(args)) => {
@@ -292,7 +295,7 @@ pub fn pretty(m: &Message) -> String {
                             Json::String(t) => t.clone(),
                             other => other.to_string(),
                         };
-                        lines.push(format!("    {}: {}", for_terminal(k), for_terminal(&v)));
+                        lines.push(format!("    {}: {}", one_line(k), for_terminal(&v)));
                     }
                 }
                 Some(Json::String(raw)) => lines.push(format!("    {}", for_terminal(raw))),

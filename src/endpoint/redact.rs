@@ -6,7 +6,9 @@
 //! through [`Secrets::redact`] first:
 //!
 //! - the exact secrets memctl knows (the API key, the URL's password and key parameters, the
-//!   Basic credentials ureq derives from the URL) become `***` wherever they appear;
+//!   Basic credentials ureq derives from the URL) become `***` wherever they appear, also
+//!   percent-encoded (`sk%2D…`, in any case and any mix of encoded and plain characters, as
+//!   a server reflecting a request's URL or form body writes them);
 //! - in any URL, the userinfo password becomes `***` (the user name stays);
 //! - the values of key parameters ([`SECRET_PARAMS`], any case) become `***`;
 //! - `Bearer …` tokens become `Bearer ***`.
@@ -118,6 +120,11 @@ impl Secrets {
                 out = out.replace(secret.as_str(), MASK);
             }
         }
+        if out.contains('%') {
+            for secret in &self.exact {
+                out = replace_encoded(&out, secret);
+            }
+        }
         redact_patterns(&out)
     }
 }
@@ -151,6 +158,56 @@ fn userinfo(url: &str) -> Option<(&str, Option<&str>)> {
         Some((user, password)) => (user, Some(password)),
         None => (info, None),
     })
+}
+
+/// `text` with every stretch that percent-decodes to `secret` (`%XX` in either case, mixed
+/// with plain characters) replaced by `***`.
+fn replace_encoded(text: &str, secret: &str) -> String {
+    let bytes = text.as_bytes();
+    // The decoded bytes, and where each one starts in `text`.
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut starts = Vec::with_capacity(bytes.len() + 1);
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .filter(|_| bytes[i] == b'%')
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        starts.push(i);
+        match hex {
+            Some(b) => {
+                decoded.push(b);
+                i += 3;
+            }
+            None => {
+                decoded.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    starts.push(bytes.len());
+    let needle = secret.as_bytes();
+    if needle.is_empty() || decoded.len() == bytes.len() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let (mut copied, mut from) = (0, 0);
+    while let Some(pos) = decoded[from..]
+        .windows(needle.len())
+        .position(|w| w == needle)
+    {
+        let (start, end) = (from + pos, from + pos + needle.len());
+        let (text_start, text_end) = (starts[start], starts[end]);
+        if text.is_char_boundary(text_start) && text.is_char_boundary(text_end) {
+            out.push_str(&text[copied..text_start]);
+            out.push_str(MASK);
+            copied = text_end;
+        }
+        from = end;
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// `%XX` sequences decoded (invalid ones and non-UTF-8 results kept as written).
@@ -280,6 +337,24 @@ mod tests {
         // Short values are not searched for alone (the patterns still apply).
         let s = Secrets::for_endpoint("http://h/v1?key=ab", Some("xyz"));
         assert_eq!(s.redact("xyz ab key=ab"), "xyz ab key=***");
+    }
+
+    #[test]
+    fn percent_encoded_secrets_are_masked_like_plain_ones() {
+        let s = Secrets::for_endpoint("http://h/v1", Some("sk-live-key-9876"));
+        let full: String = "sk-live-key-9876"
+            .bytes()
+            .map(|b| format!("%{b:02x}"))
+            .collect();
+        assert_eq!(
+            s.redact(&format!(
+                "echo: key=sk%2Dlive%2Dkey%2D9876&x=1 body {full}; mixed sk%2dlive-key%2D9876."
+            )),
+            "echo: key=***&x=1 body ***; mixed ***."
+        );
+        // Text around it, other encodings and a lone % stay as they are.
+        assert_eq!(s.redact("100% of a%20b é%C3%A9"), "100% of a%20b é%C3%A9");
+        assert_eq!(replace_encoded("x%41y", "A"), "x***y");
     }
 
     #[test]

@@ -8,7 +8,11 @@ use anyhow::Result;
 use serde_json::{json, Value as Json};
 
 use super::stream::{element_bytes, placeholder, write_streamed};
-use super::{human, sanitize::for_terminal, Format};
+use super::{
+    human,
+    sanitize::{for_terminal, one_line},
+    Format,
+};
 use crate::model::Message;
 use crate::par::par_in_order;
 
@@ -83,7 +87,7 @@ fn line(m: &Message) -> String {
         "[{}] {}{}",
         m.kind.type_str(),
         m.id()
-            .map(|i| format!("{} ", for_terminal(i)))
+            .map(|i| format!("{} ", one_line(i)))
             .unwrap_or_default(),
         human::preview(&m.summary_text(), 70)
     )
@@ -94,9 +98,10 @@ fn render_text(out: &mut dyn Write, r: &DiffReport) -> Result<()> {
     writeln!(
         out,
         "--- {} (step {})\n+++ {} (step {})",
-        r.from.unwrap_or("(nothing: first checkpoint)"),
+        r.from
+            .map_or("(nothing: first checkpoint)".into(), one_line),
         step(r.from_step),
-        r.to,
+        one_line(r.to),
         step(r.to_step),
     )?;
     let (before, after, md) = (r.before, r.after, &r.messages);
@@ -133,16 +138,12 @@ fn render_text(out: &mut dyn Write, r: &DiffReport) -> Result<()> {
     } in &r.channels
     {
         match (before, after) {
-            (None, Some(a)) => {
-                writeln!(out, "+ channel {}: {}", for_terminal(name), for_terminal(a))?
-            }
-            (Some(b), None) => {
-                writeln!(out, "- channel {}: {}", for_terminal(name), for_terminal(b))?
-            }
+            (None, Some(a)) => writeln!(out, "+ channel {}: {}", one_line(name), for_terminal(a))?,
+            (Some(b), None) => writeln!(out, "- channel {}: {}", one_line(name), for_terminal(b))?,
             (Some(b), Some(a)) => writeln!(
                 out,
                 "~ channel {}: {} → {}",
-                for_terminal(name),
+                one_line(name),
                 for_terminal(b),
                 for_terminal(a)
             )?,

@@ -433,7 +433,7 @@ pub fn open(
     busy_timeout: Duration,
     keys: &crate::codec::aes::Keyring,
 ) -> Result<Box<dyn CheckpointStore>> {
-    if let Some(url) = db.to_str().filter(|d| postgres::conn::is_url(d)) {
+    if let Location::Postgres(url) = locate(db)? {
         return Ok(Box::new(postgres::PostgresStore::open(
             url,
             schema,
@@ -445,13 +445,69 @@ pub fn open(
     if let Some(s) = schema {
         anyhow::bail!(
             "schema '{s}' was given, but '{}' is a SQLite file, which has no schemas",
-            db.display()
+            shown_path(db)
         );
     }
     Ok(Box::new(match access {
         Access::ReadOnly => SqliteStore::open_read_only(db, busy_timeout)?,
         Access::ReadWrite => SqliteStore::open_read_write(db, busy_timeout)?,
     }))
+}
+
+/// Where a database given as `--db` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location<'a> {
+    /// A PostgreSQL server: a URL or libpq's keyword/value connection string.
+    Postgres(&'a str),
+    /// A SQLite file (which may not exist: opening it says so).
+    File,
+}
+
+/// Tells a PostgreSQL connection string from a SQLite file: a `postgresql://` /
+/// `postgres://` / `postgresql+psycopg[2]://` URL is a server; an existing file is a file
+/// (whatever its name); libpq's keyword/value form (`host=… dbname=…`) is a server; anything
+/// else that looks like a connection string (a JDBC URL, a misspelt scheme, `key=value`
+/// pairs, a `password=`) is refused with [`postgres::conn::NotAConnectionString`], every password
+/// masked; the rest is a file name.
+pub fn locate(
+    db: &Path,
+) -> std::result::Result<Location<'_>, postgres::conn::NotAConnectionString> {
+    let text = db.to_str();
+    if let Some(url) = text.filter(|t| postgres::conn::is_url(t)) {
+        return Ok(Location::Postgres(url));
+    }
+    if std::fs::symlink_metadata(db).is_ok() {
+        return Ok(Location::File);
+    }
+    if let Some(conninfo) = text.filter(|t| postgres::conn::keyword_pairs(t).is_some()) {
+        return Ok(Location::Postgres(conninfo));
+    }
+    let lossy = db.to_string_lossy();
+    if postgres::conn::looks_like_connection_string(&lossy) {
+        let unknown = postgres::conn::unknown_keywords(&lossy);
+        let why = match unknown.as_slice() {
+            [] if postgres::conn::bad_keyword_syntax(&lossy) => {
+                " (libpq's keyword form is key=value pairs separated by spaces; a value with spaces goes in single quotes)".to_owned()
+            }
+            [] => String::new(),
+            [one] => format!(" (unknown keyword '{}')", postgres::conn::mask_secrets(one)),
+            many => format!(
+                " (unknown keywords '{}')",
+                postgres::conn::mask_secrets(&many.join("', '"))
+            ),
+        };
+        return Err(postgres::conn::NotAConnectionString {
+            shown: postgres::conn::redact(&lossy),
+            why,
+        });
+    }
+    Ok(Location::File)
+}
+
+/// A database path as messages show it: any password it may hold (a mistyped connection
+/// string) masked (see [`postgres::conn::redact`]).
+pub fn shown_path(db: &Path) -> String {
+    postgres::conn::redact(&db.display().to_string())
 }
 
 /// A checkpoint saver's storage, read and written the way LangGraph reads and writes it.

@@ -13,39 +13,338 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use postgres::config::{Host, SslMode};
 
-/// True when `db` names a PostgreSQL database rather than a SQLite file.
+/// The URL schemes memctl connects with: libpq's two, and SQLAlchemy's for the psycopg
+/// drivers (`postgresql+psycopg://`, `postgresql+psycopg2://`), which LangGraph users have in
+/// their configuration; the latter are read as `postgresql://`.
+const SCHEMES: [&str; 4] = [
+    "postgresql://",
+    "postgres://",
+    "postgresql+psycopg://",
+    "postgresql+psycopg2://",
+];
+
+/// The keywords of libpq's keyword/value connection strings (PostgreSQL 17's list), and
+/// memctl's own `schema`. A string made only of `keyword=value` pairs with these keywords is
+/// a connection string, not a file name.
+const KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "require_auth",
+    "channel_binding",
+    "connect_timeout",
+    "client_encoding",
+    "options",
+    "application_name",
+    "fallback_application_name",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "keepalives_retries",
+    "tcp_user_timeout",
+    "replication",
+    "gssencmode",
+    "sslmode",
+    "sslnegotiation",
+    "sslcompression",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "sslcertmode",
+    "sslrootcert",
+    "sslcrl",
+    "sslcrldir",
+    "sslsni",
+    "requirepeer",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "krbsrvname",
+    "gsslib",
+    "gssdelegation",
+    "service",
+    "target_session_attrs",
+    "load_balance_hosts",
+    "schema",
+];
+
+/// True when `db` is a PostgreSQL URL memctl connects with (see `SCHEMES`).
 pub fn is_url(db: &str) -> bool {
-    let lower = db.get(..13).unwrap_or(db).to_ascii_lowercase();
-    lower.starts_with("postgresql://") || lower.starts_with("postgres://")
+    scheme_of(db).is_some()
 }
 
-/// The URL with its password (userinfo, `password=` parameter) replaced by `***`.
-pub fn redact(url: &str) -> String {
-    let mut out = url.to_owned();
-    if let Some(scheme_end) = out.find("://") {
-        let rest_start = scheme_end + 3;
-        let authority_end = out[rest_start..]
-            .find(['/', '?'])
-            .map_or(out.len(), |i| rest_start + i);
-        if let Some(at) = out[rest_start..authority_end].rfind('@') {
-            let userinfo = &out[rest_start..rest_start + at];
-            if let Some(colon) = userinfo.find(':') {
-                out.replace_range(rest_start + colon + 1..rest_start + at, "***");
+/// The scheme of [`SCHEMES`] that `db` starts with (any case).
+fn scheme_of(db: &str) -> Option<&'static str> {
+    SCHEMES.into_iter().find(|s| {
+        db.get(..s.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(s))
+    })
+}
+
+/// True when `db` names a PostgreSQL database rather than a SQLite file: a URL memctl
+/// connects with, or libpq's keyword/value form (`host=… dbname=… user=… password=…`, as
+/// psycopg and `PostgresSaver.from_conn_string` take it) with libpq's keywords only.
+pub fn is_connection_string(db: &str) -> bool {
+    is_url(db) || keyword_pairs(db).is_some()
+}
+
+/// True when `db`, which is neither a file nor a connection string memctl accepts, looks
+/// like a connection string all the same (a `scheme://` URL such as a JDBC URL or a typo,
+/// `key=value` pairs, a `password=`): it is refused as such, masked ([`mask_secrets`]),
+/// rather than taken for a missing file.
+pub fn looks_like_connection_string(db: &str) -> bool {
+    let lower = db.to_ascii_lowercase();
+    let trimmed = lower.trim_start();
+    let key_len = trimmed
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    let starts_with_pair = key_len > 0 && trimmed[key_len..].trim_start().starts_with('=');
+    lower.contains("://")
+        || trimmed.starts_with("jdbc:")
+        || starts_with_pair
+        || !secret_spans(db, false).is_empty()
+}
+
+/// The error for a `--db` that is no file and no connection string memctl accepts, but looks
+/// like a connection string ([`looks_like_connection_string`]). `shown` is masked.
+#[derive(Debug, thiserror::Error)]
+#[error("--db '{shown}' is not a file, and not a connection string memctl accepts{why}: give a postgresql:// URL (or postgres://, postgresql+psycopg://, postgresql+psycopg2://), libpq's keyword form (host=… port=… user=… password=… dbname=…), or a SQLite file")]
+pub struct NotAConnectionString {
+    /// The value given, every password masked.
+    pub shown: String,
+    /// Why, when known (` (unknown keyword 'foo')`), or empty.
+    pub why: String,
+}
+
+/// A `--db` value as it may be shown: [`mask_secrets`] for one value given whole (a URL, a
+/// keyword string, a path), where a password may hold spaces: a `USER:PASS@` runs to the
+/// value's last `@`, and an unquoted `password=` value to the next ` key=` (or the end).
+pub fn redact(given: &str) -> String {
+    mask(given, true)
+}
+
+/// `text` with every password it may hold replaced by `***`: the `PASS` of each `USER:PASS@`
+/// (in a `scheme://` URL, or a whole word before an `@`), and the value of each
+/// `password=` / `passwd=` / `pwd=` / `pass=` / `…password=` parameter (any case, spaces
+/// around `=` allowed; a value in single or double quotes, with backslash escapes, up to its
+/// closing quote; else up to a space, `&` or `;`). Errs on the side of masking too much. For
+/// a message that quotes a value; a value alone goes through [`redact`].
+pub fn mask_secrets(text: &str) -> String {
+    mask(text, false)
+}
+
+/// [`mask_secrets`] (`whole`: [`redact`]).
+fn mask(text: &str, whole: bool) -> String {
+    let mut spans = secret_spans(text, whole);
+    spans.extend(userinfo_spans(text, whole));
+    spans.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in spans {
+        if end <= at {
+            continue;
+        }
+        let start = start.max(at);
+        out.push_str(&text[at..start]);
+        out.push_str("***");
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Byte ranges of the passwords of `USER:PASS@` parts: in each whitespace-separated word
+/// (with `whole`, in the whole text) with an `@`, from the first `:` after its `scheme://`
+/// (if any) to its last `@`.
+fn userinfo_spans(text: &str, whole: bool) -> Vec<(usize, usize)> {
+    let words: Vec<&str> = if whole {
+        vec![text]
+    } else {
+        text.split_inclusive(char::is_whitespace).collect()
+    };
+    let mut spans = Vec::new();
+    let mut offset = 0;
+    for word in words {
+        let start = word.find("://").map_or(0, |i| i + 3);
+        if let Some(at) = word.rfind('@').filter(|&at| at > start) {
+            if let Some(colon) = word[start..at].find(':') {
+                let from = start + colon + 1;
+                if from < at {
+                    spans.push((offset + from, offset + at));
+                }
             }
         }
+        offset += word.len();
     }
-    if let Some(q) = out.find('?') {
-        let (head, query) = out.split_at(q + 1);
-        let params: Vec<String> = query
-            .split('&')
-            .map(|p| match p.split_once('=') {
-                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                _ => p.to_owned(),
-            })
-            .collect();
-        out = format!("{head}{}", params.join("&"));
+    spans
+}
+
+/// Byte ranges of the values of password parameters (see [`mask_secrets`]).
+/// With `whole`, an unquoted value runs to the next whitespace-separated `key=` (a password
+/// with spaces in a value given whole), not to the first space.
+fn secret_spans(text: &str, whole: bool) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut spans = Vec::new();
+    for (eq, _) in text.match_indices('=') {
+        let mut key_end = eq;
+        while key_end > 0 && bytes[key_end - 1] == b' ' {
+            key_end -= 1;
+        }
+        let mut key_start = key_end;
+        while key_start > 0
+            && (bytes[key_start - 1].is_ascii_alphanumeric() || bytes[key_start - 1] == b'_')
+        {
+            key_start -= 1;
+        }
+        let key = text[key_start..key_end].to_ascii_lowercase();
+        let secret =
+            key.ends_with("password") || key.ends_with("passwd") || key == "pwd" || key == "pass";
+        if !secret {
+            continue;
+        }
+        let mut start = eq + 1;
+        while start < bytes.len() && bytes[start] == b' ' {
+            start += 1;
+        }
+        let end = match bytes.get(start) {
+            Some(&q @ (b'\'' | b'"')) => {
+                let mut i = start + 1;
+                loop {
+                    match bytes.get(i) {
+                        None => break bytes.len(),
+                        Some(b'\\') => i += 2,
+                        Some(&c) if c == q => break i + 1,
+                        Some(_) => i += 1,
+                    }
+                }
+            }
+            _ if whole => {
+                let rest = &text[start..];
+                let mut end = rest.find(['&', ';']).unwrap_or(rest.len());
+                let mut offset = 0;
+                for word in rest.split_inclusive(char::is_whitespace) {
+                    let key = word.split('=').next().unwrap_or("");
+                    let pair = word.contains('=')
+                        && !key.is_empty()
+                        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                    if offset > 0 && pair {
+                        // The whitespace before the next key stays.
+                        let value = rest[..offset].trim_end();
+                        end = end.min(value.len());
+                        break;
+                    }
+                    offset += word.len();
+                }
+                start + end
+            }
+            _ => text[start..]
+                .find(|c: char| c.is_whitespace() || c == '&' || c == ';')
+                .map_or(text.len(), |i| start + i),
+        };
+        let end = end.min(text.len());
+        if end > start {
+            spans.push((start, end));
+        }
     }
-    out
+    spans
+}
+
+/// The `keyword=value` pairs of libpq's keyword/value connection string `s`, when it is one:
+/// at least one pair, every keyword one of libpq's (`KEYWORDS`), values parsed by libpq's
+/// rules (spaces around `=` allowed; a value in single quotes may hold spaces, `\'` and
+/// `\\` escape a quote and a backslash, quoted or not; `''` is the empty value).
+pub fn keyword_pairs(s: &str) -> Option<Vec<(String, String)>> {
+    let pairs = any_keyword_pairs(s)?;
+    pairs
+        .iter()
+        .all(|(k, _)| KEYWORDS.contains(&k.as_str()))
+        .then_some(pairs)
+}
+
+/// The keywords of `s` that are not libpq's, when `s` has the keyword/value syntax (for
+/// saying why it is refused).
+pub fn unknown_keywords(s: &str) -> Vec<String> {
+    any_keyword_pairs(s)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, _)| k)
+        .filter(|k| !KEYWORDS.contains(&k.as_str()))
+        .collect()
+}
+
+/// True when `s` starts like libpq's keyword/value form (`key=`) but does not follow its
+/// syntax (a value with a space outside quotes, an unterminated quote): for saying why it is
+/// refused.
+pub fn bad_keyword_syntax(s: &str) -> bool {
+    let t = s.trim_start();
+    let key = t.split('=').next().unwrap_or("").trim_end();
+    t.contains('=')
+        && !key.is_empty()
+        && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && any_keyword_pairs(s).is_none()
+}
+
+/// The pairs of `s` read with libpq's keyword/value syntax, whatever the keywords.
+fn any_keyword_pairs(s: &str) -> Option<Vec<(String, String)>> {
+    let mut chars = s.chars().peekable();
+    let mut pairs = Vec::new();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            break;
+        }
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| !c.is_whitespace() && *c != '=') {
+            key.push(c);
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        chars.next_if_eq(&'=')?;
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next()? {
+                    '\'' => break,
+                    '\\' => value.push(chars.next()?),
+                    c => value.push(c),
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                if c == '\\' {
+                    value.push(chars.next()?);
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        pairs.push((key, value));
+    }
+    (!pairs.is_empty()).then_some(pairs)
+}
+
+/// `pairs` written back in libpq's keyword/value form (values quoted when they must be);
+/// with `mask`, every password value is `***`.
+fn keyword_string<'a>(pairs: impl IntoIterator<Item = &'a (String, String)>, mask: bool) -> String {
+    let mut out = Vec::new();
+    for (k, v) in pairs {
+        let v = if mask && (k == "password" || k == "sslpassword") {
+            "***".to_owned()
+        } else if !v.is_empty()
+            && !v.contains(|c: char| c.is_whitespace() || c == '\'' || c == '\\')
+        {
+            v.clone()
+        } else {
+            format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
+        };
+        out.push(format!("{k}={v}"));
+    }
+    out.join(" ")
 }
 
 /// A schema given apart from the URL (`--schema`) that differs from the URL's own
@@ -94,35 +393,73 @@ impl Target {
     /// Parses `url` and fills in what it leaves out from libpq's environment variables and
     /// password file. `connect_timeout` bounds the connection attempt.
     pub fn parse(url: &str, connect_timeout: Duration) -> Result<Target> {
-        let shown = redact(url);
-        let (base, params) = match url.split_once('?') {
-            Some((b, q)) => (b, q),
-            None => (url, ""),
-        };
-        let mut passthrough = Vec::new();
         let (mut sslmode, mut root_cert, mut passfile, mut schema) = (None, None, None, None);
-        for p in params.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            let value = || -> Result<String> {
-                percent_decode(v).with_context(|| {
-                    format!("invalid PostgreSQL URL '{shown}': parameter '{k}' is not UTF-8")
-                })
-            };
-            match k {
-                "sslmode" => sslmode = Some(value()?),
-                "sslrootcert" => root_cert = Some(value()?),
-                "passfile" => passfile = Some(value()?),
-                "schema" => schema = Some(value()?),
-                _ => passthrough.push(p),
+        let (shown, what, expected, rebuilt) = if let Some(pairs) = keyword_pairs(url) {
+            // libpq's keyword/value form: memctl's parameters taken out, the rest handed to
+            // the driver in the same form.
+            let shown = keyword_string(&pairs, true);
+            let mut passthrough = Vec::new();
+            for (k, v) in pairs {
+                match k.as_str() {
+                    "sslmode" => sslmode = Some(v),
+                    "sslrootcert" => root_cert = Some(v),
+                    "passfile" => passfile = Some(v),
+                    "schema" => schema = Some(v),
+                    _ => passthrough.push((k, v)),
+                }
             }
-        }
-        let rebuilt = if passthrough.is_empty() {
-            base.to_owned()
+            (
+                shown,
+                "connection string",
+                "host=HOST port=PORT user=USER password=PASSWORD dbname=DATABASE",
+                keyword_string(&passthrough, false),
+            )
         } else {
-            format!("{base}?{}", passthrough.join("&"))
+            let shown = redact(url);
+            // SQLAlchemy's postgresql+psycopg[2]:// is libpq's postgresql://.
+            let url = match scheme_of(url) {
+                Some(s) if s.contains('+') => format!("postgresql://{}", &url[s.len()..]),
+                _ => url.to_owned(),
+            };
+            let (base, params) = match url.split_once('?') {
+                Some((b, q)) => (b, q),
+                None => (url.as_str(), ""),
+            };
+            let mut passthrough = Vec::new();
+            for p in params.split('&').filter(|p| !p.is_empty()) {
+                let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                let value = || -> Result<String> {
+                    percent_decode(v).with_context(|| {
+                        format!("invalid PostgreSQL URL '{shown}': parameter '{k}' is not UTF-8")
+                    })
+                };
+                match k {
+                    "sslmode" => sslmode = Some(value()?),
+                    "sslrootcert" => root_cert = Some(value()?),
+                    "passfile" => passfile = Some(value()?),
+                    "schema" => schema = Some(value()?),
+                    _ => passthrough.push(p),
+                }
+            }
+            let rebuilt = if passthrough.is_empty() {
+                base.to_owned()
+            } else {
+                format!("{base}?{}", passthrough.join("&"))
+            };
+            (
+                shown,
+                "URL",
+                "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...]",
+                rebuilt,
+            )
         };
         let mut config = postgres::Config::from_str(&rebuilt).map_err(|e| {
-            anyhow!("invalid PostgreSQL URL '{shown}': {e} (expected postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...])")
+            anyhow!(
+                "{}",
+                mask_secrets(&format!(
+                    "invalid PostgreSQL {what} '{shown}': {e} (expected {expected})"
+                ))
+            )
         })?;
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         if config.get_hosts().is_empty() {
@@ -574,8 +911,121 @@ mod tests {
     fn urls_are_told_apart_from_paths() {
         assert!(is_url("postgresql://h/d"));
         assert!(is_url("POSTGRES://h/d"));
+        assert!(is_url("postgresql+psycopg://h/d"));
+        assert!(is_url("postgresql+psycopg2://h/d"));
+        assert!(!is_url("postgresql+asyncpg://h/d"));
         assert!(!is_url("postgres.sqlite"));
         assert!(!is_url("/tmp/postgresql://x"));
+        assert!(is_connection_string("host=h dbname=d"));
+        assert!(!is_connection_string("run=3/checkpoints.sqlite"));
+        assert!(!is_connection_string("checkpoints.sqlite"));
+        for like in [
+            "jdbc:postgresql://h/d",
+            "postgresq://u:p@h/d",
+            "run=3/checkpoints.sqlite",
+            "Server=h;Pwd=x",
+            "a.sqlite password=x",
+        ] {
+            assert!(looks_like_connection_string(like), "{like}");
+        }
+        for path in ["checkpoints.sqlite", "/data/a=b.sqlite", "./x y.db"] {
+            assert!(!looks_like_connection_string(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn keyword_form_follows_libpqs_quoting() {
+        let pairs = keyword_pairs(
+            r"host=h  port = 5432 user=bob password='it\'s a \\pw' dbname=app options='' sslmode=disable",
+        )
+        .expect("a keyword string");
+        let get = |k: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("port"), Some("5432"));
+        assert_eq!(get("password"), Some(r"it's a \pw"));
+        assert_eq!(get("options"), Some(""));
+        assert_eq!(
+            keyword_pairs(r"password=a\ b host=h").expect("escaped space")[0].1,
+            "a b"
+        );
+        assert!(keyword_pairs("host='unterminated").is_none());
+        assert!(keyword_pairs("host").is_none());
+        assert!(
+            keyword_pairs("host=h pasword=x").is_none(),
+            "libpq's keywords only"
+        );
+        assert_eq!(unknown_keywords("host=h pasword=x"), ["pasword"]);
+        // Written back, it reads the same; shown, the password is masked.
+        let again = keyword_pairs(&keyword_string(&pairs, false)).expect("round trip");
+        assert_eq!(again, pairs);
+        assert_eq!(
+            keyword_string(&pairs, true),
+            "host=h port=5432 user=bob password=*** dbname=app options='' sslmode=disable"
+        );
+        let t = Target::parse(
+            r"host=127.0.0.1 port=5999 user=bob password='p w\'d' dbname=app schema=lg sslmode=disable",
+            Duration::from_secs(1),
+        )
+        .expect("parses");
+        assert_eq!(t.schema.as_deref(), Some("lg"));
+        assert_eq!(t.tls, Tls::Off);
+        assert_eq!(t.config.get_password(), Some(&b"p w'd"[..]));
+        assert_eq!(t.config.get_dbname(), Some("app"));
+        assert!(!t.shown.contains("p w"), "{}", t.shown);
+        let t = Target::parse(
+            "postgresql+psycopg://bob:pw@127.0.0.1:5999/app",
+            Duration::from_secs(1),
+        )
+        .expect("parses");
+        assert_eq!(t.config.get_user(), Some("bob"));
+        assert_eq!(t.shown, "postgresql+psycopg://bob:***@127.0.0.1:5999/app");
+    }
+
+    #[test]
+    fn every_password_form_is_masked() {
+        for (given, shown) in [
+            (
+                "jdbc:postgresql://h:5432/app?user=bob&password=Hunter2&ssl=true",
+                "jdbc:postgresql://h:5432/app?user=bob&password=***&ssl=true",
+            ),
+            (
+                "postgresq://bob:Hun/ter2@h/app",
+                "postgresq://bob:***@h/app",
+            ),
+            ("bob:Hunter2@h/app", "bob:***@h/app"),
+            (
+                "host=h PASSWORD = 'Hun ter\\' 2' dbname=x",
+                "host=h PASSWORD = *** dbname=x",
+            ),
+            ("Server=h;Pwd=Hunter2;Uid=u", "Server=h;Pwd=***;Uid=u"),
+            ("x sslpassword=Hunter2 y", "x sslpassword=*** y"),
+            ("postgresql://h/app", "postgresql://h/app"),
+            ("postgresql://bob@h/app", "postgresql://bob@h/app"),
+            ("/data/checkpoints.sqlite", "/data/checkpoints.sqlite"),
+        ] {
+            assert_eq!(mask_secrets(given), shown, "{given}");
+            assert!(!mask_secrets(given).contains("Hun"), "{given}");
+            assert!(!redact(given).contains("Hun"), "{given}");
+        }
+        // A value given whole: a password with spaces is masked whole.
+        for (given, shown) in [
+            (
+                "postgresql://bob:Hun ter2@h/app",
+                "postgresql://bob:***@h/app",
+            ),
+            ("password=Hun ter 2 host=h", "password=*** host=h"),
+            ("host=h password=Hun ter2", "host=h password=***"),
+            (
+                "jdbc:x://h/app?password=Hun ter2&ssl=1",
+                "jdbc:x://h/app?password=***&ssl=1",
+            ),
+        ] {
+            assert_eq!(redact(given), shown, "{given}");
+        }
     }
 
     #[test]

@@ -114,7 +114,7 @@ impl SqliteStore {
             return Err(VacuumBusy(format!(
                 "the WAL of '{}' could not be truncated within the busy timeout (an app is reading it); \
                  the rewrite is committed, run the purge again later to erase the WAL's old pages",
-                self.path().display()
+                crate::storage::shown_path(self.path())
             ))
             .into());
         }
@@ -159,7 +159,7 @@ impl SqliteStore {
              while it rebuilds all {} MiB (about 12 s per GB), long enough for the app's writes to \
              time out; the deletions are committed and new checkpoints reuse their space: run \
              with --vacuum again while the app is stopped",
-            self.path().display(),
+            crate::storage::shown_path(self.path()),
             in_use >> 20
         ))
         .into())

@@ -253,7 +253,7 @@ impl SqliteStore {
             VacuumBusy(format!(
                 "vacuum could not get exclusive access to '{}' within the busy timeout (an app is using it); \
                  the deletions are committed, run with --vacuum again later",
-                self.path().display()
+                crate::storage::shown_path(self.path())
             ))
         };
         let checkpoint = || self.truncate_wal();

@@ -57,24 +57,47 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Opens an existing file read-only. Never creates or changes the file, and leaves the
-    /// directory as it found it: a WAL-mode database whose `-wal` file does not exist (no
-    /// connection has it open, and every commit is in the main file) is opened `immutable`,
-    /// so SQLite creates no `-wal` / `-shm` files (which a read-only directory would not allow
-    /// and which, left behind by another user, lock the app out). With a `-wal` present (a
-    /// live app), the normal read-only open reads its commits through the existing `-shm`.
+    /// directory as it found it:
+    /// - a WAL-mode database whose `-wal` file does not exist (no connection has it open, and
+    ///   every commit is in the main file) is opened `immutable`, so SQLite creates no `-wal` /
+    ///   `-shm` files (which a read-only directory would not allow and which, left behind by
+    ///   another user, lock the app out);
+    /// - a `-wal` without its `-shm` (an app that crashed, or files copied without it: no
+    ///   connection has the database open, or the `-shm` would be there) is read through
+    ///   SQLite's `unix-none` VFS in `EXCLUSIVE` locking mode, which keeps the WAL index in
+    ///   this process's memory: the commits in the `-wal` are read, and no `-shm` is made;
+    /// - with both (a live app), the normal read-only open reads its commits through the
+    ///   existing `-shm`.
+    ///
+    /// A hot rollback journal (an app interrupted mid-write in rollback-journal mode) is not
+    /// rolled back (that is a write): the error says so ([`explain`]).
     pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
         check_file(path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
         if is_wal_mode(path) && !sidecar(path, "-wal").exists() {
-            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI;
             let uri = format!("file:{}?immutable=1", uri_path(path));
             let conn = Connection::open_with_flags(&uri, flags)
                 .map_err(|e| explain(e, path))
-                .with_context(|| format!("cannot open '{}'", path.display()))?;
+                .with_context(|| format!("cannot open '{}'", crate::storage::shown_path(path)))?;
             return SqliteStore::from_connection(conn, path, busy_timeout);
         }
-        SqliteStore::open(path, busy_timeout, OpenFlags::SQLITE_OPEN_READ_ONLY, "")
+        if cfg!(unix) && is_wal_mode(path) && !sidecar(path, "-shm").exists() {
+            let uri = format!("file:{}?vfs=unix-none", uri_path(path));
+            let conn = Connection::open_with_flags(&uri, flags)
+                .map_err(|e| explain(e, path))
+                .with_context(|| format!("cannot open '{}'", crate::storage::shown_path(path)))?;
+            // Before the first read: the WAL index then lives in this process's memory.
+            conn.pragma_update(None, "locking_mode", "EXCLUSIVE")
+                .map_err(|e| explain(e, path))
+                .with_context(|| format!("cannot open '{}'", crate::storage::shown_path(path)))?;
+            no_checkpoint_on_close(&conn, path)?;
+            return SqliteStore::from_connection(conn, path, busy_timeout);
+        }
+        let store = SqliteStore::open(path, busy_timeout, OpenFlags::SQLITE_OPEN_READ_ONLY, "")?;
+        no_checkpoint_on_close(&store.conn, path)?;
+        Ok(store)
     }
 
     /// Opens an existing file for writing (for rewrites). Never creates the file.
@@ -98,7 +121,7 @@ impl SqliteStore {
         let flags = mode | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|e| explain(e, path))
-            .with_context(|| format!("cannot open '{}'{what}", path.display()))?;
+            .with_context(|| format!("cannot open '{}'{what}", crate::storage::shown_path(path)))?;
         SqliteStore::from_connection(conn, path, busy_timeout)
     }
 
@@ -604,22 +627,35 @@ fn uri_path(path: &Path) -> String {
     out
 }
 
+/// A read-only connection that closes last would otherwise checkpoint the WAL and, when that
+/// succeeds (an empty `-wal`: nothing to copy), delete the `-wal` and `-shm` files: a read
+/// leaves them as it found them.
+fn no_checkpoint_on_close(conn: &Connection, path: &Path) -> Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )
+    .map_err(|e| explain(e, path))
+    .with_context(|| format!("cannot open '{}'", crate::storage::shown_path(path)))?;
+    Ok(())
+}
+
 /// Refuses paths that are missing or not regular files, before SQLite could create one.
 fn check_file(path: &Path) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => anyhow!(
             "no such file: '{}' (check --db or MEMCTL_DB)",
-            path.display()
+            crate::storage::shown_path(path)
         ),
-        _ => anyhow!("cannot read '{}': {e}", path.display()),
+        _ => anyhow!("cannot read '{}': {e}", crate::storage::shown_path(path)),
     })?;
     if !meta.is_file() {
-        bail!("'{}' is not a file", path.display());
+        bail!("'{}' is not a file", crate::storage::shown_path(path));
     }
     if meta.len() == 0 {
         bail!(
             "'{}' is empty, not a LangGraph checkpoint database",
-            path.display()
+            crate::storage::shown_path(path)
         );
     }
     Ok(())
@@ -648,7 +684,7 @@ fn detect_schema(conn: &Connection, path: &Path) -> Result<SchemaGeneration> {
         };
         bail!(
             "'{}' is a SQLite database but not a LangGraph checkpoint database (no '{missing}' table)",
-            path.display()
+            crate::storage::shown_path(path)
         );
     }
     for (table, have, need) in [
@@ -658,7 +694,7 @@ fn detect_schema(conn: &Connection, path: &Path) -> Result<SchemaGeneration> {
         if let Some(missing) = need.iter().find(|c| !have.iter().any(|h| h == *c)) {
             bail!(
                 "'{}' has a '{table}' table without the '{missing}' column: not a schema written by langgraph-checkpoint-sqlite",
-                path.display()
+                crate::storage::shown_path(path)
             );
         }
     }
@@ -671,13 +707,21 @@ fn detect_schema(conn: &Connection, path: &Path) -> Result<SchemaGeneration> {
 
 /// Turns SQLite's codes into sentences a user can act on.
 pub fn explain(e: rusqlite::Error, path: &Path) -> anyhow::Error {
-    let shown = path.display();
+    let shown = crate::storage::shown_path(path);
     match e.sqlite_error_code() {
         Some(ErrorCode::NotADatabase) => anyhow!("'{shown}' is not a SQLite database"),
         Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => anyhow!(
             "'{shown}' is locked by another process; try again later or raise --busy-timeout"
         ),
         Some(ErrorCode::DatabaseCorrupt) => anyhow!("'{shown}' is corrupt: {e}"),
+        Some(ErrorCode::ReadOnly)
+            if matches!(&e, rusqlite::Error::SqliteFailure(f, _)
+                if f.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK) =>
+        {
+            anyhow!(
+                "'{shown}' has a hot rollback journal ('{shown}-journal'): an app was interrupted in the middle of a write, and until that write is rolled back the file holds half of it; memctl's reads never write, so open it once with the app or sqlite3 (e.g. sqlite3 '{shown}' 'PRAGMA quick_check', from a user who can write its directory) to roll it back, then run memctl again"
+            )
+        }
         Some(ErrorCode::ReadOnly) => {
             let file_writable = std::fs::OpenOptions::new().write(true).open(path).is_ok();
             if file_writable {
@@ -687,7 +731,7 @@ pub fn explain(e: rusqlite::Error, path: &Path) -> anyhow::Error {
                     .unwrap_or(Path::new("."));
                 anyhow!(
                     "cannot write '{shown}': its directory '{}' is not writable for this user, and SQLite creates its -journal / -wal files there",
-                    dir.display()
+                    crate::storage::shown_path(dir)
                 )
             } else {
                 anyhow!("cannot write '{shown}': the file is read-only for this user")
@@ -741,14 +785,17 @@ pub fn read_in_pieces(path: &Path, overlap: usize, f: &mut dyn FnMut(&[u8]) -> b
     let file = match kept_open::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read '{}'", path.display())),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("cannot read '{}'", crate::storage::shown_path(path)))
+        }
     };
     let mut buf = vec![0u8; PIECE + overlap];
     let mut have = 0;
     let mut offset = 0u64;
     loop {
         let n = kept_open::read_at(&file, &mut buf[have..], offset)
-            .with_context(|| format!("cannot read '{}'", path.display()))?;
+            .with_context(|| format!("cannot read '{}'", crate::storage::shown_path(path)))?;
         if n == 0 {
             return Ok(());
         }
@@ -789,7 +836,7 @@ pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<St
         })?;
         for (i, h) in hit.into_iter().enumerate() {
             if h {
-                found[i].push(path.display().to_string());
+                found[i].push(crate::storage::shown_path(path));
             }
         }
     }
