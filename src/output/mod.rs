@@ -8,6 +8,7 @@ pub mod human;
 pub mod progress;
 pub mod rewrite;
 pub mod sanitize;
+pub mod store;
 pub mod table;
 
 use std::io::Write;
