@@ -1,6 +1,6 @@
 //! `memctl store` reports: namespaces, items, one value, and what a removal or a sweep
 //! deleted; as a table for people, JSON / JSON lines for scripts. Every namespace, key and
-//! value comes from the database: table cells pass through [`sanitize::one_line`].
+//! value comes from the database: table cells pass through [`one_line`].
 
 use std::io::Write;
 
