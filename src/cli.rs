@@ -932,7 +932,8 @@ pub struct StoreNamespacesArgs {
 /// Arguments of `store ls`.
 #[derive(Debug, Args)]
 pub struct StoreLsArgs {
-    /// The namespace: its labels joined with '.' (users.u-42.memories).
+    /// The namespace: its labels joined with '.' (users.u-42.memories); a label never
+    /// contains '.' (LangGraph refuses one), so the text is never ambiguous.
     #[arg(value_name = "NAMESPACE")]
     pub namespace: String,
 
@@ -944,7 +945,8 @@ pub struct StoreLsArgs {
 /// Arguments of `store get`.
 #[derive(Debug, Args)]
 pub struct StoreGetArgs {
-    /// The namespace: its labels joined with '.' (users.u-42.memories).
+    /// The namespace: its labels joined with '.' (users.u-42.memories); a label never
+    /// contains '.' (LangGraph refuses one), so the text is never ambiguous.
     #[arg(value_name = "NAMESPACE")]
     pub namespace: String,
 
@@ -956,8 +958,8 @@ pub struct StoreGetArgs {
 /// Arguments of `store rm`.
 #[derive(Debug, Args)]
 pub struct StoreRmArgs {
-    /// The namespace: its labels joined with '.' (users.u-42.memories). Only this namespace,
-    /// not those below it.
+    /// The namespace: its labels joined with '.' (users.u-42.memories; a label never
+    /// contains '.'). Only this namespace, not those below it.
     #[arg(value_name = "NAMESPACE")]
     pub namespace: String,
 
