@@ -366,6 +366,62 @@ fn a_value_that_is_not_json_is_reported_and_left_alone() {
 }
 
 #[test]
+fn keys_and_namespaces_reach_the_terminal_escaped() {
+    let (_dir, db) = temp_copy(&store_fixture());
+    {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute(
+            "INSERT INTO store (prefix, key, value) VALUES ('evil\x1b[2J', 'k\x1b]0;x\x07', '{\"a\": \"\x1b[31m\"}')",
+            [],
+        )
+        .expect("insert");
+    }
+    for args in [
+        vec!["store", "namespaces", "--db", s(&db)],
+        vec!["store", "ls", "evil\x1b[2J", "--db", s(&db)],
+        vec!["store", "rm", "evil\x1b[2J", "--dry-run", "--db", s(&db)],
+    ] {
+        let out = run_ok(&args);
+        assert!(
+            !out.contains('\x1b') && !out.contains('\x07'),
+            "{args:?}: {out:?}"
+        );
+    }
+}
+
+/// A store at an early migration level (no expires_at / ttl_minutes yet) reads, and has
+/// nothing to sweep.
+#[test]
+fn an_early_migration_level_without_ttl_columns() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("early.sqlite");
+    {
+        let c = rusqlite::Connection::open(&db).expect("create");
+        c.execute_batch(
+            "CREATE TABLE store_migrations (v INTEGER PRIMARY KEY); \
+             INSERT INTO store_migrations VALUES (0), (1), (2); \
+             CREATE TABLE store (prefix text NOT NULL, key text NOT NULL, value text NOT NULL, \
+                 created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, \
+                 PRIMARY KEY (prefix, key)); \
+             INSERT INTO store (prefix, key, value) VALUES ('a.b', 'k', '{\"x\": 1}');",
+        )
+        .expect("schema");
+    }
+    let ls = run_json(&["store", "ls", "a.b", "--db", s(&db), "--format", "json"]);
+    assert_eq!(ls[0]["value"], json!({"x": 1}));
+    assert_eq!(ls[0]["expires_at"], Json::Null);
+    let swept = run_json(&["store", "sweep", "--db", s(&db), "--format", "json"]);
+    assert_eq!(swept["items"], json!(0));
+    {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute_batch("ALTER TABLE store ADD COLUMN expires_at TIMESTAMP; INSERT INTO store_migrations VALUES (3)")
+            .expect("level 2 column");
+    }
+    let ls = run_json(&["store", "ls", "a.b", "--db", s(&db), "--format", "json"]);
+    assert_eq!(ls[0]["ttl_minutes"], Json::Null);
+}
+
+#[test]
 fn bad_namespace_arguments_are_usage_errors() {
     for ns in ["", "users..x", ".users"] {
         let out = memctl()

@@ -39,6 +39,8 @@ pub struct SqliteItemStore {
     migration: Option<i64>,
     /// `store` has `expires_at` (migration level 2 on).
     has_ttl: bool,
+    /// `store` has `ttl_minutes` (migration level 3 on).
+    has_ttl_minutes: bool,
     /// `store_vectors` exists.
     has_vectors: bool,
 }
@@ -90,16 +92,20 @@ impl SqliteItemStore {
         } else {
             None
         };
-        let has_ttl = conn
-            .prepare("SELECT 1 FROM pragma_table_info('store') WHERE name = 'expires_at'")
-            .and_then(|mut s| s.exists([]))
-            .map_err(|e| explain(e, path))?;
+        let has_column = |name: &str| {
+            conn.prepare("SELECT 1 FROM pragma_table_info('store') WHERE name = ?1")
+                .and_then(|mut s| s.exists([name]))
+                .map_err(|e| explain(e, path))
+        };
+        let has_ttl = has_column("expires_at")?;
+        let has_ttl_minutes = has_column("ttl_minutes")?;
         Ok(SqliteItemStore {
             conn,
             path: path.to_owned(),
             shown,
             migration,
             has_ttl,
+            has_ttl_minutes,
             has_vectors: tables.iter().any(|t| t == "store_vectors"),
         })
     }
@@ -124,10 +130,10 @@ impl SqliteItemStore {
     }
 
     fn item_sql(&self, filter: &str) -> String {
-        let ttl = if self.has_ttl {
-            "expires_at, ttl_minutes"
-        } else {
-            "NULL, NULL"
+        let ttl = match (self.has_ttl, self.has_ttl_minutes) {
+            (true, true) => "expires_at, ttl_minutes",
+            (true, false) => "expires_at, NULL",
+            _ => "NULL, NULL",
         };
         format!(
             "SELECT prefix, key, value, created_at, updated_at, {ttl}, {} FROM store WHERE {filter} ORDER BY key",
