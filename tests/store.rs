@@ -297,6 +297,73 @@ fn rm_deletes_keys_or_a_whole_namespace_and_reports_them() {
     assert!(threads.contains("t-1"), "{threads}");
 }
 
+/// With an embedding index (`store_vectors`, as SqliteStore's vector migration creates it),
+/// an item's vectors go with it: `rm` and `sweep` delete and count them (SqliteStore's own
+/// delete leaves them behind: its connection has foreign_keys off).
+#[test]
+fn vectors_go_with_their_items() {
+    let (_dir, db) = temp_copy(&store_fixture());
+    let vectors = |c: &rusqlite::Connection, prefix: &str, key: &str| -> i64 {
+        c.query_row(
+            "SELECT count(*) FROM store_vectors WHERE prefix = ?1 AND key = ?2",
+            [prefix, key],
+            |r| r.get(0),
+        )
+        .expect("count")
+    };
+    {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute_batch(
+            "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
+                 embedding BLOB, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, \
+                 updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name), \
+                 FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE); \
+             INSERT INTO store_vectors (prefix, key, field_name, embedding) VALUES \
+                 ('users.u-42.memories', 'food', 'text', x'0000803f'), \
+                 ('users.u-42.memories', 'food', 'user_id', x'00000040'), \
+                 ('users.u-42.memories', 'pet', 'text', x'0000803f'), \
+                 ('scratch', 'tmp-1', '$', x'00004040');",
+        )
+        .expect("vectors");
+    }
+    let dry = run_json(&[
+        "store",
+        "rm",
+        "users.u-42.memories",
+        "food",
+        "--dry-run",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(dry["vectors"], json!(2));
+    let r = run_json(&[
+        "store",
+        "rm",
+        "users.u-42.memories",
+        "food",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        (r["items"].clone(), r["vectors"].clone()),
+        (json!(1), json!(2))
+    );
+    let swept = run_json(&["store", "sweep", "--db", s(&db), "--format", "json"]);
+    assert_eq!(swept["vectors"], json!(1));
+    let c = rusqlite::Connection::open(&db).expect("open");
+    assert_eq!(vectors(&c, "users.u-42.memories", "food"), 0);
+    assert_eq!(vectors(&c, "scratch", "tmp-1"), 0);
+    assert_eq!(
+        vectors(&c, "users.u-42.memories", "pet"),
+        1,
+        "another item's vector stays"
+    );
+}
+
 #[test]
 fn a_database_without_a_store_is_one_line() {
     let err = run_err(&["store", "namespaces", "--db", s(&fixture("new.sqlite"))]);

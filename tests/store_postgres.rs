@@ -180,3 +180,60 @@ fn no_store_unknown_level_and_dry_runs() {
     }
     assert_eq!(digest(&db), before);
 }
+
+/// With an embedding index the item's `store_vectors` rows go with it (PostgresStore's table;
+/// `embedding` is pgvector's type there, bytea here: the test server has no pgvector).
+#[test]
+fn vectors_go_with_their_items() {
+    let db = TestDb::store_fixture("store_vectors");
+    db.client()
+        .batch_execute(
+            "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
+                 embedding bytea, created_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP, \
+                 updated_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name), \
+                 FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE); \
+             INSERT INTO store_vectors (prefix, key, field_name) VALUES \
+                 ('users.u-42.memories', 'food', 'text'), ('users.u-42.memories', 'food', 'user_id'), \
+                 ('users.u-42.memories', 'pet', 'text'), ('scratch', 'tmp-1', '$');",
+        )
+        .expect("vectors");
+    let dry = run_json(&[
+        "store",
+        "rm",
+        "users.u-42.memories",
+        "food",
+        "--dry-run",
+        "--db",
+        &db.url,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(dry["vectors"], json!(2));
+    assert_eq!(
+        db.count("SELECT count(*) FROM store_vectors"),
+        4,
+        "a dry run deletes nothing"
+    );
+    let r = run_json(&[
+        "store",
+        "rm",
+        "users.u-42.memories",
+        "food",
+        "--db",
+        &db.url,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        (r["items"].clone(), r["vectors"].clone()),
+        (json!(1), json!(2))
+    );
+    let swept = run_json(&["store", "sweep", "--db", &db.url, "--format", "json"]);
+    assert_eq!(swept["vectors"], json!(1));
+    assert_eq!(
+        db.count("SELECT count(*) FROM store_vectors WHERE key = 'pet'"),
+        1,
+        "another item's vector stays"
+    );
+    assert_eq!(db.count("SELECT count(*) FROM store_vectors"), 1);
+}

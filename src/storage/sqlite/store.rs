@@ -217,14 +217,16 @@ impl SqliteItemStore {
             } else {
                 None
             };
+            // Vectors first: rusqlite's SQLite enforces foreign keys, so deleting the item
+            // first would cascade to its vectors before they were counted.
             for it in &items {
-                del.execute([&it.prefix, &it.key])
-                    .map_err(|e| explain(e, &path))?;
                 if let Some(d) = del_vec.as_mut() {
                     vectors += d
                         .execute([&it.prefix, &it.key])
                         .map_err(|e| explain(e, &path))? as u64;
                 }
+                del.execute([&it.prefix, &it.key])
+                    .map_err(|e| explain(e, &path))?;
             }
         }
         tx.commit().map_err(|e| explain(e, &path))?;
