@@ -548,3 +548,75 @@ fn langgraph_reads_memctls_changes_as_its_own() {
     let carry = harness(&ours, &["carry-on"]);
     assert_eq!(carry["ok"], json!(true));
 }
+
+/// What people read: the tables and notes of every `store` command on the fixture (a temp
+/// copy for the sweep), as a transcript checked against tests/snapshots/store__tables.snap.
+#[test]
+fn tables() {
+    let (dir, copy) = temp_copy(&store_fixture());
+    let fixture_db = store_fixture();
+    let no_store = fixture("new.sqlite");
+    let mut transcript = String::new();
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["store", "namespaces", "--db", s(&fixture_db)],
+        vec![
+            "store",
+            "namespaces",
+            "--max-depth",
+            "2",
+            "--prefix",
+            "users",
+            "--db",
+            s(&fixture_db),
+        ],
+        vec!["store", "ls", "users.u-7.memories", "--db", s(&fixture_db)],
+        vec!["store", "ls", "nothing.here", "--db", s(&fixture_db)],
+        vec![
+            "store",
+            "get",
+            "users.u-7.memories",
+            "session",
+            "--db",
+            s(&fixture_db),
+        ],
+        vec![
+            "store",
+            "get",
+            "users.u-7.memories",
+            "nope",
+            "--db",
+            s(&fixture_db),
+        ],
+        vec![
+            "store",
+            "rm",
+            "users.u-42.memories",
+            "food",
+            "nope",
+            "--dry-run",
+            "--db",
+            s(&fixture_db),
+        ],
+        vec!["store", "sweep", "--db", s(&copy)],
+        vec!["store", "sweep", "--db", s(&copy)],
+        vec!["store", "namespaces", "--db", s(&no_store)],
+    ];
+    for args in runs {
+        let out = memctl()
+            .args(&args)
+            .env("COLUMNS", "100")
+            .output()
+            .expect("memctl runs");
+        transcript.push_str(&format!(
+            "$ memctl {}\n[exit {}]\n{}{}\n",
+            args.join(" "),
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let transcript = transcript
+        .replace(s(dir.path()), "[TMP]")
+        .replace(s(&common::root().join("fixtures")), "[FIXTURES]");
+    insta::assert_snapshot!("tables", transcript);
+}

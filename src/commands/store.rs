@@ -97,12 +97,22 @@ pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()
                     ))
                 );
             }
-            report::removal(out, format, &removal_report(removal, a.dry_run))
+            report::removal(
+                out,
+                format,
+                &removal_report(removal, a.dry_run),
+                "Nothing to delete: no such item.",
+            )
         }
         StoreCommand::Sweep(a) => {
             let mut store = open_for_removal(g, a.dry_run)?;
             let removal = store.sweep(a.dry_run)?;
-            report::removal(out, format, &removal_report(removal, a.dry_run))
+            report::removal(
+                out,
+                format,
+                &removal_report(removal, a.dry_run),
+                "Nothing to sweep: no item has expired.",
+            )
         }
     }
 }

@@ -144,10 +144,20 @@ pub fn expired_note(namespace: &str, key: &str, expires_at: Option<&str>) -> Str
     ))
 }
 
-/// Writes what `store rm` / `store sweep` did.
-pub fn removal(out: &mut dyn Write, format: Format, r: &RemovalReport) -> Result<()> {
+/// Writes what `store rm` / `store sweep` did; `nothing` is the line for a removal that
+/// found nothing to delete.
+pub fn removal(
+    out: &mut dyn Write,
+    format: Format,
+    r: &RemovalReport,
+    nothing: &str,
+) -> Result<()> {
     if format != Format::Table {
         return write_document(out, format, r);
+    }
+    if r.removed.is_empty() {
+        writeln!(out, "{nothing}")?;
+        return Ok(());
     }
     let verb = if r.dry_run { "Would delete" } else { "Deleted" };
     let mut namespaces: Vec<&[String]> = r.removed.iter().map(|i| &i.namespace[..]).collect();
@@ -164,9 +174,6 @@ pub fn removal(out: &mut dyn Write, format: Format, r: &RemovalReport) -> Result
             String::new()
         }
     )?;
-    if r.removed.is_empty() {
-        return Ok(());
-    }
     let mut t = table::new_table(&["namespace", "key", "bytes"]);
     for i in &r.removed {
         t.add_row(vec![
