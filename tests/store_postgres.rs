@@ -237,3 +237,63 @@ fn vectors_go_with_their_items() {
     );
     assert_eq!(db.count("SELECT count(*) FROM store_vectors"), 1);
 }
+
+/// Beside an app writing to the store: an expired item the app rewrites while memctl sweeps
+/// (its transaction holds the row when memctl's DELETE reaches it) is not deleted: the
+/// statement waits for the app's commit and checks the item's new expires_at again.
+#[test]
+fn an_item_the_app_refreshes_meanwhile_is_not_swept() {
+    let db = TestDb::store_fixture("store_live");
+    let mut app = db.client();
+    let mut tx = app.transaction().expect("begin");
+    tx.batch_execute(
+        "UPDATE store SET expires_at = NOW() + interval '1 day', ttl_minutes = 1440 \
+         WHERE prefix = 'scratch' AND key = 'tmp-1'",
+    )
+    .expect("the app refreshes tmp-1");
+    let sweep = memctl_bin()
+        .args(["store", "sweep", "--db", &db.url, "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("memctl starts");
+    let watcher = db.client();
+    let watcher = std::sync::Mutex::new(watcher);
+    common::wait_for("memctl's sweep waiting on the app's row lock", || {
+        watcher
+            .lock()
+            .expect("watcher")
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%DELETE FROM store%'",
+                &[],
+            )
+            .map(|r| r.get::<_, i64>(0) > 0)
+            .unwrap_or(false)
+    });
+    tx.commit().expect("the app commits");
+    let out = sweep.wait_with_output().expect("memctl ends");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let keys: Vec<&Json> = report["removed"]
+        .as_array()
+        .expect("removed")
+        .iter()
+        .map(|i| &i["key"])
+        .collect();
+    assert!(!keys.contains(&&json!("tmp-1")), "{report}");
+    assert!(keys.contains(&&json!("tmp-2")), "{report}");
+    assert_eq!(
+        db.count("SELECT count(*) FROM store WHERE prefix = 'scratch' AND key = 'tmp-1'"),
+        1
+    );
+}
+
+fn memctl_bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_memctl"));
+    c.env_remove("MEMCTL_DB").env("NO_COLOR", "1");
+    c
+}
