@@ -161,19 +161,40 @@ impl SqliteItemStore {
             .map_err(|e| self.err(e))
     }
 
-    /// Runs `select` (the rows a deletion takes: prefix, key, bytes) and, unless `dry_run`,
-    /// `delete` with the same parameters, then the vectors of what went, in one transaction.
+    /// Deletes the rows `filter` selects (or, with `dry_run`, lists them) and their vectors,
+    /// in one `BEGIN IMMEDIATE` transaction: two statements (vectors first: rusqlite's SQLite
+    /// enforces foreign keys, so deleting the items first would cascade to their vectors before
+    /// they were counted), the items' own with `RETURNING`, as fast as the bare `DELETE`.
     fn remove(
         &mut self,
         filter: &str,
         params: &[&dyn rusqlite::ToSql],
         dry_run: bool,
     ) -> Result<Removal> {
-        let select = format!(
-            "SELECT prefix, key, length(CAST(value AS BLOB)) FROM store WHERE {filter} ORDER BY prefix, key"
-        );
-        let read = |conn: &Connection| -> rusqlite::Result<Vec<RemovedItem>> {
-            let mut st = conn.prepare(&select)?;
+        let items_sql = if dry_run {
+            format!("SELECT prefix, key, length(CAST(value AS BLOB)) FROM store WHERE {filter}")
+        } else {
+            format!(
+                "DELETE FROM store WHERE {filter} RETURNING prefix, key, length(CAST(value AS BLOB))"
+            )
+        };
+        let vectors_sql = self.has_vectors.then(|| {
+            let which = format!(
+                "FROM store_vectors WHERE (prefix, key) IN (SELECT prefix, key FROM store WHERE {filter})"
+            );
+            if dry_run {
+                format!("SELECT count(*) {which}")
+            } else {
+                format!("DELETE {which}")
+            }
+        });
+        let run = |conn: &Connection| -> rusqlite::Result<Removal> {
+            let vectors = match &vectors_sql {
+                Some(sql) if dry_run => conn.query_row(sql, params, |r| r.get::<_, i64>(0))? as u64,
+                Some(sql) => conn.execute(sql, params)? as u64,
+                None => 0,
+            };
+            let mut st = conn.prepare(&items_sql)?;
             let rows = st.query_map(params, |r| {
                 Ok(RemovedItem {
                     prefix: text(r, 0)?,
@@ -181,56 +202,21 @@ impl SqliteItemStore {
                     bytes: r.get::<_, Option<i64>>(2)?.unwrap_or(0).max(0) as u64,
                 })
             })?;
-            rows.collect()
+            let mut items: Vec<RemovedItem> = rows.collect::<rusqlite::Result<_>>()?;
+            items.sort_by(|a, b| (&a.prefix, &a.key).cmp(&(&b.prefix, &b.key)));
+            Ok(Removal { items, vectors })
         };
-        let vector_sql = "SELECT count(*) FROM store_vectors WHERE prefix = ?1 AND key = ?2";
         if dry_run {
-            let items = read(&self.conn).map_err(|e| self.err(e))?;
-            let mut vectors = 0;
-            if self.has_vectors {
-                for it in &items {
-                    vectors += self
-                        .conn
-                        .query_row(vector_sql, [&it.prefix, &it.key], |r| r.get::<_, i64>(0))
-                        .map_err(|e| self.err(e))? as u64;
-                }
-            }
-            return Ok(Removal { items, vectors });
+            return run(&self.conn).map_err(|e| self.err(e));
         }
-        let has_vectors = self.has_vectors;
         let path = self.path.clone();
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| explain(e, &path))?;
-        let items = read(&tx).map_err(|e| explain(e, &path))?;
-        let mut vectors = 0;
-        {
-            let mut del = tx
-                .prepare("DELETE FROM store WHERE prefix = ?1 AND key = ?2")
-                .map_err(|e| explain(e, &path))?;
-            let mut del_vec = if has_vectors {
-                Some(
-                    tx.prepare("DELETE FROM store_vectors WHERE prefix = ?1 AND key = ?2")
-                        .map_err(|e| explain(e, &path))?,
-                )
-            } else {
-                None
-            };
-            // Vectors first: rusqlite's SQLite enforces foreign keys, so deleting the item
-            // first would cascade to its vectors before they were counted.
-            for it in &items {
-                if let Some(d) = del_vec.as_mut() {
-                    vectors += d
-                        .execute([&it.prefix, &it.key])
-                        .map_err(|e| explain(e, &path))? as u64;
-                }
-                del.execute([&it.prefix, &it.key])
-                    .map_err(|e| explain(e, &path))?;
-            }
-        }
+        let removal = run(&tx).map_err(|e| explain(e, &path))?;
         tx.commit().map_err(|e| explain(e, &path))?;
-        Ok(Removal { items, vectors })
+        Ok(removal)
     }
 }
 
