@@ -226,6 +226,22 @@ pub enum Command {
   memctl rekey --decrypt --old-key-env LANGGRAPH_AES_KEY")]
     Rekey(RekeyArgs),
 
+    /// The LangGraph Store (long-term memory: `store.put` items): list namespaces and items,
+    /// read one, delete items, sweep expired ones. Reads never refresh a TTL.
+    #[command(after_help = "Examples:
+  memctl store namespaces --db app.sqlite
+  memctl store namespaces --prefix users --max-depth 2 --format json
+  memctl store ls users.u-42.memories
+  memctl store get users.u-42.memories food
+  memctl store rm users.u-42.memories food pet --dry-run
+  memctl store sweep --dry-run
+
+NAMESPACE is the namespace's labels joined with '.', as the store's tables keep it:
+('users', 'u-42', 'memories') is users.u-42.memories. A label never contains '.' (LangGraph
+refuses one), so this is never ambiguous.")]
+    #[command(subcommand)]
+    Store(StoreCommand),
+
     /// Print a shell completion script.
     #[command(after_help = "Examples:
   memctl completions bash > ~/.local/share/bash-completion/completions/memctl
@@ -902,4 +918,90 @@ fn parse_keep(text: &str) -> Result<u64, String> {
         Ok(n) => Ok(n),
         Err(e) => Err(format!("'{text}' is not a number of messages ({e})")),
     }
+}
+
+// ---- `memctl store` (the LangGraph Store, issue #28) ----------------------------------------
+
+/// Subcommands of `store`. NAMESPACE is the labels joined with `.` (`users.u-42.memories`).
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Every namespace: items, bytes of their values, expired items (what a sweep would
+    /// delete), newest update.
+    Namespaces(StoreNamespacesArgs),
+    /// The items of one namespace (exactly that one, not those below it): key, size, created,
+    /// updated, expires.
+    Ls(StoreLsArgs),
+    /// One item's value as JSON (what `store.get(namespace, key).value` returns); an expired
+    /// item is shown with a note on stderr.
+    Get(StoreGetArgs),
+    /// Delete a whole namespace's items, or some keys, and their vectors, as `store.delete`
+    /// does, in one transaction.
+    Rm(StoreRmArgs),
+    /// Delete every expired item exactly as the store's own `sweep_ttl` decides (for cron:
+    /// exit 0 when nothing is due).
+    Sweep(StoreSweepArgs),
+}
+
+/// Arguments of `store namespaces`.
+#[derive(Debug, Args)]
+pub struct StoreNamespacesArgs {
+    /// Only this namespace and those below it (labels joined with '.': users.u-42).
+    #[arg(long, value_name = "NAMESPACE")]
+    pub prefix: Option<String>,
+
+    /// Cut namespaces to their first N labels and add up what falls together (as
+    /// list_namespaces(max_depth=N) groups them).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_depth: Option<u32>,
+}
+
+/// Arguments of `store ls`.
+#[derive(Debug, Args)]
+pub struct StoreLsArgs {
+    /// The namespace: its labels joined with '.' (users.u-42.memories); a label never
+    /// contains '.' (LangGraph refuses one), so the text is never ambiguous.
+    #[arg(value_name = "NAMESPACE")]
+    pub namespace: String,
+
+    /// Show at most this many items (in key order).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `store get`.
+#[derive(Debug, Args)]
+pub struct StoreGetArgs {
+    /// The namespace: its labels joined with '.' (users.u-42.memories); a label never
+    /// contains '.' (LangGraph refuses one), so the text is never ambiguous.
+    #[arg(value_name = "NAMESPACE")]
+    pub namespace: String,
+
+    /// The item's key.
+    #[arg(value_name = "KEY")]
+    pub key: String,
+}
+
+/// Arguments of `store rm`.
+#[derive(Debug, Args)]
+pub struct StoreRmArgs {
+    /// The namespace: its labels joined with '.' (users.u-42.memories; a label never
+    /// contains '.'). Only this namespace, not those below it.
+    #[arg(value_name = "NAMESPACE")]
+    pub namespace: String,
+
+    /// Keys to delete; none deletes every item of the namespace.
+    #[arg(value_name = "KEY")]
+    pub keys: Vec<String>,
+
+    /// Show what would be deleted and delete nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+}
+
+/// Arguments of `store sweep`.
+#[derive(Debug, Args)]
+pub struct StoreSweepArgs {
+    /// Show what would be deleted and delete nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
 }

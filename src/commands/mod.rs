@@ -15,6 +15,7 @@ pub mod rekey;
 pub mod rm;
 pub mod show;
 pub mod stats;
+pub mod store;
 pub mod summarize;
 pub mod threads;
 pub mod tokens;
@@ -96,6 +97,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Prune(args) => prune::run(g, args, out),
         Command::Gc(args) => gc::run(g, args, out),
         Command::Rekey(args) => rekey::run(g, args, out),
+        Command::Store(cmd) => store::run(g, cmd, out),
         Command::Completions(args) => completions::run(args, out),
         Command::Man(args) => man::run(args, out),
     }

@@ -8,6 +8,7 @@
 //! - [`forget`]: what erasing a person's data takes, its verification and its receipt;
 //! - [`find`]: what `find` matches;
 //! - [`gc`]: which old checkpoints of a thread can go;
+//! - [`store`]: the LangGraph Store's namespaces (labels, grouping to a depth);
 //! - [`duration`]: `30d`, `12h` style durations for `--idle`.
 
 pub mod duration;
@@ -18,6 +19,7 @@ pub mod gc;
 pub mod outcome;
 pub mod purge;
 pub mod remove;
+pub mod store;
 pub mod summarize;
 pub mod update;
 pub mod window;

@@ -10,6 +10,7 @@ pub mod progress;
 pub mod rewrite;
 pub mod sanitize;
 pub mod stats;
+pub mod store;
 pub mod stream;
 pub mod table;
 

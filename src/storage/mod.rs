@@ -6,6 +6,7 @@
 
 pub mod postgres;
 pub mod sqlite;
+pub mod store;
 
 use anyhow::Result;
 

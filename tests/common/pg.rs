@@ -103,6 +103,12 @@ impl TestDb {
         TestDb::create(hint, Some(&template("postgres-encrypted.sql")))
     }
 
+    /// A fresh copy of the Store fixture (fixtures/postgres-store.sql: PostgresStore's
+    /// tables, see fixtures/generate_store.py).
+    pub fn store_fixture(hint: &str) -> TestDb {
+        TestDb::create(hint, Some(&template("postgres-store.sql")))
+    }
+
     /// An empty database.
     pub fn empty(hint: &str) -> TestDb {
         TestDb::create(hint, None)

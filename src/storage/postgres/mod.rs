@@ -16,6 +16,7 @@
 
 pub mod conn;
 pub mod format;
+pub mod store;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};

@@ -4,6 +4,7 @@ pub mod freed;
 pub mod kept_open;
 pub mod maintenance;
 pub mod rekey;
+pub mod store;
 pub mod wal;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,196 @@
+//! `memctl store …`: the LangGraph Store (long-term memory) of a SQLite file or a Postgres
+//! database: flags -> [`crate::storage::store`] -> [`crate::output::store`].
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+
+use crate::cli::{GlobalArgs, StoreCommand};
+use crate::exit::Usage;
+use crate::ops::store::{labels, to_depth};
+use crate::output::store::{
+    self as report, ItemRecord, NamespaceRecord, RemovalReport, RemovedRecord,
+};
+use crate::output::{resolve_format, sanitize};
+use crate::storage::postgres::conn::SchemaConflict;
+use crate::storage::store::{open_store, ItemStore, Removal, StoreItem};
+use crate::storage::Access;
+
+/// Runs a `store` subcommand.
+pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()> {
+    let format = resolve_format(g.format);
+    match cmd {
+        StoreCommand::Namespaces(a) => {
+            if let Some(p) = &a.prefix {
+                check_namespace(p)?;
+            }
+            let store = open(g, Access::ReadOnly)?;
+            let mut rows = store.namespaces(a.prefix.as_deref())?;
+            if let Some(d) = a.max_depth {
+                rows = to_depth(rows, d as usize);
+            }
+            let records: Vec<NamespaceRecord> = rows
+                .into_iter()
+                .map(|n| NamespaceRecord {
+                    namespace: labels(&n.prefix),
+                    items: n.items,
+                    bytes: n.bytes,
+                    expired: n.expired,
+                    updated_at: n.newest_update,
+                })
+                .collect();
+            report::namespaces(out, format, &records)
+        }
+        StoreCommand::Ls(a) => {
+            check_namespace(&a.namespace)?;
+            let store = open(g, Access::ReadOnly)?;
+            let records: Vec<ItemRecord> = store
+                .items(&a.namespace, a.limit)?
+                .into_iter()
+                .map(item_record)
+                .collect();
+            report::items(out, format, &records)
+        }
+        StoreCommand::Get(a) => {
+            check_namespace(&a.namespace)?;
+            let store = open(g, Access::ReadOnly)?;
+            let item = store.get(&a.namespace, &a.key)?.ok_or_else(|| {
+                anyhow!(
+                    "no item '{}' in namespace '{}'",
+                    sanitize::one_line(&a.key),
+                    sanitize::one_line(&a.namespace)
+                )
+            })?;
+            let value = serde_json::from_slice::<serde_json::Value>(&item.value).map_err(|e| {
+                anyhow!(
+                    "the value of item '{}' in namespace '{}' is not JSON ({e}); it was left as it is",
+                    sanitize::one_line(&a.key),
+                    sanitize::one_line(&a.namespace)
+                )
+            })?;
+            if item.expired {
+                eprintln!(
+                    "{}",
+                    report::expired_note(&a.namespace, &a.key, item.expires_at.as_deref())
+                );
+            }
+            report::value(out, format, &value)
+        }
+        StoreCommand::Rm(a) => {
+            check_namespace(&a.namespace)?;
+            let mut store = open_for_removal(g, a.dry_run)?;
+            let removal = store.delete(&a.namespace, &a.keys, a.dry_run)?;
+            let missing: Vec<String> = a
+                .keys
+                .iter()
+                .filter(|k| !removal.items.iter().any(|i| &i.key == *k))
+                .map(|k| format!("'{}'", sanitize::one_line(k)))
+                .collect();
+            if !missing.is_empty() {
+                eprintln!(
+                    "{}",
+                    sanitize::for_terminal(&format!(
+                        "memctl: note: no item {} in namespace '{}'",
+                        missing.join(", "),
+                        sanitize::one_line(&a.namespace)
+                    ))
+                );
+            }
+            report::removal(
+                out,
+                format,
+                &removal_report(removal, a.dry_run),
+                "Nothing to delete: no such item.",
+            )
+        }
+        StoreCommand::Sweep(a) => {
+            let mut store = open_for_removal(g, a.dry_run)?;
+            let removal = store.sweep(a.dry_run)?;
+            report::removal(
+                out,
+                format,
+                &removal_report(removal, a.dry_run),
+                "Nothing to sweep: no item has expired.",
+            )
+        }
+    }
+}
+
+/// A NAMESPACE argument: labels joined with '.', none of them empty.
+fn check_namespace(ns: &str) -> Result<()> {
+    if ns.is_empty() || ns.split('.').any(str::is_empty) {
+        return Err(Usage(format!(
+            "'{}' is not a namespace: give its labels joined with '.' (users.u-42.memories), none empty",
+            sanitize::one_line(ns)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Opens the store for `rm` / `sweep`: read-only for a dry run, else for writing at a
+/// migration level memctl knows.
+fn open_for_removal(g: &GlobalArgs, dry_run: bool) -> Result<Box<dyn ItemStore>> {
+    if dry_run {
+        return open(g, Access::ReadOnly);
+    }
+    let store = open(g, Access::ReadWrite)?;
+    store.check_writable()?;
+    Ok(store)
+}
+
+/// Opens the store of the database `--db` / `MEMCTL_DB` names.
+fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn ItemStore>> {
+    let path =
+        g.db.as_deref()
+            .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    let busy = Duration::from_millis(g.busy_timeout);
+    open_store(path, g.schema.as_deref(), access, busy).map_err(|e| {
+        match e.downcast::<SchemaConflict>() {
+            Ok(c) => Usage(format!(
+                "--schema '{}' (or MEMCTL_SCHEMA) disagrees with the URL '{}', which says schema={}: name the schema once",
+                c.given, c.url, c.in_url
+            ))
+            .into(),
+            Err(e) => e,
+        }
+    })
+}
+
+fn item_record(i: StoreItem) -> ItemRecord {
+    let (value, value_error) = match serde_json::from_slice::<serde_json::Value>(&i.value) {
+        Ok(v) => (v, None),
+        Err(e) => (serde_json::Value::Null, Some(e.to_string())),
+    };
+    ItemRecord {
+        namespace: labels(&i.prefix),
+        size: i.value.len() as u64,
+        key: i.key,
+        created_at: i.created_at,
+        updated_at: i.updated_at,
+        expires_at: i.expires_at,
+        ttl_minutes: i.ttl_minutes,
+        expired: i.expired,
+        value,
+        value_error,
+    }
+}
+
+fn removal_report(r: Removal, dry_run: bool) -> RemovalReport {
+    RemovalReport {
+        dry_run,
+        items: r.items.len() as u64,
+        bytes: r.items.iter().map(|i| i.bytes).sum(),
+        vectors: r.vectors,
+        removed: r
+            .items
+            .into_iter()
+            .map(|i| RemovedRecord {
+                namespace: labels(&i.prefix),
+                key: i.key,
+                bytes: i.bytes,
+            })
+            .collect(),
+    }
+}

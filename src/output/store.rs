@@ -1,0 +1,190 @@
+//! `memctl store` reports: namespaces, items, one value, and what a removal or a sweep
+//! deleted; as a table for people, JSON / JSON lines for scripts. Every namespace, key and
+//! value comes from the database: table cells pass through [`one_line`].
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::sanitize::{for_terminal, one_line};
+use super::{human, table, write_document, write_records, Format};
+
+/// One namespace (`store namespaces`).
+#[derive(Debug, Clone, Serialize)]
+pub struct NamespaceRecord {
+    /// Its labels.
+    pub namespace: Vec<String>,
+    /// Items in it.
+    pub items: u64,
+    /// Bytes of their values (JSON text).
+    pub bytes: u64,
+    /// Items that have expired (a sweep would delete them).
+    pub expired: u64,
+    /// The newest `updated_at` (RFC 3339, UTC).
+    pub updated_at: Option<String>,
+}
+
+/// One item (`store ls`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemRecord {
+    /// Its namespace's labels.
+    pub namespace: Vec<String>,
+    /// Its key.
+    pub key: String,
+    /// Bytes of its stored value.
+    pub size: u64,
+    /// When it was first written (RFC 3339, UTC).
+    pub created_at: Option<String>,
+    /// When it was last written.
+    pub updated_at: Option<String>,
+    /// When it expires; null when it never does.
+    pub expires_at: Option<String>,
+    /// Its TTL in minutes, if any.
+    pub ttl_minutes: Option<f64>,
+    /// It has expired (a sweep would delete it; LangGraph may still return it).
+    pub expired: bool,
+    /// The value (null when the stored bytes are not JSON, see `value_error`).
+    pub value: serde_json::Value,
+    /// Why the stored value could not be read as JSON (left as it is in the database).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_error: Option<String>,
+}
+
+/// An item a removal took (`store rm`, `store sweep`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RemovedRecord {
+    /// Its namespace's labels.
+    pub namespace: Vec<String>,
+    /// Its key.
+    pub key: String,
+    /// Bytes of its value.
+    pub bytes: u64,
+}
+
+/// What `store rm` or `store sweep` did (or, with `--dry-run`, would do).
+#[derive(Debug, Clone, Serialize)]
+pub struct RemovalReport {
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// Items deleted.
+    pub items: u64,
+    /// Bytes of their values.
+    pub bytes: u64,
+    /// Rows of `store_vectors` (embeddings) deleted with them.
+    pub vectors: u64,
+    /// The items, by namespace and key.
+    pub removed: Vec<RemovedRecord>,
+}
+
+/// Writes `store namespaces`.
+pub fn namespaces(out: &mut dyn Write, format: Format, rows: &[NamespaceRecord]) -> Result<()> {
+    if format != Format::Table {
+        return write_records(out, format, rows);
+    }
+    if rows.is_empty() {
+        writeln!(out, "No namespaces.")?;
+        return Ok(());
+    }
+    let mut t = table::new_table(&["namespace", "items", "bytes", "expired", "updated"]);
+    for r in rows {
+        t.add_row(vec![
+            one_line(&r.namespace.join(".")),
+            r.items.to_string(),
+            human::bytes(r.bytes),
+            r.expired.to_string(),
+            r.updated_at.clone().unwrap_or_default(),
+        ]);
+    }
+    writeln!(out, "{}", table::render(&t))?;
+    Ok(())
+}
+
+/// Writes `store ls`.
+pub fn items(out: &mut dyn Write, format: Format, rows: &[ItemRecord]) -> Result<()> {
+    if format != Format::Table {
+        return write_records(out, format, rows);
+    }
+    if rows.is_empty() {
+        writeln!(out, "No items.")?;
+        return Ok(());
+    }
+    let mut t = table::new_table(&["key", "size", "created", "updated", "expires", "notes"]);
+    for r in rows {
+        let mut notes = Vec::new();
+        if r.expired {
+            notes.push("expired".to_owned());
+        }
+        if let Some(e) = &r.value_error {
+            notes.push(format!("value is not JSON: {e}"));
+        }
+        t.add_row(vec![
+            one_line(&r.key),
+            human::bytes(r.size),
+            r.created_at.clone().unwrap_or_default(),
+            r.updated_at.clone().unwrap_or_default(),
+            r.expires_at.clone().unwrap_or_else(|| "never".into()),
+            one_line(&notes.join("; ")),
+        ]);
+    }
+    writeln!(out, "{}", table::render(&t))?;
+    Ok(())
+}
+
+/// Writes `store get`: the value as JSON (pretty, or one line for `jsonl`).
+pub fn value(out: &mut dyn Write, format: Format, value: &serde_json::Value) -> Result<()> {
+    write_document(out, format, value)
+}
+
+/// A note for stderr about an expired item `store get` shows.
+pub fn expired_note(namespace: &str, key: &str, expires_at: Option<&str>) -> String {
+    for_terminal(&format!(
+        "memctl: note: item '{key}' of '{namespace}' expired at {} and is shown anyway; `memctl store sweep` deletes it (as the store's sweep_ttl would)",
+        expires_at.unwrap_or("?")
+    ))
+}
+
+/// Writes what `store rm` / `store sweep` did; `nothing` is the line for a removal that
+/// found nothing to delete.
+pub fn removal(
+    out: &mut dyn Write,
+    format: Format,
+    r: &RemovalReport,
+    nothing: &str,
+) -> Result<()> {
+    if format != Format::Table {
+        return write_document(out, format, r);
+    }
+    if r.removed.is_empty() {
+        writeln!(out, "{nothing}")?;
+        return Ok(());
+    }
+    let verb = if r.dry_run { "Would delete" } else { "Deleted" };
+    let mut namespaces: Vec<&[String]> = r.removed.iter().map(|i| &i.namespace[..]).collect();
+    namespaces.dedup();
+    writeln!(
+        out,
+        "{verb} {} ({}) in {}{}.",
+        human::count(r.items, "item"),
+        human::bytes(r.bytes),
+        human::count(namespaces.len() as u64, "namespace"),
+        if r.vectors > 0 {
+            format!(", and {}", human::count(r.vectors, "vector"))
+        } else {
+            String::new()
+        }
+    )?;
+    let mut t = table::new_table(&["namespace", "key", "bytes"]);
+    for i in &r.removed {
+        t.add_row(vec![
+            one_line(&i.namespace.join(".")),
+            one_line(&i.key),
+            human::bytes(i.bytes),
+        ]);
+    }
+    writeln!(out, "{}", table::render(&t))?;
+    if r.dry_run {
+        writeln!(out, "Dry run: nothing was written.")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,291 @@
+//! `PostgresStore`'s tables (langgraph-checkpoint-postgres): `store` (+ `store_migrations`,
+//! levels 0–3) and, with an embedding index, `store_vectors` (pgvector), usually in the
+//! database that holds a `PostgresSaver`'s checkpoints.
+//!
+//! Format facts (langgraph/store/postgres/base.py): `value` is JSONB; the timestamps are
+//! `timestamptz`; `sweep_ttl` deletes `expires_at IS NOT NULL AND expires_at < NOW()`, and
+//! `store.delete` deletes the `store` rows, whose vectors go by the foreign key's `ON DELETE
+//! CASCADE`. memctl deletes them in the same statement and counts them. LangGraph's `get` and
+//! `search` move `expires_at` forward for every item with a `ttl_minutes` (even with no
+//! TTLConfig); memctl's reads run in a `READ ONLY` transaction and never do.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+use postgres::types::ToSql;
+use postgres::Client;
+use std::cell::RefCell;
+
+use super::conn::{self, Target};
+use super::quote_ident;
+use crate::storage::store::{
+    is_under, ItemStore, NamespaceSummary, Removal, RemovedItem, StoreItem, NO_STORE,
+};
+use crate::storage::Access;
+
+/// The highest `store_migrations` level memctl knows (langgraph-checkpoint-postgres 3.2:
+/// `idx_store_expires_at`).
+pub const KNOWN_MIGRATION: i64 = 3;
+
+/// Whether an item has expired, as `sweep_ttl` decides.
+const EXPIRED: &str = "(expires_at IS NOT NULL AND expires_at < NOW())";
+
+/// A `timestamptz` column as RFC 3339 text in UTC.
+fn ts(col: &str) -> String {
+    format!("to_char({col} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"')")
+}
+
+/// `PostgresStore`'s tables in a PostgreSQL database.
+pub struct PgItemStore {
+    client: RefCell<Client>,
+    target: Target,
+    migration: Option<i64>,
+    has_ttl: bool,
+    has_vectors: bool,
+}
+
+impl PgItemStore {
+    /// Connects as [`super::PostgresStore::open`] does (the URL's `schema=` or `schema`, else
+    /// the `search_path`; `lock_timeout` is `busy_timeout`; a read-only store holds one
+    /// `REPEATABLE READ READ ONLY` transaction) and finds the store's tables.
+    pub fn open(
+        url: &str,
+        schema: Option<&str>,
+        access: Access,
+        busy_timeout: Duration,
+    ) -> Result<PgItemStore> {
+        let mut target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
+        if let Some(s) = schema {
+            target.use_schema(s)?;
+        }
+        let mut client = target.connect()?;
+        let shown = target.shown.clone();
+        let err = |e: postgres::Error| {
+            anyhow!(
+                "{}",
+                target.scrub(&format!(
+                    "PostgreSQL error on '{shown}': {}",
+                    conn::error_text(&e)
+                ))
+            )
+        };
+        if let Some(schema) = &target.schema {
+            client
+                .batch_execute(&format!("SET search_path TO {}", quote_ident(schema)))
+                .map_err(err)?;
+        }
+        let ms = busy_timeout.as_millis().min(i32::MAX as u128);
+        client
+            .batch_execute(&format!("SET lock_timeout = {ms}"))
+            .map_err(err)?;
+        if access == Access::ReadOnly {
+            client
+                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .map_err(err)?;
+        }
+        let r = client
+            .query_one(
+                "SELECT to_regclass('store')::text, to_regclass('store_migrations')::text, \
+                        to_regclass('store_vectors')::text, \
+                        EXISTS (SELECT 1 FROM information_schema.columns \
+                                WHERE table_name = 'store' AND column_name = 'expires_at' \
+                                AND table_schema = current_schema())",
+                &[],
+            )
+            .map_err(err)?;
+        let found = |i: usize| r.try_get::<_, Option<String>>(i).ok().flatten().is_some();
+        if !found(0) {
+            anyhow::bail!("'{shown}': {NO_STORE}");
+        }
+        let has_ttl: bool = r.try_get(3).map_err(err)?;
+        let has_vectors = found(2);
+        let migration = if found(1) {
+            client
+                .query_one("SELECT max(v)::bigint FROM store_migrations", &[])
+                .and_then(|r| r.try_get::<_, Option<i64>>(0))
+                .map_err(err)?
+        } else {
+            None
+        };
+        Ok(PgItemStore {
+            client: RefCell::new(client),
+            target,
+            migration,
+            has_ttl,
+            has_vectors,
+        })
+    }
+
+    fn err(&self, e: postgres::Error) -> anyhow::Error {
+        anyhow!(
+            "{}",
+            self.target.scrub(&format!(
+                "PostgreSQL error on '{}': {}",
+                self.target.shown,
+                conn::error_text(&e)
+            ))
+        )
+    }
+
+    fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<postgres::Row>> {
+        self.client
+            .borrow_mut()
+            .query(sql, params)
+            .map_err(|e| self.err(e))
+    }
+
+    fn expired_sql(&self) -> &'static str {
+        if self.has_ttl {
+            EXPIRED
+        } else {
+            "FALSE"
+        }
+    }
+
+    fn read_items(
+        &self,
+        filter: &str,
+        tail: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<StoreItem>> {
+        let (expires, ttl) = if self.has_ttl {
+            (ts("expires_at"), "ttl_minutes::float8")
+        } else {
+            ("NULL::text".to_owned(), "NULL::float8")
+        };
+        let sql = format!(
+            "SELECT prefix, key, value::text, {}, {}, {expires}, {ttl}, {} FROM store WHERE {filter} ORDER BY key COLLATE \"C\" {tail}",
+            ts("created_at"),
+            ts("updated_at"),
+            self.expired_sql()
+        );
+        let rows = self.query(&sql, params)?;
+        rows.iter()
+            .map(|r| -> Result<StoreItem> {
+                let value: String = r.try_get(2).map_err(|e| self.err(e))?;
+                Ok(StoreItem {
+                    prefix: r.try_get(0).map_err(|e| self.err(e))?,
+                    key: r.try_get(1).map_err(|e| self.err(e))?,
+                    value: value.into_bytes(),
+                    created_at: r.try_get(3).map_err(|e| self.err(e))?,
+                    updated_at: r.try_get(4).map_err(|e| self.err(e))?,
+                    expires_at: r.try_get(5).map_err(|e| self.err(e))?,
+                    ttl_minutes: r.try_get(6).map_err(|e| self.err(e))?,
+                    expired: r.try_get(7).map_err(|e| self.err(e))?,
+                })
+            })
+            .collect()
+    }
+
+    /// Deletes the rows `filter` selects (or, with `dry_run`, lists them) and their vectors,
+    /// in one statement.
+    fn remove(
+        &mut self,
+        filter: &str,
+        params: &[&(dyn ToSql + Sync)],
+        dry_run: bool,
+    ) -> Result<Removal> {
+        let vectors = if self.has_vectors {
+            "SELECT count(*) FROM store_vectors v JOIN gone g ON v.prefix = g.prefix AND v.key = g.key"
+        } else {
+            "SELECT 0::bigint"
+        };
+        let sql = if dry_run {
+            format!(
+                "WITH gone AS (SELECT prefix, key, octet_length(value::text) AS bytes FROM store WHERE {filter}) \
+                 SELECT prefix, key, bytes::bigint, ({vectors}) FROM gone"
+            )
+        } else if self.has_vectors {
+            format!(
+                "WITH gone AS (DELETE FROM store WHERE {filter} RETURNING prefix, key, octet_length(value::text) AS bytes), \
+                      vec AS (DELETE FROM store_vectors v USING gone g WHERE v.prefix = g.prefix AND v.key = g.key RETURNING 1) \
+                 SELECT prefix, key, bytes::bigint, (SELECT count(*) FROM vec) FROM gone"
+            )
+        } else {
+            format!(
+                "WITH gone AS (DELETE FROM store WHERE {filter} RETURNING prefix, key, octet_length(value::text) AS bytes) \
+                 SELECT prefix, key, bytes::bigint, 0::bigint FROM gone"
+            )
+        };
+        let rows = self.query(&sql, params)?;
+        let mut removal = Removal::default();
+        for r in &rows {
+            removal.items.push(RemovedItem {
+                prefix: r.try_get(0).map_err(|e| self.err(e))?,
+                key: r.try_get(1).map_err(|e| self.err(e))?,
+                bytes: r.try_get::<_, i64>(2).map_err(|e| self.err(e))?.max(0) as u64,
+            });
+            removal.vectors = r.try_get::<_, i64>(3).map_err(|e| self.err(e))?.max(0) as u64;
+        }
+        removal.items.sort_by(|a, b| {
+            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
+        });
+        Ok(removal)
+    }
+}
+
+impl ItemStore for PgItemStore {
+    fn shown(&self) -> &str {
+        &self.target.shown
+    }
+
+    fn migration(&self) -> Option<i64> {
+        self.migration
+    }
+
+    fn known_migration(&self) -> i64 {
+        KNOWN_MIGRATION
+    }
+
+    fn namespaces(&self, prefix: Option<&str>) -> Result<Vec<NamespaceSummary>> {
+        let sql = format!(
+            "SELECT prefix, count(*), coalesce(sum(octet_length(value::text)), 0)::bigint, \
+                    count(*) FILTER (WHERE {}), {} \
+             FROM store GROUP BY prefix ORDER BY prefix COLLATE \"C\"",
+            self.expired_sql(),
+            ts("max(updated_at)")
+        );
+        let rows = self.query(&sql, &[])?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let n = NamespaceSummary {
+                prefix: r.try_get(0).map_err(|e| self.err(e))?,
+                items: r.try_get::<_, i64>(1).map_err(|e| self.err(e))?.max(0) as u64,
+                bytes: r.try_get::<_, i64>(2).map_err(|e| self.err(e))?.max(0) as u64,
+                expired: r.try_get::<_, i64>(3).map_err(|e| self.err(e))?.max(0) as u64,
+                newest_update: r.try_get(4).map_err(|e| self.err(e))?,
+            };
+            if prefix.is_none_or(|p| is_under(&n.prefix, p)) {
+                out.push(n);
+            }
+        }
+        Ok(out)
+    }
+
+    fn items(&self, prefix: &str, limit: Option<usize>) -> Result<Vec<StoreItem>> {
+        let limit: Option<i64> = limit.map(|l| i64::try_from(l).unwrap_or(i64::MAX));
+        self.read_items("prefix = $1", "LIMIT $2", &[&prefix, &limit])
+    }
+
+    fn get(&self, prefix: &str, key: &str) -> Result<Option<StoreItem>> {
+        Ok(self
+            .read_items("prefix = $1 AND key = $2", "", &[&prefix, &key])?
+            .into_iter()
+            .next())
+    }
+
+    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
+        if keys.is_empty() {
+            return self.remove("prefix = $1", &[&prefix], dry_run);
+        }
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        self.remove("prefix = $1 AND key = ANY($2)", &[&prefix, &keys], dry_run)
+    }
+
+    fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
+        if !self.has_ttl {
+            return Ok(Removal::default());
+        }
+        self.remove(EXPIRED, &[], dry_run)
+    }
+}

@@ -1,0 +1,340 @@
+//! `SqliteStore`'s tables (langgraph-checkpoint-sqlite): `store` (+ `store_migrations`, levels
+//! 0–4) and, with an embedding index, `store_vectors`, in a SQLite file that usually holds a
+//! `SqliteSaver`'s checkpoints too.
+//!
+//! Format facts (langgraph/store/sqlite/base.py): `value` is orjson's bytes (stored as a BLOB);
+//! `created_at` / `updated_at` are `CURRENT_TIMESTAMP` text (`YYYY-MM-DD HH:MM:SS`, UTC);
+//! `expires_at` has two text formats: `put` binds a Python datetime (`YYYY-MM-DD
+//! HH:MM:SS.ffffff+00:00`), the refresh-on-read path writes `DATETIME(CURRENT_TIMESTAMP, …)`
+//! (`YYYY-MM-DD HH:MM:SS`). `sweep_ttl` compares the text as it is: `expires_at <
+//! CURRENT_TIMESTAMP`; memctl uses the same comparison. `store.delete` deletes the `store`
+//! rows only: its connection leaves `PRAGMA foreign_keys` off, so the `ON DELETE CASCADE` of
+//! `store_vectors` does not run and the item's vectors stay behind; memctl deletes them too.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OpenFlags};
+
+use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
+use crate::storage::store::{
+    is_under, ItemStore, NamespaceSummary, Removal, RemovedItem, StoreItem, NO_STORE,
+};
+use crate::storage::Access;
+
+/// The highest `store_migrations` level memctl knows (langgraph-checkpoint-sqlite 3.1:
+/// `idx_store_expires_at`).
+pub const KNOWN_MIGRATION: i64 = 4;
+
+/// Whether an item has expired, as `sweep_ttl` decides (`?1` is `CURRENT_TIMESTAMP`, read
+/// once so that a report and its deletion agree).
+const EXPIRED: &str = "(expires_at IS NOT NULL AND expires_at < ?1)";
+
+/// `SqliteStore`'s tables in a SQLite file.
+pub struct SqliteItemStore {
+    conn: Connection,
+    path: PathBuf,
+    shown: String,
+    migration: Option<i64>,
+    /// `store` has `expires_at` (migration level 2 on).
+    has_ttl: bool,
+    /// `store` has `ttl_minutes` (migration level 3 on).
+    has_ttl_minutes: bool,
+    /// `store_vectors` exists.
+    has_vectors: bool,
+}
+
+impl SqliteItemStore {
+    /// Opens the file (never creating it; read-only as [`super::SqliteStore::open_read_only`]
+    /// opens it) and finds the store's tables.
+    pub fn open(path: &Path, access: Access, busy_timeout: Duration) -> Result<SqliteItemStore> {
+        check_file(path)?;
+        let shown = path.display().to_string();
+        let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let conn = match access {
+            Access::ReadOnly if is_wal_mode(path) && !sidecar(path, "-wal").exists() => {
+                let uri = format!("file:{}?immutable=1", uri_path(path));
+                Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
+            }
+            Access::ReadOnly => {
+                Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
+            }
+            Access::ReadWrite => {
+                Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
+            }
+        }
+        .map_err(|e| explain(e, path))
+        .with_context(|| format!("cannot open '{shown}'"))?;
+        conn.busy_timeout(busy_timeout)
+            .context("cannot set the busy timeout")?;
+        let tables: Vec<String> = {
+            let mut st = conn
+                .prepare(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' \
+                     AND name IN ('store', 'store_migrations', 'store_vectors')",
+                )
+                .map_err(|e| explain(e, path))?;
+            let rows = st
+                .query_map([], |r| text(r, 0))
+                .map_err(|e| explain(e, path))?;
+            rows.collect::<rusqlite::Result<_>>()
+                .map_err(|e| explain(e, path))?
+        };
+        if !tables.iter().any(|t| t == "store") {
+            anyhow::bail!("'{shown}': {NO_STORE}");
+        }
+        let migration = if tables.iter().any(|t| t == "store_migrations") {
+            conn.query_row("SELECT max(v) FROM store_migrations", [], |r| {
+                r.get::<_, Option<i64>>(0)
+            })
+            .map_err(|e| explain(e, path))?
+        } else {
+            None
+        };
+        let has_column = |name: &str| {
+            conn.prepare("SELECT 1 FROM pragma_table_info('store') WHERE name = ?1")
+                .and_then(|mut s| s.exists([name]))
+                .map_err(|e| explain(e, path))
+        };
+        let has_ttl = has_column("expires_at")?;
+        let has_ttl_minutes = has_column("ttl_minutes")?;
+        Ok(SqliteItemStore {
+            conn,
+            path: path.to_owned(),
+            shown,
+            migration,
+            has_ttl,
+            has_ttl_minutes,
+            has_vectors: tables.iter().any(|t| t == "store_vectors"),
+        })
+    }
+
+    fn err(&self, e: rusqlite::Error) -> anyhow::Error {
+        explain(e, &self.path)
+    }
+
+    /// `CURRENT_TIMESTAMP` as SQLite gives it now (what `sweep_ttl` compares with).
+    fn now(&self) -> Result<String> {
+        self.conn
+            .query_row("SELECT CURRENT_TIMESTAMP", [], |r| text(r, 0))
+            .map_err(|e| self.err(e))
+    }
+
+    fn expired_sql(&self) -> &'static str {
+        if self.has_ttl {
+            EXPIRED
+        } else {
+            "(0 AND ?1 IS NULL)"
+        }
+    }
+
+    fn item_sql(&self, filter: &str) -> String {
+        let ttl = match (self.has_ttl, self.has_ttl_minutes) {
+            (true, true) => "expires_at, ttl_minutes",
+            (true, false) => "expires_at, NULL",
+            _ => "NULL, NULL",
+        };
+        format!(
+            "SELECT prefix, key, value, created_at, updated_at, {ttl}, {} FROM store WHERE {filter} ORDER BY key",
+            self.expired_sql()
+        )
+    }
+
+    fn read_items(&self, sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<StoreItem>> {
+        let mut st = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params, |r| {
+                Ok(StoreItem {
+                    prefix: text(r, 0)?,
+                    key: text(r, 1)?,
+                    value: blob(r, 2)?.unwrap_or_default(),
+                    created_at: opt_text(r, 3)?.map(|t| rfc3339(&t)),
+                    updated_at: opt_text(r, 4)?.map(|t| rfc3339(&t)),
+                    expires_at: opt_text(r, 5)?.map(|t| rfc3339(&t)),
+                    ttl_minutes: r.get::<_, Option<f64>>(6).unwrap_or(None),
+                    expired: r.get::<_, Option<bool>>(7)?.unwrap_or(false),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Deletes the rows `filter` selects (or, with `dry_run`, lists them) and their vectors,
+    /// in one `BEGIN IMMEDIATE` transaction: two statements (vectors first: rusqlite's SQLite
+    /// enforces foreign keys, so deleting the items first would cascade to their vectors before
+    /// they were counted), the items' own with `RETURNING`, as fast as the bare `DELETE`.
+    fn remove(
+        &mut self,
+        filter: &str,
+        params: &[&dyn rusqlite::ToSql],
+        dry_run: bool,
+    ) -> Result<Removal> {
+        let items_sql = if dry_run {
+            format!("SELECT prefix, key, length(CAST(value AS BLOB)) FROM store WHERE {filter}")
+        } else {
+            format!(
+                "DELETE FROM store WHERE {filter} RETURNING prefix, key, length(CAST(value AS BLOB))"
+            )
+        };
+        let vectors_sql = self.has_vectors.then(|| {
+            let which = format!(
+                "FROM store_vectors WHERE (prefix, key) IN (SELECT prefix, key FROM store WHERE {filter})"
+            );
+            if dry_run {
+                format!("SELECT count(*) {which}")
+            } else {
+                format!("DELETE {which}")
+            }
+        });
+        let run = |conn: &Connection| -> rusqlite::Result<Removal> {
+            let vectors = match &vectors_sql {
+                Some(sql) if dry_run => conn.query_row(sql, params, |r| r.get::<_, i64>(0))? as u64,
+                Some(sql) => conn.execute(sql, params)? as u64,
+                None => 0,
+            };
+            let mut st = conn.prepare(&items_sql)?;
+            let rows = st.query_map(params, |r| {
+                Ok(RemovedItem {
+                    prefix: text(r, 0)?,
+                    key: text(r, 1)?,
+                    bytes: r.get::<_, Option<i64>>(2)?.unwrap_or(0).max(0) as u64,
+                })
+            })?;
+            let mut items: Vec<RemovedItem> = rows.collect::<rusqlite::Result<_>>()?;
+            items.sort_by(|a, b| (&a.prefix, &a.key).cmp(&(&b.prefix, &b.key)));
+            Ok(Removal { items, vectors })
+        };
+        if dry_run {
+            return run(&self.conn).map_err(|e| self.err(e));
+        }
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| explain(e, &path))?;
+        let removal = run(&tx).map_err(|e| explain(e, &path))?;
+        tx.commit().map_err(|e| explain(e, &path))?;
+        Ok(removal)
+    }
+}
+
+impl ItemStore for SqliteItemStore {
+    fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    fn migration(&self) -> Option<i64> {
+        self.migration
+    }
+
+    fn known_migration(&self) -> i64 {
+        KNOWN_MIGRATION
+    }
+
+    fn namespaces(&self, prefix: Option<&str>) -> Result<Vec<NamespaceSummary>> {
+        let now = self.now()?;
+        let sql = format!(
+            "SELECT prefix, count(*), total(length(CAST(value AS BLOB))), total({}), max(updated_at) \
+             FROM store GROUP BY prefix ORDER BY prefix",
+            self.expired_sql()
+        );
+        let mut st = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([&now], |r| {
+                Ok(NamespaceSummary {
+                    prefix: text(r, 0)?,
+                    items: r.get::<_, i64>(1)?.max(0) as u64,
+                    bytes: r.get::<_, f64>(2)?.max(0.0) as u64,
+                    expired: r.get::<_, f64>(3)?.max(0.0) as u64,
+                    newest_update: opt_text(r, 4)?.map(|t| rfc3339(&t)),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        let all: Vec<NamespaceSummary> = rows
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        Ok(all
+            .into_iter()
+            .filter(|n| prefix.is_none_or(|p| is_under(&n.prefix, p)))
+            .collect())
+    }
+
+    fn items(&self, prefix: &str, limit: Option<usize>) -> Result<Vec<StoreItem>> {
+        let now = self.now()?;
+        let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        let sql = format!("{} LIMIT ?3", self.item_sql("prefix = ?2"));
+        self.read_items(&sql, &[&now, &prefix, &limit])
+    }
+
+    fn get(&self, prefix: &str, key: &str) -> Result<Option<StoreItem>> {
+        let now = self.now()?;
+        let sql = self.item_sql("prefix = ?2 AND key = ?3");
+        Ok(self
+            .read_items(&sql, &[&now, &prefix, &key])?
+            .into_iter()
+            .next())
+    }
+
+    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
+        if keys.is_empty() {
+            return self.remove("prefix = ?1", &[&prefix], dry_run);
+        }
+        let marks: Vec<String> = (0..keys.len()).map(|i| format!("?{}", i + 2)).collect();
+        let filter = format!("prefix = ?1 AND key IN ({})", marks.join(", "));
+        let mut params: Vec<&dyn rusqlite::ToSql> = vec![&prefix];
+        params.extend(keys.iter().map(|k| k as &dyn rusqlite::ToSql));
+        self.remove(&filter, &params, dry_run)
+    }
+
+    fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
+        if !self.has_ttl {
+            return Ok(Removal::default());
+        }
+        let now = self.now()?;
+        self.remove(EXPIRED, &[&now], dry_run)
+    }
+}
+
+/// A timestamp as `SqliteStore` stores it (`YYYY-MM-DD HH:MM:SS[.ffffff][+00:00]`, always
+/// UTC: `CURRENT_TIMESTAMP` or a UTC datetime) in RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`);
+/// any other text is returned as it is.
+pub fn rfc3339(stored: &str) -> String {
+    let b = stored.as_bytes();
+    let shape = b.len() >= 19
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && (b[10] == b' ' || b[10] == b'T')
+        && b[13] == b':'
+        && b[16] == b':';
+    if !shape {
+        return stored.to_owned();
+    }
+    let (date, time) = (&stored[..10], &stored[11..]);
+    let (time, zone) = match time.find(['+', 'Z']) {
+        Some(i) if time[i..] == *"+00:00" || time[i..] == *"Z" => (&time[..i], "+00:00"),
+        Some(_) => return stored.to_owned(),
+        None => (time, "+00:00"),
+    };
+    format!("{date}T{time}{zone}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_expires_at_formats_become_rfc3339() {
+        assert_eq!(
+            rfc3339("2126-11-09 10:02:45.728976+00:00"),
+            "2126-11-09T10:02:45.728976+00:00"
+        );
+        assert_eq!(rfc3339("2126-11-09 10:02:45"), "2126-11-09T10:02:45+00:00");
+        assert_eq!(rfc3339("yesterday"), "yesterday");
+        assert_eq!(
+            rfc3339("2126-11-09 10:02:45+02:00"),
+            "2126-11-09 10:02:45+02:00"
+        );
+    }
+}

@@ -1,0 +1,179 @@
+//! The LangGraph Store (`BaseStore`, an app's long-term memory): the [`ItemStore`] interface
+//! over the `store` table that `SqliteStore` (langgraph-checkpoint-sqlite) and `PostgresStore`
+//! (langgraph-checkpoint-postgres) write, usually beside the checkpoint tables. Backends:
+//! [`super::sqlite::store`] and [`super::postgres::store`].
+//!
+//! A namespace is stored as its labels joined with `.` (column `prefix`; LangGraph refuses a
+//! label that contains `.`), so storage takes and returns that text. Reads never refresh a TTL
+//! (LangGraph's own `get` / `search` do by default). What is expired is decided the way each
+//! backend's `sweep_ttl` decides it, in SQL, so `sweep` deletes exactly what `sweep_ttl` would.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::Access;
+
+/// The message for a database that has no `store` table.
+pub const NO_STORE: &str = "no LangGraph store in this database";
+
+/// One namespace of the store, as `store namespaces` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamespaceSummary {
+    /// The namespace as stored: labels joined with `.`.
+    pub prefix: String,
+    /// How many items it holds.
+    pub items: u64,
+    /// Bytes of their values (the JSON text).
+    pub bytes: u64,
+    /// How many of them have expired (what `sweep_ttl` would delete now).
+    pub expired: u64,
+    /// The newest `updated_at` (RFC 3339, UTC), if any.
+    pub newest_update: Option<String>,
+}
+
+/// One item, read without refreshing its TTL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreItem {
+    /// Its namespace as stored (labels joined with `.`).
+    pub prefix: String,
+    /// Its key.
+    pub key: String,
+    /// The stored value's bytes: JSON text (SQLite's `value` column, which `SqliteStore`
+    /// writes as a BLOB of orjson's bytes; Postgres's JSONB as text). Not checked here: a
+    /// value that is not JSON is the caller's to report.
+    pub value: Vec<u8>,
+    /// When it was first written (RFC 3339, UTC).
+    pub created_at: Option<String>,
+    /// When it was last written (RFC 3339, UTC).
+    pub updated_at: Option<String>,
+    /// When it expires (RFC 3339, UTC); `None` when it never does.
+    pub expires_at: Option<String>,
+    /// Its TTL in minutes, if it has one.
+    pub ttl_minutes: Option<f64>,
+    /// It has expired: `sweep_ttl` would delete it now.
+    pub expired: bool,
+}
+
+/// An item that a deletion took (or, in a dry run, would take).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemovedItem {
+    /// Its namespace as stored.
+    pub prefix: String,
+    /// Its key.
+    pub key: String,
+    /// Bytes of its value.
+    pub bytes: u64,
+}
+
+/// What a deletion did (or would do).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Removal {
+    /// The items, in namespace and key order.
+    pub items: Vec<RemovedItem>,
+    /// Rows of `store_vectors` (the items' embeddings) that went with them.
+    pub vectors: u64,
+}
+
+/// The Store's tables, read and written the way LangGraph reads and writes them.
+pub trait ItemStore {
+    /// The database as it may be shown (a path, or a URL with its password redacted).
+    fn shown(&self) -> &str;
+
+    /// The `store_migrations` level (`None`: no such table, or it is empty).
+    fn migration(&self) -> Option<i64>;
+
+    /// The highest `store_migrations` level memctl knows for this backend.
+    fn known_migration(&self) -> i64;
+
+    /// Every namespace with its counts, in namespace order; only those equal to `prefix` or
+    /// under it (label-wise) when given.
+    fn namespaces(&self, prefix: Option<&str>) -> Result<Vec<NamespaceSummary>>;
+
+    /// The items of exactly namespace `prefix`, in key order, at most `limit`.
+    fn items(&self, prefix: &str, limit: Option<usize>) -> Result<Vec<StoreItem>>;
+
+    /// One item, or `None`.
+    fn get(&self, prefix: &str, key: &str) -> Result<Option<StoreItem>>;
+
+    /// Deletes the items `keys` of namespace `prefix` (every item of it when `keys` is
+    /// empty) and their vectors, in one transaction, as `store.delete` does per key. With
+    /// `dry_run` nothing is written: the report says what would go.
+    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal>;
+
+    /// Deletes every expired item (exactly what `sweep_ttl` deletes) and their vectors, in one
+    /// transaction. With `dry_run` nothing is written.
+    fn sweep(&mut self, dry_run: bool) -> Result<Removal>;
+
+    /// Fails with one line unless memctl may write to this store: its migration level must be
+    /// one memctl knows.
+    fn check_writable(&self) -> Result<()> {
+        match self.migration() {
+            Some(v) if v <= self.known_migration() => Ok(()),
+            Some(v) => anyhow::bail!(
+                "'{}': the store is at migration level {v} (store_migrations), newer than memctl knows (up to {}): reads work, writes are refused",
+                self.shown(),
+                self.known_migration()
+            ),
+            None => anyhow::bail!(
+                "'{}': the store has no store_migrations level: writes are refused",
+                self.shown()
+            ),
+        }
+    }
+}
+
+/// Opens the Store's tables in the database `db` names (a SQLite file, or a `postgresql://` /
+/// `postgres://` URL, as [`super::open`] takes), with `access`. A database without a `store`
+/// table fails with [`NO_STORE`].
+pub fn open_store(
+    db: &Path,
+    schema: Option<&str>,
+    access: Access,
+    busy_timeout: Duration,
+) -> Result<Box<dyn ItemStore>> {
+    if let Some(url) = db.to_str().filter(|d| super::postgres::conn::is_url(d)) {
+        return Ok(Box::new(super::postgres::store::PgItemStore::open(
+            url,
+            schema,
+            access,
+            busy_timeout,
+        )?));
+    }
+    if let Some(s) = schema {
+        anyhow::bail!(
+            "schema '{s}' was given, but '{}' is a SQLite file, which has no schemas",
+            db.display()
+        );
+    }
+    Ok(Box::new(super::sqlite::store::SqliteItemStore::open(
+        db,
+        access,
+        busy_timeout,
+    )?))
+}
+
+/// True when namespace `prefix` is `under` or below it, label-wise (`a.b` is under `a`, `ab`
+/// is not).
+pub fn is_under(prefix: &str, under: &str) -> bool {
+    prefix == under
+        || (prefix.len() > under.len()
+            && prefix.starts_with(under)
+            && prefix.as_bytes()[under.len()] == b'.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn under_is_label_wise() {
+        assert!(is_under("a.b", "a"));
+        assert!(is_under("a", "a"));
+        assert!(is_under("a.b.c", "a.b"));
+        assert!(!is_under("ab", "a"));
+        assert!(!is_under("a", "a.b"));
+        assert!(!is_under("a.bc", "a.b"));
+    }
+}

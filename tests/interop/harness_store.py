@@ -1,0 +1,71 @@
+#!/usr/bin/env python
+"""Interop harness for the LangGraph Store (issue #28): real LangGraph's SqliteStore (venv
+.venv/new, a file path) or PostgresStore (venv .venv/pg, a postgresql:// URL) reads what
+memctl left, or makes the same change the Python way on another copy.
+
+    harness_store.py view --db DB        what LangGraph reads (list_namespaces, search, get;
+                                         nothing refreshed): fixtures/generate_store.py's view
+    harness_store.py delete --db DB --ns A.B [--key K ...]
+                                         store.delete of the keys, or of every item search()
+                                         finds in exactly that namespace
+    harness_store.py sweep --db DB       store.sweep_ttl(); prints {"swept": N}
+    harness_store.py carry-on --db DB    the app carries on: put an item in a namespace memctl
+                                         touched and a new one, get both back, list namespaces
+
+Prints a JSON report on stdout; exit 0 when it worked, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "fixtures"))
+
+import generate_store as gs  # noqa: E402
+
+
+def open_store(db: str):
+    if db.startswith(("postgres://", "postgresql://")):
+        return gs.pg_store(db)
+    return gs.sqlite_store(Path(db))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cmd", choices=["view", "delete", "sweep", "carry-on"])
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--ns")
+    ap.add_argument("--key", action="append", default=[])
+    a = ap.parse_args()
+    conn, store = open_store(a.db)
+    if a.cmd == "view":
+        report = gs.view(store)
+    elif a.cmd == "delete":
+        ns = tuple(a.ns.split("."))
+        keys = a.key or [i.key for i in store.search(ns, limit=1_000_000, refresh_ttl=False)
+                         if tuple(i.namespace) == ns]
+        for k in keys:
+            store.delete(ns, k)
+        report = {"deleted": sorted(keys)}
+    elif a.cmd == "sweep":
+        report = {"swept": store.sweep_ttl()}
+    else:
+        store.put(("users", "u-42", "memories"), "after", {"text": "written after memctl"})
+        store.put(("fresh",), "k", {"v": "ü"})
+        a1 = store.get(("users", "u-42", "memories"), "after", refresh_ttl=False)
+        a2 = store.get(("fresh",), "k", refresh_ttl=False)
+        ok = a1 is not None and a1.value["text"] == "written after memctl" and a2 is not None
+        report = {"ok": ok, "namespaces": [list(n) for n in store.list_namespaces(limit=100000)]}
+        if not ok:
+            print(json.dumps(report), file=sys.stderr)
+            return 1
+    conn.close()
+    print(json.dumps(report, ensure_ascii=False, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

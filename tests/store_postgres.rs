@@ -1,0 +1,299 @@
+//! `memctl store` (#28) on a PostgresStore database (`MEMCTL_TEST_PG`): a copy of
+//! fixtures/postgres-store.sql (written by real LangGraph's `PostgresStore`, see
+//! fixtures/generate_store.py) per test. memctl reads what LangGraph reads, its reads move no
+//! `expires_at` (LangGraph's own `get` would), `sweep` deletes what `sweep_ttl` deletes, and
+//! after `rm` / `sweep` real LangGraph reads memctl's copy as one changed the Python way, and
+//! carries on. Fails, never skips, without the server or LangGraph.
+
+mod common;
+
+use common::pg::TestDb;
+use common::{run_err, run_json, run_ok};
+use serde_json::{json, Value as Json};
+
+fn harness(db: &TestDb, args: &[&str]) -> Json {
+    let mut all = vec![args[0], "--db", db.url.as_str()];
+    all.extend(&args[1..]);
+    common::Harness::new("pg", "harness_store.py")
+        .run(&all)
+        .expect_json(&all)
+}
+
+/// Every row of the store's tables, as a digest (expires_at included: a refreshed TTL shows).
+fn digest(db: &TestDb) -> (i64, String) {
+    let row = db
+        .client()
+        .query_one(
+            "SELECT count(*), coalesce(md5(string_agg(r::text, ',' ORDER BY r::text COLLATE \"C\")), '') \
+             FROM (SELECT * FROM store) r",
+            &[],
+        )
+        .expect("digest");
+    (row.get(0), row.get(1))
+}
+
+fn ns_text(ns: &Json) -> String {
+    ns.as_array()
+        .expect("labels")
+        .iter()
+        .map(|l| l.as_str().expect("a label"))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// `store namespaces`, `ls`, `get` against what LangGraph read (`expected`).
+fn check_reads_equal(url: &str, expected: &Json) {
+    let got = run_json(&["store", "namespaces", "--db", url, "--format", "json"]);
+    let got = got.as_array().expect("array");
+    let want = expected["namespaces"].as_array().expect("namespaces");
+    assert_eq!(
+        got.iter().map(|n| &n["namespace"]).collect::<Vec<_>>(),
+        want.iter().map(|n| &n["namespace"]).collect::<Vec<_>>(),
+        "namespaces vs list_namespaces"
+    );
+    let expired = expected["expired"].as_array().expect("expired");
+    for (g, w) in got.iter().zip(want) {
+        let ns = ns_text(&w["namespace"]);
+        let items = w["items"].as_array().expect("items");
+        assert_eq!(g["items"], json!(items.len()), "{ns}");
+        let due = expired.iter().filter(|p| p[0] == json!(ns)).count();
+        assert_eq!(g["expired"], json!(due), "{ns}: expired");
+        let ls = run_json(&["store", "ls", &ns, "--db", url, "--format", "json"]);
+        let ls = ls.as_array().expect("array");
+        assert_eq!(
+            ls.iter().map(|i| &i["key"]).collect::<Vec<_>>(),
+            items.iter().map(|i| &i["key"]).collect::<Vec<_>>(),
+            "{ns}: keys vs search"
+        );
+        for (gi, wi) in ls.iter().zip(items) {
+            let key = wi["key"].as_str().expect("key");
+            assert_eq!(gi["value"], wi["value"], "{ns}/{key}");
+            assert_eq!(
+                gi["expired"],
+                json!(expired.contains(&json!([ns, key]))),
+                "{ns}/{key}"
+            );
+            let v = run_json(&["store", "get", &ns, key, "--db", url, "--format", "json"]);
+            assert_eq!(v, wi["get"], "{ns}/{key}: get");
+        }
+    }
+}
+
+#[test]
+fn reads_equal_langgraphs_and_move_no_ttl() {
+    let db = TestDb::store_fixture("store_reads");
+    let before = digest(&db);
+    check_reads_equal(&db.url, &common::expected("postgres-store"));
+    run_ok(&["store", "namespaces", "--db", &db.url, "--max-depth", "1"]);
+    run_ok(&[
+        "store",
+        "rm",
+        "users.u-42.memories",
+        "--dry-run",
+        "--db",
+        &db.url,
+    ]);
+    run_ok(&["store", "sweep", "--dry-run", "--db", &db.url]);
+    assert_eq!(
+        digest(&db),
+        before,
+        "memctl's reads and dry runs changed a row"
+    );
+    // The check can fail: LangGraph's own get (refresh_ttl defaults to True) moves expires_at.
+    let mut c = db.client();
+    c.batch_execute(
+        "UPDATE store SET expires_at = NOW() + (ttl_minutes || ' minutes')::interval \
+         WHERE prefix = 'users.u-7.memories' AND key = 'refreshed'",
+    )
+    .expect("refresh as get does");
+    assert_ne!(digest(&db), before);
+}
+
+#[test]
+fn sweep_deletes_what_sweep_ttl_deletes() {
+    let expected = common::expected("postgres-store");
+    let db = TestDb::store_fixture("store_sweep");
+    let swept = run_json(&["store", "sweep", "--db", &db.url, "--format", "json"]);
+    let pairs: Vec<Json> = swept["removed"]
+        .as_array()
+        .expect("removed")
+        .iter()
+        .map(|i| json!([ns_text(&i["namespace"]), i["key"]]))
+        .collect();
+    assert_eq!(pairs, *expected["expired"].as_array().expect("expired"));
+    let again = run_json(&["store", "sweep", "--db", &db.url, "--format", "json"]);
+    assert_eq!(again["items"], json!(0));
+}
+
+#[test]
+fn langgraph_reads_memctls_changes_as_its_own() {
+    let ours = TestDb::store_fixture("store_ours");
+    let theirs = TestDb::store_fixture("store_theirs");
+    run_ok(&[
+        "store",
+        "rm",
+        "users.u-42.memories",
+        "food",
+        "--db",
+        &ours.url,
+    ]);
+    run_ok(&["store", "rm", "prefs.team-α", "--db", &ours.url]);
+    let swept = run_json(&["store", "sweep", "--db", &ours.url, "--format", "json"]);
+    harness(
+        &theirs,
+        &["delete", "--ns", "users.u-42.memories", "--key", "food"],
+    );
+    harness(&theirs, &["delete", "--ns", "prefs.team-α"]);
+    let py = harness(&theirs, &["sweep"]);
+    assert_eq!(py["swept"], swept["items"]);
+    let view_ours = harness(&ours, &["view"]);
+    assert_eq!(view_ours, harness(&theirs, &["view"]));
+    check_reads_equal(
+        &ours.url,
+        &json!({"namespaces": view_ours["namespaces"], "expired": []}),
+    );
+    assert_eq!(harness(&ours, &["carry-on"])["ok"], json!(true));
+}
+
+#[test]
+fn no_store_unknown_level_and_dry_runs() {
+    let empty = TestDb::empty("store_none");
+    let err = run_err(&["store", "namespaces", "--db", &empty.url]);
+    assert!(err.contains("no LangGraph store in this database"), "{err}");
+
+    let db = TestDb::store_fixture("store_level");
+    db.client()
+        .batch_execute("INSERT INTO store_migrations (v) VALUES (99)")
+        .expect("insert");
+    let before = digest(&db);
+    let ns = run_json(&["store", "namespaces", "--db", &db.url, "--format", "json"]);
+    assert_eq!(ns.as_array().map(Vec::len), Some(7));
+    for args in [
+        vec!["store", "sweep", "--db", db.url.as_str()],
+        vec!["store", "rm", "scratch", "--db", db.url.as_str()],
+    ] {
+        let err = run_err(&args);
+        assert!(
+            err.contains("migration level 99") && err.contains("writes are refused"),
+            "{err}"
+        );
+    }
+    assert_eq!(digest(&db), before);
+}
+
+/// With an embedding index the item's `store_vectors` rows go with it (PostgresStore's table;
+/// `embedding` is pgvector's type there, bytea here: the test server has no pgvector).
+#[test]
+fn vectors_go_with_their_items() {
+    let db = TestDb::store_fixture("store_vectors");
+    db.client()
+        .batch_execute(
+            "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
+                 embedding bytea, created_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP, \
+                 updated_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name), \
+                 FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE); \
+             INSERT INTO store_vectors (prefix, key, field_name) VALUES \
+                 ('users.u-42.memories', 'food', 'text'), ('users.u-42.memories', 'food', 'user_id'), \
+                 ('users.u-42.memories', 'pet', 'text'), ('scratch', 'tmp-1', '$');",
+        )
+        .expect("vectors");
+    let dry = run_json(&[
+        "store",
+        "rm",
+        "users.u-42.memories",
+        "food",
+        "--dry-run",
+        "--db",
+        &db.url,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(dry["vectors"], json!(2));
+    assert_eq!(
+        db.count("SELECT count(*) FROM store_vectors"),
+        4,
+        "a dry run deletes nothing"
+    );
+    let r = run_json(&[
+        "store",
+        "rm",
+        "users.u-42.memories",
+        "food",
+        "--db",
+        &db.url,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        (r["items"].clone(), r["vectors"].clone()),
+        (json!(1), json!(2))
+    );
+    let swept = run_json(&["store", "sweep", "--db", &db.url, "--format", "json"]);
+    assert_eq!(swept["vectors"], json!(1));
+    assert_eq!(
+        db.count("SELECT count(*) FROM store_vectors WHERE key = 'pet'"),
+        1,
+        "another item's vector stays"
+    );
+    assert_eq!(db.count("SELECT count(*) FROM store_vectors"), 1);
+}
+
+/// Beside an app writing to the store: an expired item the app rewrites while memctl sweeps
+/// (its transaction holds the row when memctl's DELETE reaches it) is not deleted: the
+/// statement waits for the app's commit and checks the item's new expires_at again.
+#[test]
+fn an_item_the_app_refreshes_meanwhile_is_not_swept() {
+    let db = TestDb::store_fixture("store_live");
+    let mut app = db.client();
+    let mut tx = app.transaction().expect("begin");
+    tx.batch_execute(
+        "UPDATE store SET expires_at = NOW() + interval '1 day', ttl_minutes = 1440 \
+         WHERE prefix = 'scratch' AND key = 'tmp-1'",
+    )
+    .expect("the app refreshes tmp-1");
+    let sweep = memctl_bin()
+        .args(["store", "sweep", "--db", &db.url, "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("memctl starts");
+    let watcher = db.client();
+    let watcher = std::sync::Mutex::new(watcher);
+    common::wait_for("memctl's sweep waiting on the app's row lock", || {
+        watcher
+            .lock()
+            .expect("watcher")
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%DELETE FROM store%'",
+                &[],
+            )
+            .map(|r| r.get::<_, i64>(0) > 0)
+            .unwrap_or(false)
+    });
+    tx.commit().expect("the app commits");
+    let out = sweep.wait_with_output().expect("memctl ends");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let keys: Vec<&Json> = report["removed"]
+        .as_array()
+        .expect("removed")
+        .iter()
+        .map(|i| &i["key"])
+        .collect();
+    assert!(!keys.contains(&&json!("tmp-1")), "{report}");
+    assert!(keys.contains(&&json!("tmp-2")), "{report}");
+    assert_eq!(
+        db.count("SELECT count(*) FROM store WHERE prefix = 'scratch' AND key = 'tmp-1'"),
+        1
+    );
+}
+
+fn memctl_bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_memctl"));
+    c.env_remove("MEMCTL_DB").env("NO_COLOR", "1");
+    c
+}
