@@ -323,18 +323,26 @@ fn a_second_run_finishes_the_job_and_finds_nothing_left() {
         &["--force", "--format", "json"],
     ]
     .concat();
+    // alice-chat is gone already: the rest is done, the absent id named, exit 3 (partial).
     let (code, stdout) = forget(&db, &args);
-    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(code, 3, "{stdout}");
     let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(receipt["deleted"]["threads"], 3);
     assert_eq!(receipt["verification"]["clean"], true);
-    // Once more: nothing left to do, still clean.
+    assert_eq!(
+        receipt["unmatched"]["absent_threads_sha256"],
+        serde_json::json!([sha256("alice-chat")])
+    );
+    assert_eq!(receipt["unmatched"]["meta_selected_nothing"], false);
+    // Once more: nothing left to do, still clean, and the request matched nothing: exit 1.
     let (code, stdout) = forget(&db, &args);
-    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(code, 1, "{stdout}");
     let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(receipt["deleted"]["threads"], 0);
     assert_eq!(receipt["scrubbed"]["threads"], 0);
     assert_eq!(receipt["verification"]["clean"], true);
+    assert_eq!(receipt["unmatched"]["meta_selected_nothing"], true);
+    assert_eq!(receipt["unmatched"]["pattern_matched_nothing"], true);
 }
 
 /// A matched text with a quote that stands in a thread's metadata (an app's `configurable`
@@ -479,10 +487,125 @@ fn no_long_vacuum_while_an_app_has_the_file_open() {
     assert_eq!(receipt["verification"]["clean"], false, "{receipt}");
     assert_eq!(receipt["reclaim"]["vacuumed"], false, "{receipt}");
     drop(app);
-    let receipt = forget_alice(&db);
+    // Alice's threads and text went in the first run: this one finds nothing to delete or
+    // scrub (exit 1, said in the receipt), and its reclaim and verification finish the job.
+    let (code, stdout) = forget(
+        &db,
+        &[&REQUEST[..], &["--force", "--format", "json"]].concat(),
+    );
+    assert_eq!(code, 1, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(
+        receipt["unmatched"]["meta_selected_nothing"], true,
+        "{receipt}"
+    );
     assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
     assert_eq!(receipt["reclaim"]["vacuumed"], true, "{receipt}");
     assert_erased(&db);
+}
+
+/// Runs forget; returns (exit code, stdout, stderr).
+fn forget_err(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = memctl()
+        .args(["forget", "--db", s(db), "--settle", "0s"])
+        .args(args)
+        .output()
+        .expect("memctl runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("UTF-8"),
+        stderr,
+    )
+}
+
+/// A typo in an erasure request is noticed (#26): a thread id that is not there, a `--meta`
+/// that selects nothing, a pattern that matches nothing: the receipt says so and the exit code
+/// is 1 (nothing done); the file is not changed.
+#[test]
+fn a_request_that_matches_nothing_says_so_and_exits_1() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let cases: [(&[&str], &str, &str); 3] = [
+        (
+            &["--thread", "alise-chat"],
+            "absent_threads_sha256",
+            "thread not in the database: 'alise-chat'",
+        ),
+        (
+            &["--meta", "user_id=4242"],
+            "meta_selected_nothing",
+            "--meta selected no thread",
+        ),
+        (
+            &["--match", "Alice Exampel"],
+            "pattern_matched_nothing",
+            "--match matched no text",
+        ),
+    ];
+    for (args, field, said) in cases {
+        let before = rows(&db, "alice-chat");
+        let (code, stdout, stderr) = forget_err(&db, &[args, &["--format", "json"][..]].concat());
+        assert_eq!(code, 1, "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("the request matched nothing") && stderr.contains(said),
+            "{stderr}"
+        );
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+        let value = &receipt["unmatched"][field];
+        assert!(
+            value == &Json::Bool(true) || value.as_array().is_some_and(|a| a.len() == 1),
+            "{receipt}"
+        );
+        assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+        assert_eq!(rows(&db, "alice-chat"), before);
+        // The text receipt says it too, and a dry run exits 1 as well.
+        let (code, text, _) = forget_err(&db, args);
+        assert_eq!(code, 1);
+        assert!(
+            text.contains("unmatched: the request matched nothing"),
+            "{text}"
+        );
+        let (code, _, _) = forget_err(&db, &[args, &["--dry-run"][..]].concat());
+        assert_eq!(code, 1);
+    }
+    // The receipt names an absent id by digest only.
+    let (_, stdout, _) = forget_err(&db, &["--thread", "alise-chat"]);
+    assert!(
+        !stdout.contains("alise-chat") && stdout.contains(&sha256("alise-chat")),
+        "{stdout}"
+    );
+}
+
+/// Partly matched: what matched is done, the part that did not is named, exit 3.
+#[test]
+fn a_request_that_partly_matches_does_the_rest_and_exits_3() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let (code, stdout, stderr) = forget_err(
+        &db,
+        &[
+            "--thread",
+            "alice-chat",
+            "--thread",
+            "alise-chat",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("part of the request matched nothing") && stderr.contains("'alise-chat'"),
+        "{stderr}"
+    );
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["deleted"]["threads"], 1, "{receipt}");
+    assert_eq!(
+        receipt["unmatched"]["absent_threads_sha256"],
+        serde_json::json!([sha256("alise-chat")])
+    );
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert!(rows(&db, "alice-chat").is_empty());
 }
 
 #[test]

@@ -15,7 +15,7 @@ use crate::codec::json::to_json;
 use crate::ops::find::{MetaCondition, Pattern};
 use crate::ops::forget::{
     classify, digest, message_strings, meta_selects, plan_match, searchable, Findings, Hit,
-    Receipt, Reclaim, Reported, Request, Scrubbed, Verification,
+    Receipt, Reclaim, Reported, Request, Scrubbed, Unmatched, Verification,
 };
 use crate::ops::outcome::Status;
 use crate::output::forget::{Line, Planned};
@@ -60,8 +60,10 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let mut lines: Vec<Line> = Vec::new();
 
     // 1. Whole threads: the named ones, and those --meta selects.
+    let mut absent: Vec<String> = Vec::new();
     for t in &args.thread {
-        if !threads.iter().any(|s| &s.thread_id == t) {
+        if !threads.iter().any(|s| &s.thread_id == t) && !absent.contains(t) {
+            absent.push(t.clone());
             lines.push(Line::new(
                 t,
                 "absent",
@@ -70,21 +72,24 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         }
     }
     let mut doomed: Vec<&ThreadSummary> = Vec::new();
+    // Threads --meta selected, and threads it could not check (then it may have matched).
+    let (mut meta_selected, mut meta_unknown) = (0usize, 0usize);
     for t in &threads {
         let named = args.thread.contains(&t.thread_id);
-        let selected = named
-            || (!conditions.is_empty()
-                && match belongs(&*store, keys, &t.thread_id, &conditions) {
-                    Ok(yes) => yes,
-                    Err(e) => {
-                        reported.push(Reported {
-                            thread_id: t.thread_id.clone(),
-                            reason: format!("could not check --meta: {e:#}"),
-                        });
-                        false
-                    }
-                });
-        if selected {
+        let by_meta = !conditions.is_empty()
+            && match belongs(&*store, keys, &t.thread_id, &conditions) {
+                Ok(yes) => yes,
+                Err(e) => {
+                    meta_unknown += 1;
+                    reported.push(Reported {
+                        thread_id: t.thread_id.clone(),
+                        reason: format!("could not check --meta: {e:#}"),
+                    });
+                    false
+                }
+            };
+        meta_selected += usize::from(by_meta);
+        if named || by_meta {
             doomed.push(t);
         }
     }
@@ -92,8 +97,22 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let mut deleted_strings = BTreeSet::new();
     let mut deleted = Deleted::default();
     let mut deleted_ids: Vec<String> = Vec::new();
+    // --match matched something (in a deleted thread, or one it scrubs or reports), or could
+    // not tell (a thread it could not search).
+    let mut pattern_matched = false;
     for t in &doomed {
-        if let Err(e) = collect_strings(&*store, keys, &t.thread_id, &mut deleted_strings) {
+        let collected = collect_strings(
+            &*store,
+            keys,
+            &t.thread_id,
+            pattern.as_ref(),
+            &mut deleted_strings,
+        );
+        match &collected {
+            Ok(hit) => pattern_matched |= *hit,
+            Err(_) => pattern_matched = true,
+        }
+        if let Err(e) = collected {
             // The thread goes anyway: what could not be read cannot be searched for.
             lines.push(Line::new(
                 &t.thread_id,
@@ -140,6 +159,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             match findings(&*store, keys, &t.thread_id, p) {
                 Ok(f) if f.is_empty() => {}
                 Ok(f) => {
+                    pattern_matched = true;
                     untouched.extend(f.untouched.iter().cloned());
                     let (m, r) = f.verify_strings();
                     must.extend(m);
@@ -154,6 +174,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
                     found.insert(t.thread_id.clone(), f);
                 }
                 Err(e) => {
+                    pattern_matched = true;
                     if crate::ops::edit::is_key_error(&e) {
                         key_problem.get_or_insert_with(|| format!("{e:#}"));
                     }
@@ -296,6 +317,11 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             "sqlite"
         },
         dry_run,
+        unmatched: Unmatched {
+            absent_threads_sha256: absent.iter().map(|t| digest(t)).collect(),
+            meta_selected_nothing: !conditions.is_empty() && meta_selected + meta_unknown == 0,
+            pattern_matched_nothing: pattern.is_some() && !pattern_matched,
+        },
         request: Request::new(
             &args.thread,
             &conditions,
@@ -326,6 +352,19 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         return Err(crate::exit::Partial(
             "the erasure is not complete: see the receipt's reported threads, untouched places and verification".into(),
         )
+        .into());
+    }
+    // A typo in an erasure request is noticed: nothing matched is an error, a part that
+    // matched nothing makes the run partial.
+    let what = receipt.unmatched.describe(&absent).join("; ");
+    if receipt.matched_nothing() {
+        anyhow::bail!("the request matched nothing ({what}); no thread was deleted or scrubbed");
+    }
+    if receipt.unmatched.any() {
+        return Err(crate::exit::Partial(format!(
+            "part of the request matched nothing ({what}); the rest was {}",
+            if dry_run { "listed" } else { "done" }
+        ))
         .into());
     }
     Ok(())
@@ -464,21 +503,26 @@ fn findings(
     Ok(f)
 }
 
-/// Adds the strings of every message a thread's rows hold to `out`.
+/// Adds the strings of every message a thread's rows hold to `out`. Returns true when
+/// `pattern` matches one of its rows (the bytes as stored, decrypted).
 fn collect_strings(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     thread: &str,
+    pattern: Option<&Pattern>,
     out: &mut BTreeSet<String>,
-) -> Result<()> {
+) -> Result<bool> {
+    let mut matched = false;
     each_row(store, keys, thread, &mut |row| {
+        matched = matched || pattern.is_some_and(|p| p.maybe_in(row.bytes));
         if row.checkpoint.is_some() && row.type_name == "msgpack" {
             if let Ok(v) = crate::codec::msgpack::decode(row.bytes) {
                 message_strings(&v, out);
             }
         }
         Ok(())
-    })
+    })?;
+    Ok(matched)
 }
 
 /// What the server keeps beyond memctl's reach (stated in the receipt).

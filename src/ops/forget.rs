@@ -480,6 +480,58 @@ pub struct Reclaim {
     pub out_of_reach: Vec<String>,
 }
 
+/// The parts of a request that matched nothing: a typo in an erasure request (a thread id,
+/// a `--meta` value, a pattern) must be noticed, not reported as a clean erasure.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Unmatched {
+    /// SHA-256 of each `--thread` id that is not in the database.
+    pub absent_threads_sha256: Vec<String>,
+    /// `--meta` was given and selected no thread.
+    pub meta_selected_nothing: bool,
+    /// `--match` was given and matched no text in any thread (deleted ones included).
+    pub pattern_matched_nothing: bool,
+}
+
+impl Unmatched {
+    /// True when some part of the request matched nothing.
+    pub fn any(&self) -> bool {
+        !self.absent_threads_sha256.is_empty()
+            || self.meta_selected_nothing
+            || self.pattern_matched_nothing
+    }
+
+    /// True when every part of `request` matched nothing: nothing was (or would be) done.
+    pub fn all(&self, request: &Request) -> bool {
+        self.absent_threads_sha256.len() == request.threads_sha256.len()
+            && (request.meta.is_empty() || self.meta_selected_nothing)
+            && (request.pattern.is_none() || self.pattern_matched_nothing)
+    }
+
+    /// What matched nothing, for a person (`absent` names the absent thread ids).
+    pub fn describe(&self, absent: &[String]) -> Vec<String> {
+        let mut out = Vec::new();
+        if !absent.is_empty() {
+            let ids: Vec<String> = absent.iter().map(|t| format!("'{t}'")).collect();
+            out.push(format!(
+                "{} not in the database: {}",
+                if absent.len() == 1 {
+                    "thread"
+                } else {
+                    "threads"
+                },
+                ids.join(", ")
+            ));
+        }
+        if self.meta_selected_nothing {
+            out.push("--meta selected no thread".into());
+        }
+        if self.pattern_matched_nothing {
+            out.push("--match matched no text".into());
+        }
+        out
+    }
+}
+
 /// The receipt of a `forget` run: what was asked (as digests), what was deleted and
 /// scrubbed, what was reported instead, the reclaim and the verification. It names threads
 /// by the SHA-256 of their id (the deleted ones are gone; their ids may be personal data),
@@ -498,6 +550,8 @@ pub struct Receipt {
     pub dry_run: bool,
     /// What was asked.
     pub request: Request,
+    /// The parts of the request that matched nothing.
+    pub unmatched: Unmatched,
     /// SHA-256 of each deleted thread's id.
     pub deleted_threads_sha256: Vec<String>,
     /// Row counts of the deleted threads.
@@ -517,6 +571,11 @@ pub struct Receipt {
 }
 
 impl Receipt {
+    /// True when every part of the request matched nothing (nothing to do).
+    pub fn matched_nothing(&self) -> bool {
+        self.unmatched.all(&self.request)
+    }
+
     /// True when the run did everything it was asked and the verification is clean.
     pub fn complete(&self) -> bool {
         self.reported.is_empty()
