@@ -608,6 +608,139 @@ fn a_request_that_partly_matches_does_the_rest_and_exits_3() {
     assert!(rows(&db, "alice-chat").is_empty());
 }
 
+/// Copies thread `from` (every checkpoint and write) as thread `to`, in a fixture copy.
+fn copy_thread(db: &Path, from: &str, to: &str) {
+    let conn = rusqlite::Connection::open(db).expect("open");
+    for table in ["checkpoints", "writes"] {
+        let cols: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .expect("prepare")
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<rusqlite::Result<_>>()
+            .expect("columns");
+        let select: Vec<String> = cols
+            .iter()
+            .map(|c| {
+                if c == "thread_id" {
+                    "?1".to_owned()
+                } else {
+                    c.clone()
+                }
+            })
+            .collect();
+        let n = conn
+            .execute(
+                &format!(
+                    "INSERT INTO {table} ({}) SELECT {} FROM {table} WHERE thread_id = ?2",
+                    cols.join(", "),
+                    select.join(", ")
+                ),
+                [to, from],
+            )
+            .expect("copy");
+        assert!(table == "writes" || n > 0);
+    }
+}
+
+/// A deleted thread named by a word of LangGraph's own structure (`human`, every human
+/// message's type tag; `meta`, inside `response_metadata`) is not "found" in the rows that
+/// remain (#26): the result is clean, exit 0, and real LangGraph continues the others.
+#[test]
+fn a_thread_named_like_langgraphs_structure_is_forgotten_clean() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    copy_thread(&db, "carol-chat", "human");
+    copy_thread(&db, "carol-chat", "meta");
+    let bytes = file_bytes(&db);
+    assert!(holds(&bytes, "response_metadata"));
+    let (code, stdout) = forget(
+        &db,
+        &["--thread", "human", "--thread", "meta", "--format", "json"],
+    );
+    assert_eq!(code, 0, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["deleted"]["threads"], 2, "{receipt}");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(receipt["verification"]["remaining"], serde_json::json!([]));
+    for thread in ["carol-chat", "bob-chat"] {
+        let r = continues(&db, thread);
+        assert!(
+            r["messages_after"].as_u64() > r["messages_before"].as_u64(),
+            "{thread}: {r}"
+        );
+    }
+    // A pattern that no text holds but every human message's type tag does: no "pattern
+    // matches its bytes but no text" place, a clean result, and the request matched nothing
+    // (exit 1); the file is as it was.
+    let (_dir2, db2) = temp_copy(&fixture("forget.sqlite"));
+    let before = rows(&db2, "carol-chat");
+    let (code, stdout) = forget(&db2, &["--match", "human", "--force", "--format", "json"]);
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["untouched"], serde_json::json!([]), "{receipt}");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(receipt["unmatched"]["pattern_matched_nothing"], true);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(rows(&db2, "carol-chat"), before);
+}
+
+/// The same deleted thread `human`, with its id left in a freed part of a page (a row the app
+/// deleted without `secure_delete`): live rows holding the word do not hide it. memctl sees
+/// it outside every row and rebuilds the file (then clean); with an app holding the large
+/// file open it cannot, and says NOT CLEAN (exit 3).
+#[test]
+fn a_deleted_ids_bytes_left_in_free_space_are_still_found() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    copy_thread(&db, "carol-chat", "human");
+    leave_freed_text(&db, "<human>", 0, 30);
+    let (code, stdout) = forget(&db, &["--thread", "human", "--format", "json"]);
+    assert_eq!(code, 0, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(receipt["reclaim"]["vacuumed"], true, "{receipt}");
+    assert!(!holds(&file_bytes(&db), "<human>"));
+
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    copy_thread(&db, "carol-chat", "human");
+    leave_freed_text(&db, "<human>", 0, 30);
+    let app = common::app_with_a_large_file(&db);
+    let (code, stdout) = forget(&db, &["--thread", "human", "--format", "json"]);
+    drop(app);
+    assert_eq!(code, 3, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["verification"]["clean"], false, "{receipt}");
+    let remaining = receipt["verification"]["remaining"]
+        .as_array()
+        .expect("a list");
+    assert!(
+        remaining.iter().any(|h| h["sha256"] == sha256("human")
+            && h["raw"].as_array().is_some_and(|r| !r.is_empty())),
+        "{receipt}"
+    );
+}
+
+/// A matched text left in a row memctl cannot decode (a kept thread's write stored in
+/// another format) is still found after the scrub: NOT CLEAN.
+#[test]
+fn a_match_left_in_a_row_memctl_cannot_decode_is_not_clean() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    {
+        let conn = rusqlite::Connection::open(&db).expect("open");
+        conn.execute(
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) \
+             VALUES ('kept', '', 'x', 't', 0, 'messages', 'pickle', CAST('..12 Elm Street..' AS BLOB))",
+            [],
+        )
+        .expect("insert");
+    }
+    let (code, stdout) = forget(
+        &db,
+        &["--match", "12 Elm Street", "--force", "--format", "json"],
+    );
+    assert_eq!(code, 3, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["verification"]["clean"], false, "{receipt}");
+}
+
 #[test]
 fn nothing_to_forget_is_a_usage_error() {
     let db = fixture("forget.sqlite");

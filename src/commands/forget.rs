@@ -256,8 +256,11 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             .filter(|t| !deleted_ids.contains(&t.thread_id))
             .map(|t| t.thread_id.clone())
             .collect();
-        // A deleted thread's id must be gone, unless a kept thread's id contains it.
-        must.extend(
+        // A deleted thread's id, like its other strings, must be in no byte outside the rows
+        // (free space); a kept row that holds it as text holds its own conversation (a thread
+        // named `human`, a word any chat may use), counted, not a leftover. Kept threads'
+        // ids are no text of any row.
+        removed.extend(
             deleted_ids
                 .iter()
                 .filter(|d| !remaining_ids.iter().any(|r| r.contains(d.as_str())))
@@ -278,14 +281,13 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
                 pattern.as_ref().zip(args.pattern.as_deref()),
             )
         };
-        // Worth a VACUUM: an erased string found in the file's bytes but in no row (a freed
-        // part of a page). A raw match of the pattern itself names no row; it counts only
-        // when no thread was left holding matches (reported threads keep theirs).
+        // Worth a VACUUM: an erased string found in the file's bytes outside every row (a
+        // freed part of a page). A raw match of the pattern itself counts only when no
+        // thread was left holding matches (reported threads keep theirs).
         let pattern_sha = args.pattern.as_deref().map(digest);
         let in_freed_space = |v: &Verification| {
             v.remaining.iter().any(|h| {
-                h.rows.is_empty()
-                    && !h.raw.is_empty()
+                !h.raw.is_empty()
                     && (Some(&h.sha256) != pattern_sha.as_ref() || reported.is_empty())
             })
         };
@@ -490,11 +492,10 @@ fn findings(
         }
         match crate::codec::msgpack::decode(bytes) {
             Ok(v) => {
-                if !f.visit(&v, checkpoint) {
-                    f.untouched(format!(
-                        "{place}: the pattern matches its bytes but no text memctl rewrites"
-                    ));
-                }
+                // The pattern in the bytes but in no text (a key, a type tag, an id or a
+                // name: LangGraph's structure) is no match; the verification after the
+                // scrub searches the row's text again.
+                f.visit(&v, checkpoint);
             }
             Err(e) => f.untouched(format!("{place}: does not decode ({e})")),
         }
@@ -573,7 +574,12 @@ fn verify(
     }
     let mut v = classify(must, removed, &leftovers, searched, too_short);
     if let Some((p, given)) = pattern {
-        let raw = pattern_in_files(&files, p)?;
+        // Outside every row when memctl can tell (LangGraph's own structure may hold the
+        // pattern's bytes: a pattern `human` is in every message's type tag); else every byte.
+        let raw = match (store.free_space()?, files.first()) {
+            (Some(ranges), Some(db)) => pattern_in_ranges(db, &ranges, p)?,
+            _ => pattern_in_files(&files, p)?,
+        };
         if !raw.is_empty() {
             v.remaining.push(Hit {
                 sha256: digest(given),
@@ -584,6 +590,24 @@ fn verify(
         }
     }
     Ok(v)
+}
+
+/// `[db]` when the bytes of `ranges` of `db` match the pattern (pieces overlap by 64 KiB).
+fn pattern_in_ranges(
+    db: &std::path::Path,
+    ranges: &[(u64, u64)],
+    pattern: &Pattern,
+) -> Result<Vec<String>> {
+    let mut found = false;
+    crate::storage::freemap::search_ranges(db, ranges, 64 << 10, &mut |piece| {
+        found = pattern.maybe_in(piece);
+        !found
+    })?;
+    Ok(if found {
+        vec![db.display().to_string()]
+    } else {
+        vec![]
+    })
 }
 
 /// The files among `files` whose bytes the pattern matches (read in pieces that overlap by

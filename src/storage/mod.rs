@@ -5,6 +5,7 @@
 //! codes or the command line.
 
 pub mod freed;
+pub mod freemap;
 pub mod kept_open;
 pub mod maintenance;
 pub mod pgconn;
@@ -626,6 +627,12 @@ pub trait CheckpointStore: Send {
     /// its `-wal`); empty for a server database, whose files are out of memctl's reach.
     fn files(&self) -> Vec<std::path::PathBuf> {
         vec![]
+    }
+
+    /// The byte ranges of the database file (the first of [`CheckpointStore::files`]) that
+    /// hold no live row, when memctl can tell (SQLite with an empty `-wal`); `None` otherwise.
+    fn free_space(&self) -> Result<Option<Vec<(u64, u64)>>> {
+        Ok(None)
     }
 
     /// Starts a batch: the following updates share one transaction (fewer syncs for `--all`),
