@@ -124,6 +124,63 @@ fn meta_selects_the_threads_of_one_user() {
     assert_eq!(tools["hits"].as_u64(), Some(both.len() as u64), "{counts}");
 }
 
+/// `find --meta` and `forget --meta` select the same threads (#26): a thread whose key is
+/// only in an older checkpoint's metadata (the app stopped passing it) is listed by find and
+/// is exactly what `forget --dry-run` would delete.
+#[test]
+fn find_meta_and_forget_meta_select_the_same_threads() {
+    let (_d, db) = temp_copy(&fixture("forget.sqlite"));
+    let conn = rusqlite::Connection::open(&db).expect("opens");
+    let n = conn
+        .execute(
+            "UPDATE checkpoints SET metadata = CAST(json_set(CAST(metadata AS TEXT), '$.user_id', '77') AS BLOB) \
+             WHERE thread_id = 'carol-chat' AND checkpoint_ns = '' AND checkpoint_id = \
+             (SELECT MIN(checkpoint_id) FROM checkpoints WHERE thread_id = 'carol-chat' AND checkpoint_ns = '')",
+            [],
+        )
+        .expect("updates");
+    assert_eq!(n, 1);
+    drop(conn);
+    let threads = |hits: &Json| -> Vec<String> {
+        let mut t: Vec<String> = places(hits).into_iter().map(|(t, _)| t).collect();
+        t.sort();
+        t.dedup();
+        t
+    };
+    for value in ["77", "42"] {
+        let meta = format!("user_id={value}");
+        let found = threads(&find(s(&db), &["--meta", &meta]));
+        let out = memctl()
+            .args([
+                "forget",
+                "--db",
+                s(&db),
+                "--meta",
+                &meta,
+                "--dry-run",
+                "--format",
+                "json",
+            ])
+            .output()
+            .expect("runs");
+        let plan: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+        let mut doomed: Vec<String> = plan["threads"]
+            .as_array()
+            .expect("threads")
+            .iter()
+            .filter(|l| l["action"] == "would delete")
+            .map(|l| l["thread_id"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        doomed.sort();
+        assert!(!found.is_empty(), "{value}");
+        assert_eq!(found, doomed, "user_id={value}");
+    }
+    assert_eq!(
+        threads(&find(s(&db), &["--meta", "user_id=77"])),
+        ["carol-chat"]
+    );
+}
+
 #[test]
 fn bad_requests_are_one_line_errors() {
     let db = fixture("new.sqlite");

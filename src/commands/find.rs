@@ -68,6 +68,19 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     let threads = latest.len();
+    let mut failed: Vec<(String, String)> = Vec::new();
+    // --meta selects whole threads, as forget --meta does (one selection for both).
+    if !conditions.is_empty() {
+        let mut selected = Vec::with_capacity(latest.len());
+        for (thread, id) in latest {
+            match meta_selects_thread(&*store, &keys, &thread, &conditions) {
+                Ok(true) => selected.push((thread, id)),
+                Ok(false) => {}
+                Err(e) => failed.push((thread, format!("{e:#}"))),
+            }
+        }
+        latest = selected;
+    }
     // The checkpoints searched: each thread's latest, or with --history all of its root ones.
     let ids: Vec<(String, String)> = if args.history {
         let mut all = Vec::new();
@@ -85,7 +98,6 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
         search(&keys, row, pattern.as_ref(), &conditions).map_err(|e| (thread, format!("{e:#}")))
     })?;
     let mut hits = Vec::new();
-    let mut failed: Vec<(String, String)> = Vec::new();
     // DeltaChannel threads' states, rebuilt from their older rows (per thread for --history).
     let mut replayed: HashMap<String, Result<HashMap<String, Vec<Hit>>, String>> = HashMap::new();
     for ((thread, id), r) in ids.iter().zip(results) {
@@ -209,14 +221,36 @@ fn messages_of(messages: &StoredMessages) -> Result<Vec<Option<Message>>> {
         .collect()
 }
 
-/// True when the condition holds for the checkpoint: in its metadata (where LangGraph copies
-/// the app's configurable keys) or in a state channel.
-fn meets(cp: &LoadedCheckpoint, c: &MetaCondition) -> bool {
-    cp.metadata.fields.get(&c.key).is_some_and(|v| c.matches(v))
-        || cp
-            .checkpoint
-            .channel(&c.key)
-            .is_some_and(|v| c.matches(&to_json(v)))
+/// True when `--meta`'s conditions select the thread, for `find` and `forget` alike (see
+/// [`crate::ops::forget::meta_selects`]): each condition holds in the metadata of any of its
+/// checkpoints, in every namespace (LangGraph copies the app's `configurable` keys there; an
+/// erasure must not miss a thread whose latest checkpoint lost the key), or in a channel of
+/// its latest root state.
+pub(super) fn meta_selects_thread(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    conditions: &[MetaCondition],
+) -> Result<bool> {
+    use crate::ops::forget::meta_selects;
+    let mut metadata = Vec::new();
+    for ns in store.namespaces(thread)? {
+        for (_, m) in store.metadata(thread, &ns)? {
+            if let Some(j) = m.and_then(|b| serde_json::from_slice(&b).ok()) {
+                metadata.push(j);
+            }
+        }
+    }
+    let none = |_: &str| None;
+    if meta_selects(conditions, &metadata, &none) {
+        return Ok(true);
+    }
+    let Some(row) = store.checkpoint(thread, "", None)? else {
+        return Ok(false);
+    };
+    let latest = LoadedCheckpoint::open(keys, row)?;
+    let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
+    Ok(meta_selects(conditions, &metadata, &channel))
 }
 
 /// The hits of one state: `messages` (`None`: an item that is not a message) and the other
@@ -228,9 +262,7 @@ fn search_state(
     pattern: Option<&Pattern>,
     conditions: &[MetaCondition],
 ) -> Result<Vec<Hit>> {
-    if !conditions.iter().all(|c| meets(cp, c)) {
-        return Ok(vec![]);
-    }
+    // The thread was selected by --meta before any checkpoint was searched.
     let hit = |index, message_id, role: String, parts: (String, String, String)| Hit {
         thread_id: cp.row.thread_id.clone(),
         checkpoint_id: cp.row.checkpoint_id.clone(),

@@ -11,18 +11,16 @@ use anyhow::{Context, Result};
 
 use crate::cli::{ForgetArgs, GlobalArgs};
 use crate::codec::aes::{self, Keyring};
-use crate::codec::json::to_json;
 use crate::ops::find::{MetaCondition, Pattern};
 use crate::ops::forget::{
-    classify, digest, message_strings, meta_selects, plan_match, searchable, Findings, Hit,
-    Receipt, Reclaim, Reported, Request, Scrubbed, Unmatched, Verification,
+    classify, digest, message_strings, plan_match, searchable, Findings, Hit, Receipt, Reclaim,
+    Reported, Request, Scrubbed, Unmatched, Verification,
 };
 use crate::ops::outcome::Status;
 use crate::output::forget::{Line, Planned};
 use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
 
 use super::batch::{self, Options, Target};
-use super::LoadedCheckpoint;
 
 /// Runs `forget`.
 pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()> {
@@ -77,7 +75,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     for t in &threads {
         let named = args.thread.contains(&t.thread_id);
         let by_meta = !conditions.is_empty()
-            && match belongs(&*store, keys, &t.thread_id, &conditions) {
+            && match super::find::meta_selects_thread(&*store, keys, &t.thread_id, &conditions) {
                 Ok(yes) => yes,
                 Err(e) => {
                     meta_unknown += 1;
@@ -370,34 +368,6 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         .into());
     }
     Ok(())
-}
-
-/// True when `--meta`'s conditions select the thread (see `ops::forget::meta_selects`): the
-/// metadata of its checkpoints in every namespace, and its latest root state.
-fn belongs(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    conditions: &[MetaCondition],
-) -> Result<bool> {
-    let mut metadata = Vec::new();
-    for ns in store.namespaces(thread)? {
-        for (_, m) in store.metadata(thread, &ns)? {
-            if let Some(j) = m.and_then(|b| serde_json::from_slice(&b).ok()) {
-                metadata.push(j);
-            }
-        }
-    }
-    let none = |_: &str| None;
-    if meta_selects(conditions, &metadata, &none) {
-        return Ok(true);
-    }
-    let Some(row) = store.checkpoint(thread, "", None)? else {
-        return Ok(false);
-    };
-    let latest = LoadedCheckpoint::open(keys, row)?;
-    let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
-    Ok(meta_selects(conditions, &metadata, &channel))
 }
 
 /// One stored row of a thread, opened (decrypted when it was encrypted).
