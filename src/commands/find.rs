@@ -68,7 +68,12 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     let threads = latest.len();
-    let mut failed: Vec<(String, String)> = Vec::new();
+    // (thread, why, the why is a missing or wrong key).
+    let mut failed: Vec<(String, String, bool)> = Vec::new();
+    let fail = |thread: String, e: anyhow::Error| {
+        let key = crate::ops::edit::is_key_error(&e);
+        (thread, format!("{e:#}"), key)
+    };
     // --meta selects whole threads, as forget --meta does (one selection for both).
     if !conditions.is_empty() {
         let mut selected = Vec::with_capacity(latest.len());
@@ -76,7 +81,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
             match meta_selects_thread(&*store, &keys, &thread, &conditions) {
                 Ok(true) => selected.push((thread, id)),
                 Ok(false) => {}
-                Err(e) => failed.push((thread, format!("{e:#}"))),
+                Err(e) => failed.push(fail(thread, e)),
             }
         }
         latest = selected;
@@ -95,38 +100,76 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     };
     let results = super::map_latest(&*store, &ids, |row| {
         let thread = row.thread_id.clone();
-        search(&keys, row, pattern.as_ref(), &conditions).map_err(|e| (thread, format!("{e:#}")))
+        search(&keys, row, pattern.as_ref(), &conditions).map_err(|e| fail(thread, e))
     })?;
     let mut hits = Vec::new();
     // DeltaChannel threads' states, rebuilt from their older rows (per thread for --history).
-    let mut replayed: HashMap<String, Result<HashMap<String, Vec<Hit>>, String>> = HashMap::new();
+    #[allow(clippy::type_complexity)]
+    let mut replayed: HashMap<
+        String,
+        Result<HashMap<String, Vec<Hit>>, (String, String, bool)>,
+    > = HashMap::new();
     for ((thread, id), r) in ids.iter().zip(results) {
         let r = match r {
             Ok(Searched::Replay) if args.history => {
                 let found = replayed.entry(thread.clone()).or_insert_with(|| {
                     search_delta_history(&*store, &keys, thread, pattern.as_ref(), &conditions)
-                        .map_err(|e| format!("{e:#}"))
+                        .map_err(|e| fail(thread.clone(), e))
                 });
                 match found {
                     Ok(found) => Ok(found.remove(id).unwrap_or_default()),
-                    Err(e) => Err((thread.clone(), e.clone())),
+                    Err(e) => Err(e.clone()),
                 }
             }
             Ok(Searched::Replay) => {
                 search_delta_state(&*store, &keys, thread, id, pattern.as_ref(), &conditions)
-                    .map_err(|e| (thread.clone(), format!("{e:#}")))
+                    .map_err(|e| fail(thread.clone(), e))
             }
             Ok(Searched::Hits(h)) => Ok(h),
             Err(f) => Err(f),
         };
         match r {
             Ok(h) => hits.extend(h),
-            Err(f) if !failed.iter().any(|(t, _)| *t == f.0) => failed.push(f),
+            Err(f) if !failed.iter().any(|(t, _, _)| *t == f.0) => failed.push(f),
             Err(_) => {}
         }
     }
     render(g, args, &hits, out)?;
-    super::report_unreadable(&failed, threads, "were not searched")
+    not_searched(&failed, threads)?;
+    if hits.is_empty() {
+        // Like grep: nothing matched is exit 1 (the empty result is the answer: no error line).
+        return Err(crate::exit::NoMatch.into());
+    }
+    Ok(())
+}
+
+/// The threads that could not be searched, in one line: threads encrypted without the key
+/// (or with the wrong one) are counted with the hint once, not named one per thread. Every
+/// thread: an error (exit 1); some: partial (exit 3).
+fn not_searched(failed: &[(String, String, bool)], total: usize) -> Result<()> {
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let keyed: Vec<&(String, String, bool)> = failed.iter().filter(|f| f.2).collect();
+    let mut parts = Vec::new();
+    if let Some((_, why, _)) = keyed.first() {
+        parts.push(format!(
+            "{} encrypted and not searched without the key ({why})",
+            crate::output::human::count(keyed.len() as u64, "thread")
+        ));
+    }
+    for (thread, why, _) in failed.iter().filter(|f| !f.2) {
+        parts.push(format!("thread '{thread}': {why}"));
+    }
+    if failed.len() == total {
+        anyhow::bail!("no thread could be searched: {}", parts.join("; "));
+    }
+    Err(crate::exit::Partial(format!(
+        "{} of {total} threads were not searched: {}",
+        failed.len(),
+        parts.join("; ")
+    ))
+    .into())
 }
 
 /// What [`search`] made of one checkpoint.
