@@ -882,3 +882,73 @@ fn delta_threads_keep_loading_with_a_fresh_snapshot_and_no_erased_byte() {
         );
     }
 }
+
+/// Runs `memctl forget` under a pseudo-terminal (`script` from util-linux): what a person at
+/// a terminal sees, stdout and stderr together.
+fn forget_on_a_terminal(db: &Path, args: &[&str]) -> String {
+    let bin = env!("CARGO_BIN_EXE_memctl");
+    let mut line = format!("'{bin}' forget --db '{}' --settle 0s", db.display());
+    for a in args {
+        line.push_str(&format!(" '{a}'"));
+    }
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("LANGGRAPH_AES_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script (util-linux) runs");
+    assert!(
+        out.status.success(),
+        "{line}: {:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// forget shows its phases on stderr at a terminal (#26: silent for a minute on 1 GB), and
+/// nothing with --quiet or when stderr is not a terminal.
+#[test]
+fn forget_shows_its_phases_on_a_terminal_only() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let shown = forget_on_a_terminal(
+        &db,
+        &[
+            "--meta",
+            "user_id=42",
+            "--match",
+            "12 Elm Street",
+            "--force",
+        ],
+    );
+    assert!(shown.contains("memctl forget receipt"), "{shown}");
+    for phase in ["forget: select", "forget: delete"] {
+        assert!(shown.contains(phase), "no '{phase}' in: {shown}");
+    }
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let quiet = forget_on_a_terminal(&db, &["--meta", "user_id=42", "--force", "--quiet"]);
+    assert!(!quiet.contains("forget:"), "{quiet}");
+    assert!(
+        rows(&db, "alice-chat").is_empty(),
+        "the quiet run did its work"
+    );
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let out = memctl()
+        .args([
+            "forget",
+            "--db",
+            s(&db),
+            "--settle",
+            "0s",
+            "--meta",
+            "user_id=42",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -18,6 +18,7 @@ use crate::ops::forget::{
 };
 use crate::ops::outcome::Status;
 use crate::output::forget::{Line, Planned};
+use crate::output::progress;
 use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
 
 use super::batch::{self, Options, Target};
@@ -72,7 +73,10 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let mut doomed: Vec<&ThreadSummary> = Vec::new();
     // Threads --meta selected, and threads it could not check (then it may have matched).
     let (mut meta_selected, mut meta_unknown) = (0usize, 0usize);
+    // Phases on stderr (hidden when it is not a terminal, or with --quiet).
+    let pb = progress::bar(threads.len() as u64, "forget: select");
     for t in &threads {
+        pb.inc(1);
         let named = args.thread.contains(&t.thread_id);
         let by_meta = !conditions.is_empty()
             && match super::find::meta_selects_thread(&*store, keys, &t.thread_id, &conditions) {
@@ -98,7 +102,10 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     // --match matched something (in a deleted thread, or one it scrubs or reports), or could
     // not tell (a thread it could not search).
     let mut pattern_matched = false;
+    pb.finish_and_clear();
+    let pb = progress::bar(doomed.len() as u64, "forget: delete");
     for t in &doomed {
+        pb.inc(1);
         let collected = collect_strings(
             &*store,
             keys,
@@ -141,6 +148,8 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         ));
     }
 
+    pb.finish_and_clear();
+
     // 2. --match over every other thread.
     let gone: HashSet<&str> = doomed.iter().map(|t| t.thread_id.as_str()).collect();
     let mut scrubbed = Scrubbed::default();
@@ -150,10 +159,15 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     if let Some(p) = &pattern {
         let mut found: HashMap<String, Findings> = HashMap::new();
         let mut key_problem: Option<String> = None;
+        let pb = progress::bar(
+            (threads.len() - gone.len().min(threads.len())) as u64,
+            "forget: search",
+        );
         for t in threads
             .iter()
             .filter(|t| !gone.contains(t.thread_id.as_str()))
         {
+            pb.inc(1);
             match findings(&*store, keys, &t.thread_id, p) {
                 Ok(f) if f.is_empty() => {}
                 Ok(f) => {
@@ -183,6 +197,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
                 }
             }
         }
+        pb.finish_and_clear();
         // Encrypted threads and no key (or the wrong one), and nothing else to do: one line.
         if let (Some(why), true, true) = (&key_problem, found.is_empty(), doomed.is_empty()) {
             anyhow::bail!("{why}; nothing was written");
@@ -269,7 +284,9 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         let (must, short_a) = searchable(must);
         let (removed, short_b) = searchable(removed);
         reclaim.bytes_before = store.file_stats()?.file_bytes;
+        let phase = progress::phase("forget", "zeroing free pages");
         let search = || {
+            phase.set_message("verifying: searching what the database holds");
             verify(
                 &*store,
                 keys,
@@ -289,7 +306,9 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
                     && (Some(&h.sha256) != pattern_sha.as_ref() || reported.is_empty())
             })
         };
-        let found = match batch::erase_and_search(&*store, search, in_freed_space) {
+        let found = batch::erase_and_search(&*store, search, in_freed_space);
+        phase.finish_and_clear();
+        let found = match found {
             Ok((found, erased, skipped)) => {
                 reclaim.free_pages_zeroed = erased.pages_zeroed;
                 reclaim.vacuumed = erased.vacuumed;
