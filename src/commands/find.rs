@@ -99,8 +99,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
         latest
     };
     let results = super::map_latest(&*store, &ids, |row| {
-        let thread = row.thread_id.clone();
-        search(&keys, row, pattern.as_ref(), &conditions).map_err(|e| fail(thread, e))
+        search(&keys, row, pattern.as_ref(), &conditions)
     })?;
     let mut hits = Vec::new();
     // DeltaChannel threads' states, rebuilt from their older rows (per thread for --history).
@@ -126,7 +125,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
                     .map_err(|e| fail(thread.clone(), e))
             }
             Ok(Searched::Hits(h)) => Ok(h),
-            Err(f) => Err(f),
+            Err(e) => Err(fail(thread.clone(), e)),
         };
         match r {
             Ok(h) => hits.extend(h),

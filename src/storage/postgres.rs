@@ -213,7 +213,8 @@ impl PostgresStore {
         let blob_rows = if rows.len() == 1 {
             self.query(
                 "SELECT b.channel, b.version, b.type, b.blob FROM checkpoints c \
-                 CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v \
+                 CROSS JOIN LATERAL jsonb_each_text(CASE jsonb_typeof(c.checkpoint -> 'channel_versions') \
+                     WHEN 'object' THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v \
                  JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
                    AND b.channel = v.key AND b.version = v.value \
                  WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3",
@@ -838,7 +839,8 @@ impl CheckpointStore for PostgresStore {
              CROSS JOIN LATERAL ( \
                  SELECT array_agg(b.channel) AS channels, array_agg(b.version) AS versions, \
                         array_agg(b.type) AS types, array_agg(b.blob) AS blobs \
-                 FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v \
+                 FROM jsonb_each_text(CASE jsonb_typeof(c.checkpoint -> 'channel_versions') \
+                     WHEN 'object' THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v \
                  JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
                    AND b.channel = v.key AND b.version = v.value) b",
         )?;
