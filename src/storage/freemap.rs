@@ -308,9 +308,13 @@ impl super::sqlite::SqliteStore {
             return Ok(None);
         }
         let conn = self.connection();
-        let tx = conn
-            .unchecked_transaction()
-            .map_err(|e| self.sql_error(e))?;
+        // Inside a transaction (a batch's) the file may not hold what the connection sees.
+        if !conn.is_autocommit() {
+            return Ok(None);
+        }
+        let Ok(tx) = conn.unchecked_transaction() else {
+            return Ok(None);
+        };
         let roots: Vec<u64> = {
             let mut st = tx
                 .prepare("SELECT rootpage FROM sqlite_master WHERE rootpage > 0")
