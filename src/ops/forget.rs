@@ -328,67 +328,7 @@ pub struct Verification {
     pub clean: bool,
 }
 
-/// True when a stored row holds `text` in a value the app wrote, as the verification counts
-/// it: a string value of the decoded row (msgpack, or JSON for metadata), not a map key, not
-/// a value under a structural key (`type`, `id`, `name`… — LangGraph's type tags, ids and
-/// names: see [`crate::ops::purge::is_structural`]) and not an extension's module or class
-/// name, or a byte string. A row memctl cannot decode (another serialization, an encrypted or
-/// damaged value) holds it when its bytes do: it is never explained away.
-pub fn row_holds_text(type_name: &str, bytes: &[u8], text: &str) -> bool {
-    rows_hold_texts(type_name, bytes, &[text])[0]
-}
-
-/// [`row_holds_text`] for each of `texts`, the row decoded once.
-pub fn rows_hold_texts(type_name: &str, bytes: &[u8], texts: &[&str]) -> Vec<bool> {
-    match type_name {
-        "msgpack" => match crate::codec::msgpack::decode(bytes) {
-            Ok(v) => texts.iter().map(|t| value_holds_text(&v, t)).collect(),
-            Err(_) => vec![true; texts.len()],
-        },
-        "json" => match serde_json::from_slice::<Json>(bytes) {
-            Ok(j) => texts.iter().map(|t| json_holds_text(&j, t)).collect(),
-            Err(_) => vec![true; texts.len()],
-        },
-        _ => vec![true; texts.len()],
-    }
-}
-
-fn value_holds_text(v: &Value, text: &str) -> bool {
-    match v {
-        Value::Str(s) => s.text.contains(text),
-        Value::Bin(b) => memchr::memmem::find(&b.bytes, text.as_bytes()).is_some(),
-        Value::Array(a) => a.items.iter().any(|x| value_holds_text(x, text)),
-        Value::Map(m) => m.entries.iter().any(|(k, x)| {
-            k.as_str()
-                .is_none_or(|k| !crate::ops::purge::is_structural(k))
-                && value_holds_text(x, text)
-        }),
-        // [module, class, fields…]: the names are LangChain's, the fields the app's.
-        Value::Ext(e) => match &e.payload {
-            Value::Array(a) => a
-                .items
-                .iter()
-                .skip(2)
-                .filter(|x| !matches!(x, Value::Str(_)))
-                .any(|x| value_holds_text(x, text)),
-            other => value_holds_text(other, text),
-        },
-        Value::Raw(_) => true,
-        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::F32(_) | Value::F64(_) => false,
-    }
-}
-
-fn json_holds_text(v: &Json, text: &str) -> bool {
-    match v {
-        Json::String(s) => s.contains(text),
-        Json::Number(n) => n.to_string().contains(text),
-        Json::Array(a) => a.iter().any(|x| json_holds_text(x, text)),
-        Json::Object(o) => o
-            .iter()
-            .any(|(k, x)| !crate::ops::purge::is_structural(k) && json_holds_text(x, text)),
-        Json::Null | Json::Bool(_) => false,
-    }
-}
+pub use crate::model::stored_text::{row_holds_text, rows_hold_texts};
 
 /// Classifies the leftovers of a search (`store.find_leftovers` with no purged thread, so
 /// every row hit is an "other thread"): a hit of a `must` string anywhere, or of a `removed`
@@ -671,6 +611,40 @@ mod tests {
         let mut none = findings("Bob");
         assert!(!none.visit_metadata(&metadata));
         assert!(none.matched.is_empty());
+    }
+
+    #[test]
+    fn the_verification_and_the_redaction_agree_on_structure() {
+        for k in crate::model::stored_text::STRUCTURAL_KEYS {
+            assert!(crate::ops::purge::is_structural(k), "{k}");
+        }
+        for k in ["content", "summary", "text", "args", "response_metadata"] {
+            assert!(!crate::ops::purge::is_structural(k), "{k}");
+        }
+        // A type tag, a key, a class name are structure; a text value is not.
+        let v = crate::codec::json::json_to_value(&json!({"messages": [
+            {"type": "human", "content": "hi meta", "id": "human-1",
+             "response_metadata": {"model_name": "m"}}]}));
+        let bytes = crate::codec::msgpack::encode(&v);
+        assert_eq!(
+            rows_hold_texts(
+                "msgpack",
+                &bytes,
+                &["human", "response_meta", "meta", "model_name"]
+            ),
+            [false, false, true, false]
+        );
+        assert!(
+            row_holds_text("msgpack", b"\xc1 human", "human"),
+            "undecodable counts"
+        );
+        assert!(row_holds_text("pickle", b"human", "human"));
+        assert!(!row_holds_text(
+            "json",
+            br#"{"source": "loop", "human": 1}"#,
+            "human"
+        ));
+        assert!(row_holds_text("json", br#"{"user": "a human"}"#, "human"));
     }
 
     #[test]

@@ -1202,7 +1202,7 @@ impl SqliteStore {
                     // Only as text the app wrote: a thread named `human` is not "found" in
                     // every message's type tag (a row memctl cannot decode counts whole).
                     let wanted: Vec<&str> = candidates.iter().map(|i| texts[*i].as_str()).collect();
-                    let held = crate::ops::forget::rows_hold_texts(kind, &bytes, &wanted);
+                    let held = crate::model::stored_text::rows_hold_texts(kind, &bytes, &wanted);
                     for (i, h) in candidates.into_iter().zip(held) {
                         if h {
                             seen[i] = true;
