@@ -15,6 +15,12 @@ pub const PARTIAL: u8 = 3;
 #[error("{0}")]
 pub struct Partial(pub String);
 
+/// Nothing matched (`find`, like grep): the process exits with [`ERROR`] and prints no error
+/// line (the empty result is the answer).
+#[derive(Debug, thiserror::Error)]
+#[error("nothing matched")]
+pub struct NoMatch;
+
 /// A usage error found after parsing (a flag's value that cannot work, e.g. an `--endpoint`
 /// that is not an http URL): the process exits with [`USAGE`], as for clap's own errors.
 #[derive(Debug, thiserror::Error)]

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) if is_broken_pipe(&e) => ExitCode::from(exit::SUCCESS),
+        Err(e) if e.is::<exit::NoMatch>() => ExitCode::from(exit::ERROR),
         Err(e) => {
             let _ = writeln!(
                 io::stderr(),

@@ -6,10 +6,28 @@ mod common;
 use common::{fixture, memctl, run_json, s, temp_copy};
 use serde_json::Value as Json;
 
+/// Runs find (JSON); asserts exit 0 when it found something and 1 (like grep, no error
+/// line) when it found nothing.
 fn find(db: &str, args: &[&str]) -> Json {
     let mut all = vec!["find", "--db", db, "--format", "json"];
     all.extend_from_slice(args);
-    run_json(&all)
+    let out = memctl().args(&all).output().expect("runs");
+    let hits: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let empty = hits.as_array().is_some_and(Vec::is_empty);
+    assert_eq!(
+        out.status.code(),
+        Some(if empty { 1 } else { 0 }),
+        "{all:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if empty {
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    hits
 }
 
 /// `(thread, message index)` of every hit.
@@ -122,6 +140,118 @@ fn meta_selects_the_threads_of_one_user() {
         .and_then(|c| c.iter().find(|c| c["thread_id"] == "tools"))
         .expect("tools counted");
     assert_eq!(tools["hits"].as_u64(), Some(both.len() as u64), "{counts}");
+}
+
+/// `find --meta` and `forget --meta` select the same threads (#26): a thread whose key is
+/// only in an older checkpoint's metadata (the app stopped passing it) is listed by find and
+/// is exactly what `forget --dry-run` would delete.
+#[test]
+fn find_meta_and_forget_meta_select_the_same_threads() {
+    let (_d, db) = temp_copy(&fixture("forget.sqlite"));
+    let conn = rusqlite::Connection::open(&db).expect("opens");
+    let n = conn
+        .execute(
+            "UPDATE checkpoints SET metadata = CAST(json_set(CAST(metadata AS TEXT), '$.user_id', '77') AS BLOB) \
+             WHERE thread_id = 'carol-chat' AND checkpoint_ns = '' AND checkpoint_id = \
+             (SELECT MIN(checkpoint_id) FROM checkpoints WHERE thread_id = 'carol-chat' AND checkpoint_ns = '')",
+            [],
+        )
+        .expect("updates");
+    assert_eq!(n, 1);
+    drop(conn);
+    let threads = |hits: &Json| -> Vec<String> {
+        let mut t: Vec<String> = places(hits).into_iter().map(|(t, _)| t).collect();
+        t.sort();
+        t.dedup();
+        t
+    };
+    for value in ["77", "42"] {
+        let meta = format!("user_id={value}");
+        let found = threads(&find(s(&db), &["--meta", &meta]));
+        let out = memctl()
+            .args([
+                "forget",
+                "--db",
+                s(&db),
+                "--meta",
+                &meta,
+                "--dry-run",
+                "--format",
+                "json",
+            ])
+            .output()
+            .expect("runs");
+        let plan: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+        let mut doomed: Vec<String> = plan["threads"]
+            .as_array()
+            .expect("threads")
+            .iter()
+            .filter(|l| l["action"] == "would delete")
+            .map(|l| l["thread_id"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        doomed.sort();
+        assert!(!found.is_empty(), "{value}");
+        assert_eq!(found, doomed, "user_id={value}");
+    }
+    assert_eq!(
+        threads(&find(s(&db), &["--meta", "user_id=77"])),
+        ["carol-chat"]
+    );
+}
+
+/// Like grep (#26): exit 0 when something matched, 1 when nothing did (no error line; the
+/// empty result is printed), in every output form and with --count.
+#[test]
+fn exits_1_when_nothing_matches_like_grep() {
+    let db = fixture("new.sqlite");
+    for extra in [&[][..], &["--count"], &["--format", "json"], &["--history"]] {
+        let run = |pattern: &str| {
+            memctl()
+                .args(["find", "--db", s(&db), pattern])
+                .args(extra)
+                .output()
+                .expect("runs")
+        };
+        let none = run("no such words anywhere");
+        assert_eq!(none.status.code(), Some(1), "{extra:?}");
+        assert!(
+            none.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&none.stderr)
+        );
+        let some = run("Paris");
+        assert_eq!(some.status.code(), Some(0), "{extra:?}");
+        assert!(!some.stdout.is_empty());
+    }
+    let meta = memctl()
+        .args(["find", "--db", s(&db), "--meta", "user_id=nobody"])
+        .output()
+        .expect("runs");
+    assert_eq!(meta.status.code(), Some(1));
+}
+
+/// An encrypted file without the key: one short line that counts the threads not searched
+/// and gives the hint once (#26; it repeated the hint for every thread), exit 1.
+#[test]
+fn encrypted_without_the_key_is_one_short_line_with_the_count() {
+    let db = fixture("encrypted-new.sqlite");
+    let threads = run_json(&["threads", "list", "--db", s(&db), "--format", "json"]);
+    let n = threads.as_array().expect("threads").len();
+    assert!(n > 3, "{threads}");
+    let out = memctl()
+        .env_remove("LANGGRAPH_AES_KEY")
+        .args(["find", "--db", s(&db), "Paris"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("{n} threads encrypted")),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("LANGGRAPH_AES_KEY").count(), 1, "{stderr}");
+    assert!(stderr.len() < 600, "{} characters: {stderr}", stderr.len());
 }
 
 #[test]

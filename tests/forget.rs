@@ -321,18 +321,26 @@ fn a_second_run_finishes_the_job_and_finds_nothing_left() {
         &["--force", "--format", "json"],
     ]
     .concat();
+    // alice-chat is gone already: the rest is done, the absent id named, exit 3 (partial).
     let (code, stdout) = forget(&db, &args);
-    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(code, 3, "{stdout}");
     let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(receipt["deleted"]["threads"], 3);
     assert_eq!(receipt["verification"]["clean"], true);
-    // Once more: nothing left to do, still clean.
+    assert_eq!(
+        receipt["unmatched"]["absent_threads_sha256"],
+        serde_json::json!([sha256("alice-chat")])
+    );
+    assert_eq!(receipt["unmatched"]["meta_selected_nothing"], false);
+    // Once more: nothing left to do, still clean, and the request matched nothing: exit 1.
     let (code, stdout) = forget(&db, &args);
-    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(code, 1, "{stdout}");
     let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(receipt["deleted"]["threads"], 0);
     assert_eq!(receipt["scrubbed"]["threads"], 0);
     assert_eq!(receipt["verification"]["clean"], true);
+    assert_eq!(receipt["unmatched"]["meta_selected_nothing"], true);
+    assert_eq!(receipt["unmatched"]["pattern_matched_nothing"], true);
 }
 
 /// A matched text with a quote that stands in a thread's metadata (an app's `configurable`
@@ -481,10 +489,258 @@ fn no_long_vacuum_while_an_app_has_the_file_open() {
     assert_eq!(receipt["verification"]["clean"], false, "{receipt}");
     assert_eq!(receipt["reclaim"]["vacuumed"], false, "{receipt}");
     drop(app);
-    let receipt = forget_alice(&db);
+    // Alice's threads and text went in the first run: this one finds nothing to delete or
+    // scrub (exit 1, said in the receipt), and its reclaim and verification finish the job.
+    let (code, stdout) = forget(
+        &db,
+        &[&REQUEST[..], &["--force", "--format", "json"]].concat(),
+    );
+    assert_eq!(code, 1, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(
+        receipt["unmatched"]["meta_selected_nothing"], true,
+        "{receipt}"
+    );
     assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
     assert_eq!(receipt["reclaim"]["vacuumed"], true, "{receipt}");
     assert_erased(&db);
+}
+
+/// Runs forget; returns (exit code, stdout, stderr).
+fn forget_err(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = memctl()
+        .args(["forget", "--db", s(db), "--settle", "0s"])
+        .args(args)
+        .output()
+        .expect("memctl runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("UTF-8"),
+        stderr,
+    )
+}
+
+/// A typo in an erasure request is noticed (#26): a thread id that is not there, a `--meta`
+/// that selects nothing, a pattern that matches nothing: the receipt says so and the exit code
+/// is 1 (nothing done); the file is not changed.
+#[test]
+fn a_request_that_matches_nothing_says_so_and_exits_1() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let cases: [(&[&str], &str, &str); 3] = [
+        (
+            &["--thread", "alise-chat"],
+            "absent_threads_sha256",
+            "thread not in the database: 'alise-chat'",
+        ),
+        (
+            &["--meta", "user_id=4242"],
+            "meta_selected_nothing",
+            "--meta selected no thread",
+        ),
+        (
+            &["--match", "Alice Exampel"],
+            "pattern_matched_nothing",
+            "--match matched no text",
+        ),
+    ];
+    for (args, field, said) in cases {
+        let before = rows(&db, "alice-chat");
+        let (code, stdout, stderr) = forget_err(&db, &[args, &["--format", "json"][..]].concat());
+        assert_eq!(code, 1, "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains("the request matched nothing") && stderr.contains(said),
+            "{stderr}"
+        );
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+        let value = &receipt["unmatched"][field];
+        assert!(
+            value == &Json::Bool(true) || value.as_array().is_some_and(|a| a.len() == 1),
+            "{receipt}"
+        );
+        assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+        assert_eq!(rows(&db, "alice-chat"), before);
+        // The text receipt says it too, and a dry run exits 1 as well.
+        let (code, text, _) = forget_err(&db, args);
+        assert_eq!(code, 1);
+        assert!(
+            text.contains("unmatched: the request matched nothing"),
+            "{text}"
+        );
+        let (code, _, _) = forget_err(&db, &[args, &["--dry-run"][..]].concat());
+        assert_eq!(code, 1);
+    }
+    // The receipt names an absent id by digest only.
+    let (_, stdout, _) = forget_err(&db, &["--thread", "alise-chat"]);
+    assert!(
+        !stdout.contains("alise-chat") && stdout.contains(&sha256("alise-chat")),
+        "{stdout}"
+    );
+}
+
+/// Partly matched: what matched is done, the part that did not is named, exit 3.
+#[test]
+fn a_request_that_partly_matches_does_the_rest_and_exits_3() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let (code, stdout, stderr) = forget_err(
+        &db,
+        &[
+            "--thread",
+            "alice-chat",
+            "--thread",
+            "alise-chat",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 3, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("part of the request matched nothing") && stderr.contains("'alise-chat'"),
+        "{stderr}"
+    );
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["deleted"]["threads"], 1, "{receipt}");
+    assert_eq!(
+        receipt["unmatched"]["absent_threads_sha256"],
+        serde_json::json!([sha256("alise-chat")])
+    );
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert!(rows(&db, "alice-chat").is_empty());
+}
+
+/// Copies thread `from` (every checkpoint and write) as thread `to`, in a fixture copy.
+fn copy_thread(db: &Path, from: &str, to: &str) {
+    let conn = rusqlite::Connection::open(db).expect("open");
+    for table in ["checkpoints", "writes"] {
+        let cols: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .expect("prepare")
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<rusqlite::Result<_>>()
+            .expect("columns");
+        let select: Vec<String> = cols
+            .iter()
+            .map(|c| {
+                if c == "thread_id" {
+                    "?1".to_owned()
+                } else {
+                    c.clone()
+                }
+            })
+            .collect();
+        let n = conn
+            .execute(
+                &format!(
+                    "INSERT INTO {table} ({}) SELECT {} FROM {table} WHERE thread_id = ?2",
+                    cols.join(", "),
+                    select.join(", ")
+                ),
+                [to, from],
+            )
+            .expect("copy");
+        assert!(table == "writes" || n > 0);
+    }
+}
+
+/// A deleted thread named by a word of LangGraph's own structure (`human`, every human
+/// message's type tag; `meta`, inside `response_metadata`) is not "found" in the rows that
+/// remain (#26): the result is clean, exit 0, and real LangGraph continues the others.
+#[test]
+fn a_thread_named_like_langgraphs_structure_is_forgotten_clean() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    copy_thread(&db, "carol-chat", "human");
+    copy_thread(&db, "carol-chat", "meta");
+    let bytes = file_bytes(&db);
+    assert!(holds(&bytes, "response_metadata"));
+    let (code, stdout) = forget(
+        &db,
+        &["--thread", "human", "--thread", "meta", "--format", "json"],
+    );
+    assert_eq!(code, 0, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["deleted"]["threads"], 2, "{receipt}");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(receipt["verification"]["remaining"], serde_json::json!([]));
+    for thread in ["carol-chat", "bob-chat"] {
+        let r = continues(&db, thread);
+        assert!(
+            r["messages_after"].as_u64() > r["messages_before"].as_u64(),
+            "{thread}: {r}"
+        );
+    }
+    // A pattern that no text holds but every human message's type tag does: no "pattern
+    // matches its bytes but no text" place, a clean result, and the request matched nothing
+    // (exit 1); the file is as it was.
+    let (_dir2, db2) = temp_copy(&fixture("forget.sqlite"));
+    let before = rows(&db2, "carol-chat");
+    let (code, stdout) = forget(&db2, &["--match", "human", "--force", "--format", "json"]);
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["untouched"], serde_json::json!([]), "{receipt}");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(receipt["unmatched"]["pattern_matched_nothing"], true);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(rows(&db2, "carol-chat"), before);
+}
+
+/// The same deleted thread `human`, with its id left in a freed part of a page (a row the app
+/// deleted without `secure_delete`): live rows holding the word do not hide it. memctl sees
+/// it outside every row and rebuilds the file (then clean); with an app holding the large
+/// file open it cannot, and says NOT CLEAN (exit 3).
+#[test]
+fn a_deleted_ids_bytes_left_in_free_space_are_still_found() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    copy_thread(&db, "carol-chat", "human");
+    leave_freed_text(&db, "<human>", 0, 30);
+    let (code, stdout) = forget(&db, &["--thread", "human", "--format", "json"]);
+    assert_eq!(code, 0, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(receipt["reclaim"]["vacuumed"], true, "{receipt}");
+    assert!(!holds(&file_bytes(&db), "<human>"));
+
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    copy_thread(&db, "carol-chat", "human");
+    leave_freed_text(&db, "<human>", 0, 30);
+    let app = common::app_with_a_large_file(&db);
+    let (code, stdout) = forget(&db, &["--thread", "human", "--format", "json"]);
+    drop(app);
+    assert_eq!(code, 3, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["verification"]["clean"], false, "{receipt}");
+    let remaining = receipt["verification"]["remaining"]
+        .as_array()
+        .expect("a list");
+    assert!(
+        remaining.iter().any(|h| h["sha256"] == sha256("human")
+            && h["raw"].as_array().is_some_and(|r| !r.is_empty())),
+        "{receipt}"
+    );
+}
+
+/// A matched text left in a row memctl cannot decode (a kept thread's write stored in
+/// another format) is still found after the scrub: NOT CLEAN.
+#[test]
+fn a_match_left_in_a_row_memctl_cannot_decode_is_not_clean() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    {
+        let conn = rusqlite::Connection::open(&db).expect("open");
+        conn.execute(
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) \
+             VALUES ('kept', '', 'x', 't', 0, 'messages', 'pickle', CAST('..12 Elm Street..' AS BLOB))",
+            [],
+        )
+        .expect("insert");
+    }
+    let (code, stdout) = forget(
+        &db,
+        &["--match", "12 Elm Street", "--force", "--format", "json"],
+    );
+    assert_eq!(code, 3, "{stdout}");
+    let receipt: Json = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(receipt["verification"]["clean"], false, "{receipt}");
 }
 
 #[test]
@@ -635,4 +891,74 @@ fn delta_threads_keep_loading_with_a_fresh_snapshot_and_no_erased_byte() {
             "{r}"
         );
     }
+}
+
+/// Runs `memctl forget` under a pseudo-terminal (`script` from util-linux): what a person at
+/// a terminal sees, stdout and stderr together.
+fn forget_on_a_terminal(db: &Path, args: &[&str]) -> String {
+    let bin = env!("CARGO_BIN_EXE_memctl");
+    let mut line = format!("'{bin}' forget --db '{}' --settle 0s", db.display());
+    for a in args {
+        line.push_str(&format!(" '{a}'"));
+    }
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("LANGGRAPH_AES_KEY")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script (util-linux) runs");
+    assert!(
+        out.status.success(),
+        "{line}: {:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// forget shows its phases on stderr at a terminal (#26: silent for a minute on 1 GB), and
+/// nothing with --quiet or when stderr is not a terminal.
+#[test]
+fn forget_shows_its_phases_on_a_terminal_only() {
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let shown = forget_on_a_terminal(
+        &db,
+        &[
+            "--meta",
+            "user_id=42",
+            "--match",
+            "12 Elm Street",
+            "--force",
+        ],
+    );
+    assert!(shown.contains("memctl forget receipt"), "{shown}");
+    for phase in ["forget: select", "forget: delete"] {
+        assert!(shown.contains(phase), "no '{phase}' in: {shown}");
+    }
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let quiet = forget_on_a_terminal(&db, &["--meta", "user_id=42", "--force", "--quiet"]);
+    assert!(!quiet.contains("forget:"), "{quiet}");
+    assert!(
+        rows(&db, "alice-chat").is_empty(),
+        "the quiet run did its work"
+    );
+    let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let out = memctl()
+        .args([
+            "forget",
+            "--db",
+            s(&db),
+            "--settle",
+            "0s",
+            "--meta",
+            "user_id=42",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -146,3 +146,57 @@ fn match_on_postgres_redacts_inline_summaries_and_scrubs_blobs() {
         assert_eq!(r["errors"], serde_json::json!([]), "{thread}: {r}");
     }
 }
+
+/// A deleted thread named `human` (every human message's type tag) is forgotten clean on
+/// Postgres too (#26): the rows that remain hold the word only as LangGraph's structure.
+#[test]
+fn a_thread_named_human_is_forgotten_clean_on_postgres() {
+    let db = loaded("forget_human");
+    let mut c = db.client();
+    for table in ["checkpoints", "checkpoint_blobs", "checkpoint_writes"] {
+        let cols: Vec<String> = c
+            .query(
+                "SELECT column_name::text FROM information_schema.columns \
+                 WHERE table_name = $1 AND table_schema = current_schema() ORDER BY ordinal_position",
+                &[&table],
+            )
+            .expect("columns")
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let select: Vec<String> = cols
+            .iter()
+            .map(|c| {
+                if c == "thread_id" {
+                    "'human'".to_owned()
+                } else {
+                    c.clone()
+                }
+            })
+            .collect();
+        c.execute(
+            &format!(
+                "INSERT INTO {table} ({}) SELECT {} FROM {table} WHERE thread_id = 'carol-chat'",
+                cols.join(", "),
+                select.join(", ")
+            ),
+            &[],
+        )
+        .expect("copy");
+    }
+    drop(c);
+    let kept = thread_rows(&db, "carol-chat");
+    let out = memctl()
+        .args([
+            "forget", "--db", &db.url, "--thread", "human", "--settle", "0s",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let receipt: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(out.status.code(), Some(0), "{receipt}");
+    assert_eq!(receipt["deleted"]["threads"], 1, "{receipt}");
+    assert_eq!(receipt["verification"]["clean"], true, "{receipt}");
+    assert_eq!(thread_rows(&db, "carol-chat"), kept);
+    assert!(rows_holding(&db, "human") > 0, "the type tags stay");
+}

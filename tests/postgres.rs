@@ -899,3 +899,88 @@ print(json.dumps({"password": password, "threads": threads}))
         "the password leaked: {help}"
     );
 }
+
+/// One damaged row hides no thread (#26): a truncated blob, a wrong type tag, a NULL blob or
+/// a checkpoint whose JSONB is not a checkpoint, in one thread, and `threads list`,
+/// `tokens --all` and `find` list every other thread, name the damaged one on stderr and exit
+/// 3, as they do on SQLite. Nothing is written.
+#[test]
+fn one_corrupt_row_on_postgres_hides_no_other_thread() {
+    let all = threads();
+    let victim = all
+        .iter()
+        .find(|t| t.as_str() == "1")
+        .cloned()
+        .unwrap_or_else(|| all[0].clone());
+    let blob_of = |set: &str| {
+        format!(
+            "UPDATE checkpoint_blobs b SET {set} FROM checkpoints c \
+             WHERE b.thread_id = '{victim}' AND c.thread_id = '{victim}' AND c.checkpoint_ns = '' \
+             AND b.checkpoint_ns = '' AND b.channel = 'messages' \
+             AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' \
+             AND c.checkpoint_id = (SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints \
+                                    WHERE thread_id = '{victim}' AND checkpoint_ns = '')"
+        )
+    };
+    let latest = format!(
+        "thread_id = '{victim}' AND checkpoint_ns = '' AND checkpoint_id = \
+         (SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints WHERE thread_id = '{victim}' AND checkpoint_ns = '')"
+    );
+    let cases = [
+        ("truncated", blob_of("blob = substring(b.blob from 1 for 5)")),
+        ("bogus type", blob_of("type = 'bogus'")),
+        ("null blob", blob_of("blob = NULL")),
+        ("jsonb string", format!("UPDATE checkpoints SET checkpoint = '\"x\"'::jsonb WHERE {latest}")),
+        (
+            "jsonb versions",
+            format!("UPDATE checkpoints SET checkpoint = '{{\"channel_versions\": 5}}'::jsonb WHERE {latest}"),
+        ),
+    ];
+    for (i, (what, sql)) in cases.iter().enumerate() {
+        let db = TestDb::fixture(&format!("corrupt_{i}"));
+        let n = db.client().execute(sql.as_str(), &[]).expect(sql);
+        assert!(n >= 1, "{what}: no row changed");
+        let before = fingerprint(&db);
+        for cmd in [
+            &["threads", "list", "--format", "json"][..],
+            &["tokens", "--all", "--format", "json"],
+            &["find", "--history", "a", "--format", "json"],
+        ] {
+            let out = memctl()
+                .args(cmd)
+                .args(["--db", &db.url])
+                .output()
+                .expect("runs");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{what}: {cmd:?}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            assert_eq!(
+                stderr.trim_end().lines().count(),
+                1,
+                "{what}: {cmd:?}: {stderr}"
+            );
+            assert!(
+                stderr.contains(&format!("'{victim}'")),
+                "{what}: {cmd:?}: {stderr}"
+            );
+            let listed: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+            let ids: Vec<&str> = listed
+                .as_array()
+                .expect("a list")
+                .iter()
+                .filter_map(|r| r["thread_id"].as_str())
+                .collect();
+            if cmd[0] != "find" {
+                for t in all.iter().filter(|t| **t != victim) {
+                    assert!(
+                        ids.contains(&t.as_str()),
+                        "{what}: {cmd:?}: {t} missing: {listed}"
+                    );
+                }
+            } else {
+                assert!(!ids.is_empty(), "{what}: find found nothing");
+            }
+        }
+        assert_eq!(fingerprint(&db), before, "{what}: written");
+    }
+}

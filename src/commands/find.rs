@@ -68,6 +68,24 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     let threads = latest.len();
+    // (thread, why, the why is a missing or wrong key).
+    let mut failed: Vec<(String, String, bool)> = Vec::new();
+    let fail = |thread: String, e: anyhow::Error| {
+        let key = crate::ops::edit::is_key_error(&e);
+        (thread, format!("{e:#}"), key)
+    };
+    // --meta selects whole threads, as forget --meta does (one selection for both).
+    if !conditions.is_empty() {
+        let mut selected = Vec::with_capacity(latest.len());
+        for (thread, id) in latest {
+            match meta_selects_thread(&*store, &keys, &thread, &conditions) {
+                Ok(true) => selected.push((thread, id)),
+                Ok(false) => {}
+                Err(e) => failed.push(fail(thread, e)),
+            }
+        }
+        latest = selected;
+    }
     // The checkpoints searched: each thread's latest, or with --history all of its root ones.
     let ids: Vec<(String, String)> = if args.history {
         let mut all = Vec::new();
@@ -81,40 +99,76 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
         latest
     };
     let results = super::map_latest(&*store, &ids, |row| {
-        let thread = row.thread_id.clone();
-        search(&keys, row, pattern.as_ref(), &conditions).map_err(|e| (thread, format!("{e:#}")))
+        search(&keys, row, pattern.as_ref(), &conditions)
     })?;
     let mut hits = Vec::new();
-    let mut failed: Vec<(String, String)> = Vec::new();
     // DeltaChannel threads' states, rebuilt from their older rows (per thread for --history).
-    let mut replayed: HashMap<String, Result<HashMap<String, Vec<Hit>>, String>> = HashMap::new();
+    #[allow(clippy::type_complexity)]
+    let mut replayed: HashMap<
+        String,
+        Result<HashMap<String, Vec<Hit>>, (String, String, bool)>,
+    > = HashMap::new();
     for ((thread, id), r) in ids.iter().zip(results) {
         let r = match r {
             Ok(Searched::Replay) if args.history => {
                 let found = replayed.entry(thread.clone()).or_insert_with(|| {
                     search_delta_history(&*store, &keys, thread, pattern.as_ref(), &conditions)
-                        .map_err(|e| format!("{e:#}"))
+                        .map_err(|e| fail(thread.clone(), e))
                 });
                 match found {
                     Ok(found) => Ok(found.remove(id).unwrap_or_default()),
-                    Err(e) => Err((thread.clone(), e.clone())),
+                    Err(e) => Err(e.clone()),
                 }
             }
             Ok(Searched::Replay) => {
                 search_delta_state(&*store, &keys, thread, id, pattern.as_ref(), &conditions)
-                    .map_err(|e| (thread.clone(), format!("{e:#}")))
+                    .map_err(|e| fail(thread.clone(), e))
             }
             Ok(Searched::Hits(h)) => Ok(h),
-            Err(f) => Err(f),
+            Err(e) => Err(fail(thread.clone(), e)),
         };
         match r {
             Ok(h) => hits.extend(h),
-            Err(f) if !failed.iter().any(|(t, _)| *t == f.0) => failed.push(f),
+            Err(f) if !failed.iter().any(|(t, _, _)| *t == f.0) => failed.push(f),
             Err(_) => {}
         }
     }
     render(g, args, &hits, out)?;
-    super::report_unreadable(&failed, threads, "were not searched")
+    not_searched(&failed, threads)?;
+    if hits.is_empty() {
+        // Like grep: nothing matched is exit 1 (the empty result is the answer: no error line).
+        return Err(crate::exit::NoMatch.into());
+    }
+    Ok(())
+}
+
+/// The threads that could not be searched, in one line: threads encrypted without the key
+/// (or with the wrong one) are counted with the hint once, not named one per thread. Every
+/// thread: an error (exit 1); some: partial (exit 3).
+fn not_searched(failed: &[(String, String, bool)], total: usize) -> Result<()> {
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let keyed: Vec<&(String, String, bool)> = failed.iter().filter(|f| f.2).collect();
+    let mut parts = Vec::new();
+    if let Some((_, why, _)) = keyed.first() {
+        parts.push(format!(
+            "{} encrypted and not searched without the key ({why})",
+            crate::output::human::count(keyed.len() as u64, "thread")
+        ));
+    }
+    for (thread, why, _) in failed.iter().filter(|f| !f.2) {
+        parts.push(format!("thread '{thread}': {why}"));
+    }
+    if failed.len() == total {
+        anyhow::bail!("no thread could be searched: {}", parts.join("; "));
+    }
+    Err(crate::exit::Partial(format!(
+        "{} of {total} threads were not searched: {}",
+        failed.len(),
+        parts.join("; ")
+    ))
+    .into())
 }
 
 /// What [`search`] made of one checkpoint.
@@ -209,14 +263,36 @@ fn messages_of(messages: &StoredMessages) -> Result<Vec<Option<Message>>> {
         .collect()
 }
 
-/// True when the condition holds for the checkpoint: in its metadata (where LangGraph copies
-/// the app's configurable keys) or in a state channel.
-fn meets(cp: &LoadedCheckpoint, c: &MetaCondition) -> bool {
-    cp.metadata.fields.get(&c.key).is_some_and(|v| c.matches(v))
-        || cp
-            .checkpoint
-            .channel(&c.key)
-            .is_some_and(|v| c.matches(&to_json(v)))
+/// True when `--meta`'s conditions select the thread, for `find` and `forget` alike (see
+/// [`crate::ops::forget::meta_selects`]): each condition holds in the metadata of any of its
+/// checkpoints, in every namespace (LangGraph copies the app's `configurable` keys there; an
+/// erasure must not miss a thread whose latest checkpoint lost the key), or in a channel of
+/// its latest root state.
+pub(super) fn meta_selects_thread(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    conditions: &[MetaCondition],
+) -> Result<bool> {
+    use crate::ops::forget::meta_selects;
+    let mut metadata = Vec::new();
+    for ns in store.namespaces(thread)? {
+        for (_, m) in store.metadata(thread, &ns)? {
+            if let Some(j) = m.and_then(|b| serde_json::from_slice(&b).ok()) {
+                metadata.push(j);
+            }
+        }
+    }
+    let none = |_: &str| None;
+    if meta_selects(conditions, &metadata, &none) {
+        return Ok(true);
+    }
+    let Some(row) = store.checkpoint(thread, "", None)? else {
+        return Ok(false);
+    };
+    let latest = LoadedCheckpoint::open(keys, row)?;
+    let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
+    Ok(meta_selects(conditions, &metadata, &channel))
 }
 
 /// The hits of one state: `messages` (`None`: an item that is not a message) and the other
@@ -228,9 +304,7 @@ fn search_state(
     pattern: Option<&Pattern>,
     conditions: &[MetaCondition],
 ) -> Result<Vec<Hit>> {
-    if !conditions.iter().all(|c| meets(cp, c)) {
-        return Ok(vec![]);
-    }
+    // The thread was selected by --meta before any checkpoint was searched.
     let hit = |index, message_id, role: String, parts: (String, String, String)| Hit {
         thread_id: cp.row.thread_id.clone(),
         checkpoint_id: cp.row.checkpoint_id.clone(),

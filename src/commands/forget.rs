@@ -11,18 +11,17 @@ use anyhow::{Context, Result};
 
 use crate::cli::{ForgetArgs, GlobalArgs};
 use crate::codec::aes::{self, Keyring};
-use crate::codec::json::to_json;
 use crate::ops::find::{MetaCondition, Pattern};
 use crate::ops::forget::{
-    classify, digest, message_strings, meta_selects, plan_match, searchable, Findings, Hit,
-    Receipt, Reclaim, Reported, Request, Scrubbed, Verification,
+    classify, digest, message_strings, plan_match, searchable, Findings, Hit, Receipt, Reclaim,
+    Reported, Request, Scrubbed, Unmatched, Verification,
 };
 use crate::ops::outcome::Status;
 use crate::output::forget::{Line, Planned};
+use crate::output::progress;
 use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
 
 use super::batch::{self, Options, Target};
-use super::LoadedCheckpoint;
 
 /// Runs `forget`.
 pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()> {
@@ -60,8 +59,10 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let mut lines: Vec<Line> = Vec::new();
 
     // 1. Whole threads: the named ones, and those --meta selects.
+    let mut absent: Vec<String> = Vec::new();
     for t in &args.thread {
-        if !threads.iter().any(|s| &s.thread_id == t) {
+        if !threads.iter().any(|s| &s.thread_id == t) && !absent.contains(t) {
+            absent.push(t.clone());
             lines.push(Line::new(
                 t,
                 "absent",
@@ -70,21 +71,27 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         }
     }
     let mut doomed: Vec<&ThreadSummary> = Vec::new();
+    // Threads --meta selected, and threads it could not check (then it may have matched).
+    let (mut meta_selected, mut meta_unknown) = (0usize, 0usize);
+    // Phases on stderr (hidden when it is not a terminal, or with --quiet).
+    let pb = progress::bar(threads.len() as u64, "forget: select");
     for t in &threads {
+        pb.inc(1);
         let named = args.thread.contains(&t.thread_id);
-        let selected = named
-            || (!conditions.is_empty()
-                && match belongs(&*store, keys, &t.thread_id, &conditions) {
-                    Ok(yes) => yes,
-                    Err(e) => {
-                        reported.push(Reported {
-                            thread_id: t.thread_id.clone(),
-                            reason: format!("could not check --meta: {e:#}"),
-                        });
-                        false
-                    }
-                });
-        if selected {
+        let by_meta = !conditions.is_empty()
+            && match super::find::meta_selects_thread(&*store, keys, &t.thread_id, &conditions) {
+                Ok(yes) => yes,
+                Err(e) => {
+                    meta_unknown += 1;
+                    reported.push(Reported {
+                        thread_id: t.thread_id.clone(),
+                        reason: format!("could not check --meta: {e:#}"),
+                    });
+                    false
+                }
+            };
+        meta_selected += usize::from(by_meta);
+        if named || by_meta {
             doomed.push(t);
         }
     }
@@ -92,8 +99,25 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let mut deleted_strings = BTreeSet::new();
     let mut deleted = Deleted::default();
     let mut deleted_ids: Vec<String> = Vec::new();
+    // --match matched something (in a deleted thread, or one it scrubs or reports), or could
+    // not tell (a thread it could not search).
+    let mut pattern_matched = false;
+    pb.finish_and_clear();
+    let pb = progress::bar(doomed.len() as u64, "forget: delete");
     for t in &doomed {
-        if let Err(e) = collect_strings(&*store, keys, &t.thread_id, &mut deleted_strings) {
+        pb.inc(1);
+        let collected = collect_strings(
+            &*store,
+            keys,
+            &t.thread_id,
+            pattern.as_ref(),
+            &mut deleted_strings,
+        );
+        match &collected {
+            Ok(hit) => pattern_matched |= *hit,
+            Err(_) => pattern_matched = true,
+        }
+        if let Err(e) = collected {
             // The thread goes anyway: what could not be read cannot be searched for.
             lines.push(Line::new(
                 &t.thread_id,
@@ -124,6 +148,8 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         ));
     }
 
+    pb.finish_and_clear();
+
     // 2. --match over every other thread.
     let gone: HashSet<&str> = doomed.iter().map(|t| t.thread_id.as_str()).collect();
     let mut scrubbed = Scrubbed::default();
@@ -133,13 +159,19 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     if let Some(p) = &pattern {
         let mut found: HashMap<String, Findings> = HashMap::new();
         let mut key_problem: Option<String> = None;
+        let pb = progress::bar(
+            (threads.len() - gone.len().min(threads.len())) as u64,
+            "forget: search",
+        );
         for t in threads
             .iter()
             .filter(|t| !gone.contains(t.thread_id.as_str()))
         {
+            pb.inc(1);
             match findings(&*store, keys, &t.thread_id, p) {
                 Ok(f) if f.is_empty() => {}
                 Ok(f) => {
+                    pattern_matched = true;
                     untouched.extend(f.untouched.iter().cloned());
                     let (m, r) = f.verify_strings();
                     must.extend(m);
@@ -154,6 +186,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
                     found.insert(t.thread_id.clone(), f);
                 }
                 Err(e) => {
+                    pattern_matched = true;
                     if crate::ops::edit::is_key_error(&e) {
                         key_problem.get_or_insert_with(|| format!("{e:#}"));
                     }
@@ -164,6 +197,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
                 }
             }
         }
+        pb.finish_and_clear();
         // Encrypted threads and no key (or the wrong one), and nothing else to do: one line.
         if let (Some(why), true, true) = (&key_problem, found.is_empty(), doomed.is_empty()) {
             anyhow::bail!("{why}; nothing was written");
@@ -235,8 +269,11 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             .filter(|t| !deleted_ids.contains(&t.thread_id))
             .map(|t| t.thread_id.clone())
             .collect();
-        // A deleted thread's id must be gone, unless a kept thread's id contains it.
-        must.extend(
+        // A deleted thread's id, like its other strings, must be in no byte outside the rows
+        // (free space); a kept row that holds it as text holds its own conversation (a thread
+        // named `human`, a word any chat may use), counted, not a leftover. Kept threads'
+        // ids are no text of any row.
+        removed.extend(
             deleted_ids
                 .iter()
                 .filter(|d| !remaining_ids.iter().any(|r| r.contains(d.as_str())))
@@ -247,7 +284,9 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         let (must, short_a) = searchable(must);
         let (removed, short_b) = searchable(removed);
         reclaim.bytes_before = store.file_stats()?.file_bytes;
+        let phase = progress::phase("forget", "zeroing free pages");
         let search = || {
+            phase.set_message("verifying: searching what the database holds");
             verify(
                 &*store,
                 keys,
@@ -257,18 +296,19 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
                 pattern.as_ref().zip(args.pattern.as_deref()),
             )
         };
-        // Worth a VACUUM: an erased string found in the file's bytes but in no row (a freed
-        // part of a page). A raw match of the pattern itself names no row; it counts only
-        // when no thread was left holding matches (reported threads keep theirs).
+        // Worth a VACUUM: an erased string found in the file's bytes outside every row (a
+        // freed part of a page). A raw match of the pattern itself counts only when no
+        // thread was left holding matches (reported threads keep theirs).
         let pattern_sha = args.pattern.as_deref().map(digest);
         let in_freed_space = |v: &Verification| {
             v.remaining.iter().any(|h| {
-                h.rows.is_empty()
-                    && !h.raw.is_empty()
+                !h.raw.is_empty()
                     && (Some(&h.sha256) != pattern_sha.as_ref() || reported.is_empty())
             })
         };
-        let found = match batch::erase_and_search(&*store, search, in_freed_space) {
+        let found = batch::erase_and_search(&*store, search, in_freed_space);
+        phase.finish_and_clear();
+        let found = match found {
             Ok((found, erased, skipped)) => {
                 reclaim.free_pages_zeroed = erased.pages_zeroed;
                 reclaim.vacuumed = erased.vacuumed;
@@ -296,6 +336,11 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             "sqlite"
         },
         dry_run,
+        unmatched: Unmatched {
+            absent_threads_sha256: absent.iter().map(|t| digest(t)).collect(),
+            meta_selected_nothing: !conditions.is_empty() && meta_selected + meta_unknown == 0,
+            pattern_matched_nothing: pattern.is_some() && !pattern_matched,
+        },
         request: Request::new(
             &args.thread,
             &conditions,
@@ -328,35 +373,20 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         )
         .into());
     }
+    // A typo in an erasure request is noticed: nothing matched is an error, a part that
+    // matched nothing makes the run partial.
+    let what = receipt.unmatched.describe(&absent).join("; ");
+    if receipt.matched_nothing() {
+        anyhow::bail!("the request matched nothing ({what}); no thread was deleted or scrubbed");
+    }
+    if receipt.unmatched.any() {
+        return Err(crate::exit::Partial(format!(
+            "part of the request matched nothing ({what}); the rest was {}",
+            if dry_run { "listed" } else { "done" }
+        ))
+        .into());
+    }
     Ok(())
-}
-
-/// True when `--meta`'s conditions select the thread (see `ops::forget::meta_selects`): the
-/// metadata of its checkpoints in every namespace, and its latest root state.
-fn belongs(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    conditions: &[MetaCondition],
-) -> Result<bool> {
-    let mut metadata = Vec::new();
-    for ns in store.namespaces(thread)? {
-        for (_, m) in store.metadata(thread, &ns)? {
-            if let Some(j) = m.and_then(|b| serde_json::from_slice(&b).ok()) {
-                metadata.push(j);
-            }
-        }
-    }
-    let none = |_: &str| None;
-    if meta_selects(conditions, &metadata, &none) {
-        return Ok(true);
-    }
-    let Some(row) = store.checkpoint(thread, "", None)? else {
-        return Ok(false);
-    };
-    let latest = LoadedCheckpoint::open(keys, row)?;
-    let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
-    Ok(meta_selects(conditions, &metadata, &channel))
 }
 
 /// One stored row of a thread, opened (decrypted when it was encrypted).
@@ -451,11 +481,10 @@ fn findings(
         }
         match crate::codec::msgpack::decode(bytes) {
             Ok(v) => {
-                if !f.visit(&v, checkpoint) {
-                    f.untouched(format!(
-                        "{place}: the pattern matches its bytes but no text memctl rewrites"
-                    ));
-                }
+                // The pattern in the bytes but in no text (a key, a type tag, an id or a
+                // name: LangGraph's structure) is no match; the verification after the
+                // scrub searches the row's text again.
+                f.visit(&v, checkpoint);
             }
             Err(e) => f.untouched(format!("{place}: does not decode ({e})")),
         }
@@ -464,21 +493,26 @@ fn findings(
     Ok(f)
 }
 
-/// Adds the strings of every message a thread's rows hold to `out`.
+/// Adds the strings of every message a thread's rows hold to `out`. Returns true when
+/// `pattern` matches one of its rows (the bytes as stored, decrypted).
 fn collect_strings(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     thread: &str,
+    pattern: Option<&Pattern>,
     out: &mut BTreeSet<String>,
-) -> Result<()> {
+) -> Result<bool> {
+    let mut matched = false;
     each_row(store, keys, thread, &mut |row| {
+        matched = matched || pattern.is_some_and(|p| p.maybe_in(row.bytes));
         if row.checkpoint.is_some() && row.type_name == "msgpack" {
             if let Ok(v) = crate::codec::msgpack::decode(row.bytes) {
                 message_strings(&v, out);
             }
         }
         Ok(())
-    })
+    })?;
+    Ok(matched)
 }
 
 /// What the server keeps beyond memctl's reach (stated in the receipt).
@@ -529,7 +563,12 @@ fn verify(
     }
     let mut v = classify(must, removed, &leftovers, searched, too_short);
     if let Some((p, given)) = pattern {
-        let raw = pattern_in_files(&files, p)?;
+        // Outside every row when memctl can tell (LangGraph's own structure may hold the
+        // pattern's bytes: a pattern `human` is in every message's type tag); else every byte.
+        let raw = match (store.free_space()?, files.first()) {
+            (Some(ranges), Some(db)) => pattern_in_ranges(db, &ranges, p)?,
+            _ => pattern_in_files(&files, p)?,
+        };
         if !raw.is_empty() {
             v.remaining.push(Hit {
                 sha256: digest(given),
@@ -540,6 +579,24 @@ fn verify(
         }
     }
     Ok(v)
+}
+
+/// `[db]` when the bytes of `ranges` of `db` match the pattern (pieces overlap by 64 KiB).
+fn pattern_in_ranges(
+    db: &std::path::Path,
+    ranges: &[(u64, u64)],
+    pattern: &Pattern,
+) -> Result<Vec<String>> {
+    let mut found = false;
+    crate::storage::sqlite::freemap::search_ranges(db, ranges, 64 << 10, &mut |piece| {
+        found = pattern.maybe_in(piece);
+        !found
+    })?;
+    Ok(if found {
+        vec![db.display().to_string()]
+    } else {
+        vec![]
+    })
 }
 
 /// The files among `files` whose bytes the pattern matches (read in pieces that overlap by

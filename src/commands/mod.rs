@@ -145,12 +145,14 @@ pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> 
 }
 
 /// Reads the root-namespace checkpoints `ids` names (`(thread, checkpoint id)`) and hands each
-/// row to `f` on all cores (see [`crate::par::pipeline`]); results keep the order of `ids`.
+/// row to `f` on all cores (see [`crate::par::pipeline`]); results keep the order of `ids`. A row that
+/// cannot be read (on Postgres a checkpoint is assembled from its blobs as it is read: a
+/// damaged blob, a bad type tag) is that thread's error, never the others'.
 pub fn map_latest<R: Send>(
     store: &dyn CheckpointStore,
     ids: &[(String, String)],
-    f: impl Fn(CheckpointRow) -> R + Sync,
-) -> Result<Vec<R>> {
+    f: impl Fn(CheckpointRow) -> Result<R> + Sync,
+) -> Result<Vec<Result<R>>> {
     let mut out = Vec::with_capacity(ids.len());
     crate::par::pipeline_batches(
         ids,
@@ -165,11 +167,15 @@ pub fn map_latest<R: Send>(
                 .into_iter()
                 .zip(batch)
                 .map(|(row, (thread, _))| {
-                    row?.with_context(|| format!("thread '{thread}' vanished while memctl read it"))
+                    Ok(row.and_then(|row| {
+                        row.with_context(|| {
+                            format!("thread '{thread}' vanished while memctl read it")
+                        })
+                    }))
                 })
                 .collect()
         },
-        f,
+        |row: Result<CheckpointRow>| row.and_then(&f),
         |results| {
             out.extend(results);
             Ok(())

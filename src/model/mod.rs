@@ -8,6 +8,7 @@ pub mod message;
 pub mod metadata;
 pub mod outline;
 pub mod state;
+pub mod stored_text;
 
 pub use checkpoint::{Checkpoint, MessagesChannel};
 pub use message::{Kind, Message};

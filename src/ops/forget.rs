@@ -328,6 +328,8 @@ pub struct Verification {
     pub clean: bool,
 }
 
+pub use crate::model::stored_text::{row_holds_text, rows_hold_texts};
+
 /// Classifies the leftovers of a search (`store.find_leftovers` with no purged thread, so
 /// every row hit is an "other thread"): a hit of a `must` string anywhere, or of a `removed`
 /// string outside any row, is a remaining string; a `removed` string in rows is shared with
@@ -361,8 +363,12 @@ pub fn classify(
             if !(hit.rows.is_empty() && hit.raw.is_empty()) {
                 v.remaining.push(hit);
             }
-        } else if !left.raw.is_empty() && rows.is_empty() {
-            v.remaining.push(hit);
+        } else if !left.raw.is_empty() {
+            // Outside every row (free space): a leftover, whatever kept rows also hold it.
+            v.remaining.push(Hit {
+                rows: vec![],
+                ..hit
+            });
         } else if !rows.is_empty() {
             v.shared_with_kept += 1;
         }
@@ -480,6 +486,58 @@ pub struct Reclaim {
     pub out_of_reach: Vec<String>,
 }
 
+/// The parts of a request that matched nothing: a typo in an erasure request (a thread id,
+/// a `--meta` value, a pattern) must be noticed, not reported as a clean erasure.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Unmatched {
+    /// SHA-256 of each `--thread` id that is not in the database.
+    pub absent_threads_sha256: Vec<String>,
+    /// `--meta` was given and selected no thread.
+    pub meta_selected_nothing: bool,
+    /// `--match` was given and matched no text in any thread (deleted ones included).
+    pub pattern_matched_nothing: bool,
+}
+
+impl Unmatched {
+    /// True when some part of the request matched nothing.
+    pub fn any(&self) -> bool {
+        !self.absent_threads_sha256.is_empty()
+            || self.meta_selected_nothing
+            || self.pattern_matched_nothing
+    }
+
+    /// True when every part of `request` matched nothing: nothing was (or would be) done.
+    pub fn all(&self, request: &Request) -> bool {
+        self.absent_threads_sha256.len() == request.threads_sha256.len()
+            && (request.meta.is_empty() || self.meta_selected_nothing)
+            && (request.pattern.is_none() || self.pattern_matched_nothing)
+    }
+
+    /// What matched nothing, for a person (`absent` names the absent thread ids).
+    pub fn describe(&self, absent: &[String]) -> Vec<String> {
+        let mut out = Vec::new();
+        if !absent.is_empty() {
+            let ids: Vec<String> = absent.iter().map(|t| format!("'{t}'")).collect();
+            out.push(format!(
+                "{} not in the database: {}",
+                if absent.len() == 1 {
+                    "thread"
+                } else {
+                    "threads"
+                },
+                ids.join(", ")
+            ));
+        }
+        if self.meta_selected_nothing {
+            out.push("--meta selected no thread".into());
+        }
+        if self.pattern_matched_nothing {
+            out.push("--match matched no text".into());
+        }
+        out
+    }
+}
+
 /// The receipt of a `forget` run: what was asked (as digests), what was deleted and
 /// scrubbed, what was reported instead, the reclaim and the verification. It names threads
 /// by the SHA-256 of their id (the deleted ones are gone; their ids may be personal data),
@@ -498,6 +556,8 @@ pub struct Receipt {
     pub dry_run: bool,
     /// What was asked.
     pub request: Request,
+    /// The parts of the request that matched nothing.
+    pub unmatched: Unmatched,
     /// SHA-256 of each deleted thread's id.
     pub deleted_threads_sha256: Vec<String>,
     /// Row counts of the deleted threads.
@@ -517,6 +577,11 @@ pub struct Receipt {
 }
 
 impl Receipt {
+    /// True when every part of the request matched nothing (nothing to do).
+    pub fn matched_nothing(&self) -> bool {
+        self.unmatched.all(&self.request)
+    }
+
     /// True when the run did everything it was asked and the verification is clean.
     pub fn complete(&self) -> bool {
         self.reported.is_empty()
@@ -546,6 +611,40 @@ mod tests {
         let mut none = findings("Bob");
         assert!(!none.visit_metadata(&metadata));
         assert!(none.matched.is_empty());
+    }
+
+    #[test]
+    fn the_verification_and_the_redaction_agree_on_structure() {
+        for k in crate::model::stored_text::STRUCTURAL_KEYS {
+            assert!(crate::ops::purge::is_structural(k), "{k}");
+        }
+        for k in ["content", "summary", "text", "args", "response_metadata"] {
+            assert!(!crate::ops::purge::is_structural(k), "{k}");
+        }
+        // A type tag, a key, a class name are structure; a text value is not.
+        let v = crate::codec::json::json_to_value(&json!({"messages": [
+            {"type": "human", "content": "hi meta", "id": "human-1",
+             "response_metadata": {"model_name": "m"}}]}));
+        let bytes = crate::codec::msgpack::encode(&v);
+        assert_eq!(
+            rows_hold_texts(
+                "msgpack",
+                &bytes,
+                &["human", "response_meta", "meta", "model_name"]
+            ),
+            [false, false, true, false]
+        );
+        assert!(
+            row_holds_text("msgpack", b"\xc1 human", "human"),
+            "undecodable counts"
+        );
+        assert!(row_holds_text("pickle", b"human", "human"));
+        assert!(!row_holds_text(
+            "json",
+            br#"{"source": "loop", "human": 1}"#,
+            "human"
+        ));
+        assert!(row_holds_text("json", br#"{"user": "a human"}"#, "human"));
     }
 
     #[test]

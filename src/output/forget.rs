@@ -44,6 +44,7 @@ pub struct Planned {
 struct DryRun<'a> {
     dry_run: bool,
     threads: &'a [Line],
+    unmatched: &'a crate::ops::forget::Unmatched,
     reported: &'a [crate::ops::forget::Reported],
     untouched: &'a [String],
 }
@@ -64,6 +65,7 @@ pub fn render(
                 &DryRun {
                     dry_run: true,
                     threads: &planned.lines,
+                    unmatched: &receipt.unmatched,
                     reported: &receipt.reported,
                     untouched: &receipt.untouched,
                 },
@@ -84,6 +86,7 @@ pub fn render(
             writeln!(out, "{}", table::render(&t))?;
         }
         reported(receipt, out)?;
+        unmatched(receipt, out)?;
         writeln!(out, "dry run: nothing was written")?;
         return Ok(());
     }
@@ -120,6 +123,7 @@ pub fn render(
         ));
     }
     writeln!(out, "asked: {}", asked.join("; "))?;
+    unmatched(r, out)?;
     writeln!(
         out,
         "deleted: {} ({}, {}, {})",
@@ -190,6 +194,36 @@ pub fn render(
             }
         }
     }
+    Ok(())
+}
+
+/// The parts of the request that matched nothing (absent threads by digest: the receipt
+/// holds no id the person asked to erase).
+fn unmatched(r: &Receipt, out: &mut dyn Write) -> Result<()> {
+    let u = &r.unmatched;
+    if !u.any() {
+        return Ok(());
+    }
+    let mut parts = Vec::new();
+    if !u.absent_threads_sha256.is_empty() {
+        parts.push(format!(
+            "{} not in the database (sha256 {})",
+            human::count(u.absent_threads_sha256.len() as u64, "thread"),
+            u.absent_threads_sha256.join(", ")
+        ));
+    }
+    if u.meta_selected_nothing {
+        parts.push("--meta selected no thread".into());
+    }
+    if u.pattern_matched_nothing {
+        parts.push("--match matched no text".into());
+    }
+    let all = if r.matched_nothing() {
+        "the request matched nothing: "
+    } else {
+        ""
+    };
+    writeln!(out, "unmatched: {all}{}", parts.join("; "))?;
     Ok(())
 }
 

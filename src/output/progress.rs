@@ -26,3 +26,26 @@ pub fn bar(len: u64, what: &str) -> ProgressBar {
     pb.set_prefix(what.to_owned());
     pb
 }
+
+/// True when progress may be drawn: stderr is a terminal and `--quiet` was not given.
+fn shown() -> bool {
+    !QUIET.load(Ordering::Relaxed) && std::io::stderr().is_terminal()
+}
+
+/// A spinner for one phase of a long command whose length is not known (`forget`'s erasing
+/// of freed space, its verification): `{what}: {message}` with the elapsed time, ticking on
+/// its own; hidden as [`bar`] is. Change the message with `set_message` as the phase moves on;
+/// `finish_and_clear` when done.
+pub fn phase(what: &str, message: &str) -> ProgressBar {
+    if !shown() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new_spinner();
+    if let Ok(style) = ProgressStyle::with_template("{prefix} {spinner} {wide_msg} ({elapsed})") {
+        pb.set_style(style);
+    }
+    pb.set_prefix(what.to_owned());
+    pb.set_message(message.to_owned());
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}

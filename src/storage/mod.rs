@@ -678,6 +678,12 @@ pub trait CheckpointStore: Send {
         vec![]
     }
 
+    /// The byte ranges of the database file (the first of [`CheckpointStore::files`]) that
+    /// hold no live row, when memctl can tell (SQLite with an empty `-wal`); `None` otherwise.
+    fn free_space(&self) -> Result<Option<Vec<(u64, u64)>>> {
+        Ok(None)
+    }
+
     /// Starts a batch: the following updates share one transaction (fewer syncs for `--all`),
     /// each still atomic on its own. End it with [`CheckpointStore::commit_batch`].
     fn begin_batch(&self) -> Result<()>;

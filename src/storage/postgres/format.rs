@@ -79,7 +79,12 @@ pub fn assemble_with(
     let Json::Object(obj) = root else {
         bail!("the checkpoint JSONB is not an object");
     };
-    let versions = obj.get("channel_versions").and_then(Json::as_object);
+    // LangGraph's loader iterates the versions: anything but an object (or none) is damage.
+    let versions = match obj.get("channel_versions") {
+        None | Some(Json::Null) => None,
+        Some(Json::Object(v)) => Some(v),
+        Some(_) => bail!("the checkpoint JSONB's channel_versions is not an object"),
+    };
     let mut type_name = "msgpack".to_owned();
     let mut values: Vec<(Value, Value)> = Vec::new();
     if let Some(Json::Object(inline)) = obj.get("channel_values") {

@@ -217,7 +217,8 @@ impl PostgresStore {
         let blob_rows = if rows.len() == 1 {
             self.query(
                 "SELECT b.channel, b.version, b.type, b.blob FROM checkpoints c \
-                 CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v \
+                 CROSS JOIN LATERAL jsonb_each_text(CASE jsonb_typeof(c.checkpoint -> 'channel_versions') \
+                     WHEN 'object' THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v \
                  JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
                    AND b.channel = v.key AND b.version = v.value \
                  WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3",
@@ -672,27 +673,55 @@ impl PostgresStore {
         Ok((opened.bytes.into_owned(), key))
     }
 
-    /// Up to five rows holding `needle`: (thread, the row named for a person). In the JSONB
+    /// Up to fifteen rows holding `needle` as text: (thread, the row named for a person). In the JSONB
     /// columns the text is searched as JSON writes it (`"`, `\` and control characters
     /// escaped), which is how `checkpoint::text` shows a string value.
     fn rows_holding(&self, needle: &str) -> Result<Vec<(String, String)>> {
         let in_json = crate::storage::json_escaped(needle);
-        let rows = self.query(
-            "(SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote_literal(thread_id) \
-               FROM checkpoints WHERE strpos(checkpoint::text, $2) > 0 OR strpos(metadata::text, $2) > 0 LIMIT 5) \
-             UNION ALL \
-             (SELECT thread_id, 'the blob of channel ' || quote_literal(channel) || ' version ' || version \
-                     || ' of thread ' || quote_literal(thread_id) \
-               FROM checkpoint_blobs WHERE position(convert_to($1, 'UTF8') in blob) > 0 LIMIT 5) \
-             UNION ALL \
-             (SELECT thread_id, 'a pending write to ' || quote_literal(channel) || ' on checkpoint ' \
-                     || checkpoint_id || ' of thread ' || quote_literal(thread_id) \
-               FROM checkpoint_writes WHERE position(convert_to($1, 'UTF8') in blob) > 0 LIMIT 5)",
-            &[&needle, &in_json],
-        )?;
-        rows.iter()
-            .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
-            .collect()
+        let mut c = self.client();
+        let e = |e| self.err(e);
+        // Every row whose stored value holds the bytes, streamed; kept when its decoded text
+        // holds the needle (see `model::stored_text`: a type tag or key is not "found"; a row
+        // that does not decode counts whole), up to five.
+        let params: [&(dyn ToSql + Sync); 2] = [&needle, &in_json];
+        let mut it = c
+            .query_raw(
+                "SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote_literal(thread_id), \
+                        'json', convert_to(checkpoint::text, 'UTF8'), convert_to(metadata::text, 'UTF8') \
+                   FROM checkpoints WHERE strpos(checkpoint::text, $2) > 0 OR strpos(metadata::text, $2) > 0 \
+                 UNION ALL \
+                 SELECT thread_id, 'the blob of channel ' || quote_literal(channel) || ' version ' || version \
+                        || ' of thread ' || quote_literal(thread_id), type, blob, NULL \
+                   FROM checkpoint_blobs WHERE position(convert_to($1, 'UTF8') in blob) > 0 \
+                 UNION ALL \
+                 SELECT thread_id, 'a pending write to ' || quote_literal(channel) || ' on checkpoint ' \
+                        || checkpoint_id || ' of thread ' || quote_literal(thread_id), type, blob, NULL \
+                   FROM checkpoint_writes WHERE position(convert_to($1, 'UTF8') in blob) > 0",
+                params,
+            )
+            .map_err(e)?;
+        let mut out = Vec::new();
+        while let Some(r) = it.next().map_err(e)? {
+            let type_name: Option<String> = r.try_get(2).map_err(e)?;
+            let value: Option<Vec<u8>> = r.try_get(3).map_err(e)?;
+            let metadata: Option<Vec<u8>> = r.try_get(4).map_err(e)?;
+            let type_name = type_name.unwrap_or_default();
+            let holds = |kind: &str, bytes: &Option<Vec<u8>>| {
+                bytes.as_deref().is_some_and(|b| {
+                    memchr::memmem::find(b, needle.as_bytes()).is_some()
+                        || memchr::memmem::find(b, in_json.as_bytes()).is_some()
+                }) && crate::model::stored_text::row_holds_text(
+                    kind,
+                    bytes.as_deref().unwrap_or_default(),
+                    needle,
+                )
+            };
+            // Read to the end (the stream must be drained); named up to fifteen.
+            if out.len() < 15 && (holds(&type_name, &value) || holds("json", &metadata)) {
+                out.push((get_str(&r, 0)?, get_str(&r, 1)?));
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -842,7 +871,8 @@ impl CheckpointStore for PostgresStore {
              CROSS JOIN LATERAL ( \
                  SELECT array_agg(b.channel) AS channels, array_agg(b.version) AS versions, \
                         array_agg(b.type) AS types, array_agg(b.blob) AS blobs \
-                 FROM jsonb_each_text(c.checkpoint -> 'channel_versions') v \
+                 FROM jsonb_each_text(CASE jsonb_typeof(c.checkpoint -> 'channel_versions') \
+                     WHEN 'object' THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v \
                  JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
                    AND b.channel = v.key AND b.version = v.value) b",
         )?;
