@@ -687,3 +687,67 @@ fn purge_that_leaves_removed_text_in_the_thread_fails_loudly() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report[0]["status"], "purge incomplete", "{report}");
 }
+
+#[test]
+fn an_empty_or_all_matching_pattern_never_wipes_a_thread() {
+    // `rm --match "$SECRET" --purge` with the variable unset: refused as a usage error, with
+    // how to clear a thread on purpose, and nothing written.
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    let files = || {
+        let mut all: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .map(|e| {
+                let p = e.expect("entry").path();
+                (p.display().to_string(), std::fs::read(&p).expect("read"))
+            })
+            .collect();
+        all.sort();
+        all
+    };
+    let before = files();
+    for pattern in ["", ".*", "^", "x*", "a|"] {
+        for purge in [true, false] {
+            let mut args = vec![
+                "rm",
+                "--db",
+                s(&db),
+                "--thread",
+                "tools",
+                "--match",
+                pattern,
+            ];
+            if purge {
+                args.push("--purge");
+            }
+            let out = common::memctl().args(&args).output().expect("runs");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{pattern:?}: {stderr}");
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+            assert!(stderr.contains("--all-messages"), "{stderr}");
+            assert!(out.stdout.is_empty());
+        }
+    }
+    // forget refuses the same patterns (one check, shared).
+    for pattern in [".*", "^"] {
+        let out = common::memctl()
+            .args(["forget", "--db", s(&db), "--regex", "--match", pattern])
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{pattern:?}: {stderr}");
+        assert!(stderr.contains("matches every text"), "{stderr}");
+    }
+    assert!(before == files(), "nothing was written");
+    // On purpose, it still works.
+    let out = run_json(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--all-messages",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out[0]["status"], "rewritten", "{out}");
+}

@@ -19,6 +19,22 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         .map(regex::Regex::new)
         .transpose()
         .context("--match is not a valid regular expression")?;
+    // An empty or all-matching pattern (`--match "$SECRET"` with the variable unset) would
+    // remove every message: refused, as find and forget refuse it, before anything opens.
+    if let Some(re) = pattern
+        .as_ref()
+        .filter(|re| crate::ops::find::matches_everything(re))
+    {
+        // The pattern is not echoed: it may be a secret.
+        let what = match re.as_str() {
+            "" => "is empty",
+            _ => "matches the empty string",
+        };
+        return Err(crate::exit::Usage(format!(
+            "--match {what}, so it matches every message; to remove every message on purpose, use --all-messages"
+        ))
+        .into());
+    }
     let selector = Selector {
         ids: args.id.clone(),
         indices: args.index.clone(),
