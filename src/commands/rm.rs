@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::{GlobalArgs, KindArg, RmArgs};
 use crate::model::Kind;
-use crate::ops::edit::plan;
+use crate::ops::edit::{plan, plan_history_purge};
 use crate::ops::remove::{select_with, Selector};
 
 use super::batch::{self, Options, Target};
@@ -54,6 +54,20 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
     let target = Target::thread(&args.thread.thread);
     let opts = Options::from_args(g, &args.rewrite, "rm")?;
     let store = batch::open_for_writing(g, opts.dry_run)?;
+    // --purge promises the text is gone from the thread: what the pattern matches anywhere in
+    // its history (older checkpoints, writes, other channels, additional_kwargs) is found as
+    // forget --match finds it, and scrubbed with the removed messages.
+    let found = match (&args.pattern, args.purge) {
+        (Some(p), true) => {
+            let thread = &args.thread.thread;
+            super::require_thread(&*store, thread, "")?;
+            let pattern = crate::ops::find::Pattern::new(p, true, false)?;
+            Some(super::forget::findings(
+                &*store, &opts.keys, thread, &pattern,
+            )?)
+        }
+        _ => None,
+    };
     let edit = |ed: &crate::ops::edit::Editable| {
         // Outlines read in place; a message's full view only for --match, one at a time.
         let removal = select_with(&ed.outline, &selector, |i| {
@@ -62,13 +76,15 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         let keep: Vec<usize> = (0..ed.outline.len())
             .filter(|i| !removal.remove.contains(i))
             .collect();
-        plan(
-            ed,
-            &keep,
-            removal.notes,
-            opts.dry_run,
-            args.purge.then(Default::default),
-        )
+        let scrub = match &found {
+            Some(f) => Some(f.scrub.clone()),
+            None => args.purge.then(Default::default),
+        };
+        let planned = plan(ed, &keep, removal.notes, opts.dry_run, scrub)?;
+        Ok(match &found {
+            Some(f) => plan_history_purge(ed, planned, f, opts.dry_run),
+            None => planned,
+        })
     };
     let (_, verdict) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
     verdict
