@@ -156,7 +156,7 @@ fn run_parallel<T: Send>(cases: Vec<T>, f: impl Fn(T) -> Result<(), String> + Sy
     );
 }
 
-/// Both saver generations; the mixed file's threads whose latest rows are encrypted.
+/// Both saver generations; the mixed file's threads, encrypted and plain.
 #[test]
 fn trim_and_rm_of_encrypted_threads_are_what_langgraph_update_state_writes() {
     let mut cases: Vec<(&str, &str, String, Vec<String>, Json)> = Vec::new();
@@ -187,10 +187,12 @@ fn trim_and_rm_of_encrypted_threads_are_what_langgraph_update_state_writes() {
                 "tuple-args",
             ][..],
         ),
+        // 'tools' is plain in a file whose app now encrypts: its new rows are encrypted, as
+        // the app's update_state writes them.
         (
             "new",
             "encrypted-mixed",
-            &["1", "system", "custom-state"][..],
+            &["1", "system", "custom-state", "tools"][..],
         ),
     ] {
         let exp = expected(name);

@@ -216,6 +216,67 @@ pub fn load_editable(
     .unwrap_or_else(|| bail!("thread '{thread}' was filtered out"))
 }
 
+/// How new rows of a plain thread are written, decided once per run: an app that encrypts
+/// (encrypted rows anywhere in the database) would encrypt them through its
+/// `EncryptedSerializer`, so memctl does too.
+#[derive(Clone)]
+pub enum AppSeal {
+    /// Every row is plain: new rows of a plain thread are plain.
+    Plain,
+    /// The database holds encrypted rows and the key opens them: new rows are encrypted.
+    Seal(std::sync::Arc<aes::AesKey>),
+    /// The database holds encrypted rows and there is no key that opens them: a plain
+    /// thread is not written (why, as a key error's line).
+    Refuse(String),
+}
+
+impl AppSeal {
+    /// What the database and `keys` call for.
+    pub fn of(store: &dyn CheckpointStore, keys: &Keyring) -> Result<AppSeal> {
+        let Some((type_name, bytes)) = store.an_encrypted_value()? else {
+            return Ok(AppSeal::Plain);
+        };
+        if keys.is_unset() {
+            return Ok(AppSeal::Refuse(format!(
+                "set {} to the app's key (or name another variable with --key-env)",
+                keys.var()
+            )));
+        }
+        let what = "an encrypted row of the database";
+        // The key must open the app's rows: rows sealed with another key the app could not read.
+        let why = match keys.open(&type_name, &bytes, what) {
+            Ok(_) => match keys.key(what) {
+                Ok(key) => return Ok(AppSeal::Seal(key.clone())),
+                Err(e) => e.to_string(),
+            },
+            // A wrong key, another cipher, a truncated value: memctl cannot encrypt as the
+            // app does.
+            Err(e) => format!("{e:#}"),
+        };
+        Ok(AppSeal::Refuse(why))
+    }
+
+    /// `ed` as it is written: a plain thread's new rows encrypted when the app encrypts; a
+    /// key error (nothing written) when it does and memctl has no key that opens its rows.
+    pub fn apply(&self, mut ed: Editable) -> Result<Editable> {
+        if ed.seal.is_some() {
+            return Ok(ed);
+        }
+        match self {
+            AppSeal::Plain => {}
+            AppSeal::Seal(key) => ed.seal = Some(key.clone()),
+            AppSeal::Refuse(why) => {
+                return Err(aes::KeyError(format!(
+                    "thread '{}' is plain, but the database holds encrypted rows: the app encrypts (LangGraph's EncryptedSerializer), so memctl writes the thread's new rows encrypted too and needs the key: {why}",
+                    ed.thread_id
+                ))
+                .into())
+            }
+        }
+        Ok(ed)
+    }
+}
+
 /// Writes a planned edit (appends its update; with `--purge`, scrubs and vacuums too) and
 /// returns its report. Inside a batch the append is a savepoint of the batch's transaction.
 /// `keys` opens encrypted rows for the purge: each is decrypted, scrubbed and encrypted again
@@ -602,8 +663,9 @@ pub fn run_with(
     report: &mut dyn FnMut(Vec<Outcome>) -> Result<()>,
 ) -> Result<()> {
     let keys = &opts.keys;
+    let app_seal = AppSeal::of(store, keys)?;
     if let Some(thread) = &target.thread {
-        let ed = load_editable(store, keys, thread, opts.force)?;
+        let ed = app_seal.apply(load_editable(store, keys, thread, opts.force)?)?;
         // A thread that moved while memctl worked is reported skipped, as in a batch.
         let outcome = match write(store, keys, edit(&ed)?) {
             Err(e) if e.is::<ThreadMoved>() => Outcome::skipped(thread, e.to_string()),
@@ -642,8 +704,9 @@ pub fn run_with(
             Ok(read_latest_batch(store, keys, batch))
         },
         |(thread, rows)| {
-            let prepared =
-                rows.map_or_else(|e| Some(Err(e)), |r| prepare(r, keys, opts.force, &filters));
+            let prepared = rows
+                .map_or_else(|e| Some(Err(e)), |r| prepare(r, keys, opts.force, &filters))
+                .map(|ed| ed.and_then(|ed| app_seal.apply(ed)));
             prepared.map(|item| match item {
                 Err(e) if e.is::<Refusal>() => Step::Done(Outcome::skipped(&thread, e.to_string())),
                 Err(e) => Step::Done(failed(&thread, e)),
@@ -708,7 +771,7 @@ pub fn run_with(
             }
             let others = match n {
                 1 => String::new(),
-                n => format!(" ({n} threads could not be read for this reason)"),
+                n => format!(" ({n} threads stopped for this reason)"),
             };
             bail!("{why}{others}; nothing was written");
         }
