@@ -1539,3 +1539,142 @@ fn forget_on_postgres_delta_threads_leaves_no_row_with_the_text() {
         "continue", "--url", &db.url, "--thread", "1", "--graph", "delta:1",
     ]);
 }
+
+/// Copies thread `from` of the database at `src` into the one at `dst` as thread `to` (every
+/// row of the saver's three tables, as they are).
+fn copy_thread(src: &str, dst: &str, from: &str, to: &str) {
+    let mut s = common::pg::client(src);
+    let mut d = common::pg::client(dst);
+    for r in s
+        .query(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint::text, metadata::text \
+             FROM checkpoints WHERE thread_id = $1",
+            &[&from],
+        )
+        .expect("checkpoints")
+    {
+        let (ns, id, parent, t, cp, md): (String, String, Option<String>, Option<String>, String, String) =
+            (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5));
+        d.execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+             VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7::text::jsonb)",
+            &[&to, &ns, &id, &parent, &t, &cp, &md],
+        )
+        .expect("insert checkpoint");
+    }
+    for r in s
+        .query(
+            "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = $1",
+            &[&from],
+        )
+        .expect("blobs")
+    {
+        let (ns, ch, v, t, b): (String, String, String, String, Option<Vec<u8>>) =
+            (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4));
+        d.execute(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[&to, &ns, &ch, &v, &t, &b],
+        )
+        .expect("insert blob");
+    }
+    for r in s
+        .query(
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path \
+             FROM checkpoint_writes WHERE thread_id = $1",
+            &[&from],
+        )
+        .expect("writes")
+    {
+        let (ns, id, task, idx, ch, t, b, path): (
+            String,
+            String,
+            String,
+            i32,
+            String,
+            Option<String>,
+            Vec<u8>,
+            String,
+        ) = (
+            r.get(0),
+            r.get(1),
+            r.get(2),
+            r.get(3),
+            r.get(4),
+            r.get(5),
+            r.get(6),
+            r.get(7),
+        );
+        d.execute(
+            "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            &[&to, &ns, &id, &task, &idx, &ch, &t, &b, &path],
+        )
+        .expect("insert write");
+    }
+}
+
+/// A plain thread in a database whose app encrypts (its other threads' rows are encrypted):
+/// with the key, memctl's new rows are encrypted, as the app's update_state through its
+/// EncryptedSerializer writes them (LangGraph with the key compares, loads and continues);
+/// without the key, one line asks for it and nothing is written.
+#[test]
+fn a_plain_thread_beside_encrypted_ones_gets_encrypted_rows() {
+    let plain = TestDb::fixture("plain_src");
+    let rewritten = TestDb::encrypted("plain_in_enc");
+    copy_thread(&plain.url, &rewritten.url, "1", "plain-1");
+    drop(plain);
+    let original = rewritten.copy("plain_in_enc_orig");
+    let types = |db: &TestDb| -> Vec<(String, String)> {
+        let mut c = common::pg::client(&db.url);
+        let mut out: Vec<(String, String)> = Vec::new();
+        for sql in [
+            "SELECT channel || '/' || version, type FROM checkpoint_blobs WHERE thread_id = 'plain-1' AND type <> 'empty'",
+            "SELECT checkpoint_id || '/' || task_id || '/' || idx, COALESCE(type, '') FROM checkpoint_writes WHERE thread_id = 'plain-1'",
+        ] {
+            out.extend(c.query(sql, &[]).expect("types").iter().map(|r| (r.get(0), r.get(1))));
+        }
+        out
+    };
+    let before = types(&rewritten);
+    assert!(before.iter().all(|(_, t)| !t.contains('+')), "{before:?}");
+    // Without the key: one line, nothing written.
+    let digest = rewritten.rows_digest();
+    let out = memctl()
+        .env_remove("LANGGRAPH_AES_KEY")
+        .args([
+            "trim",
+            "--db",
+            &rewritten.url,
+            "--thread",
+            "plain-1",
+            "--keep",
+            "2",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("is plain") && stderr.contains("--key-env"),
+        "{stderr}"
+    );
+    assert!(rewritten.rows_digest() == digest, "nothing written");
+    // With the key: what LangGraph with the EncryptedSerializer writes.
+    check_between(
+        &Fixture::Encrypted,
+        &original,
+        &rewritten,
+        "plain-1",
+        &graph_of("1"),
+        &["trim", "--keep", "2"],
+        json!({"mode": "trim", "max_tokens": 2, "counter": "len"}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let added: Vec<(String, String)> = types(&rewritten)
+        .into_iter()
+        .filter(|r| !before.contains(r))
+        .collect();
+    assert!(!added.is_empty(), "memctl wrote rows");
+    assert!(added.iter().all(|(_, t)| t.ends_with("+aes")), "{added:?}");
+}
