@@ -751,3 +751,94 @@ fn an_empty_or_all_matching_pattern_never_wipes_a_thread() {
     ]);
     assert_eq!(out[0]["status"], "rewritten", "{out}");
 }
+
+#[test]
+fn a_token_budget_is_reported_in_the_counter_it_was_applied_in() {
+    // `trim --max-tokens N --model gpt-4o` keeps a window of N o200k tokens: the report counts
+    // in o200k too (what `tokens --model gpt-4o` says before and after), and says so.
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let total = |db: &Path| {
+        run_json(&[
+            "tokens",
+            "--db",
+            s(db),
+            "--thread",
+            "tools",
+            "--model",
+            "gpt-4o",
+            "--format",
+            "json",
+        ])["total"]
+            .as_u64()
+            .expect("total")
+    };
+    let before = total(&db);
+    let table = run_ok(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--max-tokens",
+        "60",
+        "--model",
+        "gpt-4o",
+        "--dry-run",
+    ]);
+    assert!(
+        table.contains("TOKENS (O200K)") && !table.contains("APPROX"),
+        "{table}"
+    );
+    let out = run_json(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--max-tokens",
+        "60",
+        "--model",
+        "gpt-4o",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out[0]["counter"], "o200k", "{out}");
+    assert_eq!(out[0]["tokens_before"].as_u64(), Some(before), "{out}");
+    let after = out[0]["tokens_after"].as_u64().expect("after");
+    assert!(after <= 60, "{out}");
+    assert_eq!(
+        total(&db),
+        after,
+        "the thread now counts what the report says"
+    );
+    // A batch's totals line names the counter too; the approximate count says approx.
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let table = run_ok(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--all",
+        "--max-tokens",
+        "60",
+        "--counter",
+        "cl100k",
+        "--dry-run",
+    ]);
+    assert!(
+        table.contains("TOKENS (CL100K)") && table.contains("tokens (cl100k)"),
+        "{table}"
+    );
+    let out = run_json(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--max-tokens",
+        "60",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out[0]["counter"], "approx", "{out}");
+}

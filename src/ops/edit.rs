@@ -568,6 +568,7 @@ pub fn plan(
             removed,
             checkpoint_id: None,
             endpoint_tokens: None,
+            counter: None,
         },
         update: None,
         expected_writes: ed.pending_writes,

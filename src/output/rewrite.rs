@@ -71,7 +71,8 @@ impl Report {
 /// thread would lose.
 fn render_table(dry_run: bool, outcomes: &[Outcome], out: &mut dyn Write) -> Result<()> {
     let endpoint = outcomes.iter().any(|o| o.endpoint_tokens.is_some());
-    let mut headers = vec!["thread_id", "status", "messages", "tokens (approx)"];
+    let tokens_header = format!("tokens ({})", counter_of(outcomes));
+    let mut headers = vec!["thread_id", "status", "messages", tokens_header.as_str()];
     if endpoint {
         headers.push("endpoint in/out");
     }
@@ -135,6 +136,7 @@ fn records(dry_run: bool, outcomes: &[Outcome]) -> Vec<Record<'_>> {
             messages_after: o.counted.then_some(o.messages.1),
             tokens_before: o.counted.then_some(o.tokens.0),
             tokens_after: o.counted.then_some(o.tokens.1),
+            counter: o.counted.then(|| o.counter_name()),
             removed: o
                 .removed
                 .iter()
@@ -152,8 +154,17 @@ fn records(dry_run: bool, outcomes: &[Outcome]) -> Vec<Record<'_>> {
         .collect()
 }
 
-/// The totals line under a batch table: threads per status, then messages and approximate
-/// tokens before → after over the threads that were counted.
+/// The counter of a report's token counts: the one its counted threads were counted in
+/// (`approx` unless a token budget was applied in another).
+fn counter_of(outcomes: &[Outcome]) -> &str {
+    outcomes
+        .iter()
+        .find(|o| o.counted)
+        .map_or("approx", Outcome::counter_name)
+}
+
+/// The totals line under a batch table: threads per status, then messages and tokens (in
+/// their counter) before → after over the threads that were counted.
 fn totals(outcomes: &[Outcome]) -> String {
     let mut statuses: Vec<(&str, usize)> = Vec::new();
     for o in outcomes {
@@ -173,9 +184,10 @@ fn totals(outcomes: &[Outcome]) -> String {
     });
     let by_status: Vec<String> = statuses.iter().map(|(s, n)| format!("{n} {s}")).collect();
     format!(
-        "{}: {}; messages {m0} → {m1}, tokens (approx) {t0} → {t1}",
+        "{}: {}; messages {m0} → {m1}, tokens ({}) {t0} → {t1}",
         human::count(outcomes.len() as u64, "thread"),
-        by_status.join(", ")
+        by_status.join(", "),
+        counter_of(outcomes)
     )
 }
 
@@ -198,6 +210,9 @@ struct Record<'a> {
     messages_after: Option<usize>,
     tokens_before: Option<u64>,
     tokens_after: Option<u64>,
+    /// The counter of `tokens_before` / `tokens_after` (`approx`, or the `o200k` / `cl100k`
+    /// a token budget was applied in).
+    counter: Option<&'a str>,
     removed: Vec<Removed>,
     checkpoint_id: Option<&'a str>,
     endpoint_tokens: Option<EndpointTokens>,
