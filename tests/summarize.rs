@@ -595,3 +595,74 @@ fn a_summary_key_the_thread_does_not_have_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_batch_where_every_request_failed_is_an_error_that_says_nothing_was_written() {
+    // Not "partly done … the other threads were written" (exit 3): nothing was written, so it
+    // is an error (exit 1) that says so, after the report of each thread's failure.
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    let files = || {
+        let mut all: Vec<(std::path::PathBuf, Vec<u8>)> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .map(|e| {
+                let p = e.expect("entry").path();
+                let bytes = std::fs::read(&p).expect("read");
+                (p, bytes)
+            })
+            .collect();
+        all.sort();
+        all
+    };
+    let before = files();
+    let server =
+        ChatServer::start(|_, _| Reply::Status(500, "{\"error\": {\"message\": \"boom\"}}".into()));
+    let out = summarize(
+        &db,
+        &server,
+        &["--all", "--keep", "2", "--retries", "0", "--settle", "0s"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.contains("threads failed") && last.contains("nothing was written"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("were written"), "{stderr}");
+    let report = stdout_json(&out);
+    let rows = report.as_array().expect("rows");
+    assert!(rows.iter().any(|r| r["status"] == "failed"), "{report}");
+    assert!(
+        rows.iter()
+            .all(|r| r["status"] != "summarized" && r["checkpoint_id"].is_null()),
+        "{report}"
+    );
+    assert!(!server.requests().is_empty());
+    assert!(before == files(), "nothing was written");
+    // When some threads were written, the line counts them.
+    let server = ChatServer::start(|r, _| {
+        if r.prompt().contains("Paris") {
+            Reply::Status(503, "{}".into())
+        } else {
+            Reply::Summary("batch summary".into())
+        }
+    });
+    let out = summarize(
+        &db,
+        &server,
+        &["--all", "--keep", "2", "--retries", "0", "--settle", "0s"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let n = stdout_json(&out)
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["status"] == "summarized")
+        .count();
+    assert!(n > 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("; {n} threads written")),
+        "{stderr}"
+    );
+}

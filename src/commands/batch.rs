@@ -1026,16 +1026,27 @@ fn verdict(tally: &Tally, single: bool, dry_run: bool) -> Result<()> {
                 "{superseded} of {n} edits were superseded by a live app"
             ));
         }
+        // What was written, said as it is: never "the other threads were written" when none
+        // was (threads skipped or unchanged were not).
+        let done = tally.count(Status::Rewritten)
+            + tally.count(Status::Purged)
+            + tally.count(Status::Summarized);
+        let wrote_any = done + superseded + tally.count(Status::PurgeIncomplete) > 0 && !dry_run;
         let rest = if dry_run {
-            "; dry run: nothing was written"
-        } else if failed + superseded < n {
-            "; the other threads were written"
+            "; dry run: nothing was written".to_owned()
+        } else if done > 0 {
+            format!("; {} written", human::count(done as u64, "thread"))
+        } else if wrote_any {
+            String::new()
         } else {
-            ""
+            "; nothing was written".to_owned()
         };
-        return Err(
-            crate::exit::Partial(format!("{} (see the notes){rest}", what.join(" and "))).into(),
-        );
+        let line = format!("{} (see the notes){rest}", what.join(" and "));
+        // Failures and nothing written: not a partial success but an error (exit 1).
+        if !wrote_any && !dry_run {
+            bail!("{line}");
+        }
+        return Err(crate::exit::Partial(line).into());
     }
     Ok(())
 }
