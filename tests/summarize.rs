@@ -666,3 +666,116 @@ fn a_batch_where_every_request_failed_is_an_error_that_says_nothing_was_written(
         "{stderr}"
     );
 }
+
+#[test]
+fn the_progress_bar_moves_as_each_request_is_answered() {
+    // On a terminal (a pseudo-terminal from util-linux `script`), the bar shows each thread's
+    // summary as its request is answered, not a write batch (64 threads) at a time: the
+    // server holds request k until the bar has shown k threads done.
+    use std::io::Read;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let released = Arc::new(AtomicUsize::new(0));
+    let gate = released.clone();
+    let server = ChatServer::start(move |_, n| {
+        // Poll for the test's go-ahead (bounded: the test fails long before).
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while gate.load(Ordering::SeqCst) <= n && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Reply::Summary(format!("summary {n}"))
+    });
+    let memctl_bin = assert_cmd::cargo::cargo_bin("memctl");
+    let command = format!(
+        "'{}' summarize --db '{}' --endpoint '{}' --model tiny --all --keep 2 --concurrency 1 --retries 0 --timeout 120 --settle 0s --format json",
+        memctl_bin.display(),
+        s(&db),
+        server.url
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qefc", &command, "/dev/null"])
+        .env_remove("LANGGRAPH_AES_KEY")
+        .env_remove("MEMCTL_DB")
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux script runs");
+    let seen = Arc::new(Mutex::new(String::new()));
+    let mut pipe = child.stdout.take().expect("stdout");
+    let sink = seen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+            sink.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push_str(&text);
+        }
+    });
+    let output = || {
+        seen.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    };
+    let tail = |text: &str| {
+        text.chars()
+            .rev()
+            .take(400)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<String>()
+    };
+    // The last position the bar drew (`] POS/TOTAL`), with its total.
+    let drawn = || {
+        let text = output();
+        let at = text.rfind("] ")?;
+        let (pos, total) = text[at + 2..].split_whitespace().next()?.split_once('/')?;
+        Some((pos.parse::<usize>().ok()?, total.parse::<usize>().ok()?))
+    };
+    // Polls until `ready` holds (bounded).
+    let poll = |ready: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            if ready() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    };
+    // Request k is held; once it is answered the bar moves while request k + 1 is held.
+    for k in 0..3 {
+        assert!(
+            poll(&|| server.requests().len() > k),
+            "request {k} was made:\n{}",
+            tail(&output())
+        );
+        assert!(poll(&|| drawn().is_some()), "a bar:\n{}", tail(&output()));
+        let (before, total) = drawn().expect("drawn");
+        assert!(total > 3, "{}", tail(&output()));
+        released.store(k + 1, Ordering::SeqCst);
+        assert!(
+            poll(&|| server.requests().len() > k + 1),
+            "request {} was made:\n{}",
+            k + 1,
+            tail(&output())
+        );
+        assert!(
+            poll(&|| drawn().is_some_and(|(now, _)| now > before)),
+            "the bar stayed at {before}/{total} after request {k} was answered (request {} is held):\n{}",
+            k + 1,
+            tail(&output())
+        );
+    }
+    released.store(usize::MAX, Ordering::SeqCst);
+    let status = child.wait().expect("memctl ends");
+    reader.join().expect("reader");
+    assert!(status.success(), "{}", tail(&output()));
+}

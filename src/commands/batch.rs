@@ -704,6 +704,9 @@ pub fn run_with(
             Ok(read_latest_batch(store, keys, batch))
         },
         |(thread, rows)| {
+            // The bar moves as each thread is edited (for summarize: as each thread's summary
+            // request is answered), not a write batch at a time.
+            let _tick = Tick(&pb);
             let prepared = rows
                 .map_or_else(|e| Some(Err(e)), |r| prepare(r, keys, opts.force, &filters))
                 .map(|ed| ed.and_then(|ed| app_seal.apply(ed)));
@@ -720,7 +723,6 @@ pub fn run_with(
             })
         },
         |batch| {
-            pb.inc(batch.len() as u64);
             let writing = !opts.dry_run
                 && batch
                     .iter()
@@ -846,6 +848,15 @@ impl<'a> Settling<'a> {
             report(done)?;
         }
         Ok(())
+    }
+}
+
+/// Moves a progress bar by one when dropped: when a thread's edit is done, however it ends.
+struct Tick<'a>(&'a indicatif::ProgressBar);
+
+impl Drop for Tick<'_> {
+    fn drop(&mut self) {
+        self.0.inc(1);
     }
 }
 
