@@ -425,7 +425,7 @@ fn rewrites_are_encrypted_like_the_app_writes_them() {
         .into_iter()
         .filter(|r| !before.contains(r))
         .collect();
-    let rewritten = report
+    let rewritten = report["threads"]
         .as_array()
         .expect("rows")
         .iter()
@@ -439,7 +439,7 @@ fn rewrites_are_encrypted_like_the_app_writes_them() {
     // Every thread got encrypted rows: those whose latest checkpoint is encrypted, and the
     // plain 'tools' too (the app encrypts: update_state would encrypt its new rows).
     assert!(!sealed.is_empty() && plain.is_empty(), "{plain:?}");
-    let tools = report
+    let tools = report["threads"]
         .as_array()
         .expect("rows")
         .iter()
@@ -543,8 +543,8 @@ fn purge_scrubs_encrypted_rows_and_searches_their_decrypted_values() {
                 "json",
             ],
         );
-        assert_eq!(out[0]["status"], "purged", "{name}: {out}");
-        let notes = out[0]["notes"].to_string();
+        assert_eq!(out["threads"][0]["status"], "purged", "{name}: {out}");
+        let notes = out["threads"][0]["notes"].to_string();
         assert!(
             notes.contains("decrypted values of its encrypted rows"),
             "{notes}"

@@ -81,7 +81,7 @@ fn check(gen: &str, thread: &str, memctl_args: &[&str], expect: Json) -> Result<
     args.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
     let out = run_json(&args);
     let mut expect = expect;
-    if out[0]["status"] == "rewritten" {
+    if out["threads"][0]["status"] == "rewritten" {
         expect["expect_write"] = json!(true);
     }
     let (ok, text) = check_rewrite(gen, &original, &db, thread, &expect, dir.path());
@@ -90,7 +90,7 @@ fn check(gen: &str, thread: &str, memctl_args: &[&str], expect: Json) -> Result<
     } else {
         Err(format!(
             "{gen}/{thread} memctl {memctl_args:?} ({}):\n{text}",
-            out[0]["status"]
+            out["threads"][0]["status"]
         ))
     }
 }
@@ -196,7 +196,7 @@ fn trim_all_is_what_langgraph_update_state_writes_for_every_thread() {
             "--format",
             "json",
         ]);
-        let rows = out.as_array().expect("one row per thread");
+        let rows = out["threads"].as_array().expect("one row per thread");
         let rewritten = rows.iter().filter(|r| r["status"] == "rewritten").count();
         assert!(
             rewritten >= 5,
@@ -293,7 +293,7 @@ fn purged_thread_still_loads_and_continues() {
             "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "purged");
+        assert_eq!(out["threads"][0]["status"], "purged");
         let bytes = std::fs::read(&db).expect("read");
         assert!(
             !bytes.windows(7).any(|w| w == b"hunter2"),
@@ -338,7 +338,7 @@ fn forced_rewrite_of_a_paused_thread_still_loads() {
             "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "rewritten");
+        assert_eq!(out["threads"][0]["status"], "rewritten");
         let (ok, text) = harness(
             gen,
             &[
@@ -388,7 +388,10 @@ fn summarize_is_what_langgraph_update_state_writes() {
             args.extend(extra.iter().copied());
             args.extend(["--format", "json"]);
             let out = run_json(&args);
-            assert_eq!(out[0]["status"], "summarized", "{gen}/{thread}: {out}");
+            assert_eq!(
+                out["threads"][0]["status"], "summarized",
+                "{gen}/{thread}: {out}"
+            );
             let state = run_json(&["dump", "--db", s(&db), "--thread", thread]);
             let shown = run_json(&[
                 "show",
@@ -783,8 +786,11 @@ fn rm_purge_scrubs_a_match_that_only_the_history_holds() {
                 "--format",
                 "json",
             ]);
-            assert_eq!(out[0]["status"], "purged", "{gen}/{thread}/{text}: {out}");
-            let notes = out[0]["notes"].to_string();
+            assert_eq!(
+                out["threads"][0]["status"], "purged",
+                "{gen}/{thread}/{text}: {out}"
+            );
+            let notes = out["threads"][0]["notes"].to_string();
             assert!(
                 notes.contains("matching messages in its history") && notes.contains("scrubbed"),
                 "{gen}/{thread}: {notes}"

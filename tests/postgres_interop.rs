@@ -181,7 +181,10 @@ fn check_between(
         "json",
     ]);
     let out = fixture.run_json(&args);
-    if !matches!(out[0]["status"].as_str(), Some("rewritten" | "purged")) {
+    if !matches!(
+        out["threads"][0]["status"].as_str(),
+        Some("rewritten" | "purged")
+    ) {
         return Err(format!(
             "{thread} {memctl_args:?}: memctl did not write: {out}"
         ));
@@ -335,7 +338,7 @@ fn purge_leaves_no_row_with_the_secret_and_the_thread_continues() {
         "--format",
         "json",
     ]);
-    assert_eq!(out[0]["status"], "purged", "{out}");
+    assert_eq!(out["threads"][0]["status"], "purged", "{out}");
     let left = db.count(
         "SELECT (SELECT count(*) FROM checkpoints WHERE strpos(checkpoint::text || metadata::text, 'hunter2') > 0) \
               + (SELECT count(*) FROM checkpoint_blobs WHERE position('hunter2'::bytea in blob) > 0) \
@@ -554,7 +557,7 @@ fn a_live_apps_held_turn_wins_over_a_concurrent_rewrite() {
                 String::from_utf8_lossy(&edit.stderr)
             )
         })?;
-        if report[0]["status"] != "superseded" || edit.status.code() != Some(3) {
+        if report["threads"][0]["status"] != "superseded" || edit.status.code() != Some(3) {
             return Err(format!(
                 "{memctl_args:?}: memctl must report its edit superseded with exit 3, got {:?}: {report}",
                 edit.status.code()
@@ -807,7 +810,7 @@ fn summarize_between(
         .output()
         .expect("runs");
     let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
-    if report[0]["status"] != "summarized" {
+    if report["threads"][0]["status"] != "summarized" {
         return Err(format!(
             "{thread}: summarize: {report} {}",
             String::from_utf8_lossy(&out.stderr)
@@ -979,7 +982,7 @@ fn an_update_that_snapshots_an_unwritten_delta_channel_on_postgres_is_update_sta
         "--format",
         "json",
     ]);
-    assert_eq!(out[0]["status"], "purged", "{out}");
+    assert_eq!(out["threads"][0]["status"], "purged", "{out}");
     assert_eq!(files_snapshot_of_update(&purged), 1);
     let state = harness_json(&[
         "state",
@@ -1145,7 +1148,7 @@ fn a_purged_delta_thread_on_postgres_keeps_no_removed_byte_and_continues() {
             "rm", "--db", &db.url, "--thread", thread, "--index", "0", "--purge", "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "purged", "{thread}: {out}");
+        assert_eq!(out["threads"][0]["status"], "purged", "{thread}: {out}");
         let left = db.count(&format!(
             "SELECT (SELECT count(*) FROM checkpoints WHERE strpos(checkpoint::text || metadata::text, {0}) > 0) \
                   + (SELECT count(*) FROM checkpoint_blobs WHERE position(convert_to({0}, 'UTF8') in blob) > 0) \
@@ -1253,7 +1256,7 @@ fn encrypted_purge_leaves_the_text_in_no_decrypted_value() {
     let out = fx.run_json(&[
         "rm", "--match", secret, "--purge", "--thread", "1", "--db", &db.url, "--format", "json",
     ]);
-    assert_eq!(out[0]["status"], "purged", "{out}");
+    assert_eq!(out["threads"][0]["status"], "purged", "{out}");
     let (ok, text) = harness_with(&fx, &["find-text", "--url", &db.url, "--text", secret]);
     assert!(ok && text.contains("\"rows\": []"), "still there: {text}");
     let (ok, text) = harness_with(

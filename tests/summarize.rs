@@ -63,8 +63,8 @@ fn summary_replaces_exactly_the_older_messages() {
     );
     no_key_in(&out);
     let report = stdout_json(&out);
-    assert_eq!(report[0]["status"], "summarized", "{report}");
-    assert_eq!(report[0]["endpoint_tokens"]["sent"], 100);
+    assert_eq!(report["threads"][0]["status"], "summarized", "{report}");
+    assert_eq!(report["threads"][0]["endpoint_tokens"]["sent"], 100);
 
     let original: Vec<Json> = expected("new")["threads"]["system"]["state_messages"]
         .as_array()
@@ -248,7 +248,7 @@ fn failures_write_nothing_and_say_so() {
             "{name}: {stderr}"
         );
         let report = stdout_json(&out);
-        assert_eq!(report[0]["status"], "failed", "{name}: {report}");
+        assert_eq!(report["threads"][0]["status"], "failed", "{name}: {report}");
         assert_eq!(
             std::fs::read(&db).expect("read"),
             before,
@@ -261,7 +261,7 @@ fn failures_write_nothing_and_say_so() {
             "400" => {
                 assert_eq!(n, 1, "a 4xx is not retried");
                 assert!(
-                    report[0]["notes"][0]
+                    report["threads"][0]["notes"][0]
                         .as_str()
                         .is_some_and(|t| t.contains("model not found")),
                     "{report}"
@@ -292,7 +292,7 @@ fn rate_limits_are_retried() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report = stdout_json(&out);
-    assert_eq!(report[0]["status"], "summarized");
+    assert_eq!(report["threads"][0]["status"], "summarized");
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -333,7 +333,7 @@ fn batch_selection_concurrency_and_failed_threads() {
     );
     let report = stdout_json(&out);
     let status = |t: &str| {
-        report
+        report["threads"]
             .as_array()
             .and_then(|a| a.iter().find(|r| r["thread_id"] == t))
             .map(|r| r["status"].clone())
@@ -346,7 +346,7 @@ fn batch_selection_concurrency_and_failed_threads() {
     assert_eq!(status("tools"), Some("failed".into()));
     assert_eq!(status("summarized"), Some("summarized".into()));
     let exp = expected("new");
-    for row in report.as_array().expect("rows") {
+    for row in report["threads"].as_array().expect("rows") {
         let t = row["thread_id"].as_str().expect("id");
         assert!(
             exp["threads"][t]["tokens_approx"]["total"].as_u64() >= Some(40),
@@ -381,7 +381,7 @@ fn dry_run_calls_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report = stdout_json(&out);
-    let rows = report.as_array().expect("rows");
+    let rows = report["threads"].as_array().expect("rows");
     assert!(rows.iter().any(|r| r["status"] == "would summarize"));
     assert!(rows
         .iter()
@@ -439,7 +439,7 @@ fn a_thread_that_moves_during_the_call_is_not_overwritten() {
         "--format",
         "json",
     ]);
-    assert_eq!(moved[0]["status"], "rewritten");
+    assert_eq!(moved["threads"][0]["status"], "rewritten");
     go_tx.send(()).expect("release");
     let out = run.join().expect("joined");
     assert!(
@@ -448,7 +448,7 @@ fn a_thread_that_moves_during_the_call_is_not_overwritten() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report = stdout_json(&out);
-    assert_eq!(report[0]["status"], "skipped", "{report}");
+    assert_eq!(report["threads"][0]["status"], "skipped", "{report}");
     let state = run_json(&["dump", "--db", s(&db), "--thread", "tools"]);
     assert!(!state.to_string().contains("late summary"));
 }
@@ -475,8 +475,11 @@ fn a_transcript_over_the_input_budget_is_summarized_in_parts_and_nothing_is_left
         String::from_utf8_lossy(&out.stderr)
     );
     let report = stdout_json(&out);
-    assert_eq!(report[0]["status"], "summarized", "{report}");
-    assert!(report[0]["notes"].to_string().contains("parts"), "{report}");
+    assert_eq!(report["threads"][0]["status"], "summarized", "{report}");
+    assert!(
+        report["threads"][0]["notes"].to_string().contains("parts"),
+        "{report}"
+    );
     let reqs = server.requests();
     assert!(
         reqs.len() >= 3,
@@ -487,7 +490,7 @@ fn a_transcript_over_the_input_budget_is_summarized_in_parts_and_nothing_is_left
     let sent: String = reqs.iter().map(|r| r.prompt()).collect();
     let original = expected("new")["threads"]["tools"]["state_messages"].clone();
     let msgs = original.as_array().expect("msgs");
-    let removed: Vec<&Json> = report[0]["removed"]
+    let removed: Vec<&Json> = report["threads"][0]["removed"]
         .as_array()
         .expect("removed")
         .iter()
@@ -569,7 +572,7 @@ fn a_summary_key_the_thread_does_not_have_is_refused() {
         ],
     );
     let report = stdout_json(&out);
-    let tools = report
+    let tools = report["threads"]
         .as_array()
         .expect("rows")
         .iter()
@@ -630,7 +633,7 @@ fn a_batch_where_every_request_failed_is_an_error_that_says_nothing_was_written(
     );
     assert!(!stderr.contains("were written"), "{stderr}");
     let report = stdout_json(&out);
-    let rows = report.as_array().expect("rows");
+    let rows = report["threads"].as_array().expect("rows");
     assert!(rows.iter().any(|r| r["status"] == "failed"), "{report}");
     assert!(
         rows.iter()
@@ -654,7 +657,7 @@ fn a_batch_where_every_request_failed_is_an_error_that_says_nothing_was_written(
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
-    let n = stdout_json(&out)
+    let n = stdout_json(&out)["threads"]
         .as_array()
         .expect("rows")
         .iter()
