@@ -506,6 +506,28 @@ fn a_batch_without_the_key_writes_nothing_in_a_file_that_holds_encrypted_rows() 
     );
     assert!(err.contains("does not decrypt"), "{err}");
     assert!(!err.contains(wrong));
+    // summarize refuses before asking the model (a request would be paid for nothing).
+    let server = common::chat_server::ChatServer::start(|_, _| {
+        common::chat_server::Reply::Summary("never used".into())
+    });
+    let err = one_line_error(
+        None,
+        &[
+            "summarize",
+            "--thread",
+            "tools",
+            "--keep",
+            "2",
+            "--db",
+            s(&db),
+            "--endpoint",
+            &server.url,
+            "--model",
+            "m",
+        ],
+    );
+    assert!(err.contains("thread 'tools' is plain"), "{err}");
+    assert!(server.requests().is_empty(), "no request was made");
     assert!(file_bytes(&db) == before);
     let (_dir, db) = temp_copy(&fixture("encrypted-new.sqlite"));
     let before = file_bytes(&db);

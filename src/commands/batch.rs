@@ -256,24 +256,41 @@ impl AppSeal {
         Ok(AppSeal::Refuse(why))
     }
 
-    /// `ed` as it is written: a plain thread's new rows encrypted when the app encrypts; a
-    /// key error (nothing written) when it does and memctl has no key that opens its rows.
-    pub fn apply(&self, mut ed: Editable) -> Result<Editable> {
-        if ed.seal.is_some() {
-            return Ok(ed);
+    /// `ed` as it is edited: a plain thread's new rows are encrypted when the app encrypts
+    /// and memctl has its key.
+    pub fn apply(&self, mut ed: Editable) -> Editable {
+        if let (None, AppSeal::Seal(key)) = (&ed.seal, self) {
+            ed.seal = Some(key.clone());
         }
-        match self {
-            AppSeal::Plain => {}
-            AppSeal::Seal(key) => ed.seal = Some(key.clone()),
-            AppSeal::Refuse(why) => {
-                return Err(aes::KeyError(format!(
-                    "thread '{}' is plain, but the database holds encrypted rows: the app encrypts (LangGraph's EncryptedSerializer), so memctl writes the thread's new rows encrypted too and needs the key: {why}",
-                    ed.thread_id
-                ))
-                .into())
-            }
+        ed
+    }
+
+    /// A key error (nothing is written) when `ed`'s new rows would be plain in a database
+    /// whose app encrypts and memctl has no key that opens its rows.
+    pub fn check(&self, ed: &Editable) -> Result<()> {
+        match (self, &ed.seal) {
+            (AppSeal::Refuse(why), None) => Err(aes::KeyError(format!(
+                "thread '{}' is plain, but the database holds encrypted rows: the app encrypts (LangGraph's EncryptedSerializer), so memctl writes the thread's new rows encrypted too and needs the key: {why}",
+                ed.thread_id
+            ))
+            .into()),
+            _ => Ok(()),
         }
-        Ok(ed)
+    }
+
+    /// [`AppSeal::check`] for a planned edit that adds rows (or would, in a dry run): an edit
+    /// that only scrubs old rows in place (forget) writes no new row.
+    fn check_planned(&self, ed: &Editable, planned: &Planned) -> Result<()> {
+        let adds = planned.update.is_some()
+            || matches!(
+                planned.outcome.status,
+                Status::WouldRewrite | Status::WouldSummarize
+            ) && planned.scrub_at.is_none()
+                && planned.purge.is_none();
+        match adds {
+            true => self.check(ed),
+            false => Ok(()),
+        }
     }
 }
 
@@ -665,9 +682,11 @@ pub fn run_with(
     let keys = &opts.keys;
     let app_seal = AppSeal::of(store, keys)?;
     if let Some(thread) = &target.thread {
-        let ed = app_seal.apply(load_editable(store, keys, thread, opts.force)?)?;
+        let ed = app_seal.apply(load_editable(store, keys, thread, opts.force)?);
+        let planned = edit(&ed)?;
+        app_seal.check_planned(&ed, &planned)?;
         // A thread that moved while memctl worked is reported skipped, as in a batch.
-        let outcome = match write(store, keys, edit(&ed)?) {
+        let outcome = match write(store, keys, planned) {
             Err(e) if e.is::<ThreadMoved>() => Outcome::skipped(thread, e.to_string()),
             other => other?,
         };
@@ -709,11 +728,12 @@ pub fn run_with(
             let _tick = Tick(&pb);
             let prepared = rows
                 .map_or_else(|e| Some(Err(e)), |r| prepare(r, keys, opts.force, &filters))
-                .map(|ed| ed.and_then(|ed| app_seal.apply(ed)));
+                .map(|ed| ed.map(|ed| app_seal.apply(ed)));
             prepared.map(|item| match item {
                 Err(e) if e.is::<Refusal>() => Step::Done(Outcome::skipped(&thread, e.to_string())),
                 Err(e) => Step::Done(failed(&thread, e)),
-                Ok(ed) => match edit(&ed) {
+                Ok(ed) => match edit(&ed).and_then(|p| app_seal.check_planned(&ed, &p).map(|()| p))
+                {
                     Ok(p) => Step::Write(Box::new(p)),
                     Err(e) if e.is::<Refusal>() => {
                         Step::Done(Outcome::skipped(&thread, e.to_string()))

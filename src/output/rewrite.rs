@@ -110,7 +110,7 @@ impl Report {
             }
             Format::Json => {
                 match self.written {
-                    0 => write!(out, "{}],\n", self.head())?,
+                    0 => writeln!(out, "{}],", self.head())?,
                     _ => out.write_all(b"\n  ],\n")?,
                 }
                 let totals = serde_json::to_vec_pretty(&self.totals)?;
