@@ -608,8 +608,8 @@ pub struct Options {
     pub workers: usize,
     /// The progress bar's label.
     pub verb: &'static str,
-    /// The key of encrypted threads (`--key-env`): what they are read with, and new rows of
-    /// an encrypted thread are written with.
+    /// The key of encrypted threads (`--key-env`): what they are read with, and new rows are
+    /// written with when the thread or the database holds encrypted rows (see [`AppSeal`]).
     pub keys: Keyring,
 }
 

@@ -158,8 +158,9 @@ pub struct Editable {
     pub outline: Vec<Outline>,
     /// Pending writes on the latest checkpoint when it was read (0 unless forced).
     pub pending_writes: usize,
-    /// The key that decrypted the latest checkpoint, when it was encrypted: new rows are
-    /// written encrypted with it, as the app's serializer writes them.
+    /// The key new rows are encrypted with, as the app's serializer writes them: the one
+    /// that decrypted the latest checkpoint when it was encrypted (or, for a plain thread of
+    /// a database whose app encrypts, the key given: see `commands::batch::AppSeal`).
     pub seal: Option<Arc<AesKey>>,
     /// The full message views, built on first use.
     messages: OnceLock<Vec<Message>>,
