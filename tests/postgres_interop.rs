@@ -1681,3 +1681,40 @@ fn a_plain_thread_beside_encrypted_ones_gets_encrypted_rows() {
     assert!(!added.is_empty(), "memctl wrote rows");
     assert!(added.iter().all(|(_, t)| t.ends_with("+aes")), "{added:?}");
 }
+
+/// `rm --match X --purge` where X is only in the history (a message the summarizer removed,
+/// the `summary` channel): scrubbed from every row of the thread on Postgres too, and
+/// LangGraph continues the thread.
+#[test]
+fn rm_purge_scrubs_a_match_only_the_history_holds_on_postgres() {
+    for (thread, pattern, text) in [
+        ("summarized", "Weather in Rome", "Weather in Rome"),
+        ("custom-state", r"turn\(s\) so far", "turn(s) so far"),
+    ] {
+        let db = TestDb::fixture(&format!("purge_hist_{}", thread.replace('-', "_")));
+        let holding = || {
+            db.count(&format!(
+                "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = '{thread}' AND strpos(checkpoint::text || metadata::text, '{text}') > 0) \
+                      + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = '{thread}' AND position('{text}'::bytea in blob) > 0) \
+                      + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = '{thread}' AND position('{text}'::bytea in blob) > 0)"
+            ))
+        };
+        assert!(holding() > 0, "{thread}: the fixture holds {text:?}");
+        let out = run_json(&[
+            "rm", "--match", pattern, "--purge", "--thread", thread, "--db", &db.url, "--format",
+            "json",
+        ]);
+        assert_eq!(out["threads"][0]["status"], "purged", "{thread}: {out}");
+        assert_eq!(holding(), 0, "{thread}: rows still hold {text:?}: {out}");
+        let (ok, text) = harness(&[
+            "continue",
+            "--url",
+            &db.url,
+            "--thread",
+            thread,
+            "--graph",
+            &graph_of(thread),
+        ]);
+        assert!(ok, "{thread}: LangGraph continues:\n{text}");
+    }
+}
