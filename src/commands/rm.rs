@@ -70,7 +70,33 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
     };
     let edit = |ed: &crate::ops::edit::Editable| {
         // Outlines read in place; a message's full view only for --match, one at a time.
-        let removal = select_with(&ed.outline, &selector, |i| {
+        // With --purge, a message the pattern matched anywhere in the history (by id) goes
+        // from the latest state too, as forget --match takes it: the history scrub removes it
+        // (and its tool-call partners) from every row, the new checkpoint included.
+        let in_history: Vec<String> = match &found {
+            Some(f) => ed
+                .outline
+                .iter()
+                .filter_map(|m| m.id.clone())
+                .filter(|id| f.scrub.ids.contains(id) && !selector.ids.contains(id))
+                .collect(),
+            None => vec![],
+        };
+        let widened;
+        let selector = match in_history.is_empty() {
+            true => &selector,
+            false => {
+                widened = Selector {
+                    ids: selector.ids.iter().cloned().chain(in_history).collect(),
+                    indices: selector.indices.clone(),
+                    kinds: selector.kinds.clone(),
+                    pattern: selector.pattern.clone(),
+                    all: selector.all,
+                };
+                &widened
+            }
+        };
+        let removal = select_with(&ed.outline, selector, |i| {
             Ok(ed.message(i)?.searchable_text())
         })?;
         let keep: Vec<usize> = (0..ed.outline.len())
