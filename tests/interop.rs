@@ -723,7 +723,7 @@ fn race_case(gen: &str, memctl_args: &[&str]) -> Result<(), String> {
             String::from_utf8_lossy(&edit.stderr)
         )
     })?;
-    let row = report
+    let row = report["threads"]
         .as_array()
         .and_then(|rows| rows.iter().find(|r| r["thread_id"] == "1"))
         .cloned()
