@@ -304,7 +304,10 @@ def main() -> None:
             subprocess.run([*pb, "latest-ids", str(path), "--out", str(out)], check=True,
                            capture_output=True)
             ids[side] = json.loads(out.read_text())
-        mt = {r["thread_id"]: r for r in json.loads(m["m_trim"].stdout.read_text())}
+        trimmed = json.loads(m["m_trim"].stdout.read_text())
+        # The rewrite report is an object with the per-thread records under "threads" (#26).
+        rows = trimmed["threads"] if isinstance(trimmed, dict) else trimmed
+        mt = {r["thread_id"]: r for r in rows}
         diff = [t for t in set(ids["memctl"]) | set(ids["python"])
                 if ids["memctl"].get(t) != ids["python"].get(t)]
         # memctl documents one deliberate divergence: when the last N messages hold no human

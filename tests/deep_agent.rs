@@ -280,8 +280,8 @@ fn check_rewrite(thread: &str, memctl_args: &[&str], expect: Json) -> Result<(),
     ]
     .concat();
     let out = run_json(&args);
-    if out[0]["status"] != "rewritten" {
-        return Err(format!("{thread} {memctl_args:?}: {}", out[0]));
+    if out["threads"][0]["status"] != "rewritten" {
+        return Err(format!("{thread} {memctl_args:?}: {}", out["threads"][0]));
     }
     let mut expect = expect;
     expect["expect_write"] = Json::Bool(true);
@@ -421,7 +421,7 @@ fn summarize_of_deep_threads_is_what_update_state_writes() {
             .output()
             .expect("memctl runs");
         let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
-        if report[0]["status"] != "summarized" {
+        if report["threads"][0]["status"] != "summarized" {
             failures.push(format!(
                 "{thread}: {report} {}",
                 String::from_utf8_lossy(&out.stderr)

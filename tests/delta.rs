@@ -270,8 +270,8 @@ fn check_rewrite_of(
     args.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
     let out = run_json(&args);
     let mut expect = expect;
-    if out[0]["status"] != "rewritten" {
-        return Err(format!("{thread} {memctl_args:?}: {}", out[0]));
+    if out["threads"][0]["status"] != "rewritten" {
+        return Err(format!("{thread} {memctl_args:?}: {}", out["threads"][0]));
     }
     expect["expect_write"] = Json::Bool(true);
     harness_check_of(&fixture(original), thread, &db, dir.path(), &expect, None)
@@ -530,7 +530,7 @@ fn summarize_and_check(original: &str, thread: &str) -> Result<(), String> {
         .output()
         .expect("memctl runs");
     let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
-    if report[0]["status"] != "summarized" {
+    if report["threads"][0]["status"] != "summarized" {
         return Err(format!(
             "{thread}: summarize: {report} {}",
             String::from_utf8_lossy(&out.stderr)
@@ -678,8 +678,8 @@ fn encrypted_delta_threads_read_as_plain_and_rewrites_stay_sealed() {
         let mut a = args.clone();
         a.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
         let out = run_json_key(&a);
-        if out[0]["status"] != "rewritten" {
-            failures.push(format!("{thread} {args:?}: {}", out[0]));
+        if out["threads"][0]["status"] != "rewritten" {
+            failures.push(format!("{thread} {args:?}: {}", out["threads"][0]));
             continue;
         }
         let raw = run_json_key(&["dump", "--raw", "--db", s(&db), thread]);
@@ -712,7 +712,7 @@ fn encrypted_delta_threads_read_as_plain_and_rewrites_stay_sealed() {
         "--format",
         "json",
     ]);
-    if out[0]["status"] != "purged" {
+    if out["threads"][0]["status"] != "purged" {
         failures.push(format!("rm --purge: {out}"));
     }
     let raw = run_json_key(&["dump", "--raw", "--db", s(&db), "1"]);

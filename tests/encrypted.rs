@@ -90,6 +90,25 @@ fn rows(db: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// Every (type, value) of one thread's checkpoints and writes.
+fn rows_of(db: &Path, thread: &str) -> Vec<(String, Vec<u8>)> {
+    let conn = rusqlite::Connection::open(db).expect("open");
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ?1",
+        "SELECT type, value FROM writes WHERE thread_id = ?1",
+    ] {
+        let mut st = conn.prepare(sql).expect("prepare");
+        let it = st
+            .query_map([thread], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
+            .expect("query");
+        out.extend(it.map(|r| r.expect("row")));
+    }
+    out
+}
+
 fn aes_key(text: &str) -> memctl::codec::aes::AesKey {
     memctl::codec::aes::AesKey::new(zeroize::Zeroizing::new(text.as_bytes().to_vec()))
         .expect("a valid key")
@@ -370,8 +389,9 @@ fn a_truncated_value_and_a_tampered_tag_are_refused() {
 }
 
 /// A rewrite of an encrypted thread writes msgpack+aes rows that decrypt with the key to
-/// msgpack, each with its own nonce; a plain thread of the mixed file gets plain rows; the
-/// key is in no byte of the file and in no output.
+/// msgpack, each with its own nonce; so does a plain thread of the mixed file (the app
+/// encrypts now: its EncryptedSerializer would encrypt them); the key is in no byte of the
+/// file and in no output.
 #[test]
 fn rewrites_are_encrypted_like_the_app_writes_them() {
     let exp = expected("encrypted-mixed");
@@ -405,7 +425,7 @@ fn rewrites_are_encrypted_like_the_app_writes_them() {
         .into_iter()
         .filter(|r| !before.contains(r))
         .collect();
-    let rewritten = report
+    let rewritten = report["threads"]
         .as_array()
         .expect("rows")
         .iter()
@@ -416,9 +436,24 @@ fn rewrites_are_encrypted_like_the_app_writes_them() {
         added.iter().filter(|(t, _)| t.ends_with("+aes")).collect();
     let plain: Vec<&(String, Vec<u8>)> =
         added.iter().filter(|(t, _)| !t.ends_with("+aes")).collect();
-    // Threads whose latest checkpoint is encrypted (all of them but 'tools') got encrypted rows.
-    assert!(!sealed.is_empty() && !plain.is_empty(), "{added:?}");
-    assert!(plain.iter().all(|(t, _)| t == "msgpack"));
+    // Every thread got encrypted rows: those whose latest checkpoint is encrypted, and the
+    // plain 'tools' too (the app encrypts: update_state would encrypt its new rows).
+    assert!(!sealed.is_empty() && plain.is_empty(), "{plain:?}");
+    let tools = report["threads"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["thread_id"] == "tools")
+        .expect("tools");
+    assert_eq!(tools["status"], "rewritten", "{report}");
+    let tools_rows = rows_of(&db, "tools");
+    let new_tools: Vec<&(String, Vec<u8>)> =
+        tools_rows.iter().filter(|r| !before.contains(*r)).collect();
+    assert!(!new_tools.is_empty(), "tools got new rows");
+    assert!(
+        new_tools.iter().all(|(t, _)| t == "msgpack+aes"),
+        "{new_tools:?}"
+    );
     let mut nonces = std::collections::HashSet::new();
     for (t, bytes) in &sealed {
         assert_eq!(t, "msgpack+aes");
@@ -441,39 +476,59 @@ fn rewrites_are_encrypted_like_the_app_writes_them() {
     }
 }
 
-/// In a mixed file without a key, a batch rewrites the plain threads and reports the
-/// encrypted ones (exit 3); with every thread encrypted it is one line and nothing written.
+/// In a mixed file without a key, nothing is written: the encrypted threads cannot be read,
+/// and the plain ones would get plain rows beside the app's encrypted ones (its
+/// EncryptedSerializer never writes those): one line that asks for the key. The same with
+/// every thread encrypted, and with a key that does not open the app's rows.
 #[test]
-fn a_batch_without_the_key_fails_only_the_encrypted_threads() {
+fn a_batch_without_the_key_writes_nothing_in_a_file_that_holds_encrypted_rows() {
     let (_dir, db) = temp_copy(&fixture("encrypted-mixed.sqlite"));
-    let out = run(
+    let before = file_bytes(&db);
+    let err = one_line_error(None, &["trim", "--all", "--keep", "2", "--db", s(&db)]);
+    assert!(
+        err.contains("LANGGRAPH_AES_KEY") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert!(file_bytes(&db) == before);
+    // The plain thread alone: one line naming the key, nothing written.
+    let err = one_line_error(
+        None,
+        &["trim", "--thread", "tools", "--keep", "2", "--db", s(&db)],
+    );
+    assert!(
+        err.contains("thread 'tools' is plain") && err.contains("--key-env"),
+        "{err}"
+    );
+    let wrong = "a-wrong-key-0123";
+    let err = one_line_error(
+        Some(wrong),
+        &["trim", "--thread", "tools", "--keep", "2", "--db", s(&db)],
+    );
+    assert!(err.contains("does not decrypt"), "{err}");
+    assert!(!err.contains(wrong));
+    // summarize refuses before asking the model (a request would be paid for nothing).
+    let server = common::chat_server::ChatServer::start(|_, _| {
+        common::chat_server::Reply::Summary("never used".into())
+    });
+    let err = one_line_error(
         None,
         &[
-            "trim",
-            "--all",
+            "summarize",
+            "--thread",
+            "tools",
             "--keep",
             "2",
             "--db",
             s(&db),
-            "--format",
-            "json",
+            "--endpoint",
+            &server.url,
+            "--model",
+            "m",
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Json = serde_json::from_slice(&out.stdout).expect("json");
-    for row in report.as_array().expect("rows") {
-        let want = if row["thread_id"] == "tools" {
-            "rewritten"
-        } else {
-            "failed"
-        };
-        assert_eq!(row["status"], want, "{row}");
-    }
+    assert!(err.contains("thread 'tools' is plain"), "{err}");
+    assert!(server.requests().is_empty(), "no request was made");
+    assert!(file_bytes(&db) == before);
     let (_dir, db) = temp_copy(&fixture("encrypted-new.sqlite"));
     let before = file_bytes(&db);
     let err = one_line_error(None, &["trim", "--all", "--keep", "2", "--db", s(&db)]);
@@ -510,8 +565,8 @@ fn purge_scrubs_encrypted_rows_and_searches_their_decrypted_values() {
                 "json",
             ],
         );
-        assert_eq!(out[0]["status"], "purged", "{name}: {out}");
-        let notes = out[0]["notes"].to_string();
+        assert_eq!(out["threads"][0]["status"], "purged", "{name}: {out}");
+        let notes = out["threads"][0]["notes"].to_string();
         assert!(
             notes.contains("decrypted values of its encrypted rows"),
             "{notes}"

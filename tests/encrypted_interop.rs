@@ -64,11 +64,15 @@ fn check(gen: &str, name: &str, thread: &str, args: &[&str], expect: Json) -> Re
     a.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
     let out = memctl_json(&key, &a);
     let mut expect = expect;
-    if out[0]["status"] == "rewritten" || out[0]["status"] == "summarized" {
+    if out["threads"][0]["status"] == "rewritten" || out["threads"][0]["status"] == "summarized" {
         expect["expect_write"] = json!(true);
     }
-    check_rewrite(gen, &key, &original, &db, thread, &expect, dir.path())
-        .map_err(|e| format!("{name}/{thread} {args:?} ({}):\n{e}", out[0]["status"]))
+    check_rewrite(gen, &key, &original, &db, thread, &expect, dir.path()).map_err(|e| {
+        format!(
+            "{name}/{thread} {args:?} ({}):\n{e}",
+            out["threads"][0]["status"]
+        )
+    })
 }
 
 fn check_rewrite(
@@ -97,7 +101,7 @@ fn check_rewrite(
     }
 }
 
-/// Both saver generations; the mixed file's threads whose latest rows are encrypted.
+/// Both saver generations; the mixed file's threads, encrypted and plain.
 #[test]
 fn trim_and_rm_of_encrypted_threads_are_what_langgraph_update_state_writes() {
     let mut cases: Vec<(&str, &str, String, Vec<String>, Json)> = Vec::new();
@@ -128,10 +132,12 @@ fn trim_and_rm_of_encrypted_threads_are_what_langgraph_update_state_writes() {
                 "tuple-args",
             ][..],
         ),
+        // 'tools' is plain in a file whose app now encrypts: its new rows are encrypted, as
+        // the app's update_state writes them.
         (
             "new",
             "encrypted-mixed",
-            &["1", "system", "custom-state"][..],
+            &["1", "system", "custom-state", "tools"][..],
         ),
     ] {
         let exp = expected(name);
@@ -194,7 +200,7 @@ fn summarize_of_an_encrypted_thread_is_what_langgraph_update_state_writes() {
                 "json",
             ],
         );
-        assert_eq!(out[0]["status"], "summarized", "{name}: {out}");
+        assert_eq!(out["threads"][0]["status"], "summarized", "{name}: {out}");
         let state = memctl_json(&key, &["dump", "--db", s(&db), "--thread", "system"]);
         let items: Vec<Json> = state
             .as_array()
@@ -248,7 +254,7 @@ fn purged_encrypted_thread_keeps_no_trace_and_continues() {
                 "json",
             ],
         );
-        assert_eq!(out[0]["status"], "purged", "{name}: {out}");
+        assert_eq!(out["threads"][0]["status"], "purged", "{name}: {out}");
         let (ok, text) = harness(
             gen,
             &key,

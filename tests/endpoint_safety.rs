@@ -51,8 +51,8 @@ fn failure_note(out: &Output) -> String {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    assert_eq!(report[0]["status"], "failed", "{report}");
-    report[0]["notes"]
+    assert_eq!(report["threads"][0]["status"], "failed", "{report}");
+    report["threads"][0]["notes"]
         .as_array()
         .and_then(|n| n.last())
         .and_then(Json::as_str)

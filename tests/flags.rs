@@ -130,7 +130,7 @@ fn output_says_what_it_means() {
         "--format",
         "json",
     ]);
-    let row = json
+    let row = json["threads"]
         .as_array()
         .expect("rows")
         .iter()

@@ -48,7 +48,7 @@ fn check(gen: &str, thread: &str, memctl_args: &[&str], expect: Json) -> Result<
     args.extend(["--db", s(&db), "--thread", thread, "--format", "json"]);
     let out = run_json(&args);
     let mut expect = expect;
-    if out[0]["status"] == "rewritten" {
+    if out["threads"][0]["status"] == "rewritten" {
         expect["expect_write"] = json!(true);
     }
     let (ok, text) = check_rewrite(gen, &original, &db, thread, &expect, dir.path());
@@ -57,7 +57,7 @@ fn check(gen: &str, thread: &str, memctl_args: &[&str], expect: Json) -> Result<
     } else {
         Err(format!(
             "{gen}/{thread} memctl {memctl_args:?} ({}):\n{text}",
-            out[0]["status"]
+            out["threads"][0]["status"]
         ))
     }
 }
@@ -138,7 +138,7 @@ fn trim_all_is_what_langgraph_update_state_writes_for_every_thread() {
             "--format",
             "json",
         ]);
-        let rows = out.as_array().expect("one row per thread");
+        let rows = out["threads"].as_array().expect("one row per thread");
         let rewritten = rows.iter().filter(|r| r["status"] == "rewritten").count();
         assert!(
             rewritten >= 5,
@@ -235,7 +235,7 @@ fn purged_thread_still_loads_and_continues() {
             "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "purged");
+        assert_eq!(out["threads"][0]["status"], "purged");
         let bytes = std::fs::read(&db).expect("read");
         assert!(
             !bytes.windows(7).any(|w| w == b"hunter2"),
@@ -280,7 +280,7 @@ fn forced_rewrite_of_a_paused_thread_still_loads() {
             "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "rewritten");
+        assert_eq!(out["threads"][0]["status"], "rewritten");
         let (ok, text) = harness(
             gen,
             &[
@@ -330,7 +330,10 @@ fn summarize_is_what_langgraph_update_state_writes() {
             args.extend(extra.iter().copied());
             args.extend(["--format", "json"]);
             let out = run_json(&args);
-            assert_eq!(out[0]["status"], "summarized", "{gen}/{thread}: {out}");
+            assert_eq!(
+                out["threads"][0]["status"], "summarized",
+                "{gen}/{thread}: {out}"
+            );
             let state = run_json(&["dump", "--db", s(&db), "--thread", thread]);
             let shown = run_json(&[
                 "show",
@@ -666,7 +669,7 @@ fn race_case(gen: &str, memctl_args: &[&str]) -> Result<(), String> {
             String::from_utf8_lossy(&edit.stderr)
         )
     })?;
-    let row = report
+    let row = report["threads"]
         .as_array()
         .and_then(|rows| rows.iter().find(|r| r["thread_id"] == "1"))
         .cloned()
@@ -689,4 +692,102 @@ fn a_live_apps_held_turn_wins_over_a_concurrent_rewrite() {
         ("old", vec!["trim", "--keep", "2", "--all"]),
     ];
     run_parallel(cases, |(gen, args)| race_case(gen, &args));
+}
+
+#[test]
+fn rm_purge_scrubs_a_match_that_only_the_history_holds() {
+    // `rm --match X --purge` where X is not in the latest messages: only in older checkpoints
+    // (a message a summarizer removed), in another channel (`summary`), or in a kept message's
+    // additional_kwargs. --purge promises X is gone from the thread: it is scrubbed from the
+    // history as forget --match scrubs it, the receipt says so, no byte of X is left in the
+    // file, its -wal or -journal, and real LangGraph still reads the thread and continues.
+    let cases = [
+        ("summarized", "Weather in Rome", "Weather in Rome"),
+        ("custom-state", r"turn\(s\) so far", "turn(s) so far"),
+        ("summarized", "summarization", "summarization"),
+    ];
+    for gen in common::GENERATIONS {
+        for (thread, pattern, text) in cases {
+            let (dir, db) = temp_copy(&fixture(&format!("{gen}.sqlite")));
+            let name = db.file_name().and_then(|n| n.to_str()).expect("name");
+            let count = |suffix: &str| {
+                std::fs::read(dir.path().join(format!("{name}{suffix}")))
+                    .map(|b| {
+                        b.windows(text.len())
+                            .filter(|w| *w == text.as_bytes())
+                            .count()
+                    })
+                    .unwrap_or(0)
+            };
+            assert!(count("") > 0, "{gen}/{thread}: the fixture holds {text:?}");
+            let out = run_json(&[
+                "rm",
+                "--db",
+                s(&db),
+                "--thread",
+                thread,
+                "--match",
+                pattern,
+                "--purge",
+                "--format",
+                "json",
+            ]);
+            assert_eq!(
+                out["threads"][0]["status"], "purged",
+                "{gen}/{thread}/{text}: {out}"
+            );
+            let notes = out["threads"][0]["notes"].to_string();
+            assert!(
+                notes.contains("matching messages in its history") && notes.contains("scrubbed"),
+                "{gen}/{thread}: {notes}"
+            );
+            for suffix in ["", "-wal", "-journal"] {
+                assert_eq!(
+                    count(suffix),
+                    0,
+                    "{gen}/{thread}: {text:?} left in {name}{suffix}"
+                );
+            }
+            let (ok, report) = harness(
+                gen,
+                &["continue", "--db", s(&db), "--thread", thread, "--copy"],
+            );
+            assert!(
+                ok,
+                "{gen}/{thread}: LangGraph continues the purged thread:\n{report}"
+            );
+        }
+    }
+    // A match only where memctl changes nothing (an app's key in old metadata): exit 1,
+    // naming the place, nothing written.
+    let (_dir, db) = temp_copy(&fixture("new.sqlite"));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "UPDATE checkpoints SET metadata = json_set(metadata, '$.note', 'zebra-secret-77') \
+         WHERE thread_id = 'tools' AND checkpoint_id = (SELECT MIN(checkpoint_id) FROM checkpoints WHERE thread_id = 'tools')",
+        [],
+    )
+    .expect("update");
+    drop(conn);
+    let before = std::fs::read(&db).expect("read");
+    let out = common::memctl()
+        .args([
+            "rm",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "--match",
+            "zebra-secret",
+            "--purge",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("metadata of checkpoint"), "{stderr}");
+    assert!(
+        before == std::fs::read(&db).expect("read"),
+        "nothing written"
+    );
 }

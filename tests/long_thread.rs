@@ -287,7 +287,7 @@ fn every_command_reads_a_long_thread_in_linear_time() {
         &db,
         &with(&["rm", "--type", "tool", "--dry-run", "--format", "json"]),
     );
-    let rm = &rm[0];
+    let rm = &rm["threads"][0];
     assert_eq!(rm["status"], "would rewrite");
     assert_eq!(rm["messages_before"], MESSAGES);
     assert_eq!(rm["messages_after"], MESSAGES - 2 * tools);
@@ -308,20 +308,20 @@ fn every_command_reads_a_long_thread_in_linear_time() {
         &db,
         &with(&["rm", "--index", "5", "--dry-run", "--format", "json"]),
     );
-    assert_eq!(rm[0]["messages_after"], MESSAGES - 1);
+    assert_eq!(rm["threads"][0]["messages_after"], MESSAGES - 1);
 
     // trim and summarize plan on the whole thread.
     let trim = json(
         &db,
         &with(&["trim", "--keep", "4", "--dry-run", "--format", "json"]),
     );
-    assert_eq!(trim[0]["messages_before"], MESSAGES);
+    assert_eq!(trim["threads"][0]["messages_before"], MESSAGES);
     let summarize = json(
         &db,
         &with(&["summarize", "--keep", "4", "--dry-run", "--format", "json"]),
     );
-    assert_eq!(summarize[0]["messages_before"], MESSAGES);
-    assert_eq!(summarize[0]["status"], "would summarize");
+    assert_eq!(summarize["threads"][0]["messages_before"], MESSAGES);
+    assert_eq!(summarize["threads"][0]["status"], "would summarize");
 
     // A real rm: the new checkpoint and the write row (several MB each) are streamed into
     // their rows in pieces, the kept messages copied from the old blob. Real LangGraph
@@ -333,7 +333,7 @@ fn every_command_reads_a_long_thread_in_linear_time() {
         .map(|m| m["id"].clone())
         .collect();
     let rm = json(&db, &with(&["rm", "--index", "5", "--format", "json"]));
-    assert_eq!(rm[0]["status"], "rewritten", "{rm}");
+    assert_eq!(rm["threads"][0]["status"], "rewritten", "{rm}");
     let script = r#"
 import json, sqlite3, sys
 from langgraph.checkpoint.sqlite import SqliteSaver

@@ -159,7 +159,10 @@ fn check_between(
         "json",
     ]);
     let out = fixture.run_json(&args);
-    if !matches!(out[0]["status"].as_str(), Some("rewritten" | "purged")) {
+    if !matches!(
+        out["threads"][0]["status"].as_str(),
+        Some("rewritten" | "purged")
+    ) {
         return Err(format!(
             "{thread} {memctl_args:?}: memctl did not write: {out}"
         ));
@@ -288,7 +291,7 @@ fn purge_leaves_no_row_with_the_secret_and_the_thread_continues() {
         "--format",
         "json",
     ]);
-    assert_eq!(out[0]["status"], "purged", "{out}");
+    assert_eq!(out["threads"][0]["status"], "purged", "{out}");
     let left = db.count(
         "SELECT (SELECT count(*) FROM checkpoints WHERE strpos(checkpoint::text || metadata::text, 'hunter2') > 0) \
               + (SELECT count(*) FROM checkpoint_blobs WHERE position('hunter2'::bytea in blob) > 0) \
@@ -507,7 +510,7 @@ fn a_live_apps_held_turn_wins_over_a_concurrent_rewrite() {
                 String::from_utf8_lossy(&edit.stderr)
             )
         })?;
-        if report[0]["status"] != "superseded" || edit.status.code() != Some(3) {
+        if report["threads"][0]["status"] != "superseded" || edit.status.code() != Some(3) {
             return Err(format!(
                 "{memctl_args:?}: memctl must report its edit superseded with exit 3, got {:?}: {report}",
                 edit.status.code()
@@ -769,7 +772,7 @@ fn summarize_between(
         .output()
         .expect("runs");
     let report: Json = serde_json::from_slice(&out.stdout).unwrap_or(Json::Null);
-    if report[0]["status"] != "summarized" {
+    if report["threads"][0]["status"] != "summarized" {
         return Err(format!(
             "{thread}: summarize: {report} {}",
             String::from_utf8_lossy(&out.stderr)
@@ -941,7 +944,7 @@ fn an_update_that_snapshots_an_unwritten_delta_channel_on_postgres_is_update_sta
         "--format",
         "json",
     ]);
-    assert_eq!(out[0]["status"], "purged", "{out}");
+    assert_eq!(out["threads"][0]["status"], "purged", "{out}");
     assert_eq!(files_snapshot_of_update(&purged), 1);
     let state = harness_json(&[
         "state",
@@ -1107,7 +1110,7 @@ fn a_purged_delta_thread_on_postgres_keeps_no_removed_byte_and_continues() {
             "rm", "--db", &db.url, "--thread", thread, "--index", "0", "--purge", "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "purged", "{thread}: {out}");
+        assert_eq!(out["threads"][0]["status"], "purged", "{thread}: {out}");
         let left = db.count(&format!(
             "SELECT (SELECT count(*) FROM checkpoints WHERE strpos(checkpoint::text || metadata::text, {0}) > 0) \
                   + (SELECT count(*) FROM checkpoint_blobs WHERE position(convert_to({0}, 'UTF8') in blob) > 0) \
@@ -1215,7 +1218,7 @@ fn encrypted_purge_leaves_the_text_in_no_decrypted_value() {
     let out = fx.run_json(&[
         "rm", "--match", secret, "--purge", "--thread", "1", "--db", &db.url, "--format", "json",
     ]);
-    assert_eq!(out[0]["status"], "purged", "{out}");
+    assert_eq!(out["threads"][0]["status"], "purged", "{out}");
     let (ok, text) = harness_with(&fx, &["find-text", "--url", &db.url, "--text", secret]);
     assert!(ok && text.contains("\"rows\": []"), "still there: {text}");
     let (ok, text) = harness_with(
@@ -1500,4 +1503,180 @@ fn forget_on_postgres_delta_threads_leaves_no_row_with_the_text() {
     harness_json(&[
         "continue", "--url", &db.url, "--thread", "1", "--graph", "delta:1",
     ]);
+}
+
+/// Copies thread `from` of the database at `src` into the one at `dst` as thread `to` (every
+/// row of the saver's three tables, as they are).
+fn copy_thread(src: &str, dst: &str, from: &str, to: &str) {
+    let mut s = common::pg::client(src);
+    let mut d = common::pg::client(dst);
+    for r in s
+        .query(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint::text, metadata::text \
+             FROM checkpoints WHERE thread_id = $1",
+            &[&from],
+        )
+        .expect("checkpoints")
+    {
+        let (ns, id, parent, t, cp, md): (String, String, Option<String>, Option<String>, String, String) =
+            (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5));
+        d.execute(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+             VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7::text::jsonb)",
+            &[&to, &ns, &id, &parent, &t, &cp, &md],
+        )
+        .expect("insert checkpoint");
+    }
+    for r in s
+        .query(
+            "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = $1",
+            &[&from],
+        )
+        .expect("blobs")
+    {
+        let (ns, ch, v, t, b): (String, String, String, String, Option<Vec<u8>>) =
+            (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4));
+        d.execute(
+            "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[&to, &ns, &ch, &v, &t, &b],
+        )
+        .expect("insert blob");
+    }
+    for r in s
+        .query(
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path \
+             FROM checkpoint_writes WHERE thread_id = $1",
+            &[&from],
+        )
+        .expect("writes")
+    {
+        let (ns, id, task, idx, ch, t, b, path): (
+            String,
+            String,
+            String,
+            i32,
+            String,
+            Option<String>,
+            Vec<u8>,
+            String,
+        ) = (
+            r.get(0),
+            r.get(1),
+            r.get(2),
+            r.get(3),
+            r.get(4),
+            r.get(5),
+            r.get(6),
+            r.get(7),
+        );
+        d.execute(
+            "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            &[&to, &ns, &id, &task, &idx, &ch, &t, &b, &path],
+        )
+        .expect("insert write");
+    }
+}
+
+/// A plain thread in a database whose app encrypts (its other threads' rows are encrypted):
+/// with the key, memctl's new rows are encrypted, as the app's update_state through its
+/// EncryptedSerializer writes them (LangGraph with the key compares, loads and continues);
+/// without the key, one line asks for it and nothing is written.
+#[test]
+fn a_plain_thread_beside_encrypted_ones_gets_encrypted_rows() {
+    let plain = TestDb::fixture("plain_src");
+    let rewritten = TestDb::encrypted("plain_in_enc");
+    copy_thread(&plain.url, &rewritten.url, "1", "plain-1");
+    drop(plain);
+    let original = rewritten.copy("plain_in_enc_orig");
+    let types = |db: &TestDb| -> Vec<(String, String)> {
+        let mut c = common::pg::client(&db.url);
+        let mut out: Vec<(String, String)> = Vec::new();
+        for sql in [
+            "SELECT channel || '/' || version, type FROM checkpoint_blobs WHERE thread_id = 'plain-1' AND type <> 'empty'",
+            "SELECT checkpoint_id || '/' || task_id || '/' || idx, COALESCE(type, '') FROM checkpoint_writes WHERE thread_id = 'plain-1'",
+        ] {
+            out.extend(c.query(sql, &[]).expect("types").iter().map(|r| (r.get(0), r.get(1))));
+        }
+        out
+    };
+    let before = types(&rewritten);
+    assert!(before.iter().all(|(_, t)| !t.contains('+')), "{before:?}");
+    // Without the key: one line, nothing written.
+    let digest = rewritten.rows_digest();
+    let out = memctl()
+        .env_remove("LANGGRAPH_AES_KEY")
+        .args([
+            "trim",
+            "--db",
+            &rewritten.url,
+            "--thread",
+            "plain-1",
+            "--keep",
+            "2",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("is plain") && stderr.contains("--key-env"),
+        "{stderr}"
+    );
+    assert!(rewritten.rows_digest() == digest, "nothing written");
+    // With the key: what LangGraph with the EncryptedSerializer writes.
+    check_between(
+        &Fixture::Encrypted,
+        &original,
+        &rewritten,
+        "plain-1",
+        &graph_of("1"),
+        &["trim", "--keep", "2"],
+        json!({"mode": "trim", "max_tokens": 2, "counter": "len"}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let added: Vec<(String, String)> = types(&rewritten)
+        .into_iter()
+        .filter(|r| !before.contains(r))
+        .collect();
+    assert!(!added.is_empty(), "memctl wrote rows");
+    assert!(added.iter().all(|(_, t)| t.ends_with("+aes")), "{added:?}");
+}
+
+/// `rm --match X --purge` where X is only in the history (a message the summarizer removed,
+/// the `summary` channel): scrubbed from every row of the thread on Postgres too, and
+/// LangGraph continues the thread.
+#[test]
+fn rm_purge_scrubs_a_match_only_the_history_holds_on_postgres() {
+    for (thread, pattern, text) in [
+        ("summarized", "Weather in Rome", "Weather in Rome"),
+        ("custom-state", r"turn\(s\) so far", "turn(s) so far"),
+    ] {
+        let db = TestDb::fixture(&format!("purge_hist_{}", thread.replace('-', "_")));
+        let holding = || {
+            db.count(&format!(
+                "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = '{thread}' AND strpos(checkpoint::text || metadata::text, '{text}') > 0) \
+                      + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = '{thread}' AND position('{text}'::bytea in blob) > 0) \
+                      + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = '{thread}' AND position('{text}'::bytea in blob) > 0)"
+            ))
+        };
+        assert!(holding() > 0, "{thread}: the fixture holds {text:?}");
+        let out = run_json(&[
+            "rm", "--match", pattern, "--purge", "--thread", thread, "--db", &db.url, "--format",
+            "json",
+        ]);
+        assert_eq!(out["threads"][0]["status"], "purged", "{thread}: {out}");
+        assert_eq!(holding(), 0, "{thread}: rows still hold {text:?}: {out}");
+        let (ok, text) = harness(&[
+            "continue",
+            "--url",
+            &db.url,
+            "--thread",
+            thread,
+            "--graph",
+            &graph_of(thread),
+        ]);
+        assert!(ok, "{thread}: LangGraph continues:\n{text}");
+    }
 }

@@ -51,11 +51,17 @@ fn dry_run_writes_nothing() {
             "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "would rewrite");
-        assert_eq!(out[0]["messages_before"], 9);
-        assert_eq!(out[0]["messages_after"], 4);
-        assert_eq!(out[0]["removed"].as_array().map(Vec::len), Some(5));
-        assert!(out[0]["tokens_after"].as_u64() < out[0]["tokens_before"].as_u64());
+        assert_eq!(out["threads"][0]["status"], "would rewrite");
+        assert_eq!(out["threads"][0]["messages_before"], 9);
+        assert_eq!(out["threads"][0]["messages_after"], 4);
+        assert_eq!(
+            out["threads"][0]["removed"].as_array().map(Vec::len),
+            Some(5)
+        );
+        assert!(
+            out["threads"][0]["tokens_after"].as_u64()
+                < out["threads"][0]["tokens_before"].as_u64()
+        );
         let text = run_ok(&[
             "trim",
             "--db",
@@ -92,8 +98,11 @@ fn trim_appends_one_checkpoint_and_one_write_and_touches_nothing_else() {
             "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "rewritten");
-        let new_id = out[0]["checkpoint_id"].as_str().expect("id").to_owned();
+        assert_eq!(out["threads"][0]["status"], "rewritten");
+        let new_id = out["threads"][0]["checkpoint_id"]
+            .as_str()
+            .expect("id")
+            .to_owned();
         let (cp_after, wr_after) = (checkpoints(&db), writes(&db));
         assert_eq!(
             cp_after.len(),
@@ -155,7 +164,7 @@ fn trim_appends_one_checkpoint_and_one_write_and_touches_nothing_else() {
             "--format",
             "json",
         ]);
-        assert_eq!(again[0]["status"], "unchanged");
+        assert_eq!(again["threads"][0]["status"], "unchanged");
         assert_eq!(checkpoints(&db).len(), cp_after.len());
     }
 }
@@ -200,7 +209,8 @@ fn paused_threads_are_refused_unless_forced() {
         "json",
     ]);
     let by_thread = |t: &str| {
-        out.as_array()
+        out["threads"]
+            .as_array()
             .and_then(|a| a.iter().find(|r| r["thread_id"] == t))
             .cloned()
             .expect("row")
@@ -223,7 +233,7 @@ fn paused_threads_are_refused_unless_forced() {
         "--format",
         "json",
     ]);
-    assert_eq!(forced[0]["status"], "rewritten");
+    assert_eq!(forced["threads"][0]["status"], "rewritten");
 }
 
 #[test]
@@ -250,7 +260,7 @@ fn batch_filters_idle_and_min_messages() {
         "json",
     ]);
     assert_eq!(
-        out.as_array().map(Vec::len),
+        out["threads"].as_array().map(Vec::len),
         Some(0),
         "nothing idle for 30 days: {out}"
     );
@@ -267,7 +277,7 @@ fn batch_filters_idle_and_min_messages() {
         "--format",
         "json",
     ]);
-    let names: Vec<&str> = out
+    let names: Vec<&str> = out["threads"]
         .as_array()
         .expect("rows")
         .iter()
@@ -332,7 +342,9 @@ fn max_tokens_and_keep_first() {
         "json",
     ]);
     assert!(
-        out[0]["tokens_after"].as_u64().is_some_and(|t| t <= 70),
+        out["threads"][0]["tokens_after"]
+            .as_u64()
+            .is_some_and(|t| t <= 70),
         "{out}"
     );
 }
@@ -360,7 +372,7 @@ fn rm_keeps_tool_pairs_whole_and_says_so() {
         "--format",
         "json",
     ]);
-    let notes = out[0]["notes"].as_array().expect("notes");
+    let notes = out["threads"][0]["notes"].as_array().expect("notes");
     assert!(
         notes
             .iter()
@@ -396,7 +408,7 @@ fn rm_keeps_tool_pairs_whole_and_says_so() {
         "--format",
         "json",
     ]);
-    assert_eq!(cleared[0]["messages_after"], 0);
+    assert_eq!(cleared["threads"][0]["messages_after"], 0);
     assert_eq!(
         run_json(&["dump", "--db", s(&db), "--thread", "1"]),
         serde_json::json!([])
@@ -426,7 +438,7 @@ fn purge_leaves_no_trace_of_the_secret_in_the_file() {
             "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "purged", "{gen}: {out}");
+        assert_eq!(out["threads"][0]["status"], "purged", "{gen}: {out}");
         assert_eq!(count(&db), 0, "{gen}: no trace in the database file");
         assert_eq!(
             count(&dir.path().join(format!("{gen}.sqlite-wal"))),
@@ -544,7 +556,7 @@ fn a_corrupt_kept_message_is_not_written_back() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(3), "partial success");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
-    let rows = report.as_array().expect("rows");
+    let rows = report["threads"].as_array().expect("rows");
     let tools = rows
         .iter()
         .find(|r| r["thread_id"] == "tools")
@@ -595,7 +607,7 @@ fn purge_scrubs_tool_call_arguments_from_sends_and_history() {
             "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "purged", "{gen}: {out}");
+        assert_eq!(out["threads"][0]["status"], "purged", "{gen}: {out}");
         for gone in ["call_w1", "call_a1", "21°C in Paris"] {
             assert_eq!(
                 rows_holding(&db, "tools", gone),
@@ -618,7 +630,7 @@ fn purge_scrubs_tool_call_arguments_from_sends_and_history() {
             "--format",
             "json",
         ]);
-        let ids: Vec<&str> = dry[0]["removed"]
+        let ids: Vec<&str> = dry["threads"][0]["removed"]
             .as_array()
             .expect("removed")
             .iter()
@@ -637,9 +649,9 @@ fn purge_scrubs_tool_call_arguments_from_sends_and_history() {
             "--format",
             "json",
         ]);
-        assert_eq!(out[0]["status"], "purged", "{gen}: {out}");
+        assert_eq!(out["threads"][0]["status"], "purged", "{gen}: {out}");
         assert_eq!(rows_holding(&db, "tools", "Paris"), 0, "{gen}");
-        let notes = out[0]["notes"].to_string();
+        let notes = out["threads"][0]["notes"].to_string();
         assert!(
             notes.contains("other threads") && notes.contains("thread '1'"),
             "{gen}: {notes}"
@@ -685,5 +697,167 @@ fn purge_that_leaves_removed_text_in_the_thread_fails_loudly() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("still in checkpoint"), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(report[0]["status"], "purge incomplete", "{report}");
+    assert_eq!(
+        report["threads"][0]["status"], "purge incomplete",
+        "{report}"
+    );
+}
+
+#[test]
+fn an_empty_or_all_matching_pattern_never_wipes_a_thread() {
+    // `rm --match "$SECRET" --purge` with the variable unset: refused as a usage error, with
+    // how to clear a thread on purpose, and nothing written.
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    let files = || {
+        let mut all: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .map(|e| {
+                let p = e.expect("entry").path();
+                (p.display().to_string(), std::fs::read(&p).expect("read"))
+            })
+            .collect();
+        all.sort();
+        all
+    };
+    let before = files();
+    for pattern in ["", ".*", "^", "x*", "a|"] {
+        for purge in [true, false] {
+            let mut args = vec![
+                "rm",
+                "--db",
+                s(&db),
+                "--thread",
+                "tools",
+                "--match",
+                pattern,
+            ];
+            if purge {
+                args.push("--purge");
+            }
+            let out = common::memctl().args(&args).output().expect("runs");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{pattern:?}: {stderr}");
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+            assert!(stderr.contains("--all-messages"), "{stderr}");
+            assert!(out.stdout.is_empty());
+        }
+    }
+    // forget refuses the same patterns (one check, shared).
+    for pattern in [".*", "^"] {
+        let out = common::memctl()
+            .args(["forget", "--db", s(&db), "--regex", "--match", pattern])
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{pattern:?}: {stderr}");
+        assert!(stderr.contains("matches every text"), "{stderr}");
+    }
+    assert!(before == files(), "nothing was written");
+    // On purpose, it still works.
+    let out = run_json(&[
+        "rm",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--all-messages",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out["threads"][0]["status"], "rewritten", "{out}");
+}
+
+#[test]
+fn a_token_budget_is_reported_in_the_counter_it_was_applied_in() {
+    // `trim --max-tokens N --model gpt-4o` keeps a window of N o200k tokens: the report counts
+    // in o200k too (what `tokens --model gpt-4o` says before and after), and says so.
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let total = |db: &Path| {
+        run_json(&[
+            "tokens",
+            "--db",
+            s(db),
+            "--thread",
+            "tools",
+            "--model",
+            "gpt-4o",
+            "--format",
+            "json",
+        ])["total"]
+            .as_u64()
+            .expect("total")
+    };
+    let before = total(&db);
+    let table = run_ok(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--max-tokens",
+        "60",
+        "--model",
+        "gpt-4o",
+        "--dry-run",
+    ]);
+    assert!(
+        table.contains("TOKENS (O200K)") && !table.contains("APPROX"),
+        "{table}"
+    );
+    let out = run_json(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--max-tokens",
+        "60",
+        "--model",
+        "gpt-4o",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out["threads"][0]["counter"], "o200k", "{out}");
+    assert_eq!(
+        out["threads"][0]["tokens_before"].as_u64(),
+        Some(before),
+        "{out}"
+    );
+    let after = out["threads"][0]["tokens_after"].as_u64().expect("after");
+    assert!(after <= 60, "{out}");
+    assert_eq!(
+        total(&db),
+        after,
+        "the thread now counts what the report says"
+    );
+    // A batch's totals line names the counter too; the approximate count says approx.
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let table = run_ok(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--all",
+        "--max-tokens",
+        "60",
+        "--counter",
+        "cl100k",
+        "--dry-run",
+    ]);
+    assert!(
+        table.contains("TOKENS (CL100K)") && table.contains("tokens (cl100k)"),
+        "{table}"
+    );
+    let out = run_json(&[
+        "trim",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "--max-tokens",
+        "60",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out["threads"][0]["counter"], "approx", "{out}");
 }

@@ -63,8 +63,8 @@ fn summary_replaces_exactly_the_older_messages() {
     );
     no_key_in(&out);
     let report = stdout_json(&out);
-    assert_eq!(report[0]["status"], "summarized", "{report}");
-    assert_eq!(report[0]["endpoint_tokens"]["sent"], 100);
+    assert_eq!(report["threads"][0]["status"], "summarized", "{report}");
+    assert_eq!(report["threads"][0]["endpoint_tokens"]["sent"], 100);
 
     let original: Vec<Json> = expected("new")["threads"]["system"]["state_messages"]
         .as_array()
@@ -248,7 +248,7 @@ fn failures_write_nothing_and_say_so() {
             "{name}: {stderr}"
         );
         let report = stdout_json(&out);
-        assert_eq!(report[0]["status"], "failed", "{name}: {report}");
+        assert_eq!(report["threads"][0]["status"], "failed", "{name}: {report}");
         assert_eq!(
             std::fs::read(&db).expect("read"),
             before,
@@ -261,7 +261,7 @@ fn failures_write_nothing_and_say_so() {
             "400" => {
                 assert_eq!(n, 1, "a 4xx is not retried");
                 assert!(
-                    report[0]["notes"][0]
+                    report["threads"][0]["notes"][0]
                         .as_str()
                         .is_some_and(|t| t.contains("model not found")),
                     "{report}"
@@ -292,7 +292,7 @@ fn rate_limits_are_retried() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report = stdout_json(&out);
-    assert_eq!(report[0]["status"], "summarized");
+    assert_eq!(report["threads"][0]["status"], "summarized");
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -333,7 +333,7 @@ fn batch_selection_concurrency_and_failed_threads() {
     );
     let report = stdout_json(&out);
     let status = |t: &str| {
-        report
+        report["threads"]
             .as_array()
             .and_then(|a| a.iter().find(|r| r["thread_id"] == t))
             .map(|r| r["status"].clone())
@@ -346,7 +346,7 @@ fn batch_selection_concurrency_and_failed_threads() {
     assert_eq!(status("tools"), Some("failed".into()));
     assert_eq!(status("summarized"), Some("summarized".into()));
     let exp = expected("new");
-    for row in report.as_array().expect("rows") {
+    for row in report["threads"].as_array().expect("rows") {
         let t = row["thread_id"].as_str().expect("id");
         assert!(
             exp["threads"][t]["tokens_approx"]["total"].as_u64() >= Some(40),
@@ -381,7 +381,7 @@ fn dry_run_calls_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report = stdout_json(&out);
-    let rows = report.as_array().expect("rows");
+    let rows = report["threads"].as_array().expect("rows");
     assert!(rows.iter().any(|r| r["status"] == "would summarize"));
     assert!(rows
         .iter()
@@ -439,7 +439,7 @@ fn a_thread_that_moves_during_the_call_is_not_overwritten() {
         "--format",
         "json",
     ]);
-    assert_eq!(moved[0]["status"], "rewritten");
+    assert_eq!(moved["threads"][0]["status"], "rewritten");
     go_tx.send(()).expect("release");
     let out = run.join().expect("joined");
     assert!(
@@ -448,7 +448,7 @@ fn a_thread_that_moves_during_the_call_is_not_overwritten() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report = stdout_json(&out);
-    assert_eq!(report[0]["status"], "skipped", "{report}");
+    assert_eq!(report["threads"][0]["status"], "skipped", "{report}");
     let state = run_json(&["dump", "--db", s(&db), "--thread", "tools"]);
     assert!(!state.to_string().contains("late summary"));
 }
@@ -475,8 +475,11 @@ fn a_transcript_over_the_input_budget_is_summarized_in_parts_and_nothing_is_left
         String::from_utf8_lossy(&out.stderr)
     );
     let report = stdout_json(&out);
-    assert_eq!(report[0]["status"], "summarized", "{report}");
-    assert!(report[0]["notes"].to_string().contains("parts"), "{report}");
+    assert_eq!(report["threads"][0]["status"], "summarized", "{report}");
+    assert!(
+        report["threads"][0]["notes"].to_string().contains("parts"),
+        "{report}"
+    );
     let reqs = server.requests();
     assert!(
         reqs.len() >= 3,
@@ -487,7 +490,7 @@ fn a_transcript_over_the_input_budget_is_summarized_in_parts_and_nothing_is_left
     let sent: String = reqs.iter().map(|r| r.prompt()).collect();
     let original = expected("new")["threads"]["tools"]["state_messages"].clone();
     let msgs = original.as_array().expect("msgs");
-    let removed: Vec<&Json> = report[0]["removed"]
+    let removed: Vec<&Json> = report["threads"][0]["removed"]
         .as_array()
         .expect("removed")
         .iter()
@@ -569,7 +572,7 @@ fn a_summary_key_the_thread_does_not_have_is_refused() {
         ],
     );
     let report = stdout_json(&out);
-    let tools = report
+    let tools = report["threads"]
         .as_array()
         .expect("rows")
         .iter()
@@ -594,4 +597,188 @@ fn a_summary_key_the_thread_does_not_have_is_refused() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn a_batch_where_every_request_failed_is_an_error_that_says_nothing_was_written() {
+    // Not "partly done … the other threads were written" (exit 3): nothing was written, so it
+    // is an error (exit 1) that says so, after the report of each thread's failure.
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    let files = || {
+        let mut all: Vec<(std::path::PathBuf, Vec<u8>)> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .map(|e| {
+                let p = e.expect("entry").path();
+                let bytes = std::fs::read(&p).expect("read");
+                (p, bytes)
+            })
+            .collect();
+        all.sort();
+        all
+    };
+    let before = files();
+    let server =
+        ChatServer::start(|_, _| Reply::Status(500, "{\"error\": {\"message\": \"boom\"}}".into()));
+    let out = summarize(
+        &db,
+        &server,
+        &["--all", "--keep", "2", "--retries", "0", "--settle", "0s"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let last = stderr.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.contains("threads failed") && last.contains("nothing was written"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("were written"), "{stderr}");
+    let report = stdout_json(&out);
+    let rows = report["threads"].as_array().expect("rows");
+    assert!(rows.iter().any(|r| r["status"] == "failed"), "{report}");
+    assert!(
+        rows.iter()
+            .all(|r| r["status"] != "summarized" && r["checkpoint_id"].is_null()),
+        "{report}"
+    );
+    assert!(!server.requests().is_empty());
+    assert!(before == files(), "nothing was written");
+    // When some threads were written, the line counts them.
+    let server = ChatServer::start(|r, _| {
+        if r.prompt().contains("Paris") {
+            Reply::Status(503, "{}".into())
+        } else {
+            Reply::Summary("batch summary".into())
+        }
+    });
+    let out = summarize(
+        &db,
+        &server,
+        &["--all", "--keep", "2", "--retries", "0", "--settle", "0s"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let n = stdout_json(&out)["threads"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["status"] == "summarized")
+        .count();
+    assert!(n > 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("; {n} threads written")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_progress_bar_moves_as_each_request_is_answered() {
+    // On a terminal (a pseudo-terminal from util-linux `script`), the bar shows each thread's
+    // summary as its request is answered, not a write batch (64 threads) at a time: the
+    // server holds request k until the bar has shown k threads done.
+    use std::io::Read;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let released = Arc::new(AtomicUsize::new(0));
+    let gate = released.clone();
+    let server = ChatServer::start(move |_, n| {
+        // Poll for the test's go-ahead (bounded: the test fails long before).
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while gate.load(Ordering::SeqCst) <= n && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Reply::Summary(format!("summary {n}"))
+    });
+    let memctl_bin = assert_cmd::cargo::cargo_bin("memctl");
+    let command = format!(
+        "'{}' summarize --db '{}' --endpoint '{}' --model tiny --all --keep 2 --concurrency 1 --retries 0 --timeout 120 --settle 0s --format json",
+        memctl_bin.display(),
+        s(&db),
+        server.url
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qefc", &command, "/dev/null"])
+        .env_remove("LANGGRAPH_AES_KEY")
+        .env_remove("MEMCTL_DB")
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux script runs");
+    let seen = Arc::new(Mutex::new(String::new()));
+    let mut pipe = child.stdout.take().expect("stdout");
+    let sink = seen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+            sink.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push_str(&text);
+        }
+    });
+    let output = || {
+        seen.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    };
+    let tail = |text: &str| {
+        text.chars()
+            .rev()
+            .take(400)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<String>()
+    };
+    // The last position the bar drew (`] POS/TOTAL`), with its total.
+    let drawn = || {
+        let text = output();
+        let at = text.rfind("] ")?;
+        let (pos, total) = text[at + 2..].split_whitespace().next()?.split_once('/')?;
+        Some((pos.parse::<usize>().ok()?, total.parse::<usize>().ok()?))
+    };
+    // Polls until `ready` holds (bounded).
+    let poll = |ready: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            if ready() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    };
+    // Request k is held; once it is answered the bar moves while request k + 1 is held.
+    for k in 0..3 {
+        assert!(
+            poll(&|| server.requests().len() > k),
+            "request {k} was made:\n{}",
+            tail(&output())
+        );
+        assert!(poll(&|| drawn().is_some()), "a bar:\n{}", tail(&output()));
+        let (before, total) = drawn().expect("drawn");
+        assert!(total > 3, "{}", tail(&output()));
+        released.store(k + 1, Ordering::SeqCst);
+        assert!(
+            poll(&|| server.requests().len() > k + 1),
+            "request {} was made:\n{}",
+            k + 1,
+            tail(&output())
+        );
+        assert!(
+            poll(&|| drawn().is_some_and(|(now, _)| now > before)),
+            "the bar stayed at {before}/{total} after request {k} was answered (request {} is held):\n{}",
+            k + 1,
+            tail(&output())
+        );
+    }
+    released.store(usize::MAX, Ordering::SeqCst);
+    let status = child.wait().expect("memctl ends");
+    reader.join().expect("reader");
+    assert!(status.success(), "{}", tail(&output()));
 }

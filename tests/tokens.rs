@@ -262,7 +262,7 @@ fn trim_max_tokens_with_openai_counter_fits_the_budget() {
         "--format",
         "json",
     ]);
-    assert_eq!(out[0]["status"], "rewritten", "{out}");
+    assert_eq!(out["threads"][0]["status"], "rewritten", "{out}");
     let after = common::run_json(&[
         "tokens",
         "--db",

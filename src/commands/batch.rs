@@ -216,6 +216,84 @@ pub fn load_editable(
     .unwrap_or_else(|| bail!("thread '{thread}' was filtered out"))
 }
 
+/// How new rows of a plain thread are written, decided once per run: an app that encrypts
+/// (encrypted rows anywhere in the database) would encrypt them through its
+/// `EncryptedSerializer`, so memctl does too.
+#[derive(Clone)]
+pub enum AppSeal {
+    /// Every row is plain: new rows of a plain thread are plain.
+    Plain,
+    /// The database holds encrypted rows and the key opens them: new rows are encrypted.
+    Seal(std::sync::Arc<aes::AesKey>),
+    /// The database holds encrypted rows and there is no key that opens them: a plain
+    /// thread is not written (why, as a key error's line).
+    Refuse(String),
+}
+
+impl AppSeal {
+    /// What the database and `keys` call for.
+    pub fn of(store: &dyn CheckpointStore, keys: &Keyring) -> Result<AppSeal> {
+        let Some((type_name, bytes)) = store.an_encrypted_value()? else {
+            return Ok(AppSeal::Plain);
+        };
+        if keys.is_unset() {
+            return Ok(AppSeal::Refuse(format!(
+                "set {} to the app's key (or name another variable with --key-env)",
+                keys.var()
+            )));
+        }
+        let what = "an encrypted row of the database";
+        // The key must open the app's rows: rows sealed with another key the app could not read.
+        let why = match keys.open(&type_name, &bytes, what) {
+            Ok(_) => match keys.key(what) {
+                Ok(key) => return Ok(AppSeal::Seal(key.clone())),
+                Err(e) => e.to_string(),
+            },
+            // A wrong key, another cipher, a truncated value: memctl cannot encrypt as the
+            // app does.
+            Err(e) => format!("{e:#}"),
+        };
+        Ok(AppSeal::Refuse(why))
+    }
+
+    /// `ed` as it is edited: a plain thread's new rows are encrypted when the app encrypts
+    /// and memctl has its key.
+    pub fn apply(&self, mut ed: Editable) -> Editable {
+        if let (None, AppSeal::Seal(key)) = (&ed.seal, self) {
+            ed.seal = Some(key.clone());
+        }
+        ed
+    }
+
+    /// A key error (nothing is written) when `ed`'s new rows would be plain in a database
+    /// whose app encrypts and memctl has no key that opens its rows.
+    pub fn check(&self, ed: &Editable) -> Result<()> {
+        match (self, &ed.seal) {
+            (AppSeal::Refuse(why), None) => Err(aes::KeyError(format!(
+                "thread '{}' is plain, but the database holds encrypted rows: the app encrypts (LangGraph's EncryptedSerializer), so memctl writes the thread's new rows encrypted too and needs the key: {why}",
+                ed.thread_id
+            ))
+            .into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`AppSeal::check`] for a planned edit that adds rows (or would, in a dry run): an edit
+    /// that only scrubs old rows in place (forget) writes no new row.
+    fn check_planned(&self, ed: &Editable, planned: &Planned) -> Result<()> {
+        let adds = planned.update.is_some()
+            || matches!(
+                planned.outcome.status,
+                Status::WouldRewrite | Status::WouldSummarize
+            ) && planned.scrub_at.is_none()
+                && planned.purge.is_none();
+        match adds {
+            true => self.check(ed),
+            false => Ok(()),
+        }
+    }
+}
+
 /// Writes a planned edit (appends its update; with `--purge`, scrubs and vacuums too) and
 /// returns its report. Inside a batch the append is a savepoint of the batch's transaction.
 /// `keys` opens encrypted rows for the purge: each is decrypted, scrubbed and encrypted again
@@ -530,8 +608,8 @@ pub struct Options {
     pub workers: usize,
     /// The progress bar's label.
     pub verb: &'static str,
-    /// The key of encrypted threads (`--key-env`): what they are read with, and new rows of
-    /// an encrypted thread are written with.
+    /// The key of encrypted threads (`--key-env`): what they are read with, and new rows are
+    /// written with when the thread or the database holds encrypted rows (see [`AppSeal`]).
     pub keys: Keyring,
 }
 
@@ -602,10 +680,13 @@ pub fn run_with(
     report: &mut dyn FnMut(Vec<Outcome>) -> Result<()>,
 ) -> Result<()> {
     let keys = &opts.keys;
+    let app_seal = AppSeal::of(store, keys)?;
     if let Some(thread) = &target.thread {
-        let ed = load_editable(store, keys, thread, opts.force)?;
+        let ed = app_seal.apply(load_editable(store, keys, thread, opts.force)?);
+        let planned = edit(&ed)?;
+        app_seal.check_planned(&ed, &planned)?;
         // A thread that moved while memctl worked is reported skipped, as in a batch.
-        let outcome = match write(store, keys, edit(&ed)?) {
+        let outcome = match write(store, keys, planned) {
             Err(e) if e.is::<ThreadMoved>() => Outcome::skipped(thread, e.to_string()),
             other => other?,
         };
@@ -642,12 +723,17 @@ pub fn run_with(
             Ok(read_latest_batch(store, keys, batch))
         },
         |(thread, rows)| {
-            let prepared =
-                rows.map_or_else(|e| Some(Err(e)), |r| prepare(r, keys, opts.force, &filters));
+            // The bar moves as each thread is edited (for summarize: as each thread's summary
+            // request is answered), not a write batch at a time.
+            let _tick = Tick(&pb);
+            let prepared = rows
+                .map_or_else(|e| Some(Err(e)), |r| prepare(r, keys, opts.force, &filters))
+                .map(|ed| ed.map(|ed| app_seal.apply(ed)));
             prepared.map(|item| match item {
                 Err(e) if e.is::<Refusal>() => Step::Done(Outcome::skipped(&thread, e.to_string())),
                 Err(e) => Step::Done(failed(&thread, e)),
-                Ok(ed) => match edit(&ed) {
+                Ok(ed) => match edit(&ed).and_then(|p| app_seal.check_planned(&ed, &p).map(|()| p))
+                {
                     Ok(p) => Step::Write(Box::new(p)),
                     Err(e) if e.is::<Refusal>() => {
                         Step::Done(Outcome::skipped(&thread, e.to_string()))
@@ -657,7 +743,6 @@ pub fn run_with(
             })
         },
         |batch| {
-            pb.inc(batch.len() as u64);
             let writing = !opts.dry_run
                 && batch
                     .iter()
@@ -708,7 +793,7 @@ pub fn run_with(
             }
             let others = match n {
                 1 => String::new(),
-                n => format!(" ({n} threads could not be read for this reason)"),
+                n => format!(" ({n} threads stopped for this reason)"),
             };
             bail!("{why}{others}; nothing was written");
         }
@@ -783,6 +868,15 @@ impl<'a> Settling<'a> {
             report(done)?;
         }
         Ok(())
+    }
+}
+
+/// Moves a progress bar by one when dropped: when a thread's edit is done, however it ends.
+struct Tick<'a>(&'a indicatif::ProgressBar);
+
+impl Drop for Tick<'_> {
+    fn drop(&mut self) {
+        self.0.inc(1);
     }
 }
 
@@ -963,16 +1057,27 @@ fn verdict(tally: &Tally, single: bool, dry_run: bool) -> Result<()> {
                 "{superseded} of {n} edits were superseded by a live app"
             ));
         }
+        // What was written, said as it is: never "the other threads were written" when none
+        // was (threads skipped or unchanged were not).
+        let done = tally.count(Status::Rewritten)
+            + tally.count(Status::Purged)
+            + tally.count(Status::Summarized);
+        let wrote_any = done + superseded + tally.count(Status::PurgeIncomplete) > 0 && !dry_run;
         let rest = if dry_run {
-            "; dry run: nothing was written"
-        } else if failed + superseded < n {
-            "; the other threads were written"
+            "; dry run: nothing was written".to_owned()
+        } else if done > 0 {
+            format!("; {} written", human::count(done as u64, "thread"))
+        } else if wrote_any {
+            String::new()
         } else {
-            ""
+            "; nothing was written".to_owned()
         };
-        return Err(
-            crate::exit::Partial(format!("{} (see the notes){rest}", what.join(" and "))).into(),
-        );
+        let line = format!("{} (see the notes){rest}", what.join(" and "));
+        // Failures and nothing written: not a partial success but an error (exit 1).
+        if !wrote_any && !dry_run {
+            bail!("{line}");
+        }
+        return Err(crate::exit::Partial(line).into());
     }
     Ok(())
 }

@@ -444,8 +444,8 @@ fn each_row(
     Ok(())
 }
 
-/// What `--match` finds in a thread's rows.
-fn findings(
+/// What `--match` finds in a thread's rows (also `rm --match --purge`'s history search).
+pub(crate) fn findings(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     thread: &str,

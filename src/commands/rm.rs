@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::{GlobalArgs, KindArg, RmArgs};
 use crate::model::Kind;
-use crate::ops::edit::plan;
+use crate::ops::edit::{plan, plan_history_purge};
 use crate::ops::remove::{select_with, Selector};
 
 use super::batch::{self, Options, Target};
@@ -19,6 +19,22 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         .map(regex::Regex::new)
         .transpose()
         .context("--match is not a valid regular expression")?;
+    // An empty or all-matching pattern (`--match "$SECRET"` with the variable unset) would
+    // remove every message: refused, as find and forget refuse it, before anything opens.
+    if let Some(re) = pattern
+        .as_ref()
+        .filter(|re| crate::ops::find::matches_everything(re))
+    {
+        // The pattern is not echoed: it may be a secret.
+        let what = match re.as_str() {
+            "" => "is empty",
+            _ => "matches the empty string",
+        };
+        return Err(crate::exit::Usage(format!(
+            "--match {what}, so it matches every message; to remove every message on purpose, use --all-messages"
+        ))
+        .into());
+    }
     let selector = Selector {
         ids: args.id.clone(),
         indices: args.index.clone(),
@@ -38,21 +54,63 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
     let target = Target::thread(&args.thread.thread);
     let opts = Options::from_args(g, &args.rewrite, "rm")?;
     let store = batch::open_for_writing(g, opts.dry_run)?;
+    // --purge promises the text is gone from the thread: what the pattern matches anywhere in
+    // its history (older checkpoints, writes, other channels, additional_kwargs) is found as
+    // forget --match finds it, and scrubbed with the removed messages.
+    let found = match (&args.pattern, args.purge) {
+        (Some(p), true) => {
+            let thread = &args.thread.thread;
+            super::require_thread(&*store, thread, "")?;
+            let pattern = crate::ops::find::Pattern::new(p, true, false)?;
+            Some(super::forget::findings(
+                &*store, &opts.keys, thread, &pattern,
+            )?)
+        }
+        _ => None,
+    };
     let edit = |ed: &crate::ops::edit::Editable| {
         // Outlines read in place; a message's full view only for --match, one at a time.
-        let removal = select_with(&ed.outline, &selector, |i| {
+        // With --purge, a message the pattern matched anywhere in the history (by id) goes
+        // from the latest state too, as forget --match takes it: the history scrub removes it
+        // (and its tool-call partners) from every row, the new checkpoint included.
+        let in_history: Vec<String> = match &found {
+            Some(f) => ed
+                .outline
+                .iter()
+                .filter_map(|m| m.id.clone())
+                .filter(|id| f.scrub.ids.contains(id) && !selector.ids.contains(id))
+                .collect(),
+            None => vec![],
+        };
+        let widened;
+        let selector = match in_history.is_empty() {
+            true => &selector,
+            false => {
+                widened = Selector {
+                    ids: selector.ids.iter().cloned().chain(in_history).collect(),
+                    indices: selector.indices.clone(),
+                    kinds: selector.kinds.clone(),
+                    pattern: selector.pattern.clone(),
+                    all: selector.all,
+                };
+                &widened
+            }
+        };
+        let removal = select_with(&ed.outline, selector, |i| {
             Ok(ed.message(i)?.searchable_text())
         })?;
         let keep: Vec<usize> = (0..ed.outline.len())
             .filter(|i| !removal.remove.contains(i))
             .collect();
-        plan(
-            ed,
-            &keep,
-            removal.notes,
-            opts.dry_run,
-            args.purge.then(Default::default),
-        )
+        let scrub = match &found {
+            Some(f) => Some(f.scrub.clone()),
+            None => args.purge.then(Default::default),
+        };
+        let planned = plan(ed, &keep, removal.notes, opts.dry_run, scrub)?;
+        Ok(match &found {
+            Some(f) => plan_history_purge(ed, planned, f, opts.dry_run),
+            None => planned,
+        })
     };
     let (_, verdict) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
     verdict

@@ -88,7 +88,10 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         opts.workers = args.concurrency.clamp(1, 64);
     }
     let store = batch::open_for_writing(g, opts.dry_run)?;
+    // A plain thread the app's key would have to encrypt is refused before its request.
+    let app_seal = batch::AppSeal::of(&*store, &opts.keys)?;
     let edit = |ed: &crate::ops::edit::Editable| {
+        app_seal.check(ed)?;
         let p = match plan(ed, args, &template, limit, counter)? {
             Ok(p) => p,
             Err(outcome) => return Ok(Planned::nothing_to_write(outcome)),

@@ -27,7 +27,17 @@ pub fn run(g: &GlobalArgs, args: &TrimArgs, out: &mut dyn Write) -> Result<()> {
     let edit = |ed: &Editable| {
         let costs = window_costs(ed, limit, counter)?;
         let window = trim_window(&ed.outline, &costs, limit, args.keep_first);
-        plan(ed, &window.keep, window.notes, opts.dry_run, None)
+        let mut planned = plan(ed, &window.keep, window.notes, opts.dry_run, None)?;
+        // A budget applied in another counter than the approximate one: the report counts in
+        // it too (the list overhead included, as `tokens` counts a list).
+        if let Limit::Tokens { overhead, .. } = limit {
+            if !matches!(counter, crate::tokens::Counter::Approx) {
+                let kept: u64 = window.keep.iter().filter_map(|&i| costs.get(i)).sum();
+                planned.outcome.tokens = (overhead + costs.iter().sum::<u64>(), overhead + kept);
+                planned.outcome.counter = Some(counter.name());
+            }
+        }
+        Ok(planned)
     };
     let (_, verdict) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
     verdict

@@ -158,8 +158,9 @@ pub struct Editable {
     pub outline: Vec<Outline>,
     /// Pending writes on the latest checkpoint when it was read (0 unless forced).
     pub pending_writes: usize,
-    /// The key that decrypted the latest checkpoint, when it was encrypted: new rows are
-    /// written encrypted with it, as the app's serializer writes them.
+    /// The key new rows are encrypted with, as the app's serializer writes them: the one
+    /// that decrypted the latest checkpoint when it was encrypted (or, for a plain thread of
+    /// a database whose app encrypts, the key given: see `commands::batch::AppSeal`).
     pub seal: Option<Arc<AesKey>>,
     /// The full message views, built on first use.
     messages: OnceLock<Vec<Message>>,
@@ -568,6 +569,7 @@ pub fn plan(
             removed,
             checkpoint_id: None,
             endpoint_tokens: None,
+            counter: None,
         },
         update: None,
         expected_writes: ed.pending_writes,
@@ -617,6 +619,60 @@ pub fn plan(
         planned.purge = Some(scrub);
     }
     Ok(planned)
+}
+
+/// `rm --match --purge`: the plan of `plan` (made with `found.scrub`, so that the history
+/// scrub also removes the messages the pattern matched in older checkpoints and redacts it in
+/// every other string, as `forget --match` does) extended to what the pattern matched in the
+/// thread's history (`found`: see [`crate::ops::forget::Findings`]). When the latest state
+/// keeps every message and only older checkpoints, writes or other channels (a summary,
+/// `additional_kwargs`) hold a match, the history is scrubbed in place. Every text the pattern
+/// matched is searched for afterwards. A match only where memctl changes nothing (metadata, a
+/// row that does not decode) fails the thread, naming the places, with nothing written.
+pub fn plan_history_purge(
+    ed: &Editable,
+    mut planned: Planned,
+    found: &crate::ops::forget::Findings,
+    dry_run: bool,
+) -> Planned {
+    if found.rows == 0 {
+        if !found.untouched.is_empty() && planned.update.is_none() {
+            planned.outcome.status = Status::Failed;
+            planned.outcome.notes.push(format!(
+                "the pattern matches only where memctl changes nothing, so it would stay: {}; nothing was written",
+                found.untouched.join("; ")
+            ));
+        }
+        return planned;
+    }
+    for place in &found.untouched {
+        planned
+            .outcome
+            .notes
+            .push(format!("the pattern stays in {place}"));
+    }
+    planned.outcome.notes.push(format!(
+        "matching messages in its history: {}; matching strings outside messages: {}",
+        found.messages.len(),
+        found.strings
+    ));
+    let (must, _) = crate::ops::forget::searchable(found.verify_strings().0);
+    for text in must {
+        if !planned.verify.contains(&text) {
+            planned.verify.push(text);
+        }
+    }
+    if planned.update.is_none() && planned.outcome.status == Status::Unchanged {
+        // Only older checkpoints, writes or other channels hold a match.
+        if dry_run {
+            planned.outcome.status = Status::WouldRewrite;
+        } else {
+            planned.outcome.status = Status::Planned;
+            planned.purge = Some(found.scrub.clone());
+            planned.scrub_at = Some(ed.latest.row.checkpoint_id.clone());
+        }
+    }
+    planned
 }
 
 /// Builds the update that gives `ed`'s thread the message list `new_items` (stored values)

@@ -13,9 +13,18 @@ pub struct Pattern {
     bytes: regex::bytes::Regex,
 }
 
+/// True when `re` matches every text: it matches the empty string (`''`, `.*`, `^`, `x*`…),
+/// so it matches at some place in any message. `find`, `forget` and `rm` refuse such a
+/// pattern: an unset shell variable (`--match "$SECRET"`) must never select everything.
+pub fn matches_everything(re: &regex::Regex) -> bool {
+    re.is_match("")
+}
+
 impl Pattern {
     /// `pattern` as a literal (the default) or a regular expression, matched with or without
     /// case.
+    /// An empty pattern, or one that matches every text (see [`matches_everything`]), is
+    /// refused.
     pub fn new(pattern: &str, regex: bool, ignore_case: bool) -> Result<Pattern> {
         if pattern.is_empty() {
             bail!("the search pattern is empty");
@@ -31,6 +40,9 @@ impl Pattern {
                 .build()
         };
         let text = build(&source).context("the pattern is not a valid regular expression")?;
+        if matches_everything(&text) {
+            bail!("the pattern matches the empty string, so it matches every text");
+        }
         let bytes = regex::bytes::RegexBuilder::new(&source)
             .case_insensitive(ignore_case)
             .unicode(true)
@@ -137,6 +149,15 @@ mod tests {
         let p = Pattern::new(r"user-\d+", true, false).expect("compiles");
         assert_eq!(p.find("id user-42."), Some(3..10));
         assert!(Pattern::new("(", true, false).is_err());
+        // A pattern that matches the empty string matches every message: refused.
+        for every in [".*", "^", "$", "x*", "(?:)", "a|"] {
+            assert!(Pattern::new(every, true, false).is_err(), "{every}");
+        }
+        assert!(Pattern::new("", false, false).is_err());
+        assert!(
+            Pattern::new(".*", false, false).is_ok(),
+            "a literal '.*' is not every text"
+        );
         assert!(Pattern::new("", false, false).is_err());
     }
 

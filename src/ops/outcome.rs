@@ -102,8 +102,11 @@ pub struct Outcome {
     pub counted: bool,
     /// Messages before and after.
     pub messages: (usize, usize),
-    /// Approximate tokens before and after.
+    /// Tokens before and after, by [`Outcome::counter`].
     pub tokens: (u64, u64),
+    /// The counter of `tokens`: `None` for LangChain's approximate count; the name of the
+    /// counter a token budget was applied with (`o200k`, `cl100k`) otherwise.
+    pub counter: Option<String>,
     /// The removed messages.
     pub removed: Vec<Removed>,
     /// The new checkpoint, when one was written.
@@ -133,6 +136,14 @@ impl Outcome {
             removed: vec![],
             checkpoint_id: None,
             endpoint_tokens: None,
+            counter: None,
         }
+    }
+}
+
+impl Outcome {
+    /// The name of the counter of [`Outcome::tokens`] (`approx`, `o200k`, `cl100k`).
+    pub fn counter_name(&self) -> &str {
+        self.counter.as_deref().unwrap_or("approx")
     }
 }

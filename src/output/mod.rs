@@ -110,12 +110,18 @@ impl RecordStream {
 /// A pretty-printed value as an element of a pretty-printed array: every line indented two
 /// spaces (JSON text has no raw newline inside strings, so every newline is a line break).
 fn indent_element(pretty: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(pretty.len() + pretty.len() / 8 + 2);
+    indent_lines(pretty, 2)
+}
+
+/// A pretty-printed value with every line indented `spaces` spaces: an element of a value
+/// nested that deep in a pretty-printed document.
+pub(crate) fn indent_lines(pretty: &[u8], spaces: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pretty.len() + pretty.len() / 8 + spaces);
     for line in pretty.split(|&b| b == b'\n') {
         if !out.is_empty() {
             out.push(b'\n');
         }
-        out.extend_from_slice(b"  ");
+        out.extend(std::iter::repeat_n(b' ', spaces));
         out.extend_from_slice(line);
     }
     out

@@ -628,6 +628,12 @@ pub trait CheckpointStore: Send {
     /// Row counts of checkpoints and writes.
     fn row_counts(&self) -> Result<(u64, u64)>;
 
+    /// One encrypted value of the database (a checkpoint, blob or write whose type tag names
+    /// a cipher, `msgpack+aes`), as `(type, bytes)`, or `None` when every row is plain. An
+    /// app that encrypts has such rows: memctl's new rows must then be encrypted too, with
+    /// a key that opens this one.
+    fn an_encrypted_value(&self) -> Result<Option<(String, Vec<u8>)>>;
+
     /// `(channel, rows, bytes)` of the pending writes.
     fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>>;
 

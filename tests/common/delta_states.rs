@@ -41,7 +41,7 @@ pub fn purge_first_message(db: &Path, thread: &str) -> (Json, Json) {
         "--format",
         "json",
     ]);
-    assert_eq!(out[0]["status"], "purged", "{thread}: {out}");
+    assert_eq!(out["threads"][0]["status"], "purged", "{thread}: {out}");
     let holds = |b: &[u8]| b.windows(removed.len()).any(|w| w == removed.as_bytes());
     assert!(
         !holds(&std::fs::read(db).expect("read")),

@@ -1122,6 +1122,25 @@ impl CheckpointStore for PostgresStore {
         ))
     }
 
+    fn an_encrypted_value(&self) -> Result<Option<(String, Vec<u8>)>> {
+        let e = |e| self.err(e);
+        for table in ["checkpoint_blobs", "checkpoint_writes"] {
+            let rows = self.query(
+                &format!(
+                    "SELECT type, blob FROM {table} WHERE type LIKE '%+%' AND blob IS NOT NULL LIMIT 1"
+                ),
+                &[],
+            )?;
+            if let Some(r) = rows.first() {
+                return Ok(Some((
+                    r.try_get::<_, String>(0).map_err(e)?,
+                    r.try_get::<_, Vec<u8>>(1).map_err(e)?,
+                )));
+            }
+        }
+        Ok(None)
+    }
+
     fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
         let e = |e| self.err(e);
         self.query(

@@ -41,6 +41,26 @@ impl SqliteStore {
         Ok((count("checkpoints")?, count("writes")?))
     }
 
+    /// One encrypted value (`type`, bytes) of the checkpoints or writes table, if any (see
+    /// [`super::CheckpointStore::an_encrypted_value`]).
+    pub(super) fn encrypted_value(&self) -> Result<Option<(String, Vec<u8>)>> {
+        for (table, column) in [("checkpoints", "checkpoint"), ("writes", "value")] {
+            let found = self
+                .connection()
+                .query_row(
+                    &format!("SELECT type, {column} FROM {table} WHERE type LIKE '%+%' LIMIT 1"),
+                    [],
+                    |r| Ok((text(r, 0)?, r.get::<_, Vec<u8>>(1)?)),
+                )
+                .optional()
+                .with_context(|| format!("looking for encrypted rows in {table}"))?;
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
     /// `(channel, rows, bytes)` of the writes table.
     pub(super) fn bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
         let mut stmt = self.connection().prepare(

@@ -237,6 +237,10 @@ impl CheckpointStore for SqliteStore {
         SqliteStore::counts(self)
     }
 
+    fn an_encrypted_value(&self) -> Result<Option<(String, Vec<u8>)>> {
+        SqliteStore::encrypted_value(self)
+    }
+
     fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
         SqliteStore::bytes_by_channel(self)
     }
