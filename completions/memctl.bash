@@ -390,7 +390,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__forget)
-            opts="-t -e -i -n -q -h --thread --meta --match --regex --ignore-case --receipt --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -e -i -y -n -q -h --thread --meta --match --regex --ignore-case --receipt --yes --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -456,7 +456,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__gc)
-            opts="-t -n -q -h --thread --all --keep-checkpoints --min-idle --dry-run --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -n -y -q -h --thread --all --keep-checkpoints --min-idle --dry-run --yes --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -834,7 +834,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__prune)
-            opts="-t -n -q -h --idle --thread --batch --min-idle --dry-run --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -n -y -q -h --idle --thread --batch --min-idle --dry-run --yes --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -896,7 +896,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__rekey)
-            opts="-n -q -h --old-key-env --new-key-env --decrypt --dry-run --batch --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-n -y -q -h --old-key-env --new-key-env --decrypt --dry-run --yes --batch --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -950,7 +950,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__rm)
-            opts="-t -n -q -h --thread --id --index --type --match --all-messages --purge --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -y -n -q -h --thread --id --index --type --match --all-messages --purge --yes --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -206,6 +206,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand rm" -l key-env -d 'The env
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l all-messages -d 'Remove every message (clear the conversation)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l purge -d 'Also scrub the removed messages from every older checkpoint and write of the thread, then zero the freed space, so their text is gone from the file (for secrets)'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -s y -l yes -d 'With --purge, on a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s q -l quiet -d 'Print nothing but errors (for cron)'
@@ -278,6 +279,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand forget" -l key-env -d 'The
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s e -l regex -d '--match is a regular expression (Rust regex syntax)'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s i -l ignore-case -d '--match without regard to case'
+complete -c memctl -n "__fish_memctl_using_subcommand forget" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s q -l quiet -d 'Print nothing but errors (for cron)'
@@ -308,6 +310,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand prune" -l busy-timeout -d 
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -325,6 +328,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand gc" -l key-env -d 'The env
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l all -d 'Collect every thread'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -342,6 +346,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l key-env -d 'The 
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l decrypt -d 'Decrypt every value with the old key: the database becomes plain, as an app without EncryptedSerializer writes it'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s n -l dry-run -d 'Decrypt every value and report what would change; write nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l vacuum -d 'Afterwards VACUUM and truncate the WAL, so that no page of the file or its WAL keeps an old value (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s q -l quiet -d 'Print nothing but errors (for cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s h -l help -d 'Print help (see more with \'--help\')'

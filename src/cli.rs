@@ -407,6 +407,11 @@ pub struct RmArgs {
     #[arg(long)]
     pub purge: bool,
 
+    /// With --purge, on a terminal, do not ask before writing (the question is only asked
+    /// when stdin and stdout are a terminal; never in a dry run, a pipe or cron).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
     /// Rewrite options.
     #[command(flatten)]
     pub rewrite: RewriteArgs,
@@ -716,6 +721,11 @@ pub struct ForgetArgs {
     #[arg(long, value_name = "FILE")]
     pub receipt: Option<PathBuf>,
 
+    /// On a terminal, do not ask before writing (the question is only asked when stdin and
+    /// stdout are a terminal; never in a dry run, a pipe or cron).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
     /// Rewrite options.
     #[command(flatten)]
     pub rewrite: RewriteArgs,
@@ -739,6 +749,11 @@ pub struct MaintenanceArgs {
     /// Show what would be deleted and delete nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+
+    /// On a terminal, do not ask before writing (the question is only asked when stdin and
+    /// stdout are a terminal; never in a dry run, a pipe or cron).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 
     /// Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write
     /// lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database
@@ -826,6 +841,11 @@ pub struct RekeyArgs {
     /// Decrypt every value and report what would change; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+
+    /// On a terminal, do not ask before writing (the question is only asked when stdin and
+    /// stdout are a terminal; never in a dry run, a pipe or cron).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 
     /// Values rewritten per transaction: the longest a live app waits for memctl is one
     /// such transaction (at most 4 MiB of values).

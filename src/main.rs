@@ -21,6 +21,11 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) if is_broken_pipe(&e) => ExitCode::from(exit::SUCCESS),
+        Err(e) if e.is::<memctl::output::confirm::Declined>() => {
+            // The question on a terminal was not answered yes: nothing was written.
+            let _ = writeln!(io::stderr(), "memctl: nothing done");
+            ExitCode::from(exit::ERROR)
+        }
         Err(e) => {
             let _ = writeln!(
                 io::stderr(),

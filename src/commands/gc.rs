@@ -130,6 +130,31 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             return Err(super::no_thread(t));
         }
     }
+    // gc decides per thread as it goes; the question names the threads it looks at and what
+    // it keeps of each (threads with no more than that are left as they are).
+    let candidates: Vec<&ThreadSummary> = threads
+        .iter()
+        .filter(|t| t.checkpoints > args.keep_checkpoints)
+        .collect();
+    if !candidates.is_empty() {
+        output::confirm::confirm(
+            &output::confirm::Question {
+                command: "gc",
+                action: format!(
+                    "delete all but the newest {} of each namespace in {} ({} now)",
+                    human::count(args.keep_checkpoints, "checkpoint"),
+                    human::count(candidates.len() as u64, "thread"),
+                    human::count(
+                        candidates.iter().map(|t| t.checkpoints).sum::<u64>(),
+                        "checkpoint"
+                    ),
+                ),
+                threads: candidates.iter().map(|t| t.thread_id.clone()).collect(),
+            },
+            m.yes,
+            m.dry_run,
+        )?;
+    }
     let keep = usize::try_from(args.keep_checkpoints).unwrap_or(usize::MAX);
     let mut rows = Vec::new();
     let mut total = Deleted::default();

@@ -78,6 +78,26 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         selected.push((t, age));
     }
 
+    if !selected.is_empty() {
+        let bytes: u64 = selected.iter().map(|(t, _)| t.bytes).sum();
+        output::confirm::confirm(
+            &output::confirm::Question {
+                command: "prune",
+                action: format!(
+                    "delete {} ({}, {})",
+                    human::count(selected.len() as u64, "thread"),
+                    human::count(
+                        selected.iter().map(|(t, _)| t.checkpoints).sum::<u64>(),
+                        "checkpoint"
+                    ),
+                    human::bytes(bytes)
+                ),
+                threads: selected.iter().map(|(t, _)| t.thread_id.clone()).collect(),
+            },
+            m.yes,
+            m.dry_run,
+        )?;
+    }
     let mut deleted = Deleted::default();
     if !m.dry_run {
         let pb = progress::bar(selected.len() as u64, "prune");

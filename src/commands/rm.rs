@@ -46,13 +46,30 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         let keep: Vec<usize> = (0..ed.outline.len())
             .filter(|i| !removal.remove.contains(i))
             .collect();
-        plan(
+        let planned = plan(
             ed,
             &keep,
             removal.notes,
             opts.dry_run,
             args.purge.then(Default::default),
-        )
+        )?;
+        // --purge rewrites the thread's history: on a terminal, asked first.
+        if args.purge && (planned.update.is_some() || planned.scrub_at.is_some()) {
+            crate::output::confirm::confirm(
+                &crate::output::confirm::Question {
+                    command: "rm",
+                    action: format!(
+                        "remove {} and scrub {} from every older checkpoint and write of the thread",
+                        crate::output::human::count(planned.outcome.removed.len() as u64, "message"),
+                        if planned.outcome.removed.len() == 1 { "it" } else { "them" }
+                    ),
+                    threads: vec![ed.thread_id.clone()],
+                },
+                args.yes,
+                opts.dry_run,
+            )?;
+        }
+        Ok(planned)
     };
     let (_, verdict) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
     verdict

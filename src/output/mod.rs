@@ -3,6 +3,7 @@
 //! Data goes to stdout; progress and notes go to stderr. Renderers write to any
 //! `io::Write` so tests can capture them.
 
+pub mod confirm;
 pub mod forget;
 pub mod human;
 pub mod progress;
