@@ -300,7 +300,8 @@ pub struct TargetArgs {
     pub all: bool,
 
     /// With --all: only threads not updated for this long (e.g. 7d, 12h, 90m).
-    #[arg(long, value_name = "DUR", requires = "all", conflicts_with_all = ["thread", "thread_id"])]
+    #[arg(long, value_name = "DUR", requires = "all", conflicts_with_all = ["thread", "thread_id"],
+          value_parser = parse_duration)]
     pub idle: Option<String>,
 
     /// With --all: only threads with at least this many messages.
@@ -324,7 +325,7 @@ pub struct RewriteArgs {
     /// newer checkpoint on an edited thread; such an edit is reported `superseded` (the app's
     /// turn wins; memctl's edit is not in effect) and the exit code is 3. No wait when no app
     /// had the file open (a WAL-mode file without its -wal file).
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_settle)]
     pub settle: String,
 }
 
@@ -395,7 +396,7 @@ pub struct RmArgs {
 
     /// Remove every message that matches this regular expression: its text, or the name or
     /// JSON arguments of one of its tool calls.
-    #[arg(long = "match", value_name = "REGEX")]
+    #[arg(long = "match", value_name = "REGEX", value_parser = parse_regex)]
     pub pattern: Option<String>,
 
     /// Remove every message (clear the conversation).
@@ -672,7 +673,7 @@ pub struct FindArgs {
 
     /// Only threads whose metadata (incl. the configurable keys the app passed) or state
     /// channel KEY equals VALUE; repeat to require several. Alone, lists those threads.
-    #[arg(long, value_name = "KEY=VALUE")]
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_meta)]
     pub meta: Vec<String>,
 
     /// Search every checkpoint of each thread, not only its latest state.
@@ -698,7 +699,7 @@ pub struct ForgetArgs {
 
     /// Delete every thread whose metadata (the configurable keys the app passed) or latest
     /// state has KEY equal to VALUE (repeat to require several), as `find --meta` finds them.
-    #[arg(long, value_name = "KEY=VALUE")]
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_meta)]
     pub meta: Vec<String>,
 
     /// Across every other thread, remove the messages whose text or tool calls match (with
@@ -743,7 +744,7 @@ pub struct StatsArgs {
 #[derive(Debug, Args)]
 pub struct MaintenanceArgs {
     /// Leave alone threads written more recently than this (a live app may be using them).
-    #[arg(long, value_name = "DUR", default_value = "5m")]
+    #[arg(long, value_name = "DUR", default_value = "5m", value_parser = parse_duration)]
     pub min_idle: String,
 
     /// Show what would be deleted and delete nothing.
@@ -767,7 +768,8 @@ pub struct MaintenanceArgs {
 pub struct PruneArgs {
     /// Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h). With
     /// --thread, only the named threads that are this idle.
-    #[arg(long, value_name = "DUR", required_unless_present = "thread")]
+    #[arg(long, value_name = "DUR", required_unless_present = "thread",
+          value_parser = parse_duration)]
     pub idle: Option<String>,
 
     /// Delete this thread (repeatable), in all namespaces, like SqliteSaver.delete_thread.
@@ -896,4 +898,39 @@ fn parse_keep(text: &str) -> Result<u64, String> {
         Ok(n) => Ok(n),
         Err(e) => Err(format!("'{text}' is not a number of messages ({e})")),
     }
+}
+
+/// A duration flag (`--idle`, `--min-idle`): `30d`, `12h`, `90m`, `1d12h`… Checked while
+/// parsing, so a bad one is a usage error (exit code 2) like any other bad flag value.
+fn parse_duration(text: &str) -> Result<String, String> {
+    crate::ops::duration::parse_seconds(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// `--settle DURATION`: a duration of at most an hour.
+fn parse_settle(text: &str) -> Result<String, String> {
+    match crate::ops::duration::parse_seconds(text) {
+        Ok(secs) if secs > 3600 => Err(format!("{text} is longer than an hour")),
+        Ok(_) => Ok(text.to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `--meta KEY=VALUE` (find, forget, threads list): the key must not be empty.
+fn parse_meta(text: &str) -> Result<String, String> {
+    crate::ops::find::MetaCondition::parse(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// `rm --match REGEX`: a valid regular expression (Rust regex syntax).
+fn parse_regex(text: &str) -> Result<String, String> {
+    regex::Regex::new(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| {
+            let text = e.to_string();
+            let folded: Vec<&str> = text.lines().map(str::trim).collect();
+            format!("not a valid regular expression: {}", folded.join(" "))
+        })
 }

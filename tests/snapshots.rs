@@ -968,12 +968,19 @@ fn errors_of_common_bad_input() {
         &["show", "tools", "--checkpoint", "1f1ed47f-83"],
         &["diff", "tools", "--from", "0000"],
         &["show", "tools", "--ns", "child:nope"],
-        &["tokens", "--all", "--ns", "x"],
-        &["rm", "tools", "--match", "(unclosed"],
     ] {
         let mut args = args.to_vec();
         args.extend(["--db", &new]);
         t.run_expect(1, &args);
+    }
+    // A flag's value that cannot work: a usage error (exit code 2), like clap's own.
+    for args in [
+        &["tokens", "--all", "--ns", "x"][..],
+        &["rm", "tools", "--match", "(unclosed"],
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["--db", &new]);
+        t.run_expect(2, &args);
     }
     // A thread whose latest checkpoint does not decode (a blob cut short): its own commands
     // fail with one line, batches report it and leave it alone (exit 3).

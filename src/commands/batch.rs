@@ -21,7 +21,11 @@ use crate::tokens::Counter;
 /// change anything.
 pub fn open_for_writing(g: &GlobalArgs, dry_run: bool) -> Result<Box<dyn CheckpointStore>> {
     if !g.ns.is_empty() {
-        bail!("rewrites work on the root namespace; drop --ns '{}'", g.ns);
+        return Err(crate::exit::Usage(format!(
+            "rewrites work on the root namespace; drop --ns '{}'",
+            g.ns
+        ))
+        .into());
     }
     let access = if dry_run {
         crate::storage::Access::ReadOnly
@@ -677,6 +681,9 @@ pub fn run_with(
                             Err(e) if e.is::<ThreadMoved>() => {
                                 Outcome::skipped(&thread, e.to_string())
                             }
+                            // No thread can be written: one line for the run, not one failed
+                            // row per thread (the open transaction ends with the run).
+                            Err(e) if crate::storage::NotWritable::is_in(&e) => return Err(e),
                             Err(e) => failed(&thread, e),
                         }
                     }

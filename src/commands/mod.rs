@@ -50,10 +50,11 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
             | Command::Summarize(_)
     ) || matches!(&cli.command, Command::Tokens(t) if t.thread.is_some());
     if !g.ns.is_empty() && !namespaced {
-        anyhow::bail!(
+        return Err(Usage(format!(
             "--ns applies to history, show, dump, diff and tokens --thread; this command works on whole threads (drop --ns '{}')",
             g.ns
-        );
+        ))
+        .into());
     }
     let mut sink = std::io::sink();
     let out: &mut dyn Write = if g.quiet { &mut sink } else { out };
