@@ -33,7 +33,7 @@ complete -c memctl -n "__fish_memctl_needs_command" -l ns -d 'Checkpoint namespa
 complete -c memctl -n "__fish_memctl_needs_command" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_needs_command" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_needs_command" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_needs_command" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_needs_command" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_needs_command" -s V -l version -d 'Print version'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "threads" -d 'Work with threads (conversations)'
@@ -62,7 +62,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_se
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -82,7 +82,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_s
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -97,7 +97,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand history" -l ns -d 'Checkpo
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand history" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand history" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l checkpoint -d 'The checkpoint to show (default: the latest; a unique prefix of its id will do)' -r
@@ -111,7 +111,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand show" -l ns -d 'Checkpoint
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand show" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand show" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l checkpoint -d 'The checkpoint to dump (default: the latest)' -r
@@ -125,7 +125,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand dump" -l busy-timeout -d '
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l raw -d 'Print the whole decoded checkpoint (channels, versions, metadata, pending writes) instead of the messages'
-complete -c memctl -n "__fish_memctl_using_subcommand dump" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l from -d 'The older checkpoint (default: the parent of --to)' -r
@@ -139,7 +139,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand diff" -l ns -d 'Checkpoint
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand diff" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s t -l thread -d 'The thread to count, message by message' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l limit -d 'With --all: show at most this many threads' -r
@@ -158,7 +158,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l busy-timeout -d
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l all -d 'Count every thread (its latest state), one row per thread, largest first'
-complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s t -l thread -d 'Rewrite this thread' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l idle -d 'With --all: only threads not updated for this long (e.g. 7d, 12h, 90m)' -r
@@ -184,7 +184,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand trim" -l all -d 'Rewrite e
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l keep-first -d 'Also keep the first non-system message (often the user\'s name and goal)'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
-complete -c memctl -n "__fish_memctl_using_subcommand trim" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l id -d 'Remove the message with this id (repeatable)' -r
@@ -209,7 +209,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand rm" -l purge -d 'Also scru
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s y -l yes -d 'With --purge, on a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
-complete -c memctl -n "__fish_memctl_using_subcommand rm" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s t -l thread -d 'Rewrite this thread' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l idle -d 'With --all: only threads not updated for this long (e.g. 7d, 12h, 90m)' -r
@@ -244,7 +244,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l all -d 'Rewr
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l new-key -d 'Write --summary-key even where the thread has no such channel yet (the graph must declare it: LangGraph reads only the channels of its state schema)'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
-complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand find" -l meta -d 'Only threads whose metadata (incl. the configurable keys the app passed) or state channel KEY equals VALUE; repeat to require several. Alone, lists those threads' -r
 complete -c memctl -n "__fish_memctl_using_subcommand find" -s t -l thread -d 'Search one thread only' -r
@@ -261,7 +261,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand find" -s e -l regex -d 'PA
 complete -c memctl -n "__fish_memctl_using_subcommand find" -s i -l ignore-case -d 'Match without regard to case'
 complete -c memctl -n "__fish_memctl_using_subcommand find" -l history -d 'Search every checkpoint of each thread, not only its latest state'
 complete -c memctl -n "__fish_memctl_using_subcommand find" -l count -d 'Print how many hits each thread has instead of the hits'
-complete -c memctl -n "__fish_memctl_using_subcommand find" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand find" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand find" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s t -l thread -d 'Delete this thread (repeatable): all its namespaces, checkpoints and writes, as `prune` does. A thread already gone is reported, so a second run finishes the job' -r
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l meta -d 'Delete every thread whose metadata (the configurable keys the app passed) or latest state has KEY equal to VALUE (repeat to require several), as `find --meta` finds them' -r
@@ -282,7 +282,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand forget" -s i -l ignore-cas
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
-complete -c memctl -n "__fish_memctl_using_subcommand forget" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand forget" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l top -d 'How many of the largest threads to list' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
@@ -294,7 +294,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand stats" -l ns -d 'Checkpoin
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand stats" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l idle -d 'Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h). With --thread, only the named threads that are this idle' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s t -l thread -d 'Delete this thread (repeatable), in all namespaces, like SqliteSaver.delete_thread. With --idle, only if it is idle that long' -r
@@ -312,7 +312,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand prune" -l now -d 'The time
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
-complete -c memctl -n "__fish_memctl_using_subcommand prune" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s t -l thread -d 'Collect this thread' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l keep-checkpoints -d 'Checkpoints to keep per thread and namespace, newest first (at least 1: the latest). Required: everything older is deleted, and that history (time travel, `memctl diff`) cannot be brought back; 1 keeps only the state the app resumes from' -r
@@ -330,7 +330,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand gc" -l all -d 'Collect eve
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
-complete -c memctl -n "__fish_memctl_using_subcommand gc" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l old-key-env -d 'The environment variable holding the key the values are encrypted with now (their UTF-8 bytes, as LangGraph reads LANGGRAPH_AES_KEY). Values under it are re-encrypted with the new key, or decrypted with --decrypt' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l new-key-env -d 'The environment variable holding the key to encrypt with. Plain values are encrypted with it too; values already under it are left alone, so a run that was interrupted finishes when run again' -r
@@ -348,7 +348,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l decrypt -d 'Decr
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s n -l dry-run -d 'Decrypt every value and report what would change; write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l vacuum -d 'Afterwards VACUUM and truncate the WAL, so that no page of the file or its WAL keeps an old value (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
-complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
@@ -359,7 +359,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand completions" -l ns -d 'Che
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand completions" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help" -f -a "threads" -d 'Work with threads (conversations)'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey completions help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'

@@ -86,7 +86,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "NAME", value_parser = parse_env_name)]
     pub key_env: Option<String>,
 
-    /// Print nothing but errors (for cron).
+    /// Print nothing but errors (for cron): the report is hidden; threads that failed or
+    /// whose change did not take effect are still named on stderr, with why.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
 

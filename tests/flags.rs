@@ -588,3 +588,41 @@ fn a_batch_on_a_read_only_file_is_one_line() {
     }
     assert_eq!(std::fs::read(&db).expect("read"), before);
 }
+
+/// `--quiet` hides the report but never what an operator must act on (#26): each failed
+/// thread and why, on stderr, before the closing line that points to them.
+#[test]
+fn quiet_still_names_the_failed_threads_and_why() {
+    let (_dir, db) = temp_copy(&fixture("new.sqlite"));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "UPDATE checkpoints SET checkpoint = substr(checkpoint, 1, 40) \
+         WHERE thread_id = 'tools' AND checkpoint_id = \
+         (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = 'tools')",
+        [],
+    )
+    .expect("cut the blob");
+    drop(conn);
+    let runs: [&[&str]; 4] = [
+        &["trim", "--all", "--keep", "2", "--dry-run"],
+        &["summarize", "--all", "--keep", "2", "--dry-run"],
+        &["gc", "--all", "--keep-checkpoints", "1", "--dry-run"],
+        &["prune", "--idle", "1s", "--dry-run"],
+    ];
+    for args in runs {
+        let mut args = args.to_vec();
+        args.extend(["--db", s(&db), "--quiet"]);
+        let out = memctl().args(&args).output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: --quiet prints no report");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 2, "{args:?}: {stderr}");
+        assert!(
+            lines[0].starts_with("memctl: thread 'tools' failed: ")
+                && lines[0].contains("truncated"),
+            "{args:?}: the failed thread and why: {stderr}"
+        );
+        assert!(lines[1].contains("listed above"), "{args:?}: {stderr}");
+    }
+}

@@ -933,6 +933,15 @@ pub fn run_and_report(
     let mut tally = Tally::default();
     let ran = run_with(store, target, opts, edit, &mut |done| {
         tally.add(&done, single);
+        if g.quiet && !single {
+            // The report is hidden: the threads an operator must act on are still named.
+            for o in done
+                .iter()
+                .filter(|o| o.status.is_failure() || o.status == Status::Superseded)
+            {
+                crate::output::quiet_problem(&o.thread_id, o.status.as_str(), &o.notes.join("; "));
+            }
+        }
         report.add(done, out)
     });
     // A run that ends in an error still ends the report of what it handed over, if anything.
@@ -948,12 +957,12 @@ pub fn run_and_report(
     ran?;
     ended?;
     housekept?;
-    let verdict = verdict(&tally, single, opts.dry_run);
+    let verdict = verdict(&tally, single, opts.dry_run, g.quiet);
     Ok((tally, verdict))
 }
 
 /// The exit status a run's outcomes call for (see [`run_and_report`]).
-fn verdict(tally: &Tally, single: bool, dry_run: bool) -> Result<()> {
+fn verdict(tally: &Tally, single: bool, dry_run: bool, quiet: bool) -> Result<()> {
     let failed = tally.failed();
     let superseded = tally.count(Status::Superseded);
     if single && failed > 0 {
@@ -977,9 +986,12 @@ fn verdict(tally: &Tally, single: bool, dry_run: bool) -> Result<()> {
         } else {
             ""
         };
-        return Err(
-            crate::exit::Partial(format!("{} (see the notes){rest}", what.join(" and "))).into(),
-        );
+        let see = if quiet {
+            "listed above"
+        } else {
+            "see the notes"
+        };
+        return Err(crate::exit::Partial(format!("{} ({see}){rest}", what.join(" and "))).into());
     }
     Ok(())
 }

@@ -349,10 +349,29 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             output::write_document(out, format, &doc)?;
         }
     }
+    if g.quiet {
+        // The report is hidden: the threads an operator must act on are still named.
+        for r in &rows {
+            match &r.status {
+                GcStatus::Failed(why) => {
+                    output::quiet_problem(&r.thread_id, "failed", &format!("{why}; left untouched"))
+                }
+                GcStatus::Skipped(why) if why.starts_with("got a new checkpoint") => {
+                    output::quiet_problem(&r.thread_id, "skipped", why)
+                }
+                _ => {}
+            }
+        }
+    }
     match vacuum {
         Some(Err(e)) => Err(super::partial_if_busy(e)),
         _ if failed > 0 => Err(crate::exit::Partial(format!(
-            "{failed} threads could not be read and were left untouched (see their status)"
+            "{failed} threads could not be read and were left untouched ({})",
+            if g.quiet {
+                "listed above"
+            } else {
+                "see their status"
+            }
         ))
         .into()),
         _ => Ok(()),

@@ -37,6 +37,8 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         |t: &ThreadSummary| id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
     let mut selected: Vec<(&ThreadSummary, Option<i64>)> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
+    // The skipped threads an operator must act on (unreadable, or moved while memctl worked).
+    let mut problems: Vec<(String, &str, String)> = Vec::new();
     let mut failed = 0;
     for t in &all {
         // The filters combine: a named thread is deleted only if it is also idle enough when
@@ -67,6 +69,11 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         // deleted as asked.
         if !args.thread.contains(&t.thread_id) {
             if let Err(e) = latest_is_readable(&*store, &keys, &t.thread_id) {
+                problems.push((
+                    t.thread_id.clone(),
+                    "failed",
+                    format!("{e:#}; left untouched"),
+                ));
                 skipped.push((
                     t.thread_id.clone(),
                     format!("failed: {e:#}; left untouched"),
@@ -109,10 +116,9 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
             let (d, moved) = store.delete_threads(&ids)?;
             deleted.add(d);
             for t in moved {
-                skipped.push((
-                    t,
-                    "got a new checkpoint while memctl worked; left alone".into(),
-                ));
+                let why = "got a new checkpoint while memctl worked; left alone".to_owned();
+                problems.push((t.clone(), "skipped", why.clone()));
+                skipped.push((t, why));
             }
             pb.inc(batch.len() as u64);
         }
@@ -197,10 +203,22 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
             output::write_document(out, format, &doc)?;
         }
     }
+    if g.quiet {
+        // The report is hidden: the threads an operator must act on are still named (not
+        // the ones --min-idle left alone on purpose).
+        for (id, status, why) in &problems {
+            output::quiet_problem(id, status, why);
+        }
+    }
     match vacuum {
         Some(Err(e)) => Err(super::partial_if_busy(e)),
         _ if failed > 0 => Err(crate::exit::Partial(format!(
-            "{failed} threads could not be read and were left untouched (see the skipped lines)"
+            "{failed} threads could not be read and were left untouched ({})",
+            if g.quiet {
+                "listed above"
+            } else {
+                "see the skipped lines"
+            }
         ))
         .into()),
         _ => Ok(()),

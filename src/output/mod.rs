@@ -15,6 +15,19 @@ use std::io::Write;
 
 use anyhow::Result;
 
+/// What `--quiet` still prints, on stderr: a thread that failed, or whose change did not
+/// take effect (superseded by a live app, moved while memctl worked), and why. `--quiet`
+/// hides the report, so these are the lines the run's closing error points to. One line per
+/// thread: `memctl: thread 'T' failed: why` (escaped for the terminal).
+pub fn quiet_problem(thread: &str, status: &str, why: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "memctl: thread '{}' {status}: {}",
+        human::id(thread),
+        human::id(why)
+    );
+}
+
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
