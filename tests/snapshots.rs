@@ -1187,10 +1187,20 @@ fn json_output() {
             "trim", "--db", &copy, "tools", "--keep", "4", "--settle", "0s", "--format", "json",
         ],
     );
+    // The edited thread (third by checkpoints): its age is still the app's, marked edited.
     t.run_expect(
         0,
         &[
-            "threads", "list", "--db", &copy, "--format", "json", "--limit", "2",
+            "threads",
+            "list",
+            "--db",
+            &copy,
+            "--format",
+            "json",
+            "--sort",
+            "checkpoints",
+            "--limit",
+            "3",
         ],
     );
     t.run_expect(1, &["show", "--db", &copy, "nope", "--format", "json"]);

@@ -7,12 +7,12 @@ use anyhow::{Context, Result};
 use crate::cli::{Format, GcArgs, GlobalArgs};
 use crate::codec::aes::{self, Keyring};
 use crate::model::delta::{self, Reducer};
+use crate::ops::activity::idle_seconds;
 use crate::ops::duration::parse_seconds;
 use crate::ops::edit::open_checkpoint;
 use crate::ops::gc::{
     is_delta, plan, plan_without_seeds, prefer_snapshots, with_snapshots, CheckpointInfo, GcPlan,
 };
-use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
 use crate::storage::{CheckpointRewrite, CheckpointStore, Deleted, ThreadSummary};
 
@@ -179,7 +179,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                 .collect();
         }
         pb.inc(1);
-        let age = id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
+        let age = idle_seconds(&t.latest_id, None, now);
         let mut row = Row {
             thread_id: t.thread_id.clone(),
             status: GcStatus::Pending,

@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use crate::cli::{Format, GlobalArgs, PruneArgs};
 use crate::codec::aes::{self, Keyring};
+use crate::ops::activity::idle_seconds;
 use crate::ops::duration::parse_seconds;
-use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
 use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
 
@@ -33,8 +33,8 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
             return Err(super::no_thread(t));
         }
     }
-    let age_of =
-        |t: &ThreadSummary| id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
+    // The app's last activity (memctl's own edits keep their parent's time).
+    let age_of = |t: &ThreadSummary| idle_seconds(&t.latest_id, None, now);
     let mut selected: Vec<(&ThreadSummary, Option<i64>)> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
     // The skipped threads an operator must act on (unreadable, or moved while memctl worked).

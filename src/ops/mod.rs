@@ -8,8 +8,10 @@
 //! - [`forget`]: what erasing a person's data takes, its verification and its receipt;
 //! - [`find`]: what `find` matches;
 //! - [`gc`]: which old checkpoints of a thread can go;
-//! - [`duration`]: `30d`, `12h` style durations for `--idle`.
+//! - [`duration`]: `30d`, `12h` style durations for `--idle`;
+//! - [`activity`]: a thread's age (the app's last activity), for every command.
 
+pub mod activity;
 pub mod duration;
 pub mod edit;
 pub mod find;
