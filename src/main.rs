@@ -15,12 +15,23 @@ fn main() -> ExitCode {
         }
     }
     let cli = Cli::parse();
+    memctl::interrupt::install();
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let result = commands::run(cli, &mut out).and_then(|()| out.flush().map_err(Into::into));
     match result {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) if is_broken_pipe(&e) => ExitCode::from(exit::SUCCESS),
+        Err(e) if e.chain().any(|c| c.is::<memctl::interrupt::Interrupted>()) => {
+            // The report of the threads done is printed; this line says what was not.
+            if let Some(i) = e
+                .chain()
+                .find_map(|c| c.downcast_ref::<memctl::interrupt::Interrupted>())
+            {
+                let _ = writeln!(io::stderr(), "memctl: {i}");
+            }
+            ExitCode::from(exit::INTERRUPTED)
+        }
         Err(e) if e.is::<memctl::output::confirm::Declined>() => {
             // The question on a terminal was not answered yes: nothing was written.
             let _ = writeln!(io::stderr(), "memctl: nothing done");

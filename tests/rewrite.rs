@@ -486,17 +486,23 @@ fn rewrites_refuse_what_they_cannot_write_correctly() {
         "1",
     ]);
     assert!(err.contains("not msgpack"), "{err}");
-    let err = run_err(&[
-        "trim",
-        "--db",
-        s(&db),
-        "--thread",
-        "1",
-        "--keep",
-        "1",
-        "--ns",
-        "x",
-    ]);
+    // A flag that cannot apply: a usage error (exit code 2).
+    let out = common::memctl()
+        .args([
+            "trim",
+            "--db",
+            s(&db),
+            "--thread",
+            "1",
+            "--keep",
+            "1",
+            "--ns",
+            "x",
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("root namespace"), "{err}");
     let dir = tempfile::tempdir().expect("tmp");
     let missing = dir.path().join("missing.sqlite");

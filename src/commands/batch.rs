@@ -619,6 +619,14 @@ pub fn run_with(
     }
     let filters = target.filters();
     let ids = targets(store, target)?;
+    // Ctrl-C from here on stops after the thread being written (see crate::interrupt).
+    let _batch = crate::interrupt::Batch::enter();
+    let handed = std::cell::Cell::new(0usize);
+    let outer = report;
+    let report = &mut |done: Vec<Outcome>| {
+        handed.set(handed.get() + done.len());
+        outer(done)
+    };
     let pb = progress::bar(ids.len() as u64, opts.verb);
     let mut settling = Settling::new(store, opts.settle);
     // The first key problem, and how many threads had one.
@@ -671,7 +679,14 @@ pub fn run_with(
                 wrote = true;
             }
             let mut done = Vec::with_capacity(batch.len());
+            let mut interrupted = false;
             for item in batch.into_iter().flatten() {
+                if crate::interrupt::requested() {
+                    // The threads written so far are committed below; the rest are not
+                    // processed.
+                    interrupted = true;
+                    break;
+                }
                 done.push(match item {
                     Step::Done(o) => o,
                     Step::Write(planned) => {
@@ -693,6 +708,9 @@ pub fn run_with(
                 store.commit_batch()?;
             }
             settling.push(done);
+            if interrupted {
+                return Err(crate::interrupt::Interrupted(0).into());
+            }
             pb.suspend(|| settling.hand_over_due(report))
         },
     );
@@ -703,6 +721,13 @@ pub fn run_with(
         }
         // What was committed before the error is reported (when it can still be checked).
         let _ = settling.hand_over_all(report);
+        if e.is::<crate::interrupt::Interrupted>() {
+            // Even a run that wrote nothing yet hands over what it decided (see
+            // run_and_report), so that the report shows the threads done.
+            return Err(
+                crate::interrupt::Interrupted(ids.len().saturating_sub(handed.get())).into(),
+            );
+        }
         return Err(e);
     }
     let (first_key_problem, n) = key_problems

@@ -160,12 +160,19 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     let mut total = Deleted::default();
     let mut failed = 0;
     let pb = progress::bar(threads.len() as u64, "gc");
+    // Ctrl-C from here on stops before the next thread (see crate::interrupt).
+    let _batch = crate::interrupt::Batch::enter();
+    let mut not_processed = 0;
     // The checkpoint lists are read for a chunk of threads at a time (one round trip to a
     // server per chunk, memory bounded by the chunk).
     let mut infos_of = std::collections::HashMap::new();
     // The deletions planned in the current chunk, applied together at its end.
     let mut pending: Vec<Pending> = Vec::new();
     for (i, t) in threads.iter().enumerate() {
+        if crate::interrupt::requested() {
+            not_processed = threads.len() - i;
+            break;
+        }
         if i % INFO_CHUNK == 0 {
             apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
             let chunk: Vec<&str> = threads[i..threads.len().min(i + INFO_CHUNK)]
@@ -274,7 +281,8 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     }
     apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
     pb.finish_and_clear();
-    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run)?;
+    let interrupted = not_processed > 0;
+    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
 
     match output::resolve_format(g.format) {
         Format::Table => {
@@ -364,6 +372,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     match vacuum {
+        _ if interrupted => Err(crate::interrupt::Interrupted(not_processed).into()),
         Some(Err(e)) => Err(super::partial_if_busy(e)),
         _ if failed > 0 => Err(crate::exit::Partial(format!(
             "{failed} threads could not be read and were left untouched ({})",

@@ -106,9 +106,18 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         )?;
     }
     let mut deleted = Deleted::default();
+    let mut not_processed = 0;
     if !m.dry_run {
         let pb = progress::bar(selected.len() as u64, "prune");
-        for batch in selected.chunks(args.batch.max(1)) {
+        // Ctrl-C from here on stops before the next transaction (see crate::interrupt).
+        let _batch = crate::interrupt::Batch::enter();
+        let per = args.batch.max(1);
+        for i in (0..selected.len()).step_by(per) {
+            if crate::interrupt::requested() {
+                not_processed = selected.len() - i;
+                break;
+            }
+            let batch = &selected[i..selected.len().min(i + per)];
             let ids: Vec<(String, String)> = batch
                 .iter()
                 .map(|(t, _)| (t.thread_id.clone(), t.latest_id.clone()))
@@ -124,7 +133,10 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         }
         pb.finish_and_clear();
     }
-    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run)?;
+    let interrupted = not_processed > 0;
+    // The threads not processed are not reported as deleted.
+    selected.truncate(selected.len() - not_processed);
+    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
     let would: u64 = selected.iter().map(|(t, _)| t.bytes).sum();
 
     match output::resolve_format(g.format) {
@@ -211,6 +223,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         }
     }
     match vacuum {
+        _ if interrupted => Err(crate::interrupt::Interrupted(not_processed).into()),
         Some(Err(e)) => Err(super::partial_if_busy(e)),
         _ if failed > 0 => Err(crate::exit::Partial(format!(
             "{failed} threads could not be read and were left untouched ({})",
