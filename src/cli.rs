@@ -519,9 +519,20 @@ pub struct HistoryArgs {
     #[command(flatten)]
     pub thread: ThreadArg,
 
-    /// Show only the newest N checkpoints.
+    /// Show only the newest N checkpoints (after --source and --before, as
+    /// `get_state_history(limit=)`).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+
+    /// Only checkpoints whose metadata `source` is SRC (`input`, `loop`, `update`, `fork`), as
+    /// `get_state_history(config, filter={"source": SRC})`.
+    #[arg(long, value_name = "SRC")]
+    pub source: Option<String>,
+
+    /// Only checkpoints older than this one (its id sorts after theirs; a unique prefix will
+    /// do), as `get_state_history(config, before=...)`.
+    #[arg(long, value_name = "ID")]
+    pub before: Option<String>,
 }
 
 /// Arguments of `show`.
