@@ -780,7 +780,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__history)
-            opts="-t -q -h --thread --limit --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -q -h --thread --limit --source --before --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -795,6 +795,14 @@ _memctl() {
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --source)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --before)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1238,12 +1246,28 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads)
-            opts="-q -h --db --schema --format --ns --busy-timeout --key-env --quiet --now --help list help"
+            opts="-q -h --sort --limit --min-tokens --meta --db --schema --format --ns --busy-timeout --key-env --quiet --now --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --sort)
+                    COMPREPLY=($(compgen -W "updated size messages checkpoints tokens" -- "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --meta)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1322,7 +1346,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads__subcmd__list)
-            opts="-q -h --sort --limit --min-tokens --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-q -h --sort --limit --min-tokens --meta --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1337,6 +1361,10 @@ _memctl() {
                     return 0
                     ;;
                 --min-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --meta)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -53,6 +53,14 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "gc" -d 'Delete old ch
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "rekey" -d 'Re-encrypt every stored value: rotate the AES key, encrypt a plain database, or decrypt one (--decrypt). Rewrites rows in place, a short transaction at a time; run it again after an interruption to finish'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l sort -d 'Sort order (largest / newest first)' -r -f -a "updated\t'Most recently updated first'
+size\t'Largest stored size first'
+messages\t'Most messages first'
+checkpoints\t'Most checkpoints first'
+tokens\t'Most tokens first (approximate counter)'"
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l limit -d 'Show at most this many threads' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l min-tokens -d 'Only threads whose latest state has at least this many tokens (approximate counter)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l meta -d 'Only threads whose metadata (the configurable keys the app passed, in any of their checkpoints) or latest state channel KEY equals VALUE; repeat to require several. The threads `forget --meta` would delete' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
@@ -73,6 +81,7 @@ checkpoints\t'Most checkpoints first'
 tokens\t'Most tokens first (approximate counter)'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l limit -d 'Show at most this many threads' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l min-tokens -d 'Only threads whose latest state has at least this many tokens (approximate counter)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l meta -d 'Only threads whose metadata (the configurable keys the app passed, in any of their checkpoints) or latest state channel KEY equals VALUE; repeat to require several. The threads `forget --meta` would delete' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
@@ -87,7 +96,9 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_s
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
-complete -c memctl -n "__fish_memctl_using_subcommand history" -l limit -d 'Show only the newest N checkpoints' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l limit -d 'Show only the newest N checkpoints (after --source and --before, as `get_state_history(limit=)`)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l source -d 'Only checkpoints whose metadata `source` is SRC (`input`, `loop`, `update`, `fork`), as `get_state_history(config, filter={"source": SRC})`' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l before -d 'Only checkpoints older than this one (its id sorts after theirs; a unique prefix will do), as `get_state_history(config, before=...)`' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l db -d 'The checkpoint database (the file given to SqliteSaver)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'

@@ -106,9 +106,9 @@ pub enum Command {
     #[command(after_help = "Examples:
   memctl threads list --db checkpoints.sqlite
   memctl threads list --sort size --limit 20
-  memctl threads list --min-tokens 8000 --format json")]
-    #[command(subcommand)]
-    Threads(ThreadsCommand),
+  memctl threads list --min-tokens 8000 --format json
+  memctl threads --meta user_id=42")]
+    Threads(ThreadsArgs),
 
     /// List a thread's checkpoints, newest first.
     #[command(after_help = "Examples:
@@ -419,6 +419,30 @@ pub struct RmArgs {
     pub rewrite: RewriteArgs,
 }
 
+/// Arguments of `threads`: a subcommand, or none to list (`memctl threads` is `memctl threads
+/// list`, with the same options).
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ThreadsArgs {
+    /// What to do with the threads (default: list them).
+    #[command(subcommand)]
+    pub command: Option<ThreadsCommand>,
+
+    /// `threads list`'s options, given without `list`.
+    #[command(flatten)]
+    pub list: ThreadsListArgs,
+}
+
+impl ThreadsArgs {
+    /// The `list` options in effect: the subcommand's, or those given without it.
+    pub fn list_args(&self) -> &ThreadsListArgs {
+        match &self.command {
+            Some(ThreadsCommand::List(args)) => args,
+            None => &self.list,
+        }
+    }
+}
+
 /// `threads` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ThreadsCommand {
@@ -440,6 +464,12 @@ pub struct ThreadsListArgs {
     /// Only threads whose latest state has at least this many tokens (approximate counter).
     #[arg(long, value_name = "N")]
     pub min_tokens: Option<u64>,
+
+    /// Only threads whose metadata (the configurable keys the app passed, in any of their
+    /// checkpoints) or latest state channel KEY equals VALUE; repeat to require several. The
+    /// threads `forget --meta` would delete.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_meta)]
+    pub meta: Vec<String>,
 }
 
 /// Sort keys for `threads list`.

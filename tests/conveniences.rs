@@ -109,3 +109,136 @@ fn history_source_and_before_select_as_get_state_history_does() {
         Some(langgraph_history(db, "summarized", None, Some(middle), None).len())
     );
 }
+
+#[test]
+fn threads_alone_lists_like_threads_list() {
+    let db = fixture("new.sqlite");
+    let db = s(&db);
+    for args in [
+        vec!["--format", "json"],
+        vec!["--sort", "size", "--limit", "3"],
+        vec![],
+    ] {
+        // One time for both (ages are measured against it).
+        let now = "2026-12-05T00:00:00Z";
+        let mut alone = vec!["threads", "--db", db, "--now", now];
+        alone.extend(&args);
+        let mut listed = vec!["threads", "list", "--db", db, "--now", now];
+        listed.extend(&args);
+        let a = run_ok(&alone);
+        assert!(!a.is_empty());
+        assert_eq!(a, run_ok(&listed), "{args:?}");
+    }
+}
+
+#[test]
+fn a_mistyped_thread_id_gets_a_did_you_mean() {
+    let db = fixture("new.sqlite");
+    let db = s(&db);
+    let runs: [&[&str]; 9] = [
+        &["show", "Tools"],
+        &["history", "tool"],
+        &["dump", "toolz"],
+        &["tokens", "TOOLS"],
+        &["trim", "--thread", "tool", "--keep", "2", "--dry-run"],
+        &["rm", "--thread", "Tools", "--index", "-1", "--dry-run"],
+        &[
+            "gc",
+            "--thread",
+            "tool",
+            "--keep-checkpoints",
+            "1",
+            "--dry-run",
+        ],
+        &["prune", "--thread", "tool", "--dry-run"],
+        &["find", "x", "--thread", "tool"],
+    ];
+    for args in runs {
+        let mut args = args.to_vec();
+        args.extend(["--db", db]);
+        let err = common::run_err(&args);
+        assert!(err.contains("did you mean 'tools'?"), "{args:?}: {err}");
+    }
+    // Nothing close: no suggestion.
+    let err = common::run_err(&["show", "--db", db, "zzz"]);
+    assert!(
+        err.contains("no thread 'zzz'") && !err.contains("did you mean"),
+        "{err}"
+    );
+}
+
+#[test]
+fn threads_list_meta_selects_as_forget_does() {
+    let db = fixture("forget.sqlite");
+    let db = s(&db);
+    let ids = |args: &[&str]| -> Vec<String> {
+        let mut ids: Vec<String> = run_json(args)
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|t| t["thread_id"].as_str().expect("id").to_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let alice = ids(&[
+        "threads",
+        "--db",
+        db,
+        "--meta",
+        "user_id=42",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        alice,
+        ["alice-chat", "alice-profile", "alice-sub", "alice-tools"]
+    );
+    // The threads forget --meta would delete.
+    let forget = run_json(&[
+        "forget",
+        "--db",
+        db,
+        "--meta",
+        "user_id=42",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    let text = forget.to_string();
+    for t in &alice {
+        assert!(text.contains(t.as_str()), "{t}: {text}");
+    }
+    // Several conditions must all hold; none at all: nothing listed.
+    assert!(ids(&[
+        "threads",
+        "list",
+        "--db",
+        db,
+        "--meta",
+        "user_id=42",
+        "--meta",
+        "user_id=7",
+        "--format",
+        "json"
+    ])
+    .is_empty());
+    assert_eq!(
+        ids(&[
+            "threads",
+            "--db",
+            db,
+            "--meta",
+            "user_id=7",
+            "--format",
+            "json"
+        ]),
+        ["bob-chat", "bob-paused"]
+    );
+    // No `=`: a usage error.
+    let out = memctl()
+        .args(["threads", "--db", db, "--meta", "user_id"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -171,6 +171,14 @@ impl Session {
                 ),
                 "${1}[AGE]${2}[BYTES]".to_owned(),
             ),
+            // threads list: an edited thread's age is the app's, but its size varies too.
+            (
+                format!(
+                    r#"("edited_at": "{}",\s*"bytes": )\d+"#,
+                    regex::escape(MASK_UTC)
+                ),
+                "${1}[BYTES]".to_owned(),
+            ),
         ] {
             if !self.filters.contains(&rule) {
                 self.filters.push(rule);

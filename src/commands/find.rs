@@ -64,7 +64,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(only) = &args.thread {
         latest.retain(|(t, _)| t == only);
         if latest.is_empty() {
-            return Err(super::no_thread(only));
+            return Err(super::unknown_thread(&*store, only));
         }
     }
     let threads = latest.len();

@@ -127,7 +127,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     })?;
     if let Some(t) = &args.thread {
         if threads.is_empty() {
-            return Err(super::no_thread(t));
+            return Err(super::unknown_thread(&*store, t));
         }
     }
     // gc decides per thread as it goes; the question names the threads it looks at and what

@@ -30,7 +30,10 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
     })?;
     for t in &args.thread {
         if !all.iter().any(|s| &s.thread_id == t) {
-            return Err(super::no_thread(t));
+            return Err(super::no_thread_among(
+                t,
+                all.iter().map(|s| s.thread_id.as_str()),
+            ));
         }
     }
     // The app's last activity (memctl's own edits keep their parent's time).

@@ -98,6 +98,22 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         });
     }
     let total = rows.len();
+    if !args.meta.is_empty() {
+        let conditions = args
+            .meta
+            .iter()
+            .map(|m| crate::ops::find::MetaCondition::parse(m))
+            .collect::<Result<Vec<_>>>()?;
+        let mut kept = Vec::with_capacity(rows.len());
+        for r in rows {
+            match meta_selects(&*store, &keys, &r.thread_id, &conditions) {
+                Ok(true) => kept.push(r),
+                Ok(false) => {}
+                Err(e) => unreadable.push((r.thread_id, format!("could not check --meta: {e:#}"))),
+            }
+        }
+        rows = kept;
+    }
     if let Some(min) = args.min_tokens {
         rows.retain(|r| r.tokens.is_some_and(|t| t >= min));
     }
@@ -190,6 +206,42 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         );
     }
     super::report_unreadable(&unreadable, total, "are listed without their state")
+}
+
+/// True when `--meta`'s conditions select the thread, as `forget --meta` selects the threads it
+/// deletes ([`crate::ops::forget::meta_selects`]): the metadata of its checkpoints in every
+/// namespace, then its latest root state's channels.
+fn meta_selects(
+    store: &dyn crate::storage::CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    conditions: &[crate::ops::find::MetaCondition],
+) -> Result<bool> {
+    let mut metadata = Vec::new();
+    for ns in store.namespaces(thread)? {
+        for (_, m) in store.metadata(thread, &ns)? {
+            if let Some(j) = m.and_then(|b| serde_json::from_slice(&b).ok()) {
+                metadata.push(j);
+            }
+        }
+    }
+    let none = |_: &str| None;
+    if crate::ops::forget::meta_selects(conditions, &metadata, &none) {
+        return Ok(true);
+    }
+    let Some(row) = store.checkpoint(thread, "", None)? else {
+        return Ok(false);
+    };
+    let latest = super::LoadedCheckpoint::open(keys, row)?;
+    let channel = |k: &str| {
+        latest
+            .checkpoint
+            .channel(k)
+            .map(crate::codec::json::to_json)
+    };
+    Ok(crate::ops::forget::meta_selects(
+        conditions, &metadata, &channel,
+    ))
 }
 
 /// What `threads list` shows of a thread's latest checkpoint.

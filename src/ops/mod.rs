@@ -9,7 +9,8 @@
 //! - [`find`]: what `find` matches;
 //! - [`gc`]: which old checkpoints of a thread can go;
 //! - [`duration`]: `30d`, `12h` style durations for `--idle`;
-//! - [`activity`]: a thread's age (the app's last activity), for every command.
+//! - [`activity`]: a thread's age (the app's last activity), for every command;
+//! - [`suggest`]: "did you mean" for a mistyped thread id.
 
 pub mod activity;
 pub mod duration;
@@ -20,6 +21,7 @@ pub mod gc;
 pub mod outcome;
 pub mod purge;
 pub mod remove;
+pub mod suggest;
 pub mod summarize;
 pub mod update;
 pub mod window;
