@@ -338,7 +338,12 @@ enum Rewritten {
     Any,
 }
 
-fn compare_history(label: &str, kept: &[Json], old: &[Json], rewritten: Rewritten) -> Vec<String> {
+fn compare_history(
+    label: &str,
+    kept: &[Json],
+    old: &[Json],
+    rewritten: Rewritten,
+) -> Vec<String> {
     let mut failures = Vec::new();
     for (i, (h, was)) in kept.iter().zip(old).enumerate() {
         let id = h["checkpoint_id"].as_str().unwrap_or("?");
