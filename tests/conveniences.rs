@@ -51,7 +51,8 @@ print(json.dumps([t.config["configurable"]["checkpoint_id"] for t in saver.list(
 
 #[test]
 fn history_source_and_before_select_as_get_state_history_does() {
-    let db = fixture("new.sqlite");
+    // A copy: SqliteSaver's setup() writes to the file it opens.
+    let (_dir, db) = common::temp_copy(&fixture("new.sqlite"));
     let db = s(&db);
     let all = run_json(&["history", "--db", db, "summarized", "--format", "json"]);
     let ids: Vec<&str> = all
