@@ -654,6 +654,11 @@ pub fn run_with(
             Ok(read_latest_batch(store, keys, batch))
         },
         |(thread, rows)| {
+            // After Ctrl-C no new edit is begun (a summary's request is not sent): the
+            // threads left are reported not processed.
+            if crate::interrupt::requested() {
+                return None;
+            }
             let prepared =
                 rows.map_or_else(|e| Some(Err(e)), |r| prepare(r, keys, opts.force, &filters));
             prepared.map(|item| match item {
@@ -708,7 +713,8 @@ pub fn run_with(
                 store.commit_batch()?;
             }
             settling.push(done);
-            if interrupted {
+            // (A batch its workers left unplanned after Ctrl-C has no item to notice it.)
+            if interrupted || crate::interrupt::requested() {
                 return Err(crate::interrupt::Interrupted(0).into());
             }
             pb.suspend(|| settling.hand_over_due(report))
