@@ -4,14 +4,16 @@
 //! "interrupted: N threads not processed", exit code 130 ([`crate::exit::INTERRUPTED`]).
 //! Outside a batch (reading, planning), Ctrl-C ends the process at once with code 130, as
 //! without memctl's handler: nothing is half-written there (SQLite and PostgreSQL roll an
-//! open transaction back).
+//! open transaction back). Once a batch has begun, its report is always written whole: a
+//! Ctrl-C after its last thread changes nothing.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Set by Ctrl-C while a batch runs.
 static REQUESTED: AtomicBool = AtomicBool::new(false);
-/// A batch is running: Ctrl-C asks it to stop instead of ending the process.
-static IN_BATCH: AtomicBool = AtomicBool::new(false);
+/// Batches running (nested: a command's and its driver's): while not 0, Ctrl-C asks them to
+/// stop instead of ending the process.
+static IN_BATCH: AtomicUsize = AtomicUsize::new(0);
 
 /// The batch stopped on Ctrl-C; `0` threads of the run were not processed.
 #[derive(Debug, thiserror::Error)]
@@ -19,7 +21,7 @@ static IN_BATCH: AtomicBool = AtomicBool::new(false);
 pub struct Interrupted(pub usize);
 
 extern "C" fn on_sigint(_: libc::c_int) {
-    if IN_BATCH.load(Ordering::SeqCst) {
+    if IN_BATCH.load(Ordering::SeqCst) > 0 {
         REQUESTED.store(true, Ordering::SeqCst);
     } else {
         // SAFETY: _exit is async-signal-safe; it ends the process without unwinding.
@@ -48,13 +50,13 @@ pub struct Batch(());
 impl Batch {
     /// A batch begins.
     pub fn enter() -> Batch {
-        IN_BATCH.store(true, Ordering::SeqCst);
+        IN_BATCH.fetch_add(1, Ordering::SeqCst);
         Batch(())
     }
 }
 
 impl Drop for Batch {
     fn drop(&mut self) {
-        IN_BATCH.store(false, Ordering::SeqCst);
+        IN_BATCH.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -101,56 +101,19 @@ fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
 
 #[test]
 fn ctrl_c_during_trim_all_reports_what_was_written_and_leaves_whole_threads() {
-    let (_dir, db) = large_copy();
+    let (_fresh_dir, fresh) = large_copy();
+    let before = latest_ids(&Connection::open(&fresh).expect("open"));
+    let before_lg = langgraph_view(&fresh);
+    // Interrupted once memctl's first threads are committed (its checkpoint ids have a zero
+    // node), while it waits to begin the next transaction.
+    let (_dir, db, code, stdout, stderr) = run_interrupted(
+        &["trim", "--all", "--keep", "2", "--settle", "0s"],
+        "SELECT count(*) FROM checkpoints WHERE checkpoint_id LIKE '%-000000000000'",
+    );
     let observer = Connection::open(&db).expect("open");
-    observer
-        .busy_timeout(Duration::from_secs(120))
-        .expect("timeout");
-    let before = latest_ids(&observer);
-    let before_lg = langgraph_view(&db);
-    let child = Process::new(env!("CARGO_BIN_EXE_memctl"))
-        .args(["trim", "--db", s(&db), "--all", "--keep", "2"])
-        .args([
-            "--settle",
-            "0s",
-            "--busy-timeout",
-            "120000",
-            "--format",
-            "json",
-        ])
-        .env_remove("MEMCTL_DB")
-        .env_remove("LANGGRAPH_AES_KEY")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("memctl starts");
-    // memctl's first threads are committed (its checkpoint ids have a zero node) ...
-    wait_until("memctl commits its first threads", || {
-        observer
-            .query_row(
-                "SELECT count(*) FROM checkpoints WHERE checkpoint_id LIKE '%-000000000000'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .is_ok_and(|n| n > 0)
-    });
-    // ... then the write lock is taken, so memctl waits before its next transaction ...
-    observer
-        .execute_batch("BEGIN IMMEDIATE")
-        .expect("the write lock");
-    let pid = child.id().to_string();
-    let status = Process::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
-    // ... and given back: memctl goes on only to notice Ctrl-C.
-    observer.execute_batch("COMMIT").expect("release");
-    let out = child.wait_with_output().expect("memctl ends");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(code, Some(130), "{stderr}");
     let report: Vec<serde_json::Value> =
-        serde_json::from_slice(&out.stdout).expect("the report is whole JSON");
+        serde_json::from_slice(&stdout).expect("the report is whole JSON");
     let line = stderr
         .lines()
         .find_map(|l| l.strip_prefix("memctl: interrupted: "))
@@ -202,10 +165,39 @@ fn ctrl_c_during_trim_all_reports_what_was_written_and_leaves_whole_threads() {
     }
 }
 
+/// How many fresh copies a test may try before memctl is caught with work left.
+const ATTEMPTS: usize = 5;
+
+/// What [`run_interrupted`] returns: the copy (its guard and path), exit code, stdout, stderr.
+type Run = (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    Option<i32>,
+    Vec<u8>,
+    String,
+);
+
+/// Runs memctl `args` on a fresh [`large_copy`] until [`run_once`] catches it with work left.
+/// (It may finish its last transaction before the test takes the lock: then it exits 0 with
+/// its whole report, as a Ctrl-C after the last thread must leave it, and the test tries
+/// again.)
+fn run_interrupted(args: &[&str], progress: &str) -> Run {
+    for _ in 0..ATTEMPTS {
+        let (dir, db) = large_copy();
+        let (code, stdout, stderr) = run_once(&db, args, progress);
+        if code == Some(0) {
+            let _: serde_json::Value = serde_json::from_slice(&stdout).expect("whole JSON");
+            continue;
+        }
+        return (dir, db, code, stdout, stderr);
+    }
+    panic!("memctl {args:?} finished before the signal {ATTEMPTS} times");
+}
+
 /// Runs memctl `args` on `db`, interrupts it as soon as `progress` (an SQL count) is above
 /// its value at the start, with the write lock held so that it is between two transactions;
 /// returns the exit code, stdout and stderr.
-fn run_interrupted(db: &Path, args: &[&str], progress: &str) -> (Option<i32>, Vec<u8>, String) {
+fn run_once(db: &Path, args: &[&str], progress: &str) -> (Option<i32>, Vec<u8>, String) {
     let observer = Connection::open(db).expect("open");
     observer
         .busy_timeout(Duration::from_secs(120))
@@ -260,7 +252,6 @@ fn not_processed(stderr: &str) -> usize {
 #[test]
 fn ctrl_c_during_prune_and_gc_reports_the_threads_done() {
     // prune, 10 threads per transaction: deleted threads are gone whole, the others whole.
-    let (_dir, db) = large_copy();
     let counts = |db: &Path| -> HashMap<String, i64> {
         let conn = Connection::open(db).expect("open");
         let mut st = conn
@@ -271,9 +262,9 @@ fn ctrl_c_during_prune_and_gc_reports_the_threads_done() {
             .expect("query");
         rows.map(|r| r.expect("row")).collect()
     };
-    let before = counts(&db);
-    let (code, stdout, stderr) = run_interrupted(
-        &db,
+    let (_fresh_dir, fresh) = large_copy();
+    let before = counts(&fresh);
+    let (_dir, db, code, stdout, stderr) = run_interrupted(
         &["prune", "--idle", "1s", "--batch", "10", "--yes"],
         "SELECT -count(DISTINCT thread_id) FROM checkpoints",
     );
@@ -299,11 +290,10 @@ fn ctrl_c_during_prune_and_gc_reports_the_threads_done() {
     }
 
     // gc, a transaction per thread: collected threads keep 1 checkpoint, the others all.
-    let (_dir, db) = large_copy();
-    let before = counts(&db);
-    let before_lg = langgraph_view(&db);
-    let (code, stdout, stderr) = run_interrupted(
-        &db,
+    let (_fresh_dir, fresh) = large_copy();
+    let before = counts(&fresh);
+    let before_lg = langgraph_view(&fresh);
+    let (_dir, db, code, stdout, stderr) = run_interrupted(
         &[
             "gc",
             "--all",

@@ -728,11 +728,11 @@ pub fn run_with(
         // What was committed before the error is reported (when it can still be checked).
         let _ = settling.hand_over_all(report);
         if e.is::<crate::interrupt::Interrupted>() {
-            // Even a run that wrote nothing yet hands over what it decided (see
-            // run_and_report), so that the report shows the threads done.
-            return Err(
-                crate::interrupt::Interrupted(ids.len().saturating_sub(handed.get())).into(),
-            );
+            return match ids.len().saturating_sub(handed.get()) {
+                // Ctrl-C after the last thread: the run is whole.
+                0 => Ok(()),
+                n => Err(crate::interrupt::Interrupted(n).into()),
+            };
         }
         return Err(e);
     }
@@ -959,6 +959,8 @@ pub fn run_and_report(
     out: &mut dyn Write,
 ) -> Result<(Tally, Result<()>)> {
     let single = target.thread.is_some();
+    // The report is written whole even if Ctrl-C comes after the last thread.
+    let _batch = (!single).then(crate::interrupt::Batch::enter);
     let format = crate::output::resolve_format(g.format);
     let mut report = crate::output::rewrite::Report::new(format, opts.dry_run);
     let mut tally = Tally::default();

@@ -110,10 +110,11 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
     }
     let mut deleted = Deleted::default();
     let mut not_processed = 0;
+    // Ctrl-C from here on stops before the next transaction, and the report is written whole
+    // (see crate::interrupt).
+    let _batch = crate::interrupt::Batch::enter();
     if !m.dry_run {
         let pb = progress::bar(selected.len() as u64, "prune");
-        // Ctrl-C from here on stops before the next transaction (see crate::interrupt).
-        let _batch = crate::interrupt::Batch::enter();
         let per = args.batch.max(1);
         for i in (0..selected.len()).step_by(per) {
             if crate::interrupt::requested() {
