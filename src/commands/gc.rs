@@ -134,7 +134,10 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     // it keeps of each (threads with no more than that are left as they are).
     let candidates: Vec<&ThreadSummary> = threads
         .iter()
-        .filter(|t| t.checkpoints > args.keep_checkpoints)
+        .filter(|t| {
+            t.checkpoints > args.keep_checkpoints
+                && idle_seconds(&t.latest_id, None, now).is_none_or(|a| a >= min_idle)
+        })
         .collect();
     if !candidates.is_empty() {
         output::confirm::confirm(
