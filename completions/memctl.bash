@@ -453,7 +453,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__forget)
-            opts="-t -e -i -n -q -h --thread --meta --match --regex --ignore-case --receipt --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -e -i -y -n -q -h --thread --meta --match --regex --ignore-case --receipt --yes --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -519,7 +519,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__gc)
-            opts="-t -n -q -h --thread --all --keep-checkpoints --min-idle --dry-run --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -n -y -q -h --thread --all --keep-checkpoints --min-idle --dry-run --yes --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -941,7 +941,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__history)
-            opts="-t -q -h --thread --limit --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -q -h --thread --limit --source --before --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -956,6 +956,14 @@ _memctl() {
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --source)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --before)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1037,7 +1045,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__prune)
-            opts="-t -n -q -h --idle --thread --batch --min-idle --dry-run --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -n -y -q -h --idle --thread --batch --min-idle --dry-run --yes --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1099,7 +1107,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__rekey)
-            opts="-n -q -h --old-key-env --new-key-env --decrypt --dry-run --batch --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-n -y -q -h --old-key-env --new-key-env --decrypt --dry-run --yes --batch --vacuum --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1153,7 +1161,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__rm)
-            opts="-t -n -q -h --thread --id --index --type --match --all-messages --purge --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -y -n -q -h --thread --id --index --type --match --all-messages --purge --yes --dry-run --force --settle --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1803,12 +1811,28 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads)
-            opts="-q -h --db --schema --format --ns --busy-timeout --key-env --quiet --now --help list help"
+            opts="-q -h --sort --limit --min-tokens --meta --db --schema --format --ns --busy-timeout --key-env --quiet --now --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --sort)
+                    COMPREPLY=($(compgen -W "updated size messages checkpoints tokens" -- "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --meta)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1887,7 +1911,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads__subcmd__list)
-            opts="-q -h --sort --limit --min-tokens --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-q -h --sort --limit --min-tokens --meta --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1902,6 +1926,10 @@ _memctl() {
                     return 0
                     ;;
                 --min-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --meta)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

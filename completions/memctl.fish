@@ -33,7 +33,7 @@ complete -c memctl -n "__fish_memctl_needs_command" -l ns -d 'Checkpoint namespa
 complete -c memctl -n "__fish_memctl_needs_command" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_needs_command" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_needs_command" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_needs_command" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_needs_command" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_needs_command" -s V -l version -d 'Print version'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "threads" -d 'Work with threads (conversations)'
@@ -55,6 +55,14 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "store" -d 'The LangGr
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "man" -d 'Write man pages: memctl.1 and one page per command (memctl-threads-list.1, …)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l sort -d 'Sort order (largest / newest first)' -r -f -a "updated\t'Most recently updated first'
+size\t'Largest stored size first'
+messages\t'Most messages first'
+checkpoints\t'Most checkpoints first'
+tokens\t'Most tokens first (approximate counter)'"
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l limit -d 'Show at most this many threads' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l min-tokens -d 'Only threads whose latest state has at least this many tokens (approximate counter)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l meta -d 'Only threads whose metadata (the configurable keys the app passed, in any of their checkpoints) or latest state channel KEY equals VALUE; repeat to require several. The threads `forget --meta` would delete' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l db -d 'The checkpoint database: the file given to SqliteSaver, or PostgresSaver\'s connection string: a postgresql:// (postgres://) URL, SQLAlchemy\'s postgresql+psycopg:// or postgresql+psycopg2://, or libpq\'s keyword form (\'host=H port=P user=U password=PW dbname=D\'). Passwords are never printed (nor MEMCTL_DB\'s value in this help)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
@@ -64,7 +72,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_se
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -75,6 +83,7 @@ checkpoints\t'Most checkpoints first'
 tokens\t'Most tokens first (approximate counter)'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l limit -d 'Show at most this many threads' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l min-tokens -d 'Only threads whose latest state has at least this many tokens (approximate counter)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l meta -d 'Only threads whose metadata (the configurable keys the app passed, in any of their checkpoints) or latest state channel KEY equals VALUE; repeat to require several. The threads `forget --meta` would delete' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l db -d 'The checkpoint database: the file given to SqliteSaver, or PostgresSaver\'s connection string: a postgresql:// (postgres://) URL, SQLAlchemy\'s postgresql+psycopg:// or postgresql+psycopg2://, or libpq\'s keyword form (\'host=H port=P user=U password=PW dbname=D\'). Passwords are never printed (nor MEMCTL_DB\'s value in this help)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
@@ -84,12 +93,14 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_s
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
-complete -c memctl -n "__fish_memctl_using_subcommand history" -l limit -d 'Show only the newest N checkpoints' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l limit -d 'Show only the newest N checkpoints (after --source and --before, as `get_state_history(limit=)`)' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l source -d 'Only checkpoints whose metadata `source` is SRC (`input`, `loop`, `update`, `fork`), as `get_state_history(config, filter={"source": SRC})`' -r
+complete -c memctl -n "__fish_memctl_using_subcommand history" -l before -d 'Only checkpoints older than this one (its id sorts after theirs; a unique prefix will do), as `get_state_history(config, before=...)`' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l db -d 'The checkpoint database: the file given to SqliteSaver, or PostgresSaver\'s connection string: a postgresql:// (postgres://) URL, SQLAlchemy\'s postgresql+psycopg:// or postgresql+psycopg2://, or libpq\'s keyword form (\'host=H port=P user=U password=PW dbname=D\'). Passwords are never printed (nor MEMCTL_DB\'s value in this help)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l format -d 'Output format: a table for people (the default, on a terminal and in a pipe alike), or JSON / JSON lines for scripts (`dump` is always JSON)' -r -f -a "table\t'Aligned table / readable text'
@@ -99,7 +110,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand history" -l ns -d 'Checkpo
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand history" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand history" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand history" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand history" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l checkpoint -d 'The checkpoint to show (default: the latest; a unique prefix of its id will do)' -r
@@ -113,7 +124,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand show" -l ns -d 'Checkpoint
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand show" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand show" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand show" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand show" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l checkpoint -d 'The checkpoint to dump (default: the latest)' -r
@@ -127,7 +138,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand dump" -l busy-timeout -d '
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -l raw -d 'Print the whole decoded checkpoint (channels, versions, metadata, pending writes) instead of the messages'
-complete -c memctl -n "__fish_memctl_using_subcommand dump" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand dump" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l from -d 'The older checkpoint (default: the parent of --to)' -r
@@ -141,7 +152,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand diff" -l ns -d 'Checkpoint
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand diff" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand diff" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s t -l thread -d 'The thread to count, message by message' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l limit -d 'With --all: show at most this many threads' -r
@@ -160,7 +171,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l busy-timeout -d
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l all -d 'Count every thread (its latest state), one row per thread, largest first'
-complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s t -l thread -d 'Rewrite this thread' -r
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l idle -d 'With --all: only threads not updated for this long (e.g. 7d, 12h, 90m)' -r
@@ -186,7 +197,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand trim" -l all -d 'Rewrite e
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l keep-first -d 'Also keep the first non-system message (often the user\'s name and goal)'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
-complete -c memctl -n "__fish_memctl_using_subcommand trim" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand trim" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s t -l thread -d 'The thread id (`configurable.thread_id`)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l id -d 'Remove the message with this id (repeatable)' -r
@@ -208,9 +219,10 @@ complete -c memctl -n "__fish_memctl_using_subcommand rm" -l key-env -d 'The env
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l all-messages -d 'Remove every message (clear the conversation)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l purge -d 'Also scrub the removed messages from every older checkpoint and write of the thread, then zero the freed space, so their text is gone from the file (for secrets)'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -s y -l yes -d 'With --purge, on a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
-complete -c memctl -n "__fish_memctl_using_subcommand rm" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand rm" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s t -l thread -d 'Rewrite this thread' -r
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l idle -d 'With --all: only threads not updated for this long (e.g. 7d, 12h, 90m)' -r
@@ -245,7 +257,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l all -d 'Rewr
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l new-key -d 'Write --summary-key even where the thread has no such channel yet (the graph must declare it: LangGraph reads only the channels of its state schema)'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
-complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand summarize" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand find" -l meta -d 'Only threads whose metadata (incl. the configurable keys the app passed) or state channel KEY equals VALUE; repeat to require several. Alone, lists those threads' -r
 complete -c memctl -n "__fish_memctl_using_subcommand find" -s t -l thread -d 'Search one thread only' -r
@@ -262,7 +274,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand find" -s e -l regex -d 'PA
 complete -c memctl -n "__fish_memctl_using_subcommand find" -s i -l ignore-case -d 'Match without regard to case'
 complete -c memctl -n "__fish_memctl_using_subcommand find" -l history -d 'Search every checkpoint of each thread, not only its latest state'
 complete -c memctl -n "__fish_memctl_using_subcommand find" -l count -d 'Print how many hits each thread has instead of the hits'
-complete -c memctl -n "__fish_memctl_using_subcommand find" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand find" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand find" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s t -l thread -d 'Delete this thread (repeatable): all its namespaces, checkpoints and writes, as `prune` does. A thread already gone is reported, so a second run finishes the job' -r
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l meta -d 'Delete every thread whose metadata (the configurable keys the app passed) or latest state has KEY equal to VALUE (repeat to require several), as `find --meta` finds them' -r
@@ -280,9 +292,10 @@ complete -c memctl -n "__fish_memctl_using_subcommand forget" -l key-env -d 'The
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s e -l regex -d '--match is a regular expression (Rust regex syntax)'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s i -l ignore-case -d '--match without regard to case'
+complete -c memctl -n "__fish_memctl_using_subcommand forget" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s n -l dry-run -d 'Show what would change and write nothing'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -l force -d 'Rewrite even a thread that is waiting on an interrupt or has pending work (its waiting node runs again on the next invoke)'
-complete -c memctl -n "__fish_memctl_using_subcommand forget" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand forget" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand forget" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l top -d 'How many of the largest threads to list' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l db -d 'The checkpoint database: the file given to SqliteSaver, or PostgresSaver\'s connection string: a postgresql:// (postgres://) URL, SQLAlchemy\'s postgresql+psycopg:// or postgresql+psycopg2://, or libpq\'s keyword form (\'host=H port=P user=U password=PW dbname=D\'). Passwords are never printed (nor MEMCTL_DB\'s value in this help)' -r -F
@@ -294,7 +307,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand stats" -l ns -d 'Checkpoin
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand stats" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand stats" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l idle -d 'Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h). With --thread, only the named threads that are this idle' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s t -l thread -d 'Delete this thread (repeatable), in all namespaces, like SqliteSaver.delete_thread. With --idle, only if it is idle that long' -r
@@ -310,8 +323,9 @@ complete -c memctl -n "__fish_memctl_using_subcommand prune" -l busy-timeout -d 
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
-complete -c memctl -n "__fish_memctl_using_subcommand prune" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand prune" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand prune" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s t -l thread -d 'Collect this thread' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l keep-checkpoints -d 'Checkpoints to keep per thread and namespace, newest first (at least 1: the latest). Required: everything older is deleted, and that history (time travel, `memctl diff`) cannot be brought back; 1 keeps only the state the app resumes from' -r
@@ -327,8 +341,9 @@ complete -c memctl -n "__fish_memctl_using_subcommand gc" -l key-env -d 'The env
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l all -d 'Collect every thread'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -l vacuum -d 'Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
-complete -c memctl -n "__fish_memctl_using_subcommand gc" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand gc" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l old-key-env -d 'The environment variable holding the key the values are encrypted with now (their UTF-8 bytes, as LangGraph reads LANGGRAPH_AES_KEY). Values under it are re-encrypted with the new key, or decrypted with --decrypt' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l new-key-env -d 'The environment variable holding the key to encrypt with. Plain values are encrypted with it too; values already under it are left alone, so a run that was interrupted finishes when run again' -r
@@ -344,8 +359,9 @@ complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l key-env -d 'The 
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l decrypt -d 'Decrypt every value with the old key: the database becomes plain, as an app without EncryptedSerializer writes it'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s n -l dry-run -d 'Decrypt every value and report what would change; write nothing'
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s y -l yes -d 'On a terminal, do not ask before writing (the question is only asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron)'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -l vacuum -d 'Afterwards VACUUM and truncate the WAL, so that no page of the file or its WAL keeps an old value (it holds the write lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database busy or has a file over 64 MiB open)'
-complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand rekey" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen_subcommand_from namespaces ls get rm sweep help" -l db -d 'The checkpoint database: the file given to SqliteSaver, or PostgresSaver\'s connection string: a postgresql:// (postgres://) URL, SQLAlchemy\'s postgresql+psycopg:// or postgresql+psycopg2://, or libpq\'s keyword form (\'host=H port=P user=U password=PW dbname=D\'). Passwords are never printed (nor MEMCTL_DB\'s value in this help)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen_subcommand_from namespaces ls get rm sweep help" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
@@ -356,7 +372,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen
 complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen_subcommand_from namespaces ls get rm sweep help" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen_subcommand_from namespaces ls get rm sweep help" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen_subcommand_from namespaces ls get rm sweep help" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen_subcommand_from namespaces ls get rm sweep help" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen_subcommand_from namespaces ls get rm sweep help" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen_subcommand_from namespaces ls get rm sweep help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen_subcommand_from namespaces ls get rm sweep help" -f -a "namespaces" -d 'Every namespace: items, bytes of their values, expired items (what a sweep would delete), newest update'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and not __fish_seen_subcommand_from namespaces ls get rm sweep help" -f -a "ls" -d 'The items of one namespace (exactly that one, not those below it): key, size, created, updated, expires'
@@ -375,7 +391,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_sub
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from namespaces" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from namespaces" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from namespaces" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from namespaces" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from namespaces" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from namespaces" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from ls" -l limit -d 'Show at most this many items (in key order)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from ls" -l db -d 'The checkpoint database: the file given to SqliteSaver, or PostgresSaver\'s connection string: a postgresql:// (postgres://) URL, SQLAlchemy\'s postgresql+psycopg:// or postgresql+psycopg2://, or libpq\'s keyword form (\'host=H port=P user=U password=PW dbname=D\'). Passwords are never printed (nor MEMCTL_DB\'s value in this help)' -r -F
@@ -387,7 +403,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_sub
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from ls" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from ls" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from ls" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from ls" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from ls" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from get" -l db -d 'The checkpoint database: the file given to SqliteSaver, or PostgresSaver\'s connection string: a postgresql:// (postgres://) URL, SQLAlchemy\'s postgresql+psycopg:// or postgresql+psycopg2://, or libpq\'s keyword form (\'host=H port=P user=U password=PW dbname=D\'). Passwords are never printed (nor MEMCTL_DB\'s value in this help)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from get" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
@@ -398,7 +414,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_sub
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from get" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from get" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from get" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from get" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from get" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from rm" -l db -d 'The checkpoint database: the file given to SqliteSaver, or PostgresSaver\'s connection string: a postgresql:// (postgres://) URL, SQLAlchemy\'s postgresql+psycopg:// or postgresql+psycopg2://, or libpq\'s keyword form (\'host=H port=P user=U password=PW dbname=D\'). Passwords are never printed (nor MEMCTL_DB\'s value in this help)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from rm" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
@@ -410,7 +426,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_sub
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from rm" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from rm" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from rm" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
-complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from rm" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from rm" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from sweep" -l db -d 'The checkpoint database: the file given to SqliteSaver, or PostgresSaver\'s connection string: a postgresql:// (postgres://) URL, SQLAlchemy\'s postgresql+psycopg:// or postgresql+psycopg2://, or libpq\'s keyword form (\'host=H port=P user=U password=PW dbname=D\'). Passwords are never printed (nor MEMCTL_DB\'s value in this help)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from sweep" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
@@ -422,7 +438,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_sub
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from sweep" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from sweep" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from sweep" -s n -l dry-run -d 'Show what would be deleted and delete nothing'
-complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from sweep" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from sweep" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from sweep" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from help" -f -a "namespaces" -d 'Every namespace: items, bytes of their values, expired items (what a sweep would delete), newest update'
 complete -c memctl -n "__fish_memctl_using_subcommand store; and __fish_seen_subcommand_from help" -f -a "ls" -d 'The items of one namespace (exactly that one, not those below it): key, size, created, updated, expires'
@@ -439,7 +455,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand completions" -l ns -d 'Che
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand completions" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand completions" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand man" -l db -d 'The checkpoint database: the file given to SqliteSaver, or PostgresSaver\'s connection string: a postgresql:// (postgres://) URL, SQLAlchemy\'s postgresql+psycopg:// or postgresql+psycopg2://, or libpq\'s keyword form (\'host=H port=P user=U password=PW dbname=D\'). Passwords are never printed (nor MEMCTL_DB\'s value in this help)' -r -F
 complete -c memctl -n "__fish_memctl_using_subcommand man" -l schema -d 'The PostgreSQL schema that holds the saver\'s tables, for a saver configured with one (LangGraph.js\'s `schema` option); the same as `?schema=NAME` in the URL, which must not name another. Default: the server\'s search_path, normally `public`, where PostgresSaver puts them. Refused with a SQLite file' -r
@@ -450,7 +466,7 @@ complete -c memctl -n "__fish_memctl_using_subcommand man" -l ns -d 'Checkpoint 
 complete -c memctl -n "__fish_memctl_using_subcommand man" -l busy-timeout -d 'How long to wait for a database locked by a live app, in milliseconds (at most 2147483647)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand man" -l key-env -d 'The environment variable that holds the AES key of a database written with LangGraph\'s EncryptedSerializer (default: LANGGRAPH_AES_KEY, the one LangGraph reads). Its UTF-8 bytes are the key, 16, 24 or 32 of them. memctl never prints or stores it' -r
 complete -c memctl -n "__fish_memctl_using_subcommand man" -l now -d 'The time to measure ages against (RFC 3339), for reproducible output' -r
-complete -c memctl -n "__fish_memctl_using_subcommand man" -s q -l quiet -d 'Print nothing but errors (for cron)'
+complete -c memctl -n "__fish_memctl_using_subcommand man" -s q -l quiet -d 'Print nothing but errors (for cron): the report is hidden; threads that failed or whose change did not take effect are still named on stderr, with why'
 complete -c memctl -n "__fish_memctl_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey store completions man help" -f -a "threads" -d 'Work with threads (conversations)'
 complete -c memctl -n "__fish_memctl_using_subcommand help; and not __fish_seen_subcommand_from threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey store completions man help" -f -a "history" -d 'List a thread\'s checkpoints, newest first'

@@ -5,7 +5,8 @@
 #      scripts/pyenv.sh), LangGraph.js in fixtures/js/node_modules (scripts/jsenv.sh: npm ci
 #      when missing or when the lock changed), and a throwaway PostgreSQL cluster for the Postgres tests
 #      (scripts/pg.sh: Debian's postgresql, installed with apt-get when missing; a temp dir,
-#      a free port on 127.0.0.1, stopped and removed at exit);
+#      a free port on 127.0.0.1, stopped and removed at exit); tmux for the terminal tests
+#      (tests/confirm.rs; installed with apt-get when missing);
 #   2. formatting, lints and docs (cargo fmt --check, clippy -D warnings, cargo doc -D warnings);
 #   3. every Rust test: unit, CLI, fixtures, and interop tests that hand memctl's rewrites to
 #      real LangGraph, with `--features env-tests`, the switch that turns the
@@ -22,6 +23,17 @@ scripts/pyenv.sh
 
 echo "test.sh: LangGraph.js (node_modules)" >&2
 scripts/jsenv.sh
+
+echo "test.sh: tmux (tests/confirm.rs runs memctl in a real terminal)" >&2
+if ! command -v tmux >/dev/null; then
+  if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+    echo "test.sh: installing tmux with apt-get" >&2
+    apt-get install -y -q tmux >&2 || { apt-get update -q >&2 && apt-get install -y -q tmux >&2; }
+  else
+    echo "test.sh: tmux not found: install Debian's 'tmux' package (apt-get install tmux)" >&2
+    exit 1
+  fi
+fi
 
 echo "test.sh: PostgreSQL server" >&2
 PGDIR="$(mktemp -d /tmp/memctl-pg.XXXXXX)"

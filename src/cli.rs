@@ -97,7 +97,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "NAME", value_parser = parse_env_name)]
     pub key_env: Option<String>,
 
-    /// Print nothing but errors (for cron).
+    /// Print nothing but errors (for cron): the report is hidden; threads that failed or
+    /// whose change did not take effect are still named on stderr, with why.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
 
@@ -116,9 +117,9 @@ pub enum Command {
     #[command(after_help = "Examples:
   memctl threads list --db checkpoints.sqlite
   memctl threads list --sort size --limit 20
-  memctl threads list --min-tokens 8000 --format json")]
-    #[command(subcommand)]
-    Threads(ThreadsCommand),
+  memctl threads list --min-tokens 8000 --format json
+  memctl threads --meta user_id=42")]
+    Threads(ThreadsArgs),
 
     /// List a thread's checkpoints, newest first.
     #[command(after_help = "Examples:
@@ -333,7 +334,8 @@ pub struct TargetArgs {
     pub all: bool,
 
     /// With --all: only threads not updated for this long (e.g. 7d, 12h, 90m).
-    #[arg(long, value_name = "DUR", requires = "all", conflicts_with_all = ["thread", "thread_id"])]
+    #[arg(long, value_name = "DUR", requires = "all", conflicts_with_all = ["thread", "thread_id"],
+          value_parser = parse_duration)]
     pub idle: Option<String>,
 
     /// With --all: only threads with at least this many messages.
@@ -357,7 +359,7 @@ pub struct RewriteArgs {
     /// newer checkpoint on an edited thread; such an edit is reported `superseded` (the app's
     /// turn wins; memctl's edit is not in effect) and the exit code is 3. No wait when no app
     /// had the file open (a WAL-mode file without its -wal file).
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_settle)]
     pub settle: String,
 }
 
@@ -428,7 +430,7 @@ pub struct RmArgs {
 
     /// Remove every message that matches this regular expression: its text, or the name or
     /// JSON arguments of one of its tool calls.
-    #[arg(long = "match", value_name = "REGEX")]
+    #[arg(long = "match", value_name = "REGEX", value_parser = parse_regex)]
     pub pattern: Option<String>,
 
     /// Remove every message (clear the conversation).
@@ -440,9 +442,38 @@ pub struct RmArgs {
     #[arg(long)]
     pub purge: bool,
 
+    /// With --purge, on a terminal, do not ask before writing (the question is only asked
+    /// when stdin and stdout are a terminal; never in a dry run, a pipe or cron).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
     /// Rewrite options.
     #[command(flatten)]
     pub rewrite: RewriteArgs,
+}
+
+/// Arguments of `threads`: a subcommand, or none to list (`memctl threads` is `memctl threads
+/// list`, with the same options).
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ThreadsArgs {
+    /// What to do with the threads (default: list them).
+    #[command(subcommand)]
+    pub command: Option<ThreadsCommand>,
+
+    /// `threads list`'s options, given without `list`.
+    #[command(flatten)]
+    pub list: ThreadsListArgs,
+}
+
+impl ThreadsArgs {
+    /// The `list` options in effect: the subcommand's, or those given without it.
+    pub fn list_args(&self) -> &ThreadsListArgs {
+        match &self.command {
+            Some(ThreadsCommand::List(args)) => args,
+            None => &self.list,
+        }
+    }
 }
 
 /// `threads` subcommands.
@@ -466,6 +497,12 @@ pub struct ThreadsListArgs {
     /// Only threads whose latest state has at least this many tokens (approximate counter).
     #[arg(long, value_name = "N")]
     pub min_tokens: Option<u64>,
+
+    /// Only threads whose metadata (the configurable keys the app passed, in any of their
+    /// checkpoints) or latest state channel KEY equals VALUE; repeat to require several. The
+    /// threads `forget --meta` would delete.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_meta)]
+    pub meta: Vec<String>,
 }
 
 /// Sort keys for `threads list`.
@@ -545,9 +582,20 @@ pub struct HistoryArgs {
     #[command(flatten)]
     pub thread: ThreadArg,
 
-    /// Show only the newest N checkpoints.
+    /// Show only the newest N checkpoints (after --source and --before, as
+    /// `get_state_history(limit=)`).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+
+    /// Only checkpoints whose metadata `source` is SRC (`input`, `loop`, `update`, `fork`), as
+    /// `get_state_history(config, filter={"source": SRC})`.
+    #[arg(long, value_name = "SRC")]
+    pub source: Option<String>,
+
+    /// Only checkpoints older than this one (its id sorts after theirs; a unique prefix will
+    /// do), as `get_state_history(config, before=...)`.
+    #[arg(long, value_name = "ID")]
+    pub before: Option<String>,
 }
 
 /// Arguments of `show`.
@@ -709,7 +757,7 @@ pub struct FindArgs {
 
     /// Only threads whose metadata (incl. the configurable keys the app passed) or state
     /// channel KEY equals VALUE; repeat to require several. Alone, lists those threads.
-    #[arg(long, value_name = "KEY=VALUE")]
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_meta)]
     pub meta: Vec<String>,
 
     /// Search every checkpoint of each thread, not only its latest state.
@@ -735,7 +783,7 @@ pub struct ForgetArgs {
 
     /// Delete every thread whose metadata (the configurable keys the app passed) or latest
     /// state has KEY equal to VALUE (repeat to require several), as `find --meta` finds them.
-    #[arg(long, value_name = "KEY=VALUE")]
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_meta)]
     pub meta: Vec<String>,
 
     /// Across every other thread, remove the messages whose text or tool calls match (with
@@ -758,6 +806,11 @@ pub struct ForgetArgs {
     #[arg(long, value_name = "FILE")]
     pub receipt: Option<PathBuf>,
 
+    /// On a terminal, do not ask before writing (the question is only asked when stdin and
+    /// stdout are a terminal; never in a dry run, a pipe or cron).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+
     /// Rewrite options.
     #[command(flatten)]
     pub rewrite: RewriteArgs,
@@ -775,12 +828,17 @@ pub struct StatsArgs {
 #[derive(Debug, Args)]
 pub struct MaintenanceArgs {
     /// Leave alone threads written more recently than this (a live app may be using them).
-    #[arg(long, value_name = "DUR", default_value = "5m")]
+    #[arg(long, value_name = "DUR", default_value = "5m", value_parser = parse_duration)]
     pub min_idle: String,
 
     /// Show what would be deleted and delete nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+
+    /// On a terminal, do not ask before writing (the question is only asked when stdin and
+    /// stdout are a terminal; never in a dry run, a pipe or cron).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 
     /// Afterwards VACUUM and truncate the WAL so the file really shrinks (it holds the write
     /// lock while it rebuilds the file: exit code 3, nothing lost, if an app keeps the database
@@ -794,7 +852,8 @@ pub struct MaintenanceArgs {
 pub struct PruneArgs {
     /// Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h). With
     /// --thread, only the named threads that are this idle.
-    #[arg(long, value_name = "DUR", required_unless_present = "thread")]
+    #[arg(long, value_name = "DUR", required_unless_present = "thread",
+          value_parser = parse_duration)]
     pub idle: Option<String>,
 
     /// Delete this thread (repeatable), in all namespaces, like SqliteSaver.delete_thread.
@@ -868,6 +927,11 @@ pub struct RekeyArgs {
     /// Decrypt every value and report what would change; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+
+    /// On a terminal, do not ask before writing (the question is only asked when stdin and
+    /// stdout are a terminal; never in a dry run, a pipe or cron).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 
     /// Values rewritten per transaction: the longest a live app waits for memctl is one
     /// such transaction (at most 4 MiB of values).
@@ -1004,4 +1068,39 @@ pub struct StoreSweepArgs {
     /// Show what would be deleted and delete nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+}
+
+/// A duration flag (`--idle`, `--min-idle`): `30d`, `12h`, `90m`, `1d12h`… Checked while
+/// parsing, so a bad one is a usage error (exit code 2) like any other bad flag value.
+fn parse_duration(text: &str) -> Result<String, String> {
+    crate::ops::duration::parse_seconds(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// `--settle DURATION`: a duration of at most an hour.
+fn parse_settle(text: &str) -> Result<String, String> {
+    match crate::ops::duration::parse_seconds(text) {
+        Ok(secs) if secs > 3600 => Err(format!("{text} is longer than an hour")),
+        Ok(_) => Ok(text.to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `--meta KEY=VALUE` (find, forget, threads list): the key must not be empty.
+fn parse_meta(text: &str) -> Result<String, String> {
+    crate::ops::find::MetaCondition::parse(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
+}
+
+/// `rm --match REGEX`: a valid regular expression (Rust regex syntax).
+fn parse_regex(text: &str) -> Result<String, String> {
+    regex::Regex::new(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| {
+            let text = e.to_string();
+            let folded: Vec<&str> = text.lines().map(str::trim).collect();
+            format!("not a valid regular expression: {}", folded.join(" "))
+        })
 }

@@ -10,6 +10,10 @@ pub const USAGE: u8 = 2;
 /// that could not get exclusive access).
 pub const PARTIAL: u8 = 3;
 
+/// Interrupted by Ctrl-C: a batch stopped after the threads it reported (128 + SIGINT, as
+/// shells report a command Ctrl-C ended).
+pub const INTERRUPTED: u8 = 130;
+
 /// An error that means "partly done": the process exits with [`PARTIAL`].
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

@@ -8,13 +8,15 @@
 //! - [`commands`]: one module per subcommand;
 //! - [`tokens`]: token counters (LangChain approximate);
 //! - [`output`]: tables, JSON, terminal-safe text;
-//! - [`par`]: work split across cores.
+//! - [`par`]: work split across cores;
+//! - [`interrupt`]: Ctrl-C during a batch.
 
 pub mod cli;
 pub mod codec;
 pub mod commands;
 pub mod endpoint;
 pub mod exit;
+pub mod interrupt;
 pub mod model;
 pub mod ops;
 pub mod output;

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         }
     }
     let cli = Cli::parse();
+    memctl::interrupt::install();
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let result = commands::run(cli, &mut out).and_then(|()| out.flush().map_err(Into::into));
@@ -22,6 +23,21 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::from(exit::SUCCESS),
         Err(e) if is_broken_pipe(&e) => ExitCode::from(exit::SUCCESS),
         Err(e) if e.is::<exit::NoMatch>() => ExitCode::from(exit::ERROR),
+        Err(e) if e.chain().any(|c| c.is::<memctl::interrupt::Interrupted>()) => {
+            // The report of the threads done is printed; this line says what was not.
+            if let Some(i) = e
+                .chain()
+                .find_map(|c| c.downcast_ref::<memctl::interrupt::Interrupted>())
+            {
+                let _ = writeln!(io::stderr(), "memctl: {i}");
+            }
+            ExitCode::from(exit::INTERRUPTED)
+        }
+        Err(e) if e.is::<memctl::output::confirm::Declined>() => {
+            // The question on a terminal was not answered yes: nothing was written.
+            let _ = writeln!(io::stderr(), "memctl: nothing done");
+            ExitCode::from(exit::ERROR)
+        }
         Err(e) => {
             let _ = writeln!(
                 io::stderr(),

@@ -41,7 +41,8 @@ fn flags_that_do_not_apply_are_refused() {
         vec!["stats", "--db", db, "--ns", "child"],
         vec!["tokens", "--all", "--db", db, "--ns", "child"],
     ] {
-        let err = run_err(&args);
+        let (code, err) = code_and_stderr(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
         assert!(err.contains("--ns"), "{args:?}: {err}");
     }
     // A busy timeout SQLite cannot take is a usage error, not a panic.
@@ -503,4 +504,125 @@ fn history_limit_and_show_last() {
         .output()
         .expect("runs");
     assert!(String::from_utf8_lossy(&full.stdout).contains("Weather in Paris"));
+}
+
+/// Exit codes follow one rule (#26): a flag's value that cannot work is a usage error, exit
+/// code 2, whichever flag and command (it was 1 for durations and --meta, 2 for --keep 0).
+#[test]
+fn every_bad_flag_value_is_a_usage_error() {
+    let db = fixture("new.sqlite");
+    let db = s(&db);
+    let cases: [&[&str]; 10] = [
+        &["prune", "--idle", "3x"],
+        &["prune", "--idle", "1d", "--min-idle", "soon"],
+        &["gc", "--all", "--keep-checkpoints", "1", "--min-idle", "5"],
+        &["trim", "--all", "--idle", "3x", "--keep", "2"],
+        &["trim", "--thread", "1", "--keep", "2", "--settle", "2h"],
+        &["trim", "--thread", "1", "--keep", "0"],
+        &["find", "--meta", "user_id"],
+        &["forget", "--meta", "=42"],
+        &["rm", "--thread", "1", "--match", "("],
+        &["trim", "--thread", "1", "--keep", "2", "--ns", "child"],
+    ];
+    for args in cases {
+        let mut args = args.to_vec();
+        args.extend(["--db", db]);
+        let (code, stderr) = code_and_stderr(&args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") || stderr.starts_with("memctl: error: "),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// A batch on a file this user cannot write fails in one line with exit code 1, not with one
+/// failed row per thread (#26).
+#[test]
+fn a_batch_on_a_read_only_file_is_one_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let db = dir.path().join("db.sqlite");
+    std::fs::copy(fixture("new.sqlite"), &db).expect("copy");
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    let before = std::fs::read(&db).expect("read");
+    // A copy of the binary any user can run; as root, permissions do not apply: run as nobody.
+    let bin = dir.path().join("memctl");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("memctl"), &bin).expect("copy the binary");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let is_root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let batches: [&[&str]; 2] = [
+        &["trim", "--all", "--keep", "2", "--settle", "0s"],
+        &["rm", "--thread", "tools", "--index", "-1"],
+    ];
+    for args in batches {
+        let mut cmd = if is_root {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "nobody", "--"]).arg(&bin);
+            c
+        } else {
+            std::process::Command::new(&bin)
+        };
+        let out = cmd
+            .args(args)
+            .args(["--db", s(&db)])
+            .env_remove("MEMCTL_DB")
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("read-only for this user"),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("failed"),
+            "{args:?}: no failed rows: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    assert_eq!(std::fs::read(&db).expect("read"), before);
+}
+
+/// `--quiet` hides the report but never what an operator must act on (#26): each failed
+/// thread and why, on stderr, before the closing line that points to them.
+#[test]
+fn quiet_still_names_the_failed_threads_and_why() {
+    let (_dir, db) = temp_copy(&fixture("new.sqlite"));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "UPDATE checkpoints SET checkpoint = substr(checkpoint, 1, 40) \
+         WHERE thread_id = 'tools' AND checkpoint_id = \
+         (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = 'tools')",
+        [],
+    )
+    .expect("cut the blob");
+    drop(conn);
+    let runs: [&[&str]; 4] = [
+        &["trim", "--all", "--keep", "2", "--dry-run"],
+        &["summarize", "--all", "--keep", "2", "--dry-run"],
+        &["gc", "--all", "--keep-checkpoints", "1", "--dry-run"],
+        &["prune", "--idle", "1s", "--dry-run"],
+    ];
+    for args in runs {
+        let mut args = args.to_vec();
+        args.extend(["--db", s(&db), "--quiet"]);
+        let out = memctl().args(&args).output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: --quiet prints no report");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 2, "{args:?}: {stderr}");
+        assert!(
+            lines[0].starts_with("memctl: thread 'tools' failed: ")
+                && lines[0].contains("truncated"),
+            "{args:?}: the failed thread and why: {stderr}"
+        );
+        assert!(lines[1].contains("listed above"), "{args:?}: {stderr}");
+    }
 }

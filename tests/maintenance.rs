@@ -640,3 +640,93 @@ fn gc_dry_run_reports_what_the_run_does() {
         );
     }
 }
+
+/// A thread's age is one fact (#26): after memctl edits a thread, `threads list` shows the
+/// app's last activity, as `prune --idle`, gc and `trim --all --idle` go by, and says the
+/// latest state is memctl's edit.
+#[test]
+fn a_threads_age_after_an_edit_is_what_prune_goes_by() {
+    let (_dir, db) = temp_copy(&fixture("new.sqlite"));
+    let db = s(&db);
+    let at = "2026-12-05T00:00:00Z";
+    let before = run_json(&[
+        "threads", "list", "--db", db, "--format", "json", "--now", at,
+    ]);
+    let tools = |list: &serde_json::Value| {
+        list.as_array()
+            .and_then(|a| a.iter().find(|t| t["thread_id"] == "tools"))
+            .cloned()
+            .expect("tools is listed")
+    };
+    run_ok(&["trim", "--db", db, "tools", "--keep", "2", "--settle", "0s"]);
+    let list = run_json(&[
+        "threads", "list", "--db", db, "--format", "json", "--now", at,
+    ]);
+    let after = tools(&list);
+    // The edit did not make the thread look recently used.
+    assert_eq!(
+        after["age_seconds"],
+        tools(&before)["age_seconds"],
+        "{after}"
+    );
+    assert_eq!(after["updated_at"], tools(&before)["updated_at"], "{after}");
+    assert_eq!(after["edited_by_memctl"], true, "{after}");
+    assert!(after["edited_at"].is_string(), "{after}");
+    assert_eq!(tools(&before)["edited_by_memctl"], false);
+    // prune sees the same age and selects it.
+    let pruned = run_json(&[
+        "prune",
+        "--db",
+        db,
+        "--idle",
+        "1d",
+        "--dry-run",
+        "--format",
+        "json",
+        "--now",
+        at,
+    ]);
+    let listed = pruned["threads"]
+        .as_array()
+        .and_then(|a| a.iter().find(|t| t["thread_id"] == "tools"))
+        .cloned()
+        .expect("prune selects tools");
+    assert_eq!(listed["age_seconds"], after["age_seconds"]);
+    // trim --all --idle goes by the same fact (the edit's ts is now, the app's time is days
+    // ago): the thread is not filtered out as freshly active.
+    let trimmed = run_json(&[
+        "trim",
+        "--db",
+        db,
+        "--all",
+        "--idle",
+        "1d",
+        "--keep",
+        "1",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        trimmed
+            .as_array()
+            .is_some_and(|a| a.iter().any(|t| t["thread_id"] == "tools")),
+        "{trimmed}"
+    );
+    // The table marks the edited thread's age and says what it means.
+    let out = common::memctl()
+        .args(["threads", "list", "--db", db, "--now", at])
+        .output()
+        .expect("runs");
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("tools "))
+        .expect("tools row");
+    assert!(row.contains("3d 18h*"), "{row}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("edited by memctl"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

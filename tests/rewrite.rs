@@ -284,16 +284,22 @@ fn batch_filters_idle_and_min_messages() {
         .filter_map(|r| r["thread_id"].as_str())
         .collect();
     assert_eq!(names, ["system", "tools"], "only threads with 7+ messages");
-    let err = run_err(&[
-        "trim",
-        "--db",
-        s(&db),
-        "--all",
-        "--idle",
-        "3 days",
-        "--keep",
-        "2",
-    ]);
+    // A bad flag value is a usage error (exit code 2).
+    let out = common::memctl()
+        .args([
+            "trim",
+            "--db",
+            s(&db),
+            "--all",
+            "--idle",
+            "3 days",
+            "--keep",
+            "2",
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("not a duration"), "{err}");
 }
 
@@ -396,7 +402,12 @@ fn rm_keeps_tool_pairs_whole_and_says_so() {
         "no-such-id",
     ]);
     assert!(errs.contains("no message with id 'no-such-id'"), "{errs}");
-    let errs = run_err(&["rm", "--db", s(&db), "--thread", "tools", "--match", "("]);
+    let out = common::memctl()
+        .args(["rm", "--db", s(&db), "--thread", "tools", "--match", "("])
+        .output()
+        .expect("runs");
+    let errs = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{errs}");
     assert!(errs.contains("not a valid regular expression"), "{errs}");
     let cleared = run_json(&[
         "rm",
@@ -487,17 +498,23 @@ fn rewrites_refuse_what_they_cannot_write_correctly() {
         "1",
     ]);
     assert!(err.contains("not msgpack"), "{err}");
-    let err = run_err(&[
-        "trim",
-        "--db",
-        s(&db),
-        "--thread",
-        "1",
-        "--keep",
-        "1",
-        "--ns",
-        "x",
-    ]);
+    // A flag that cannot apply: a usage error (exit code 2).
+    let out = common::memctl()
+        .args([
+            "trim",
+            "--db",
+            s(&db),
+            "--thread",
+            "1",
+            "--keep",
+            "1",
+            "--ns",
+            "x",
+        ])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("root namespace"), "{err}");
     let dir = tempfile::tempdir().expect("tmp");
     let missing = dir.path().join("missing.sqlite");

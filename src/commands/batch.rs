@@ -21,7 +21,11 @@ use crate::tokens::Counter;
 /// change anything.
 pub fn open_for_writing(g: &GlobalArgs, dry_run: bool) -> Result<Box<dyn CheckpointStore>> {
     if !g.ns.is_empty() {
-        bail!("rewrites work on the root namespace; drop --ns '{}'", g.ns);
+        return Err(crate::exit::Usage(format!(
+            "rewrites work on the root namespace; drop --ns '{}'",
+            g.ns
+        ))
+        .into());
     }
     let access = if dry_run {
         crate::storage::Access::ReadOnly
@@ -696,6 +700,14 @@ pub fn run_with(
     }
     let filters = target.filters();
     let ids = targets(store, target)?;
+    // Ctrl-C from here on stops after the thread being written (see crate::interrupt).
+    let _batch = crate::interrupt::Batch::enter();
+    let handed = std::cell::Cell::new(0usize);
+    let outer = report;
+    let report = &mut |done: Vec<Outcome>| {
+        handed.set(handed.get() + done.len());
+        outer(done)
+    };
     let pb = progress::bar(ids.len() as u64, opts.verb);
     let mut settling = Settling::new(store, opts.settle);
     // The first key problem, and how many threads had one.
@@ -723,6 +735,11 @@ pub fn run_with(
             Ok(read_latest_batch(store, keys, batch))
         },
         |(thread, rows)| {
+            // After Ctrl-C no new edit is begun (a summary's request is not sent): the
+            // threads left are reported not processed.
+            if crate::interrupt::requested() {
+                return None;
+            }
             // The bar moves as each thread is edited (for summarize: as each thread's summary
             // request is answered), not a write batch at a time.
             let _tick = Tick(&pb);
@@ -752,7 +769,14 @@ pub fn run_with(
                 wrote = true;
             }
             let mut done = Vec::with_capacity(batch.len());
+            let mut interrupted = false;
             for item in batch.into_iter().flatten() {
+                if crate::interrupt::requested() {
+                    // The threads written so far are committed below; the rest are not
+                    // processed.
+                    interrupted = true;
+                    break;
+                }
                 done.push(match item {
                     Step::Done(o) => o,
                     Step::Write(planned) => {
@@ -762,6 +786,9 @@ pub fn run_with(
                             Err(e) if e.is::<ThreadMoved>() => {
                                 Outcome::skipped(&thread, e.to_string())
                             }
+                            // No thread can be written: one line for the run, not one failed
+                            // row per thread (the open transaction ends with the run).
+                            Err(e) if crate::storage::NotWritable::is_in(&e) => return Err(e),
                             Err(e) => failed(&thread, e),
                         }
                     }
@@ -771,6 +798,10 @@ pub fn run_with(
                 store.commit_batch()?;
             }
             settling.push(done);
+            // (A batch its workers left unplanned after Ctrl-C has no item to notice it.)
+            if interrupted || crate::interrupt::requested() {
+                return Err(crate::interrupt::Interrupted(0).into());
+            }
             pb.suspend(|| settling.hand_over_due(report))
         },
     );
@@ -781,6 +812,13 @@ pub fn run_with(
         }
         // What was committed before the error is reported (when it can still be checked).
         let _ = settling.hand_over_all(report);
+        if e.is::<crate::interrupt::Interrupted>() {
+            return match ids.len().saturating_sub(handed.get()) {
+                // Ctrl-C after the last thread: the run is whole.
+                0 => Ok(()),
+                n => Err(crate::interrupt::Interrupted(n).into()),
+            };
+        }
         return Err(e);
     }
     let (first_key_problem, n) = key_problems
@@ -1015,11 +1053,22 @@ pub fn run_and_report(
     out: &mut dyn Write,
 ) -> Result<(Tally, Result<()>)> {
     let single = target.thread.is_some();
+    // The report is written whole even if Ctrl-C comes after the last thread.
+    let _batch = (!single).then(crate::interrupt::Batch::enter);
     let format = crate::output::resolve_format(g.format);
     let mut report = crate::output::rewrite::Report::new(format, opts.dry_run);
     let mut tally = Tally::default();
     let ran = run_with(store, target, opts, edit, &mut |done| {
         tally.add(&done, single);
+        if g.quiet && !single {
+            // The report is hidden: the threads an operator must act on are still named.
+            for o in done
+                .iter()
+                .filter(|o| o.status.is_failure() || o.status == Status::Superseded)
+            {
+                crate::output::quiet_problem(&o.thread_id, o.status.as_str(), &o.notes.join("; "));
+            }
+        }
         report.add(done, out)
     });
     // A run that ends in an error still ends the report of what it handed over, if anything.
@@ -1035,12 +1084,12 @@ pub fn run_and_report(
     ran?;
     ended?;
     housekept?;
-    let verdict = verdict(&tally, single, opts.dry_run);
+    let verdict = verdict(&tally, single, opts.dry_run, g.quiet);
     Ok((tally, verdict))
 }
 
 /// The exit status a run's outcomes call for (see [`run_and_report`]).
-fn verdict(tally: &Tally, single: bool, dry_run: bool) -> Result<()> {
+fn verdict(tally: &Tally, single: bool, dry_run: bool, quiet: bool) -> Result<()> {
     let failed = tally.failed();
     let superseded = tally.count(Status::Superseded);
     if single && failed > 0 {
@@ -1072,7 +1121,12 @@ fn verdict(tally: &Tally, single: bool, dry_run: bool) -> Result<()> {
         } else {
             "; nothing was written".to_owned()
         };
-        let line = format!("{} (see the notes){rest}", what.join(" and "));
+        let see = if quiet {
+            "listed above"
+        } else {
+            "see the notes"
+        };
+        let line = format!("{} ({see}){rest}", what.join(" and "));
         // Failures and nothing written: not a partial success but an error (exit 1).
         if !wrote_any && !dry_run {
             bail!("{line}");

@@ -64,7 +64,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(only) = &args.thread {
         latest.retain(|(t, _)| t == only);
         if latest.is_empty() {
-            return Err(super::no_thread(only));
+            return Err(super::unknown_thread(&*store, only));
         }
     }
     let threads = latest.len();
@@ -263,12 +263,12 @@ fn messages_of(messages: &StoredMessages) -> Result<Vec<Option<Message>>> {
         .collect()
 }
 
-/// True when `--meta`'s conditions select the thread, for `find` and `forget` alike (see
+/// True when `--meta`'s conditions select the thread, for `find`, `forget` and `threads list` alike (see
 /// [`crate::ops::forget::meta_selects`]): each condition holds in the metadata of any of its
 /// checkpoints, in every namespace (LangGraph copies the app's `configurable` keys there; an
 /// erasure must not miss a thread whose latest checkpoint lost the key), or in a channel of
 /// its latest root state.
-pub(super) fn meta_selects_thread(
+pub(crate) fn meta_selects_thread(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     thread: &str,

@@ -95,6 +95,30 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             doomed.push(t);
         }
     }
+    // On a terminal, the question before anything is written.
+    if !doomed.is_empty() || pattern.is_some() {
+        let mut action = format!(
+            "delete {} ({})",
+            crate::output::human::count(doomed.len() as u64, "thread"),
+            crate::output::human::count(
+                doomed.iter().map(|t| t.checkpoints).sum::<u64>(),
+                "checkpoint"
+            )
+        );
+        if pattern.is_some() {
+            action.push_str(", scrub what --match matches from every other thread's history,");
+        }
+        action.push_str(" and erase the freed space");
+        crate::output::confirm::confirm(
+            &crate::output::confirm::Question {
+                command: "forget",
+                action,
+                threads: doomed.iter().map(|t| t.thread_id.clone()).collect(),
+            },
+            args.yes,
+            dry_run,
+        )?;
+    }
     // What the deleted threads held, searched for afterwards.
     let mut deleted_strings = BTreeSet::new();
     let mut deleted = Deleted::default();

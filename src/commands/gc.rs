@@ -7,12 +7,12 @@ use anyhow::{Context, Result};
 use crate::cli::{Format, GcArgs, GlobalArgs};
 use crate::codec::aes::{self, Keyring};
 use crate::model::delta::{self, Reducer};
+use crate::ops::activity::idle_seconds;
 use crate::ops::duration::parse_seconds;
 use crate::ops::edit::open_checkpoint;
 use crate::ops::gc::{
     is_delta, plan, plan_without_seeds, prefer_snapshots, with_snapshots, CheckpointInfo, GcPlan,
 };
-use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
 use crate::storage::{CheckpointRewrite, CheckpointStore, Deleted, ThreadSummary};
 
@@ -127,20 +127,55 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     })?;
     if let Some(t) = &args.thread {
         if threads.is_empty() {
-            return Err(super::no_thread(t));
+            return Err(super::unknown_thread(&*store, t));
         }
+    }
+    // gc decides per thread as it goes; the question names the threads it looks at and what
+    // it keeps of each (threads with no more than that are left as they are).
+    let candidates: Vec<&ThreadSummary> = threads
+        .iter()
+        .filter(|t| {
+            t.checkpoints > args.keep_checkpoints
+                && idle_seconds(&t.latest_id, None, now).is_none_or(|a| a >= min_idle)
+        })
+        .collect();
+    if !candidates.is_empty() {
+        output::confirm::confirm(
+            &output::confirm::Question {
+                command: "gc",
+                action: format!(
+                    "delete all but the newest {} of each namespace in {} ({} now)",
+                    human::count(args.keep_checkpoints, "checkpoint"),
+                    human::count(candidates.len() as u64, "thread"),
+                    human::count(
+                        candidates.iter().map(|t| t.checkpoints).sum::<u64>(),
+                        "checkpoint"
+                    ),
+                ),
+                threads: candidates.iter().map(|t| t.thread_id.clone()).collect(),
+            },
+            m.yes,
+            m.dry_run,
+        )?;
     }
     let keep = usize::try_from(args.keep_checkpoints).unwrap_or(usize::MAX);
     let mut rows = Vec::new();
     let mut total = Deleted::default();
     let mut failed = 0;
     let pb = progress::bar(threads.len() as u64, "gc");
+    // Ctrl-C from here on stops before the next thread (see crate::interrupt).
+    let _batch = crate::interrupt::Batch::enter();
+    let mut not_processed = 0;
     // The checkpoint lists are read for a chunk of threads at a time (one round trip to a
     // server per chunk, memory bounded by the chunk).
     let mut infos_of = std::collections::HashMap::new();
     // The deletions planned in the current chunk, applied together at its end.
     let mut pending: Vec<Pending> = Vec::new();
     for (i, t) in threads.iter().enumerate() {
+        if crate::interrupt::requested() {
+            not_processed = threads.len() - i;
+            break;
+        }
         if i % INFO_CHUNK == 0 {
             apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
             let chunk: Vec<&str> = threads[i..threads.len().min(i + INFO_CHUNK)]
@@ -154,7 +189,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                 .collect();
         }
         pb.inc(1);
-        let age = id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
+        let age = idle_seconds(&t.latest_id, None, now);
         let mut row = Row {
             thread_id: t.thread_id.clone(),
             status: GcStatus::Pending,
@@ -249,7 +284,8 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     }
     apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
     pb.finish_and_clear();
-    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run)?;
+    let interrupted = not_processed > 0;
+    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
 
     match output::resolve_format(g.format) {
         Format::Table => {
@@ -324,10 +360,30 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             output::write_document(out, format, &doc)?;
         }
     }
+    if g.quiet {
+        // The report is hidden: the threads an operator must act on are still named.
+        for r in &rows {
+            match &r.status {
+                GcStatus::Failed(why) => {
+                    output::quiet_problem(&r.thread_id, "failed", &format!("{why}; left untouched"))
+                }
+                GcStatus::Skipped(why) if why.starts_with("got a new checkpoint") => {
+                    output::quiet_problem(&r.thread_id, "skipped", why)
+                }
+                _ => {}
+            }
+        }
+    }
     match vacuum {
+        _ if interrupted => Err(crate::interrupt::Interrupted(not_processed).into()),
         Some(Err(e)) => Err(super::partial_if_busy(e)),
         _ if failed > 0 => Err(crate::exit::Partial(format!(
-            "{failed} threads could not be read and were left untouched (see their status)"
+            "{failed} threads could not be read and were left untouched ({})",
+            if g.quiet {
+                "listed above"
+            } else {
+                "see their status"
+            }
         ))
         .into()),
         _ => Ok(()),

@@ -26,6 +26,12 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
     let mut records = Vec::new();
     let rows = store.checkpoints(thread, &g.ns)?;
     let limit = args.limit.unwrap_or(usize::MAX);
+    // --before: ids that sort before the one given (LangGraph's `checkpoint_id < ?`).
+    let before = args
+        .before
+        .as_deref()
+        .map(|id| super::resolve_checkpoint_id(&*store, thread, &g.ns, id))
+        .transpose()?;
     // A DeltaChannel's messages are rebuilt for every checkpoint at once (each continues from
     // its parent's): that needs every checkpoint of the namespace, listed or not.
     let decoded = rows
@@ -33,7 +39,18 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
         .map(|row| super::show::decode_shallow(&keys, row))
         .collect::<Result<Vec<_>>>()?;
     let mut replayed = delta_counts(&*store, &keys, &decoded)?;
-    for (cp, messages) in decoded.into_iter().take(limit) {
+    // --source and --before select as `get_state_history(filter=, before=)` does, then
+    // --limit counts what is left.
+    let selected = decoded.into_iter().filter(|(cp, _)| {
+        before
+            .as_deref()
+            .is_none_or(|b| cp.row.checkpoint_id.as_str() < b)
+            && args
+                .source
+                .as_deref()
+                .is_none_or(|src| cp.metadata.source() == Some(src))
+    });
+    for (cp, messages) in selected.take(limit) {
         // Messages are counted in place.
         let id = cp.row.checkpoint_id.clone();
         let count = match (

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::cli::{Cli, Command, GlobalArgs, ThreadsCommand};
+use crate::cli::{Cli, Command, GlobalArgs};
 use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
 use crate::model::state::PendingWrite;
@@ -53,10 +53,11 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
             | Command::Summarize(_)
     ) || matches!(&cli.command, Command::Tokens(t) if t.thread.is_some());
     if !g.ns.is_empty() && !namespaced {
-        anyhow::bail!(
+        return Err(Usage(format!(
             "--ns applies to history, show, dump, diff and tokens --thread; this command works on whole threads (drop --ns '{}')",
             g.ns
-        );
+        ))
+        .into());
     }
     let mut sink = std::io::sink();
     let out: &mut dyn Write = if g.quiet { &mut sink } else { out };
@@ -82,7 +83,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         out
     };
     match &cli.command {
-        Command::Threads(ThreadsCommand::List(args)) => threads::list(g, args, out),
+        Command::Threads(args) => threads::list(g, args.list_args(), out),
         Command::History(args) => history::run(g, args, out),
         Command::Show(args) => show::run(g, args, out),
         Command::Dump(args) => dump::run(g, args, out),
@@ -218,16 +219,43 @@ pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -
 
 /// The error for a thread id the database does not have (one wording everywhere).
 pub fn no_thread(thread: &str) -> anyhow::Error {
+    no_thread_among(thread, std::iter::empty())
+}
+
+/// [`no_thread`], naming the ids of `known` that differ from `thread` only by case or one
+/// character ("did you mean").
+pub fn no_thread_among<'a>(
+    thread: &str,
+    known: impl IntoIterator<Item = &'a str>,
+) -> anyhow::Error {
+    let near = crate::ops::suggest::near(thread, known);
+    if near.is_empty() {
+        return anyhow!(
+            "no thread '{}' in this database (see `memctl threads list`)",
+            shown_id(thread)
+        );
+    }
+    let named: Vec<String> = near.iter().map(|t| format!("'{}'", shown_id(t))).collect();
     anyhow!(
-        "no thread '{}' in this database (see `memctl threads list`)",
-        shown_id(thread)
+        "no thread '{}' in this database; did you mean {}? (see `memctl threads list`)",
+        shown_id(thread),
+        named.join(" or ")
     )
+}
+
+/// [`no_thread_among`] the threads of `store` (that have a root namespace).
+pub fn unknown_thread(store: &dyn CheckpointStore, thread: &str) -> anyhow::Error {
+    let known: Vec<String> = store
+        .latest_root_ids()
+        .map(|ids| ids.into_iter().map(|(t, _)| t).collect())
+        .unwrap_or_default();
+    no_thread_among(thread, known.iter().map(String::as_str))
 }
 
 /// Checks that a thread exists (and has the namespace), with an error that says what to do.
 pub fn require_thread(store: &dyn CheckpointStore, thread: &str, ns: &str) -> Result<()> {
     if !store.thread_exists(thread)? {
-        return Err(no_thread(thread));
+        return Err(unknown_thread(store, thread));
     }
     let namespaces = store.namespaces(thread)?;
     if !namespaces.iter().any(|n| n == ns) {

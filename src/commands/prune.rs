@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use crate::cli::{Format, GlobalArgs, PruneArgs};
 use crate::codec::aes::{self, Keyring};
+use crate::ops::activity::idle_seconds;
 use crate::ops::duration::parse_seconds;
-use crate::ops::update::id_time;
 use crate::output::{self, human, progress, table};
 use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
 
@@ -30,13 +30,18 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
     })?;
     for t in &args.thread {
         if !all.iter().any(|s| &s.thread_id == t) {
-            return Err(super::no_thread(t));
+            return Err(super::no_thread_among(
+                t,
+                all.iter().map(|s| s.thread_id.as_str()),
+            ));
         }
     }
-    let age_of =
-        |t: &ThreadSummary| id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
+    // The app's last activity (memctl's own edits keep their parent's time).
+    let age_of = |t: &ThreadSummary| idle_seconds(&t.latest_id, None, now);
     let mut selected: Vec<(&ThreadSummary, Option<i64>)> = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
+    // The skipped threads an operator must act on (unreadable, or moved while memctl worked).
+    let mut problems: Vec<(String, &str, String)> = Vec::new();
     let mut failed = 0;
     for t in &all {
         // The filters combine: a named thread is deleted only if it is also idle enough when
@@ -67,6 +72,11 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         // deleted as asked.
         if !args.thread.contains(&t.thread_id) {
             if let Err(e) = latest_is_readable(&*store, &keys, &t.thread_id) {
+                problems.push((
+                    t.thread_id.clone(),
+                    "failed",
+                    format!("{e:#}; left untouched"),
+                ));
                 skipped.push((
                     t.thread_id.clone(),
                     format!("failed: {e:#}; left untouched"),
@@ -78,10 +88,40 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         selected.push((t, age));
     }
 
+    if !selected.is_empty() {
+        let bytes: u64 = selected.iter().map(|(t, _)| t.bytes).sum();
+        output::confirm::confirm(
+            &output::confirm::Question {
+                command: "prune",
+                action: format!(
+                    "delete {} ({}, {})",
+                    human::count(selected.len() as u64, "thread"),
+                    human::count(
+                        selected.iter().map(|(t, _)| t.checkpoints).sum::<u64>(),
+                        "checkpoint"
+                    ),
+                    human::bytes(bytes)
+                ),
+                threads: selected.iter().map(|(t, _)| t.thread_id.clone()).collect(),
+            },
+            m.yes,
+            m.dry_run,
+        )?;
+    }
     let mut deleted = Deleted::default();
+    let mut not_processed = 0;
+    // Ctrl-C from here on stops before the next transaction, and the report is written whole
+    // (see crate::interrupt).
+    let _batch = crate::interrupt::Batch::enter();
     if !m.dry_run {
         let pb = progress::bar(selected.len() as u64, "prune");
-        for batch in selected.chunks(args.batch.max(1)) {
+        let per = args.batch.max(1);
+        for i in (0..selected.len()).step_by(per) {
+            if crate::interrupt::requested() {
+                not_processed = selected.len() - i;
+                break;
+            }
+            let batch = &selected[i..selected.len().min(i + per)];
             let ids: Vec<(String, String)> = batch
                 .iter()
                 .map(|(t, _)| (t.thread_id.clone(), t.latest_id.clone()))
@@ -89,16 +129,18 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
             let (d, moved) = store.delete_threads(&ids)?;
             deleted.add(d);
             for t in moved {
-                skipped.push((
-                    t,
-                    "got a new checkpoint while memctl worked; left alone".into(),
-                ));
+                let why = "got a new checkpoint while memctl worked; left alone".to_owned();
+                problems.push((t.clone(), "skipped", why.clone()));
+                skipped.push((t, why));
             }
             pb.inc(batch.len() as u64);
         }
         pb.finish_and_clear();
     }
-    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run)?;
+    let interrupted = not_processed > 0;
+    // The threads not processed are not reported as deleted.
+    selected.truncate(selected.len() - not_processed);
+    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
     let would: u64 = selected.iter().map(|(t, _)| t.bytes).sum();
 
     match output::resolve_format(g.format) {
@@ -177,10 +219,23 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
             output::write_document(out, format, &doc)?;
         }
     }
+    if g.quiet {
+        // The report is hidden: the threads an operator must act on are still named (not
+        // the ones --min-idle left alone on purpose).
+        for (id, status, why) in &problems {
+            output::quiet_problem(id, status, why);
+        }
+    }
     match vacuum {
+        _ if interrupted => Err(crate::interrupt::Interrupted(not_processed).into()),
         Some(Err(e)) => Err(super::partial_if_busy(e)),
         _ if failed > 0 => Err(crate::exit::Partial(format!(
-            "{failed} threads could not be read and were left untouched (see the skipped lines)"
+            "{failed} threads could not be read and were left untouched ({})",
+            if g.quiet {
+                "listed above"
+            } else {
+                "see the skipped lines"
+            }
         ))
         .into()),
         _ => Ok(()),

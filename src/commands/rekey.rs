@@ -293,6 +293,30 @@ pub fn run(g: &GlobalArgs, args: &RekeyArgs, out: &mut dyn Write) -> Result<()> 
         return report(g, &keys, true, &plan, 0, None, out);
     }
 
+    if plan.changed() > 0 {
+        let what = match keys.mode() {
+            Mode::Rotate => "put under the new key",
+            Mode::Encrypt => "encrypt",
+            Mode::Decrypt => "decrypt",
+        };
+        let action = match keys.mode() {
+            Mode::Rotate => format!(
+                "rewrite {} to {what}",
+                human::count(plan.changed(), "value")
+            ),
+            _ => format!("{what} {} in place", human::count(plan.changed(), "value")),
+        };
+        output::confirm::confirm(
+            &output::confirm::Question {
+                command: "rekey",
+                action,
+                threads: vec![],
+            },
+            args.yes,
+            args.dry_run,
+        )?;
+    }
+
     // Pass 2: rewrite, a page per transaction.
     let mut done = Tally::default();
     let mut transactions = 0u64;

@@ -107,10 +107,27 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
             None => args.purge.then(Default::default),
         };
         let planned = plan(ed, &keep, removal.notes, opts.dry_run, scrub)?;
-        Ok(match &found {
+        let planned = match &found {
             Some(f) => plan_history_purge(ed, planned, f, opts.dry_run),
             None => planned,
-        })
+        };
+        // --purge rewrites the thread's history: on a terminal, asked first.
+        if args.purge && (planned.update.is_some() || planned.scrub_at.is_some()) {
+            crate::output::confirm::confirm(
+                &crate::output::confirm::Question {
+                    command: "rm",
+                    action: format!(
+                        "remove {} and scrub {} from every older checkpoint and write of the thread",
+                        crate::output::human::count(planned.outcome.removed.len() as u64, "message"),
+                        if planned.outcome.removed.len() == 1 { "it" } else { "them" }
+                    ),
+                    threads: vec![ed.thread_id.clone()],
+                },
+                args.yes,
+                opts.dry_run,
+            )?;
+        }
+        Ok(planned)
     };
     let (_, verdict) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
     verdict

@@ -19,7 +19,10 @@ struct ThreadRow {
     messages: Option<usize>,
     tokens: Option<u64>,
     last_step: Option<i64>,
+    /// The app's last activity ([`crate::ops::activity`]): what prune and gc go by.
     updated_at: Option<jiff::Timestamp>,
+    /// When the latest checkpoint is memctl's edit: its time (`ts`).
+    edited_at: Option<jiff::Timestamp>,
     bytes: u64,
 }
 
@@ -78,18 +81,39 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             Some(_) => facts.remove(&t.thread_id).unwrap_or_default(),
             None => LatestFacts::default(),
         };
+        let edited = t
+            .latest_root_id
+            .as_deref()
+            .is_some_and(crate::ops::activity::edited_by_memctl);
         rows.push(ThreadRow {
+            updated_at: crate::ops::activity::last_app_activity(&t.latest_id, facts.updated_at),
+            edited_at: if edited { facts.updated_at } else { None },
             thread_id: t.thread_id,
             checkpoints: t.checkpoints,
             namespaces: t.namespaces,
             messages: facts.messages,
             tokens: facts.tokens,
             last_step: facts.step,
-            updated_at: facts.updated_at,
             bytes: t.bytes,
         });
     }
     let total = rows.len();
+    if !args.meta.is_empty() {
+        let conditions = args
+            .meta
+            .iter()
+            .map(|m| crate::ops::find::MetaCondition::parse(m))
+            .collect::<Result<Vec<_>>>()?;
+        let mut kept = Vec::with_capacity(rows.len());
+        for r in rows {
+            match super::find::meta_selects_thread(&*store, &keys, &r.thread_id, &conditions) {
+                Ok(true) => kept.push(r),
+                Ok(false) => {}
+                Err(e) => unreadable.push((r.thread_id, format!("could not check --meta: {e:#}"))),
+            }
+        }
+        rows = kept;
+    }
     if let Some(min) = args.min_tokens {
         rows.retain(|r| r.tokens.is_some_and(|t| t >= min));
     }
@@ -125,7 +149,12 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
                     r.tokens.map_or("-".into(), |m| m.to_string()),
                     r.last_step.map_or("-".into(), |s| s.to_string()),
                     r.updated_at.as_ref().map_or("-".into(), human::utc),
-                    age(r).map_or("-".into(), human::age),
+                    // `*`: the latest state is memctl's edit (see the note below the table).
+                    match (age(r), r.edited_at.is_some()) {
+                        (None, _) => "-".into(),
+                        (Some(a), false) => human::age(a),
+                        (Some(a), true) => format!("{}*", human::age(a)),
+                    },
                     human::bytes(r.bytes),
                 ]);
             }
@@ -147,11 +176,24 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
                     last_step: r.last_step,
                     updated_at: r.updated_at.as_ref().map(human::utc),
                     age_seconds: age(r),
+                    edited_by_memctl: r.edited_at.is_some(),
+                    edited_at: r.edited_at.as_ref().map(human::utc),
                     bytes: r.bytes,
                 })
                 .collect();
             output::write_records(out, format, &records)?;
         }
+    }
+    let edited = rows.iter().filter(|r| r.edited_at.is_some()).count();
+    if edited > 0 && !g.quiet && output::resolve_format(g.format) == Format::Table {
+        eprintln!(
+            "note: * {} edited by memctl since the app last wrote {}: AGE and UPDATED_AT are the app's last activity, which prune --idle, gc and --min-idle go by (memctl's edits keep the app's time)",
+            match edited {
+                1 => "1 thread was".to_owned(),
+                n => format!("{n} threads were"),
+            },
+            if edited == 1 { "it" } else { "them" }
+        );
     }
     if locked > 0 && !g.quiet {
         let (what, their) = match locked {
@@ -276,7 +318,12 @@ struct ThreadRecord<'a> {
     messages: Option<usize>,
     tokens: Option<u64>,
     last_step: Option<i64>,
+    /// The app's last activity (what prune --idle and gc --min-idle go by).
     updated_at: Option<String>,
     age_seconds: Option<i64>,
+    /// The latest state is an edit memctl made (trim, rm, summarize, forget).
+    edited_by_memctl: bool,
+    /// When memctl made that edit.
+    edited_at: Option<String>,
     bytes: u64,
 }

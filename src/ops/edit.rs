@@ -341,8 +341,10 @@ pub fn prepare(
         .and_then(|s| outline::outline_list(blob, s));
     // Filters first, so that only selected threads are reported.
     if let Some((secs, now)) = filters.idle {
+        // The app's last activity, as prune and threads list see it (not memctl's edits).
         let ts = latest.checkpoint.ts().and_then(parse_ts);
-        if ts.is_some_and(|t| now.as_second() - t.as_second() < secs) {
+        let idle = crate::ops::activity::idle_seconds(&latest.row.checkpoint_id, ts, now);
+        if idle.is_some_and(|a| a < secs) {
             return None;
         }
     }

@@ -9,8 +9,11 @@
 //! - [`find`]: what `find` matches;
 //! - [`gc`]: which old checkpoints of a thread can go;
 //! - [`store`]: the LangGraph Store's namespaces (labels, grouping to a depth);
-//! - [`duration`]: `30d`, `12h` style durations for `--idle`.
+//! - [`duration`]: `30d`, `12h` style durations for `--idle`;
+//! - [`activity`]: a thread's age (the app's last activity), for every command;
+//! - [`suggest`]: "did you mean" for a mistyped thread id.
 
+pub mod activity;
 pub mod duration;
 pub mod edit;
 pub mod find;
@@ -20,6 +23,7 @@ pub mod outcome;
 pub mod purge;
 pub mod remove;
 pub mod store;
+pub mod suggest;
 pub mod summarize;
 pub mod update;
 pub mod window;

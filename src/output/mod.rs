@@ -3,6 +3,7 @@
 //! Data goes to stdout; progress and notes go to stderr. Renderers write to any
 //! `io::Write` so tests can capture them.
 
+pub mod confirm;
 pub mod diff;
 pub mod forget;
 pub mod human;
@@ -17,6 +18,19 @@ pub mod table;
 use std::io::Write;
 
 use anyhow::Result;
+
+/// What `--quiet` still prints, on stderr: a thread that failed, or whose change did not
+/// take effect (superseded by a live app, moved while memctl worked), and why. `--quiet`
+/// hides the report, so these are the lines the run's closing error points to. One line per
+/// thread: `memctl: thread 'T' failed: why` (escaped for the terminal).
+pub fn quiet_problem(thread: &str, status: &str, why: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "memctl: thread '{}' {status}: {}",
+        human::id(thread),
+        human::id(why)
+    );
+}
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

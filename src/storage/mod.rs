@@ -411,6 +411,20 @@ pub struct Erased {
 #[error("{0}")]
 pub struct VacuumBusy(pub String);
 
+/// The database cannot be written by this user (a read-only file, or a directory where
+/// SQLite cannot create its journal): no thread of a batch can be written, so a batch stops
+/// at the first such error with this one line instead of failing every thread.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NotWritable(pub String);
+
+impl NotWritable {
+    /// Whether `e` (or what it wraps) is a [`NotWritable`].
+    pub fn is_in(e: &anyhow::Error) -> bool {
+        e.chain().any(|c| c.is::<NotWritable>())
+    }
+}
+
 /// How a command opens the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {

@@ -4,6 +4,7 @@
 pub mod chat_server;
 pub mod delta_states;
 pub mod pg;
+pub mod tmux;
 
 use std::path::{Path, PathBuf};
 

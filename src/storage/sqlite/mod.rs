@@ -739,12 +739,16 @@ pub fn explain(e: rusqlite::Error, path: &Path) -> anyhow::Error {
                     .parent()
                     .filter(|d| !d.as_os_str().is_empty())
                     .unwrap_or(Path::new("."));
-                anyhow!(
+                super::NotWritable(format!(
                     "cannot write '{shown}': its directory '{}' is not writable for this user, and SQLite creates its -journal / -wal files there",
                     crate::storage::shown_path(dir)
-                )
+                ))
+                .into()
             } else {
-                anyhow!("cannot write '{shown}': the file is read-only for this user")
+                super::NotWritable(format!(
+                    "cannot write '{shown}': the file is read-only for this user"
+                ))
+                .into()
             }
         }
         Some(ErrorCode::CannotOpen) => anyhow!("cannot open '{shown}': {e}"),

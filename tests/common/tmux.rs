@@ -1,0 +1,128 @@
+//! memctl in a real terminal: a tmux pane whose screen the test reads and types into.
+//! tmux must be installed (scripts/test.sh installs it when missing); a missing tmux fails
+//! the test, never skips it.
+
+use std::path::Path;
+use std::process::Command as Process;
+use std::time::{Duration, Instant};
+
+/// A tmux server of its own (its own socket) running one command in a pane; killed on drop.
+pub struct Pane {
+    socket: String,
+}
+
+/// How long the screen may take to show what is expected (a slow, shared machine).
+pub const PATIENCE: Duration = Duration::from_secs(120);
+
+impl Pane {
+    /// Starts `args` (memctl's) in a new pane, on `db`'s copy; the pane shows
+    /// `memctl-exit=N` when memctl ends and then waits, so that the screen can be read.
+    pub fn run(tag: &str, args: &[&str]) -> Pane {
+        Pane::start(tag, args, &[], None)
+    }
+
+    /// [`Pane::run`] with variables set in memctl's environment.
+    pub fn run_with_env(tag: &str, args: &[&str], env: &[(&str, &str)]) -> Pane {
+        Pane::start(tag, args, env, None)
+    }
+
+    /// [`Pane::run_with_env`] with memctl's stdout sent to the file `stdout` (stderr stays on
+    /// the terminal) when given.
+    pub fn start(tag: &str, args: &[&str], env: &[(&str, &str)], stdout: Option<&Path>) -> Pane {
+        let tmux = Process::new("tmux").arg("-V").output();
+        assert!(
+            tmux.is_ok_and(|o| o.status.success()),
+            "tmux is not installed: apt-get install tmux (scripts/test.sh installs it)"
+        );
+        let socket = format!("memctl-confirm-{}-{tag}", std::process::id());
+        let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_memctl"))
+            .chain(args.iter().copied())
+            .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+            .collect();
+        let script = format!(
+            "env -u MEMCTL_DB -u LANGGRAPH_AES_KEY NO_COLOR=1 {} {}{}; echo memctl-exit=$?; read wait",
+            env.iter()
+                .map(|(k, v)| format!("{k}='{v}'"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            quoted.join(" "),
+            stdout.map_or(String::new(), |p| format!(" > '{}'", p.display()))
+        );
+        let status = Process::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d"])
+            .args(["-x", "200", "-y", "50", "sh", "-c", &script])
+            .status()
+            .expect("tmux runs");
+        assert!(status.success(), "tmux new-session failed");
+        Pane { socket }
+    }
+
+    /// The pane's screen now.
+    pub fn screen(&self) -> String {
+        let out = Process::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J"])
+            .output()
+            .expect("tmux capture-pane runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Polls the screen until it shows `text` (bounded by [`PATIENCE`]); returns it.
+    pub fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "the terminal never showed {text:?}; it shows:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Types `keys` and Enter.
+    pub fn answer(&self, keys: &str) {
+        let status = Process::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "-l", keys])
+            .status()
+            .expect("tmux send-keys runs");
+        assert!(status.success());
+        let status = Process::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "Enter"])
+            .status()
+            .expect("tmux send-keys runs");
+        assert!(status.success());
+    }
+
+    /// Waits for memctl to end; returns its exit code and the screen.
+    pub fn exit(&self) -> (i32, String) {
+        let screen = self.wait_for("memctl-exit=");
+        let code = screen
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("memctl-exit="))
+            .and_then(|c| c.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no exit code on the screen:\n{screen}"));
+        (code, screen)
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        let _ = Process::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+impl Pane {
+    /// Sends Ctrl-C (SIGINT to the foreground process, as a person's key press does).
+    pub fn interrupt(&self) {
+        let status = Process::new("tmux")
+            .args(["-L", &self.socket, "send-keys", "C-c"])
+            .status()
+            .expect("tmux send-keys runs");
+        assert!(status.success());
+    }
+}
