@@ -649,6 +649,7 @@ fn copy_thread(db: &Path, from: &str, to: &str) {
 /// message's type tag; `meta`, inside `response_metadata`) is not "found" in the rows that
 /// remain (#26): the result is clean, exit 0, and real LangGraph continues the others.
 #[test]
+#[cfg_attr(not(feature = "env-tests"), ignore = "needs scripts/test.sh's environment (--features env-tests)")]
 fn a_thread_named_like_langgraphs_structure_is_forgotten_clean() {
     let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
     copy_thread(&db, "carol-chat", "human");
@@ -897,7 +898,8 @@ fn delta_threads_keep_loading_with_a_fresh_snapshot_and_no_erased_byte() {
 /// a terminal sees, stdout and stderr together.
 fn forget_on_a_terminal(db: &Path, args: &[&str]) -> String {
     let bin = env!("CARGO_BIN_EXE_memctl");
-    let mut line = format!("'{bin}' forget --db '{}' --settle 0s", db.display());
+    // --yes: on a terminal forget asks first (tests/confirm.rs tests the question).
+    let mut line = format!("'{bin}' forget --db '{}' --settle 0s --yes", db.display());
     for a in args {
         line.push_str(&format!(" '{a}'"));
     }

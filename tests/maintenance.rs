@@ -708,7 +708,7 @@ fn a_threads_age_after_an_edit_is_what_prune_goes_by() {
         "json",
     ]);
     assert!(
-        trimmed
+        trimmed["threads"]
             .as_array()
             .is_some_and(|a| a.iter().any(|t| t["thread_id"] == "tools")),
         "{trimmed}"
