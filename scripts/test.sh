@@ -12,7 +12,9 @@
 #      real LangGraph, with `--features env-tests`, the switch that turns the
 #      environment-bound tests on (a plain `cargo test` leaves them out). They fail (never
 #      skip) when LangGraph, LangGraph.js or the server is missing (tests/environment.rs
-#      says which).
+#      says which);
+#   4. the package a user installs (scripts/wheel.sh): the crate's file list, the Python wheel
+#      built by maturin (a release build), installed into a fresh venv and run from there.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -61,3 +63,6 @@ export MEMCTL_NODE_MODULES="$ROOT/fixtures/js/node_modules"
 # A snapshot that does not match fails the run and leaves no .snap.new behind.
 export INSTA_UPDATE=no
 cargo test --locked --features env-tests
+
+echo "test.sh: wheel (scripts/wheel.sh)" >&2
+scripts/wheel.sh

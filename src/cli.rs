@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// threads, read a thread's history and messages, count tokens, trim, summarize, find and
 /// forget. Read commands never create or change anything.
 #[derive(Debug, Parser)]
-#[command(name = "memctl", version, about, long_about, max_term_width = 100)]
+#[command(name = "memctl", version, long_version = crate::version::long_version_str(), about, long_about, max_term_width = 100)]
 pub struct Cli {
     /// Options shared by every command.
     #[command(flatten)]

@@ -10,6 +10,7 @@
 //! - [`output`]: tables, JSON, terminal-safe text;
 //! - [`par`]: work split across cores;
 //! - [`interrupt`]: Ctrl-C during a batch.
+//! - [`version`]: what `--version` prints (the LangGraph formats this build knows).
 
 pub mod cli;
 pub mod codec;
@@ -23,3 +24,4 @@ pub mod output;
 pub mod par;
 pub mod storage;
 pub mod tokens;
+pub mod version;

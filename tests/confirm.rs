@@ -23,7 +23,10 @@ fn threads(db: &Path) -> Vec<String> {
 }
 
 #[test]
-#[cfg_attr(not(feature = "env-tests"), ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)")]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)"
+)]
 fn prune_on_a_terminal_asks_and_no_writes_nothing() {
     let (_dir, db) = temp_copy(&fixture("new.sqlite"));
     let before = std::fs::read(&db).expect("read");
@@ -48,7 +51,10 @@ fn prune_on_a_terminal_asks_and_no_writes_nothing() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "env-tests"), ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)")]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)"
+)]
 fn prune_on_a_terminal_deletes_after_yes() {
     let (_dir, db) = temp_copy(&fixture("new.sqlite"));
     let pane = Pane::run("yes", &["prune", "--db", s(&db), "--idle", "1s"]);
@@ -66,7 +72,10 @@ fn prune_on_a_terminal_deletes_after_yes() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "env-tests"), ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)")]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)"
+)]
 fn yes_on_a_terminal_skips_the_question() {
     let (_dir, db) = temp_copy(&fixture("new.sqlite"));
     let pane = Pane::run("flag", &["prune", "--db", s(&db), "--idle", "1s", "--yes"]);
@@ -77,7 +86,10 @@ fn yes_on_a_terminal_skips_the_question() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "env-tests"), ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)")]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)"
+)]
 fn a_dry_run_on_a_terminal_never_asks() {
     let (_dir, db) = temp_copy(&fixture("new.sqlite"));
     let pane = Pane::run(
@@ -99,7 +111,10 @@ fn a_dry_run_on_a_terminal_never_asks() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "env-tests"), ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)")]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)"
+)]
 fn every_destructive_command_asks_on_a_terminal() {
     let cases: [(&str, &[&str], &str); 4] = [
         (

@@ -50,7 +50,10 @@ print(json.dumps([t.config["configurable"]["checkpoint_id"] for t in saver.list(
 }
 
 #[test]
-#[cfg_attr(not(feature = "env-tests"), ignore = "needs scripts/test.sh's environment (--features env-tests)")]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn history_source_and_before_select_as_get_state_history_does() {
     // A copy: SqliteSaver's setup() writes to the file it opens.
     let (_dir, db) = common::temp_copy(&fixture("new.sqlite"));

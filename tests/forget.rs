@@ -649,7 +649,10 @@ fn copy_thread(db: &Path, from: &str, to: &str) {
 /// message's type tag; `meta`, inside `response_metadata`) is not "found" in the rows that
 /// remain (#26): the result is clean, exit 0, and real LangGraph continues the others.
 #[test]
-#[cfg_attr(not(feature = "env-tests"), ignore = "needs scripts/test.sh's environment (--features env-tests)")]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn a_thread_named_like_langgraphs_structure_is_forgotten_clean() {
     let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
     copy_thread(&db, "carol-chat", "human");

@@ -100,7 +100,10 @@ fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
 }
 
 #[test]
-#[cfg_attr(not(feature = "env-tests"), ignore = "needs scripts/test.sh's environment (--features env-tests)")]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn ctrl_c_during_trim_all_reports_what_was_written_and_leaves_whole_threads() {
     let (_fresh_dir, fresh) = large_copy();
     let before = latest_ids(&Connection::open(&fresh).expect("open"));
@@ -251,7 +254,10 @@ fn not_processed(stderr: &str) -> usize {
 }
 
 #[test]
-#[cfg_attr(not(feature = "env-tests"), ignore = "needs scripts/test.sh's environment (--features env-tests)")]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
 fn ctrl_c_during_prune_and_gc_reports_the_threads_done() {
     // prune, 10 threads per transaction: deleted threads are gone whole, the others whole.
     let counts = |db: &Path| -> HashMap<String, i64> {

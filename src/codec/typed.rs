@@ -48,6 +48,10 @@ impl Decoded {
     }
 }
 
+/// The `type` column values memctl decodes (the serializers of `JsonPlusSerializer.dumps_typed`
+/// and its fallbacks), in the order errors and `memctl --version` list them.
+pub const TYPES: [&str; 6] = ["msgpack", "json", "null", "bytes", "bytearray", "pickle"];
+
 /// Decodes a blob by its `type` column value.
 ///
 /// Encrypted blobs (`msgpack+aes` …) must be opened first ([`decode_opened`]); here they and
@@ -68,8 +72,9 @@ pub fn decode_typed(type_name: &str, blob: &[u8]) -> Result<Decoded> {
         "pickle" => Decoded::Pickle(blob.to_vec()),
         "" => bail!("value has an empty type tag"),
         other => bail!(
-            "unknown serialization type '{}' (known: msgpack, json, null, bytes, bytearray, pickle)",
-            other.escape_debug()
+            "unknown serialization type '{}' (known: {})",
+            other.escape_debug(),
+            TYPES.join(", ")
         ),
     })
 }
