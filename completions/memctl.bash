@@ -1613,7 +1613,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__store__subcmd__rm)
-            opts="-n -q -h --dry-run --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-n -y -q -h --dry-run --yes --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -62,7 +62,7 @@ export MEMCTL_PYTHON_DEEP="$ROOT/.venv/deep/bin/python"
 export MEMCTL_NODE_MODULES="$ROOT/fixtures/js/node_modules"
 # A snapshot that does not match fails the run and leaves no .snap.new behind.
 export INSTA_UPDATE=no
-cargo test --locked --features env-tests
+cargo test --locked --no-fail-fast --features env-tests
 
 echo "test.sh: wheel (scripts/wheel.sh)" >&2
 scripts/wheel.sh

@@ -1060,6 +1060,11 @@ pub struct StoreRmArgs {
     /// Show what would be deleted and delete nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+
+    /// On a terminal, do not ask before deleting (the question is only asked when stdin and
+    /// stdout are a terminal; never in a dry run, a pipe or cron).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// Arguments of `store sweep`.

@@ -173,3 +173,67 @@ fn a_pipe_never_asks() {
     assert!(!stderr.contains("Proceed?"), "{stderr}");
     assert!(threads(&db).is_empty());
 }
+
+/// `store rm` asks too: what it would delete (items of the namespace), then `[y/N]`; `n`
+/// leaves the store as it was, `y` deletes, `--yes` does not ask.
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)"
+)]
+fn store_rm_on_a_terminal_asks_first() {
+    let items = |db: &Path| -> i64 {
+        rusqlite::Connection::open(db)
+            .expect("open")
+            .query_row(
+                "SELECT COUNT(*) FROM store WHERE prefix = 'users.u-42.memories'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count")
+    };
+    let (_dir, db) = temp_copy(&fixture("store.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    let had = items(&db);
+    assert!(had > 0, "the fixture has items there");
+    let pane = Pane::run(
+        "store-no",
+        &["store", "rm", "users.u-42.memories", "--db", s(&db)],
+    );
+    let screen = pane.wait_for("Proceed? [y/N]");
+    assert!(
+        screen.contains(&format!(
+            "memctl store rm will delete {had} items of namespace 'users.u-42.memories'"
+        )),
+        "{screen}"
+    );
+    pane.answer("n");
+    let (code, screen) = pane.exit();
+    assert_eq!(code, 1, "{screen}");
+    assert_eq!(std::fs::read(&db).expect("read"), before, "unchanged");
+    let pane = Pane::run(
+        "store-yes",
+        &["store", "rm", "users.u-42.memories", "--db", s(&db)],
+    );
+    pane.wait_for("Proceed? [y/N]");
+    pane.answer("y");
+    let (code, screen) = pane.exit();
+    assert_eq!(code, 0, "{screen}");
+    assert_eq!(items(&db), 0);
+    let (_dir2, db2) = temp_copy(&fixture("store.sqlite"));
+    let pane = Pane::run(
+        "store-flag",
+        &[
+            "store",
+            "rm",
+            "users.u-42.memories",
+            "--yes",
+            "--db",
+            s(&db2),
+        ],
+    );
+    let (code, screen) = pane.exit();
+    assert_eq!(code, 0, "{screen}");
+    assert!(!screen.contains("Proceed?"), "{screen}");
+    assert_eq!(items(&db2), 0);
+}

@@ -95,6 +95,8 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             doomed.push(t);
         }
     }
+    // The select phase's line goes before the question (a bar redrawn over it would hide it).
+    pb.finish_and_clear();
     // On a terminal, the question before anything is written.
     if !doomed.is_empty() || pattern.is_some() {
         let mut action = format!(
@@ -126,7 +128,6 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     // --match matched something (in a deleted thread, or one it scrubs or reports), or could
     // not tell (a thread it could not search).
     let mut pattern_matched = false;
-    pb.finish_and_clear();
     let pb = progress::bar(doomed.len() as u64, "forget: delete");
     for t in &doomed {
         pb.inc(1);

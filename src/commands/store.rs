@@ -12,7 +12,7 @@ use crate::ops::store::{labels, to_depth};
 use crate::output::store::{
     self as report, ItemRecord, NamespaceRecord, RemovalReport, RemovedRecord,
 };
-use crate::output::{resolve_format, sanitize};
+use crate::output::{confirm, human, resolve_format, sanitize};
 use crate::storage::postgres::conn::SchemaConflict;
 use crate::storage::store::{open_store, ItemStore, Removal, StoreItem};
 use crate::storage::Access;
@@ -80,6 +80,26 @@ pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()
         StoreCommand::Rm(a) => {
             check_namespace(&a.namespace)?;
             let mut store = open_for_removal(g, a.dry_run)?;
+            if confirm::asks(a.yes, a.dry_run) {
+                // On a terminal: what would go (a dry run writes nothing), then the question.
+                let would = store.delete(&a.namespace, &a.keys, true)?;
+                if !would.items.is_empty() {
+                    confirm::confirm(
+                        &confirm::Question {
+                            command: "store rm",
+                            action: format!(
+                                "delete {} of namespace '{}' ({} with their vectors)",
+                                human::count(would.items.len() as u64, "item"),
+                                sanitize::one_line(&a.namespace),
+                                human::bytes(would.items.iter().map(|i| i.bytes).sum()),
+                            ),
+                            threads: Vec::new(),
+                        },
+                        a.yes,
+                        a.dry_run,
+                    )?;
+                }
+            }
             let removal = store.delete(&a.namespace, &a.keys, a.dry_run)?;
             let missing: Vec<String> = a
                 .keys

@@ -664,16 +664,7 @@ pub fn plan_history_purge(
             planned.verify.push(text);
         }
     }
-    if planned.update.is_none() && planned.outcome.status == Status::Unchanged {
-        // Only older checkpoints, writes or other channels hold a match.
-        if dry_run {
-            planned.outcome.status = Status::WouldRewrite;
-        } else {
-            planned.outcome.status = Status::Planned;
-            planned.purge = Some(found.scrub.clone());
-            planned.scrub_at = Some(ed.latest.row.checkpoint_id.clone());
-        }
-    }
+    crate::ops::forget::scrub_history_only(ed, &mut planned, found, dry_run);
     planned
 }
 

@@ -270,16 +270,7 @@ pub fn plan_match(ed: &Editable, found: &Findings, dry_run: bool) -> Result<Plan
         found.strings
     );
     planned.outcome.notes.push(history);
-    if planned.update.is_none() && planned.outcome.status == Status::Unchanged {
-        // Only older checkpoints, writes or other channels hold a match.
-        if dry_run {
-            planned.outcome.status = Status::WouldRewrite;
-        } else {
-            planned.outcome.status = Status::Planned;
-            planned.purge = Some(found.scrub.clone());
-            planned.scrub_at = Some(ed.latest.row.checkpoint_id.clone());
-        }
-    }
+    scrub_history_only(ed, &mut planned, found, dry_run);
     planned.defer_checks = true;
     Ok(planned)
 }
@@ -587,6 +578,21 @@ impl Receipt {
         self.reported.is_empty()
             && self.untouched.is_empty()
             && self.verification.as_ref().is_some_and(|v| v.clean)
+    }
+}
+
+/// When the latest state keeps every message and only older checkpoints, writes or other
+/// channels hold a match, the plan becomes a scrub of the history in place at the latest
+/// checkpoint (`forget --match` and `rm --match --purge` alike).
+pub fn scrub_history_only(ed: &Editable, planned: &mut Planned, found: &Findings, dry_run: bool) {
+    if planned.update.is_none() && planned.outcome.status == Status::Unchanged {
+        if dry_run {
+            planned.outcome.status = Status::WouldRewrite;
+        } else {
+            planned.outcome.status = Status::Planned;
+            planned.purge = Some(found.scrub.clone());
+            planned.scrub_at = Some(ed.latest.row.checkpoint_id.clone());
+        }
     }
 }
 

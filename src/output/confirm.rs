@@ -1,4 +1,4 @@
-//! The question a destructive command asks on a terminal before it writes (`prune`, `gc`,
+//! The question a destructive command asks on a terminal before it writes (`prune`, `gc`, `store rm`,
 //! `forget`, `rm --purge`, `rekey`).
 //!
 //! The rule: when stdin and stdout are both a terminal, the command shows what it will do
