@@ -253,6 +253,17 @@ refuses one), so this is never ambiguous.")]
   memctl man ~/.local/share/man/man1
   memctl man man")]
     Man(ManArgs),
+
+    /// Browse threads, history, checkpoints and the Store in a full-screen terminal UI
+    /// (read-only: actions are shown as memctl commands, never run).
+    #[command(after_help = "Examples:
+  memctl browse --db checkpoints.sqlite
+  memctl browse --db postgresql://app@db.internal/app
+
+Keys: arrows or j/k move, Enter opens, Esc or q goes back (q on the threads view quits),
+/ filters threads (by id, or KEY=VALUE metadata), s sorts, f searches messages, S opens the
+Store, a shows the memctl commands for the selected thread, ? lists every key.")]
+    Browse(BrowseArgs),
 }
 
 /// Token counters.
@@ -1004,4 +1015,12 @@ pub struct StoreSweepArgs {
     /// Show what would be deleted and delete nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+}
+
+/// Arguments of `browse`.
+#[derive(Debug, Args)]
+pub struct BrowseArgs {
+    /// Open on this thread's history instead of the threads list.
+    #[arg(long, short = 't', value_name = "ID")]
+    pub thread: Option<String>,
 }

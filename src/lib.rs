@@ -8,7 +8,8 @@
 //! - [`commands`]: one module per subcommand;
 //! - [`tokens`]: token counters (LangChain approximate);
 //! - [`output`]: tables, JSON, terminal-safe text;
-//! - [`par`]: work split across cores.
+//! - [`par`]: work split across cores;
+//! - [`tui`]: `memctl browse`, the read-only terminal browser.
 
 pub mod cli;
 pub mod codec;
@@ -21,3 +22,4 @@ pub mod output;
 pub mod par;
 pub mod storage;
 pub mod tokens;
+pub mod tui;
