@@ -262,7 +262,8 @@ refuses one), so this is never ambiguous.")]
 
 Keys: arrows or j/k move, Enter opens, Esc or q goes back (q on the threads view quits),
 / filters threads (by id, or KEY=VALUE metadata), s sorts, f searches messages, S opens the
-Store, a shows the memctl commands for the selected thread, ? lists every key.")]
+Store, a lists the commands that would change the selected thread (shown, never run),
+? lists every key.")]
     Browse(BrowseArgs),
 }
 

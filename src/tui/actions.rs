@@ -60,12 +60,15 @@ impl Actions {
         }
     }
 
+    /// The command lines shown.
+    pub fn commands(&self) -> impl Iterator<Item = &str> {
+        self.lines.iter().map(|(_, c)| c.as_str())
+    }
+
     /// Handles a key.
     pub fn on_key(&mut self, key: KeyEvent) -> Action {
         match key.code {
-            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Left | KeyCode::Char('h') => {
-                Action::Back
-            }
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Left | KeyCode::Char('h') => Action::Back,
             _ => Action::None,
         }
     }
@@ -86,9 +89,7 @@ impl Actions {
             one_line(&self.thread)
         ));
         f.render_widget(
-            Paragraph::new(text)
-                .block(block)
-                .wrap(Wrap { trim: false }),
+            Paragraph::new(text).block(block).wrap(Wrap { trim: false }),
             area,
         );
     }

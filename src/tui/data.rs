@@ -10,8 +10,8 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::cli::{
-    DiffArgs, FindArgs, GlobalArgs, HistoryArgs, ShowArgs, StoreCommand, StoreGetArgs,
-    StoreLsArgs, StoreNamespacesArgs, ThreadArg, ThreadSort, ThreadsListArgs,
+    DiffArgs, FindArgs, GlobalArgs, HistoryArgs, ShowArgs, StoreCommand, StoreGetArgs, StoreLsArgs,
+    StoreNamespacesArgs, ThreadArg, ThreadSort, ThreadsListArgs,
 };
 use crate::output::sanitize::for_terminal;
 use crate::output::Format;

@@ -15,7 +15,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("j k ↑ ↓", "move (PageUp/PageDown, space: a page)"),
     ("g G", "first / last"),
     ("Enter → l", "open: thread → history → checkpoint"),
-    ("Esc q ← h", "back (q on the threads view quits; Ctrl-C quits)"),
+    (
+        "Esc q ← h",
+        "back (q on the threads view quits; Ctrl-C quits)",
+    ),
     ("/", "threads: filter by id, or KEY=VALUE metadata (Enter)"),
     ("s", "threads: sort by age, size, messages, tokens"),
     ("n", "history: subgraph namespaces by name"),

@@ -88,8 +88,18 @@ impl History {
             Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                 .areas(sparks);
         // Oldest to newest, left to right.
-        let tokens: Vec<u64> = self.rows.iter().rev().map(|r| r.tokens.unwrap_or(0)).collect();
-        let bytes: Vec<u64> = self.rows.iter().rev().map(|r| r.bytes.unwrap_or(0)).collect();
+        let tokens: Vec<u64> = self
+            .rows
+            .iter()
+            .rev()
+            .map(|r| r.tokens.unwrap_or(0))
+            .collect();
+        let bytes: Vec<u64> = self
+            .rows
+            .iter()
+            .rev()
+            .map(|r| r.bytes.unwrap_or(0))
+            .collect();
         let max = |v: &[u64]| v.iter().copied().max().unwrap_or(0);
         let spark = |title: String, data: &[u64]| {
             Sparkline::default()
@@ -115,11 +125,16 @@ impl History {
             .rows
             .iter()
             .map(|r| {
-                let ts = r
-                    .ts
-                    .as_deref()
-                    .and_then(human::parse_ts)
-                    .map_or("-".into(), |t| human::utc(&t));
+                let ts =
+                    r.ts.as_deref()
+                        .and_then(human::parse_ts)
+                        .map_or("-".into(), |t| {
+                            // `MM-DD HH:MM:SS`: the year and zone of `history`'s column left out
+                            // to fit 80 columns.
+                            let full = human::utc(&t);
+                            full.get(5..19)
+                                .map_or(full.clone(), |s| s.replace('T', " "))
+                        });
                 let subgraphs = match (r.namespaces.len(), self.expanded) {
                     (0, _) => String::new(),
                     (_, true) => one_line(&r.namespaces.join(", ")),
@@ -150,7 +165,7 @@ impl History {
                 Constraint::Min(14),
                 Constraint::Length(4),
                 Constraint::Length(6),
-                Constraint::Length(20),
+                Constraint::Length(14),
                 Constraint::Length(4),
                 Constraint::Length(6),
                 Constraint::Length(9),
@@ -170,7 +185,11 @@ impl History {
             ])
             .style(Style::default().add_modifier(Modifier::BOLD)),
         )
-        .block(Block::default().borders(Borders::TOP).title(Line::from(title)))
+        .block(
+            Block::default()
+                .borders(Borders::TOP)
+                .title(Line::from(title)),
+        )
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
         .highlight_symbol("> ");
         f.render_stateful_widget(table, table_area, &mut self.state);

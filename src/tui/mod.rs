@@ -127,7 +127,7 @@ impl App {
         if !editing {
             match key.code {
                 KeyCode::Char('?') => {
-                    self.stack.push(View::Help(help::Help::default()));
+                    self.stack.push(View::Help(help::Help));
                     return;
                 }
                 KeyCode::Char('f') if !matches!(top, View::Search(_)) => {
@@ -185,7 +185,7 @@ impl App {
             Action::Store => Ok(View::Store(store::StoreView::load(&self.src))),
             Action::Search => Ok(View::Search(search::Search::new())),
             Action::Actions(t) => Ok(View::Actions(actions::Actions::new(&self.src, &t))),
-            Action::Help => Ok(View::Help(help::Help::default())),
+            Action::Help => Ok(View::Help(help::Help)),
         };
         match opened {
             Ok(v) => self.stack.push(v),

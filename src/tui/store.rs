@@ -139,10 +139,7 @@ impl StoreView {
                     Ok(l) => l,
                     Err(e) => {
                         let block = Block::default().borders(Borders::TOP).title(" Store ");
-                        f.render_widget(
-                            Paragraph::new(format!(" {e}")).block(block),
-                            area,
-                        );
+                        f.render_widget(Paragraph::new(format!(" {e}")).block(block), area);
                         return;
                     }
                 };
@@ -157,7 +154,7 @@ impl StoreView {
                         ])
                     })
                     .collect();
-                let title = format!(" Store · {} namespaces ", list.len());
+                let title = format!(" Store · {} ", human::count(list.len() as u64, "namespace"));
                 let t = Table::new(
                     rows,
                     [
@@ -195,9 +192,9 @@ impl StoreView {
                     String::new()
                 };
                 let title = format!(
-                    " Store · {} · {} items{limited} ",
+                    " Store · {} · {}{limited} ",
                     one_line(namespace),
-                    items.len()
+                    human::count(items.len() as u64, "item")
                 );
                 let t = Table::new(
                     rows,
@@ -221,11 +218,7 @@ impl StoreView {
                 scroll,
                 ..
             } => {
-                let title = format!(
-                    " Store · {} · {} ",
-                    one_line(namespace),
-                    one_line(key)
-                );
+                let title = format!(" Store · {} · {} ", one_line(namespace), one_line(key));
                 let lines: Vec<ratatui::text::Line> = text
                     .lines
                     .iter()
@@ -233,7 +226,8 @@ impl StoreView {
                     .map(|l| ratatui::text::Line::raw(l.as_str()))
                     .collect();
                 f.render_widget(
-                    Paragraph::new(lines).block(Block::default().borders(Borders::TOP).title(title)),
+                    Paragraph::new(lines)
+                        .block(Block::default().borders(Borders::TOP).title(title)),
                     area,
                 );
             }

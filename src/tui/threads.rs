@@ -15,7 +15,7 @@ use crate::output::sanitize::one_line;
 
 /// The key hints of this view.
 pub const HINTS: &str =
-    "Enter history · s sort · / filter · f find · S store · a actions · ? help · q quit";
+    "Enter open · s sort · / filter · f find · S store · a actions · ? help · q quit";
 
 /// What the table is sorted by (largest first; age: newest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,15 +227,20 @@ impl Threads {
             ],
         )
         .header(
-            Row::new(["thread", "cps", "messages", "tokens", "age", "bytes", "size"])
-                .style(Style::default().add_modifier(Modifier::BOLD)),
+            Row::new([
+                "thread", "cps", "messages", "tokens", "age", "bytes", "size",
+            ])
+            .style(Style::default().add_modifier(Modifier::BOLD)),
         )
         .block(Block::default().borders(Borders::TOP).title(title))
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
         .highlight_symbol("> ");
         f.render_stateful_widget(table, table_area, &mut self.state);
         let filter = if self.editing {
-            format!(" filter (id, or KEY=VALUE then Enter): {}▏", one_line(&self.filter))
+            format!(
+                " filter (id, or KEY=VALUE then Enter): {}▏",
+                one_line(&self.filter)
+            )
         } else if !self.filter.is_empty() {
             format!(" filter: {} (Esc clears)", one_line(&self.filter))
         } else if self.all.is_empty() {

@@ -1,0 +1,355 @@
+//! `memctl browse` (#31): every view rendered with ratatui's TestBackend at 80x24 and 120x40
+//! over the committed fixtures, as insta snapshots; the refusal outside a terminal; and a
+//! real terminal (tmux) session that opens a thread, a checkpoint, its diff, a search, quits,
+//! and leaves the database file byte-identical.
+
+mod common;
+
+use clap::Parser;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use memctl::cli::Cli;
+use memctl::tui::{data::Source, App};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+/// The fixed "now" of the screens (ages are computed from it).
+const NOW: &str = "2026-12-03T10:00:00Z";
+
+/// The sizes every view is rendered at.
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+/// The browser on a committed fixture, named relative to the repository root (the tests'
+/// working directory) so the title line is the same on every machine.
+fn app(fixture: &str, thread: Option<&str>) -> App {
+    let db = format!("fixtures/{fixture}");
+    let cli = Cli::try_parse_from(["memctl", "browse", "--db", &db, "--now", NOW])
+        .expect("the arguments parse");
+    App::new(Source::new(&cli.global), thread).expect("the browser opens")
+}
+
+fn press(app: &mut App, code: KeyCode) {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+}
+
+/// Types `text`, one key per character.
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+fn screen(app: &mut App, (w, h): (u16, u16)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("a test terminal");
+    terminal.draw(|f| app.draw(f)).expect("draws");
+    terminal.backend().to_string()
+}
+
+/// Snapshots the app's screen at both sizes as `name_WxH`.
+fn snap(app: &mut App, name: &str) {
+    for size in SIZES {
+        let text = screen(app, size);
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), text);
+    }
+}
+
+#[test]
+fn threads_view() {
+    let mut a = app("new.sqlite", None);
+    snap(&mut a, "browse_threads");
+    // s: age -> size.
+    typed(&mut a, "s");
+    snap(&mut a, "browse_threads_by_size");
+    // / filters by id as it is typed.
+    typed(&mut a, "/interrupt");
+    snap(&mut a, "browse_threads_filtered");
+}
+
+#[test]
+fn threads_filter_by_metadata() {
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "/step=8");
+    press(&mut a, KeyCode::Enter);
+    let text = screen(&mut a, (80, 24));
+    assert!(text.contains("1 of 14 threads"), "{text}");
+    assert!(text.contains("> tools"), "{text}");
+    // Esc clears the filter.
+    press(&mut a, KeyCode::Esc);
+    let text = screen(&mut a, (80, 24));
+    assert!(text.contains("14 of 14 threads"), "{text}");
+}
+
+#[test]
+fn history_view() {
+    let mut a = app("new.sqlite", Some("tools"));
+    snap(&mut a, "browse_history");
+    let mut a = app("new.sqlite", Some("subgraph"));
+    typed(&mut a, "n");
+    snap(&mut a, "browse_history_subgraphs");
+}
+
+#[test]
+fn checkpoint_view_show_diff_tokens() {
+    let mut a = app("new.sqlite", Some("tools"));
+    press(&mut a, KeyCode::Enter);
+    snap(&mut a, "browse_checkpoint");
+    typed(&mut a, "G");
+    snap(&mut a, "browse_checkpoint_end");
+    typed(&mut a, "d");
+    snap(&mut a, "browse_checkpoint_diff");
+    typed(&mut a, "t");
+    snap(&mut a, "browse_checkpoint_tokens");
+    // Esc goes back to the history.
+    press(&mut a, KeyCode::Esc);
+    assert!(screen(&mut a, (80, 24)).contains("thread tools · 10 checkpoints"));
+}
+
+#[test]
+fn search_view_jumps_to_the_hit() {
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "fparis");
+    press(&mut a, KeyCode::Enter);
+    snap(&mut a, "browse_search");
+    press(&mut a, KeyCode::Enter);
+    let text = screen(&mut a, (80, 24));
+    // The first hit is message 3 of thread 1: the view starts at its banner.
+    assert!(text.contains(" 1 · checkpoint "), "{text}");
+    let first_body_line = text.lines().nth(2).unwrap_or_default();
+    assert!(first_body_line.contains("Ai Message"), "{text}");
+}
+
+#[test]
+fn store_view() {
+    let mut a = app("store.sqlite", None);
+    typed(&mut a, "S");
+    snap(&mut a, "browse_store");
+    press(&mut a, KeyCode::Enter);
+    snap(&mut a, "browse_store_items");
+    press(&mut a, KeyCode::Enter);
+    snap(&mut a, "browse_store_value");
+    // A database without a Store says so.
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "S");
+    assert!(screen(&mut a, (80, 24)).contains("no LangGraph store in this database"));
+}
+
+#[test]
+fn actions_and_help() {
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "a");
+    snap(&mut a, "browse_actions");
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "?");
+    snap(&mut a, "browse_help");
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "q");
+    assert!(a.quit);
+}
+
+#[test]
+fn the_actions_are_real_dry_runs_that_change_nothing() {
+    let (_dir, db) = common::temp_copy(&common::fixture("new.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    let cli = Cli::try_parse_from(["memctl", "browse", "--db", common::s(&db)]).expect("parse");
+    let actions = memctl::tui::actions::Actions::new(&Source::new(&cli.global), "tools");
+    let mut names = Vec::new();
+    for line in actions.commands() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[0], "memctl");
+        assert_eq!(words.last(), Some(&"--dry-run"), "{line}");
+        names.push(words[1].to_owned());
+        let out = common::memctl().args(&words[1..]).output().expect("runs");
+        assert!(
+            out.status.success(),
+            "{line}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(names, ["trim", "rm", "summarize", "gc", "prune"]);
+    assert!(
+        std::fs::read(&db).expect("read") == before,
+        "a dry run wrote"
+    );
+}
+
+#[test]
+fn escapes_in_the_data_are_neutralised() {
+    // A thread id holding ESC [2J (clear screen) is drawn as text.
+    let (_dir, db) = common::temp_copy(&common::fixture("new.sqlite"));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "UPDATE checkpoints SET thread_id = 'evil\u{1b}[2J' WHERE thread_id = 'tools'",
+        [],
+    )
+    .expect("update");
+    conn.execute(
+        "UPDATE writes SET thread_id = 'evil\u{1b}[2J' WHERE thread_id = 'tools'",
+        [],
+    )
+    .expect("update");
+    drop(conn);
+    let cli = Cli::try_parse_from(["memctl", "browse", "--db", common::s(&db), "--now", NOW])
+        .expect("parse");
+    let mut a = App::new(Source::new(&cli.global), None).expect("opens");
+    let text = screen(&mut a, (80, 24));
+    assert!(text.contains("evil\\u{1b}[2J"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+}
+
+#[test]
+fn refuses_outside_a_terminal() {
+    let out = common::memctl()
+        .args(["browse", "--db", common::s(&common::fixture("new.sqlite"))])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("browse needs a terminal"), "{err}");
+    assert!(err.contains("memctl threads list"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+/// A tmux server of its own (its socket in the test's temp dir), one pane running memctl.
+struct Tmux {
+    socket: std::path::PathBuf,
+}
+
+impl Tmux {
+    fn start(dir: &std::path::Path, command: &str) -> Tmux {
+        let t = Tmux {
+            socket: dir.join("tmux.sock"),
+        };
+        t.run(&[
+            "new-session",
+            "-d",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            "-s",
+            "browse",
+            command,
+        ]);
+        t
+    }
+
+    fn cmd(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs (apt-get install -y tmux)")
+    }
+
+    fn run(&self, args: &[&str]) {
+        let out = self.cmd(args);
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "browse"]).stdout)
+            .into_owned()
+    }
+
+    /// Sends one key (tmux's name for it) and waits until the screen shows `expect`.
+    fn key(&self, key: &str, expect: &str) -> String {
+        self.run(&["send-keys", "-t", "browse", key]);
+        self.wait(expect)
+    }
+
+    fn wait(&self, expect: &str) -> String {
+        let last = std::cell::RefCell::new(String::new());
+        let shown = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            common::wait_for(&format!("the screen to show {expect:?}"), || {
+                *last.borrow_mut() = self.screen();
+                last.borrow().contains(expect)
+            })
+        }));
+        if shown.is_err() {
+            panic!(
+                "the screen never showed {expect:?}; it shows:\n{}",
+                last.borrow()
+            );
+        }
+        last.into_inner()
+    }
+
+    fn alive(&self) -> bool {
+        self.cmd(&["has-session", "-t", "browse"]).status.success()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_real_terminal_session_leaves_the_file_unchanged() {
+    let (dir, db) = common::temp_copy(&common::fixture("new.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    let bin = env!("CARGO_BIN_EXE_memctl");
+    // The pane's shell line: memctl, then a marker with its exit code once it returns.
+    let command = format!(
+        "env -u MEMCTL_DB {bin} browse --db {} --now {NOW}; echo browse-exited-$?; sleep 600",
+        common::s(&db)
+    );
+    let t = Tmux::start(dir.path(), &command);
+    t.wait("14 of 14 threads");
+    // Open thread `tools` (the 13th row), its history, its latest checkpoint.
+    for _ in 0..12 {
+        t.run(&["send-keys", "-t", "browse", "j"]);
+    }
+    t.wait("> tools");
+    let history = t.key("Enter", "thread tools · 10 checkpoints");
+    assert!(
+        history.contains("tokens per checkpoint (max 160)"),
+        "{history}"
+    );
+    let show = t.key(
+        "Enter",
+        "checkpoint 1f1ed47f-8372-63a9-8008-693bc35ab911 · show",
+    );
+    assert!(
+        show.contains("Weather in Paris, and what is 2+3?"),
+        "{show}"
+    );
+    let diff = t.key("d", "diff against its parent");
+    assert!(
+        diff.contains("+ [ai] ai-tools-4 Berlin is sunny too."),
+        "{diff}"
+    );
+    t.key("Escape", "thread tools · 10 checkpoints");
+    t.key("Escape", "14 of 14 threads");
+    t.key("f", "find (latest states, any case)");
+    t.run(&["send-keys", "-t", "browse", "-l", "berlin"]);
+    t.wait("any case): berlin");
+    let hits = t.key("Enter", "«Berlin»");
+    assert!(hits.contains("tools "), "{hits}");
+    let hit = t.key("Enter", " · show · ");
+    assert!(hit.contains("tools · checkpoint"), "{hit}");
+    t.key("q", "any case): berlin");
+    t.key("q", "14 of 14 threads");
+    t.key("q", "browse-exited-0");
+    assert!(t.alive());
+    let after = std::fs::read(&db).expect("read");
+    assert!(before == after, "the database file changed");
+    // No journal, WAL or shm file was left beside it.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "tmux.sock")
+        .collect();
+    assert_eq!(names, vec!["new.sqlite".to_owned()]);
+}
