@@ -31,9 +31,14 @@ pub struct CheckpointView {
     id: String,
     mode: Mode,
     text: Text,
+    /// The first screen row shown (of the wrapped text).
     scroll: usize,
-    /// Lines of the body at the last draw (for paging).
+    /// Rows of the body at the last draw (for paging).
     height: usize,
+    /// Columns of the body at the last draw (for wrapping).
+    width: usize,
+    /// The message to scroll to at the next draw (once the width is known).
+    jump: Option<usize>,
 }
 
 impl CheckpointView {
@@ -45,16 +50,16 @@ impl CheckpointView {
         message: Option<usize>,
     ) -> Result<CheckpointView> {
         let text = src.show(thread, id)?;
-        let scroll = message
-            .and_then(|m| message_line(&text.lines, m))
-            .unwrap_or(0);
+        let jump = message.and_then(|m| message_line(&text.lines, m));
         Ok(CheckpointView {
             thread: thread.to_owned(),
             id: id.to_owned(),
             mode: Mode::Show,
             text,
-            scroll,
+            scroll: 0,
             height: 20,
+            width: 80,
+            jump,
         })
     }
 
@@ -70,11 +75,25 @@ impl CheckpointView {
         Ok(())
     }
 
+    /// Screen rows of the text wrapped at `width` columns (a character a column: wide
+    /// characters make it an estimate), and the row each line starts on.
+    fn rows(&self) -> (usize, Vec<usize>) {
+        let width = self.width.max(1);
+        let mut starts = Vec::with_capacity(self.text.lines.len());
+        let mut total = 0;
+        for l in &self.text.lines {
+            starts.push(total);
+            total += l.chars().count().div_ceil(width).max(1);
+        }
+        (total, starts)
+    }
+
     /// Handles a key.
     pub fn on_key(&mut self, key: KeyEvent, src: &Source) -> Result<Action> {
         let page = self.height.saturating_sub(1).max(1);
-        let last = self.text.lines.len().saturating_sub(self.height);
-        if super::navigate(&key, &mut self.scroll, last + 1, page) {
+        // Any row; the draw keeps the last screen full (it knows the size).
+        let total = self.rows().0;
+        if super::navigate(&key, &mut self.scroll, total, page) {
             return Ok(Action::None);
         }
         Ok(match key.code {
@@ -99,24 +118,47 @@ impl CheckpointView {
             Mode::Diff => "diff against its parent",
             Mode::Tokens => "tokens per message (approx)",
         };
-        let block = Block::default().borders(Borders::TOP).title(format!(
-            " {} · checkpoint {} · {what} · line {}/{} ",
-            one_line(&self.thread),
-            one_line(&self.id),
-            (self.scroll + 1).min(self.text.lines.len()),
-            self.text.lines.len()
-        ));
+        let block = Block::default().borders(Borders::TOP);
         let inner = block.inner(area);
         self.height = inner.height as usize;
-        let shown: Vec<ratatui::text::Line> = self
-            .text
-            .lines
-            .iter()
-            .skip(self.scroll)
-            .take(self.height)
-            .map(|l| ratatui::text::Line::raw(l.as_str()))
-            .collect();
-        f.render_widget(Paragraph::new(shown).block(block), area);
+        self.width = inner.width as usize;
+        let (total, starts) = self.rows();
+        if let Some(line) = self.jump.take() {
+            self.scroll = starts.get(line).copied().unwrap_or(0);
+        }
+        self.scroll = self.scroll.min(total.saturating_sub(self.height));
+        let block = block.title(format!(
+            " {} · checkpoint {} · {what} · row {}/{total} ",
+            one_line(&self.thread),
+            one_line(&self.id),
+            (self.scroll + 1).min(total),
+        ));
+        // Long lines are cut into rows of the width (a message's text is never cut off);
+        // the text is terminal-safe already (`Source::text`).
+        let width = self.width.max(1);
+        let mut rows: Vec<ratatui::text::Line> = Vec::with_capacity(self.height);
+        let first = starts
+            .partition_point(|&s| s <= self.scroll)
+            .saturating_sub(1);
+        let mut row = starts.get(first).copied().unwrap_or(0);
+        'lines: for l in self.text.lines.iter().skip(first) {
+            let chars: Vec<char> = l.chars().collect();
+            let chunks: Vec<String> = if chars.is_empty() {
+                vec![String::new()]
+            } else {
+                chars.chunks(width).map(|c| c.iter().collect()).collect()
+            };
+            for chunk in chunks {
+                if row >= self.scroll {
+                    if rows.len() >= self.height {
+                        break 'lines;
+                    }
+                    rows.push(ratatui::text::Line::raw(chunk));
+                }
+                row += 1;
+            }
+        }
+        f.render_widget(Paragraph::new(rows).block(block), area);
     }
 }
 
