@@ -333,7 +333,7 @@ fn a_real_terminal_session_leaves_the_file_unchanged() {
         show.contains("Weather in Paris, and what is 2+3?"),
         "{show}"
     );
-    let diff = t.key("d", "diff against its parent");
+    let diff = t.key("d", "diff vs parent");
     assert!(
         diff.contains("+ [ai] ai-tools-4 Berlin is sunny too."),
         "{diff}"

@@ -115,8 +115,8 @@ impl CheckpointView {
     pub fn draw(&mut self, f: &mut Frame, area: Rect) {
         let what = match self.mode {
             Mode::Show => "show",
-            Mode::Diff => "diff against its parent",
-            Mode::Tokens => "tokens per message (approx)",
+            Mode::Diff => "diff vs parent",
+            Mode::Tokens => "tokens (approx)",
         };
         let block = Block::default().borders(Borders::TOP);
         let inner = block.inner(area);
