@@ -88,6 +88,33 @@ fn history_view() {
 }
 
 #[test]
+fn history_is_read_a_page_at_a_time() {
+    // `summarized` has 19 root checkpoints; pages of 5.
+    let mut a = app("new.sqlite", None).with_history_page(5);
+    typed(&mut a, "jjjj");
+    press(&mut a, KeyCode::Enter);
+    let text = screen(&mut a, (80, 24));
+    assert!(
+        text.contains("thread summarized · 5+ checkpoints"),
+        "{text}"
+    );
+    // Reaching the last row reads the next page.
+    typed(&mut a, "jjjj");
+    let text = screen(&mut a, (80, 24));
+    assert!(
+        text.contains("thread summarized · 10+ checkpoints"),
+        "{text}"
+    );
+    typed(&mut a, "GGG");
+    let text = screen(&mut a, (80, 24));
+    assert!(
+        text.contains("thread summarized · 19 checkpoints"),
+        "{text}"
+    );
+    assert!(text.contains(" -1   input"), "{text}");
+}
+
+#[test]
 fn checkpoint_view_show_diff_tokens() {
     let mut a = app("new.sqlite", Some("tools"));
     press(&mut a, KeyCode::Enter);
@@ -325,6 +352,15 @@ fn a_real_terminal_session_leaves_the_file_unchanged() {
         history.contains("tokens per checkpoint (max 160)"),
         "{history}"
     );
+    // A resize to 80x24 redraws at the new size: the two sparkline boxes split 80 columns.
+    t.run(&["resize-window", "-t", "browse", "-x", "80", "-y", "24"]);
+    common::wait_for("the history redrawn at 80 columns", || {
+        t.screen()
+            .lines()
+            .nth(1)
+            .and_then(|l| l.find("┐┌").map(|i| l[..i].chars().count()))
+            == Some(39)
+    });
     let show = t.key(
         "Enter",
         "checkpoint 1f1ed47f-8372-63a9-8008-693bc35ab911 · show",

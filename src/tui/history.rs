@@ -19,7 +19,7 @@ use crate::output::sanitize::one_line;
 pub const HINTS: &str =
     "Enter open · n subgraphs · a actions · f find · Esc back · ? help · q back";
 
-/// Checkpoints read per page.
+/// Checkpoints read per page (by default).
 pub const PAGE: usize = 100;
 
 /// The history view's state.
@@ -28,19 +28,23 @@ pub struct History {
     rows: Vec<HistoryRec>,
     /// Checkpoints asked for so far (a page more when the selection reaches the end).
     limit: usize,
+    /// Checkpoints per page.
+    page: usize,
     state: TableState,
     /// Show the subgraph namespaces by name.
     expanded: bool,
 }
 
 impl History {
-    /// Reads the first page of `thread`'s history.
-    pub fn load(src: &Source, thread: &str) -> Result<History> {
-        let rows = src.history(thread, PAGE)?;
+    /// Reads the first page (`page` checkpoints) of `thread`'s history.
+    pub fn load(src: &Source, thread: &str, page: usize) -> Result<History> {
+        let page = page.max(1);
+        let rows = src.history(thread, page)?;
         Ok(History {
             thread: thread.to_owned(),
             rows,
-            limit: PAGE,
+            limit: page,
+            page,
             state: TableState::default().with_selected(Some(0)),
             expanded: false,
         })
@@ -55,7 +59,7 @@ impl History {
         let mut sel = self.state.selected().unwrap_or(0);
         if super::navigate(&key, &mut sel, self.rows.len(), 10) {
             if sel + 1 >= self.rows.len() && self.more() {
-                self.limit += PAGE;
+                self.limit += self.page;
                 self.rows = src.history(&self.thread, self.limit)?;
             }
             self.state.select(Some(sel));

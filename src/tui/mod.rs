@@ -79,6 +79,8 @@ pub struct App {
     status: Option<String>,
     /// Set once the user asked to leave.
     pub quit: bool,
+    /// Checkpoints per page of a history.
+    page: usize,
 }
 
 impl App {
@@ -91,12 +93,19 @@ impl App {
             stack: vec![View::Threads(threads)],
             status: note,
             quit: false,
+            page: history::PAGE,
         };
         if let Some(t) = thread {
-            let h = history::History::load(&app.src, t)?;
+            let h = history::History::load(&app.src, t, app.page)?;
             app.stack.push(View::History(h));
         }
         Ok(app)
+    }
+
+    /// Reads histories `page` checkpoints at a time (100 by default) from now on.
+    pub fn with_history_page(mut self, page: usize) -> App {
+        self.page = page.max(1);
+        self
     }
 
     /// The source the views read from.
@@ -175,7 +184,9 @@ impl App {
                 }
                 return;
             }
-            Action::History(t) => history::History::load(&self.src, &t).map(View::History),
+            Action::History(t) => {
+                history::History::load(&self.src, &t, self.page).map(View::History)
+            }
             Action::Checkpoint {
                 thread,
                 id,
