@@ -244,6 +244,69 @@ fn refuses_outside_a_terminal() {
     assert!(out.stdout.is_empty());
 }
 
+/// The browser on a Postgres database (`url`).
+fn app_at(url: &str) -> App {
+    let cli = Cli::try_parse_from(["memctl", "browse", "--db", url, "--now", NOW])
+        .expect("the arguments parse");
+    App::new(Source::new(&cli.global), None).expect("the browser opens")
+}
+
+/// Snapshots with the test database's URL (its port and name change) replaced.
+fn snap_pg(app: &mut App, name: &str) {
+    // Whole lines: the URL's length moves where a line is cut.
+    let filters = vec![
+        (
+            r#"" memctl browse · postgresql://[^"]*""#,
+            r#"" memctl browse · [url] · …""#,
+        ),
+        (r#"" 'postgresql://[^"]*""#, r#"" '[url]' …""#),
+    ];
+    insta::with_settings!({filters => filters}, {
+        snap(app, name);
+    });
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn postgres_views() {
+    let db = common::pg::TestDb::fixture("browse");
+    let before = db.rows_digest();
+    let mut a = app_at(&db.url);
+    typed(&mut a, "s");
+    snap_pg(&mut a, "browse_pg_threads");
+    // Open thread `tools`, its latest checkpoint, its diff.
+    let text = screen(&mut a, (120, 40));
+    let row = text
+        .lines()
+        .skip(3)
+        .position(|l| l.contains("  tools "))
+        .expect("tools is listed");
+    for _ in 0..row {
+        press(&mut a, KeyCode::Down);
+    }
+    press(&mut a, KeyCode::Enter);
+    snap_pg(&mut a, "browse_pg_history");
+    press(&mut a, KeyCode::Enter);
+    snap_pg(&mut a, "browse_pg_checkpoint");
+    typed(&mut a, "d");
+    snap_pg(&mut a, "browse_pg_checkpoint_diff");
+    assert!(db.rows_digest() == before, "browsing changed the database");
+
+    let store = common::pg::TestDb::store_fixture("browse_store");
+    // A Store without checkpoint tables opens on the Store, the reason on the bottom line.
+    let mut a = app_at(&store.url);
+    snap_pg(&mut a, "browse_pg_store");
+    let wide = screen(&mut a, (300, 10));
+    assert!(wide.contains("has no 'checkpoints' table"), "{wide}");
+    assert!(wide.contains("Store · 7 namespaces"), "{wide}");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Enter);
+    snap_pg(&mut a, "browse_pg_store_value");
+}
+
 /// A tmux server of its own (its socket in the test's temp dir), one pane running memctl.
 struct Tmux {
     socket: std::path::PathBuf,

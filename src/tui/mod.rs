@@ -87,7 +87,18 @@ impl App {
     /// Opens the browser on the threads list (read now: a database that cannot be read is an
     /// error before the screen is taken over), or on `thread`'s history.
     pub fn new(src: Source, thread: Option<&str>) -> Result<App> {
-        let (threads, note) = threads::Threads::load(&src)?;
+        // A database with a Store and no checkpoint tables opens on its Store.
+        let (threads, note, store) = match threads::Threads::load(&src) {
+            Ok((t, note)) => (t, note, None),
+            Err(e) => match src.store_namespaces() {
+                Ok(_) => (
+                    threads::Threads::empty(),
+                    Some(crate::output::sanitize::one_line(&format!("{e:#}"))),
+                    Some(store::StoreView::load(&src)),
+                ),
+                Err(_) => return Err(e),
+            },
+        };
         let mut app = App {
             src,
             stack: vec![View::Threads(threads)],
@@ -95,6 +106,9 @@ impl App {
             quit: false,
             page: history::PAGE,
         };
+        if let Some(s) = store {
+            app.stack.push(View::Store(s));
+        }
         if let Some(t) = thread {
             let h = history::History::load(&app.src, t, app.page)?;
             app.stack.push(View::History(h));

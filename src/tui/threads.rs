@@ -80,6 +80,19 @@ impl Threads {
         Ok((t, note.map(|n| one_line(&n))))
     }
 
+    /// No threads (a database that has only a Store).
+    pub fn empty() -> Threads {
+        Threads {
+            all: Vec::new(),
+            shown: Vec::new(),
+            state: TableState::default().with_selected(Some(0)),
+            sort: Sort::Age,
+            filter: String::new(),
+            editing: false,
+            meta: None,
+        }
+    }
+
     /// True while the filter prompt takes the keys.
     pub fn editing(&self) -> bool {
         self.editing
