@@ -231,6 +231,20 @@ fn escapes_in_the_data_are_neutralised() {
 }
 
 #[test]
+fn a_non_utf8_locale_gets_ascii() {
+    use memctl::tui::ascii::AsciiBackend;
+    let mut a = app("new.sqlite", Some("tools"));
+    let mut terminal = Terminal::new(AsciiBackend {
+        inner: TestBackend::new(80, 24),
+    })
+    .expect("a test terminal");
+    terminal.draw(|f| a.draw(f)).expect("draws");
+    let text = terminal.backend().inner.to_string();
+    assert!(text.is_ascii(), "{text}");
+    insta::assert_snapshot!("browse_history_ascii_80x24", text);
+}
+
+#[test]
 fn refuses_outside_a_terminal() {
     let out = common::memctl()
         .args(["browse", "--db", common::s(&common::fixture("new.sqlite"))])
@@ -400,7 +414,7 @@ fn a_real_terminal_session_leaves_the_file_unchanged() {
     let bin = env!("CARGO_BIN_EXE_memctl");
     // The pane's shell line: memctl, then a marker with its exit code once it returns.
     let command = format!(
-        "env -u MEMCTL_DB {bin} browse --db {} --now {NOW}; echo browse-exited-$?; sleep 600",
+        "env -u MEMCTL_DB -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 {bin} browse --db {} --now {NOW}; echo browse-exited-$?; sleep 600",
         common::s(&db)
     );
     let t = Tmux::start(dir.path(), &command);
@@ -459,4 +473,23 @@ fn a_real_terminal_session_leaves_the_file_unchanged() {
         .filter(|n| n != "tmux.sock")
         .collect();
     assert_eq!(names, vec!["new.sqlite".to_owned()]);
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_real_terminal_with_a_non_utf8_locale_shows_ascii() {
+    let (dir, db) = common::temp_copy(&common::fixture("new.sqlite"));
+    let bin = env!("CARGO_BIN_EXE_memctl");
+    let command = format!(
+        "env -u MEMCTL_DB -u LC_CTYPE LC_ALL=C {bin} browse --db {} --now {NOW}; echo browse-exited-$?; sleep 600",
+        common::s(&db)
+    );
+    let t = Tmux::start(dir.path(), &command);
+    let screen = t.wait("14 of 14 threads . sorted by age --");
+    assert!(screen.is_ascii(), "{screen}");
+    assert!(screen.contains("> surrogate "), "{screen}");
+    t.key("q", "browse-exited-0");
 }

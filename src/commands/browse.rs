@@ -21,8 +21,20 @@ pub fn run(g: &GlobalArgs, args: &BrowseArgs, _out: &mut dyn Write) -> Result<()
     // Notes the read commands print on stderr would draw over the screen too: while the UI
     // runs, stderr goes to /dev/null (the UI shows each read's error on its status line).
     let saved = silence_stderr();
+    // Raw mode, the alternate screen, and a panic hook that gives the terminal back.
     let mut terminal = ratatui::try_init()?;
-    let result = crate::tui::run(&mut terminal, &mut app);
+    let ascii = crate::tui::ascii::locale_is_ascii(|v| std::env::var(v).ok());
+    let result = if ascii {
+        drop(terminal);
+        let backend = crate::tui::ascii::AsciiBackend {
+            inner: ratatui::backend::CrosstermBackend::new(std::io::stdout()),
+        };
+        ratatui::Terminal::new(backend)
+            .map_err(anyhow::Error::from)
+            .and_then(|mut t| crate::tui::run(&mut t, &mut app))
+    } else {
+        crate::tui::run(&mut terminal, &mut app)
+    };
     ratatui::restore();
     restore_stderr(saved);
     result

@@ -6,6 +6,7 @@
 //! drawn.
 
 pub mod actions;
+pub mod ascii;
 pub mod checkpoint;
 pub mod data;
 pub mod help;
