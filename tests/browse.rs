@@ -111,7 +111,7 @@ fn history_is_read_a_page_at_a_time() {
         text.contains("thread summarized · 19 checkpoints"),
         "{text}"
     );
-    assert!(text.contains(" -1   input"), "{text}");
+    assert!(text.contains("  -1 input "), "{text}");
 }
 
 #[test]

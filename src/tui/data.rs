@@ -237,8 +237,14 @@ impl Source {
 
     /// The newest `limit` checkpoints of `thread` (`history --limit`), with each one's
     /// stored bytes ([`crate::storage::CheckpointStore::checkpoint_infos`], no blob read) and
-    /// the approximate tokens of its stored messages (read one row at a time).
-    pub fn history(&self, thread: &str, limit: usize) -> Result<Vec<HistoryRec>> {
+    /// the approximate tokens of its stored messages (rows read a few at a time; the tokens of
+    /// the checkpoints in `known`, the pages read before, are taken from there).
+    pub fn history(
+        &self,
+        thread: &str,
+        limit: usize,
+        known: &[HistoryRec],
+    ) -> Result<Vec<HistoryRec>> {
         let args = HistoryArgs {
             thread: ThreadArg {
                 thread: thread.to_owned(),
@@ -254,13 +260,37 @@ impl Source {
             .filter(|i| i.ns == self.ns)
             .map(|i| (i.id, i.bytes))
             .collect();
-        for r in &mut rows {
+        let known: std::collections::HashMap<&str, Option<u64>> = known
+            .iter()
+            .map(|r| (r.checkpoint_id.as_str(), r.tokens))
+            .collect();
+        let mut unknown = Vec::new();
+        for (i, r) in rows.iter_mut().enumerate() {
             r.bytes = bytes.get(&r.checkpoint_id).copied();
-            // One blob at a time: counted in place, then dropped.
-            r.tokens = store
-                .checkpoint(thread, &self.ns, Some(&r.checkpoint_id))?
-                .and_then(|row| crate::tokens::approx::count_checkpoint_blob(&row.checkpoint))
-                .and_then(|(_, t)| t);
+            match known.get(r.checkpoint_id.as_str()) {
+                Some(t) => r.tokens = *t,
+                None => unknown.push(i),
+            }
+        }
+        // A few blobs at a time (one round trip each on a server): counted in place, dropped.
+        for chunk in unknown.chunks(8) {
+            let keys: Vec<(&str, &str, &str)> = chunk
+                .iter()
+                .map(|&i| (thread, self.ns.as_str(), rows[i].checkpoint_id.as_str()))
+                .collect();
+            let tokens: Vec<Option<u64>> = store
+                .checkpoints_at(&keys)?
+                .into_iter()
+                .map(|row| {
+                    row.ok()
+                        .flatten()
+                        .and_then(|r| crate::tokens::approx::count_checkpoint_blob(&r.checkpoint))
+                        .and_then(|(_, t)| t)
+                })
+                .collect();
+            for (&i, t) in chunk.iter().zip(tokens) {
+                rows[i].tokens = t;
+            }
         }
         Ok(rows)
     }

@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Row, Sparkline, Table, TableSt
 use ratatui::Frame;
 
 use super::data::{HistoryRec, Source};
-use super::Action;
+use super::{right, Action};
 use crate::output::human;
 use crate::output::sanitize::one_line;
 
@@ -39,7 +39,7 @@ impl History {
     /// Reads the first page (`page` checkpoints) of `thread`'s history.
     pub fn load(src: &Source, thread: &str, page: usize) -> Result<History> {
         let page = page.max(1);
-        let rows = src.history(thread, page)?;
+        let rows = src.history(thread, page, &[])?;
         Ok(History {
             thread: thread.to_owned(),
             rows,
@@ -60,7 +60,7 @@ impl History {
         if super::navigate(&key, &mut sel, self.rows.len(), 10) {
             if sel + 1 >= self.rows.len() && self.more() {
                 self.limit += self.page;
-                self.rows = src.history(&self.thread, self.limit)?;
+                self.rows = src.history(&self.thread, self.limit, &self.rows)?;
             }
             self.state.select(Some(sel));
             return Ok(Action::None);
@@ -146,14 +146,14 @@ impl History {
                     (n, false) => format!("{n} subgraphs"),
                 };
                 Row::new(vec![
-                    one_line(&r.checkpoint_id),
-                    r.step.map_or("-".into(), |s| s.to_string()),
-                    one_line(r.source.as_deref().unwrap_or("-")),
-                    ts,
-                    dash(r.messages),
-                    dash(r.tokens),
-                    r.bytes.map_or("-".into(), human::bytes),
-                    subgraphs,
+                    one_line(&r.checkpoint_id).into(),
+                    right(r.step.map_or("-".into(), |s| s.to_string())),
+                    one_line(r.source.as_deref().unwrap_or("-")).into(),
+                    ts.into(),
+                    right(dash(r.messages)),
+                    right(dash(r.tokens)),
+                    right(r.bytes.map_or("-".into(), human::bytes)),
+                    subgraphs.into(),
                 ])
             })
             .collect();
@@ -177,15 +177,15 @@ impl History {
             ],
         )
         .header(
-            Row::new([
-                "checkpoint",
-                "step",
-                "source",
-                "time (UTC)",
-                "msgs",
-                "tokens",
-                "bytes",
-                "subgraphs",
+            Row::new(vec![
+                "checkpoint".into(),
+                right("step"),
+                "source".into(),
+                "time (UTC)".into(),
+                right("msgs"),
+                right("tokens"),
+                right("bytes"),
+                "subgraphs".into(),
             ])
             .style(Style::default().add_modifier(Modifier::BOLD)),
         )

@@ -150,7 +150,7 @@ impl App {
         // Keys every view shares (not while a prompt takes the text).
         if !editing {
             match key.code {
-                KeyCode::Char('?') => {
+                KeyCode::Char('?') if !matches!(top, View::Help(_)) => {
                     self.stack.push(View::Help(help::Help));
                     return;
                 }
@@ -280,6 +280,11 @@ pub fn navigate(key: &KeyEvent, sel: &mut usize, len: usize, page: usize) -> boo
         _ => return false,
     }
     true
+}
+
+/// A table cell aligned right (numbers).
+pub fn right(s: impl Into<String>) -> ratatui::widgets::Cell<'static> {
+    ratatui::widgets::Cell::from(Line::from(s.into()).alignment(ratatui::layout::Alignment::Right))
 }
 
 /// A thread id or other argument quoted for a POSIX shell when it needs it.

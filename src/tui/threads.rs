@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
 use super::data::{Source, ThreadRec};
-use super::Action;
+use super::{right, Action};
 use crate::output::human;
 use crate::output::sanitize::one_line;
 
@@ -211,13 +211,13 @@ impl Threads {
                 let n = (r.bytes * BAR).div_ceil(max) as usize;
                 let dash = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
                 Row::new(vec![
-                    one_line(&r.thread_id),
-                    r.checkpoints.to_string(),
-                    dash(r.messages),
-                    dash(r.tokens),
-                    r.age_seconds.map_or("-".into(), human::age),
-                    human::bytes(r.bytes),
-                    "█".repeat(n),
+                    one_line(&r.thread_id).into(),
+                    right(r.checkpoints.to_string()),
+                    right(dash(r.messages)),
+                    right(dash(r.tokens)),
+                    right(r.age_seconds.map_or("-".into(), human::age)),
+                    right(human::bytes(r.bytes)),
+                    "█".repeat(n).into(),
                 ])
             })
             .collect();
@@ -240,8 +240,14 @@ impl Threads {
             ],
         )
         .header(
-            Row::new([
-                "thread", "cps", "messages", "tokens", "age", "bytes", "size",
+            Row::new(vec![
+                "thread".into(),
+                right("cps"),
+                right("messages"),
+                right("tokens"),
+                right("age"),
+                right("bytes"),
+                "size".into(),
             ])
             .style(Style::default().add_modifier(Modifier::BOLD)),
         )
