@@ -159,6 +159,14 @@ fn store_view() {
     snap(&mut a, "browse_store");
     press(&mut a, KeyCode::Enter);
     snap(&mut a, "browse_store_items");
+    // users.u-42.memories: an expired item is marked.
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "jjjjj");
+    press(&mut a, KeyCode::Enter);
+    snap(&mut a, "browse_store_items_expired");
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "g");
+    press(&mut a, KeyCode::Enter);
     press(&mut a, KeyCode::Enter);
     snap(&mut a, "browse_store_value");
     // A database without a Store says so.

@@ -109,6 +109,9 @@ pub struct ItemRec {
     pub updated_at: Option<String>,
     /// Expiry, if any.
     pub expires_at: Option<String>,
+    /// It has expired (a sweep would delete it).
+    #[serde(default)]
+    pub expired: bool,
 }
 
 /// Text a command printed, split in lines for the screen, with a note when the command

@@ -178,11 +178,22 @@ impl StoreView {
                 let rows: Vec<Row> = items
                     .iter()
                     .map(|i| {
+                        // Times to the second, in UTC.
+                        let time = |t: Option<&str>, none: &str| match t {
+                            None => none.to_owned(),
+                            Some(t) => {
+                                human::parse_ts(t).map_or_else(|| one_line(t), |ts| human::utc(&ts))
+                            }
+                        };
+                        let mut expires = time(i.expires_at.as_deref(), "never");
+                        if i.expired {
+                            expires.push_str(" (expired)");
+                        }
                         Row::new(vec![
                             one_line(&i.key),
                             human::bytes(i.size),
-                            one_line(i.updated_at.as_deref().unwrap_or("-")),
-                            one_line(i.expires_at.as_deref().unwrap_or("never")),
+                            time(i.updated_at.as_deref(), "-"),
+                            expires,
                         ])
                     })
                     .collect();
@@ -201,8 +212,8 @@ impl StoreView {
                     [
                         Constraint::Min(12),
                         Constraint::Length(10),
-                        Constraint::Length(25),
-                        Constraint::Length(25),
+                        Constraint::Length(20),
+                        Constraint::Length(30),
                     ],
                 )
                 .header(Row::new(["key", "size", "updated", "expires"]).style(bold))
