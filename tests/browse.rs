@@ -125,6 +125,9 @@ fn checkpoint_view_show_diff_tokens() {
     snap(&mut a, "browse_checkpoint_diff");
     typed(&mut a, "t");
     snap(&mut a, "browse_checkpoint_tokens");
+    // c: the next counter (tiktoken's o200k framing, as `tokens --counter o200k`).
+    typed(&mut a, "c");
+    snap(&mut a, "browse_checkpoint_tokens_o200k");
     // Esc goes back to the history.
     press(&mut a, KeyCode::Esc);
     assert!(screen(&mut a, (80, 24)).contains("thread tools · 10 checkpoints"));

@@ -12,7 +12,18 @@ use super::Action;
 use crate::output::sanitize::one_line;
 
 /// The key hints of this view.
-pub const HINTS: &str = "j/k scroll · d diff · t tokens · a actions · g/G top/end · Esc back";
+pub const HINTS: &str = "j/k scroll · d diff · t tokens (c counter) · a actions · Esc back";
+
+/// The counters `c` cycles through on the tokens view.
+fn counters() -> [crate::tokens::Counter; 3] {
+    use crate::tokens::openai::{Encoding, Framing};
+    use crate::tokens::Counter;
+    [
+        Counter::Approx,
+        Counter::OpenAi(Framing::for_encoding(Encoding::O200k)),
+        Counter::OpenAi(Framing::for_encoding(Encoding::Cl100k)),
+    ]
+}
 
 /// What the view shows of the checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +50,8 @@ pub struct CheckpointView {
     width: usize,
     /// The message to scroll to at the next draw (once the width is known).
     jump: Option<usize>,
+    /// The token counter of the tokens view ([`counters`]).
+    counter: usize,
 }
 
 impl CheckpointView {
@@ -60,6 +73,7 @@ impl CheckpointView {
             height: 20,
             width: 80,
             jump,
+            counter: 0,
         })
     }
 
@@ -68,7 +82,7 @@ impl CheckpointView {
         self.text = match mode {
             Mode::Show => src.show(&self.thread, &self.id)?,
             Mode::Diff => src.diff(&self.thread, &self.id)?,
-            Mode::Tokens => src.tokens(&self.thread, &self.id)?,
+            Mode::Tokens => src.tokens(&self.thread, &self.id, counters()[self.counter])?,
         };
         self.mode = mode;
         self.scroll = 0;
@@ -106,6 +120,12 @@ impl CheckpointView {
                 self.switch(Mode::Tokens, src)?;
                 Action::None
             }
+            KeyCode::Char('c') if self.mode == Mode::Tokens => {
+                self.counter = (self.counter + 1) % counters().len();
+                self.text = src.tokens(&self.thread, &self.id, counters()[self.counter])?;
+                self.scroll = 0;
+                Action::None
+            }
             KeyCode::Char('a') => Action::Actions(self.thread.clone()),
             _ => Action::None,
         })
@@ -116,7 +136,7 @@ impl CheckpointView {
         let what = match self.mode {
             Mode::Show => "show",
             Mode::Diff => "diff vs parent",
-            Mode::Tokens => "tokens (approx)",
+            Mode::Tokens => &format!("tokens ({})", counters()[self.counter].name()),
         };
         let block = Block::default().borders(Borders::TOP);
         let inner = block.inner(area);

@@ -322,9 +322,9 @@ impl Source {
         self.text(|g, out| crate::commands::diff::run(g, &args, out))
     }
 
-    /// Per-message approximate tokens of a checkpoint, as `tokens --thread` prints them for
+    /// Per-message tokens of a checkpoint by `counter`, as `tokens --thread` prints them for
     /// the latest one.
-    pub fn tokens(&self, thread: &str, id: &str) -> Result<Text> {
+    pub fn tokens(&self, thread: &str, id: &str, counter: crate::tokens::Counter) -> Result<Text> {
         self.text(|g, out| {
             let store = crate::commands::open_read_only(g)?;
             let keys = crate::commands::keys(g);
@@ -335,14 +335,7 @@ impl Source {
                 Some(list) => list.message(i, &spans[i]),
                 None => anyhow::bail!("no message {i}"),
             };
-            crate::commands::tokens::per_message(
-                g,
-                thread,
-                spans.len(),
-                &read,
-                crate::tokens::Counter::Approx,
-                out,
-            )
+            crate::commands::tokens::per_message(g, thread, spans.len(), &read, counter, out)
         })
     }
 

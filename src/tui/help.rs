@@ -23,7 +23,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("s", "threads: sort by age, size, messages, tokens"),
     ("n", "history: subgraph namespaces by name"),
     ("d", "checkpoint: diff against its parent"),
-    ("t", "checkpoint: tokens per message"),
+    (
+        "t",
+        "checkpoint: tokens per message (c: approx, o200k, cl100k)",
+    ),
     ("f", "find text in the latest state of every thread"),
     ("S", "the Store: namespaces → items → value"),
     ("a", "the memctl commands for the thread (shown, never run)"),
