@@ -313,3 +313,18 @@ pub fn run<B: ratatui::backend::Backend>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_when_they_need_it() {
+        assert_eq!(shell_word("tools"), "tools");
+        assert_eq!(shell_word("user-42/a.b"), "user-42/a.b");
+        assert_eq!(shell_word("two words"), "'two words'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$(rm -rf /)"), "'$(rm -rf /)'");
+        assert_eq!(shell_word(""), "''");
+    }
+}
