@@ -16,6 +16,9 @@ _memctl() {
             ",$1")
                 cmd="memctl"
                 ;;
+            memctl,browse)
+                cmd="memctl__subcmd__browse"
+                ;;
             memctl,completions)
                 cmd="memctl__subcmd__completions"
                 ;;
@@ -72,6 +75,9 @@ _memctl() {
                 ;;
             memctl,trim)
                 cmd="memctl__subcmd__trim"
+                ;;
+            memctl__subcmd__help,browse)
+                cmd="memctl__subcmd__help__subcmd__browse"
                 ;;
             memctl__subcmd__help,completions)
                 cmd="memctl__subcmd__help__subcmd__completions"
@@ -203,12 +209,62 @@ _memctl() {
 
     case "${cmd}" in
         memctl)
-            opts="-q -h -V --db --schema --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey store completions man help"
+            opts="-q -h -V --db --schema --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey store completions man browse help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__browse)
+            opts="-t -q -h --thread --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --thread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -577,8 +633,22 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help)
-            opts="threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey store completions man help"
+            opts="threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey store completions man browse help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__help__subcmd__browse)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

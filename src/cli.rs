@@ -254,6 +254,18 @@ refuses one), so this is never ambiguous.")]
   memctl man ~/.local/share/man/man1
   memctl man man")]
     Man(ManArgs),
+
+    /// Browse threads, history, checkpoints and the Store in a full-screen terminal UI
+    /// (read-only: actions are shown as memctl commands, never run).
+    #[command(after_help = "Examples:
+  memctl browse --db checkpoints.sqlite
+  memctl browse --db postgresql://app@db.internal/app
+
+Keys: arrows or j/k move, Enter opens, Esc or q goes back (q on the threads view quits),
+/ filters threads (by id, or KEY=VALUE metadata), s sorts, f searches messages, S opens the
+Store, a lists the commands that would change the selected thread (shown, never run),
+? lists every key.")]
+    Browse(BrowseArgs),
 }
 
 /// Token counters.
@@ -1108,4 +1120,12 @@ fn parse_regex(text: &str) -> Result<String, String> {
             let folded: Vec<&str> = text.lines().map(str::trim).collect();
             format!("not a valid regular expression: {}", folded.join(" "))
         })
+}
+
+/// Arguments of `browse`.
+#[derive(Debug, Args)]
+pub struct BrowseArgs {
+    /// Open on this thread's history instead of the threads list.
+    #[arg(long, short = 't', value_name = "ID")]
+    pub thread: Option<String>,
 }

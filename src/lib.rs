@@ -11,6 +11,7 @@
 //! - [`par`]: work split across cores;
 //! - [`interrupt`]: Ctrl-C during a batch.
 //! - [`version`]: what `--version` prints (the LangGraph formats this build knows).
+//! - [`tui`]: `memctl browse`, the read-only terminal browser.
 
 pub mod cli;
 pub mod codec;
@@ -25,3 +26,4 @@ pub mod par;
 pub mod storage;
 pub mod tokens;
 pub mod version;
+pub mod tui;

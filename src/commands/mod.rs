@@ -1,6 +1,7 @@
 //! One module per subcommand. Each is thin: resolve arguments, call the layers below, render.
 
 pub mod batch;
+pub mod browse;
 pub mod completions;
 pub mod delta;
 pub mod diff;
@@ -101,6 +102,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Store(cmd) => store::run(g, cmd, out),
         Command::Completions(args) => completions::run(args, out),
         Command::Man(args) => man::run(args, out),
+        Command::Browse(args) => browse::run(g, args, out),
     }
 }
 

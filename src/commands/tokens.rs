@@ -48,7 +48,8 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
 
 /// The checkpoint's stored message list and where each message is (none when it has no
 /// messages channel); an error for a DeltaChannel checkpoint that stores no list.
-fn stored_list<'a>(
+/// (pub(crate): `browse` counts the tokens of any checkpoint with it.)
+pub(crate) fn stored_list<'a>(
     cp: &LoadedCheckpoint,
     messages: &'a StoredMessages,
 ) -> Result<(Option<&'a StoredList>, Vec<Range<usize>>)> {
@@ -74,9 +75,12 @@ struct Counted {
 }
 
 /// Message `i` of a thread being reported, read on its own.
-type ReadMessage<'a> = dyn Fn(usize) -> Result<Message> + Sync + 'a;
+pub(crate) type ReadMessage<'a> = dyn Fn(usize) -> Result<Message> + Sync + 'a;
 
-fn per_message(
+/// Writes the per-message token report of `n` messages (`read(i)` reads message `i`) as
+/// `tokens --thread` does, in `g`'s format. (pub(crate): `browse` shows it for any
+/// checkpoint.)
+pub(crate) fn per_message(
     g: &GlobalArgs,
     thread: &str,
     n: usize,

@@ -1,0 +1,399 @@
+//! What the browser reads, and only through the read commands' own functions: each call
+//! runs the command's function (`threads list`, `history`, `show`, `diff`, `find`,
+//! `store …`) into a buffer, in JSON when the browser needs fields and as text when it shows
+//! what the command prints. The database is opened read-only by those functions
+//! ([`crate::commands::open_read_only`]); nothing here writes.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde::Deserialize;
+
+use crate::cli::{
+    DiffArgs, FindArgs, GlobalArgs, HistoryArgs, ShowArgs, StoreCommand, StoreGetArgs, StoreLsArgs,
+    StoreNamespacesArgs, ThreadArg, ThreadSort, ThreadsListArgs,
+};
+use crate::output::sanitize::for_terminal;
+use crate::output::Format;
+
+/// One thread as `threads list --format json` gives it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ThreadRec {
+    /// The thread id (raw: sanitize before showing).
+    pub thread_id: String,
+    /// Checkpoints, all namespaces.
+    pub checkpoints: u64,
+    /// Messages of the latest state.
+    pub messages: Option<u64>,
+    /// Approximate tokens of the latest state.
+    pub tokens: Option<u64>,
+    /// Step of the latest checkpoint.
+    pub last_step: Option<i64>,
+    /// Time of the latest checkpoint (UTC).
+    pub updated_at: Option<String>,
+    /// Seconds since then.
+    pub age_seconds: Option<i64>,
+    /// Stored bytes.
+    pub bytes: u64,
+}
+
+/// One checkpoint as `history --format json` gives it, with its stored size and tokens.
+#[derive(Debug, Clone, Deserialize)]
+pub struct HistoryRec {
+    /// Its id.
+    pub checkpoint_id: String,
+    /// Its parent's id.
+    pub parent_checkpoint_id: Option<String>,
+    /// `metadata.step`.
+    pub step: Option<i64>,
+    /// `metadata.source`.
+    pub source: Option<String>,
+    /// The checkpoint's `ts`.
+    pub ts: Option<String>,
+    /// Messages of the state.
+    pub messages: Option<u64>,
+    /// Pending writes.
+    pub pending_writes: Option<u64>,
+    /// Subgraph namespaces that ran during this step.
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// Stored bytes of the row (checkpoint + metadata), from the storage layer.
+    #[serde(skip)]
+    pub bytes: Option<u64>,
+    /// Approximate tokens of the messages stored in the checkpoint.
+    #[serde(skip)]
+    pub tokens: Option<u64>,
+}
+
+/// One `find --format json` hit.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Hit {
+    /// Thread of the hit.
+    pub thread_id: String,
+    /// Checkpoint of the hit.
+    pub checkpoint_id: String,
+    /// Message position.
+    pub index: Option<usize>,
+    /// `human`, `ai`, `channel:NAME`, `thread`…
+    pub role: String,
+    /// Text before the match.
+    pub before: String,
+    /// The match.
+    #[serde(rename = "match")]
+    pub matched: String,
+    /// Text after the match.
+    pub after: String,
+}
+
+/// One Store namespace (`store namespaces --format json`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct NamespaceRec {
+    /// Its labels.
+    pub namespace: Vec<String>,
+    /// Items.
+    pub items: u64,
+    /// Bytes of the values.
+    pub bytes: u64,
+    /// Expired items.
+    pub expired: u64,
+}
+
+/// One Store item (`store ls --format json`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ItemRec {
+    /// Its key.
+    pub key: String,
+    /// Bytes of its value.
+    pub size: u64,
+    /// Last written.
+    pub updated_at: Option<String>,
+    /// Expiry, if any.
+    pub expires_at: Option<String>,
+    /// It has expired (a sweep would delete it).
+    #[serde(default)]
+    pub expired: bool,
+}
+
+/// Text a command printed, split in lines for the screen, with a note when the command
+/// ended with an error after printing (a partial result).
+pub struct Text {
+    /// The lines, terminal-safe.
+    pub lines: Vec<String>,
+}
+
+/// Where the browser reads from: the global options `browse` was given (the database, its
+/// schema, key variable, namespace) handed to each read command.
+pub struct Source {
+    db: Option<std::path::PathBuf>,
+    schema: Option<String>,
+    ns: String,
+    busy_timeout: u64,
+    key_env: Option<String>,
+    now: Option<String>,
+}
+
+/// Items a Store namespace shows at most.
+pub const ITEM_LIMIT: usize = 500;
+
+impl Source {
+    /// The source `g` names (nothing is opened yet).
+    pub fn new(g: &GlobalArgs) -> Source {
+        Source {
+            db: g.db.clone(),
+            schema: g.schema.clone(),
+            ns: g.ns.clone(),
+            busy_timeout: g.busy_timeout,
+            key_env: g.key_env.clone(),
+            now: g.now.clone(),
+        }
+    }
+
+    /// The global options of one read command, in `format`.
+    pub fn global(&self, format: Format) -> GlobalArgs {
+        GlobalArgs {
+            db: self.db.clone(),
+            schema: self.schema.clone(),
+            format: Some(format),
+            ns: self.ns.clone(),
+            busy_timeout: self.busy_timeout,
+            key_env: self.key_env.clone(),
+            quiet: false,
+            now: self.now.clone(),
+        }
+    }
+
+    /// The database as memctl shows it (a URL's password hidden).
+    pub fn shown_db(&self) -> String {
+        self.db
+            .as_deref()
+            .map_or_else(|| "-".into(), crate::storage::shown_path)
+    }
+
+    /// The `--schema` / `--key-env` flags the commands of the actions panel repeat.
+    pub fn extra_flags(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        if let Some(s) = &self.schema {
+            out.push(("--schema".into(), s.clone()));
+        }
+        if let Some(k) = &self.key_env {
+            out.push(("--key-env".into(), k.clone()));
+        }
+        out
+    }
+
+    /// Runs a read command's function in `format` into a buffer. A partial success (some
+    /// threads unreadable, exit code 3) keeps what was printed; the note comes back too.
+    fn capture(
+        &self,
+        format: Format,
+        f: impl FnOnce(&GlobalArgs, &mut dyn Write) -> Result<()>,
+    ) -> Result<(Vec<u8>, Option<String>)> {
+        let g = self.global(format);
+        let mut buf = Vec::new();
+        match f(&g, &mut buf) {
+            Ok(()) => Ok((buf, None)),
+            Err(e) if e.is::<crate::exit::Partial>() => Ok((buf, Some(format!("{e:#}")))),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        f: impl FnOnce(&GlobalArgs, &mut dyn Write) -> Result<()>,
+    ) -> Result<(T, Option<String>)> {
+        let (buf, note) = self.capture(Format::Json, f)?;
+        Ok((serde_json::from_slice(&buf)?, note))
+    }
+
+    fn text(&self, f: impl FnOnce(&GlobalArgs, &mut dyn Write) -> Result<()>) -> Result<Text> {
+        let (buf, note) = self.capture(Format::Table, f)?;
+        let mut lines: Vec<String> = for_terminal(&String::from_utf8_lossy(&buf))
+            .lines()
+            .map(|l| l.replace('\t', "    "))
+            .collect();
+        if let Some(n) = note {
+            lines.push(String::new());
+            lines.push(format!("note: {}", crate::output::sanitize::one_line(&n)));
+        }
+        Ok(Text { lines })
+    }
+
+    /// `threads list` (every thread, newest first).
+    pub fn threads(&self) -> Result<(Vec<ThreadRec>, Option<String>)> {
+        let args = ThreadsListArgs {
+            sort: ThreadSort::Updated,
+            limit: None,
+            min_tokens: None,
+        };
+        self.json(|g, out| crate::commands::threads::list(g, &args, out))
+    }
+
+    /// The threads whose metadata matches `KEY=VALUE` (`find --meta`).
+    pub fn threads_with_meta(&self, condition: &str) -> Result<Vec<String>> {
+        let args = find_args(None, vec![condition.to_owned()]);
+        let (hits, _): (Vec<Hit>, _) =
+            self.json(|g, out| crate::commands::find::run(g, &args, out))?;
+        let mut ids: Vec<String> = hits.into_iter().map(|h| h.thread_id).collect();
+        ids.dedup();
+        Ok(ids)
+    }
+
+    /// The newest `limit` checkpoints of `thread` (`history --limit`), with each one's
+    /// stored bytes ([`crate::storage::CheckpointStore::checkpoint_infos`], no blob read) and
+    /// the approximate tokens of its stored messages (rows read a few at a time; the tokens of
+    /// the checkpoints in `known`, the pages read before, are taken from there).
+    pub fn history(
+        &self,
+        thread: &str,
+        limit: usize,
+        known: &[HistoryRec],
+    ) -> Result<Vec<HistoryRec>> {
+        let args = HistoryArgs {
+            thread: ThreadArg {
+                thread: thread.to_owned(),
+            },
+            limit: Some(limit),
+        };
+        let (mut rows, _): (Vec<HistoryRec>, _) =
+            self.json(|g, out| crate::commands::history::run(g, &args, out))?;
+        let store = crate::commands::open_read_only(&self.global(Format::Json))?;
+        let bytes: std::collections::HashMap<String, u64> = store
+            .checkpoint_infos(thread)?
+            .into_iter()
+            .filter(|i| i.ns == self.ns)
+            .map(|i| (i.id, i.bytes))
+            .collect();
+        let known: std::collections::HashMap<&str, Option<u64>> = known
+            .iter()
+            .map(|r| (r.checkpoint_id.as_str(), r.tokens))
+            .collect();
+        let mut unknown = Vec::new();
+        for (i, r) in rows.iter_mut().enumerate() {
+            r.bytes = bytes.get(&r.checkpoint_id).copied();
+            match known.get(r.checkpoint_id.as_str()) {
+                Some(t) => r.tokens = *t,
+                None => unknown.push(i),
+            }
+        }
+        // A few blobs at a time (one round trip each on a server): counted in place, dropped.
+        for chunk in unknown.chunks(8) {
+            let keys: Vec<(&str, &str, &str)> = chunk
+                .iter()
+                .map(|&i| (thread, self.ns.as_str(), rows[i].checkpoint_id.as_str()))
+                .collect();
+            let tokens: Vec<Option<u64>> = store
+                .checkpoints_at(&keys)?
+                .into_iter()
+                .map(|row| {
+                    row.ok()
+                        .flatten()
+                        .and_then(|r| crate::tokens::approx::count_checkpoint_blob(&r.checkpoint))
+                        .and_then(|(_, t)| t)
+                })
+                .collect();
+            for (&i, t) in chunk.iter().zip(tokens) {
+                rows[i].tokens = t;
+            }
+        }
+        Ok(rows)
+    }
+
+    /// A checkpoint as `show --checkpoint` prints it.
+    pub fn show(&self, thread: &str, id: &str) -> Result<Text> {
+        let args = ShowArgs {
+            thread: ThreadArg {
+                thread: thread.to_owned(),
+            },
+            checkpoint: Some(id.to_owned()),
+            last: None,
+        };
+        self.text(|g, out| crate::commands::show::run(g, &args, out))
+    }
+
+    /// `diff --to ID` (against its parent) as it prints.
+    pub fn diff(&self, thread: &str, id: &str) -> Result<Text> {
+        let args = DiffArgs {
+            thread: ThreadArg {
+                thread: thread.to_owned(),
+            },
+            from: None,
+            to: Some(id.to_owned()),
+        };
+        self.text(|g, out| crate::commands::diff::run(g, &args, out))
+    }
+
+    /// Per-message tokens of a checkpoint by `counter`, as `tokens --thread` prints them for
+    /// the latest one.
+    pub fn tokens(&self, thread: &str, id: &str, counter: crate::tokens::Counter) -> Result<Text> {
+        self.text(|g, out| {
+            let store = crate::commands::open_read_only(g)?;
+            let keys = crate::commands::keys(g);
+            let (cp, messages, _) =
+                crate::commands::show::load_shallow(&*store, &keys, thread, &g.ns, Some(id))?;
+            let (list, spans) = crate::commands::tokens::stored_list(&cp, &messages)?;
+            let read = |i: usize| match list {
+                Some(list) => list.message(i, &spans[i]),
+                None => anyhow::bail!("no message {i}"),
+            };
+            crate::commands::tokens::per_message(g, thread, spans.len(), &read, counter, out)
+        })
+    }
+
+    /// `find PATTERN -i` over the latest state of every thread.
+    pub fn find(&self, pattern: &str) -> Result<Vec<Hit>> {
+        let args = find_args(Some(pattern.to_owned()), vec![]);
+        Ok(self
+            .json(|g, out| crate::commands::find::run(g, &args, out))?
+            .0)
+    }
+
+    /// `store namespaces`.
+    pub fn store_namespaces(&self) -> Result<Vec<NamespaceRec>> {
+        let cmd = StoreCommand::Namespaces(StoreNamespacesArgs {
+            prefix: None,
+            max_depth: None,
+        });
+        Ok(self
+            .json(|g, out| crate::commands::store::run(g, &cmd, out))?
+            .0)
+    }
+
+    /// `store ls NAMESPACE --limit`.
+    pub fn store_items(&self, namespace: &str) -> Result<Vec<ItemRec>> {
+        let cmd = StoreCommand::Ls(StoreLsArgs {
+            namespace: namespace.to_owned(),
+            limit: Some(ITEM_LIMIT),
+        });
+        Ok(self
+            .json(|g, out| crate::commands::store::run(g, &cmd, out))?
+            .0)
+    }
+
+    /// `store get NAMESPACE KEY` (the JSON value, indented).
+    pub fn store_value(&self, namespace: &str, key: &str) -> Result<Text> {
+        let cmd = StoreCommand::Get(StoreGetArgs {
+            namespace: namespace.to_owned(),
+            key: key.to_owned(),
+        });
+        let (buf, _) = self.capture(Format::Json, |g, out| {
+            crate::commands::store::run(g, &cmd, out)
+        })?;
+        let value: serde_json::Value = serde_json::from_slice(&buf)?;
+        let pretty = serde_json::to_string_pretty(&value)?;
+        Ok(Text {
+            lines: for_terminal(&pretty).lines().map(str::to_owned).collect(),
+        })
+    }
+}
+
+fn find_args(pattern: Option<String>, meta: Vec<String>) -> FindArgs {
+    FindArgs {
+        pattern,
+        regex: false,
+        ignore_case: true,
+        meta,
+        history: false,
+        thread: None,
+        count: false,
+    }
+}

@@ -1,0 +1,204 @@
+//! The history view: a thread's checkpoints newest first (`history`), a page at a time, with
+//! sparklines of tokens and stored bytes per checkpoint and the subgraph namespaces that ran
+//! at each step.
+
+use anyhow::Result;
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Sparkline, Table, TableState};
+use ratatui::Frame;
+
+use super::data::{HistoryRec, Source};
+use super::{right, Action};
+use crate::output::human;
+use crate::output::sanitize::one_line;
+
+/// The key hints of this view.
+pub const HINTS: &str =
+    "Enter open · n subgraphs · a actions · f find · Esc back · ? help · q back";
+
+/// Checkpoints read per page (by default).
+pub const PAGE: usize = 100;
+
+/// The history view's state.
+pub struct History {
+    thread: String,
+    rows: Vec<HistoryRec>,
+    /// Checkpoints asked for so far (a page more when the selection reaches the end).
+    limit: usize,
+    /// Checkpoints per page.
+    page: usize,
+    state: TableState,
+    /// Show the subgraph namespaces by name.
+    expanded: bool,
+}
+
+impl History {
+    /// Reads the first page (`page` checkpoints) of `thread`'s history.
+    pub fn load(src: &Source, thread: &str, page: usize) -> Result<History> {
+        let page = page.max(1);
+        let rows = src.history(thread, page, &[])?;
+        Ok(History {
+            thread: thread.to_owned(),
+            rows,
+            limit: page,
+            page,
+            state: TableState::default().with_selected(Some(0)),
+            expanded: false,
+        })
+    }
+
+    fn more(&self) -> bool {
+        self.rows.len() >= self.limit
+    }
+
+    /// Handles a key.
+    pub fn on_key(&mut self, key: KeyEvent, src: &Source) -> Result<Action> {
+        let mut sel = self.state.selected().unwrap_or(0);
+        if super::navigate(&key, &mut sel, self.rows.len(), 10) {
+            if sel + 1 >= self.rows.len() && self.more() {
+                self.limit += self.page;
+                self.rows = src.history(&self.thread, self.limit, &self.rows)?;
+            }
+            self.state.select(Some(sel));
+            return Ok(Action::None);
+        }
+        Ok(match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Left | KeyCode::Char('h') => Action::Back,
+            KeyCode::Char('n') => {
+                self.expanded = !self.expanded;
+                Action::None
+            }
+            KeyCode::Char('a') => Action::Actions(self.thread.clone()),
+            KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => match self.rows.get(sel) {
+                Some(r) => Action::Checkpoint {
+                    thread: self.thread.clone(),
+                    id: r.checkpoint_id.clone(),
+                    message: None,
+                },
+                None => Action::None,
+            },
+            _ => Action::None,
+        })
+    }
+
+    /// Draws the sparklines and the table.
+    pub fn draw(&mut self, f: &mut Frame, area: Rect) {
+        let [sparks, table_area] =
+            Layout::vertical([Constraint::Length(5), Constraint::Min(1)]).areas(area);
+        let [tokens_area, bytes_area] =
+            Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                .areas(sparks);
+        // Oldest to newest, left to right.
+        let tokens: Vec<u64> = self
+            .rows
+            .iter()
+            .rev()
+            .map(|r| r.tokens.unwrap_or(0))
+            .collect();
+        let bytes: Vec<u64> = self
+            .rows
+            .iter()
+            .rev()
+            .map(|r| r.bytes.unwrap_or(0))
+            .collect();
+        let max = |v: &[u64]| v.iter().copied().max().unwrap_or(0);
+        let spark = |title: String, data: &[u64]| {
+            Sparkline::default()
+                .block(Block::default().borders(Borders::ALL).title(title))
+                .data(data.to_vec())
+        };
+        f.render_widget(
+            spark(
+                format!(" tokens per checkpoint (max {}) ", max(&tokens)),
+                &tokens,
+            ),
+            tokens_area,
+        );
+        f.render_widget(
+            spark(
+                format!(" bytes per checkpoint (max {}) ", human::bytes(max(&bytes))),
+                &bytes,
+            ),
+            bytes_area,
+        );
+        let dash = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
+        let rows: Vec<Row> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let ts =
+                    r.ts.as_deref()
+                        .and_then(human::parse_ts)
+                        .map_or("-".into(), |t| {
+                            // `MM-DD HH:MM:SS`: the year and zone of `history`'s column left out
+                            // to fit 80 columns.
+                            let full = human::utc(&t);
+                            full.get(5..19)
+                                .map_or(full.clone(), |s| s.replace('T', " "))
+                        });
+                let subgraphs = match (r.namespaces.len(), self.expanded) {
+                    (0, _) => String::new(),
+                    (_, true) => one_line(&r.namespaces.join(", ")),
+                    (1, false) => "1 subgraph".into(),
+                    (n, false) => format!("{n} subgraphs"),
+                };
+                Row::new(vec![
+                    one_line(&r.checkpoint_id).into(),
+                    right(r.step.map_or("-".into(), |s| s.to_string())),
+                    one_line(r.source.as_deref().unwrap_or("-")).into(),
+                    ts.into(),
+                    right(dash(r.messages)),
+                    right(dash(r.tokens)),
+                    right(r.bytes.map_or("-".into(), human::bytes)),
+                    subgraphs.into(),
+                ])
+            })
+            .collect();
+        let more = if self.more() { "+" } else { "" };
+        let title = format!(
+            " thread {} · {}{more} checkpoints, newest first ",
+            one_line(&self.thread),
+            self.rows.len()
+        );
+        let table = Table::new(
+            rows,
+            [
+                Constraint::Min(14),
+                Constraint::Length(4),
+                Constraint::Length(6),
+                Constraint::Length(14),
+                Constraint::Length(4),
+                Constraint::Length(6),
+                Constraint::Length(9),
+                Constraint::Min(10),
+            ],
+        )
+        .header(
+            Row::new(vec![
+                "checkpoint".into(),
+                right("step"),
+                "source".into(),
+                "time (UTC)".into(),
+                right("msgs"),
+                right("tokens"),
+                right("bytes"),
+                "subgraphs".into(),
+            ])
+            .style(Style::default().add_modifier(Modifier::BOLD)),
+        )
+        .block(
+            Block::default()
+                .borders(Borders::TOP)
+                .title(Line::from(title)),
+        )
+        .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+        .highlight_symbol("> ");
+        f.render_stateful_widget(table, table_area, &mut self.state);
+        if self.rows.is_empty() {
+            f.render_widget(Paragraph::new(" no checkpoints"), table_area);
+        }
+    }
+}

@@ -1,0 +1,506 @@
+//! `memctl browse` (#31): every view rendered with ratatui's TestBackend at 80x24 and 120x40
+//! over the committed fixtures, as insta snapshots; the refusal outside a terminal; and a
+//! real terminal (tmux) session that opens a thread, a checkpoint, its diff, a search, quits,
+//! and leaves the database file byte-identical.
+
+mod common;
+
+use clap::Parser;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use memctl::cli::Cli;
+use memctl::tui::{data::Source, App};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+/// The fixed "now" of the screens (ages are computed from it).
+const NOW: &str = "2026-12-03T10:00:00Z";
+
+/// The sizes every view is rendered at.
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+/// The browser on a committed fixture, named relative to the repository root (the tests'
+/// working directory) so the title line is the same on every machine.
+fn app(fixture: &str, thread: Option<&str>) -> App {
+    let db = format!("fixtures/{fixture}");
+    let cli = Cli::try_parse_from(["memctl", "browse", "--db", &db, "--now", NOW])
+        .expect("the arguments parse");
+    App::new(Source::new(&cli.global), thread).expect("the browser opens")
+}
+
+fn press(app: &mut App, code: KeyCode) {
+    app.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+}
+
+/// Types `text`, one key per character.
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+fn screen(app: &mut App, (w, h): (u16, u16)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("a test terminal");
+    terminal.draw(|f| app.draw(f)).expect("draws");
+    terminal.backend().to_string()
+}
+
+/// Snapshots the app's screen at both sizes as `name_WxH`.
+fn snap(app: &mut App, name: &str) {
+    for size in SIZES {
+        let text = screen(app, size);
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), text);
+    }
+}
+
+#[test]
+fn threads_view() {
+    let mut a = app("new.sqlite", None);
+    snap(&mut a, "browse_threads");
+    // s: age -> size.
+    typed(&mut a, "s");
+    snap(&mut a, "browse_threads_by_size");
+    // / filters by id as it is typed.
+    typed(&mut a, "/interrupt");
+    snap(&mut a, "browse_threads_filtered");
+}
+
+#[test]
+fn threads_filter_by_metadata() {
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "/step=8");
+    press(&mut a, KeyCode::Enter);
+    let text = screen(&mut a, (80, 24));
+    assert!(text.contains("1 of 14 threads"), "{text}");
+    assert!(text.contains("> tools"), "{text}");
+    // Esc clears the filter.
+    press(&mut a, KeyCode::Esc);
+    let text = screen(&mut a, (80, 24));
+    assert!(text.contains("14 of 14 threads"), "{text}");
+}
+
+#[test]
+fn history_view() {
+    let mut a = app("new.sqlite", Some("tools"));
+    snap(&mut a, "browse_history");
+    let mut a = app("new.sqlite", Some("subgraph"));
+    typed(&mut a, "n");
+    snap(&mut a, "browse_history_subgraphs");
+}
+
+#[test]
+fn history_is_read_a_page_at_a_time() {
+    // `summarized` has 19 root checkpoints; pages of 5.
+    let mut a = app("new.sqlite", None).with_history_page(5);
+    typed(&mut a, "jjjj");
+    press(&mut a, KeyCode::Enter);
+    let text = screen(&mut a, (80, 24));
+    assert!(
+        text.contains("thread summarized · 5+ checkpoints"),
+        "{text}"
+    );
+    // Reaching the last row reads the next page.
+    typed(&mut a, "jjjj");
+    let text = screen(&mut a, (80, 24));
+    assert!(
+        text.contains("thread summarized · 10+ checkpoints"),
+        "{text}"
+    );
+    typed(&mut a, "GGG");
+    let text = screen(&mut a, (80, 24));
+    assert!(
+        text.contains("thread summarized · 19 checkpoints"),
+        "{text}"
+    );
+    assert!(text.contains("  -1 input "), "{text}");
+}
+
+#[test]
+fn checkpoint_view_show_diff_tokens() {
+    let mut a = app("new.sqlite", Some("tools"));
+    press(&mut a, KeyCode::Enter);
+    snap(&mut a, "browse_checkpoint");
+    typed(&mut a, "G");
+    snap(&mut a, "browse_checkpoint_end");
+    typed(&mut a, "d");
+    snap(&mut a, "browse_checkpoint_diff");
+    typed(&mut a, "t");
+    snap(&mut a, "browse_checkpoint_tokens");
+    // c: the next counter (tiktoken's o200k framing, as `tokens --counter o200k`).
+    typed(&mut a, "c");
+    snap(&mut a, "browse_checkpoint_tokens_o200k");
+    // Esc goes back to the history.
+    press(&mut a, KeyCode::Esc);
+    assert!(screen(&mut a, (80, 24)).contains("thread tools · 10 checkpoints"));
+}
+
+#[test]
+fn search_view_jumps_to_the_hit() {
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "fparis");
+    press(&mut a, KeyCode::Enter);
+    snap(&mut a, "browse_search");
+    // The fifth hit is message 4 of thread tools: the view starts at its banner.
+    typed(&mut a, "jjjj");
+    press(&mut a, KeyCode::Enter);
+    let text = screen(&mut a, (80, 24));
+    assert!(text.contains(" tools · checkpoint "), "{text}");
+    let body: Vec<&str> = text.lines().skip(2).collect();
+    assert!(body[0].contains("= Ai Message ="), "{text}");
+    assert!(
+        body[2].contains("It is sunny in Paris and 2+3=5."),
+        "{text}"
+    );
+    // Esc goes back to the hits.
+    press(&mut a, KeyCode::Esc);
+    assert!(screen(&mut a, (80, 24)).contains("5 hits"));
+}
+
+#[test]
+fn store_view() {
+    let mut a = app("store.sqlite", None);
+    typed(&mut a, "S");
+    snap(&mut a, "browse_store");
+    press(&mut a, KeyCode::Enter);
+    snap(&mut a, "browse_store_items");
+    // users.u-42.memories: an expired item is marked.
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "jjjjj");
+    press(&mut a, KeyCode::Enter);
+    snap(&mut a, "browse_store_items_expired");
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "g");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Enter);
+    snap(&mut a, "browse_store_value");
+    // A database without a Store says so.
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "S");
+    assert!(screen(&mut a, (80, 24)).contains("no LangGraph store in this database"));
+}
+
+#[test]
+fn actions_and_help() {
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "a");
+    snap(&mut a, "browse_actions");
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "?");
+    snap(&mut a, "browse_help");
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "q");
+    assert!(a.quit);
+}
+
+#[test]
+fn the_actions_are_real_dry_runs_that_change_nothing() {
+    let (_dir, db) = common::temp_copy(&common::fixture("new.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    let cli = Cli::try_parse_from(["memctl", "browse", "--db", common::s(&db)]).expect("parse");
+    let actions = memctl::tui::actions::Actions::new(&Source::new(&cli.global), "tools");
+    let mut names = Vec::new();
+    for line in actions.commands() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[0], "memctl");
+        assert_eq!(words.last(), Some(&"--dry-run"), "{line}");
+        names.push(words[1].to_owned());
+        let out = common::memctl().args(&words[1..]).output().expect("runs");
+        assert!(
+            out.status.success(),
+            "{line}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(names, ["trim", "rm", "summarize", "gc", "prune"]);
+    assert!(
+        std::fs::read(&db).expect("read") == before,
+        "a dry run wrote"
+    );
+}
+
+#[test]
+fn escapes_in_the_data_are_neutralised() {
+    // A thread id holding ESC [2J (clear screen) is drawn as text.
+    let (_dir, db) = common::temp_copy(&common::fixture("new.sqlite"));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "UPDATE checkpoints SET thread_id = 'evil\u{1b}[2J' WHERE thread_id = 'tools'",
+        [],
+    )
+    .expect("update");
+    conn.execute(
+        "UPDATE writes SET thread_id = 'evil\u{1b}[2J' WHERE thread_id = 'tools'",
+        [],
+    )
+    .expect("update");
+    drop(conn);
+    let cli = Cli::try_parse_from(["memctl", "browse", "--db", common::s(&db), "--now", NOW])
+        .expect("parse");
+    let mut a = App::new(Source::new(&cli.global), None).expect("opens");
+    let text = screen(&mut a, (80, 24));
+    assert!(text.contains("evil\\u{1b}[2J"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+}
+
+#[test]
+fn a_non_utf8_locale_gets_ascii() {
+    use memctl::tui::ascii::AsciiBackend;
+    let mut a = app("new.sqlite", Some("tools"));
+    let mut terminal = Terminal::new(AsciiBackend {
+        inner: TestBackend::new(80, 24),
+    })
+    .expect("a test terminal");
+    terminal.draw(|f| a.draw(f)).expect("draws");
+    let text = terminal.backend().inner.to_string();
+    assert!(text.is_ascii(), "{text}");
+    insta::assert_snapshot!("browse_history_ascii_80x24", text);
+}
+
+#[test]
+fn refuses_outside_a_terminal() {
+    let out = common::memctl()
+        .args(["browse", "--db", common::s(&common::fixture("new.sqlite"))])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("browse needs a terminal"), "{err}");
+    assert!(err.contains("memctl threads list"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+/// The browser on a Postgres database (`url`).
+fn app_at(url: &str) -> App {
+    let cli = Cli::try_parse_from(["memctl", "browse", "--db", url, "--now", NOW])
+        .expect("the arguments parse");
+    App::new(Source::new(&cli.global), None).expect("the browser opens")
+}
+
+/// Snapshots with the test database's URL (its port and name change) replaced.
+fn snap_pg(app: &mut App, name: &str) {
+    // Whole lines: the URL's length moves where a line is cut.
+    let filters = vec![
+        (
+            r#"" memctl browse · postgresql://[^"]*""#,
+            r#"" memctl browse · [url] · …""#,
+        ),
+        (r#"" 'postgresql://[^"]*""#, r#"" '[url]' …""#),
+    ];
+    insta::with_settings!({filters => filters}, {
+        snap(app, name);
+    });
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn postgres_views() {
+    let db = common::pg::TestDb::fixture("browse");
+    let before = db.rows_digest();
+    let mut a = app_at(&db.url);
+    typed(&mut a, "s");
+    snap_pg(&mut a, "browse_pg_threads");
+    // Open thread `tools`, its latest checkpoint, its diff.
+    let text = screen(&mut a, (120, 40));
+    let row = text
+        .lines()
+        .skip(3)
+        .position(|l| l.contains("  tools "))
+        .expect("tools is listed");
+    for _ in 0..row {
+        press(&mut a, KeyCode::Down);
+    }
+    press(&mut a, KeyCode::Enter);
+    snap_pg(&mut a, "browse_pg_history");
+    press(&mut a, KeyCode::Enter);
+    snap_pg(&mut a, "browse_pg_checkpoint");
+    typed(&mut a, "d");
+    snap_pg(&mut a, "browse_pg_checkpoint_diff");
+    assert!(db.rows_digest() == before, "browsing changed the database");
+
+    let store = common::pg::TestDb::store_fixture("browse_store");
+    // A Store without checkpoint tables opens on the Store, the reason on the bottom line.
+    let mut a = app_at(&store.url);
+    snap_pg(&mut a, "browse_pg_store");
+    let wide = screen(&mut a, (300, 10));
+    assert!(wide.contains("has no 'checkpoints' table"), "{wide}");
+    assert!(wide.contains("Store · 7 namespaces"), "{wide}");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Enter);
+    snap_pg(&mut a, "browse_pg_store_value");
+}
+
+/// A tmux server of its own (its socket in the test's temp dir), one pane running memctl.
+struct Tmux {
+    socket: std::path::PathBuf,
+}
+
+impl Tmux {
+    fn start(dir: &std::path::Path, command: &str) -> Tmux {
+        let t = Tmux {
+            socket: dir.join("tmux.sock"),
+        };
+        t.run(&[
+            "new-session",
+            "-d",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            "-s",
+            "browse",
+            command,
+        ]);
+        t
+    }
+
+    fn cmd(&self, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs (apt-get install -y tmux)")
+    }
+
+    fn run(&self, args: &[&str]) {
+        let out = self.cmd(args);
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "browse"]).stdout)
+            .into_owned()
+    }
+
+    /// Sends one key (tmux's name for it) and waits until the screen shows `expect`.
+    fn key(&self, key: &str, expect: &str) -> String {
+        self.run(&["send-keys", "-t", "browse", key]);
+        self.wait(expect)
+    }
+
+    fn wait(&self, expect: &str) -> String {
+        let last = std::cell::RefCell::new(String::new());
+        let shown = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            common::wait_for(&format!("the screen to show {expect:?}"), || {
+                *last.borrow_mut() = self.screen();
+                last.borrow().contains(expect)
+            })
+        }));
+        if shown.is_err() {
+            panic!(
+                "the screen never showed {expect:?}; it shows:\n{}",
+                last.borrow()
+            );
+        }
+        last.into_inner()
+    }
+
+    fn alive(&self) -> bool {
+        self.cmd(&["has-session", "-t", "browse"]).status.success()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_real_terminal_session_leaves_the_file_unchanged() {
+    let (dir, db) = common::temp_copy(&common::fixture("new.sqlite"));
+    let before = std::fs::read(&db).expect("read");
+    let bin = env!("CARGO_BIN_EXE_memctl");
+    // The pane's shell line: memctl, then a marker with its exit code once it returns.
+    let command = format!(
+        "env -u MEMCTL_DB -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 {bin} browse --db {} --now {NOW}; echo browse-exited-$?; sleep 600",
+        common::s(&db)
+    );
+    let t = Tmux::start(dir.path(), &command);
+    t.wait("14 of 14 threads");
+    // Open thread `tools` (the 13th row), its history, its latest checkpoint.
+    for _ in 0..12 {
+        t.run(&["send-keys", "-t", "browse", "j"]);
+    }
+    t.wait("> tools");
+    let history = t.key("Enter", "thread tools · 10 checkpoints");
+    assert!(
+        history.contains("tokens per checkpoint (max 160)"),
+        "{history}"
+    );
+    // A resize to 80x24 redraws at the new size: the two sparkline boxes split 80 columns.
+    t.run(&["resize-window", "-t", "browse", "-x", "80", "-y", "24"]);
+    common::wait_for("the history redrawn at 80 columns", || {
+        t.screen()
+            .lines()
+            .nth(1)
+            .and_then(|l| l.find("┐┌").map(|i| l[..i].chars().count()))
+            == Some(39)
+    });
+    let show = t.key(
+        "Enter",
+        "checkpoint 1f1ed47f-8372-63a9-8008-693bc35ab911 · show",
+    );
+    assert!(
+        show.contains("Weather in Paris, and what is 2+3?"),
+        "{show}"
+    );
+    let diff = t.key("d", "diff vs parent");
+    assert!(
+        diff.contains("+ [ai] ai-tools-4 Berlin is sunny too."),
+        "{diff}"
+    );
+    t.key("Escape", "thread tools · 10 checkpoints");
+    t.key("Escape", "14 of 14 threads");
+    t.key("f", "find (latest states, any case)");
+    t.run(&["send-keys", "-t", "browse", "-l", "berlin"]);
+    t.wait("any case): berlin");
+    let hits = t.key("Enter", "«Berlin»");
+    assert!(hits.contains("tools "), "{hits}");
+    let hit = t.key("Enter", " · show · ");
+    assert!(hit.contains("tools · checkpoint"), "{hit}");
+    t.key("q", "any case): berlin");
+    t.key("q", "14 of 14 threads");
+    t.key("q", "browse-exited-0");
+    assert!(t.alive());
+    let after = std::fs::read(&db).expect("read");
+    assert!(before == after, "the database file changed");
+    // No journal, WAL or shm file was left beside it.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "tmux.sock")
+        .collect();
+    assert_eq!(names, vec!["new.sqlite".to_owned()]);
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_real_terminal_with_a_non_utf8_locale_shows_ascii() {
+    let (dir, db) = common::temp_copy(&common::fixture("new.sqlite"));
+    let bin = env!("CARGO_BIN_EXE_memctl");
+    let command = format!(
+        "env -u MEMCTL_DB -u LC_CTYPE LC_ALL=C {bin} browse --db {} --now {NOW}; echo browse-exited-$?; sleep 600",
+        common::s(&db)
+    );
+    let t = Tmux::start(dir.path(), &command);
+    let screen = t.wait("14 of 14 threads . sorted by age --");
+    assert!(screen.is_ascii(), "{screen}");
+    assert!(screen.contains("> surrogate "), "{screen}");
+    t.key("q", "browse-exited-0");
+}
