@@ -297,3 +297,84 @@ fn memctl_bin() -> std::process::Command {
     c.env_remove("MEMCTL_DB").env("NO_COLOR", "1");
     c
 }
+
+/// A database with both a PostgresSaver's and a PostgresStore's tables: `forget --meta
+/// user_id=u-42 --match Grüße` deletes u-42's namespaces and the item holding the text, with
+/// their vectors; the receipt is clean only because no row of `store` holds them any more
+/// (before #28's second part it said "clean" while the text stayed in `store`); real
+/// LangGraph reads the copy as one where `store.delete` removed the same items, and carries on.
+#[test]
+fn forget_covers_the_store() {
+    let with_store = |hint: &str| {
+        let db = TestDb::fixture(hint);
+        let dump = std::fs::read_to_string(common::fixture("postgres-store.sql")).expect("dump");
+        db.client().batch_execute(&dump).expect("load the store");
+        db
+    };
+    let ours = with_store("forget_store_ours");
+    let theirs = with_store("forget_store_theirs");
+    ours.client()
+        .batch_execute(
+            "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
+                 embedding bytea, PRIMARY KEY (prefix, key, field_name), \
+                 FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE); \
+             INSERT INTO store_vectors (prefix, key, field_name) VALUES \
+                 ('users.u-42.memories', 'food', 'text'), ('scratch', 'tmp-1', '$');",
+        )
+        .expect("vectors");
+    let held = |db: &TestDb| {
+        db.count(
+            "SELECT count(*) FROM store WHERE value::text ~ '(ramen|Miso|Lyon|Ørsted|Grüße)' \
+             OR prefix LIKE '%u-42%'",
+        )
+    };
+    assert_eq!(held(&ours), 5, "the fixture holds the person's items");
+    let args = [
+        "forget",
+        "--meta",
+        "user_id=u-42",
+        "--match",
+        "Grüße",
+        "--db",
+        &ours.url,
+        "--format",
+        "json",
+    ];
+    let mut dry_args = args.to_vec();
+    dry_args.push("--dry-run");
+    let dry = run_json(&dry_args);
+    let listed: Vec<(String, String)> = dry["store"]
+        .as_array()
+        .expect("the dry run lists the store's items")
+        .iter()
+        .map(|l| {
+            (
+                ns_text(&l["namespace"]),
+                l["key"].as_str().expect("key").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(listed.len(), 5, "{listed:?}");
+    assert_eq!(held(&ours), 5, "a dry run deletes nothing");
+    let r = run_json(&args);
+    assert_eq!(r["verification"]["clean"], json!(true), "{r:#}");
+    assert_eq!(r["store"]["items"], json!(5));
+    assert_eq!(r["store"]["vectors"], json!(1));
+    assert!(
+        !r.to_string().contains("u-42"),
+        "the receipt names no namespace"
+    );
+    assert_eq!(held(&ours), 0, "the person's items are still in store");
+    assert_eq!(db_vectors(&ours), 1, "another item's vector stays");
+    for (ns, key) in &listed {
+        harness(&theirs, &["delete", "--ns", ns, "--key", key]);
+    }
+    let view = harness(&ours, &["view"]);
+    assert_eq!(view, harness(&theirs, &["view"]));
+    let carry = harness(&ours, &["carry-on"]);
+    assert_eq!(carry["ok"], json!(true));
+}
+
+fn db_vectors(db: &TestDb) -> i64 {
+    db.count("SELECT count(*) FROM store_vectors")
+}

@@ -19,7 +19,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
 use crate::storage::store::{
-    is_under, ItemStore, NamespaceSummary, Removal, RemovedItem, StoreItem, NO_STORE,
+    is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
 };
 use crate::storage::Access;
 
@@ -82,7 +82,7 @@ impl SqliteItemStore {
                 .map_err(|e| explain(e, path))?
         };
         if !tables.iter().any(|t| t == "store") {
-            anyhow::bail!("'{shown}': {NO_STORE}");
+            return Err(NoStore(shown).into());
         }
         let migration = if tables.iter().any(|t| t == "store_migrations") {
             conn.query_row("SELECT max(v) FROM store_migrations", [], |r| {
@@ -286,6 +286,45 @@ impl ItemStore for SqliteItemStore {
         let mut params: Vec<&dyn rusqlite::ToSql> = vec![&prefix];
         params.extend(keys.iter().map(|k| k as &dyn rusqlite::ToSql));
         self.remove(&filter, &params, dry_run)
+    }
+
+    fn for_each_item(&self, f: ItemVisitor<'_>) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare("SELECT prefix, key, CAST(value AS BLOB) FROM store")
+            .map_err(|e| self.err(e))?;
+        let mut rows = st.query([]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let prefix = text(r, 0).map_err(|e| self.err(e))?;
+            let key = text(r, 1).map_err(|e| self.err(e))?;
+            let value = blob(r, 2).map_err(|e| self.err(e))?.unwrap_or_default();
+            f(&prefix, &key, &value)?;
+        }
+        Ok(())
+    }
+
+    fn vectors_of(&self, items: &[(String, String)]) -> Result<u64> {
+        if !self.has_vectors {
+            return Ok(0);
+        }
+        let mut st = self
+            .conn
+            .prepare("SELECT count(*) FROM store_vectors WHERE prefix = ?1 AND key = ?2")
+            .map_err(|e| self.err(e))?;
+        let mut n = 0u64;
+        for (prefix, key) in items {
+            let c: i64 = st
+                .query_row([prefix, key], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            n += c.max(0) as u64;
+        }
+        Ok(n)
+    }
+
+    fn zero_deleted_content(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA secure_delete = ON")
+            .map_err(|e| self.err(e))
     }
 
     fn sweep(&mut self, dry_run: bool) -> Result<Removal> {

@@ -1,0 +1,267 @@
+//! `memctl forget` covers the LangGraph Store (#28) on a SQLite file holding a `SqliteStore`
+//! beside a `SqliteSaver` (fixtures/store.sqlite, written by real LangGraph): `--meta` and
+//! `--match` delete the person's items (and their vectors), the receipt names them by digest,
+//! the final byte search finds none of their text, and real LangGraph reads memctl's copy as
+//! one where `store.delete` removed the same items. A database without a store is unchanged.
+
+mod common;
+
+use std::path::Path;
+
+use common::{fixture, memctl, run_json, s, temp_copy};
+use serde_json::{json, Value as Json};
+use sha2::Digest;
+
+fn sha(text: &str) -> String {
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Every byte of the file and its -wal.
+fn bytes_of(db: &Path) -> Vec<u8> {
+    let mut all = std::fs::read(db).expect("the file");
+    if let Ok(wal) = std::fs::read(format!("{}-wal", db.display())) {
+        all.extend(wal);
+    }
+    all
+}
+
+fn holds(bytes: &[u8], text: &str) -> bool {
+    bytes.windows(text.len()).any(|w| w == text.as_bytes())
+}
+
+/// The texts only the selected items hold.
+const ERASED: [&str; 5] = ["ramen", "Miso", "Lyon", "Ørsted", "Grüße"];
+
+/// What `--meta user_id=u-42 --match Grüße` selects: u-42's namespaces (a label), and the
+/// u-7 item whose value holds the text.
+fn selected() -> Vec<(String, String)> {
+    [
+        ("users.u-42.memories", "food"),
+        ("users.u-42.memories", "old-address"),
+        ("users.u-42.memories", "pet"),
+        ("users.u-42.profile", "main"),
+        ("users.u-7.memories", "schlüssel-ключ-鍵"),
+    ]
+    .iter()
+    .map(|(n, k)| (n.to_string(), k.to_string()))
+    .collect()
+}
+
+fn forget(db: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "forget",
+        "--meta",
+        "user_id=u-42",
+        "--match",
+        "Grüße",
+        "--db",
+        s(db),
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    memctl().args(&args).output().expect("memctl runs")
+}
+
+fn listed(doc: &Json) -> Vec<(String, String)> {
+    let mut got: Vec<(String, String)> = doc["store"]
+        .as_array()
+        .expect("the dry run lists the store's items")
+        .iter()
+        .map(|l| {
+            let ns: Vec<&str> = l["namespace"]
+                .as_array()
+                .expect("labels")
+                .iter()
+                .map(|x| x.as_str().expect("a label"))
+                .collect();
+            (ns.join("."), l["key"].as_str().expect("key").to_owned())
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+#[test]
+fn forget_deletes_the_persons_store_items_and_proves_it() {
+    let (_dir, db) = temp_copy(&fixture("store.sqlite"));
+    let before = bytes_of(&db);
+    for t in ERASED {
+        assert!(holds(&before, t), "the fixture holds {t}");
+    }
+    let dry = forget(&db, &["--dry-run"]);
+    assert!(
+        dry.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    let dry: Json = serde_json::from_slice(&dry.stdout).expect("JSON");
+    assert_eq!(listed(&dry), selected());
+    assert_eq!(bytes_of(&db), before, "a dry run writes nothing");
+
+    let out = forget(&db, &[]);
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(r["verification"]["clean"], json!(true), "{r:#}");
+    assert_eq!(r["store"]["items"], json!(5));
+    assert_eq!(r["store"]["selected_by_meta"], json!(4));
+    assert_eq!(r["store"]["selected_by_match"], json!(1));
+    assert_eq!(r["unmatched"]["meta_selected_nothing"], json!(false));
+    assert_eq!(r["unmatched"]["pattern_matched_nothing"], json!(false));
+    let mut digests: Vec<(String, String)> = r["store"]["items_sha256"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|d| {
+            (
+                d["namespace_sha256"].as_str().expect("ns").to_owned(),
+                d["key_sha256"].as_str().expect("key").to_owned(),
+            )
+        })
+        .collect();
+    digests.sort();
+    let mut want: Vec<(String, String)> =
+        selected().iter().map(|(n, k)| (sha(n), sha(k))).collect();
+    want.sort();
+    assert_eq!(digests, want);
+    // The receipt names no value, namespace or key.
+    let text = String::from_utf8_lossy(&out.stdout);
+    for t in ERASED.iter().chain(&["u-42", "old-address"]) {
+        assert!(!text.contains(t), "the receipt shows {t}");
+    }
+    let after = bytes_of(&db);
+    for t in ERASED {
+        assert!(!holds(&after, t), "{t} is still in the file's bytes");
+    }
+    // Everything else is kept.
+    let kept = run_json(&["store", "namespaces", "--db", s(&db), "--format", "json"]);
+    let kept: Vec<String> = kept
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|n| n["namespace"].to_string())
+        .collect();
+    assert!(kept.iter().any(|n| n.contains("prefs")), "{kept:?}");
+    assert!(!kept.iter().any(|n| n.contains("u-42")), "{kept:?}");
+    let u7 = run_json(&[
+        "store",
+        "ls",
+        "users.u-7.memories",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(u7.as_array().expect("array").len(), 3);
+}
+
+/// The items' vectors go with them, and the receipt counts them.
+#[test]
+fn forget_takes_the_items_vectors() {
+    let (_dir, db) = temp_copy(&fixture("store.sqlite"));
+    {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute_batch(
+            "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
+                 embedding BLOB, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, \
+                 updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name), \
+                 FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE); \
+             INSERT INTO store_vectors (prefix, key, field_name, embedding) VALUES \
+                 ('users.u-42.memories', 'food', 'text', x'0000803f'), \
+                 ('users.u-42.memories', 'food', 'user_id', x'00000040'), \
+                 ('users.u-42.memories', 'pet', 'text', x'0000803f'), \
+                 ('scratch', 'tmp-1', '$', x'00004040');",
+        )
+        .expect("vectors");
+    }
+    let out = forget(&db, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(r["store"]["vectors"], json!(3));
+    assert_eq!(r["verification"]["clean"], json!(true));
+    let c = rusqlite::Connection::open(&db).expect("open");
+    let left: Vec<String> = c
+        .prepare("SELECT prefix || '/' || key FROM store_vectors")
+        .expect("prepare")
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("rows");
+    assert_eq!(left, ["scratch/tmp-1"]);
+}
+
+/// A database without a store: no `store` part in the dry run or the receipt.
+#[test]
+fn forget_without_a_store_is_unchanged() {
+    let (_dir, db) = temp_copy(&fixture("new.sqlite"));
+    let dry = run_json(&[
+        "forget",
+        "--thread",
+        "blocks",
+        "--dry-run",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    assert!(dry.get("store").is_none(), "{dry:#}");
+    assert_eq!(dry["threads"][0]["thread_id"], json!("blocks"));
+    let r = run_json(&[
+        "forget",
+        "--thread",
+        "blocks",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    assert!(r.get("store").is_none(), "{r:#}");
+    assert_eq!(r["deleted"]["threads"], json!(1));
+}
+
+fn harness(db: &Path, args: &[&str]) -> Json {
+    let mut all = vec![args[0], "--db", s(db)];
+    all.extend(&args[1..]);
+    common::Harness::new("new", "harness_store.py")
+        .run(&all)
+        .expect_json(&all)
+}
+
+/// After memctl's forget, real LangGraph's list_namespaces / search / get read the copy as
+/// one where `store.delete` removed the same items, and the app carries on.
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn langgraph_reads_the_forgotten_store_as_its_own() {
+    let (_a, ours) = temp_copy(&fixture("store.sqlite"));
+    let (_b, theirs) = temp_copy(&fixture("store.sqlite"));
+    let out = forget(&ours, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (ns, key) in selected() {
+        harness(&theirs, &["delete", "--ns", &ns, "--key", &key]);
+    }
+    let view_ours = harness(&ours, &["view"]);
+    assert_eq!(view_ours, harness(&theirs, &["view"]));
+    assert!(!view_ours.to_string().contains("ramen"));
+    let carry = harness(&ours, &["carry-on"]);
+    assert_eq!(carry["ok"], json!(true));
+}
