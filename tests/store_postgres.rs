@@ -378,3 +378,48 @@ fn forget_covers_the_store() {
 fn db_vectors(db: &TestDb) -> i64 {
     db.count("SELECT count(*) FROM store_vectors")
 }
+
+/// `find` searches the store's values (namespace, key, the text around the match) and
+/// `find --meta` lists the namespaces that carry the value as a label, as on SQLite.
+#[test]
+fn find_searches_the_store() {
+    let db = TestDb::fixture("find_store");
+    let dump = std::fs::read_to_string(common::fixture("postgres-store.sql")).expect("dump");
+    db.client().batch_execute(&dump).expect("load the store");
+    let hits = run_json(&["find", "Zoë", "--db", &db.url, "--format", "json"]);
+    let store: Vec<(String, Json, Json)> = hits
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|h| h.get("namespace").is_some())
+        .map(|h| {
+            (
+                ns_text(&h["namespace"]),
+                h["key"].clone(),
+                h["after"].clone(),
+            )
+        })
+        .collect();
+    // (The Postgres fixture has no thread notes: only the profile holds the name.)
+    assert_eq!(
+        store,
+        vec![("users.u-42.profile".into(), json!("main"), json!(" Ørsted"))]
+    );
+    let by_label = run_json(&[
+        "find",
+        "--meta",
+        "user_id=u-42",
+        "--db",
+        &db.url,
+        "--format",
+        "json",
+    ]);
+    let ns: Vec<String> = by_label
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|h| h.get("namespace").is_some())
+        .map(|h| ns_text(&h["namespace"]))
+        .collect();
+    assert_eq!(ns, ["users.u-42.memories", "users.u-42.profile"]);
+}

@@ -19,7 +19,7 @@ use crate::ops::forget::{
 use crate::ops::outcome::Status;
 use crate::output::forget::{Line, Planned, StoreLine};
 use crate::output::progress;
-use crate::storage::store::{ItemStore, NoStore};
+use crate::storage::store::ItemStore;
 use crate::storage::{Access, CheckpointStore, Deleted, Leftover, ThreadSummary};
 
 use super::batch::{self, Options, Target};
@@ -98,7 +98,12 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     }
     pb.finish_and_clear();
     // The LangGraph Store's items the request selects, chosen before anything is written.
-    let mut items = open_item_store(g, dry_run)?;
+    let access = if dry_run {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
+    };
+    let mut items = super::store::open_if_any(g, access)?;
     let picks = match &items {
         Some(s) => select_items(&**s, &conditions, pattern.as_ref())?,
         None => vec![],
@@ -745,25 +750,6 @@ struct ItemPick {
     by_meta: bool,
     /// The texts `--match` matched in it (empty: it did not).
     matched: BTreeSet<String>,
-}
-
-/// Opens the database's LangGraph Store, if it has one (`None`: no store; then `forget` is
-/// what it was before the store).
-fn open_item_store(g: &GlobalArgs, dry_run: bool) -> Result<Option<Box<dyn ItemStore>>> {
-    let Some(db) = g.db.as_deref() else {
-        return Ok(None);
-    };
-    let access = if dry_run {
-        Access::ReadOnly
-    } else {
-        Access::ReadWrite
-    };
-    let busy = std::time::Duration::from_millis(g.busy_timeout);
-    match crate::storage::store::open_store(db, g.schema.as_deref(), access, busy) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) if e.is::<NoStore>() => Ok(None),
-        Err(e) => Err(e),
-    }
 }
 
 /// The store items `--meta` or `--match` select (one pass over the table).

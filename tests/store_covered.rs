@@ -1,8 +1,9 @@
-//! `memctl forget` covers the LangGraph Store (#28) on a SQLite file holding a `SqliteStore`
-//! beside a `SqliteSaver` (fixtures/store.sqlite, written by real LangGraph): `--meta` and
-//! `--match` delete the person's items (and their vectors), the receipt names them by digest,
-//! the final byte search finds none of their text, and real LangGraph reads memctl's copy as
-//! one where `store.delete` removed the same items. A database without a store is unchanged.
+//! `forget`, `find` and `stats` cover the LangGraph Store (#28) on a SQLite file holding a
+//! `SqliteStore` beside a `SqliteSaver` (fixtures/store.sqlite, written by real LangGraph).
+//! forget: `--meta` and `--match` delete the person's items (and their vectors), the receipt
+//! names them by digest, the final byte search finds none of their text, and real LangGraph
+//! reads memctl's copy as one where `store.delete` removed the same items. find: store values
+//! and namespaces. A database without a store is unchanged.
 
 mod common;
 
@@ -264,4 +265,90 @@ fn langgraph_reads_the_forgotten_store_as_its_own() {
     assert!(!view_ours.to_string().contains("ramen"));
     let carry = harness(&ours, &["carry-on"]);
     assert_eq!(carry["ok"], json!(true));
+}
+
+fn find_json(args: &[&str]) -> (Option<i32>, Json) {
+    let out = memctl()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .expect("memctl runs");
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: {e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), doc)
+}
+
+fn store_hits(doc: &Json) -> Vec<(String, Json, String, String, String)> {
+    doc.as_array()
+        .expect("an array")
+        .iter()
+        .filter(|h| h.get("namespace").is_some())
+        .map(|h| {
+            assert_eq!(h["role"], json!("store"));
+            assert_eq!(h["thread_id"], Json::Null);
+            let ns: Vec<&str> = h["namespace"]
+                .as_array()
+                .expect("labels")
+                .iter()
+                .map(|l| l.as_str().expect("a label"))
+                .collect();
+            let text = |f: &str| h[f].as_str().expect("text").to_owned();
+            (
+                ns.join("."),
+                h["key"].clone(),
+                text("before"),
+                text("match"),
+                text("after"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn find_searches_store_values_and_lists_namespaces_by_label() {
+    let db = fixture("store.sqlite");
+    let (code, doc) = find_json(&["find", "Zoë", "--db", s(&db)]);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        store_hits(&doc),
+        vec![
+            (
+                "threads.t-1.notes".to_owned(),
+                json!("n3"),
+                "call ".to_owned(),
+                "Zoë".to_owned(),
+                String::new()
+            ),
+            (
+                "users.u-42.profile".to_owned(),
+                json!("main"),
+                String::new(),
+                "Zoë".to_owned(),
+                " Ørsted".to_owned()
+            ),
+        ]
+    );
+    let (code, doc) = find_json(&["find", "--meta", "user_id=u-42", "--db", s(&db)]);
+    assert_eq!(code, Some(0));
+    let ns: Vec<(String, Json)> = store_hits(&doc).into_iter().map(|h| (h.0, h.1)).collect();
+    assert_eq!(
+        ns,
+        vec![
+            ("users.u-42.memories".to_owned(), Json::Null),
+            ("users.u-42.profile".to_owned(), Json::Null)
+        ]
+    );
+    // With --meta, the pattern is searched in the items --meta selects only.
+    let (_, doc) = find_json(&["find", "ramen", "--meta", "user_id=u-42", "--db", s(&db)]);
+    assert_eq!(store_hits(&doc).len(), 1);
+    let (code, doc) = find_json(&["find", "Grüße", "--meta", "user_id=u-42", "--db", s(&db)]);
+    assert_eq!((code, doc), (Some(1), json!([])));
+    // Found nothing anywhere: exit 1, like grep.
+    let (code, _) = find_json(&["find", "no such text", "--db", s(&db)]);
+    assert_eq!(code, Some(1));
 }
