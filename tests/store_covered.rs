@@ -352,3 +352,64 @@ fn find_searches_store_values_and_lists_namespaces_by_label() {
     let (code, _) = find_json(&["find", "no such text", "--db", s(&db)]);
     assert_eq!(code, Some(1));
 }
+
+/// `stats` has a `store` part: items, bytes and expired items per top-level namespace (what
+/// `store namespaces --max-depth 1` says), vectors and their bytes; none without a store.
+#[test]
+fn stats_has_a_store_section() {
+    let (_dir, db) = temp_copy(&fixture("store.sqlite"));
+    {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute_batch(
+            "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
+                 embedding BLOB, PRIMARY KEY (prefix, key, field_name)); \
+             INSERT INTO store_vectors VALUES ('users.u-42.memories', 'food', 'text', x'0000803f00000040'), \
+                 ('scratch', 'tmp-1', '$', x'00004040');",
+        )
+        .expect("vectors");
+    }
+    let stats = run_json(&["stats", "--db", s(&db), "--format", "json"]);
+    let st = &stats["store"];
+    let top = run_json(&[
+        "store",
+        "namespaces",
+        "--max-depth",
+        "1",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    let top = top.as_array().expect("array");
+    let want: Vec<Json> = top
+        .iter()
+        .map(|n| {
+            json!({"namespace": n["namespace"][0], "items": n["items"], "bytes": n["bytes"],
+                   "expired": n["expired"]})
+        })
+        .collect();
+    assert_eq!(st["namespaces"], json!(want));
+    let sum = |f: &str| {
+        top.iter()
+            .map(|n| n[f].as_u64().expect("count"))
+            .sum::<u64>()
+    };
+    assert_eq!(st["items"], json!(sum("items")));
+    assert_eq!(st["bytes"], json!(sum("bytes")));
+    assert_eq!(st["expired"], json!(sum("expired")));
+    assert!(sum("expired") > 0, "the fixture has expired items");
+    assert_eq!(
+        (&st["vectors"], &st["vector_bytes"]),
+        (&json!(2), &json!(12))
+    );
+    let table = common::run_ok(&["stats", "--db", s(&db)]);
+    assert!(table.contains("expired and not swept"), "{table}");
+    let none = run_json(&[
+        "stats",
+        "--db",
+        s(&fixture("new.sqlite")),
+        "--format",
+        "json",
+    ]);
+    assert!(none.get("store").is_none());
+}

@@ -423,3 +423,39 @@ fn find_searches_the_store() {
         .collect();
     assert_eq!(ns, ["users.u-42.memories", "users.u-42.profile"]);
 }
+
+/// `stats` on a database with a PostgresStore has a `store` part whose counts are the
+/// table's; the expired count is what `sweep_ttl` would delete.
+#[test]
+fn stats_has_a_store_section() {
+    let db = TestDb::fixture("stats_store");
+    let dump = std::fs::read_to_string(common::fixture("postgres-store.sql")).expect("dump");
+    db.client().batch_execute(&dump).expect("load the store");
+    let stats = run_json(&["stats", "--db", &db.url, "--format", "json"]);
+    let st = &stats["store"];
+    assert_eq!(st["items"], json!(db.count("SELECT count(*) FROM store")));
+    assert_eq!(
+        st["expired"],
+        json!(db.count("SELECT count(*) FROM store WHERE expires_at < NOW()"))
+    );
+    assert_eq!(
+        st["bytes"],
+        json!(db.count("SELECT sum(octet_length(value::text))::bigint FROM store"))
+    );
+    let users = st["namespaces"]
+        .as_array()
+        .expect("namespaces")
+        .iter()
+        .find(|n| n["namespace"] == json!("users"))
+        .expect("users")
+        .clone();
+    assert_eq!(
+        users["items"],
+        json!(
+            db.count("SELECT count(*) FROM store WHERE prefix = 'users' OR prefix LIKE 'users.%'")
+        )
+    );
+    let plain = TestDb::fixture("stats_no_store");
+    let none = run_json(&["stats", "--db", &plain.url, "--format", "json"]);
+    assert!(none.get("store").is_none());
+}

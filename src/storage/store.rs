@@ -125,6 +125,10 @@ pub trait ItemStore {
     /// key); 0 without that table.
     fn vectors_of(&self, items: &[(String, String)]) -> Result<u64>;
 
+    /// The rows of `store_vectors` and the bytes of their embeddings (`(0, 0)` without that
+    /// table).
+    fn vector_space(&self) -> Result<(u64, u64)>;
+
     /// From now on, a deletion leaves zeros, not the deleted values, in the pages it frees
     /// (SQLite: `PRAGMA secure_delete` on this connection). Nothing to do on a server.
     fn zero_deleted_content(&self) -> Result<()> {

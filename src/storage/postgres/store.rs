@@ -319,6 +319,22 @@ impl ItemStore for PgItemStore {
         Ok(n.max(0) as u64)
     }
 
+    fn vector_space(&self) -> Result<(u64, u64)> {
+        if !self.has_vectors {
+            return Ok((0, 0));
+        }
+        let rows = self.query(
+            "SELECT count(*), coalesce(sum(pg_column_size(embedding)), 0)::bigint FROM store_vectors",
+            &[],
+        )?;
+        let Some(r) = rows.first() else {
+            return Ok((0, 0));
+        };
+        let n: i64 = r.try_get(0).map_err(|e| self.err(e))?;
+        let b: i64 = r.try_get(1).map_err(|e| self.err(e))?;
+        Ok((n.max(0) as u64, b.max(0) as u64))
+    }
+
     fn vacuum(&self) -> Result<()> {
         let tables = if self.has_vectors {
             "store, store_vectors"

@@ -57,6 +57,18 @@ impl SqliteItemStore {
                 let uri = format!("file:{}?immutable=1", uri_path(path));
                 Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
             }
+            // A -wal without its -shm (a backup's copy): read as the checkpoint reader reads
+            // it (see `SqliteStore::open_read_only`), the WAL index in memory, no -shm made.
+            Access::ReadOnly
+                if cfg!(unix) && is_wal_mode(path) && !sidecar(path, "-shm").exists() =>
+            {
+                let uri = format!("file:{}?vfs=unix-none", uri_path(path));
+                Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
+                    .and_then(|c| {
+                        c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+                        Ok(c)
+                    })
+            }
             Access::ReadOnly => {
                 Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
             }
@@ -68,6 +80,9 @@ impl SqliteItemStore {
         .with_context(|| format!("cannot open '{shown}'"))?;
         conn.busy_timeout(busy_timeout)
             .context("cannot set the busy timeout")?;
+        if access == Access::ReadOnly {
+            super::no_checkpoint_on_close(&conn, path)?;
+        }
         let tables: Vec<String> = {
             let mut st = conn
                 .prepare(
@@ -319,6 +334,24 @@ impl ItemStore for SqliteItemStore {
             n += c.max(0) as u64;
         }
         Ok(n)
+    }
+
+    fn vector_space(&self) -> Result<(u64, u64)> {
+        if !self.has_vectors {
+            return Ok((0, 0));
+        }
+        self.conn
+            .query_row(
+                "SELECT count(*), total(length(embedding)) FROM store_vectors",
+                [],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?.max(0) as u64,
+                        r.get::<_, f64>(1)?.max(0.0) as u64,
+                    ))
+                },
+            )
+            .map_err(|e| self.err(e))
     }
 
     fn zero_deleted_content(&self) -> Result<()> {
