@@ -73,6 +73,9 @@ _memctl() {
             memctl,trim)
                 cmd="memctl__subcmd__trim"
                 ;;
+            memctl,ttl)
+                cmd="memctl__subcmd__ttl"
+                ;;
             memctl__subcmd__help,completions)
                 cmd="memctl__subcmd__help__subcmd__completions"
                 ;;
@@ -129,6 +132,9 @@ _memctl() {
                 ;;
             memctl__subcmd__help,trim)
                 cmd="memctl__subcmd__help__subcmd__trim"
+                ;;
+            memctl__subcmd__help,ttl)
+                cmd="memctl__subcmd__help__subcmd__ttl"
                 ;;
             memctl__subcmd__help__subcmd__store,get)
                 cmd="memctl__subcmd__help__subcmd__store__subcmd__get"
@@ -203,7 +209,7 @@ _memctl() {
 
     case "${cmd}" in
         memctl)
-            opts="-q -h -V --db --schema --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey store completions man help"
+            opts="-q -h -V --db --schema --format --ns --busy-timeout --key-env --quiet --now --help --version threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey store ttl completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -577,7 +583,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help)
-            opts="threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey store completions man help"
+            opts="threads history show dump diff tokens trim rm summarize find forget stats prune gc rekey store ttl completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -927,6 +933,20 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__help__subcmd__trim)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__help__subcmd__ttl)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2042,6 +2062,52 @@ _memctl() {
                     return 0
                     ;;
                 --settle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json jsonl" -- "${cur}"))
+                    return 0
+                    ;;
+                --ns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --busy-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        memctl__subcmd__ttl)
+            opts="-n -q -h --config --dry-run --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -413,3 +413,168 @@ fn stats_has_a_store_section() {
     ]);
     assert!(none.get("store").is_none());
 }
+
+fn write_config(dir: &Path, json: &str) -> std::path::PathBuf {
+    let p = dir.join("langgraph.json");
+    std::fs::write(&p, json).expect("write langgraph.json");
+    p
+}
+
+/// What LangGraph-visible state a file holds: threads with their checkpoint counts, and the
+/// store's items (namespace, key, value).
+fn state_of(db: &Path) -> Json {
+    let threads = run_json(&["threads", "list", "--db", s(db), "--format", "json"]);
+    let threads: Vec<Json> = threads
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|t| json!([t["thread_id"], t["checkpoints"]]))
+        .collect();
+    let mut items = Vec::new();
+    let ns = run_json(&["store", "namespaces", "--db", s(db), "--format", "json"]);
+    for n in ns.as_array().expect("array") {
+        let name: Vec<&str> = n["namespace"]
+            .as_array()
+            .expect("labels")
+            .iter()
+            .map(|l| l.as_str().expect("label"))
+            .collect();
+        let ls = run_json(&[
+            "store",
+            "ls",
+            &name.join("."),
+            "--db",
+            s(db),
+            "--format",
+            "json",
+        ]);
+        for i in ls.as_array().expect("array") {
+            items.push(json!([i["namespace"], i["key"], i["value"]]));
+        }
+    }
+    json!({"threads": threads, "items": items})
+}
+
+/// `ttl --config` with strategy delete does what `prune --idle <default_ttl>` and `store
+/// sweep` do on another copy; with keep_latest what `gc --keep-checkpoints 1` does on each
+/// idle thread; a thread written within default_ttl is left alone.
+#[test]
+fn ttl_applies_langgraph_json_as_prune_gc_and_sweep_do() {
+    let now = "2027-01-01T00:00:00Z";
+    let (dir, ours) = temp_copy(&fixture("store.sqlite"));
+    let (_b, theirs) = temp_copy(&fixture("store.sqlite"));
+    let config = write_config(
+        dir.path(),
+        r#"{"graphs": {"agent": "./agent.py:graph"},
+            "checkpointer": {"ttl": {"strategy": "delete", "sweep_interval_minutes": 60, "default_ttl": 60}},
+            "store": {"ttl": {"refresh_on_read": false, "sweep_interval_minutes": 60, "default_ttl": 10080}}}"#,
+    );
+    let before = state_of(&ours);
+    let dry = run_json(&[
+        "ttl",
+        "--config",
+        s(&config),
+        "--db",
+        s(&ours),
+        "--now",
+        now,
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(dry["checkpointer"]["prune"]["dry_run"], json!(true));
+    assert_eq!(state_of(&ours), before, "a dry run writes nothing");
+    let r = run_json(&[
+        "ttl",
+        "--config",
+        s(&config),
+        "--db",
+        s(&ours),
+        "--now",
+        now,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r["checkpointer"]["strategy"], json!("delete"));
+    assert_eq!(r["store"]["sweep"]["items"], json!(5), "{r:#}");
+    common::run_ok(&["prune", "--idle", "3600s", "--db", s(&theirs), "--now", now]);
+    common::run_ok(&["store", "sweep", "--db", s(&theirs)]);
+    let after = state_of(&ours);
+    assert_eq!(after, state_of(&theirs));
+    assert_eq!(after["threads"], json!([]), "t-1 was idle for weeks");
+    assert_ne!(after["items"], before["items"]);
+
+    // keep_latest: the thread stays with its latest checkpoint only.
+    let (dir, ours) = temp_copy(&fixture("store.sqlite"));
+    let (_d, theirs) = temp_copy(&fixture("store.sqlite"));
+    let config = write_config(
+        dir.path(),
+        r#"{"checkpointer": {"ttl": {"strategy": "keep_latest", "default_ttl": 60}}}"#,
+    );
+    common::run_ok(&[
+        "ttl",
+        "--config",
+        s(&config),
+        "--db",
+        s(&ours),
+        "--now",
+        now,
+    ]);
+    common::run_ok(&[
+        "gc",
+        "--thread",
+        "t-1",
+        "--keep-checkpoints",
+        "1",
+        "--db",
+        s(&theirs),
+    ]);
+    assert_eq!(common::checkpoint_count(&ours, "t-1"), 1);
+    assert_eq!(state_of(&ours), state_of(&theirs));
+
+    // Not idle that long (a year of TTL): nothing is deleted.
+    let (dir, ours) = temp_copy(&fixture("store.sqlite"));
+    let config = write_config(
+        dir.path(),
+        r#"{"checkpointer": {"ttl": {"strategy": "delete", "default_ttl": 525600}}}"#,
+    );
+    let before = state_of(&ours);
+    common::run_ok(&[
+        "ttl",
+        "--config",
+        s(&config),
+        "--db",
+        s(&ours),
+        "--now",
+        now,
+    ]);
+    assert_eq!(state_of(&ours), before);
+}
+
+/// A bad langgraph.json is one line, exit 1, and nothing is written.
+#[test]
+fn ttl_refuses_a_bad_config() {
+    let (dir, db) = temp_copy(&fixture("store.sqlite"));
+    let before = bytes_of(&db);
+    for (text, says) in [
+        (
+            r#"{"checkpointer": {"ttl": {"strategy": "archive", "default_ttl": 1}}}"#,
+            "keep_latest",
+        ),
+        (r#"{"graphs": {}}"#, "nothing to apply"),
+        ("not json", "not JSON"),
+    ] {
+        let config = write_config(dir.path(), text);
+        let err = common::run_err(&["ttl", "--config", s(&config), "--db", s(&db)]);
+        assert!(err.contains(says), "{text}: {err}");
+    }
+    let err = common::run_err(&[
+        "ttl",
+        "--config",
+        "/nonexistent/langgraph.json",
+        "--db",
+        s(&db),
+    ]);
+    assert!(err.contains("cannot read"), "{err}");
+    assert_eq!(bytes_of(&db), before);
+}

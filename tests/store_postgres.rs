@@ -459,3 +459,40 @@ fn stats_has_a_store_section() {
     let none = run_json(&["stats", "--db", &plain.url, "--format", "json"]);
     assert!(none.get("store").is_none());
 }
+
+/// `ttl --config` on Postgres: threads idle past default_ttl pruned, the store swept as
+/// `sweep_ttl` sweeps (the fixture's expired items).
+#[test]
+fn ttl_applies_langgraph_json() {
+    let db = TestDb::fixture("ttl_store");
+    let dump = std::fs::read_to_string(common::fixture("postgres-store.sql")).expect("dump");
+    db.client().batch_execute(&dump).expect("load the store");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("langgraph.json");
+    std::fs::write(
+        &config,
+        r#"{"checkpointer": {"ttl": {"strategy": "delete", "default_ttl": 60}}, "store": {"ttl": {"default_ttl": 60}}}"#,
+    )
+    .expect("config");
+    let threads = db.count("SELECT count(DISTINCT thread_id) FROM checkpoints");
+    assert!(threads > 0);
+    let due = db.count("SELECT count(*) FROM store WHERE expires_at < NOW()");
+    assert!(due > 0, "the fixture has expired items");
+    let r = run_json(&[
+        "ttl",
+        "--config",
+        config.to_str().expect("utf-8"),
+        "--db",
+        &db.url,
+        "--now",
+        "2100-01-01T00:00:00Z",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r["store"]["sweep"]["items"], json!(due));
+    assert_eq!(
+        db.count("SELECT count(*) FROM store WHERE expires_at < NOW()"),
+        0
+    );
+    assert_eq!(db.count("SELECT count(*) FROM checkpoints"), 0, "{r:#}");
+}

@@ -21,5 +21,6 @@ pub mod purge;
 pub mod remove;
 pub mod store;
 pub mod summarize;
+pub mod ttl;
 pub mod update;
 pub mod window;
