@@ -578,3 +578,57 @@ fn ttl_refuses_a_bad_config() {
     assert!(err.contains("cannot read"), "{err}");
     assert_eq!(bytes_of(&db), before);
 }
+
+/// What forget deletes is what it read: an item the app rewrote after the selection (or
+/// deleted) is left alone, the others go (storage, as forget calls it).
+#[test]
+fn an_item_rewritten_after_the_selection_is_not_deleted() {
+    use memctl::storage::store::open_store;
+    let (_dir, db) = temp_copy(&fixture("store.sqlite"));
+    let mut store = open_store(
+        &db,
+        None,
+        memctl::storage::Access::ReadWrite,
+        std::time::Duration::from_secs(5),
+    )
+    .expect("open");
+    let mut read = Vec::new();
+    store
+        .for_each_item(&mut |prefix, key, value| {
+            if prefix == "users.u-42.memories" {
+                read.push((key.to_owned(), value.to_vec()));
+            }
+            Ok(())
+        })
+        .expect("read");
+    assert_eq!(read.len(), 3);
+    // The app rewrites `pet` meanwhile.
+    rusqlite::Connection::open(&db)
+        .expect("open")
+        .execute(
+            "UPDATE store SET value = '{\"text\": \"a new pet\"}' WHERE prefix = 'users.u-42.memories' AND key = 'pet'",
+            [],
+        )
+        .expect("rewrite");
+    let dry = store
+        .delete_unchanged("users.u-42.memories", &read, true)
+        .expect("dry run");
+    assert_eq!(dry.items.len(), 2);
+    let r = store
+        .delete_unchanged("users.u-42.memories", &read, false)
+        .expect("delete");
+    let keys: Vec<&str> = r.items.iter().map(|i| i.key.as_str()).collect();
+    assert_eq!(keys, ["food", "old-address"]);
+    let left = run_json(&[
+        "store",
+        "ls",
+        "users.u-42.memories",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(left[0]["key"], json!("pet"));
+    assert_eq!(left[0]["value"]["text"], json!("a new pet"));
+    assert_eq!(left.as_array().expect("array").len(), 1);
+}

@@ -496,3 +496,41 @@ fn ttl_applies_langgraph_json() {
     );
     assert_eq!(db.count("SELECT count(*) FROM checkpoints"), 0, "{r:#}");
 }
+
+/// As on SQLite: forget's deletion takes only items still as they were read.
+#[test]
+fn an_item_rewritten_after_the_selection_is_not_deleted() {
+    use memctl::storage::store::open_store;
+    let db = TestDb::store_fixture("store_unchanged");
+    let mut store = open_store(
+        std::path::Path::new(&db.url),
+        None,
+        memctl::storage::Access::ReadWrite,
+        std::time::Duration::from_secs(5),
+    )
+    .expect("open");
+    let mut read = Vec::new();
+    store
+        .for_each_item(&mut |prefix, key, value| {
+            if prefix == "users.u-42.memories" {
+                read.push((key.to_owned(), value.to_vec()));
+            }
+            Ok(())
+        })
+        .expect("read");
+    assert_eq!(read.len(), 3);
+    db.client()
+        .batch_execute(
+            "UPDATE store SET value = '{\"text\": \"a new pet\"}' WHERE prefix = 'users.u-42.memories' AND key = 'pet'",
+        )
+        .expect("rewrite");
+    let r = store
+        .delete_unchanged("users.u-42.memories", &read, false)
+        .expect("delete");
+    let keys: Vec<&str> = r.items.iter().map(|i| i.key.as_str()).collect();
+    assert_eq!(keys, ["food", "old-address"]);
+    assert_eq!(
+        db.count("SELECT count(*) FROM store WHERE prefix = 'users.u-42.memories' AND key = 'pet'"),
+        1
+    );
+}

@@ -105,8 +105,10 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     };
     let mut items = super::store::open_if_any(g, access)?;
     let picks = match &items {
-        Some(s) => select_items(&**s, &conditions, pattern.as_ref())?,
-        None => vec![],
+        Some(s) if !conditions.is_empty() || pattern.is_some() => {
+            select_items(&**s, &conditions, pattern.as_ref())?
+        }
+        _ => vec![],
     };
     if let (Some(s), false, false) = (&items, dry_run, picks.is_empty()) {
         s.check_writable()
@@ -291,8 +293,26 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         let pb = progress::bar(by_ns.len() as u64, "forget: store");
         for (prefix, ps) in by_ns {
             pb.inc(1);
-            let keys: Vec<String> = ps.iter().map(|p| p.key.clone()).collect();
-            let removal = s.delete(prefix, &keys, dry_run)?;
+            let chosen: Vec<(String, Vec<u8>)> = ps
+                .iter()
+                .map(|p| (p.key.clone(), p.value.clone()))
+                .collect();
+            // Only items still as they were read: one the app rewrote meanwhile is left alone
+            // (and, if the request still selects it, the verification says so).
+            let removal = s.delete_unchanged(prefix, &chosen, dry_run)?;
+            for p in &ps {
+                if !removal.items.iter().any(|it| it.key == p.key) {
+                    erased.left_alone += 1;
+                    store_lines.push(StoreLine {
+                        namespace: crate::ops::store::labels(prefix),
+                        key: p.key.clone(),
+                        action: "left alone".into(),
+                        detail:
+                            "rewritten or deleted by the app while memctl worked; run forget again"
+                                .into(),
+                    });
+                }
+            }
             erased.vectors += removal.vectors;
             for it in removal.items {
                 let Some(p) = ps.iter().find(|p| p.key == it.key) else {

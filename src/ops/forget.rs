@@ -597,6 +597,9 @@ pub struct StoreErased {
     pub selected_by_match: u64,
     /// Each deleted item, by digest.
     pub items_sha256: Vec<ItemDigest>,
+    /// Selected items the app rewrote (or deleted) between the selection and the deletion:
+    /// left alone (a rewritten item the request still selects makes the verification fail).
+    pub left_alone: u64,
 }
 
 /// A store item in a receipt.

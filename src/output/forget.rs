@@ -189,6 +189,13 @@ pub fn render(
             st.selected_by_meta,
             st.selected_by_match
         )?;
+        if st.left_alone > 0 {
+            writeln!(
+                out,
+                "  {} rewritten by the app meanwhile, left alone",
+                human::count(st.left_alone, "item")
+            )?;
+        }
         for d in &st.items_sha256 {
             writeln!(
                 out,

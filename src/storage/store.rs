@@ -113,6 +113,17 @@ pub trait ItemStore {
     /// `dry_run` nothing is written: the report says what would go.
     fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal>;
 
+    /// Deletes those of the items `items` (keys of namespace `prefix`, each with the value's
+    /// bytes as [`ItemStore::for_each_item`] read them) whose value is still that value, and
+    /// their vectors, as `store.delete` does: an item the app rewrote (or deleted) since it was
+    /// read is left alone. One transaction per 500 items. With `dry_run` nothing is written.
+    fn delete_unchanged(
+        &mut self,
+        prefix: &str,
+        items: &[(String, Vec<u8>)],
+        dry_run: bool,
+    ) -> Result<Removal>;
+
     /// Deletes every expired item (exactly what `sweep_ttl` deletes) and their vectors, in one
     /// transaction. With `dry_run` nothing is written.
     fn sweep(&mut self, dry_run: bool) -> Result<Removal>;

@@ -347,6 +347,34 @@ impl ItemStore for PgItemStore {
             .map_err(|e| self.err(e))
     }
 
+    fn delete_unchanged(
+        &mut self,
+        prefix: &str,
+        items: &[(String, Vec<u8>)],
+        dry_run: bool,
+    ) -> Result<Removal> {
+        let mut all = Removal::default();
+        for chunk in items.chunks(500) {
+            let keys: Vec<&str> = chunk.iter().map(|(k, _)| k.as_str()).collect();
+            // The values as `value::text` gave them (what for_each_item read).
+            let values: Vec<String> = chunk
+                .iter()
+                .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+                .collect();
+            let r = self.remove(
+                "prefix = $1 AND (key, value::text) IN (SELECT * FROM unnest($2::text[], $3::text[]))",
+                &[&prefix, &keys, &values],
+                dry_run,
+            )?;
+            all.items.extend(r.items);
+            all.vectors += r.vectors;
+        }
+        all.items.sort_by(|a, b| {
+            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
+        });
+        Ok(all)
+    }
+
     fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
         if !self.has_ttl {
             return Ok(Removal::default());

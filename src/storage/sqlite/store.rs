@@ -360,6 +360,38 @@ impl ItemStore for SqliteItemStore {
             .map_err(|e| self.err(e))
     }
 
+    fn delete_unchanged(
+        &mut self,
+        prefix: &str,
+        items: &[(String, Vec<u8>)],
+        dry_run: bool,
+    ) -> Result<Removal> {
+        let mut all = Removal::default();
+        for chunk in items.chunks(500) {
+            let which: Vec<String> = (0..chunk.len())
+                .map(|i| {
+                    format!(
+                        "(key = ?{} AND CAST(value AS BLOB) = ?{})",
+                        2 * i + 2,
+                        2 * i + 3
+                    )
+                })
+                .collect();
+            let filter = format!("prefix = ?1 AND ({})", which.join(" OR "));
+            let mut params: Vec<&dyn rusqlite::ToSql> = vec![&prefix];
+            for (key, value) in chunk {
+                params.push(key);
+                params.push(value);
+            }
+            let r = self.remove(&filter, &params, dry_run)?;
+            all.items.extend(r.items);
+            all.vectors += r.vectors;
+        }
+        all.items
+            .sort_by(|a, b| (&a.prefix, &a.key).cmp(&(&b.prefix, &b.key)));
+        Ok(all)
+    }
+
     fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
         if !self.has_ttl {
             return Ok(Removal::default());
