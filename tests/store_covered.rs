@@ -632,3 +632,62 @@ fn an_item_rewritten_after_the_selection_is_not_deleted() {
     assert_eq!(left[0]["value"]["text"], json!("a new pet"));
     assert_eq!(left.as_array().expect("array").len(), 1);
 }
+
+/// A store at a migration level memctl does not know: forget refuses (one line, nothing
+/// written) when it has store items to delete; a request that selects none still runs.
+#[test]
+fn forget_refuses_an_unknown_store_level_before_writing() {
+    let (_dir, db) = temp_copy(&fixture("store.sqlite"));
+    rusqlite::Connection::open(&db)
+        .expect("open")
+        .execute("INSERT INTO store_migrations (v) VALUES (99)", [])
+        .expect("level");
+    let before = bytes_of(&db);
+    let err = common::run_err(&["forget", "--meta", "user_id=u-42", "--db", s(&db)]);
+    assert!(err.contains("migration level 99"), "{err}");
+    assert!(err.contains("nothing was written"), "{err}");
+    assert_eq!(bytes_of(&db), before);
+    let r = run_json(&[
+        "forget",
+        "--thread",
+        "t-1",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r["deleted"]["threads"], json!(1));
+    assert_eq!(r["store"]["items"], json!(0));
+}
+
+#[test]
+fn find_count_counts_store_hits_per_namespace() {
+    let db = fixture("store.sqlite");
+    let counts = run_json(&[
+        "find",
+        "u-42",
+        "--count",
+        "--db",
+        s(&db),
+        "--format",
+        "json",
+    ]);
+    let per_ns: Vec<(String, Json)> = counts
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|c| c.get("namespace").is_some())
+        .map(|c| (ns_of(&c["namespace"]), c["hits"].clone()))
+        .collect();
+    // Three memories whose user_id value is u-42 (the namespace label is no value).
+    assert_eq!(per_ns, vec![("users.u-42.memories".to_owned(), json!(3))]);
+}
+
+fn ns_of(ns: &Json) -> String {
+    ns.as_array()
+        .expect("labels")
+        .iter()
+        .map(|l| l.as_str().expect("a label"))
+        .collect::<Vec<_>>()
+        .join(".")
+}
