@@ -46,7 +46,7 @@ impl Cli {
 }
 
 /// Options shared by every command (listed after each command's own options).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// The checkpoint database: the file given to SqliteSaver, or PostgresSaver's connection
@@ -242,6 +242,15 @@ NAMESPACE is the namespace's labels joined with '.', as the store's tables keep 
 refuses one), so this is never ambiguous.")]
     #[command(subcommand)]
     Store(StoreCommand),
+
+    /// Apply the TTL policy a LangGraph deployment declares in its langgraph.json
+    /// (checkpointer.ttl, store.ttl) to a self-hosted database, from cron: threads idle longer
+    /// than default_ttl are pruned (strategy delete) or collected to their latest checkpoint
+    /// (keep_latest), and the store's expired items are swept.
+    #[command(after_help = "Examples:
+  memctl ttl --config langgraph.json --db checkpoints.sqlite --dry-run
+  memctl ttl --config langgraph.json --quiet")]
+    Ttl(TtlArgs),
 
     /// Print a shell completion script.
     #[command(after_help = "Examples:
@@ -880,6 +889,24 @@ pub struct PruneArgs {
     /// Maintenance options.
     #[command(flatten)]
     pub maintenance: MaintenanceArgs,
+}
+
+/// Arguments of `ttl`.
+#[derive(Debug, Args)]
+pub struct TtlArgs {
+    /// The deployment's langgraph.json (its checkpointer.ttl and store.ttl are read; the rest
+    /// is ignored).
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+
+    /// Show what would be deleted and delete nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+
+    /// On a terminal, do not ask before the prune or gc part deletes (the question is only
+    /// asked when stdin and stdout are a terminal; never in a dry run, a pipe or cron).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// Arguments of `gc`.

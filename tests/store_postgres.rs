@@ -297,3 +297,240 @@ fn memctl_bin() -> std::process::Command {
     c.env_remove("MEMCTL_DB").env("NO_COLOR", "1");
     c
 }
+
+/// A database with both a PostgresSaver's and a PostgresStore's tables: `forget --meta
+/// user_id=u-42 --match Grüße` deletes u-42's namespaces and the item holding the text, with
+/// their vectors; the receipt is clean only because no row of `store` holds them any more
+/// (before #28's second part it said "clean" while the text stayed in `store`); real
+/// LangGraph reads the copy as one where `store.delete` removed the same items, and carries on.
+#[test]
+fn forget_covers_the_store() {
+    let with_store = |hint: &str| {
+        let db = TestDb::fixture(hint);
+        let dump = std::fs::read_to_string(common::fixture("postgres-store.sql")).expect("dump");
+        db.client().batch_execute(&dump).expect("load the store");
+        db
+    };
+    let ours = with_store("forget_store_ours");
+    let theirs = with_store("forget_store_theirs");
+    ours.client()
+        .batch_execute(
+            "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
+                 embedding bytea, PRIMARY KEY (prefix, key, field_name), \
+                 FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE); \
+             INSERT INTO store_vectors (prefix, key, field_name) VALUES \
+                 ('users.u-42.memories', 'food', 'text'), ('scratch', 'tmp-1', '$');",
+        )
+        .expect("vectors");
+    let held = |db: &TestDb| {
+        db.count(
+            "SELECT count(*) FROM store WHERE value::text ~ '(ramen|Miso|Lyon|Ørsted|Grüße)' \
+             OR prefix LIKE '%u-42%'",
+        )
+    };
+    assert_eq!(held(&ours), 5, "the fixture holds the person's items");
+    let args = [
+        "forget",
+        "--meta",
+        "user_id=u-42",
+        "--match",
+        "Grüße",
+        "--db",
+        &ours.url,
+        "--format",
+        "json",
+    ];
+    let mut dry_args = args.to_vec();
+    dry_args.push("--dry-run");
+    let dry = run_json(&dry_args);
+    let listed: Vec<(String, String)> = dry["store"]
+        .as_array()
+        .expect("the dry run lists the store's items")
+        .iter()
+        .map(|l| {
+            (
+                ns_text(&l["namespace"]),
+                l["key"].as_str().expect("key").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(listed.len(), 5, "{listed:?}");
+    assert_eq!(held(&ours), 5, "a dry run deletes nothing");
+    let r = run_json(&args);
+    assert_eq!(r["verification"]["clean"], json!(true), "{r:#}");
+    assert_eq!(r["store"]["items"], json!(5));
+    assert_eq!(r["store"]["vectors"], json!(1));
+    assert!(
+        !r.to_string().contains("u-42"),
+        "the receipt names no namespace"
+    );
+    assert_eq!(held(&ours), 0, "the person's items are still in store");
+    assert_eq!(db_vectors(&ours), 1, "another item's vector stays");
+    for (ns, key) in &listed {
+        harness(&theirs, &["delete", "--ns", ns, "--key", key]);
+    }
+    let view = harness(&ours, &["view"]);
+    assert_eq!(view, harness(&theirs, &["view"]));
+    let carry = harness(&ours, &["carry-on"]);
+    assert_eq!(carry["ok"], json!(true));
+}
+
+fn db_vectors(db: &TestDb) -> i64 {
+    db.count("SELECT count(*) FROM store_vectors")
+}
+
+/// `find` searches the store's values (namespace, key, the text around the match) and
+/// `find --meta` lists the namespaces that carry the value as a label, as on SQLite.
+#[test]
+fn find_searches_the_store() {
+    let db = TestDb::fixture("find_store");
+    let dump = std::fs::read_to_string(common::fixture("postgres-store.sql")).expect("dump");
+    db.client().batch_execute(&dump).expect("load the store");
+    let hits = run_json(&["find", "Zoë", "--db", &db.url, "--format", "json"]);
+    let store: Vec<(String, Json, Json)> = hits
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|h| h.get("namespace").is_some())
+        .map(|h| {
+            (
+                ns_text(&h["namespace"]),
+                h["key"].clone(),
+                h["after"].clone(),
+            )
+        })
+        .collect();
+    // (The Postgres fixture has no thread notes: only the profile holds the name.)
+    assert_eq!(
+        store,
+        vec![("users.u-42.profile".into(), json!("main"), json!(" Ørsted"))]
+    );
+    let by_label = run_json(&[
+        "find",
+        "--meta",
+        "user_id=u-42",
+        "--db",
+        &db.url,
+        "--format",
+        "json",
+    ]);
+    let ns: Vec<String> = by_label
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|h| h.get("namespace").is_some())
+        .map(|h| ns_text(&h["namespace"]))
+        .collect();
+    assert_eq!(ns, ["users.u-42.memories", "users.u-42.profile"]);
+}
+
+/// `stats` on a database with a PostgresStore has a `store` part whose counts are the
+/// table's; the expired count is what `sweep_ttl` would delete.
+#[test]
+fn stats_has_a_store_section() {
+    let db = TestDb::fixture("stats_store");
+    let dump = std::fs::read_to_string(common::fixture("postgres-store.sql")).expect("dump");
+    db.client().batch_execute(&dump).expect("load the store");
+    let stats = run_json(&["stats", "--db", &db.url, "--format", "json"]);
+    let st = &stats["store"];
+    assert_eq!(st["items"], json!(db.count("SELECT count(*) FROM store")));
+    assert_eq!(
+        st["expired"],
+        json!(db.count("SELECT count(*) FROM store WHERE expires_at < NOW()"))
+    );
+    assert_eq!(
+        st["bytes"],
+        json!(db.count("SELECT sum(octet_length(value::text))::bigint FROM store"))
+    );
+    let users = st["namespaces"]
+        .as_array()
+        .expect("namespaces")
+        .iter()
+        .find(|n| n["namespace"] == json!("users"))
+        .expect("users")
+        .clone();
+    assert_eq!(
+        users["items"],
+        json!(
+            db.count("SELECT count(*) FROM store WHERE prefix = 'users' OR prefix LIKE 'users.%'")
+        )
+    );
+    let plain = TestDb::fixture("stats_no_store");
+    let none = run_json(&["stats", "--db", &plain.url, "--format", "json"]);
+    assert!(none.get("store").is_none());
+}
+
+/// `ttl --config` on Postgres: threads idle past default_ttl pruned, the store swept as
+/// `sweep_ttl` sweeps (the fixture's expired items).
+#[test]
+fn ttl_applies_langgraph_json() {
+    let db = TestDb::fixture("ttl_store");
+    let dump = std::fs::read_to_string(common::fixture("postgres-store.sql")).expect("dump");
+    db.client().batch_execute(&dump).expect("load the store");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("langgraph.json");
+    std::fs::write(
+        &config,
+        r#"{"checkpointer": {"ttl": {"strategy": "delete", "default_ttl": 60}}, "store": {"ttl": {"default_ttl": 60}}}"#,
+    )
+    .expect("config");
+    let threads = db.count("SELECT count(DISTINCT thread_id) FROM checkpoints");
+    assert!(threads > 0);
+    let due = db.count("SELECT count(*) FROM store WHERE expires_at < NOW()");
+    assert!(due > 0, "the fixture has expired items");
+    let r = run_json(&[
+        "ttl",
+        "--config",
+        config.to_str().expect("utf-8"),
+        "--db",
+        &db.url,
+        "--now",
+        "2100-01-01T00:00:00Z",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r["store"]["sweep"]["items"], json!(due));
+    assert_eq!(
+        db.count("SELECT count(*) FROM store WHERE expires_at < NOW()"),
+        0
+    );
+    assert_eq!(db.count("SELECT count(*) FROM checkpoints"), 0, "{r:#}");
+}
+
+/// As on SQLite: forget's deletion takes only items still as they were read.
+#[test]
+fn an_item_rewritten_after_the_selection_is_not_deleted() {
+    use memctl::storage::store::open_store;
+    let db = TestDb::store_fixture("store_unchanged");
+    let mut store = open_store(
+        std::path::Path::new(&db.url),
+        None,
+        memctl::storage::Access::ReadWrite,
+        std::time::Duration::from_secs(5),
+    )
+    .expect("open");
+    let mut read = Vec::new();
+    store
+        .for_each_item(&mut |prefix, key, value| {
+            if prefix == "users.u-42.memories" {
+                read.push((key.to_owned(), value.to_vec()));
+            }
+            Ok(())
+        })
+        .expect("read");
+    assert_eq!(read.len(), 3);
+    db.client()
+        .batch_execute(
+            "UPDATE store SET value = '{\"text\": \"a new pet\"}' WHERE prefix = 'users.u-42.memories' AND key = 'pet'",
+        )
+        .expect("rewrite");
+    let r = store
+        .delete_unchanged("users.u-42.memories", &read, false)
+        .expect("delete");
+    let keys: Vec<&str> = r.items.iter().map(|i| i.key.as_str()).collect();
+    assert_eq!(keys, ["food", "old-address"]);
+    assert_eq!(
+        db.count("SELECT count(*) FROM store WHERE prefix = 'users.u-42.memories' AND key = 'pet'"),
+        1
+    );
+}

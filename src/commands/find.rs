@@ -40,6 +40,89 @@ struct Hit {
     after: String,
 }
 
+/// One hit in the LangGraph Store: an item whose value matches (the text around the match in
+/// one of its strings), or with `--meta` alone a namespace that carries the value as a label.
+/// In JSON beside the thread hits, with the same fields (`thread_id`, `checkpoint_id`,
+/// `index`, `message_id` null; `role` `store`) and `namespace` (the labels) and `key` (null
+/// for a namespace).
+#[derive(Debug, Clone, Serialize)]
+struct StoreHit {
+    thread_id: Option<String>,
+    checkpoint_id: Option<String>,
+    index: Option<usize>,
+    message_id: Option<String>,
+    role: &'static str,
+    before: String,
+    #[serde(rename = "match")]
+    matched: String,
+    after: String,
+    namespace: Vec<String>,
+    key: Option<String>,
+}
+
+/// The store's hits: with a pattern, every string of every item's value (of the items
+/// `--meta` selects, when given) that matches; with `--meta` alone, the namespaces that carry
+/// each value as a label.
+fn search_store(
+    store: &dyn crate::storage::store::ItemStore,
+    pattern: Option<&Pattern>,
+    conditions: &[MetaCondition],
+) -> Result<Vec<StoreHit>> {
+    let mut hits = Vec::new();
+    let mut namespaces: Vec<String> = Vec::new();
+    store.for_each_item(&mut |prefix, key, value| {
+        let Some(p) = pattern else {
+            if crate::ops::store::namespace_carries(prefix, conditions)
+                && !namespaces.iter().any(|n| n == prefix)
+            {
+                namespaces.push(prefix.to_owned());
+            }
+            return Ok(());
+        };
+        if !conditions.is_empty()
+            && !crate::ops::store::meta_selects_item(prefix, value, conditions)
+        {
+            return Ok(());
+        }
+        if !p.maybe_in(value) && !value.contains(&b'\\') {
+            return Ok(());
+        }
+        for text in crate::ops::store::value_texts(value) {
+            if let Some(r) = p.find(&text) {
+                let (before, matched, after) = excerpt(&text, r);
+                hits.push(StoreHit {
+                    thread_id: None,
+                    checkpoint_id: None,
+                    index: None,
+                    message_id: None,
+                    role: "store",
+                    before,
+                    matched,
+                    after,
+                    namespace: crate::ops::store::labels(prefix),
+                    key: Some(key.to_owned()),
+                });
+            }
+        }
+        Ok(())
+    })?;
+    namespaces.sort();
+    hits.extend(namespaces.iter().map(|n| StoreHit {
+        thread_id: None,
+        checkpoint_id: None,
+        index: None,
+        message_id: None,
+        role: "store",
+        before: String::new(),
+        matched: String::new(),
+        after: String::new(),
+        namespace: crate::ops::store::labels(n),
+        key: None,
+    }));
+    hits.sort_by(|a, b| (&a.namespace, &a.key).cmp(&(&b.namespace, &b.key)));
+    Ok(hits)
+}
+
 /// Runs `find`.
 pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     let pattern = args
@@ -133,9 +216,16 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
             Err(_) => {}
         }
     }
-    render(g, args, &hits, out)?;
+    // The LangGraph Store, when the database has one (not with --thread: one thread only).
+    let store_hits = match super::store::open_if_any(g, crate::storage::Access::ReadOnly)? {
+        Some(items) if args.thread.is_none() => {
+            search_store(&*items, pattern.as_ref(), &conditions)?
+        }
+        _ => vec![],
+    };
+    render(g, args, &hits, &store_hits, out)?;
     not_searched(&failed, threads)?;
-    if hits.is_empty() {
+    if hits.is_empty() && store_hits.is_empty() {
         // Like grep: nothing matched is exit 1 (the empty result is the answer: no error line).
         return Err(crate::exit::NoMatch.into());
     }
@@ -423,7 +513,13 @@ fn search_delta_history(
     }
 }
 
-fn render(g: &GlobalArgs, args: &FindArgs, hits: &[Hit], out: &mut dyn Write) -> Result<()> {
+fn render(
+    g: &GlobalArgs,
+    args: &FindArgs,
+    hits: &[Hit],
+    store_hits: &[StoreHit],
+    out: &mut dyn Write,
+) -> Result<()> {
     let format = output::resolve_format(g.format);
     if args.count {
         let mut per_thread: Vec<(&str, usize)> = Vec::new();
@@ -433,9 +529,22 @@ fn render(g: &GlobalArgs, args: &FindArgs, hits: &[Hit], out: &mut dyn Write) ->
                 _ => per_thread.push((&h.thread_id, 1)),
             }
         }
+        let mut per_ns: Vec<(&[String], usize)> = Vec::new();
+        for h in store_hits {
+            match per_ns.last_mut() {
+                Some((ns, n)) if *ns == h.namespace.as_slice() => *n += 1,
+                _ => per_ns.push((&h.namespace, 1)),
+            }
+        }
         #[derive(Serialize)]
         struct Count<'a> {
             thread_id: &'a str,
+            hits: usize,
+        }
+        /// A namespace's count: `namespace` instead of `thread_id`.
+        #[derive(Serialize)]
+        struct NsCount<'a> {
+            namespace: &'a [String],
             hits: usize,
         }
         let counts: Vec<Count<'_>> = per_thread
@@ -446,43 +555,114 @@ fn render(g: &GlobalArgs, args: &FindArgs, hits: &[Hit], out: &mut dyn Write) ->
             })
             .collect();
         if format != Format::Table {
-            return output::write_records(out, format, &counts);
+            if per_ns.is_empty() {
+                return output::write_records(out, format, &counts);
+            }
+            let mut all: Vec<serde_json::Value> = counts
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<serde_json::Result<_>>()?;
+            for (ns, n) in &per_ns {
+                all.push(serde_json::to_value(NsCount {
+                    namespace: ns,
+                    hits: *n,
+                })?);
+            }
+            return output::write_records(out, format, &all);
         }
         for c in &counts {
             writeln!(out, "{}\t{}", human::id(c.thread_id), c.hits)?;
         }
-        writeln!(
-            out,
+        for (ns, n) in &per_ns {
+            writeln!(out, "store {}\t{n}", human::id(&ns.join(".")))?;
+        }
+        let mut summary = format!(
             "{} in {}",
-            human::count(hits.len() as u64, "hit"),
+            human::count((hits.len() + store_hits.len()) as u64, "hit"),
             human::count(counts.len() as u64, "thread")
-        )?;
+        );
+        if !per_ns.is_empty() {
+            summary.push_str(&format!(
+                " and {} of the store",
+                human::count(per_ns.len() as u64, "namespace")
+            ));
+        }
+        writeln!(out, "{summary}")?;
         return Ok(());
     }
     if format != Format::Table {
-        return output::write_records(out, format, hits);
+        if store_hits.is_empty() {
+            return output::write_records(out, format, hits);
+        }
+        let mut all: Vec<serde_json::Value> = hits
+            .iter()
+            .map(serde_json::to_value)
+            .collect::<serde_json::Result<_>>()?;
+        for h in store_hits {
+            all.push(serde_json::to_value(h)?);
+        }
+        return output::write_records(out, format, &all);
     }
-    if hits.is_empty() {
+    if hits.is_empty() && store_hits.is_empty() {
         writeln!(out, "no hits")?;
+        return Ok(());
+    }
+    if !store_hits.is_empty() {
+        let mut t = table::new_table(&["store namespace", "key", "text"]);
+        for h in store_hits {
+            let text = if h.key.is_none() {
+                "(carries the value as a label)".to_owned()
+            } else {
+                format!(
+                    "{}«{}»{}",
+                    human::preview(&h.before, usize::MAX),
+                    human::preview(&h.matched, usize::MAX),
+                    human::preview(&h.after, usize::MAX)
+                )
+            };
+            t.add_row(vec![
+                human::id(&h.namespace.join(".")),
+                h.key.as_deref().map_or("-".into(), human::id),
+                text,
+            ]);
+        }
+        if hits.is_empty() {
+            writeln!(out, "{}", table::render(&t))?;
+            return Ok(());
+        }
+        // The threads' hits first, then the store's.
+        let mut threads =
+            table::new_table(&["thread_id", "checkpoint", "#", "message_id", "type", "text"]);
+        table::align_right(&mut threads, &[2]);
+        for h in hits {
+            threads.add_row(thread_row(h));
+        }
+        writeln!(out, "{}", table::render(&threads))?;
+        writeln!(out, "{}", table::render(&t))?;
         return Ok(());
     }
     let mut t = table::new_table(&["thread_id", "checkpoint", "#", "message_id", "type", "text"]);
     table::align_right(&mut t, &[2]);
     for h in hits {
-        t.add_row(vec![
-            human::id(&h.thread_id),
-            human::id(&h.checkpoint_id),
-            h.index.map_or("-".into(), |i| i.to_string()),
-            h.message_id.as_deref().map_or("-".into(), human::id),
-            h.role.clone(),
-            format!(
-                "{}«{}»{}",
-                human::preview(&h.before, usize::MAX),
-                human::preview(&h.matched, usize::MAX),
-                human::preview(&h.after, usize::MAX)
-            ),
-        ]);
+        t.add_row(thread_row(h));
     }
     writeln!(out, "{}", table::render(&t))?;
     Ok(())
+}
+
+/// A thread hit's row of the table.
+fn thread_row(h: &Hit) -> Vec<String> {
+    vec![
+        human::id(&h.thread_id),
+        human::id(&h.checkpoint_id),
+        h.index.map_or("-".into(), |i| i.to_string()),
+        h.message_id.as_deref().map_or("-".into(), human::id),
+        h.role.clone(),
+        format!(
+            "{}«{}»{}",
+            human::preview(&h.before, usize::MAX),
+            human::preview(&h.matched, usize::MAX),
+            human::preview(&h.after, usize::MAX)
+        ),
+    ]
 }

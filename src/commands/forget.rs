@@ -13,13 +13,14 @@ use crate::cli::{ForgetArgs, GlobalArgs};
 use crate::codec::aes::{self, Keyring};
 use crate::ops::find::{MetaCondition, Pattern};
 use crate::ops::forget::{
-    classify, digest, message_strings, plan_match, searchable, Findings, Hit, Receipt, Reclaim,
-    Reported, Request, Scrubbed, Unmatched, Verification,
+    classify, digest, message_strings, plan_match, searchable, Findings, Hit, ItemDigest, Receipt,
+    Reclaim, Reported, Request, Scrubbed, StoreErased, Unmatched, Verification,
 };
 use crate::ops::outcome::Status;
-use crate::output::forget::{Line, Planned};
+use crate::output::forget::{Line, Planned, StoreLine};
 use crate::output::progress;
-use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
+use crate::storage::store::ItemStore;
+use crate::storage::{Access, CheckpointStore, Deleted, Leftover, ThreadSummary};
 
 use super::batch::{self, Options, Target};
 
@@ -97,8 +98,26 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     }
     // The select phase's line goes before the question (a bar redrawn over it would hide it).
     pb.finish_and_clear();
+    // The LangGraph Store's items the request selects, chosen before anything is written.
+    let access = if dry_run {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
+    };
+    let mut items = super::store::open_if_any(g, access)?;
+    let picks = match &items {
+        Some(s) if !conditions.is_empty() || pattern.is_some() => {
+            select_items(&**s, &conditions, pattern.as_ref())?
+        }
+        _ => vec![],
+    };
+    if let (Some(s), false, false) = (&items, dry_run, picks.is_empty()) {
+        s.check_writable()
+            .context("the store has items to forget; nothing was written")?;
+    }
+    let store_meta = picks.iter().filter(|p| p.by_meta).count();
     // On a terminal, the question before anything is written.
-    if !doomed.is_empty() || pattern.is_some() {
+    if !doomed.is_empty() || pattern.is_some() || !picks.is_empty() {
         let mut action = format!(
             "delete {} ({})",
             crate::output::human::count(doomed.len() as u64, "thread"),
@@ -109,6 +128,12 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         );
         if pattern.is_some() {
             action.push_str(", scrub what --match matches from every other thread's history,");
+        }
+        if !picks.is_empty() {
+            action.push_str(&format!(
+                ", delete {} of the LangGraph store,",
+                crate::output::human::count(picks.len() as u64, "item")
+            ));
         }
         action.push_str(" and erase the freed space");
         crate::output::confirm::confirm(
@@ -125,9 +150,9 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let mut deleted_strings = BTreeSet::new();
     let mut deleted = Deleted::default();
     let mut deleted_ids: Vec<String> = Vec::new();
-    // --match matched something (in a deleted thread, or one it scrubs or reports), or could
-    // not tell (a thread it could not search).
-    let mut pattern_matched = false;
+    // --match matched something (in a deleted thread, or one it scrubs or reports, or a store
+    // item), or could not tell (a thread it could not search).
+    let mut pattern_matched = picks.iter().any(|p| !p.matched.is_empty());
     let pb = progress::bar(doomed.len() as u64, "forget: delete");
     for t in &doomed {
         pb.inc(1);
@@ -278,6 +303,80 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         }
     }
 
+    // 2b. The store's items: whole items, one transaction per namespace, as `store.delete`
+    // deletes them (with their vectors). Deleted rather than scrubbed: a store value is the
+    // app's own JSON (a profile, a memory, a file of lines), with no message structure memctl
+    // could rewrite the way LangGraph would; an item with a part cut out is one the app may
+    // misread, and `store.delete` is LangGraph's own way to forget.
+    let mut store_lines: Vec<StoreLine> = Vec::new();
+    let mut store_erased = items.as_ref().map(|_| StoreErased::default());
+    let mut gone_items: Vec<(String, String)> = Vec::new();
+    if let (Some(s), Some(erased)) = (items.as_deref_mut(), store_erased.as_mut()) {
+        if !dry_run && !picks.is_empty() {
+            s.zero_deleted_content()?;
+        }
+        let mut by_ns: std::collections::BTreeMap<&str, Vec<&ItemPick>> = Default::default();
+        for p in &picks {
+            by_ns.entry(p.prefix.as_str()).or_default().push(p);
+            must.extend(p.matched.iter().cloned());
+            removed.extend(crate::ops::store::value_strings(&p.value));
+        }
+        let pb = progress::bar(by_ns.len() as u64, "forget: store");
+        for (prefix, ps) in by_ns {
+            pb.inc(1);
+            let chosen: Vec<(String, Vec<u8>)> = ps
+                .iter()
+                .map(|p| (p.key.clone(), p.value.clone()))
+                .collect();
+            // Only items still as they were read: one the app rewrote meanwhile is left alone
+            // (and, if the request still selects it, the verification says so).
+            let removal = s.delete_unchanged(prefix, &chosen, dry_run)?;
+            for p in &ps {
+                if !removal.items.iter().any(|it| it.key == p.key) {
+                    erased.left_alone += 1;
+                    store_lines.push(StoreLine {
+                        namespace: crate::ops::store::labels(prefix),
+                        key: p.key.clone(),
+                        action: "left alone".into(),
+                        detail:
+                            "rewritten or deleted by the app while memctl worked; run forget again"
+                                .into(),
+                    });
+                }
+            }
+            erased.vectors += removal.vectors;
+            for it in removal.items {
+                let Some(p) = ps.iter().find(|p| p.key == it.key) else {
+                    continue;
+                };
+                erased.items += 1;
+                erased.bytes += it.bytes;
+                erased.selected_by_meta += u64::from(p.by_meta);
+                erased.selected_by_match += u64::from(!p.matched.is_empty());
+                erased.items_sha256.push(ItemDigest {
+                    namespace_sha256: digest(&it.prefix),
+                    key_sha256: digest(&it.key),
+                });
+                let why = match (p.by_meta, !p.matched.is_empty()) {
+                    (true, true) => "--meta and --match",
+                    (true, false) => "--meta",
+                    _ => "--match",
+                };
+                store_lines.push(StoreLine {
+                    namespace: crate::ops::store::labels(&it.prefix),
+                    key: it.key.clone(),
+                    action: if dry_run { "would delete" } else { "deleted" }.into(),
+                    detail: format!("{} bytes; selected by {why}", it.bytes),
+                });
+                gone_items.push((it.prefix, it.key));
+            }
+        }
+        pb.finish_and_clear();
+        if !dry_run && !gone_items.is_empty() {
+            s.vacuum()?;
+        }
+    }
+
     // 3 and 4. Reclaim without locking an app out (SQLite: free pages zeroed in short
     // transactions, WAL truncated; VACUUM only when a removed text is still in a freed part of
     // a page), and verify: every byte (every row on a server) searched for what was erased.
@@ -319,6 +418,12 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
                 &removed,
                 short_a + short_b,
                 pattern.as_ref().zip(args.pattern.as_deref()),
+                items.as_deref().map(|s| StoreCheck {
+                    store: s,
+                    conditions: &conditions,
+                    pattern: pattern.as_ref(),
+                    gone: &gone_items,
+                }),
             )
         };
         // Worth a VACUUM: an erased string found in the file's bytes outside every row (a
@@ -363,7 +468,8 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         dry_run,
         unmatched: Unmatched {
             absent_threads_sha256: absent.iter().map(|t| digest(t)).collect(),
-            meta_selected_nothing: !conditions.is_empty() && meta_selected + meta_unknown == 0,
+            meta_selected_nothing: !conditions.is_empty()
+                && meta_selected + meta_unknown + store_meta == 0,
             pattern_matched_nothing: pattern.is_some() && !pattern_matched,
         },
         request: Request::new(
@@ -381,13 +487,17 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         untouched,
         reclaim,
         verification,
+        store: store_erased,
     };
     if let (Some(path), false) = (&args.receipt, dry_run) {
         let json = serde_json::to_vec_pretty(&receipt)?;
         std::fs::write(path, json)
             .with_context(|| format!("cannot write the receipt to '{}'", path.display()))?;
     }
-    let planned = Planned { lines };
+    let planned = Planned {
+        lines,
+        store: items.as_ref().map(|_| store_lines),
+    };
     crate::output::forget::render(g.format, &receipt, &planned, out)?;
     if let Some(e) = busy {
         return Err(super::partial_if_busy(e));
@@ -563,12 +673,42 @@ fn verify(
     removed: &[String],
     too_short: usize,
     pattern: Option<(&Pattern, &str)>,
+    items: Option<StoreCheck<'_>>,
 ) -> Result<Verification> {
     let all: Vec<String> = must.iter().chain(removed).cloned().collect();
     let mut leftovers = store.find_leftovers("", &all)?;
     if keys.has_key() {
         let sealed = batch::search_sealed(store, keys, "", &all)?;
         batch::merge_leftovers(&mut leftovers, "", &all, sealed.found);
+    }
+    // The store's rows: a text a kept item holds is in a row (its own data, or a leftover
+    // when it must be gone); items the request still selects, and vectors of deleted items,
+    // make the erasure incomplete.
+    let mut store_hits = Vec::new();
+    if let Some(check) = &items {
+        let every_byte = store.free_space()?.is_none();
+        let (held, still) = check.search(&all)?;
+        for (text, places) in all.iter().zip(held) {
+            if places.is_empty() {
+                continue;
+            }
+            match leftovers.iter_mut().find(|l| &l.text == text) {
+                Some(l) => {
+                    if every_byte && l.in_thread.is_empty() && l.other_threads.is_empty() {
+                        // The file's bytes were searched whole: the store's row holds it.
+                        l.raw.clear();
+                    }
+                    l.other_threads.extend(places);
+                }
+                None => leftovers.push(Leftover {
+                    text: text.clone(),
+                    in_thread: vec![],
+                    other_threads: places,
+                    raw: vec![],
+                }),
+            }
+        }
+        store_hits = still;
     }
     let files = store.files();
     let mut searched: Vec<String> = files
@@ -586,7 +726,15 @@ fn verify(
     if keys.has_key() {
         searched.push("the decrypted values of the encrypted rows".into());
     }
+    if items.is_some() {
+        searched
+            .push("every item of the store, and its vectors' rows for the deleted items".into());
+    }
     let mut v = classify(must, removed, &leftovers, searched, too_short);
+    if !store_hits.is_empty() {
+        v.remaining.extend(store_hits);
+        v.clean = false;
+    }
     if let Some((p, given)) = pattern {
         // Outside every row when memctl can tell (LangGraph's own structure may hold the
         // pattern's bytes: a pattern `human` is in every message's type tag); else every byte.
@@ -639,4 +787,102 @@ fn pattern_in_files(files: &[std::path::PathBuf], pattern: &Pattern) -> Result<V
         }
     }
     Ok(hits)
+}
+
+/// A store item `forget` selected, with what the verification needs of it.
+struct ItemPick {
+    /// Its namespace as stored.
+    prefix: String,
+    /// Its key.
+    key: String,
+    /// Its value's bytes.
+    value: Vec<u8>,
+    /// `--meta` selected it.
+    by_meta: bool,
+    /// The texts `--match` matched in it (empty: it did not).
+    matched: BTreeSet<String>,
+}
+
+/// The store items `--meta` or `--match` select (one pass over the table).
+fn select_items(
+    store: &dyn ItemStore,
+    conditions: &[MetaCondition],
+    pattern: Option<&Pattern>,
+) -> Result<Vec<ItemPick>> {
+    let mut picks = Vec::new();
+    store.for_each_item(&mut |prefix, key, value| {
+        let by_meta = crate::ops::store::meta_selects_item(prefix, value, conditions);
+        let matched = match pattern {
+            Some(p) if p.maybe_in(value) || value.contains(&b'\\') => {
+                crate::ops::store::pattern_matches(value, p.regex())
+            }
+            _ => BTreeSet::new(),
+        };
+        if by_meta || !matched.is_empty() {
+            picks.push(ItemPick {
+                prefix: prefix.to_owned(),
+                key: key.to_owned(),
+                value: value.to_vec(),
+                by_meta,
+                matched,
+            });
+        }
+        Ok(())
+    })?;
+    Ok(picks)
+}
+
+/// What the verification checks in the store.
+struct StoreCheck<'a> {
+    store: &'a dyn ItemStore,
+    conditions: &'a [MetaCondition],
+    pattern: Option<&'a Pattern>,
+    /// The items deleted (namespace as stored, key): none of their vectors may be left.
+    gone: &'a [(String, String)],
+}
+
+impl StoreCheck<'_> {
+    /// For each of `texts`, up to five kept items that hold it (named); and the failures:
+    /// items the request still selects, vectors of deleted items.
+    fn search(&self, texts: &[String]) -> Result<(Vec<Vec<String>>, Vec<Hit>)> {
+        let mut held = vec![Vec::new(); texts.len()];
+        let mut failures = Vec::new();
+        let searcher = aho_corasick::AhoCorasick::new(texts)
+            .context("cannot build the search for the removed strings")?;
+        let wanted: Vec<&str> = texts.iter().map(String::as_str).collect();
+        self.store.for_each_item(&mut |prefix, key, value| {
+            let place = || format!("store item '{key}' in namespace '{prefix}'");
+            let still_meta = crate::ops::store::meta_selects_item(prefix, value, self.conditions);
+            let still_match = self
+                .pattern
+                .is_some_and(|p| !crate::ops::store::pattern_matches(value, p.regex()).is_empty());
+            if still_meta || still_match {
+                failures.push(Hit {
+                    sha256: digest(&format!("{prefix}/{key}")),
+                    rows: vec![format!("{} (still selected by the request)", place())],
+                    raw: vec![],
+                });
+            }
+            let unescaped = value.contains(&b'\\');
+            if texts.is_empty() || (!unescaped && searcher.find(value).is_none()) {
+                return Ok(());
+            }
+            let hits = crate::ops::store::holds_texts(value, &wanted);
+            for (i, h) in hits.into_iter().enumerate() {
+                if h && held[i].len() < 5 {
+                    held[i].push(place());
+                }
+            }
+            Ok(())
+        })?;
+        let vectors = self.store.vectors_of(self.gone)?;
+        if vectors > 0 {
+            failures.push(Hit {
+                sha256: digest("store_vectors"),
+                rows: vec![format!("{vectors} rows of store_vectors of deleted items")],
+                raw: vec![],
+            });
+        }
+        Ok((held, failures))
+    }
 }

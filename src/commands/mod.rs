@@ -21,6 +21,7 @@ pub mod summarize;
 pub mod threads;
 pub mod tokens;
 pub mod trim;
+pub mod ttl;
 
 pub use crate::ops::edit::{decode_writes, LoadedCheckpoint};
 
@@ -100,6 +101,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Gc(args) => gc::run(g, args, out),
         Command::Rekey(args) => rekey::run(g, args, out),
         Command::Store(cmd) => store::run(g, cmd, out),
+        Command::Ttl(args) => ttl::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),
         Command::Man(args) => man::run(args, out),
         Command::Browse(args) => browse::run(g, args, out),

@@ -9,7 +9,8 @@ use crate::cli::{GlobalArgs, StatsArgs};
 use crate::codec::aes::{self, Keyring};
 use crate::codec::msgpack;
 use crate::output::stats::{
-    ChannelBytes, LargeThread, PostgresReport, SealedReport, Spread, StatsReport,
+    ChannelBytes, LargeThread, PostgresReport, SealedReport, Spread, StatsReport, StoreNamespace,
+    StoreStats,
 };
 use crate::output::{self};
 
@@ -62,6 +63,10 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
     let orphans = store.orphans()?;
     let server = store.server_space()?;
     let free_bytes = file.free_pages * file.page_size;
+    let store_stats = match super::store::open_if_any(g, crate::storage::Access::ReadOnly)? {
+        Some(items) => Some(store_stats(&*items)?),
+        None => None,
+    };
 
     let report = StatsReport {
         file,
@@ -96,12 +101,35 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
             not_measured: sealed.unread,
             reason: sealed.why.clone(),
         }),
+        store: store_stats,
     };
     output::stats::render(out, output::resolve_format(g.format), &report)?;
     match sealed.error {
         Some(line) => Err(crate::exit::Partial(line).into()),
         None => Ok(()),
     }
+}
+
+/// The store's items, bytes and expired items per top-level namespace, and its vectors.
+fn store_stats(items: &dyn crate::storage::store::ItemStore) -> Result<StoreStats> {
+    let top = crate::ops::store::to_depth(items.namespaces(None)?, 1);
+    let (vectors, vector_bytes) = items.vector_space()?;
+    Ok(StoreStats {
+        items: top.iter().map(|n| n.items).sum(),
+        bytes: top.iter().map(|n| n.bytes).sum(),
+        expired: top.iter().map(|n| n.expired).sum(),
+        vectors,
+        vector_bytes,
+        namespaces: top
+            .into_iter()
+            .map(|n| StoreNamespace {
+                namespace: n.prefix,
+                items: n.items,
+                bytes: n.bytes,
+                expired: n.expired,
+            })
+            .collect(),
+    })
 }
 
 /// The encrypted checkpoints of the database.

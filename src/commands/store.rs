@@ -160,6 +160,20 @@ fn open_for_removal(g: &GlobalArgs, dry_run: bool) -> Result<Box<dyn ItemStore>>
     Ok(store)
 }
 
+/// Opens the LangGraph Store of the database `--db` / `MEMCTL_DB` names, if it has one
+/// (`None`: no `store` table, or no database given; then the commands that cover the store
+/// when there is one — `find`, `forget`, `stats` — behave as they did before the store).
+pub(super) fn open_if_any(g: &GlobalArgs, access: Access) -> Result<Option<Box<dyn ItemStore>>> {
+    if g.db.is_none() {
+        return Ok(None);
+    }
+    match open(g, access) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.is::<crate::storage::store::NoStore>() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Opens the store of the database `--db` / `MEMCTL_DB` names.
 fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn ItemStore>> {
     let path =

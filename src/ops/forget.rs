@@ -565,6 +565,41 @@ pub struct Receipt {
     pub reclaim: Reclaim,
     /// The verification (`None` in a dry run).
     pub verification: Option<Verification>,
+    /// The LangGraph Store's part (absent when the database has no store).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<StoreErased>,
+}
+
+/// What `forget` deleted from the LangGraph Store (long-term memory): whole items, as
+/// `store.delete` deletes them, with their vectors. Namespaces and keys by digest (a
+/// namespace often holds a user id).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StoreErased {
+    /// Items deleted (in a dry run: that would be).
+    pub items: u64,
+    /// Bytes of their values.
+    pub bytes: u64,
+    /// Rows of `store_vectors` (their embeddings) that went with them.
+    pub vectors: u64,
+    /// Of the items, those `--meta` selected (a namespace label, or a top-level key of the
+    /// value).
+    pub selected_by_meta: u64,
+    /// Of the items, those whose value `--match` matched.
+    pub selected_by_match: u64,
+    /// Each deleted item, by digest.
+    pub items_sha256: Vec<ItemDigest>,
+    /// Selected items the app rewrote (or deleted) between the selection and the deletion:
+    /// left alone (a rewritten item the request still selects makes the verification fail).
+    pub left_alone: u64,
+}
+
+/// A store item in a receipt.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemDigest {
+    /// SHA-256 of its namespace as stored (labels joined with `.`).
+    pub namespace_sha256: String,
+    /// SHA-256 of its key.
+    pub key_sha256: String,
 }
 
 impl Receipt {

@@ -25,5 +25,6 @@ pub mod remove;
 pub mod store;
 pub mod suggest;
 pub mod summarize;
+pub mod ttl;
 pub mod update;
 pub mod window;

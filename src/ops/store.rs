@@ -1,6 +1,12 @@
 //! The LangGraph Store's namespaces as `store namespaces` shows them: split into labels, and
 //! grouped to a depth the way `list_namespaces(max_depth=N)` groups them.
 
+use std::collections::BTreeSet;
+
+use regex::Regex;
+use serde_json::Value as Json;
+
+use crate::ops::find::MetaCondition;
 use crate::storage::store::NamespaceSummary;
 
 /// A namespace's labels, as LangGraph decodes the stored text (`prefix.split('.')`).
@@ -35,9 +41,146 @@ pub fn to_depth(summaries: Vec<NamespaceSummary>, depth: usize) -> Vec<Namespace
     grouped.into_values().collect()
 }
 
+/// Every text a store value holds, as `forget` and `find` match it: the object keys, string
+/// values and numbers (as JSON prints them) of its JSON. A store value is the app's own data
+/// through and through (no LangGraph structure in it), so keys count too. A value that is not
+/// JSON counts whole, as text.
+pub fn value_texts(value: &[u8]) -> Vec<String> {
+    fn walk(v: &Json, out: &mut Vec<String>) {
+        match v {
+            Json::String(s) => out.push(s.clone()),
+            Json::Number(n) => out.push(n.to_string()),
+            Json::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Json::Object(o) => o.iter().for_each(|(k, x)| {
+                out.push(k.clone());
+                walk(x, out);
+            }),
+            Json::Null | Json::Bool(_) => {}
+        }
+    }
+    match serde_json::from_slice::<Json>(value) {
+        Ok(j) => {
+            let mut out = Vec::new();
+            walk(&j, &mut out);
+            out
+        }
+        Err(_) => vec![String::from_utf8_lossy(value).into_owned()],
+    }
+}
+
+/// The string values of a store value (not its keys, not its numbers): what a deleted item
+/// held, searched for afterwards in the bytes outside every row. A value that is not JSON
+/// counts whole.
+pub fn value_strings(value: &[u8]) -> Vec<String> {
+    fn walk(v: &Json, out: &mut Vec<String>) {
+        match v {
+            Json::String(s) => out.push(s.clone()),
+            Json::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Json::Object(o) => o.values().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    match serde_json::from_slice::<Json>(value) {
+        Ok(j) => {
+            let mut out = Vec::new();
+            walk(&j, &mut out);
+            out
+        }
+        Err(_) => vec![String::from_utf8_lossy(value).into_owned()],
+    }
+}
+
+/// For each of `texts`, true when the store value holds it inside one of its
+/// [`value_texts`] (the value decoded once).
+pub fn holds_texts(value: &[u8], texts: &[&str]) -> Vec<bool> {
+    let all = value_texts(value);
+    texts
+        .iter()
+        .map(|t| all.iter().any(|s| s.contains(t)))
+        .collect()
+}
+
+/// The texts `re` matches in a store value's [`value_texts`] (empty: no match).
+pub fn pattern_matches(value: &[u8], re: &Regex) -> BTreeSet<String> {
+    value_texts(value)
+        .iter()
+        .flat_map(|s| {
+            re.find_iter(s)
+                .map(|m| m.as_str().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// True when every one of `conditions` holds for an item: its namespace carries the value as
+/// a label (`--meta user_id=42` and `("memories", "42")`: the key is not stored in a
+/// namespace), or its JSON value has the key at its top level with that value (as
+/// `store.search(filter=...)` compares).
+pub fn meta_selects_item(prefix: &str, value: &[u8], conditions: &[MetaCondition]) -> bool {
+    let json = serde_json::from_slice::<Json>(value).ok();
+    !conditions.is_empty()
+        && conditions.iter().all(|c| {
+            prefix.split('.').any(|l| l == c.value)
+                || json
+                    .as_ref()
+                    .and_then(|j| j.get(&c.key))
+                    .is_some_and(|v| c.matches(v))
+        })
+}
+
+/// True when namespace `prefix` carries the value of every one of `conditions` as a label.
+pub fn namespace_carries(prefix: &str, conditions: &[MetaCondition]) -> bool {
+    !conditions.is_empty()
+        && conditions
+            .iter()
+            .all(|c| prefix.split('.').any(|l| l == c.value))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cond(s: &str) -> MetaCondition {
+        MetaCondition::parse(s).expect("parses")
+    }
+
+    #[test]
+    fn meta_selects_by_label_or_top_level_value() {
+        let c = [cond("user_id=42")];
+        assert!(meta_selects_item("memories.42", b"{}", &c));
+        assert!(!meta_selects_item("memories.420", b"{}", &c));
+        assert!(meta_selects_item("prefs", br#"{"user_id": 42}"#, &c));
+        assert!(meta_selects_item("prefs", br#"{"user_id": "42"}"#, &c));
+        assert!(!meta_selects_item(
+            "prefs",
+            br#"{"owner": {"user_id": 42}}"#,
+            &c
+        ));
+        assert!(!meta_selects_item("prefs", br#"{"user_id": 7}"#, &c));
+        assert!(!meta_selects_item("prefs", b"not json 42", &c));
+        let both = [cond("user_id=42"), cond("org=acme")];
+        assert!(meta_selects_item("acme.42", b"{}", &both));
+        assert!(meta_selects_item("x.42", br#"{"org": "acme"}"#, &both));
+        assert!(!meta_selects_item("x.42", b"{}", &both));
+        assert!(!meta_selects_item("x.42", b"{}", &[]));
+        assert!(namespace_carries("memories.42", &c));
+        assert!(!namespace_carries("prefs", &c));
+    }
+
+    #[test]
+    fn values_are_matched_on_keys_strings_and_numbers() {
+        let v = br#"{"note": "call me \"Ally\"", "SECRET": [1, 42.5], "name": "Bob", "ok": true}"#;
+        let re = Regex::new(r#"Ally|SECRET|42\.5|Bob|true"#).expect("compiles");
+        let got: Vec<String> = pattern_matches(v, &re).into_iter().collect();
+        assert_eq!(got, ["42.5", "Ally", "Bob", "SECRET"]);
+        assert_eq!(
+            holds_texts(v, &["me \"Al", "true", "note"]),
+            [true, false, true]
+        );
+        assert_eq!(value_strings(v), ["call me \"Ally\"", "Bob"]);
+        assert!(pattern_matches(b"\xff SECRET raw", &re).contains("SECRET"));
+        assert!(pattern_matches(v, &Regex::new("Carol").expect("compiles")).is_empty());
+    }
 
     fn ns(prefix: &str, items: u64, updated: &str) -> NamespaceSummary {
         NamespaceSummary {

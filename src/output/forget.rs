@@ -32,11 +32,26 @@ impl Line {
     }
 }
 
-/// What the run did or would do, thread by thread.
+/// One item of the LangGraph Store in the list of what a run does.
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreLine {
+    /// Its namespace (the labels).
+    pub namespace: Vec<String>,
+    /// Its key.
+    pub key: String,
+    /// `would delete` or `deleted`.
+    pub action: String,
+    /// Size and why it was selected.
+    pub detail: String,
+}
+
+/// What the run did or would do, thread by thread (and store item by item).
 #[derive(Debug, Clone, Default)]
 pub struct Planned {
     /// The lines, in the order the run met the threads.
     pub lines: Vec<Line>,
+    /// The store's items (`None`: the database has no store).
+    pub store: Option<Vec<StoreLine>>,
 }
 
 /// A dry run's JSON document.
@@ -44,6 +59,8 @@ pub struct Planned {
 struct DryRun<'a> {
     dry_run: bool,
     threads: &'a [Line],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    store: Option<&'a [StoreLine]>,
     unmatched: &'a crate::ops::forget::Unmatched,
     reported: &'a [crate::ops::forget::Reported],
     untouched: &'a [String],
@@ -65,6 +82,7 @@ pub fn render(
                 &DryRun {
                     dry_run: true,
                     threads: &planned.lines,
+                    store: planned.store.as_deref(),
                     unmatched: &receipt.unmatched,
                     reported: &receipt.reported,
                     untouched: &receipt.untouched,
@@ -79,6 +97,18 @@ pub fn render(
             for l in &planned.lines {
                 t.add_row(vec![
                     human::id(&l.thread_id),
+                    l.action.clone(),
+                    human::preview(&l.detail, 200),
+                ]);
+            }
+            writeln!(out, "{}", table::render(&t))?;
+        }
+        if let Some(items) = planned.store.as_deref().filter(|s| !s.is_empty()) {
+            let mut t = table::new_table(&["store namespace", "key", "action", "detail"]);
+            for l in items {
+                t.add_row(vec![
+                    human::id(&l.namespace.join(".")),
+                    human::id(&l.key),
                     l.action.clone(),
                     human::preview(&l.detail, 200),
                 ]);
@@ -148,6 +178,31 @@ pub fn render(
     )?;
     for d in &r.scrubbed_threads_sha256 {
         writeln!(out, "  thread sha256 {d}")?;
+    }
+    if let Some(st) = &r.store {
+        writeln!(
+            out,
+            "store: deleted {} ({}, {}; {} by --meta, {} by --match)",
+            human::count(st.items, "item"),
+            human::bytes(st.bytes),
+            human::count(st.vectors, "vector"),
+            st.selected_by_meta,
+            st.selected_by_match
+        )?;
+        if st.left_alone > 0 {
+            writeln!(
+                out,
+                "  {} rewritten by the app meanwhile, left alone",
+                human::count(st.left_alone, "item")
+            )?;
+        }
+        for d in &st.items_sha256 {
+            writeln!(
+                out,
+                "  namespace sha256 {} key sha256 {}",
+                d.namespace_sha256, d.key_sha256
+            )?;
+        }
     }
     reported(r, out)?;
     writeln!(

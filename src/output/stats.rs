@@ -80,6 +80,30 @@ pub fn render(out: &mut dyn Write, format: Format, r: &StatsReport) -> Result<()
             r.unmeasured_checkpoints
         )?;
     }
+    if let Some(st) = &r.store {
+        writeln!(
+            out,
+            "\nstore: {} ({}), {} expired and not swept; {} ({})",
+            human::count(st.items, "item"),
+            human::bytes(st.bytes),
+            st.expired,
+            human::count(st.vectors, "vector"),
+            human::bytes(st.vector_bytes)
+        )?;
+        if !st.namespaces.is_empty() {
+            let mut t = table::new_table(&["store namespace", "items", "bytes", "expired"]);
+            table::align_right(&mut t, &[1, 2, 3]);
+            for n in &st.namespaces {
+                t.add_row(vec![
+                    human::id(&n.namespace),
+                    n.items.to_string(),
+                    human::bytes(n.bytes),
+                    n.expired.to_string(),
+                ]);
+            }
+            writeln!(out, "{}", table::render(&t))?;
+        }
+    }
     if let Some(sealed) = &r.encrypted_checkpoints {
         writeln!(
             out,
@@ -190,6 +214,39 @@ pub struct StatsReport<'a> {
     /// Only in files with encrypted checkpoints.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encrypted_checkpoints: Option<SealedReport>,
+    /// The LangGraph Store (long-term memory); absent when the database has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<StoreStats>,
+}
+
+/// The LangGraph Store's part of `stats`.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct StoreStats {
+    /// Items.
+    pub items: u64,
+    /// Bytes of their values (the JSON text).
+    pub bytes: u64,
+    /// Items that have expired but are not swept yet (what `store sweep` would delete now).
+    pub expired: u64,
+    /// Rows of `store_vectors` (embeddings).
+    pub vectors: u64,
+    /// Bytes of the embeddings.
+    pub vector_bytes: u64,
+    /// Per top-level namespace (its first label), in namespace order.
+    pub namespaces: Vec<StoreNamespace>,
+}
+
+/// One top-level namespace of the store in `stats`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StoreNamespace {
+    /// The first label.
+    pub namespace: String,
+    /// Items at it or below it.
+    pub items: u64,
+    /// Bytes of their values.
+    pub bytes: u64,
+    /// Of them, expired and not swept.
+    pub expired: u64,
 }
 
 /// The saver's tables on a PostgreSQL server.

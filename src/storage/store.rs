@@ -18,6 +18,13 @@ use super::Access;
 /// The message for a database that has no `store` table.
 pub const NO_STORE: &str = "no LangGraph store in this database";
 
+/// A database without a `store` table (its message is `'<db>': ` [`NO_STORE`]), told apart
+/// from other errors by commands that cover the store only when there is one (`forget`,
+/// `find`, `stats`).
+#[derive(Debug, thiserror::Error)]
+#[error("'{0}': {NO_STORE}")]
+pub struct NoStore(pub String);
+
 /// One namespace of the store, as `store namespaces` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NamespaceSummary {
@@ -76,6 +83,10 @@ pub struct Removal {
     pub vectors: u64,
 }
 
+/// What [`ItemStore::for_each_item`] calls with each item: its namespace as stored, its key
+/// and its value's bytes.
+pub type ItemVisitor<'a> = &'a mut dyn FnMut(&str, &str, &[u8]) -> Result<()>;
+
 /// The Store's tables, read and written the way LangGraph reads and writes them.
 pub trait ItemStore {
     /// The database as it may be shown (a path, or a URL with its password redacted).
@@ -102,9 +113,44 @@ pub trait ItemStore {
     /// `dry_run` nothing is written: the report says what would go.
     fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal>;
 
+    /// Deletes those of the items `items` (keys of namespace `prefix`, each with the value's
+    /// bytes as [`ItemStore::for_each_item`] read them) whose value is still that value, and
+    /// their vectors, as `store.delete` does: an item the app rewrote (or deleted) since it was
+    /// read is left alone. One transaction per 500 items. With `dry_run` nothing is written.
+    fn delete_unchanged(
+        &mut self,
+        prefix: &str,
+        items: &[(String, Vec<u8>)],
+        dry_run: bool,
+    ) -> Result<Removal>;
+
     /// Deletes every expired item (exactly what `sweep_ttl` deletes) and their vectors, in one
     /// transaction. With `dry_run` nothing is written.
     fn sweep(&mut self, dry_run: bool) -> Result<Removal>;
+
+    /// Calls `f` with every item, in storage order: its namespace as stored, its key and its
+    /// value's bytes (JSON text), read without refreshing a TTL.
+    fn for_each_item(&self, f: ItemVisitor<'_>) -> Result<()>;
+
+    /// How many rows of `store_vectors` belong to the items `items` (namespace as stored,
+    /// key); 0 without that table.
+    fn vectors_of(&self, items: &[(String, String)]) -> Result<u64>;
+
+    /// The rows of `store_vectors` and the bytes of their embeddings (`(0, 0)` without that
+    /// table).
+    fn vector_space(&self) -> Result<(u64, u64)>;
+
+    /// From now on, a deletion leaves zeros, not the deleted values, in the pages it frees
+    /// (SQLite: `PRAGMA secure_delete` on this connection). Nothing to do on a server.
+    fn zero_deleted_content(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// After a deletion (Postgres): `VACUUM (ANALYZE)` on the store's tables, as the
+    /// checkpoint tables get it. Nothing to do on SQLite: the file is reclaimed whole.
+    fn vacuum(&self) -> Result<()> {
+        Ok(())
+    }
 
     /// Fails with one line unless memctl may write to this store: its migration level must be
     /// one memctl knows.

@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use anyhow::{anyhow, Result};
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use postgres::Client;
 use std::cell::RefCell;
@@ -19,7 +20,7 @@ use std::cell::RefCell;
 use super::conn::{self, Target};
 use super::quote_ident;
 use crate::storage::store::{
-    is_under, ItemStore, NamespaceSummary, Removal, RemovedItem, StoreItem, NO_STORE,
+    is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
 };
 use crate::storage::Access;
 
@@ -95,7 +96,7 @@ impl PgItemStore {
             .map_err(err)?;
         let found = |i: usize| r.try_get::<_, Option<String>>(i).ok().flatten().is_some();
         if !found(0) {
-            anyhow::bail!("'{shown}': {NO_STORE}");
+            return Err(NoStore(shown).into());
         }
         let has_ttl: bool = r.try_get(3).map_err(err)?;
         let has_vectors = found(2);
@@ -280,6 +281,98 @@ impl ItemStore for PgItemStore {
         }
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         self.remove("prefix = $1 AND key = ANY($2)", &[&prefix, &keys], dry_run)
+    }
+
+    fn for_each_item(&self, f: ItemVisitor<'_>) -> Result<()> {
+        let mut c = self.client.borrow_mut();
+        let params: [&(dyn ToSql + Sync); 0] = [];
+        // Streamed from the server: a store of a million items is never held whole.
+        let mut it = c
+            .query_raw("SELECT prefix, key, value::text FROM store", params)
+            .map_err(|e| self.err(e))?;
+        while let Some(r) = it.next().map_err(|e| self.err(e))? {
+            let prefix: String = r.try_get(0).map_err(|e| self.err(e))?;
+            let key: String = r.try_get(1).map_err(|e| self.err(e))?;
+            let value: String = r.try_get(2).map_err(|e| self.err(e))?;
+            f(&prefix, &key, value.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    fn vectors_of(&self, items: &[(String, String)]) -> Result<u64> {
+        if !self.has_vectors || items.is_empty() {
+            return Ok(0);
+        }
+        let prefixes: Vec<&str> = items.iter().map(|(p, _)| p.as_str()).collect();
+        let keys: Vec<&str> = items.iter().map(|(_, k)| k.as_str()).collect();
+        let rows = self.query(
+            "SELECT count(*) FROM store_vectors v \
+             JOIN unnest($1::text[], $2::text[]) AS g(prefix, key) ON v.prefix = g.prefix AND v.key = g.key",
+            &[&prefixes, &keys],
+        )?;
+        let n: i64 = rows
+            .first()
+            .map(|r| r.try_get(0))
+            .transpose()
+            .map_err(|e| self.err(e))?
+            .unwrap_or(0);
+        Ok(n.max(0) as u64)
+    }
+
+    fn vector_space(&self) -> Result<(u64, u64)> {
+        if !self.has_vectors {
+            return Ok((0, 0));
+        }
+        let rows = self.query(
+            "SELECT count(*), coalesce(sum(pg_column_size(embedding)), 0)::bigint FROM store_vectors",
+            &[],
+        )?;
+        let Some(r) = rows.first() else {
+            return Ok((0, 0));
+        };
+        let n: i64 = r.try_get(0).map_err(|e| self.err(e))?;
+        let b: i64 = r.try_get(1).map_err(|e| self.err(e))?;
+        Ok((n.max(0) as u64, b.max(0) as u64))
+    }
+
+    fn vacuum(&self) -> Result<()> {
+        let tables = if self.has_vectors {
+            "store, store_vectors"
+        } else {
+            "store"
+        };
+        self.client
+            .borrow_mut()
+            .batch_execute(&format!("VACUUM (ANALYZE) {tables}"))
+            .map_err(|e| self.err(e))
+    }
+
+    fn delete_unchanged(
+        &mut self,
+        prefix: &str,
+        items: &[(String, Vec<u8>)],
+        dry_run: bool,
+    ) -> Result<Removal> {
+        let mut all = Removal::default();
+        for chunk in items.chunks(500) {
+            let keys: Vec<&str> = chunk.iter().map(|(k, _)| k.as_str()).collect();
+            // The values as `value::text` gave them (what for_each_item read).
+            let values: Vec<String> = chunk
+                .iter()
+                .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+                .collect();
+            let r = self.remove(
+                "prefix = $1 AND (key, value::text) IN (SELECT * FROM unnest($2::text[], $3::text[]))",
+                &[&prefix, &keys, &values],
+                dry_run,
+            )?;
+            all.items.extend(r.items);
+            all.vectors += r.vectors;
+        }
+        all.items.sort_by(|a, b| {
+            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
+        });
+        Ok(all)
     }
 
     fn sweep(&mut self, dry_run: bool) -> Result<Removal> {

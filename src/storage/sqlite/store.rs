@@ -19,7 +19,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
 use crate::storage::store::{
-    is_under, ItemStore, NamespaceSummary, Removal, RemovedItem, StoreItem, NO_STORE,
+    is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
 };
 use crate::storage::Access;
 
@@ -57,6 +57,18 @@ impl SqliteItemStore {
                 let uri = format!("file:{}?immutable=1", uri_path(path));
                 Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
             }
+            // A -wal without its -shm (a backup's copy): read as the checkpoint reader reads
+            // it (see `SqliteStore::open_read_only`), the WAL index in memory, no -shm made.
+            Access::ReadOnly
+                if cfg!(unix) && is_wal_mode(path) && !sidecar(path, "-shm").exists() =>
+            {
+                let uri = format!("file:{}?vfs=unix-none", uri_path(path));
+                Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
+                    .and_then(|c| {
+                        c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+                        Ok(c)
+                    })
+            }
             Access::ReadOnly => {
                 Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
             }
@@ -68,6 +80,9 @@ impl SqliteItemStore {
         .with_context(|| format!("cannot open '{shown}'"))?;
         conn.busy_timeout(busy_timeout)
             .context("cannot set the busy timeout")?;
+        if access == Access::ReadOnly {
+            super::no_checkpoint_on_close(&conn, path)?;
+        }
         let tables: Vec<String> = {
             let mut st = conn
                 .prepare(
@@ -82,7 +97,7 @@ impl SqliteItemStore {
                 .map_err(|e| explain(e, path))?
         };
         if !tables.iter().any(|t| t == "store") {
-            anyhow::bail!("'{shown}': {NO_STORE}");
+            return Err(NoStore(shown).into());
         }
         let migration = if tables.iter().any(|t| t == "store_migrations") {
             conn.query_row("SELECT max(v) FROM store_migrations", [], |r| {
@@ -286,6 +301,95 @@ impl ItemStore for SqliteItemStore {
         let mut params: Vec<&dyn rusqlite::ToSql> = vec![&prefix];
         params.extend(keys.iter().map(|k| k as &dyn rusqlite::ToSql));
         self.remove(&filter, &params, dry_run)
+    }
+
+    fn for_each_item(&self, f: ItemVisitor<'_>) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare("SELECT prefix, key, CAST(value AS BLOB) FROM store")
+            .map_err(|e| self.err(e))?;
+        let mut rows = st.query([]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let prefix = text(r, 0).map_err(|e| self.err(e))?;
+            let key = text(r, 1).map_err(|e| self.err(e))?;
+            let value = blob(r, 2).map_err(|e| self.err(e))?.unwrap_or_default();
+            f(&prefix, &key, &value)?;
+        }
+        Ok(())
+    }
+
+    fn vectors_of(&self, items: &[(String, String)]) -> Result<u64> {
+        if !self.has_vectors {
+            return Ok(0);
+        }
+        let mut st = self
+            .conn
+            .prepare("SELECT count(*) FROM store_vectors WHERE prefix = ?1 AND key = ?2")
+            .map_err(|e| self.err(e))?;
+        let mut n = 0u64;
+        for (prefix, key) in items {
+            let c: i64 = st
+                .query_row([prefix, key], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            n += c.max(0) as u64;
+        }
+        Ok(n)
+    }
+
+    fn vector_space(&self) -> Result<(u64, u64)> {
+        if !self.has_vectors {
+            return Ok((0, 0));
+        }
+        self.conn
+            .query_row(
+                "SELECT count(*), total(length(embedding)) FROM store_vectors",
+                [],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?.max(0) as u64,
+                        r.get::<_, f64>(1)?.max(0.0) as u64,
+                    ))
+                },
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    fn zero_deleted_content(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA secure_delete = ON")
+            .map_err(|e| self.err(e))
+    }
+
+    fn delete_unchanged(
+        &mut self,
+        prefix: &str,
+        items: &[(String, Vec<u8>)],
+        dry_run: bool,
+    ) -> Result<Removal> {
+        let mut all = Removal::default();
+        for chunk in items.chunks(500) {
+            let which: Vec<String> = (0..chunk.len())
+                .map(|i| {
+                    format!(
+                        "(key = ?{} AND CAST(value AS BLOB) = ?{})",
+                        2 * i + 2,
+                        2 * i + 3
+                    )
+                })
+                .collect();
+            let filter = format!("prefix = ?1 AND ({})", which.join(" OR "));
+            let mut params: Vec<&dyn rusqlite::ToSql> = vec![&prefix];
+            for (key, value) in chunk {
+                params.push(key);
+                params.push(value);
+            }
+            let r = self.remove(&filter, &params, dry_run)?;
+            all.items.extend(r.items);
+            all.vectors += r.vectors;
+        }
+        all.items
+            .sort_by(|a, b| (&a.prefix, &a.key).cmp(&(&b.prefix, &b.key)));
+        Ok(all)
     }
 
     fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
