@@ -11,6 +11,7 @@
 //! - [`store`]: the LangGraph Store's namespaces (labels, grouping to a depth);
 //! - [`duration`]: `30d`, `12h` style durations for `--idle`.
 
+pub mod copy;
 pub mod duration;
 pub mod edit;
 pub mod find;
