@@ -3,6 +3,7 @@
 //! Data goes to stdout; progress and notes go to stderr. Renderers write to any
 //! `io::Write` so tests can capture them.
 
+pub mod copy;
 pub mod diff;
 pub mod forget;
 pub mod human;
