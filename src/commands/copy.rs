@@ -16,13 +16,11 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     let to_thread = match (&args.to_thread, &args.to) {
         (Some(t), _) => t.clone(),
         (None, Some(_)) => args.thread.clone(),
-        (None, None) => {
-            return Err(Usage(
-                "copy needs --to-thread NEW (a new id in this database) or --to DB (another database)"
-                    .into(),
-            )
-            .into())
-        }
+        (None, None) => return Err(Usage(
+            "copy needs --to-thread NEW (a new id in this database) or --to DB (another database)"
+                .into(),
+        )
+        .into()),
     };
     let source_path =
         g.db.as_deref()
