@@ -8,7 +8,7 @@ use anyhow::{anyhow, Result};
 
 use crate::cli::{CopyArgs, GlobalArgs};
 use crate::exit::Usage;
-use crate::output::copy::{write_copy, CopyReport};
+use crate::output::copy::{write_copy, CopyReport, SharedVersion};
 use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore};
 
 /// Runs `copy`.
@@ -87,12 +87,15 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     if exists && !args.replace {
         return Err(storage::TargetExists(to_thread).into());
     }
-    let replaced = match (args.dry_run, target_store) {
-        (true, _) | (false, None) => exists,
+    let written = match (args.dry_run, target_store) {
+        (true, _) | (false, None) => storage::WrittenThread {
+            replaced: exists,
+            shared_versions: vec![],
+        },
         (false, Some(t)) => {
             let written = t.write_thread(&to_thread, &plan.rows, args.replace);
             match (written, created, &args.to) {
-                (Ok(r), _, _) => r,
+                (Ok(w), _, _) => w,
                 (Err(e), true, Some(to)) => {
                     drop(target);
                     remove_created(to);
@@ -112,8 +115,16 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         at: args.at.clone(),
         dry_run: args.dry_run,
         created,
-        replaced,
+        replaced: written.replaced,
         counts: plan.counts,
+        shared_versions: written
+            .shared_versions
+            .into_iter()
+            .map(|(checkpoint_id, channel)| SharedVersion {
+                checkpoint_id,
+                channel,
+            })
+            .collect(),
     };
     write_copy(out, crate::output::resolve_format(g.format), &report)
 }

@@ -31,6 +31,20 @@ pub struct CopyReport {
     /// The rows written (or that would be).
     #[serde(flatten)]
     pub counts: CopyCounts,
+    /// Checkpoints whose value of a channel differs from the one an earlier checkpoint stored
+    /// under the same channel version: the Postgres target keeps one value per version (as
+    /// `PostgresSaver.put` does), so they read the earlier value there.
+    pub shared_versions: Vec<SharedVersion>,
+}
+
+/// A checkpoint whose channel value the target holds once per version (see
+/// [`CopyReport::shared_versions`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct SharedVersion {
+    /// The checkpoint.
+    pub checkpoint_id: String,
+    /// The channel.
+    pub channel: String,
 }
 
 /// Writes the report of a copy.
@@ -78,5 +92,13 @@ pub fn write_copy(out: &mut dyn Write, format: Format, r: &CopyReport) -> Result
         one_line(&r.thread),
         one_line(&r.to_thread)
     )?;
+    for v in &r.shared_versions {
+        writeln!(
+            out,
+            "note: checkpoint {} holds another '{}' value under the version an earlier checkpoint stored; PostgresSaver keeps one value per version, so it reads the earlier one there (as the app's own PostgresSaver would)",
+            one_line(&v.checkpoint_id),
+            one_line(&v.channel)
+        )?;
+    }
     Ok(())
 }

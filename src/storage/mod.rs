@@ -77,6 +77,19 @@ pub struct ThreadRows {
     pub writes: Vec<ThreadWrite>,
 }
 
+/// What [`CheckpointStore::write_thread`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WrittenThread {
+    /// A thread of that id was there and was replaced.
+    pub replaced: bool,
+    /// `(checkpoint_id, channel)` of the checkpoints whose value of a channel differs from
+    /// the value an earlier checkpoint stored under the same channel version. A file keeps
+    /// both; `PostgresSaver` keeps one blob row per `(channel, version)`, the first one `put`
+    /// stored, so these checkpoints read that earlier value (as they would had the app
+    /// written them to Postgres: an app that changes a value in place without a new version).
+    pub shared_versions: Vec<(String, String)>,
+}
+
 /// A copy's target thread exists (and `--replace` was not given): nothing was written.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -808,8 +821,12 @@ pub trait CheckpointStore: Send {
     /// transaction, in this database's own layout, as its saver's `put` / `put_writes` would
     /// have written them. A thread that exists already is a [`TargetExists`] error and nothing
     /// is written, unless `replace`: then its rows are deleted in the same transaction.
-    /// Returns whether a thread was replaced.
-    fn write_thread(&self, thread_id: &str, rows: &ThreadRows, replace: bool) -> Result<bool>;
+    fn write_thread(
+        &self,
+        thread_id: &str,
+        rows: &ThreadRows,
+        replace: bool,
+    ) -> Result<WrittenThread>;
 
     // ---- rewriting values in place (rekey) ---------------------------------------------------
 

@@ -12,7 +12,9 @@ use serde_json::Value as Json;
 use super::format as pgformat;
 use super::{get_str, version_text, PostgresStore};
 use crate::codec::aes;
-use crate::storage::{Access, SchemaGeneration, TargetExists, ThreadRows, ThreadWrite, WriteRow};
+use crate::storage::{
+    Access, SchemaGeneration, TargetExists, ThreadRows, ThreadWrite, WriteRow, WrittenThread,
+};
 
 impl PostgresStore {
     /// [`crate::storage::CheckpointStore::read_thread`]: a read-only store reads in its one
@@ -104,7 +106,7 @@ impl PostgresStore {
         thread_id: &str,
         rows: &ThreadRows,
         replace: bool,
-    ) -> Result<bool> {
+    ) -> Result<WrittenThread> {
         if rows.checkpoints.is_empty() {
             bail!("nothing to write: the thread has no checkpoint");
         }
@@ -142,6 +144,10 @@ impl PostgresStore {
                 "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
                  VALUES ($1, $2, $3, $4, $5, $6)",
             )?;
+            // The value stored under each (ns, channel, version): `put` stores a version once.
+            let mut stored: std::collections::HashMap<(&str, String, String), Vec<u8>> =
+                std::collections::HashMap::new();
+            let mut shared_versions = Vec::new();
             for row in &rows.checkpoints {
                 let what = format!(
                     "checkpoint {} of thread '{}'",
@@ -167,6 +173,17 @@ impl PostgresStore {
                         .ok_or_else(|| {
                             anyhow!("{what}: channel '{channel}' has a value but no version")
                         })?;
+                    match stored.entry((row.checkpoint_ns.as_str(), channel.clone(), version.clone())) {
+                        std::collections::hash_map::Entry::Occupied(first) => {
+                            if first.get() != blob {
+                                shared_versions.push((row.checkpoint_id.clone(), channel.clone()));
+                            }
+                            continue;
+                        }
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            v.insert(blob.clone());
+                        }
+                    }
                     let (type_name, blob) = match &key {
                         Some(key) => aes::seal(key, type_name, blob),
                         None => ((*type_name).to_owned(), blob.clone()),
@@ -231,7 +248,10 @@ impl PostgresStore {
                 ]);
                 c.execute(&write_sql, &params).map_err(e)?;
             }
-            Ok(exists)
+            Ok(WrittenThread {
+                replaced: exists,
+                shared_versions,
+            })
         })
     }
 }

@@ -1530,7 +1530,7 @@ impl CheckpointStore for PostgresStore {
         thread_id: &str,
         rows: &crate::storage::ThreadRows,
         replace: bool,
-    ) -> Result<bool> {
+    ) -> Result<crate::storage::WrittenThread> {
         self.write_whole_thread(thread_id, rows, replace)
     }
 

@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
 use super::{blob, explain, opt_text, text, SqliteStore};
-use crate::storage::{SchemaGeneration, TargetExists, ThreadRows, ThreadWrite};
+use crate::storage::{SchemaGeneration, TargetExists, ThreadRows, ThreadWrite, WrittenThread};
 
 /// The tables `SqliteSaver.setup()` creates (langgraph-checkpoint-sqlite 3.x), and the WAL
 /// mode it sets.
@@ -134,7 +134,7 @@ impl SqliteStore {
         thread_id: &str,
         rows: &ThreadRows,
         replace: bool,
-    ) -> Result<bool> {
+    ) -> Result<WrittenThread> {
         self.in_update(replace, || {
             let e = |e| self.sql_error(e);
             let tx = &self.conn;
@@ -203,7 +203,10 @@ impl SqliteStore {
             if rows.checkpoints.is_empty() {
                 bail!("nothing to write: the thread has no checkpoint");
             }
-            Ok(exists)
+            Ok(WrittenThread {
+                replaced: exists,
+                shared_versions: vec![],
+            })
         })
     }
 }

@@ -363,7 +363,7 @@ impl CheckpointStore for SqliteStore {
         thread_id: &str,
         rows: &crate::storage::ThreadRows,
         replace: bool,
-    ) -> Result<bool> {
+    ) -> Result<crate::storage::WrittenThread> {
         self.write_whole_thread(thread_id, rows, replace)
     }
 
