@@ -255,14 +255,12 @@ fn encrypted_postgres_threads_copy_with_their_key_only() {
     let before = db.rows_digest();
     let file = dir.path().join("nokey.sqlite");
     let e = copy(&db.url, &["--thread", "tools", "--to", s(&file)], None)
-        .err()
-        .expect("refused without the key");
+        .expect_err("refused without the key");
     assert!(e.contains("--key-env"), "{e}");
     assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
     assert!(!file.exists(), "nothing written");
     let e = copy(&db.url, &["--thread", "tools", "--to-thread", "t2"], None)
-        .err()
-        .expect("refused without the key");
+        .expect_err("refused without the key");
     assert!(e.contains("--key-env"), "{e}");
     assert_eq!(db.rows_digest(), before, "nothing written");
     let threads = pg_threads("postgres-encrypted");

@@ -241,7 +241,7 @@ mod tests {
 
     #[test]
     fn a_fork_at_an_unknown_checkpoint_is_refused() {
-        let e = plan(thread(), "a", "b", Some("2a")).err().expect("refused");
+        let e = plan(thread(), "a", "b", Some("2a")).expect_err("refused");
         assert!(e.to_string().contains("no such root checkpoint"), "{e}");
         assert!(plan(ThreadRows::default(), "a", "b", None).is_err());
     }
