@@ -227,6 +227,19 @@ pub enum Command {
   memctl rekey --decrypt --old-key-env LANGGRAPH_AES_KEY")]
     Rekey(RekeyArgs),
 
+    // ---- threads that travel (#29) ----
+    /// Copy a thread, whole or up to a checkpoint (a fork), to a new thread id in the same
+    /// database or into another one (a SQLite file or a PostgreSQL URL; a file that does not
+    /// exist is created in SqliteSaver's layout). The copy is written in one transaction,
+    /// exactly as the target's saver would write it: every checkpoint of every namespace, the
+    /// pending writes, the same checkpoint ids; encrypted rows as they are stored.
+    #[command(after_help = "Examples:
+  memctl copy --thread chat-1 --to-thread chat-1-copy
+  memctl copy --thread chat-1 --to-thread chat-1-retry --at 1f0c1a2b-3c4d-6e5f-8001-0a1b2c3d4e5f
+  memctl copy --thread chat-1 --to debug.sqlite
+  memctl copy --thread chat-1 --to postgresql://app@db/prod --to-thread chat-1 --dry-run")]
+    Copy(CopyArgs),
+
     /// The LangGraph Store (long-term memory: `store.put` items): list namespaces and items,
     /// read one, delete items, sweep expired ones. Reads never refresh a TTL.
     #[command(after_help = "Examples:
@@ -1155,4 +1168,37 @@ pub struct BrowseArgs {
     /// Open on this thread's history instead of the threads list.
     #[arg(long, short = 't', value_name = "ID")]
     pub thread: Option<String>,
+}
+
+// ---- threads that travel (#29) ----
+
+/// Arguments of `copy`.
+#[derive(Debug, Args)]
+pub struct CopyArgs {
+    /// The thread to copy.
+    #[arg(long, value_name = "ID")]
+    pub thread: String,
+
+    /// The id of the copy (default: the same id, which needs --to another database).
+    #[arg(long, value_name = "ID")]
+    pub to_thread: Option<String>,
+
+    /// The database to copy into: a SQLite file (created when it does not exist) or a
+    /// PostgreSQL connection string (its saver's tables must exist). Default: the source
+    /// database (--db).
+    #[arg(long, value_name = "DB")]
+    pub to: Option<PathBuf>,
+
+    /// Fork: the copy ends at this root checkpoint (its ancestors and their subgraph
+    /// checkpoints and pending writes go with it), so the app continues the copy from there.
+    #[arg(long, value_name = "CHECKPOINT")]
+    pub at: Option<String>,
+
+    /// Overwrite the target thread when it exists (in the same transaction as the copy).
+    #[arg(long)]
+    pub replace: bool,
+
+    /// Read everything and say what would be copied; write nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
 }

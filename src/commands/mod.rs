@@ -3,6 +3,7 @@
 pub mod batch;
 pub mod browse;
 pub mod completions;
+pub mod copy;
 pub mod delta;
 pub mod diff;
 pub mod dump;
@@ -100,6 +101,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Prune(args) => prune::run(g, args, out),
         Command::Gc(args) => gc::run(g, args, out),
         Command::Rekey(args) => rekey::run(g, args, out),
+        Command::Copy(args) => copy::run(g, args, out),
         Command::Store(cmd) => store::run(g, cmd, out),
         Command::Ttl(args) => ttl::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),

@@ -4,6 +4,7 @@
 //! `io::Write` so tests can capture them.
 
 pub mod confirm;
+pub mod copy;
 pub mod diff;
 pub mod forget;
 pub mod human;

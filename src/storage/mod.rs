@@ -53,6 +53,50 @@ pub struct WriteRow {
     pub value: Vec<u8>,
 }
 
+/// A pending write of a whole thread (see [`ThreadRows`]): the checkpoint it is recorded on,
+/// and the row.
+#[derive(Debug, Clone)]
+pub struct ThreadWrite {
+    /// The namespace of the checkpoint.
+    pub checkpoint_ns: String,
+    /// The checkpoint the write is recorded on.
+    pub checkpoint_id: String,
+    /// The write row.
+    pub row: WriteRow,
+}
+
+/// A whole thread as its database stores it, every namespace (`copy`, `export`, `migrate`):
+/// checkpoints in namespace order, oldest first within a namespace, and their pending writes.
+/// A checkpoint is what `SqliteSaver` stores (a Postgres checkpoint is assembled, and its
+/// metadata is the `json.dumps` text of the loaded dict); an encrypted one is sealed whole.
+#[derive(Debug, Clone, Default)]
+pub struct ThreadRows {
+    /// Every checkpoint row.
+    pub checkpoints: Vec<CheckpointRow>,
+    /// Every write row.
+    pub writes: Vec<ThreadWrite>,
+}
+
+/// What [`CheckpointStore::write_thread`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WrittenThread {
+    /// A thread of that id was there and was replaced.
+    pub replaced: bool,
+    /// `(checkpoint_id, channel)` of the checkpoints whose value of a channel differs from
+    /// the value an earlier checkpoint stored under the same channel version. A file keeps
+    /// both; `PostgresSaver` keeps one blob row per `(channel, version)`, the first one `put`
+    /// stored, so these checkpoints read that earlier value (as they would had the app
+    /// written them to Postgres: an app that changes a value in place without a new version).
+    pub shared_versions: Vec<(String, String)>,
+}
+
+/// A copy's target thread exists (and `--replace` was not given): nothing was written.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "thread '{0}' already exists in the target database; nothing written (--replace overwrites it)"
+)]
+pub struct TargetExists(pub String);
+
 /// The rows one update appends to a thread: a checkpoint, and write rows recorded on its
 /// parent. Plain row values: storage does not know what they mean.
 #[derive(Debug, Clone, Copy)]
@@ -780,6 +824,23 @@ pub trait CheckpointStore: Send {
     /// rows of other threads, and stored bytes outside any row. Texts found nowhere are left
     /// out.
     fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>>;
+
+    // ---- whole threads (copy, export, migrate) -----------------------------------------------
+
+    /// Every checkpoint and pending write of a thread (all namespaces), read in one
+    /// consistent snapshot. A thread with no checkpoint gives empty rows.
+    fn read_thread(&self, thread_id: &str) -> Result<ThreadRows>;
+
+    /// Writes `rows` as thread `thread_id` (each row's own thread id is ignored), in one
+    /// transaction, in this database's own layout, as its saver's `put` / `put_writes` would
+    /// have written them. A thread that exists already is a [`TargetExists`] error and nothing
+    /// is written, unless `replace`: then its rows are deleted in the same transaction.
+    fn write_thread(
+        &self,
+        thread_id: &str,
+        rows: &ThreadRows,
+        replace: bool,
+    ) -> Result<WrittenThread>;
 
     // ---- rewriting values in place (rekey) ---------------------------------------------------
 

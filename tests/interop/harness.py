@@ -959,6 +959,32 @@ def subgraph_states(graph, snap) -> list | None:
     return out
 
 
+def snapshot_record(graph, snap) -> dict:
+    """A root StateSnapshot as the tests compare it: its checkpoint and parent ids, step,
+    messages (`model_dump()`), other values, `next`, `count_tokens_approximately` of its
+    messages, metadata, tasks, interrupts and the states of its pending subgraph tasks."""
+    from langchain_core.messages.utils import count_tokens_approximately
+
+    msgs = list(snap.values.get("messages", []))
+    return {
+        "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+        "step": snap.metadata.get("step"),
+        "messages": dumps(msgs),
+        "values": jsonable({k: v for k, v in snap.values.items() if k != "messages"}),
+        "next": list(snap.next),
+        "tokens_approx": count_tokens_approximately(msgs),
+        "metadata": jsonable(snap.metadata),
+        "parent_checkpoint_id": (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+        "tasks": [{"id": t.id, "name": t.name, "path": jsonable(t.path),
+                   "error": repr(t.error) if t.error else None,
+                   "interrupts": [{"id": i.id, "value": jsonable(i.value)} for i in t.interrupts],
+                   "result": jsonable(t.result)}
+                  for t in snap.tasks],
+        "interrupts": [{"id": i.id, "value": jsonable(i.value)} for i in snap.interrupts],
+        "subgraph_states": subgraph_states(graph, snap),
+    }
+
+
 def delta_states(saver, thread_ids, namespaces_of, graph_of: dict | None = None) -> dict:
     """Every checkpoint of the threads `thread_ids` as LangGraph shows it: per thread (the
     graph 'delta:<thread>'), `get_state_history` of the root namespace, newest first, each
@@ -968,7 +994,6 @@ def delta_states(saver, thread_ids, namespaces_of, graph_of: dict | None = None)
     `namespaces_of(thread)` names (messages, other values, `next`, the root checkpoint it ran
     under, its parent); and the latest state (`get_state`). Shared by the
     SQLite command below and PostgresSaver's (harness_pg.py, fixtures/generate_pg.py)."""
-    from langchain_core.messages.utils import count_tokens_approximately
 
     threads = {}
     for thread in thread_ids:
@@ -976,24 +1001,7 @@ def delta_states(saver, thread_ids, namespaces_of, graph_of: dict | None = None)
         cfg = graphs.config(thread)
         history = []
         for snap in graph.get_state_history(cfg):
-            msgs = list(snap.values.get("messages", []))
-            history.append({
-                "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
-                "step": snap.metadata.get("step"),
-                "messages": dumps(msgs),
-                "values": jsonable({k: v for k, v in snap.values.items() if k != "messages"}),
-                "next": list(snap.next),
-                "tokens_approx": count_tokens_approximately(msgs),
-                "metadata": jsonable(snap.metadata),
-                "parent_checkpoint_id": (snap.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
-                "tasks": [{"id": t.id, "name": t.name, "path": jsonable(t.path),
-                           "error": repr(t.error) if t.error else None,
-                           "interrupts": [{"id": i.id, "value": jsonable(i.value)} for i in t.interrupts],
-                           "result": jsonable(t.result)}
-                          for t in snap.tasks],
-                "interrupts": [{"id": i.id, "value": jsonable(i.value)} for i in snap.interrupts],
-                "subgraph_states": subgraph_states(graph, snap),
-            })
+            history.append(snapshot_record(graph, snap))
         latest = graph.get_state(cfg)
         # Subgraph namespaces: every checkpoint as get_state_history shows it there.
         namespaces = {}
@@ -1034,6 +1042,34 @@ def cmd_delta_states(db: str, graph_of: dict | None = None) -> dict:
                     "AND checkpoint_ns != '' ORDER BY 1", (thread,))]
 
             return delta_states(saver, ids, namespaces_of, graph_of)
+        finally:
+            con.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cmd_history(db: str, thread: str, graph_name: str, at: str | None = None) -> dict:
+    """One thread of a SQLite file as LangGraph shows it (on a copy): `delta_states` of that
+    thread run with graph `graph_name`, and `state`: `get_state` at checkpoint `at` (default:
+    the latest) as `snapshot_record` gives it."""
+    tmp = tempfile.mkdtemp(prefix="memctl-interop-")
+    path = os.path.join(tmp, "db.sqlite")
+    sqlite_copy(db, path)
+    try:
+        con = sqlite3.connect(path, check_same_thread=False)
+        try:
+            saver = make_saver(con)
+
+            def namespaces_of(t: str) -> list[str]:
+                return [ns for (ns,) in con.execute(
+                    "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = ? "
+                    "AND checkpoint_ns != '' ORDER BY 1", (t,))]
+
+            rep = delta_states(saver, [thread], namespaces_of, {thread: graph_name})["threads"][thread]
+            graph, _model = graphs.build(graph_name, saver)
+            cfg = graphs.config(thread, **({"checkpoint_id": at} if at else {}))
+            rep["state"] = snapshot_record(graph, graph.get_state(cfg))
+            return rep
         finally:
             con.close()
     finally:
@@ -1307,12 +1343,22 @@ def main(argv: list[str] | None = None) -> int:
     ds.add_argument("--graphs", default="",
                     help="THREAD=GRAPH,...: graphs of threads not named after theirs "
                          "(default: delta:THREAD)")
+    hi = sub.add_parser("history", help="one thread's get_state_history and get_state (on a copy)")
+    hi.add_argument("--db", required=True)
+    hi.add_argument("--thread", required=True)
+    hi.add_argument("--graph", help="scenario graph to build (default: the thread id)")
+    hi.add_argument("--at", help="the checkpoint get_state reads (default: the latest)")
     rw = sub.add_parser("rows", help="every row decoded by the app's serializer, as JSON")
     rw.add_argument("--db", required=True)
     ft = sub.add_parser("find-text", help="rows (decrypted) and raw bytes holding TEXT")
     ft.add_argument("--db", required=True)
     ft.add_argument("--text", required=True)
     a = ap.parse_args(argv)
+
+    if a.cmd == "history":
+        rep = cmd_history(a.db, a.thread, a.graph or a.thread, a.at)
+        print(json.dumps(jsonable(rep), ensure_ascii=False, indent=1))
+        return 0
 
     if a.cmd == "delta-states":
         graph_of = dict(t.split("=", 1) for t in a.graphs.split(",") if t)

@@ -214,6 +214,23 @@ def cmd_continue(url: str, thread: str, graph_name: str) -> dict:
         o.close()
 
 
+def cmd_history(url: str, thread: str, graph_name: str, at: str | None = None) -> dict:
+    """One thread as LangGraph shows it through PostgresSaver: harness.py's `history`."""
+    o = Opened(url, graph_name)
+    try:
+        with psycopg.connect(url) as c:
+            namespaces = [r[0] for r in c.execute(
+                'SELECT DISTINCT checkpoint_ns COLLATE "C" FROM checkpoints '
+                "WHERE thread_id = %s AND checkpoint_ns != '' ORDER BY 1", (thread,))]
+        rep = harness.delta_states(o.saver, [thread], lambda _t: namespaces,
+                                   {thread: graph_name})["threads"][thread]
+        cfg = graphs.config(thread, **({"checkpoint_id": at} if at else {}))
+        rep["state"] = harness.snapshot_record(o.graph, o.graph.get_state(cfg))
+        return rep
+    finally:
+        o.close()
+
+
 def cmd_check_all(url: str, expected_path: str) -> dict:
     """Every thread of expected/postgres.json: LangGraph sees the same messages and next nodes
     (what a gc must keep), and the thread continues (a paused one is resumed first)."""
@@ -386,6 +403,11 @@ def main(argv: list[str] | None = None) -> int:
     ds.add_argument("--graphs", default="",
                     help="THREAD=GRAPH,...: graphs of threads not named after theirs "
                          "(default: delta:THREAD)")
+    hi = sub.add_parser("history")
+    hi.add_argument("--url", required=True)
+    hi.add_argument("--thread", required=True)
+    hi.add_argument("--graph")
+    hi.add_argument("--at")
     ca = sub.add_parser("check-all")
     ca.add_argument("--url", required=True)
     ca.add_argument("--expected", required=True)
@@ -435,6 +457,8 @@ def main(argv: list[str] | None = None) -> int:
             rep = cmd_continue(a.url, a.thread, a.graph or a.thread)
         elif a.cmd == "delta-states":
             rep = cmd_delta_states(a.url, dict(t.split("=", 1) for t in a.graphs.split(",") if t))
+        elif a.cmd == "history":
+            rep = cmd_history(a.url, a.thread, a.graph or a.thread, a.at)
         elif a.cmd == "check-all":
             rep = cmd_check_all(a.url, a.expected)
         elif a.cmd == "load-forget":

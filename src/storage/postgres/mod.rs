@@ -15,6 +15,7 @@
 //! `--busy-timeout`.
 
 pub mod conn;
+pub mod copy;
 pub mod format;
 pub mod store;
 
@@ -1520,6 +1521,19 @@ impl CheckpointStore for PostgresStore {
     /// primary-key order from the key the last page ended on. Rows an app adds behind the
     /// cursor during the pass are not visited (the app writes them with its current key). A
     /// write page is one transaction holding the write locks, as every change memctl makes.
+    fn read_thread(&self, thread_id: &str) -> Result<crate::storage::ThreadRows> {
+        self.read_whole_thread(thread_id)
+    }
+
+    fn write_thread(
+        &self,
+        thread_id: &str,
+        rows: &crate::storage::ThreadRows,
+        replace: bool,
+    ) -> Result<crate::storage::WrittenThread> {
+        self.write_whole_thread(thread_id, rows, replace)
+    }
+
     fn rewrite_values(
         &self,
         from: ValueCursor,

@@ -1,5 +1,6 @@
 //! `SqliteSaver`'s file: read-only opening, schema detection and queries.
 
+pub mod copy;
 pub mod freed;
 pub mod freemap;
 pub mod kept_open;
@@ -351,6 +352,19 @@ impl CheckpointStore for SqliteStore {
         rewrite: ValueRewriter<'_>,
     ) -> Result<ValuePage> {
         self.value_page(from, size, write, rewrite)
+    }
+
+    fn read_thread(&self, thread_id: &str) -> Result<crate::storage::ThreadRows> {
+        self.read_whole_thread(thread_id)
+    }
+
+    fn write_thread(
+        &self,
+        thread_id: &str,
+        rows: &crate::storage::ThreadRows,
+        replace: bool,
+    ) -> Result<crate::storage::WrittenThread> {
+        self.write_whole_thread(thread_id, rows, replace)
     }
 
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {

@@ -1,0 +1,155 @@
+//! `memctl copy`: a thread (or a fork of it) to a new thread id, here or in another database.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+
+use crate::cli::{CopyArgs, GlobalArgs};
+use crate::exit::Usage;
+use crate::output::copy::{write_copy, CopyReport, SharedVersion};
+use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore};
+
+/// Runs `copy`.
+pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
+    let to_thread = match (&args.to_thread, &args.to) {
+        (Some(t), _) => t.clone(),
+        (None, Some(_)) => args.thread.clone(),
+        (None, None) => return Err(Usage(
+            "copy needs --to-thread NEW (a new id in this database) or --to DB (another database)"
+                .into(),
+        )
+        .into()),
+    };
+    let source_path =
+        g.db.as_deref()
+            .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    let same_db = match &args.to {
+        None => true,
+        Some(to) => same_database(source_path, to)?,
+    };
+    if same_db && to_thread == args.thread {
+        return Err(Usage(format!(
+            "the copy of thread '{}' would be the thread itself (same database, same id): give --to-thread or --to",
+            args.thread
+        ))
+        .into());
+    }
+    let access = match same_db && !args.dry_run {
+        true => Access::ReadWrite,
+        false => Access::ReadOnly,
+    };
+    let source = super::open(g, access)?;
+    let rows = source.read_thread(&args.thread)?;
+    if rows.checkpoints.is_empty() {
+        return Err(anyhow!("no thread '{}' in the database", args.thread));
+    }
+    let plan = crate::ops::copy::plan(rows, &args.thread, &to_thread, args.at.as_deref())?;
+    let busy = Duration::from_millis(g.busy_timeout);
+    let mut created = false;
+    let target: Option<Box<dyn CheckpointStore>> = match &args.to {
+        _ if same_db => None,
+        None => None,
+        Some(to) => match storage::locate(to).map_err(|e| Usage(e.to_string()))? {
+            Location::Postgres(_) => {
+                let access = match args.dry_run {
+                    true => Access::ReadOnly,
+                    false => Access::ReadWrite,
+                };
+                Some(storage::open(to, None, access, busy, &super::keys(g))?)
+            }
+            Location::File if to.exists() => {
+                let access = match args.dry_run {
+                    true => Access::ReadOnly,
+                    false => Access::ReadWrite,
+                };
+                Some(storage::open(to, None, access, busy, &super::keys(g))?)
+            }
+            Location::File => {
+                created = true;
+                match args.dry_run {
+                    true => None,
+                    false => Some(Box::new(SqliteStore::create_new(to, busy)?)),
+                }
+            }
+        },
+    };
+    let target_store: Option<&dyn CheckpointStore> = match (&target, same_db) {
+        (Some(t), _) => Some(&**t),
+        (None, true) => Some(&*source),
+        (None, false) => None,
+    };
+    let exists = match target_store {
+        Some(t) => t.thread_exists(&to_thread)?,
+        None => false,
+    };
+    if exists && !args.replace {
+        return Err(storage::TargetExists(to_thread).into());
+    }
+    let written = match (args.dry_run, target_store) {
+        (true, _) | (false, None) => storage::WrittenThread {
+            replaced: exists,
+            shared_versions: vec![],
+        },
+        (false, Some(t)) => {
+            let written = t.write_thread(&to_thread, &plan.rows, args.replace);
+            match (written, created, &args.to) {
+                (Ok(w), _, _) => w,
+                (Err(e), true, Some(to)) => {
+                    drop(target);
+                    remove_created(to);
+                    return Err(e);
+                }
+                (Err(e), _, _) => return Err(e),
+            }
+        }
+    };
+    let report = CopyReport {
+        thread: args.thread.clone(),
+        to_thread,
+        to: match same_db {
+            true => None,
+            false => args.to.as_deref().map(storage::shown_path),
+        },
+        at: args.at.clone(),
+        dry_run: args.dry_run,
+        created,
+        replaced: written.replaced,
+        counts: plan.counts,
+        shared_versions: written
+            .shared_versions
+            .into_iter()
+            .map(|(checkpoint_id, channel)| SharedVersion {
+                checkpoint_id,
+                channel,
+            })
+            .collect(),
+    };
+    write_copy(out, crate::output::resolve_format(g.format), &report)
+}
+
+/// True when `to` names the database `db` names: the same file, or the same connection
+/// string. (Two spellings of one server database are two databases here; a copy between them
+/// still never loses a row: the target is written whole in one transaction.)
+fn same_database(db: &Path, to: &Path) -> Result<bool> {
+    let a = storage::locate(db).map_err(|e| Usage(e.to_string()))?;
+    let b = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
+    Ok(match (a, b) {
+        (Location::Postgres(x), Location::Postgres(y)) => x == y,
+        (Location::File, Location::File) => match (db.canonicalize(), to.canonicalize()) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        },
+        _ => false,
+    })
+}
+
+/// Removes a SQLite file a failed copy created (and its `-wal` / `-shm`): nothing written.
+fn remove_created(path: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(Path::new(&p));
+    }
+}

@@ -1,0 +1,212 @@
+//! Whole threads in and out of a `SqliteSaver` file (`copy`, `export`, `migrate`), and a new
+//! file in the saver's own layout.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use rusqlite::{Connection, OpenFlags};
+
+use super::{blob, explain, opt_text, text, SqliteStore};
+use crate::storage::{SchemaGeneration, TargetExists, ThreadRows, ThreadWrite, WrittenThread};
+
+/// The tables `SqliteSaver.setup()` creates (langgraph-checkpoint-sqlite 3.x), and the WAL
+/// mode it sets.
+const SETUP_SQL: &str = "PRAGMA journal_mode=WAL;
+CREATE TABLE IF NOT EXISTS checkpoints (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL DEFAULT '',
+                checkpoint_id TEXT NOT NULL,
+                parent_checkpoint_id TEXT,
+                type TEXT,
+                checkpoint BLOB,
+                metadata BLOB,
+                PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+            );
+CREATE TABLE IF NOT EXISTS writes (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL DEFAULT '',
+                checkpoint_id TEXT NOT NULL,
+                task_id TEXT NOT NULL,
+                task_path TEXT NOT NULL DEFAULT '',
+                idx INTEGER NOT NULL,
+                channel TEXT NOT NULL,
+                type TEXT,
+                value BLOB,
+                PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+            );";
+
+impl SqliteStore {
+    /// Creates a new `SqliteSaver` file at `path` (3.x tables, WAL mode, as
+    /// `SqliteSaver.setup()` makes them) and opens it for writing. A path that exists is an
+    /// error: nothing is overwritten.
+    pub fn create_new(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
+        let shown = crate::storage::shown_path(path);
+        // create_new: refuses an existing file, atomically.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .with_context(|| format!("cannot create '{shown}'"))?;
+        let made = (|| -> Result<()> {
+            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let conn = Connection::open_with_flags(path, flags).map_err(|e| explain(e, path))?;
+            conn.execute_batch(SETUP_SQL)
+                .map_err(|e| explain(e, path))?;
+            Ok(())
+        })();
+        if let Err(e) = made {
+            let _ = std::fs::remove_file(path);
+            return Err(e.context(format!("cannot create '{shown}'")));
+        }
+        SqliteStore::open_read_write(path, busy_timeout)
+    }
+
+    /// [`crate::storage::CheckpointStore::read_thread`]: one read transaction.
+    pub(super) fn read_whole_thread(&self, thread_id: &str) -> Result<ThreadRows> {
+        let own = self.conn.is_autocommit();
+        if own {
+            self.conn
+                .execute_batch("BEGIN")
+                .map_err(|e| self.sql_error(e))?;
+        }
+        let read = self.read_rows(thread_id);
+        if own {
+            let _ = self.conn.execute_batch("COMMIT");
+        }
+        read
+    }
+
+    fn read_rows(&self, thread_id: &str) -> Result<ThreadRows> {
+        let e = |e| self.sql_error(e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+                 FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id",
+            )
+            .map_err(e)?;
+        let checkpoints = stmt
+            .query_map([thread_id], SqliteStore::checkpoint_row)
+            .map_err(e)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(e)?;
+        let task_path = match self.generation {
+            SchemaGeneration::V3 => "task_path",
+            SchemaGeneration::V2 => "''",
+        };
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, idx, channel, type, value \
+                 FROM writes WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, {task_path}, task_id, idx"
+            ))
+            .map_err(e)?;
+        let writes = stmt
+            .query_map([thread_id], |r| {
+                Ok(ThreadWrite {
+                    checkpoint_ns: text(r, 0)?,
+                    checkpoint_id: text(r, 1)?,
+                    row: crate::storage::WriteRow {
+                        task_id: text(r, 2)?,
+                        task_path: opt_text(r, 3)?.unwrap_or_default(),
+                        idx: r.get(4)?,
+                        channel: text(r, 5)?,
+                        type_name: opt_text(r, 6)?.unwrap_or_default(),
+                        value: blob(r, 7)?.unwrap_or_default(),
+                    },
+                })
+            })
+            .map_err(e)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(e)?;
+        Ok(ThreadRows {
+            checkpoints,
+            writes,
+        })
+    }
+
+    /// [`crate::storage::CheckpointStore::write_thread`]: one `BEGIN IMMEDIATE` transaction
+    /// (a savepoint inside a batch). Rows are inserted as `SqliteSaver.put` / `put_writes`
+    /// insert them; a 2.x file has no `task_path` column, and its writes get none.
+    pub(super) fn write_whole_thread(
+        &self,
+        thread_id: &str,
+        rows: &ThreadRows,
+        replace: bool,
+    ) -> Result<WrittenThread> {
+        self.in_update(replace, || {
+            let e = |e| self.sql_error(e);
+            let tx = &self.conn;
+            let exists = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1) \
+                         OR EXISTS (SELECT 1 FROM writes WHERE thread_id = ?1)",
+                    [thread_id],
+                    |r| r.get::<_, bool>(0),
+                )
+                .map_err(e)?;
+            if exists && !replace {
+                return Err(TargetExists(thread_id.to_owned()).into());
+            }
+            if exists {
+                tx.execute("DELETE FROM writes WHERE thread_id = ?", [thread_id])
+                    .map_err(e)?;
+                tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [thread_id])
+                    .map_err(e)?;
+            }
+            let mut insert = tx
+                .prepare(
+                    "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?)",
+                )
+                .map_err(e)?;
+            for c in &rows.checkpoints {
+                insert
+                    .execute(rusqlite::params![
+                        thread_id,
+                        c.checkpoint_ns,
+                        c.checkpoint_id,
+                        c.parent_checkpoint_id,
+                        c.type_name,
+                        c.checkpoint,
+                        c.metadata
+                    ])
+                    .map_err(e)?;
+            }
+            let sql = match self.generation {
+                SchemaGeneration::V3 => {
+                    "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                }
+                SchemaGeneration::V2 => {
+                    "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) \
+                     VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9)"
+                }
+            };
+            let mut insert = tx.prepare(sql).map_err(e)?;
+            for w in &rows.writes {
+                insert
+                    .execute(rusqlite::params![
+                        thread_id,
+                        w.checkpoint_ns,
+                        w.checkpoint_id,
+                        w.row.task_id,
+                        w.row.task_path,
+                        w.row.idx,
+                        w.row.channel,
+                        w.row.type_name,
+                        w.row.value
+                    ])
+                    .map_err(e)?;
+            }
+            if rows.checkpoints.is_empty() {
+                bail!("nothing to write: the thread has no checkpoint");
+            }
+            Ok(WrittenThread {
+                replaced: exists,
+                shared_versions: vec![],
+            })
+        })
+    }
+}

@@ -1,0 +1,155 @@
+//! `memctl copy` on bad input: one line, a non-zero exit, nothing written (no file created);
+//! and what a copy, a replace and a dry run do to the rows.
+
+mod common;
+
+use std::path::Path;
+
+use common::{checkpoint_count, fixture, memctl, s, temp_copy};
+
+/// Runs `memctl copy --db DB ARGS`: (exit code, stdout, stderr).
+fn copy(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = memctl()
+        .args(["copy", "--db", s(db)])
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn rows(db: &Path) -> (i64, i64) {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("opens");
+    let n = |sql: &str| {
+        c.query_row(sql, [], |r| r.get::<_, i64>(0))
+            .expect("counts")
+    };
+    (
+        n("SELECT count(*) FROM checkpoints"),
+        n("SELECT count(*) FROM writes"),
+    )
+}
+
+#[test]
+fn bad_input_is_one_line_and_writes_nothing() {
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    let before = rows(&db);
+    let new_file = dir.path().join("new-target.sqlite");
+    let cases: [(&[&str], i32, &str); 5] = [
+        (
+            &["--thread", "1", "--to-thread", "tools"],
+            1,
+            "already exists",
+        ),
+        (
+            &["--thread", "1", "--to-thread", "1"],
+            2,
+            "would be the thread itself",
+        ),
+        (&["--thread", "1"], 2, "--to-thread"),
+        (
+            &["--thread", "no-such", "--to", s(&new_file)],
+            1,
+            "no thread 'no-such'",
+        ),
+        (
+            &[
+                "--thread",
+                "1",
+                "--to",
+                s(&new_file),
+                "--at",
+                "not-a-checkpoint",
+            ],
+            1,
+            "no such root checkpoint",
+        ),
+    ];
+    for (args, code, says) in cases {
+        let (got, stdout, stderr) = copy(&db, args);
+        assert_eq!(got, code, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert_eq!(rows(&db), before, "{args:?} wrote");
+        assert!(!new_file.exists(), "{args:?} created the target file");
+    }
+    // A target that is not a checkpoint database is refused and left as it was.
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a database").expect("write");
+    let (got, _, stderr) = copy(&db, &["--thread", "1", "--to", s(&text)]);
+    assert_eq!(got, 1, "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert_eq!(std::fs::read(&text).expect("read"), b"not a database");
+}
+
+#[test]
+fn a_copy_a_replace_and_a_dry_run() {
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    let (c0, w0) = rows(&db);
+    let src = checkpoint_count(&db, "tools");
+    // A dry run says what it would do and writes nothing, creates nothing.
+    let file = dir.path().join("out.sqlite");
+    let (code, out, err) = copy(&db, &["--thread", "tools", "--to", s(&file), "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("would copy thread 'tools'"), "{out}");
+    assert!(!file.exists());
+    // Into the same file: the rows are there twice.
+    let (code, out, err) = copy(&db, &["--thread", "tools", "--to-thread", "tools-2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("copied thread 'tools' to 'tools-2'"),
+        "{out}"
+    );
+    let (c1, w1) = rows(&db);
+    let writes_of = |t: &str| {
+        let c = rusqlite::Connection::open(&db).expect("opens");
+        c.query_row(
+            "SELECT count(*) FROM writes WHERE thread_id = ?",
+            [t],
+            |r| r.get::<_, i64>(0),
+        )
+        .expect("counts")
+    };
+    assert_eq!(checkpoint_count(&db, "tools-2"), src);
+    assert_eq!(c1 - c0, checkpoint_count(&db, "tools"));
+    assert_eq!(w1 - w0, writes_of("tools"));
+    // --replace overwrites the target with another thread, in one transaction.
+    let (code, out, err) = copy(
+        &db,
+        &[
+            "--thread",
+            "1",
+            "--to-thread",
+            "tools-2",
+            "--replace",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(report["replaced"], true, "{report}");
+    assert_eq!(checkpoint_count(&db, "tools-2"), checkpoint_count(&db, "1"));
+    assert_eq!(writes_of("tools-2"), writes_of("1"));
+    // Into a new file: SqliteSaver's tables, the same checkpoint ids.
+    let (code, _, err) = copy(&db, &["--thread", "tools", "--to", s(&file)]);
+    assert_eq!(code, 0, "{err}");
+    let ids = |p: &Path, t: &str| -> Vec<String> {
+        let c = rusqlite::Connection::open(p).expect("opens");
+        let mut st = c
+            .prepare("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY 1")
+            .expect("prepares");
+        let v = st
+            .query_map([t], |r| r.get(0))
+            .expect("queries")
+            .collect::<Result<Vec<String>, _>>()
+            .expect("rows");
+        v
+    };
+    assert_eq!(ids(&file, "tools"), ids(&db, "tools"));
+}

@@ -1,0 +1,293 @@
+//! `memctl copy` between PostgresSaver's tables and SqliteSaver files, handed to real
+//! LangGraph (.venv/pg, which has both savers): Postgres→Postgres, Postgres→SQLite and
+//! SQLite→Postgres copies of every fixture thread (both Postgres blob layouts, subgraphs,
+//! interrupts, an encrypted database) read back through `get_state_history` exactly as the
+//! source does; a Postgres copy is row for row what `PostgresSaver.put` / `put_writes` stored
+//! for the source; an encrypted Postgres thread needs its key (one line, nothing written).
+//! Needs `MEMCTL_TEST_PG` (see tests/common/pg.rs).
+
+mod common;
+
+use std::path::Path;
+
+use common::pg::TestDb;
+use common::{expected, fixture, memctl, run_parallel, s, temp_copy, Harness};
+use serde_json::Value as Json;
+
+/// Every thread of expected/postgres.json and its graph.
+fn pg_threads(name: &str) -> Vec<(String, String)> {
+    expected(name)["threads"]
+        .as_object()
+        .expect("threads")
+        .iter()
+        .map(|(t, v)| {
+            let graph = v["graph"].as_str().unwrap_or(t).to_owned();
+            (t.clone(), graph)
+        })
+        .collect()
+}
+
+/// What LangGraph shows of `thread` in `db` (a URL: PostgresSaver; else a SqliteSaver file).
+fn history(db: &str, thread: &str, graph: &str, key: Option<&str>) -> Result<Json, String> {
+    let pg = db.starts_with("postgres");
+    let (script, flag) = match pg {
+        true => ("harness_pg.py", "--url"),
+        false => ("harness.py", "--db"),
+    };
+    Harness::new("pg", script)
+        .env("LANGGRAPH_AES_KEY", key)
+        .run(&["history", flag, db, "--thread", thread, "--graph", graph])
+        .json()
+}
+
+fn without_thread_ids(mut j: Json) -> Json {
+    fn strip(j: &mut Json) {
+        match j {
+            Json::Object(o) => {
+                if let Some(Json::Object(md)) = o.get_mut("metadata") {
+                    md.remove("thread_id");
+                }
+                o.values_mut().for_each(strip);
+            }
+            Json::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut j);
+    j
+}
+
+fn same(what: &str, a: Json, b: Json) -> Result<(), String> {
+    let (a, b) = (without_thread_ids(a), without_thread_ids(b));
+    match a == b {
+        true => Ok(()),
+        false => Err(format!(
+            "{what}: LangGraph reads the copy differently\nsource: {a}\ncopy:   {b}"
+        )),
+    }
+}
+
+fn copy(db: &str, args: &[&str], key: Option<&str>) -> Result<String, String> {
+    let mut cmd = memctl();
+    if let Some(k) = key {
+        cmd.env("LANGGRAPH_AES_KEY", k);
+    }
+    let out = cmd
+        .args(["copy", "--db", db])
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    match out.status.success() {
+        true => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        false => Err(format!(
+            "memctl copy {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )),
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn postgres_threads_copied_to_postgres_and_sqlite_are_the_same_threads() {
+    let db = TestDb::fixture("copy_pg");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let threads = pg_threads("postgres");
+    assert!(threads.len() >= 10, "{} threads", threads.len());
+    for (thread, _) in &threads {
+        copy(
+            &db.url,
+            &["--thread", thread, "--to-thread", &format!("{thread}~copy")],
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    // Row for row what PostgresSaver stored for the source (threads written by the current
+    // saver: the legacy ones keep every value in blobs, which put no longer does).
+    let mut c = db.client();
+    for (thread, _) in threads.iter().filter(|(t, _)| !t.starts_with("legacy")) {
+        let copy_id = format!("{thread}~copy");
+        for (table, cols) in [
+            (
+                "checkpoints",
+                "checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata",
+            ),
+            (
+                "checkpoint_blobs",
+                "checkpoint_ns, channel, version, type, blob",
+            ),
+            (
+                "checkpoint_writes",
+                "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob",
+            ),
+        ] {
+            let differ: i64 = c
+                .query_one(
+                    &format!(
+                        "SELECT count(*) FROM ((SELECT {cols} FROM {table} WHERE thread_id = $1 \
+                           EXCEPT ALL SELECT {cols} FROM {table} WHERE thread_id = $2) \
+                          UNION ALL (SELECT {cols} FROM {table} WHERE thread_id = $2 \
+                           EXCEPT ALL SELECT {cols} FROM {table} WHERE thread_id = $1)) d"
+                    ),
+                    &[thread, &copy_id],
+                )
+                .and_then(|r| r.try_get(0))
+                .expect("compares");
+            assert_eq!(differ, 0, "{table} rows of '{thread}' and its copy differ");
+        }
+    }
+    drop(c);
+    let cases: Vec<_> = threads.into_iter().enumerate().collect();
+    run_parallel(cases, |(i, (thread, graph))| {
+        let src = history(&db.url, &thread, &graph, None)?;
+        let copied = history(&db.url, &format!("{thread}~copy"), &graph, None)?;
+        same(
+            &format!("'{thread}' Postgres→Postgres"),
+            src.clone(),
+            copied,
+        )?;
+        let file = dir.path().join(format!("pg-{i}.sqlite"));
+        copy(&db.url, &["--thread", &thread, "--to", s(&file)], None)?;
+        let moved = history(s(&file), &thread, &graph, None)?;
+        same(&format!("'{thread}' Postgres→SQLite"), src, moved)
+    });
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn sqlite_threads_copied_to_postgres_are_the_same_threads() {
+    let db = TestDb::fixture("copy_sqlite_pg");
+    let (_dir, file) = temp_copy(&fixture("new.sqlite"));
+    let threads = common_threads(&file);
+    let mut cases = Vec::new();
+    for thread in threads {
+        let out = copy(
+            s(&file),
+            &[
+                "--thread",
+                &thread,
+                "--to",
+                &db.url,
+                "--to-thread",
+                &format!("{thread}~sqlite"),
+                "--format",
+                "json",
+            ],
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let report: Json = serde_json::from_str(&out).expect("JSON report");
+        let shared: Vec<(String, String)> = report["shared_versions"]
+            .as_array()
+            .expect("shared_versions")
+            .iter()
+            .map(|v| {
+                let f = |k: &str| v[k].as_str().expect("text").to_owned();
+                (f("checkpoint_id"), f("channel"))
+            })
+            .collect();
+        cases.push((thread, shared));
+    }
+    // The app mutates `profile` in place (fixtures/graphs.py): SqliteSaver stored the mutated
+    // dict at one checkpoint under an unchanged version, which PostgresSaver stores once.
+    let custom = cases
+        .iter()
+        .find(|(t, _)| t == "custom-state")
+        .expect("custom-state");
+    assert_eq!(custom.1.len(), 1, "{:?}", custom.1);
+    assert_eq!(custom.1[0].1, "profile");
+    run_parallel(cases, |(thread, shared)| {
+        let src = history(s(&file), &thread, &thread, None)?;
+        let copied = history(&db.url, &format!("{thread}~sqlite"), &thread, None)?;
+        // The values memctl reported as held once per version are the earlier checkpoint's
+        // there (what PostgresSaver itself keeps); everything else is equal.
+        let blank = |mut j: Json| {
+            for h in j["history"].as_array_mut().into_iter().flatten() {
+                for (id, channel) in &shared {
+                    if h["checkpoint_id"] == id.as_str() {
+                        if let Some(v) = h["values"].as_object_mut() {
+                            v.remove(channel);
+                        }
+                    }
+                }
+            }
+            j
+        };
+        same(
+            &format!("'{thread}' SQLite→Postgres"),
+            blank(src),
+            blank(copied),
+        )
+    });
+}
+
+fn common_threads(db: &Path) -> Vec<String> {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("opens");
+    let mut st = c
+        .prepare("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")
+        .expect("prepares");
+    let ids = st
+        .query_map([], |r| r.get::<_, String>(0))
+        .expect("queries")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("rows");
+    ids
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn encrypted_postgres_threads_copy_with_their_key_only() {
+    let db = TestDb::encrypted("copy_pg_enc");
+    let key = expected("postgres-encrypted")["encryption"]["key"]
+        .as_str()
+        .expect("key")
+        .to_owned();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let before = db.rows_digest();
+    let file = dir.path().join("nokey.sqlite");
+    let e = copy(&db.url, &["--thread", "tools", "--to", s(&file)], None)
+        .expect_err("refused without the key");
+    assert!(e.contains("--key-env"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "one line: {e}");
+    assert!(!file.exists(), "nothing written");
+    let e = copy(&db.url, &["--thread", "tools", "--to-thread", "t2"], None)
+        .expect_err("refused without the key");
+    assert!(e.contains("--key-env"), "{e}");
+    assert_eq!(db.rows_digest(), before, "nothing written");
+    let threads = pg_threads("postgres-encrypted");
+    run_parallel(threads, |(thread, graph)| {
+        let copy_id = format!("{thread}~copy");
+        copy(
+            &db.url,
+            &["--thread", &thread, "--to-thread", &copy_id],
+            Some(&key),
+        )?;
+        let file = dir.path().join(format!(
+            "{}.sqlite",
+            thread.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+        ));
+        copy(
+            &db.url,
+            &["--thread", &thread, "--to", s(&file)],
+            Some(&key),
+        )?;
+        let src = history(&db.url, &thread, &graph, Some(&key))?;
+        let copied = history(&db.url, &copy_id, &graph, Some(&key))?;
+        same(
+            &format!("encrypted '{thread}' Postgres→Postgres"),
+            src.clone(),
+            copied,
+        )?;
+        let moved = history(s(&file), &thread, &graph, Some(&key))?;
+        same(&format!("encrypted '{thread}' Postgres→SQLite"), src, moved)
+    });
+}
