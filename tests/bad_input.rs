@@ -264,7 +264,7 @@ fn briefly_locked_database_is_waited_for() {
     // The lock goes only once memctl is waiting for it (asleep in SQLite's busy handler), so
     // the test cannot pass by memctl starting after the lock went.
     common::wait_for("memctl to wait for the lock", || {
-        sleeping_in_the_busy_handler(child.id())
+        common::sleeping_in_the_busy_handler(child.id())
     });
     conn.execute_batch("COMMIT").expect("unlock");
     let out = child.wait_with_output().expect("memctl ends");
@@ -274,22 +274,6 @@ fn briefly_locked_database_is_waited_for() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"thread_id\""));
-}
-
-/// Whether process `pid` is in a sleep system call (`nanosleep` / `clock_nanosleep`, which
-/// SQLite's busy handler makes between its tries), read from `/proc/PID/syscall` (Linux).
-fn sleeping_in_the_busy_handler(pid: u32) -> bool {
-    let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
-        return false;
-    };
-    let number = text.split_whitespace().next().unwrap_or("");
-    // x86_64: nanosleep 35, clock_nanosleep 230; aarch64: nanosleep 101, clock_nanosleep 115.
-    let sleeps: &[&str] = if cfg!(target_arch = "aarch64") {
-        &["101", "115"]
-    } else {
-        &["35", "230"]
-    };
-    sleeps.contains(&number)
 }
 
 #[test]

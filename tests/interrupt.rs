@@ -116,8 +116,12 @@ fn ctrl_c_during_trim_all_reports_what_was_written_and_leaves_whole_threads() {
     );
     let observer = Connection::open(&db).expect("open");
     assert_eq!(code, Some(130), "{stderr}");
-    let report: Vec<serde_json::Value> =
+    let report: serde_json::Value =
         serde_json::from_slice(&stdout).expect("the report is whole JSON");
+    let report = report["threads"]
+        .as_array()
+        .cloned()
+        .expect("the threads' records");
     let line = stderr
         .lines()
         .find_map(|l| l.strip_prefix("memctl: interrupted: "))
@@ -243,6 +247,51 @@ fn run_once(db: &Path, args: &[&str], progress: &str) -> (Option<i32>, Vec<u8>, 
     )
 }
 
+/// Runs memctl `args` on a fresh [`large_copy`] whose write lock the test holds, sends SIGINT
+/// once memctl waits for that lock (asleep in SQLite's busy handler: its first write), then
+/// lets it go. Deterministic: memctl writes exactly the batch it was waiting to write, then
+/// stops (prune: `--batch` threads; gc: the chunk of threads it planned). A signal queued
+/// before the lock goes is handled before memctl runs another instruction of its own.
+fn run_interrupted_at_the_lock(args: &[&str]) -> Run {
+    let (dir, db) = large_copy();
+    let holder = Connection::open(&db).expect("open");
+    holder
+        .execute_batch("BEGIN IMMEDIATE")
+        .expect("the write lock");
+    let child = Process::new(env!("CARGO_BIN_EXE_memctl"))
+        .args(args)
+        .args([
+            "--db",
+            s(&db),
+            "--busy-timeout",
+            "120000",
+            "--format",
+            "json",
+        ])
+        .env_remove("MEMCTL_DB")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("memctl starts");
+    wait_until("memctl waits for the write lock", || {
+        common::sleeping_in_the_busy_handler(child.id())
+    });
+    let status = Process::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    holder.execute_batch("COMMIT").expect("release");
+    let out = child.wait_with_output().expect("memctl ends");
+    (
+        dir,
+        db,
+        out.status.code(),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The N of "memctl: interrupted: N threads not processed".
 fn not_processed(stderr: &str) -> usize {
     stderr
@@ -272,10 +321,8 @@ fn ctrl_c_during_prune_and_gc_reports_the_threads_done() {
     };
     let (_fresh_dir, fresh) = large_copy();
     let before = counts(&fresh);
-    let (_dir, db, code, stdout, stderr) = run_interrupted(
-        &["prune", "--idle", "1s", "--batch", "10", "--yes"],
-        "SELECT -count(DISTINCT thread_id) FROM checkpoints",
-    );
+    let (_dir, db, code, stdout, stderr) =
+        run_interrupted_at_the_lock(&["prune", "--idle", "1s", "--batch", "10", "--yes"]);
     assert_eq!(code, Some(130), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&stdout).expect("whole JSON");
     let deleted: Vec<&str> = report["threads"]
@@ -301,18 +348,15 @@ fn ctrl_c_during_prune_and_gc_reports_the_threads_done() {
     let (_fresh_dir, fresh) = large_copy();
     let before = counts(&fresh);
     let before_lg = langgraph_view(&fresh);
-    let (_dir, db, code, stdout, stderr) = run_interrupted(
-        &[
-            "gc",
-            "--all",
-            "--keep-checkpoints",
-            "1",
-            "--min-idle",
-            "0s",
-            "--yes",
-        ],
-        "SELECT -count(*) FROM checkpoints",
-    );
+    let (_dir, db, code, stdout, stderr) = run_interrupted_at_the_lock(&[
+        "gc",
+        "--all",
+        "--keep-checkpoints",
+        "1",
+        "--min-idle",
+        "0s",
+        "--yes",
+    ]);
     assert_eq!(code, Some(130), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&stdout).expect("whole JSON");
     let rows = report["threads"].as_array().expect("threads");

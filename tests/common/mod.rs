@@ -305,3 +305,23 @@ impl Harness {
         self.run(&args)
     }
 }
+
+/// Whether a thread of process `pid` is in a sleep system call (`nanosleep` /
+/// `clock_nanosleep`, which SQLite's busy handler makes between its tries for a lock), read
+/// from `/proc/PID/task/*/syscall` (Linux): a process waiting for a lock the test holds.
+#[allow(dead_code)]
+pub fn sleeping_in_the_busy_handler(pid: u32) -> bool {
+    // x86_64: nanosleep 35, clock_nanosleep 230; aarch64: nanosleep 101, clock_nanosleep 115.
+    let sleeps: &[&str] = if cfg!(target_arch = "aarch64") {
+        &["101", "115"]
+    } else {
+        &["35", "230"]
+    };
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("syscall"))
+            .is_ok_and(|t| sleeps.contains(&t.split_whitespace().next().unwrap_or("")))
+    })
+}
