@@ -323,3 +323,25 @@ fn encrypted_postgres_threads_copy_with_their_key_only() {
         same(&format!("encrypted '{thread}' Postgres→SQLite"), src, moved)
     });
 }
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_target_of_an_unknown_schema_level_is_refused_and_left_alone() {
+    let db = TestDb::fixture("copy_pg_level");
+    db.client()
+        .batch_execute("INSERT INTO checkpoint_migrations (v) VALUES (99)")
+        .expect("a newer saver's level");
+    let before = db.rows_digest();
+    let e = copy(
+        s(&fixture("new.sqlite")),
+        &["--thread", "tools", "--to", &db.url],
+        None,
+    )
+    .expect_err("refused");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("99"), "{e}");
+    assert_eq!(db.rows_digest(), before, "nothing written");
+}
