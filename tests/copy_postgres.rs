@@ -40,6 +40,34 @@ fn history(db: &str, thread: &str, graph: &str, key: Option<&str>) -> Result<Jso
         .json()
 }
 
+/// harness_pg.py `continue` on `url` (it writes there): what the fake model received, with
+/// the ids a graph makes anew on every run (a summary's `uuid4`) blanked.
+fn carry_on(url: &str, thread: &str, graph: &str) -> Result<Json, String> {
+    let r = Harness::new("pg", "harness_pg.py")
+        .run(&[
+            "continue", "--url", url, "--thread", thread, "--graph", graph,
+        ])
+        .json()?;
+    fn strip(j: &mut Json) {
+        match j {
+            Json::Object(o) => {
+                if let Some(Json::String(id)) = o.get_mut("id") {
+                    let v4 = id.len() == 36 && id.as_bytes().get(14) == Some(&b'4');
+                    if v4 {
+                        *id = "<random>".into();
+                    }
+                }
+                o.values_mut().for_each(strip);
+            }
+            Json::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut received = r["model_received"].clone();
+    strip(&mut received);
+    Ok(received)
+}
+
 fn without_thread_ids(mut j: Json) -> Json {
     fn strip(j: &mut Json) {
         match j {
@@ -151,7 +179,11 @@ fn postgres_threads_copied_to_postgres_and_sqlite_are_the_same_threads() {
         let file = dir.path().join(format!("pg-{i}.sqlite"));
         copy(&db.url, &["--thread", &thread, "--to", s(&file)], None)?;
         let moved = history(s(&file), &thread, &graph, None)?;
-        same(&format!("'{thread}' Postgres→SQLite"), src, moved)
+        same(&format!("'{thread}' Postgres→SQLite"), src, moved)?;
+        // The app continues the copy as it continues the source (each its own thread).
+        let a = carry_on(&db.url, &thread, &graph)?;
+        let b = carry_on(&db.url, &format!("{thread}~copy"), &graph)?;
+        same(&format!("'{thread}' continued on Postgres"), a, b)
     });
 }
 
@@ -290,4 +322,26 @@ fn encrypted_postgres_threads_copy_with_their_key_only() {
         let moved = history(s(&file), &thread, &graph, Some(&key))?;
         same(&format!("encrypted '{thread}' Postgres→SQLite"), src, moved)
     });
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_target_of_an_unknown_schema_level_is_refused_and_left_alone() {
+    let db = TestDb::fixture("copy_pg_level");
+    db.client()
+        .batch_execute("INSERT INTO checkpoint_migrations (v) VALUES (99)")
+        .expect("a newer saver's level");
+    let before = db.rows_digest();
+    let e = copy(
+        s(&fixture("new.sqlite")),
+        &["--thread", "tools", "--to", &db.url],
+        None,
+    )
+    .expect_err("refused");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("99"), "{e}");
+    assert_eq!(db.rows_digest(), before, "nothing written");
 }
