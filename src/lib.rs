@@ -25,5 +25,5 @@ pub mod output;
 pub mod par;
 pub mod storage;
 pub mod tokens;
-pub mod version;
 pub mod tui;
+pub mod version;

@@ -193,6 +193,8 @@ impl Source {
         match f(&g, &mut buf) {
             Ok(()) => Ok((buf, None)),
             Err(e) if e.is::<crate::exit::Partial>() => Ok((buf, Some(format!("{e:#}")))),
+            // `find` that matched nothing (exit 1 like grep) printed its empty result.
+            Err(e) if e.is::<crate::exit::NoMatch>() => Ok((buf, None)),
             Err(e) => Err(e),
         }
     }
@@ -224,18 +226,23 @@ impl Source {
             sort: ThreadSort::Updated,
             limit: None,
             min_tokens: None,
+            meta: Vec::new(),
         };
         self.json(|g, out| crate::commands::threads::list(g, &args, out))
     }
 
-    /// The threads whose metadata matches `KEY=VALUE` (`find --meta`).
+    /// The threads whose metadata matches `KEY=VALUE` (`threads list --meta`, the selection
+    /// `find --meta` and `forget --meta` make too).
     pub fn threads_with_meta(&self, condition: &str) -> Result<Vec<String>> {
-        let args = find_args(None, vec![condition.to_owned()]);
-        let (hits, _): (Vec<Hit>, _) =
-            self.json(|g, out| crate::commands::find::run(g, &args, out))?;
-        let mut ids: Vec<String> = hits.into_iter().map(|h| h.thread_id).collect();
-        ids.dedup();
-        Ok(ids)
+        let args = ThreadsListArgs {
+            sort: ThreadSort::Updated,
+            limit: None,
+            min_tokens: None,
+            meta: vec![condition.to_owned()],
+        };
+        let (rows, _): (Vec<ThreadRec>, _) =
+            self.json(|g, out| crate::commands::threads::list(g, &args, out))?;
+        Ok(rows.into_iter().map(|r| r.thread_id).collect())
     }
 
     /// The newest `limit` checkpoints of `thread` (`history --limit`), with each one's
@@ -253,6 +260,8 @@ impl Source {
                 thread: thread.to_owned(),
             },
             limit: Some(limit),
+            source: None,
+            before: None,
         };
         let (mut rows, _): (Vec<HistoryRec>, _) =
             self.json(|g, out| crate::commands::history::run(g, &args, out))?;
@@ -339,12 +348,17 @@ impl Source {
         })
     }
 
-    /// `find PATTERN -i` over the latest state of every thread.
+    /// `find PATTERN -i` over the latest state of every thread (the Store's hits, which
+    /// name no thread, are left to the Store view).
     pub fn find(&self, pattern: &str) -> Result<Vec<Hit>> {
         let args = find_args(Some(pattern.to_owned()), vec![]);
-        Ok(self
-            .json(|g, out| crate::commands::find::run(g, &args, out))?
-            .0)
+        let (hits, _): (Vec<serde_json::Value>, _) =
+            self.json(|g, out| crate::commands::find::run(g, &args, out))?;
+        Ok(hits
+            .into_iter()
+            .filter(|h| h["thread_id"].is_string())
+            .map(serde_json::from_value)
+            .collect::<std::result::Result<_, _>>()?)
     }
 
     /// `store namespaces`.
