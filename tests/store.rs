@@ -501,14 +501,6 @@ fn bad_namespace_arguments_are_usage_errors() {
     assert!(err.contains("no item 'nope'"), "{err}");
 }
 
-fn harness(db: &Path, args: &[&str]) -> Json {
-    let mut all = vec![args[0], "--db", s(db)];
-    all.extend(&args[1..]);
-    common::Harness::new("new", "harness_store.py")
-        .run(&all)
-        .expect_json(&all)
-}
-
 /// memctl's `rm` (keys, a whole namespace) and `sweep` on one copy, `store.delete` and
 /// `sweep_ttl` on another: real LangGraph reads both the same, and carries on with memctl's.
 #[test]
@@ -529,15 +521,15 @@ fn langgraph_reads_memctls_changes_as_its_own() {
     ]);
     run_ok(&["store", "rm", "prefs.team-α", "--db", s(&ours)]);
     let swept = run_json(&["store", "sweep", "--db", s(&ours), "--format", "json"]);
-    harness(
+    common::store_harness(
         &theirs,
         &["delete", "--ns", "users.u-42.memories", "--key", "food"],
     );
-    harness(&theirs, &["delete", "--ns", "prefs.team-α"]);
-    let py = harness(&theirs, &["sweep"]);
+    common::store_harness(&theirs, &["delete", "--ns", "prefs.team-α"]);
+    let py = common::store_harness(&theirs, &["sweep"]);
     assert_eq!(py["swept"], swept["items"], "sweep_ttl's count");
-    let view_ours = harness(&ours, &["view"]);
-    let view_theirs = harness(&theirs, &["view"]);
+    let view_ours = common::store_harness(&ours, &["view"]);
+    let view_theirs = common::store_harness(&theirs, &["view"]);
     assert_eq!(view_ours, view_theirs);
     assert!(!view_ours.to_string().contains("team-α"));
     // What LangGraph reads now is what memctl reads.
@@ -545,7 +537,7 @@ fn langgraph_reads_memctls_changes_as_its_own() {
         s(&ours),
         &json!({"namespaces": view_ours["namespaces"], "expired": []}),
     );
-    let carry = harness(&ours, &["carry-on"]);
+    let carry = common::store_harness(&ours, &["carry-on"]);
     assert_eq!(carry["ok"], json!(true));
 }
 

@@ -233,14 +233,6 @@ fn forget_without_a_store_is_unchanged() {
     assert_eq!(r["deleted"]["threads"], json!(1));
 }
 
-fn harness(db: &Path, args: &[&str]) -> Json {
-    let mut all = vec![args[0], "--db", s(db)];
-    all.extend(&args[1..]);
-    common::Harness::new("new", "harness_store.py")
-        .run(&all)
-        .expect_json(&all)
-}
-
 /// After memctl's forget, real LangGraph's list_namespaces / search / get read the copy as
 /// one where `store.delete` removed the same items, and the app carries on.
 #[test]
@@ -258,12 +250,12 @@ fn langgraph_reads_the_forgotten_store_as_its_own() {
         String::from_utf8_lossy(&out.stderr)
     );
     for (ns, key) in selected() {
-        harness(&theirs, &["delete", "--ns", &ns, "--key", &key]);
+        common::store_harness(&theirs, &["delete", "--ns", &ns, "--key", &key]);
     }
-    let view_ours = harness(&ours, &["view"]);
-    assert_eq!(view_ours, harness(&theirs, &["view"]));
+    let view_ours = common::store_harness(&ours, &["view"]);
+    assert_eq!(view_ours, common::store_harness(&theirs, &["view"]));
     assert!(!view_ours.to_string().contains("ramen"));
-    let carry = harness(&ours, &["carry-on"]);
+    let carry = common::store_harness(&ours, &["carry-on"]);
     assert_eq!(carry["ok"], json!(true));
 }
 

@@ -325,3 +325,14 @@ pub fn sleeping_in_the_busy_handler(pid: u32) -> bool {
             .is_ok_and(|t| sleeps.contains(&t.split_whitespace().next().unwrap_or("")))
     })
 }
+
+/// `tests/interop/harness_store.py COMMAND --db DB ARGS…` (real LangGraph's SqliteStore) and
+/// its JSON report; `args[0]` is the command.
+#[allow(dead_code)]
+pub fn store_harness(db: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec![args[0], "--db", s(db)];
+    all.extend(&args[1..]);
+    Harness::new("new", "harness_store.py")
+        .run(&all)
+        .expect_json(&all)
+}
