@@ -5,6 +5,8 @@
 //! - [`codec`]: LangGraph's serializer, decoded losslessly;
 //! - [`model`]: checkpoints, metadata, messages, pending work;
 //! - [`endpoint`]: the OpenAI-compatible chat API (for summaries);
+//! - [`read`]: a thread's state read through the store (checkpoints, DeltaChannel replay,
+//!   the latest checkpoints in batches);
 //! - [`commands`]: one module per subcommand;
 //! - [`tokens`]: token counters (LangChain approximate);
 //! - [`output`]: tables, JSON, terminal-safe text;
@@ -23,6 +25,7 @@ pub mod model;
 pub mod ops;
 pub mod output;
 pub mod par;
+pub mod read;
 pub mod storage;
 pub mod tokens;
 pub mod tui;

@@ -19,8 +19,8 @@ use crate::model::Message;
 use crate::output;
 use crate::output::diff::{ChannelChange, DiffReport, MessageDiff, MessageSource};
 
-use super::show::is_internal_channel;
 use crate::par::par_in_order;
+use crate::read::is_internal_channel;
 
 /// One side of the diff: a stored message list and where each message is.
 struct Side<'a> {
@@ -55,13 +55,15 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
     let keys = super::keys(g);
     let thread = &args.thread.thread;
     let (to, to_stored, to_deltas) =
-        super::show::load_shallow(&*store, &keys, thread, &g.ns, args.to.as_deref())?;
+        crate::read::load_shallow(&*store, &keys, thread, &g.ns, args.to.as_deref())?;
     let from_id = match &args.from {
-        Some(id) => Some(super::resolve_checkpoint_id(&*store, thread, &g.ns, id)?),
+        Some(id) => Some(crate::read::resolve_checkpoint_id(
+            &*store, thread, &g.ns, id,
+        )?),
         None => to.row.parent_checkpoint_id.clone(),
     };
     let from = match &from_id {
-        Some(id) => Some(super::show::load_shallow(
+        Some(id) => Some(crate::read::load_shallow(
             &*store,
             &keys,
             thread,
@@ -71,7 +73,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
         None => None,
     };
     let side = |cp, stored| -> Result<Side<'_>> {
-        let list = super::dump::message_list(cp, stored)?;
+        let list = crate::read::message_list(cp, stored)?;
         let spans = match list {
             Some(l) => l.spans()?,
             None => vec![],
@@ -92,10 +94,10 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
     // encoded bytes.
     let from_cp = from.as_ref().map(|(cp, _, _)| cp);
     let mut channels: Vec<ChannelChange> = Vec::new();
-    let to_values = super::show::state_values(&to, &to_deltas);
+    let to_values = crate::read::state_values(&to, &to_deltas);
     let from_values = from
         .as_ref()
-        .map(|(f, _, deltas)| super::show::state_values(f, deltas))
+        .map(|(f, _, deltas)| crate::read::state_values(f, deltas))
         .unwrap_or_default();
     let mut names: Vec<&str> = from_values
         .iter()

@@ -13,11 +13,11 @@ use serde_json::{json, Value as Json};
 
 use crate::cli::{DumpArgs, Format, GlobalArgs};
 use crate::codec::json::to_json;
-use crate::model::checkpoint::{StoredList, StoredMessages};
+use crate::model::checkpoint::StoredList;
 use crate::output;
 use crate::output::stream::{element_bytes, placeholder, write_streamed};
 
-use super::LoadedCheckpoint;
+use crate::read::LoadedCheckpoint;
 
 /// Runs `dump`.
 pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
@@ -29,14 +29,14 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         _ => Format::Json,
     };
     if !args.raw {
-        let (cp, messages, _) = super::show::load_shallow(
+        let (cp, messages, _) = crate::read::load_shallow(
             &*store,
             &keys,
             &args.thread.thread,
             &g.ns,
             args.checkpoint.as_deref(),
         )?;
-        let Some(list) = message_list(&cp, &messages)? else {
+        let Some(list) = crate::read::message_list(&cp, &messages)? else {
             return output::write_records::<Json>(out, format, &[]);
         };
         let spans = list.spans()?;
@@ -50,7 +50,7 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         }
         return write_streamed(out, format, &Json::String(placeholder(0)), vec![elements]);
     }
-    let row = super::fetch_checkpoint(
+    let row = crate::read::fetch_checkpoint(
         &*store,
         &args.thread.thread,
         &g.ns,
@@ -60,17 +60,17 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
     let stored_type = row.type_name.clone();
     let cp = LoadedCheckpoint::open(&keys, row)?;
     // The DeltaChannels: where each value came from, and the value get_state shows.
-    let deltas = if super::delta::channels_of(&cp).is_empty() {
+    let deltas = if crate::read::replay::channels_of(&cp).is_empty() {
         serde_json::Map::new()
     } else {
-        let (shallow, messages) = super::show::load_stored(
+        let (shallow, messages) = crate::read::load_stored(
             &*store,
             &keys,
             &cp.row.thread_id,
             &cp.row.checkpoint_ns,
             Some(&cp.row.checkpoint_id),
         )?;
-        let deltas = super::delta::values(&*store, &keys, &shallow, &messages)?;
+        let deltas = crate::read::replay::values(&*store, &keys, &shallow, &messages)?;
         deltas
             .iter()
             .map(|d| {
@@ -126,8 +126,8 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
 /// What `dump --raw` says of a DeltaChannel: its reducer, where its value came from (the
 /// checkpoint that seeded it and how many writes were replayed), and the value `get_state`
 /// shows (`value`); for a reducer memctl does not know, the seed and the writes instead.
-fn delta_json(d: &super::delta::DeltaValue, value: Json) -> Json {
-    use super::delta::Origin;
+fn delta_json(d: &crate::read::replay::DeltaValue, value: Json) -> Json {
+    use crate::read::replay::Origin;
     let mut j = json!({"reducer": d.reducer.name()});
     match &d.origin {
         Origin::Stored(snapshot) => {
@@ -161,25 +161,6 @@ fn delta_json(d: &super::delta::DeltaValue, value: Json) -> Json {
         j["note"] = json!(n);
     }
     j
-}
-
-/// The checkpoint's stored message list:
-/// `None` when it has no messages channel; an error for a DeltaChannel checkpoint that
-/// stores no list.
-pub fn message_list<'a>(
-    cp: &LoadedCheckpoint,
-    messages: &'a StoredMessages,
-) -> Result<Option<&'a StoredList>> {
-    Ok(match messages {
-        StoredMessages::List(list) => Some(list),
-        StoredMessages::Absent => None,
-        StoredMessages::DeltaOmitted => {
-            return Err(crate::model::channels::not_stored(
-                &cp.row.thread_id,
-                &cp.row.checkpoint_id,
-            ))
-        }
-    })
 }
 
 /// Every message of `list` at `spans` as its `model_dump()` dictionary, serialized for

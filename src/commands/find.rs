@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use crate::cli::{FindArgs, Format, GlobalArgs};
 use crate::codec::aes::{self, Keyring};
-use crate::codec::json::to_json;
 use crate::codec::Value;
 use crate::model::checkpoint::{StoredMessages, MESSAGES};
 use crate::model::Message;
@@ -18,8 +17,8 @@ use crate::ops::find::{excerpt, MetaCondition, Pattern};
 use crate::output::{self, human, table};
 use crate::storage::{CheckpointRow, CheckpointStore};
 
-use super::delta::channels_of;
-use super::LoadedCheckpoint;
+use crate::read::replay::channels_of;
+use crate::read::LoadedCheckpoint;
 
 /// One hit: a message (or a state channel) of a checkpoint that matches.
 #[derive(Debug, Clone, Serialize)]
@@ -147,7 +146,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     if let Some(only) = &args.thread {
         latest.retain(|(t, _)| t == only);
         if latest.is_empty() {
-            return Err(super::unknown_thread(&*store, only));
+            return Err(crate::read::unknown_thread(&*store, only));
         }
     }
     let threads = latest.len();
@@ -161,7 +160,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     if !conditions.is_empty() {
         let mut selected = Vec::with_capacity(latest.len());
         for (thread, id) in latest {
-            match meta_selects_thread(&*store, &keys, &thread, &conditions) {
+            match crate::read::meta_selects_thread(&*store, &keys, &thread, &conditions) {
                 Ok(true) => selected.push((thread, id)),
                 Ok(false) => {}
                 Err(e) => failed.push(fail(thread, e)),
@@ -181,7 +180,7 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     } else {
         latest
     };
-    let results = super::map_latest(&*store, &ids, |row| {
+    let results = crate::read::map_latest(&*store, &ids, |row| {
         search(&keys, row, pattern.as_ref(), &conditions)
     })?;
     let mut hits = Vec::new();
@@ -299,7 +298,7 @@ fn search(
             false => Searched::Hits(vec![]),
         });
     }
-    let (cp, messages) = super::show::decode_shallow(keys, row)?;
+    let (cp, messages) = crate::read::decode_shallow(keys, row)?;
     if messages.list().is_some_and(|l| l.snapshot) || !channels_of(&cp).is_empty() {
         return Ok(Searched::Replay);
     }
@@ -307,7 +306,7 @@ fn search(
         Some(p) => matching_messages_of(&messages, p)?,
         None => messages_of(&messages)?,
     };
-    let values = super::show::state_values(&cp, &[]);
+    let values = crate::read::state_values(&cp, &[]);
     search_state(&cp, &items, &values, pattern, conditions).map(Searched::Hits)
 }
 
@@ -351,38 +350,6 @@ fn messages_of(messages: &StoredMessages) -> Result<Vec<Option<Message>>> {
         .enumerate()
         .map(|(i, span)| list.message(i, span).map(Some))
         .collect()
-}
-
-/// True when `--meta`'s conditions select the thread, for `find`, `forget` and `threads list` alike (see
-/// [`crate::ops::forget::meta_selects`]): each condition holds in the metadata of any of its
-/// checkpoints, in every namespace (LangGraph copies the app's `configurable` keys there; an
-/// erasure must not miss a thread whose latest checkpoint lost the key), or in a channel of
-/// its latest root state.
-pub(crate) fn meta_selects_thread(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    conditions: &[MetaCondition],
-) -> Result<bool> {
-    use crate::ops::forget::meta_selects;
-    let mut metadata = Vec::new();
-    for ns in store.namespaces(thread)? {
-        for (_, m) in store.metadata(thread, &ns)? {
-            if let Some(j) = m.and_then(|b| serde_json::from_slice(&b).ok()) {
-                metadata.push(j);
-            }
-        }
-    }
-    let none = |_: &str| None;
-    if meta_selects(conditions, &metadata, &none) {
-        return Ok(true);
-    }
-    let Some(row) = store.checkpoint(thread, "", None)? else {
-        return Ok(false);
-    };
-    let latest = LoadedCheckpoint::open(keys, row)?;
-    let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
-    Ok(meta_selects(conditions, &metadata, &channel))
 }
 
 /// The hits of one state: `messages` (`None`: an item that is not a message) and the other
@@ -458,15 +425,15 @@ fn search_delta_state(
     pattern: Option<&Pattern>,
     conditions: &[MetaCondition],
 ) -> Result<Vec<Hit>> {
-    let (cp, messages, deltas) = super::show::load_shallow(store, keys, thread, "", Some(id))?;
+    let (cp, messages, deltas) = crate::read::load_shallow(store, keys, thread, "", Some(id))?;
     let items = messages_of(&messages)?;
-    let values = super::show::state_values(&cp, &deltas);
+    let values = crate::read::state_values(&cp, &deltas);
     search_state(&cp, &items, &values, pattern, conditions)
 }
 
 /// The hits of every root checkpoint of DeltaChannel thread `thread`, by checkpoint id, in
 /// each state as `get_state_history` shows it: the messages rebuilt in one pass
-/// ([`super::delta::fold_messages`], as `history` counts them); the other channels as
+/// ([`crate::read::replay::fold_messages`], as `history` counts them); the other channels as
 /// stored.
 fn search_delta_history(
     store: &dyn CheckpointStore,
@@ -478,7 +445,7 @@ fn search_delta_history(
     let rows = store
         .checkpoints(thread, "")?
         .into_iter()
-        .map(|row| super::show::decode_shallow(keys, row))
+        .map(|row| crate::read::decode_shallow(keys, row))
         .collect::<Result<Vec<_>>>()?;
     let mut found = HashMap::with_capacity(rows.len());
     let mut failed = None;
@@ -486,7 +453,7 @@ fn search_delta_history(
         let cp = &rows[i].0;
         let hits = value.and_then(|v| {
             let items: Vec<Option<Message>> = v.items().map(Message::from_value).collect();
-            let values = super::show::state_values(cp, &[]);
+            let values = crate::read::state_values(cp, &[]);
             search_state(cp, &items, &values, pattern, conditions)
         });
         match hits {
@@ -498,11 +465,11 @@ fn search_delta_history(
             }
         }
     };
-    if !super::delta::fold_messages(store, keys, &rows, &mut visit)? {
+    if !crate::read::replay::fold_messages(store, keys, &rows, &mut visit)? {
         // Not a DeltaChannel thread after all: each stored state as it is.
         for (cp, messages) in &rows {
             let items = messages_of(messages)?;
-            let values = super::show::state_values(cp, &[]);
+            let values = crate::read::state_values(cp, &[]);
             let hits = search_state(cp, &items, &values, pattern, conditions)?;
             found.insert(cp.row.checkpoint_id.clone(), hits);
         }

@@ -80,7 +80,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         pb.inc(1);
         let named = args.thread.contains(&t.thread_id);
         let by_meta = !conditions.is_empty()
-            && match super::find::meta_selects_thread(&*store, keys, &t.thread_id, &conditions) {
+            && match crate::read::meta_selects_thread(&*store, keys, &t.thread_id, &conditions) {
                 Ok(yes) => yes,
                 Err(e) => {
                     meta_unknown += 1;

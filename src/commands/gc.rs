@@ -17,7 +17,7 @@ use crate::output::{self, human, progress, table};
 use crate::storage::{CheckpointRewrite, CheckpointStore, Deleted, ThreadSummary};
 
 use super::batch::open_for_writing;
-use super::LoadedCheckpoint;
+use crate::read::LoadedCheckpoint;
 
 /// What gc did to a thread.
 #[derive(Debug, Clone)]
@@ -127,7 +127,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     })?;
     if let Some(t) = &args.thread {
         if threads.is_empty() {
-            return Err(super::unknown_thread(&*store, t));
+            return Err(crate::read::unknown_thread(&*store, t));
         }
     }
     // gc decides per thread as it goes; the question names the threads it looks at and what
@@ -567,7 +567,7 @@ fn check_kept(
             .into_iter()
             .filter(|w| !unreadable(&w.type_name))
             .collect();
-        super::decode_writes(keys, writes, thread, &row.checkpoint_id)?;
+        crate::read::decode_writes(keys, writes, thread, &row.checkpoint_id)?;
     }
     Ok(())
 }
@@ -652,8 +652,9 @@ fn snapshots(
         if to_walk.is_empty() {
             continue;
         }
-        let mut fetch =
-            |at: &str, chs: &[String]| super::delta::ancestor(store, keys, thread, ns, at, chs);
+        let mut fetch = |at: &str, chs: &[String]| {
+            crate::read::replay::ancestor(store, keys, thread, ns, at, chs)
+        };
         let found = delta::walk(cp.row.parent_checkpoint_id.as_deref(), &to_walk, &mut fetch)
             .with_context(|| format!("thread '{thread}', checkpoint {id}"))?;
         let mut values = Vec::new();

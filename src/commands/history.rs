@@ -11,8 +11,8 @@ use crate::codec::aes::Keyring;
 use crate::model::checkpoint::StoredMessages;
 use crate::model::Metadata;
 
-use super::LoadedCheckpoint;
 use crate::output::{self, human, table};
+use crate::read::LoadedCheckpoint;
 use crate::storage::CheckpointStore;
 
 /// Runs `history`.
@@ -20,7 +20,7 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
     let store = super::open_read_only(g)?;
     let keys = super::keys(g);
     let thread = &args.thread.thread;
-    super::require_thread(&*store, thread, &g.ns)?;
+    crate::read::require_thread(&*store, thread, &g.ns)?;
     let writes = store.write_counts(thread, &g.ns)?;
     let children = child_namespaces(&*store, thread, &g.ns)?;
     let mut records = Vec::new();
@@ -30,13 +30,13 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
     let before = args
         .before
         .as_deref()
-        .map(|id| super::resolve_checkpoint_id(&*store, thread, &g.ns, id))
+        .map(|id| crate::read::resolve_checkpoint_id(&*store, thread, &g.ns, id))
         .transpose()?;
     // A DeltaChannel's messages are rebuilt for every checkpoint at once (each continues from
     // its parent's): that needs every checkpoint of the namespace, listed or not.
     let decoded = rows
         .into_iter()
-        .map(|row| super::show::decode_shallow(&keys, row))
+        .map(|row| crate::read::decode_shallow(&keys, row))
         .collect::<Result<Vec<_>>>()?;
     let mut replayed = delta_counts(&*store, &keys, &decoded)?;
     // --source and --before select as `get_state_history(filter=, before=)` does, then
@@ -121,14 +121,14 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
 
 /// The message count of every checkpoint in `rows` (one namespace of a thread) as
 /// `get_state_history` shows it, when the thread's messages are a DeltaChannel (`None`
-/// otherwise): one pass over the checkpoints ([`super::delta::fold_messages`]).
+/// otherwise): one pass over the checkpoints ([`crate::read::replay::fold_messages`]).
 fn delta_counts(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     rows: &[(LoadedCheckpoint, StoredMessages)],
 ) -> Result<Option<HashMap<String, Result<usize>>>> {
     let mut counts = HashMap::with_capacity(rows.len());
-    let is_delta = super::delta::fold_messages(store, keys, rows, &mut |i, value| {
+    let is_delta = crate::read::replay::fold_messages(store, keys, rows, &mut |i, value| {
         let n = value.and_then(|v| {
             v.count()
                 .ok_or_else(|| anyhow::anyhow!("the rebuilt 'messages' value is not a list"))

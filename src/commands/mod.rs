@@ -4,7 +4,6 @@ pub mod batch;
 pub mod browse;
 pub mod completions;
 pub mod copy;
-pub mod delta;
 pub mod diff;
 pub mod dump;
 pub mod find;
@@ -24,20 +23,17 @@ pub mod tokens;
 pub mod trim;
 pub mod ttl;
 
-pub use crate::ops::edit::{decode_writes, LoadedCheckpoint};
-
 use std::io::Write;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 
 use crate::cli::{Cli, Command, GlobalArgs};
 use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
-use crate::model::state::PendingWrite;
 use crate::output::human::id as shown_id;
 use crate::storage::postgres::conn::SchemaConflict;
-use crate::storage::{Access, CheckpointRow, CheckpointStore};
+use crate::storage::{Access, CheckpointStore};
 
 /// Runs the parsed command line, writing data to `out`.
 pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
@@ -151,46 +147,6 @@ pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> 
     )
 }
 
-/// Reads the root-namespace checkpoints `ids` names (`(thread, checkpoint id)`) and hands each
-/// row to `f` on all cores (see [`crate::par::pipeline`]); results keep the order of `ids`. A row that
-/// cannot be read (on Postgres a checkpoint is assembled from its blobs as it is read: a
-/// damaged blob, a bad type tag) is that thread's error, never the others'.
-pub fn map_latest<R: Send>(
-    store: &dyn CheckpointStore,
-    ids: &[(String, String)],
-    f: impl Fn(CheckpointRow) -> Result<R> + Sync,
-) -> Result<Vec<Result<R>>> {
-    let mut out = Vec::with_capacity(ids.len());
-    crate::par::pipeline_batches(
-        ids,
-        crate::par::cores(),
-        |batch| {
-            let keys: Vec<(&str, &str, &str)> = batch
-                .iter()
-                .map(|(thread, id)| (thread.as_str(), "", id.as_str()))
-                .collect();
-            store
-                .checkpoints_at(&keys)?
-                .into_iter()
-                .zip(batch)
-                .map(|(row, (thread, _))| {
-                    Ok(row.and_then(|row| {
-                        row.with_context(|| {
-                            format!("thread '{thread}' vanished while memctl read it")
-                        })
-                    }))
-                })
-                .collect()
-        },
-        |row: Result<CheckpointRow>| row.and_then(&f),
-        |results| {
-            out.extend(results);
-            Ok(())
-        },
-    )?;
-    Ok(out)
-}
-
 /// A vacuum that found the database busy makes the run a partial success (exit code 3):
 /// the work before it is committed. Other errors pass as they are.
 pub fn partial_if_busy(e: anyhow::Error) -> anyhow::Error {
@@ -221,146 +177,6 @@ pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -
         named.join("; ")
     ))
     .into())
-}
-
-/// The error for a thread id the database does not have (one wording everywhere).
-pub fn no_thread(thread: &str) -> anyhow::Error {
-    no_thread_among(thread, std::iter::empty())
-}
-
-/// [`no_thread`], naming the ids of `known` that differ from `thread` only by case or one
-/// character ("did you mean").
-pub fn no_thread_among<'a>(
-    thread: &str,
-    known: impl IntoIterator<Item = &'a str>,
-) -> anyhow::Error {
-    let near = crate::ops::suggest::near(thread, known);
-    if near.is_empty() {
-        return anyhow!(
-            "no thread '{}' in this database (see `memctl threads list`)",
-            shown_id(thread)
-        );
-    }
-    let named: Vec<String> = near.iter().map(|t| format!("'{}'", shown_id(t))).collect();
-    anyhow!(
-        "no thread '{}' in this database; did you mean {}? (see `memctl threads list`)",
-        shown_id(thread),
-        named.join(" or ")
-    )
-}
-
-/// [`no_thread_among`] the threads of `store` (that have a root namespace).
-pub fn unknown_thread(store: &dyn CheckpointStore, thread: &str) -> anyhow::Error {
-    let known: Vec<String> = store
-        .latest_root_ids()
-        .map(|ids| ids.into_iter().map(|(t, _)| t).collect())
-        .unwrap_or_default();
-    no_thread_among(thread, known.iter().map(String::as_str))
-}
-
-/// Checks that a thread exists (and has the namespace), with an error that says what to do.
-pub fn require_thread(store: &dyn CheckpointStore, thread: &str, ns: &str) -> Result<()> {
-    if !store.thread_exists(thread)? {
-        return Err(unknown_thread(store, thread));
-    }
-    let namespaces = store.namespaces(thread)?;
-    if !namespaces.iter().any(|n| n == ns) {
-        let shown: Vec<String> = namespaces
-            .iter()
-            .map(|n| format!("'{}'", shown_id(n)))
-            .collect();
-        bail!(
-            "thread '{}' has no checkpoints in namespace '{}' (it has: {})",
-            shown_id(thread),
-            shown_id(ns),
-            shown.join(", ")
-        );
-    }
-    Ok(())
-}
-
-/// Loads a checkpoint of a thread: the latest, or the one named (decrypted with `keys` when
-/// encrypted).
-pub fn load_checkpoint(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    ns: &str,
-    id: Option<&str>,
-) -> Result<LoadedCheckpoint> {
-    LoadedCheckpoint::open(keys, fetch_checkpoint(store, thread, ns, id)?)
-}
-
-/// The stored row of a checkpoint of a thread (the latest, or the one named by id or
-/// prefix), as it is stored.
-pub fn fetch_checkpoint(
-    store: &dyn CheckpointStore,
-    thread: &str,
-    ns: &str,
-    id: Option<&str>,
-) -> Result<CheckpointRow> {
-    require_thread(store, thread, ns)?;
-    let full = match id {
-        Some(id) => Some(resolve_checkpoint_id(store, thread, ns, id)?),
-        None => None,
-    };
-    store
-        .checkpoint(thread, ns, full.as_deref())?
-        .ok_or_else(|| anyhow!("thread '{}' has no checkpoints", shown_id(thread)))
-}
-
-/// A checkpoint id as given, or the one id of the thread and namespace that starts with it
-/// (as git takes a short hash). An ambiguous prefix is an error that lists the candidates.
-pub fn resolve_checkpoint_id(
-    store: &dyn CheckpointStore,
-    thread: &str,
-    ns: &str,
-    given: &str,
-) -> Result<String> {
-    if store.checkpoint(thread, ns, Some(given))?.is_some() {
-        return Ok(given.to_owned());
-    }
-    let matches: Vec<String> = store
-        .metadata(thread, ns)?
-        .into_iter()
-        .map(|(id, _)| id)
-        .filter(|id| !given.is_empty() && id.starts_with(given))
-        .collect();
-    match matches.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => bail!(
-            "thread '{}' has no checkpoint '{}' (see `memctl history --thread {}`)",
-            shown_id(thread),
-            shown_id(given),
-            shown_id(thread)
-        ),
-        many => {
-            let shown: Vec<String> = many.iter().take(10).map(|c| shown_id(c)).collect();
-            bail!(
-                "checkpoint id '{}' is ambiguous in thread '{}': {} checkpoints start with it ({}{}); give more characters",
-                shown_id(given),
-                shown_id(thread),
-                many.len(),
-                shown.join(", "),
-                if many.len() > 10 { ", …" } else { "" }
-            )
-        }
-    }
-}
-
-/// Loads and decodes the pending writes of a checkpoint (decrypted with `keys` when
-/// encrypted).
-pub fn load_writes(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    cp: &CheckpointRow,
-) -> Result<Vec<PendingWrite>> {
-    decode_writes(
-        keys,
-        store.writes(&cp.thread_id, &cp.checkpoint_ns, &cp.checkpoint_id)?,
-        &cp.thread_id,
-        &cp.checkpoint_id,
-    )
 }
 
 /// The counter `--counter` / `--model` name (`usage` is not a counter of messages).

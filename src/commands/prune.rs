@@ -13,7 +13,7 @@ use crate::output::{self, human, progress, table};
 use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
 
 use super::batch::open_for_writing;
-use super::LoadedCheckpoint;
+use crate::read::LoadedCheckpoint;
 
 /// Runs `prune`.
 pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> {
@@ -30,7 +30,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
     })?;
     for t in &args.thread {
         if !all.iter().any(|s| &s.thread_id == t) {
-            return Err(super::no_thread_among(
+            return Err(crate::read::no_thread_among(
                 t,
                 all.iter().map(|s| s.thread_id.as_str()),
             ));

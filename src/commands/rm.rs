@@ -60,7 +60,7 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
     let found = match (&args.pattern, args.purge) {
         (Some(p), true) => {
             let thread = &args.thread.thread;
-            super::require_thread(&*store, thread, "")?;
+            crate::read::require_thread(&*store, thread, "")?;
             let pattern = crate::ops::find::Pattern::new(p, true, false)?;
             Some(super::forget::findings(
                 &*store, &opts.keys, thread, &pattern,

@@ -7,85 +7,28 @@ use anyhow::Result;
 use serde_json::{json, Value as Json};
 
 use crate::cli::{Format, GlobalArgs, ShowArgs};
-use crate::codec::aes::Keyring;
-use crate::model::checkpoint::{brief_value, StoredMessages, MESSAGES};
+use crate::model::checkpoint::{brief_value, StoredMessages};
 use crate::model::state::{pending_work, PendingWork};
-use crate::model::{Checkpoint, Kind, Message};
+use crate::model::{Kind, Message};
 use crate::output::{
     self,
     sanitize::{for_terminal, one_line},
 };
-use crate::storage::{CheckpointRow, CheckpointStore};
 
-use super::delta::DeltaValue;
-use super::LoadedCheckpoint;
-
-/// Loads a checkpoint of a thread (the latest, or the one named) like
-/// [`super::load_checkpoint`], with its errors, but leaves its message list stored: read it
-/// one message at a time from the returned [`StoredMessages`]. The messages are the state's,
-/// as `get_state` shows them: a DeltaChannel's are rebuilt (from the ancestors' rows), and
-/// every DeltaChannel of the checkpoint comes with its value.
-pub fn load_shallow(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    ns: &str,
-    id: Option<&str>,
-) -> Result<(LoadedCheckpoint, StoredMessages, Vec<DeltaValue>)> {
-    let (cp, messages) = load_stored(store, keys, thread, ns, id)?;
-    let (messages, deltas) = super::delta::state_messages(store, keys, &cp, messages)?;
-    Ok((cp, messages, deltas))
-}
-
-/// [`load_shallow`] without the DeltaChannel replay: the message list as the checkpoint
-/// stores it.
-pub fn load_stored(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    ns: &str,
-    id: Option<&str>,
-) -> Result<(LoadedCheckpoint, StoredMessages)> {
-    let row = super::fetch_checkpoint(store, thread, ns, id)?;
-    decode_shallow(keys, row)
-}
-
-/// Decodes a stored row like [`LoadedCheckpoint::open`], with its errors, but for its
-/// message list (see [`Checkpoint::decode_shallow`]); the row keeps no blob.
-pub fn decode_shallow(
-    keys: &Keyring,
-    row: CheckpointRow,
-) -> Result<(LoadedCheckpoint, StoredMessages)> {
-    let (mut row, _) = crate::ops::edit::open_checkpoint(keys, row)?;
-    let blob = std::mem::take(&mut row.checkpoint);
-    // A checkpoint that does not decode fails in `assemble`, with its name.
-    let (checkpoint, messages) = match Checkpoint::decode_shallow(&row.type_name, blob) {
-        Ok((c, m)) => (Ok(c), m),
-        Err(e) => (Err(e), StoredMessages::Absent),
-    };
-    Ok((LoadedCheckpoint::assemble(row, checkpoint)?, messages))
-}
-
-/// Channels LangGraph uses internally; not shown as state.
-pub fn is_internal_channel(name: &str) -> bool {
-    name == "__start__"
-        || name == "__pregel_tasks"
-        || name.starts_with("branch:to:")
-        || name.starts_with("__")
-}
+use crate::read::replay::DeltaValue;
 
 /// Runs `show`.
 pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
     let keys = super::keys(g);
-    let (cp, messages, deltas) = load_shallow(
+    let (cp, messages, deltas) = crate::read::load_shallow(
         &*store,
         &keys,
         &args.thread.thread,
         &g.ns,
         args.checkpoint.as_deref(),
     )?;
-    let writes = super::load_writes(&*store, &keys, &cp.row)?;
+    let writes = crate::read::load_writes(&*store, &keys, &cp.row)?;
     let work = pending_work(&cp.checkpoint, &writes);
     // The messages are checked here (the errors of a full read), then read one at a time.
     let stored = match messages.list() {
@@ -98,7 +41,7 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
         }
         None => None,
     };
-    let values = state_values(&cp, &deltas);
+    let values = crate::read::state_values(&cp, &deltas);
     let others: Vec<(&str, String)> = values
         .iter()
         .map(|(k, v)| {
@@ -175,32 +118,6 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The state's channels other than messages, as `get_state` shows them: the stored values
-/// in stored order (a DeltaChannel's snapshot as the value it holds), then the DeltaChannels
-/// the checkpoint leaves out, rebuilt (`None`: a reducer memctl does not know).
-pub fn state_values<'a>(
-    cp: &'a LoadedCheckpoint,
-    deltas: &'a [DeltaValue],
-) -> Vec<(&'a str, Option<&'a crate::codec::Value>)> {
-    let delta = |k: &str| deltas.iter().find(|d| d.channel == k);
-    let mut out: Vec<(&str, Option<&crate::codec::Value>)> = cp
-        .checkpoint
-        .channel_values()
-        .into_iter()
-        .filter(|(k, _)| *k != MESSAGES && !is_internal_channel(k))
-        .map(|(k, v)| match delta(k) {
-            Some(d) => (k, d.value.as_ref()),
-            None => (k, Some(v)),
-        })
-        .collect();
-    for d in deltas {
-        if d.channel != MESSAGES && !out.iter().any(|(k, _)| *k == d.channel) {
-            out.push((&d.channel, d.value.as_ref()));
-        }
-    }
-    out
 }
 
 fn write_waiting(out: &mut dyn Write, work: &PendingWork) -> Result<()> {

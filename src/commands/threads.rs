@@ -44,7 +44,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             })?;
             Ok(all)
         });
-        let facts = super::map_latest(&*store, &ids, |row| latest_facts(&keys, row));
+        let facts = crate::read::map_latest(&*store, &ids, |row| latest_facts(&keys, row));
         (sizes.join(), facts)
     });
     let summaries = match summaries {
@@ -106,7 +106,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             .collect::<Result<Vec<_>>>()?;
         let mut kept = Vec::with_capacity(rows.len());
         for r in rows {
-            match super::find::meta_selects_thread(&*store, &keys, &r.thread_id, &conditions) {
+            match crate::read::meta_selects_thread(&*store, &keys, &r.thread_id, &conditions) {
                 Ok(true) => kept.push(r),
                 Ok(false) => {}
                 Err(e) => unreadable.push((r.thread_id, format!("could not check --meta: {e:#}"))),
@@ -230,7 +230,7 @@ fn replayed_facts(
     id: &str,
     facts: LatestFacts,
 ) -> Result<LatestFacts> {
-    let (_, messages, _) = super::show::load_shallow(store, keys, thread, "", Some(id))?;
+    let (_, messages, _) = crate::read::load_shallow(store, keys, thread, "", Some(id))?;
     let list = messages.list().map(|l| l.value()).transpose()?;
     Ok(LatestFacts {
         messages: list

@@ -1,19 +1,18 @@
 //! `memctl tokens`: what a thread costs in tokens, per message or per thread.
 
 use std::io::Write;
-use std::ops::Range;
 
 use anyhow::{Context, Result};
 use serde_json::{json, Value as Json};
 
 use crate::cli::{CounterKind, Format, GlobalArgs, TokensArgs};
 use crate::codec::Value;
-use crate::model::checkpoint::{StoredList, StoredMessages};
+use crate::model::checkpoint::StoredMessages;
 use crate::model::{Kind, Message};
 use crate::output::{self, human, table};
 use crate::tokens::Counter;
 
-use super::LoadedCheckpoint;
+use crate::read::LoadedCheckpoint;
 
 /// Runs `tokens`.
 pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()> {
@@ -23,8 +22,8 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
     match &args.thread {
         Some(thread) => {
             // The message list stays stored; messages are read and counted a chunk at a time.
-            let (cp, messages, _) = super::show::load_shallow(&*store, &keys, thread, &g.ns, None)?;
-            let (list, spans) = stored_list(&cp, &messages)?;
+            let (cp, messages, _) = crate::read::load_shallow(&*store, &keys, thread, &g.ns, None)?;
+            let (list, spans) = crate::read::stored_list(&cp, &messages)?;
             let read = |i: usize| match list {
                 Some(list) => list.message(i, &spans[i]),
                 None => anyhow::bail!("no message {i}"),
@@ -44,25 +43,6 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
             per_thread(g, &*store, counter, args.limit, out)
         }
     }
-}
-
-/// The checkpoint's stored message list and where each message is (none when it has no
-/// messages channel); an error for a DeltaChannel checkpoint that stores no list.
-/// (pub(crate): `browse` counts the tokens of any checkpoint with it.)
-pub(crate) fn stored_list<'a>(
-    cp: &LoadedCheckpoint,
-    messages: &'a StoredMessages,
-) -> Result<(Option<&'a StoredList>, Vec<Range<usize>>)> {
-    Ok(match messages {
-        StoredMessages::List(list) => (Some(list), list.spans()?),
-        StoredMessages::Absent => (None, vec![]),
-        StoredMessages::DeltaOmitted => {
-            return Err(crate::model::channels::not_stored(
-                &cp.row.thread_id,
-                &cp.row.checkpoint_id,
-            ))
-        }
-    })
 }
 
 /// What the per-message report keeps of a message.
@@ -314,7 +294,7 @@ fn per_thread(
     let mut unreadable: Vec<(String, String)> = Vec::new();
     let mut rows: Vec<ThreadTokens> = latest
         .iter()
-        .zip(super::map_latest(store, &latest, |row| {
+        .zip(crate::read::map_latest(store, &latest, |row| {
             count_row(&keys, row, counter)
         })?)
         // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
@@ -386,7 +366,7 @@ fn count_state(
     id: &str,
     counter: Option<Counter>,
 ) -> Result<ThreadTokens> {
-    let (cp, stored, _) = super::show::load_shallow(store, keys, thread, "", Some(id))?;
+    let (cp, stored, _) = crate::read::load_shallow(store, keys, thread, "", Some(id))?;
     count_stored(thread.to_owned(), &cp, &stored, counter)
 }
 
@@ -452,7 +432,7 @@ fn count_row(
     }
     // The other counters read one message view at a time.
     let thread_id = row.thread_id.clone();
-    let (cp, stored) = super::show::decode_shallow(keys, row)?;
+    let (cp, stored) = crate::read::decode_shallow(keys, row)?;
     if matches!(stored, StoredMessages::DeltaOmitted) {
         return Ok(None);
     }
@@ -467,7 +447,7 @@ fn count_stored(
     stored: &StoredMessages,
     counter: Option<Counter>,
 ) -> Result<ThreadTokens> {
-    let (list, spans) = stored_list(cp, stored)?;
+    let (list, spans) = crate::read::stored_list(cp, stored)?;
     let read = |i: usize| match list {
         Some(list) => list.message(i, &spans[i]),
         None => anyhow::bail!("no message {i}"),

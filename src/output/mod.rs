@@ -8,6 +8,7 @@ pub mod copy;
 pub mod diff;
 pub mod forget;
 pub mod human;
+pub mod missing;
 pub mod progress;
 pub mod rewrite;
 pub mod sanitize;

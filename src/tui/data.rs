@@ -338,8 +338,8 @@ impl Source {
             let store = crate::commands::open_read_only(g)?;
             let keys = crate::commands::keys(g);
             let (cp, messages, _) =
-                crate::commands::show::load_shallow(&*store, &keys, thread, &g.ns, Some(id))?;
-            let (list, spans) = crate::commands::tokens::stored_list(&cp, &messages)?;
+                crate::read::load_shallow(&*store, &keys, thread, &g.ns, Some(id))?;
+            let (list, spans) = crate::read::stored_list(&cp, &messages)?;
             let read = |i: usize| match list {
                 Some(list) => list.message(i, &spans[i]),
                 None => anyhow::bail!("no message {i}"),

@@ -13,7 +13,7 @@ use crate::model::delta::{self, Ancestor, ChannelHistory, Reducer, NULL_TASK_ID}
 use crate::model::Checkpoint;
 use crate::storage::{CheckpointStore, WriteRow};
 
-use super::show::is_internal_channel;
+use super::state::is_internal_channel;
 use super::LoadedCheckpoint;
 
 /// How a DeltaChannel's value at a checkpoint was found.
@@ -147,7 +147,7 @@ fn stored(cp: &Checkpoint, channel: &str) -> (Option<(bool, Value)>, bool) {
 
 /// Reads one ancestor for the walk: its parent, what it stores of `channels`, its writes to
 /// them.
-pub(crate) fn ancestor(
+pub fn ancestor(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     thread: &str,
@@ -182,6 +182,38 @@ pub(crate) fn ancestor(
     }))
 }
 
+/// Where a checkpoint blob keeps its messages, read in place before the row is decoded: a
+/// DeltaChannel snapshot, a plain list, or nothing (also for a blob that cannot be read in
+/// place: decoding it says why). With the metadata, [`crate::model::channels::is_delta`]
+/// decides from it whether a stored row needs a replay; [`needs_replay`] decides for a
+/// decoded checkpoint.
+pub fn stored_messages_location(blob: &[u8]) -> Location {
+    match crate::model::channels::stored_lazy(blob, MESSAGES, || false) {
+        Ok((location, _)) => location,
+        Err(_) => Location::Absent,
+    }
+}
+
+/// The DeltaChannels of `cp` a replay gives values for: [`channels_of`], and the messages
+/// when `decode_shallow` found their list stored as a snapshot (`messages`: the decoded
+/// checkpoint leaves it out; for a checkpoint decoded whole, any value).
+fn delta_channels(cp: &LoadedCheckpoint, messages: &StoredMessages) -> Vec<String> {
+    let mut names = channels_of(cp);
+    let messages_snapshot = messages.list().is_some_and(|l| l.snapshot);
+    if messages_snapshot && !names.iter().any(|n| n == MESSAGES) {
+        names.push(MESSAGES.to_owned());
+    }
+    names
+}
+
+/// Whether a decoded checkpoint's state needs a DeltaChannel replay (older rows read) to be
+/// what `get_state` shows: it has DeltaChannels ([`channels_of`], or its messages stored as a
+/// snapshot, which its own input writes may change). The one decision for decoded
+/// checkpoints: [`values`] replays exactly when this is true.
+pub fn needs_replay(cp: &LoadedCheckpoint, messages: &StoredMessages) -> bool {
+    !delta_channels(cp, messages).is_empty()
+}
+
 /// The values of `cp`'s DeltaChannels as `get_state` at that checkpoint shows them. `stored`
 /// is how `decode_shallow` found the message list (the decoded checkpoint leaves it out).
 pub fn values(
@@ -190,11 +222,7 @@ pub fn values(
     cp: &LoadedCheckpoint,
     messages: &StoredMessages,
 ) -> Result<Vec<DeltaValue>> {
-    let mut names = channels_of(cp);
-    let messages_snapshot = messages.list().is_some_and(|l| l.snapshot);
-    if messages_snapshot && !names.iter().any(|n| n == MESSAGES) {
-        names.push(MESSAGES.to_owned());
-    }
+    let names = delta_channels(cp, messages);
     if names.is_empty() {
         return Ok(vec![]);
     }

@@ -1,0 +1,73 @@
+//! The wording of [`crate::read::Missing`]: what the database does not have, with the
+//! stored ids made terminal-safe ([`human::id`]) and what to run instead.
+
+use std::fmt;
+
+use super::human::id as shown_id;
+use crate::read::Missing;
+
+impl fmt::Display for Missing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Missing::Thread { thread, near } if near.is_empty() => write!(
+                f,
+                "no thread '{}' in this database (see `memctl threads list`)",
+                shown_id(thread)
+            ),
+            Missing::Thread { thread, near } => {
+                let named: Vec<String> =
+                    near.iter().map(|t| format!("'{}'", shown_id(t))).collect();
+                write!(
+                    f,
+                    "no thread '{}' in this database; did you mean {}? (see `memctl threads list`)",
+                    shown_id(thread),
+                    named.join(" or ")
+                )
+            }
+            Missing::Namespace {
+                thread,
+                ns,
+                namespaces,
+            } => {
+                let shown: Vec<String> = namespaces
+                    .iter()
+                    .map(|n| format!("'{}'", shown_id(n)))
+                    .collect();
+                write!(
+                    f,
+                    "thread '{}' has no checkpoints in namespace '{}' (it has: {})",
+                    shown_id(thread),
+                    shown_id(ns),
+                    shown.join(", ")
+                )
+            }
+            Missing::NoCheckpoints { thread } => {
+                write!(f, "thread '{}' has no checkpoints", shown_id(thread))
+            }
+            Missing::Checkpoint { thread, given } => write!(
+                f,
+                "thread '{}' has no checkpoint '{}' (see `memctl history --thread {}`)",
+                shown_id(thread),
+                shown_id(given),
+                shown_id(thread)
+            ),
+            Missing::Ambiguous {
+                thread,
+                given,
+                candidates,
+                count,
+            } => {
+                let shown: Vec<String> = candidates.iter().map(|c| shown_id(c)).collect();
+                write!(
+                    f,
+                    "checkpoint id '{}' is ambiguous in thread '{}': {} checkpoints start with it ({}{}); give more characters",
+                    shown_id(given),
+                    shown_id(thread),
+                    count,
+                    shown.join(", "),
+                    if *count > 10 { ", …" } else { "" }
+                )
+            }
+        }
+    }
+}

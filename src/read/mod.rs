@@ -1,0 +1,25 @@
+//! Reading a thread's state, below the commands and above `ops`, `storage` and `model`:
+//! which threads and checkpoints there are ([`thread`]), a checkpoint loaded whole or shallow
+//! ([`checkpoint`]), its DeltaChannels replayed as `get_state` shows them ([`replay`]), the
+//! channels of its state ([`state`]), and the latest checkpoints of threads in batches
+//! ([`latest`]). Nothing here knows clap or renders: the commands and `browse` read through
+//! these functions and hand what they read to `output`.
+
+pub mod checkpoint;
+pub mod latest;
+pub mod replay;
+pub mod state;
+pub mod thread;
+
+pub use crate::ops::edit::{decode_writes, LoadedCheckpoint};
+pub use checkpoint::{
+    decode_shallow, fetch_checkpoint, load_checkpoint, load_shallow, load_stored, load_writes,
+    message_list, stored_list,
+};
+pub use latest::{load_editable, map_latest, read_latest};
+pub use replay::{needs_replay, DeltaValue, Origin};
+pub use state::{is_internal_channel, state_values};
+pub use thread::{
+    meta_selects_thread, no_thread, no_thread_among, require_thread, resolve_checkpoint_id,
+    unknown_thread, Missing,
+};
