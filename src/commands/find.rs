@@ -11,13 +11,13 @@ use serde::Serialize;
 use crate::cli::{FindArgs, Format, GlobalArgs};
 use crate::codec::aes::{self, Keyring};
 use crate::codec::Value;
-use crate::model::checkpoint::{StoredMessages, MESSAGES};
+use crate::model::checkpoint::StoredMessages;
 use crate::model::Message;
 use crate::ops::find::{excerpt, MetaCondition, Pattern};
 use crate::output::{self, human, table};
 use crate::storage::{CheckpointRow, CheckpointStore};
 
-use crate::read::replay::channels_of;
+use crate::model::channels::{is_delta, Location};
 use crate::read::LoadedCheckpoint;
 
 /// One hit: a message (or a state channel) of a checkpoint that matches.
@@ -283,23 +283,25 @@ fn search(
             row.thread_id
         )
     })?;
-    // A DeltaChannel's messages are not (all) in the blob: its state is searched, not the row.
-    if crate::model::delta::marks_delta(&metadata) {
+    // A DeltaChannel's messages are not (all) in the blob, or its snapshot may still take the
+    // checkpoint's own input writes: its state is searched, not the row (an encrypted blob is
+    // looked into once opened, below).
+    let plain = aes::split_type(&row.type_name).1.is_none();
+    let stored = match plain {
+        true => crate::read::replay::stored_messages_location(&row.checkpoint),
+        false => Location::Absent,
+    };
+    if is_delta(stored, &metadata) {
         return Ok(Searched::Replay);
     }
     // A plain blob with no byte match for the pattern holds no hit (with a pattern, a hit is
-    // a match, whatever the conditions) and is not decoded, unless it is a DeltaChannel
-    // snapshot (the checkpoint's own input writes may add to it); an encrypted blob's bytes
-    // say nothing of its text: it is opened and searched.
-    let plain = aes::split_type(&row.type_name).1.is_none();
+    // a match, whatever the conditions) and is not decoded; an encrypted blob's bytes say
+    // nothing of its text: it is opened and searched.
     if plain && pattern.is_some_and(|p| !p.maybe_in(&row.checkpoint)) {
-        return Ok(match holds_snapshot(&row.checkpoint) {
-            true => Searched::Replay,
-            false => Searched::Hits(vec![]),
-        });
+        return Ok(Searched::Hits(vec![]));
     }
     let (cp, messages) = crate::read::decode_shallow(keys, row)?;
-    if messages.list().is_some_and(|l| l.snapshot) || !channels_of(&cp).is_empty() {
+    if crate::read::needs_replay(&cp, &messages) {
         return Ok(Searched::Replay);
     }
     let items = match pattern {
@@ -330,14 +332,6 @@ fn matching_messages_of(
             _ => list.message(i, span).map(Some),
         })
         .collect()
-}
-
-/// True when a plain checkpoint blob stores its messages as a DeltaChannel snapshot.
-fn holds_snapshot(blob: &[u8]) -> bool {
-    matches!(
-        crate::model::channels::stored_lazy(blob, MESSAGES, || false),
-        Ok((crate::model::channels::Location::DeltaSnapshot, _))
-    )
 }
 
 /// The message views of a stored list (none when there is no list).

@@ -6,9 +6,10 @@ use anyhow::{Context, Result};
 
 use crate::cli::{Format, GlobalArgs, ThreadSort, ThreadsListArgs};
 use crate::codec::aes::Keyring;
-use crate::model::channels::Location;
+use crate::model::channels::is_delta;
 use crate::model::checkpoint::MESSAGES;
 use crate::output::{self, human, table};
+use crate::read::replay::stored_messages_location;
 use crate::tokens::approx;
 
 /// One listed thread.
@@ -275,17 +276,13 @@ fn latest_facts(keys: &Keyring, row: crate::storage::CheckpointRow) -> Result<La
                 .flatten()
                 .and_then(|t| t.as_str())
                 .and_then(human::parse_ts);
-            // A DeltaChannel's snapshot may still take the checkpoint's own input writes.
-            let snapshot = matches!(
-                crate::model::channels::stored_lazy(&row.checkpoint, MESSAGES, || false),
-                Ok((Location::DeltaSnapshot, _))
-            );
             return Ok(LatestFacts {
                 messages: Some(n),
                 tokens: Some(tokens),
                 step: md.step(),
                 updated_at: ts,
-                needs_replay: snapshot || crate::model::delta::marks_delta(&md),
+                // A DeltaChannel's snapshot may still take the checkpoint's own input writes.
+                needs_replay: is_delta(stored_messages_location(&row.checkpoint), &md),
                 locked: false,
             });
         }
@@ -304,7 +301,7 @@ fn latest_facts(keys: &Keyring, row: crate::storage::CheckpointRow) -> Result<La
         tokens: list.and_then(approx::count_values),
         step: md.step(),
         updated_at: cp.ts().and_then(human::parse_ts),
-        needs_replay: location.is_delta() || crate::model::delta::marks_delta(&md),
+        needs_replay: is_delta(location, &md),
         locked: false,
     })
 }

@@ -6,16 +6,20 @@
 pub mod confirm;
 pub mod copy;
 pub mod diff;
+pub mod dump;
 pub mod forget;
+pub mod history;
 pub mod human;
 pub mod missing;
 pub mod progress;
 pub mod rewrite;
 pub mod sanitize;
+pub mod show;
 pub mod stats;
 pub mod store;
 pub mod stream;
 pub mod table;
+pub mod tokens;
 
 use std::io::Write;
 

@@ -150,11 +150,8 @@ pub fn delta_head(
     } else {
         row
     };
-    let snapshot = matches!(
-        crate::model::channels::stored_lazy(&plain.checkpoint, MESSAGES, || false),
-        Ok((crate::model::channels::Location::DeltaSnapshot, _))
-    );
-    if !snapshot && !crate::model::delta::marks_delta(&md) {
+    let stored = super::replay::stored_messages_location(&plain.checkpoint);
+    if !crate::model::channels::is_delta(stored, &md) {
         return Ok(None);
     }
     let Ok((cp, stored)) = decode_shallow(keys, plain.clone()) else {

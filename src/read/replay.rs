@@ -384,8 +384,7 @@ pub fn fold_messages(
 ) -> Result<bool> {
     let is_delta = rows.iter().any(|(cp, messages)| {
         matches!(messages, StoredMessages::DeltaOmitted)
-            || messages.list().is_some_and(|l| l.snapshot)
-            || channels_of(cp).iter().any(|c| c == MESSAGES)
+            || delta_channels(cp, messages).iter().any(|c| c == MESSAGES)
     });
     if !is_delta {
         return Ok(false);

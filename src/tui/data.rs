@@ -344,7 +344,9 @@ impl Source {
                 Some(list) => list.message(i, &spans[i]),
                 None => anyhow::bail!("no message {i}"),
             };
-            crate::commands::tokens::per_message(g, thread, spans.len(), &read, counter, out)
+            let report =
+                crate::commands::tokens::per_message(thread, spans.len(), &read, counter, true)?;
+            crate::output::tokens::write_messages(out, Format::Table, &report)
         })
     }
 
