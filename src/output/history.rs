@@ -2,31 +2,10 @@
 
 use std::io::Write;
 
-use anyhow::Result;
-use serde::Serialize;
-
 use super::{human, table, Format};
+use anyhow::Result;
 
-/// One checkpoint of `history` (a JSON record as it is).
-#[derive(Debug, Clone, Serialize)]
-pub struct HistoryRecord {
-    /// Its id.
-    pub checkpoint_id: String,
-    /// Its parent's id.
-    pub parent_checkpoint_id: Option<String>,
-    /// `metadata.step`.
-    pub step: Option<i64>,
-    /// `metadata.source`.
-    pub source: Option<String>,
-    /// The checkpoint's `ts`.
-    pub ts: Option<String>,
-    /// Messages of the state as `get_state_history` shows it (`None`: no messages channel).
-    pub messages: Option<usize>,
-    /// Pending writes stored with it.
-    pub pending_writes: usize,
-    /// The subgraph namespaces that ran during this step.
-    pub namespaces: Vec<String>,
-}
+pub use crate::read::history::HistoryRecord;
 
 /// Writes `records` in `format`.
 pub fn write(out: &mut dyn Write, format: Format, records: &[HistoryRecord]) -> Result<()> {

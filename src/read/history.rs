@@ -14,10 +14,106 @@ use crate::storage::CheckpointStore;
 
 use super::LoadedCheckpoint;
 
+/// One checkpoint of a thread's history (`history`'s record, rendered by `output::history`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HistoryRecord {
+    /// Its id.
+    pub checkpoint_id: String,
+    /// Its parent's id.
+    pub parent_checkpoint_id: Option<String>,
+    /// `metadata.step`.
+    pub step: Option<i64>,
+    /// `metadata.source`.
+    pub source: Option<String>,
+    /// The checkpoint's `ts`.
+    pub ts: Option<String>,
+    /// Messages of the state as `get_state_history` shows it (`None`: no messages channel).
+    pub messages: Option<usize>,
+    /// Pending writes stored with it.
+    pub pending_writes: usize,
+    /// The subgraph namespaces that ran during this step.
+    pub namespaces: Vec<String>,
+}
+
+/// Which checkpoints of a history are listed, as `get_state_history(filter=, before=,
+/// limit=)` selects them.
+#[derive(Debug, Clone, Default)]
+pub struct Selection<'a> {
+    /// Only ids that sort before this one (an id or a prefix of one).
+    pub before: Option<&'a str>,
+    /// Only checkpoints whose `metadata.source` is this.
+    pub source: Option<&'a str>,
+    /// At most this many, newest first.
+    pub limit: Option<usize>,
+}
+
+/// The checkpoints of `thread` in namespace `ns` that `select` lists, newest first, each
+/// with its message count (a DeltaChannel's rebuilt over the whole history), pending writes
+/// and the subgraphs that ran during its step.
+pub fn checkpoints(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    ns: &str,
+    select: &Selection<'_>,
+) -> Result<Vec<HistoryRecord>> {
+    super::require_thread(store, thread, ns)?;
+    let writes = store.write_counts(thread, ns)?;
+    let children = child_namespaces(store, thread, ns)?;
+    let mut records: Vec<HistoryRecord> = Vec::new();
+    let rows = store.checkpoints(thread, ns)?;
+    let limit = select.limit.unwrap_or(usize::MAX);
+    // `before`: ids that sort before the one given (LangGraph's `checkpoint_id < ?`).
+    let before = select
+        .before
+        .map(|id| super::resolve_checkpoint_id(store, thread, ns, id))
+        .transpose()?;
+    // A DeltaChannel's messages are rebuilt for every checkpoint at once (each continues from
+    // its parent's): that needs every checkpoint of the namespace, listed or not.
+    let decoded = rows
+        .into_iter()
+        .map(|row| super::decode_shallow(keys, row))
+        .collect::<Result<Vec<_>>>()?;
+    let mut replayed = delta_counts(store, keys, &decoded)?;
+    // The source and `before` select as `get_state_history(filter=, before=)` does, then
+    // the limit counts what is left.
+    let selected = decoded.into_iter().filter(|(cp, _)| {
+        before
+            .as_deref()
+            .is_none_or(|b| cp.row.checkpoint_id.as_str() < b)
+            && select
+                .source
+                .is_none_or(|src| cp.metadata.source() == Some(src))
+    });
+    for (cp, messages) in selected.take(limit) {
+        // Messages are counted in place.
+        let id = cp.row.checkpoint_id.clone();
+        let count = match (
+            replayed.as_mut().and_then(|r| r.remove(&id)),
+            messages.list(),
+        ) {
+            (Some(n), _) => Some(n?),
+            (None, Some(list)) => Some(list.spans()?.len()),
+            (None, None) => None,
+        };
+        records.push(HistoryRecord {
+            parent_checkpoint_id: cp.row.parent_checkpoint_id.clone(),
+            step: cp.metadata.step(),
+            source: cp.metadata.source().map(str::to_owned),
+            ts: cp.checkpoint.ts().map(str::to_owned),
+            messages: count,
+            pending_writes: writes.get(&id).copied().unwrap_or(0),
+            namespaces: children.get(&id).cloned().unwrap_or_default(),
+            checkpoint_id: id,
+        });
+    }
+    Ok(records)
+}
+
 /// The message count of every checkpoint in `rows` (one namespace of a thread) as
 /// `get_state_history` shows it, when the thread's messages are a DeltaChannel (`None`
 /// otherwise): one pass over the checkpoints ([`super::replay::fold_messages`]).
-pub fn delta_counts(
+fn delta_counts(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     rows: &[(LoadedCheckpoint, StoredMessages)],
@@ -36,7 +132,7 @@ pub fn delta_counts(
 
 /// For each checkpoint of `ns`, the child namespaces whose checkpoints name it as parent
 /// (`metadata.parents[ns]`), i.e. the subgraphs that ran during that step.
-pub fn child_namespaces(
+fn child_namespaces(
     store: &dyn CheckpointStore,
     thread: &str,
     ns: &str,

@@ -1,7 +1,8 @@
-//! What the browser reads, and only through the read commands' own functions: each call
-//! runs the command's function (`threads list`, `history`, `show`, `diff`, `find`,
-//! `store …`) into a buffer, in JSON when the browser needs fields and as text when it shows
-//! what the command prints. The database is opened read-only by those functions
+//! What the browser reads. A view that needs one checkpoint's facts reads them through the
+//! read layer ([`crate::read`]: a thread's history, a checkpoint's messages) and renders them
+//! with `output`'s renderers; the others run a read command's function (`threads list`,
+//! `show`, `diff`, `find`, `store …`) into a buffer, in JSON when the browser needs fields
+//! and as text when it shows what the command prints. The database is opened read-only
 //! ([`crate::commands::open_read_only`]); nothing here writes.
 
 use std::io::Write;
@@ -10,7 +11,7 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::cli::{
-    DiffArgs, FindArgs, GlobalArgs, HistoryArgs, ShowArgs, StoreCommand, StoreGetArgs, StoreLsArgs,
+    DiffArgs, FindArgs, GlobalArgs, ShowArgs, StoreCommand, StoreGetArgs, StoreLsArgs,
     StoreNamespacesArgs, ThreadArg, ThreadSort, ThreadsListArgs,
 };
 use crate::output::sanitize::for_terminal;
@@ -37,7 +38,8 @@ pub struct ThreadRec {
     pub bytes: u64,
 }
 
-/// One checkpoint as `history --format json` gives it, with its stored size and tokens.
+/// One checkpoint as `history` lists it ([`crate::read::history::checkpoints`]), with its
+/// stored size and tokens.
 #[derive(Debug, Clone, Deserialize)]
 pub struct HistoryRec {
     /// Its id.
@@ -63,6 +65,23 @@ pub struct HistoryRec {
     /// Approximate tokens of the messages stored in the checkpoint.
     #[serde(skip)]
     pub tokens: Option<u64>,
+}
+
+impl From<crate::read::history::HistoryRecord> for HistoryRec {
+    fn from(r: crate::read::history::HistoryRecord) -> HistoryRec {
+        HistoryRec {
+            checkpoint_id: r.checkpoint_id,
+            parent_checkpoint_id: r.parent_checkpoint_id,
+            step: r.step,
+            source: r.source,
+            ts: r.ts,
+            messages: r.messages.map(|n| n as u64),
+            pending_writes: Some(r.pending_writes as u64),
+            namespaces: r.namespaces,
+            bytes: None,
+            tokens: None,
+        }
+    }
 }
 
 /// One `find --format json` hit.
@@ -255,17 +274,22 @@ impl Source {
         limit: usize,
         known: &[HistoryRec],
     ) -> Result<Vec<HistoryRec>> {
-        let args = HistoryArgs {
-            thread: ThreadArg {
-                thread: thread.to_owned(),
-            },
+        let g = self.global(Format::Json);
+        let store = crate::commands::open_read_only(&g)?;
+        let select = crate::read::history::Selection {
             limit: Some(limit),
-            source: None,
-            before: None,
+            ..Default::default()
         };
-        let (mut rows, _): (Vec<HistoryRec>, _) =
-            self.json(|g, out| crate::commands::history::run(g, &args, out))?;
-        let store = crate::commands::open_read_only(&self.global(Format::Json))?;
+        let mut rows: Vec<HistoryRec> = crate::read::history::checkpoints(
+            &*store,
+            &crate::commands::keys(&g),
+            thread,
+            &self.ns,
+            &select,
+        )?
+        .into_iter()
+        .map(HistoryRec::from)
+        .collect();
         let bytes: std::collections::HashMap<String, u64> = store
             .checkpoint_infos(thread)?
             .into_iter()
