@@ -1,5 +1,5 @@
 //! The wording of [`crate::read::Missing`]: what the database does not have, with the
-//! stored ids made terminal-safe ([`human::id`]) and what to run instead.
+//! stored ids made terminal-safe ([`super::human::id`]) and what to run instead.
 
 use std::fmt;
 
