@@ -150,7 +150,7 @@ fn per_thread(
     }
     let counter_name = counter.map(|c| c.name());
     let format = output::resolve_format(g.format);
-    output::tokens::write_threads(out, format, counter_name.as_deref(), &mut rows)?;
+    output::tokens::write_threads(out, format, counter_name.as_deref(), &rows)?;
     super::report_unreadable(&unreadable, total, "are left out")
 }
 
@@ -200,7 +200,6 @@ fn count_row(
                 thread_id: row.thread_id.clone(),
                 messages,
                 tokens: Some(tokens),
-                counter: String::new(),
             }));
         }
     }
@@ -220,7 +219,6 @@ fn count_row(
                 thread_id: row.thread_id.clone(),
                 messages,
                 tokens: Some(tokens),
-                counter: String::new(),
             }));
         }
     }
@@ -270,6 +268,5 @@ fn count_stored(
         thread_id,
         messages: spans.len(),
         tokens,
-        counter: String::new(),
     })
 }

@@ -71,3 +71,46 @@ impl fmt::Display for Missing {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wording is the one every command gave before the read layer, ids made
+    /// terminal-safe (an escape sequence in a stored id cannot reach the terminal).
+    #[test]
+    fn missing_things_are_worded_with_safe_ids() {
+        let thread = |near: &[&str]| Missing::Thread {
+            thread: "t\u{1b}[2J".into(),
+            near: near.iter().map(|s| s.to_string()).collect(),
+        };
+        assert_eq!(
+            thread(&[]).to_string(),
+            "no thread 't\\u{1b}[2J' in this database (see `memctl threads list`)"
+        );
+        assert_eq!(
+            thread(&["T", "u"]).to_string(),
+            "no thread 't\\u{1b}[2J' in this database; did you mean 'T' or 'u'? (see `memctl threads list`)"
+        );
+        let ambiguous = |count: usize| Missing::Ambiguous {
+            thread: "t".into(),
+            given: "1f".into(),
+            candidates: vec!["1f0a".into(), "1f0b".into()],
+            count,
+        };
+        assert_eq!(
+            ambiguous(2).to_string(),
+            "checkpoint id '1f' is ambiguous in thread 't': 2 checkpoints start with it (1f0a, 1f0b); give more characters"
+        );
+        assert!(ambiguous(11).to_string().contains("(1f0a, 1f0b, …)"));
+        let ns = Missing::Namespace {
+            thread: "t".into(),
+            ns: "x".into(),
+            namespaces: vec!["".into(), "sub:1".into()],
+        };
+        assert_eq!(
+            ns.to_string(),
+            "thread 't' has no checkpoints in namespace 'x' (it has: '', 'sub:1')"
+        );
+    }
+}

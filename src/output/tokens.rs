@@ -96,7 +96,7 @@ fn usage(u: &serde_json::Map<String, Json>, key: &str) -> u64 {
 }
 
 /// One thread of `tokens --all`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct ThreadTokens {
     /// The thread.
     pub thread_id: String,
@@ -104,8 +104,15 @@ pub struct ThreadTokens {
     pub messages: usize,
     /// Their tokens (by usage: the last input tokens the provider reported, if any).
     pub tokens: Option<u64>,
-    /// The counter's name (filled in by [`write_threads`]).
-    pub counter: String,
+}
+
+/// One thread of `tokens --all` in JSON: [`ThreadTokens`] and the counter's name.
+#[derive(Serialize)]
+struct ThreadRecord<'a> {
+    thread_id: &'a str,
+    messages: usize,
+    tokens: Option<u64>,
+    counter: &'a str,
 }
 
 /// Writes `tokens --thread`'s report in `format`.
@@ -182,15 +189,20 @@ pub fn write_threads(
     out: &mut dyn Write,
     format: Format,
     counter: Option<&str>,
-    rows: &mut [ThreadTokens],
+    rows: &[ThreadTokens],
 ) -> Result<()> {
-    let counter_name =
-        counter.map_or_else(|| "usage (last input_tokens)".to_owned(), str::to_owned);
+    let counter_name = counter.unwrap_or("usage (last input_tokens)");
     if format != Format::Table {
-        for r in rows.iter_mut() {
-            r.counter = counter_name.clone();
-        }
-        return super::write_records(out, format, rows);
+        let records: Vec<ThreadRecord<'_>> = rows
+            .iter()
+            .map(|r| ThreadRecord {
+                thread_id: &r.thread_id,
+                messages: r.messages,
+                tokens: r.tokens,
+                counter: counter_name,
+            })
+            .collect();
+        return super::write_records(out, format, &records);
     }
     let tokens_header = match counter {
         Some(c) => format!("tokens ({c})"),

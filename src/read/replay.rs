@@ -417,3 +417,55 @@ pub fn fold_messages(
     delta::fold(Reducer::Messages, &nodes, visit);
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::msgpack::encode;
+    use crate::model::channels::is_delta;
+    use crate::model::Metadata;
+
+    /// A checkpoint blob whose `messages` channel holds `messages`.
+    fn blob(messages: Value) -> Vec<u8> {
+        encode(&Value::map(vec![
+            (Value::str("v"), Value::int(4)),
+            (
+                Value::str("channel_values"),
+                Value::map(vec![(Value::str(MESSAGES), messages)]),
+            ),
+        ]))
+    }
+
+    fn snapshot(inner: Value) -> Value {
+        Value::ext(crate::codec::ext::DELTA_SNAPSHOT, inner)
+    }
+
+    /// The row-level decision: a snapshot of the messages or metadata that marks a
+    /// DeltaChannel graph needs a replay; a plain list, no list or an unreadable blob with
+    /// plain metadata does not.
+    #[test]
+    fn rows_need_a_replay_for_a_snapshot_or_delta_metadata() {
+        let plain_md = Metadata::parse(Some(br#"{"step": 1}"#)).expect("parses");
+        let delta_md = Metadata::parse(Some(
+            br#"{"counters_since_delta_snapshot": {"messages": [1, 2]}}"#,
+        ))
+        .expect("parses");
+        let list = blob(Value::array(vec![Value::str("hi")]));
+        let snap = blob(snapshot(Value::array(vec![Value::str("hi")])));
+        let none = encode(&Value::map(vec![(
+            Value::str("channel_values"),
+            Value::map(vec![]),
+        )]));
+        assert_eq!(stored_messages_location(&list), Location::Plain);
+        assert_eq!(stored_messages_location(&snap), Location::DeltaSnapshot);
+        assert_eq!(stored_messages_location(&none), Location::Absent);
+        assert_eq!(
+            stored_messages_location(b"\xc1 not msgpack"),
+            Location::Absent
+        );
+        assert!(is_delta(stored_messages_location(&snap), &plain_md));
+        assert!(is_delta(stored_messages_location(&list), &delta_md));
+        assert!(!is_delta(stored_messages_location(&list), &plain_md));
+        assert!(!is_delta(stored_messages_location(&none), &plain_md));
+    }
+}
