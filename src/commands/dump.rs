@@ -14,7 +14,6 @@ use crate::cli::{DumpArgs, Format, GlobalArgs};
 use crate::codec::json::to_json;
 use crate::model::checkpoint::StoredMessages;
 use crate::output;
-
 use crate::read::LoadedCheckpoint;
 
 /// Runs `dump`.

@@ -11,14 +11,13 @@ use serde::Serialize;
 use crate::cli::{FindArgs, Format, GlobalArgs};
 use crate::codec::aes::{self, Keyring};
 use crate::codec::Value;
+use crate::model::channels::{is_delta, Location};
 use crate::model::checkpoint::StoredMessages;
 use crate::model::Message;
 use crate::ops::find::{excerpt, MetaCondition, Pattern};
 use crate::output::{self, human, table};
-use crate::storage::{CheckpointRow, CheckpointStore};
-
-use crate::model::channels::{is_delta, Location};
 use crate::read::LoadedCheckpoint;
+use crate::storage::{CheckpointRow, CheckpointStore};
 
 /// One hit: a message (or a state channel) of a checkpoint that matches.
 #[derive(Debug, Clone, Serialize)]

@@ -14,8 +14,8 @@ use super::sanitize::{for_terminal, one_line};
 use super::Format;
 use crate::codec::Value;
 use crate::model::checkpoint::{brief_value, StoredList, StoredMessages};
-use crate::model::state::PendingWork;
 use crate::model::{Kind, Message};
+use crate::read::{DeltaValue, State};
 
 /// What `show` shows of a checkpoint. Serialized (with the messages streamed in) it is
 /// `show --format json`'s document.
@@ -72,16 +72,63 @@ pub struct Interrupt<'a> {
 }
 
 impl<'a> ShowReport<'a> {
-    /// The waiting part of the report: `work`'s next nodes and interrupts.
-    pub fn interrupts_of(work: &'a PendingWork) -> Vec<Interrupt<'a>> {
-        work.interrupts
-            .iter()
-            .map(|i| Interrupt {
-                id: i.id.as_deref(),
-                value: &i.value,
-                node: i.node.as_deref(),
+    /// The report of `state`, a checkpoint of `thread` in namespace `ns`, with its `last`
+    /// messages (all when `None`). The stored message list is checked here (the errors of a
+    /// full read); the messages themselves are read one at a time as they are written.
+    pub fn of(
+        state: &'a State,
+        thread: &'a str,
+        ns: &'a str,
+        last: Option<usize>,
+    ) -> Result<ShowReport<'a>> {
+        let State {
+            cp,
+            messages,
+            deltas,
+            work,
+        } = state;
+        let shown = match messages.list() {
+            Some(list) => {
+                let mut spans = list.spans()?;
+                if let Some(n) = last {
+                    spans.drain(..spans.len().saturating_sub(n));
+                }
+                Some((list, spans))
+            }
+            None => None,
+        };
+        let values = crate::read::state_values(cp, deltas)
+            .into_iter()
+            .map(|(name, value)| Channel {
+                name,
+                value,
+                note: deltas
+                    .iter()
+                    .find(|d| d.channel == name)
+                    .and_then(DeltaValue::note),
             })
-            .collect()
+            .collect();
+        Ok(ShowReport {
+            thread_id: thread,
+            checkpoint_ns: ns,
+            checkpoint_id: &cp.row.checkpoint_id,
+            step: cp.metadata.step(),
+            ts: cp.checkpoint.ts(),
+            messages: shown,
+            values,
+            next: &work.next,
+            interrupts: work
+                .interrupts
+                .iter()
+                .map(|i| Interrupt {
+                    id: i.id.as_deref(),
+                    value: &i.value,
+                    node: i.node.as_deref(),
+                })
+                .collect(),
+            notes: deltas.iter().filter_map(DeltaValue::note).collect(),
+            stored: messages,
+        })
     }
 }
 

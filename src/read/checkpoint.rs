@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::codec::aes::Keyring;
 use crate::model::checkpoint::{StoredList, StoredMessages};
-use crate::model::state::PendingWrite;
+use crate::model::state::{pending_work, PendingWork, PendingWrite};
 use crate::model::Checkpoint;
 use crate::storage::{CheckpointRow, CheckpointStore};
 
@@ -81,6 +81,39 @@ pub fn load_shallow(
     let (cp, messages) = load_stored(store, keys, thread, ns, id)?;
     let (messages, deltas) = super::replay::state_messages(store, keys, &cp, messages)?;
     Ok((cp, messages, deltas))
+}
+
+/// A checkpoint's state as `get_state` shows it, its message list left stored (see
+/// [`load_shallow`]), with what the thread is waiting on.
+pub struct State {
+    /// The checkpoint.
+    pub cp: LoadedCheckpoint,
+    /// Its messages (a DeltaChannel's rebuilt).
+    pub messages: StoredMessages,
+    /// Its DeltaChannels and their values.
+    pub deltas: Vec<DeltaValue>,
+    /// Its next nodes and interrupts (from its pending writes).
+    pub work: PendingWork,
+}
+
+/// [`load_shallow`] and what the thread is waiting on (its pending writes read): all that
+/// `show` shows of a checkpoint.
+pub fn load_state(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    ns: &str,
+    id: Option<&str>,
+) -> Result<State> {
+    let (cp, messages, deltas) = load_shallow(store, keys, thread, ns, id)?;
+    let writes = load_writes(store, keys, &cp.row)?;
+    let work = pending_work(&cp.checkpoint, &writes);
+    Ok(State {
+        cp,
+        messages,
+        deltas,
+        work,
+    })
 }
 
 /// [`load_shallow`] without the DeltaChannel replay: the message list as the checkpoint

@@ -14,8 +14,8 @@ pub mod thread;
 
 pub use crate::ops::edit::{decode_writes, LoadedCheckpoint};
 pub use checkpoint::{
-    decode_shallow, fetch_checkpoint, load_checkpoint, load_shallow, load_stored, load_writes,
-    message_list, stored_list,
+    decode_shallow, fetch_checkpoint, load_checkpoint, load_shallow, load_state, load_stored,
+    load_writes, message_list, stored_list, State,
 };
 pub use latest::{load_editable, map_latest, read_latest};
 pub use replay::{needs_replay, DeltaValue, Origin};

@@ -1,7 +1,7 @@
-//! What the browser reads. A view that needs one checkpoint's facts reads them through the
-//! read layer ([`crate::read`]: a thread's history, a checkpoint's messages) and renders them
-//! with `output`'s renderers; the others run a read command's function (`threads list`,
-//! `show`, `diff`, `find`, `store …`) into a buffer, in JSON when the browser needs fields
+//! What the browser reads. A view of one thread reads through the read layer
+//! ([`crate::read`]: its history, a checkpoint's state and messages) and renders with
+//! `output`'s renderers (`show`, `tokens`); the others run a read command's function
+//! (`threads list`, `diff`, `find`, `store …`) into a buffer, in JSON when the browser needs fields
 //! and as text when it shows what the command prints. The database is opened read-only
 //! ([`crate::commands::open_read_only`]); nothing here writes.
 
@@ -11,8 +11,8 @@ use anyhow::Result;
 use serde::Deserialize;
 
 use crate::cli::{
-    DiffArgs, FindArgs, GlobalArgs, ShowArgs, StoreCommand, StoreGetArgs, StoreLsArgs,
-    StoreNamespacesArgs, ThreadArg, ThreadSort, ThreadsListArgs,
+    DiffArgs, FindArgs, GlobalArgs, StoreCommand, StoreGetArgs, StoreLsArgs, StoreNamespacesArgs,
+    ThreadArg, ThreadSort, ThreadsListArgs,
 };
 use crate::output::sanitize::for_terminal;
 use crate::output::Format;
@@ -331,16 +331,15 @@ impl Source {
         Ok(rows)
     }
 
-    /// A checkpoint as `show --checkpoint` prints it.
+    /// A checkpoint as `show --checkpoint` prints it (the same read and renderer).
     pub fn show(&self, thread: &str, id: &str) -> Result<Text> {
-        let args = ShowArgs {
-            thread: ThreadArg {
-                thread: thread.to_owned(),
-            },
-            checkpoint: Some(id.to_owned()),
-            last: None,
-        };
-        self.text(|g, out| crate::commands::show::run(g, &args, out))
+        self.text(|g, out| {
+            let store = crate::commands::open_read_only(g)?;
+            let keys = crate::commands::keys(g);
+            let state = crate::read::load_state(&*store, &keys, thread, &g.ns, Some(id))?;
+            let report = crate::output::show::ShowReport::of(&state, thread, &g.ns, None)?;
+            crate::output::show::write(out, Format::Table, &report)
+        })
     }
 
     /// `diff --to ID` (against its parent) as it prints.
