@@ -562,17 +562,11 @@ impl PostgresStore {
             let stored: Vec<u8> = r.try_get(4).map_err(e)?;
             let what = format!("the '{channel}' value (version {version}) of thread '{thread_id}'");
             let (blob, key) = self.open_value(&type_name, &stored, &what)?;
-            let wrapped = wrap_channel(&channel, &blob);
-            let new = rewrite(BlobKind::Checkpoint, "msgpack", &wrapped).with_context(|| {
+            let new = rewrite_channel(rewrite, &channel, &blob).with_context(|| {
                 format!("cannot rewrite the blob of channel '{channel}' version {version}")
             })?;
-            let Some(new) = new else { continue };
-            let root = crate::codec::msgpack::decode(&new)?;
-            let value = root
-                .get("channel_values")
-                .and_then(|v| v.get(&channel))
-                .ok_or_else(|| anyhow!("the rewritten blob of channel '{channel}' has no value"))?;
-            let bytes = seal_as(key.as_deref(), crate::codec::msgpack::encode(value));
+            let Some(value) = new else { continue };
+            let bytes = seal_as(key.as_deref(), crate::codec::msgpack::encode(&value));
             c.execute(
                 "UPDATE checkpoint_blobs SET blob = $1 WHERE thread_id = $2 AND checkpoint_ns = $3 AND channel = $4 AND version = $5",
                 &[&bytes, &thread_id, &ns, &channel, &version],
@@ -602,18 +596,11 @@ impl PostgresStore {
                     }
                     let packed =
                         crate::codec::msgpack::encode(&crate::codec::json::json_to_value(value));
-                    let wrapped = wrap_channel(channel, &packed);
-                    let new =
-                        rewrite(BlobKind::Checkpoint, "msgpack", &wrapped).with_context(|| {
-                            format!("cannot rewrite channel '{channel}' of checkpoint {id}")
-                        })?;
-                    let Some(new) = new else { continue };
-                    let root = crate::codec::msgpack::decode(&new)?;
-                    let v = root
-                        .get("channel_values")
-                        .and_then(|v| v.get(channel))
-                        .ok_or_else(|| anyhow!("the rewritten channel '{channel}' has no value"))?;
-                    *value = crate::codec::json::to_json(v);
+                    let new = rewrite_channel(rewrite, channel, &packed).with_context(|| {
+                        format!("cannot rewrite channel '{channel}' of checkpoint {id}")
+                    })?;
+                    let Some(v) = new else { continue };
+                    *value = crate::codec::json::to_json(&v);
                     row_changed = true;
                 }
             }
@@ -1813,6 +1800,30 @@ fn named_blobs<'a>(json: &str, blobs: &'a HashMap<(String, String), BlobRow>) ->
 }
 
 /// A msgpack checkpoint `{"channel_values": {channel: <blob>}}` around one stored value.
+/// Hands one channel's value (msgpack) to `rewrite` as a checkpoint holding that channel
+/// alone, the scrub of a whole `SqliteSaver` checkpoint; the channel's rewritten value when
+/// `rewrite` changed it.
+fn rewrite_channel(
+    rewrite: BlobRewriter<'_>,
+    channel: &str,
+    packed: &[u8],
+) -> Result<Option<crate::codec::msgpack::Value>> {
+    let Some(new) = rewrite(
+        BlobKind::Checkpoint,
+        "msgpack",
+        &wrap_channel(channel, packed),
+    )?
+    else {
+        return Ok(None);
+    };
+    let root = crate::codec::msgpack::decode(&new)?;
+    let value = root
+        .get("channel_values")
+        .and_then(|v| v.get(channel))
+        .ok_or_else(|| anyhow!("the rewritten channel '{channel}' has no value"))?;
+    Ok(Some(value.clone()))
+}
+
 fn wrap_channel(channel: &str, blob: &[u8]) -> Vec<u8> {
     use crate::codec::msgpack::{encode_into, Value};
     let mut out = vec![0x81];
