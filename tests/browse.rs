@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::tmux::Pane;
+
 use clap::Parser;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use memctl::cli::Cli;
@@ -337,88 +339,6 @@ fn postgres_views() {
     snap_pg(&mut a, "browse_pg_store_value");
 }
 
-/// A tmux server of its own (its socket in the test's temp dir), one pane running memctl.
-struct Tmux {
-    socket: std::path::PathBuf,
-}
-
-impl Tmux {
-    fn start(dir: &std::path::Path, command: &str) -> Tmux {
-        let t = Tmux {
-            socket: dir.join("tmux.sock"),
-        };
-        t.run(&[
-            "new-session",
-            "-d",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            "-s",
-            "browse",
-            command,
-        ]);
-        t
-    }
-
-    fn cmd(&self, args: &[&str]) -> std::process::Output {
-        std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux runs (apt-get install -y tmux)")
-    }
-
-    fn run(&self, args: &[&str]) {
-        let out = self.cmd(args);
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn screen(&self) -> String {
-        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "browse"]).stdout)
-            .into_owned()
-    }
-
-    /// Sends one key (tmux's name for it) and waits until the screen shows `expect`.
-    fn key(&self, key: &str, expect: &str) -> String {
-        self.run(&["send-keys", "-t", "browse", key]);
-        self.wait(expect)
-    }
-
-    fn wait(&self, expect: &str) -> String {
-        let last = std::cell::RefCell::new(String::new());
-        let shown = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            common::wait_for(&format!("the screen to show {expect:?}"), || {
-                *last.borrow_mut() = self.screen();
-                last.borrow().contains(expect)
-            })
-        }));
-        if shown.is_err() {
-            panic!(
-                "the screen never showed {expect:?}; it shows:\n{}",
-                last.borrow()
-            );
-        }
-        last.into_inner()
-    }
-
-    fn alive(&self) -> bool {
-        self.cmd(&["has-session", "-t", "browse"]).status.success()
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd(&["kill-server"]);
-    }
-}
-
 #[test]
 #[cfg_attr(
     not(feature = "env-tests"),
@@ -430,23 +350,23 @@ fn a_real_terminal_session_leaves_the_file_unchanged() {
     let bin = env!("CARGO_BIN_EXE_memctl");
     // The pane's shell line: memctl, then a marker with its exit code once it returns.
     let command = format!(
-        "env -u MEMCTL_DB -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 {bin} browse --db {} --now {NOW}; echo browse-exited-$?; sleep 600",
+        "env -u MEMCTL_DB -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 {bin} browse --db {} --now {NOW}; echo memctl-exit=$?; read wait",
         common::s(&db)
     );
-    let t = Tmux::start(dir.path(), &command);
-    t.wait("14 of 14 threads");
+    let t = Pane::shell("browse-utf8", &command, (100, 30));
+    t.wait_for("14 of 14 threads");
     // Open thread `tools` (the 13th row), its history, its latest checkpoint.
     for _ in 0..12 {
-        t.run(&["send-keys", "-t", "browse", "j"]);
+        t.send(&["j"]);
     }
-    t.wait("> tools");
+    t.wait_for("> tools");
     let history = t.key("Enter", "thread tools · 10 checkpoints");
     assert!(
         history.contains("tokens per checkpoint (max 160)"),
         "{history}"
     );
     // A resize to 80x24 redraws at the new size: the two sparkline boxes split 80 columns.
-    t.run(&["resize-window", "-t", "browse", "-x", "80", "-y", "24"]);
+    t.resize(80, 24);
     common::wait_for("the history redrawn at 80 columns", || {
         t.screen()
             .lines()
@@ -470,15 +390,16 @@ fn a_real_terminal_session_leaves_the_file_unchanged() {
     t.key("Escape", "thread tools · 10 checkpoints");
     t.key("Escape", "14 of 14 threads");
     t.key("f", "find (latest states, any case)");
-    t.run(&["send-keys", "-t", "browse", "-l", "berlin"]);
-    t.wait("any case): berlin");
+    t.type_text("berlin");
+    t.wait_for("any case): berlin");
     let hits = t.key("Enter", "«Berlin»");
     assert!(hits.contains("tools "), "{hits}");
     let hit = t.key("Enter", " · show · ");
     assert!(hit.contains("tools · checkpoint"), "{hit}");
     t.key("q", "any case): berlin");
     t.key("q", "14 of 14 threads");
-    t.key("q", "browse-exited-0");
+    t.send(&["q"]);
+    assert_eq!(t.exit().0, 0);
     assert!(t.alive());
     let after = std::fs::read(&db).expect("read");
     assert!(before == after, "the database file changed");
@@ -486,7 +407,6 @@ fn a_real_terminal_session_leaves_the_file_unchanged() {
     let names: Vec<String> = std::fs::read_dir(dir.path())
         .expect("list")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "tmux.sock")
         .collect();
     assert_eq!(names, vec!["new.sqlite".to_owned()]);
 }
@@ -497,15 +417,16 @@ fn a_real_terminal_session_leaves_the_file_unchanged() {
     ignore = "needs scripts/test.sh's environment (--features env-tests)"
 )]
 fn a_real_terminal_with_a_non_utf8_locale_shows_ascii() {
-    let (dir, db) = common::temp_copy(&common::fixture("new.sqlite"));
+    let (_dir, db) = common::temp_copy(&common::fixture("new.sqlite"));
     let bin = env!("CARGO_BIN_EXE_memctl");
     let command = format!(
-        "env -u MEMCTL_DB -u LC_CTYPE LC_ALL=C {bin} browse --db {} --now {NOW}; echo browse-exited-$?; sleep 600",
+        "env -u MEMCTL_DB -u LC_CTYPE LC_ALL=C {bin} browse --db {} --now {NOW}; echo memctl-exit=$?; read wait",
         common::s(&db)
     );
-    let t = Tmux::start(dir.path(), &command);
-    let screen = t.wait("14 of 14 threads . sorted by age --");
+    let t = Pane::shell("browse-c", &command, (100, 30));
+    let screen = t.wait_for("14 of 14 threads . sorted by age --");
     assert!(screen.is_ascii(), "{screen}");
     assert!(screen.contains("> surrogate "), "{screen}");
-    t.key("q", "browse-exited-0");
+    t.send(&["q"]);
+    assert_eq!(t.exit().0, 0);
 }

@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::msgpack::{skip, DecodeError};
+use super::msgpack::{skip, Bytes, DecodeError};
 
 /// One msgpack value, borrowed from the blob.
 #[derive(Debug, Clone, Copy)]
@@ -367,31 +367,19 @@ struct Checker<'a> {
     pos: usize,
 }
 
+impl<'a> Bytes<'a> for Checker<'a> {
+    fn data(&self) -> &'a [u8] {
+        self.data
+    }
+    fn pos(&self) -> usize {
+        self.pos
+    }
+    fn set_pos(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+}
+
 impl<'a> Checker<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|&e| e <= self.data.len())
-            .ok_or(DecodeError::Truncated { offset: self.pos })?;
-        let s = &self.data[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-
-    fn be(&mut self, n: usize) -> Result<u64, DecodeError> {
-        Ok(self
-            .take(n)?
-            .iter()
-            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
-    }
-
-    fn len(&mut self, n: usize) -> Result<usize, DecodeError> {
-        let at = self.pos;
-        let v = self.be(n)?;
-        usize::try_from(v).map_err(|_| DecodeError::Truncated { offset: at })
-    }
-
     fn value(&mut self, depth: usize) -> Result<(), DecodeError> {
         if depth > MAX_DEPTH {
             return Err(DecodeError::TooDeep);

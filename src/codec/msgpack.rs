@@ -292,6 +292,60 @@ pub fn encode_into(out: &mut impl Out, v: &Value) {
     write_value(out, v);
 }
 
+/// The byte steps of msgpack's readers (this decoder and `lazy`'s checker): big-endian
+/// integers and lengths taken from a position that moves forward.
+pub(crate) trait Bytes<'a> {
+    /// The whole document.
+    fn data(&self) -> &'a [u8];
+    /// Where the next read starts.
+    fn pos(&self) -> usize;
+    /// Moves the position.
+    fn set_pos(&mut self, pos: usize);
+
+    /// The next `n` bytes.
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let (data, pos) = (self.data(), self.pos());
+        let end = pos
+            .checked_add(n)
+            .filter(|&e| e <= data.len())
+            .ok_or(DecodeError::Truncated { offset: pos })?;
+        self.set_pos(end);
+        Ok(&data[pos..end])
+    }
+
+    /// The next byte.
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+
+    /// A big-endian unsigned integer of `n` bytes.
+    fn be(&mut self, n: usize) -> Result<u64, DecodeError> {
+        Ok(self
+            .take(n)?
+            .iter()
+            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
+    }
+
+    /// A length of `n` bytes.
+    fn len(&mut self, n: usize) -> Result<usize, DecodeError> {
+        let at = self.pos();
+        let v = self.be(n)?;
+        usize::try_from(v).map_err(|_| DecodeError::Truncated { offset: at })
+    }
+}
+
+impl<'a> Bytes<'a> for Reader<'a> {
+    fn data(&self) -> &'a [u8] {
+        self.data
+    }
+    fn pos(&self) -> usize {
+        self.pos
+    }
+    fn set_pos(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+}
+
 struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
@@ -316,34 +370,6 @@ impl<'a> Reader<'a> {
         let k = n.min(self.reserve);
         self.reserve -= k;
         k
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .filter(|&e| e <= self.data.len())
-            .ok_or(DecodeError::Truncated { offset: self.pos })?;
-        let s = &self.data[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-
-    fn u8(&mut self) -> Result<u8, DecodeError> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn be(&mut self, n: usize) -> Result<u64, DecodeError> {
-        Ok(self
-            .take(n)?
-            .iter()
-            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
-    }
-
-    fn len(&mut self, n: usize) -> Result<usize, DecodeError> {
-        let at = self.pos;
-        let v = self.be(n)?;
-        usize::try_from(v).map_err(|_| DecodeError::Truncated { offset: at })
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, DecodeError> {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::codec::aes::{self, AesKey, Keyring};
 use crate::codec::Value;
@@ -284,53 +284,11 @@ pub fn prepare(
     filters: &Filters,
 ) -> Option<Result<Editable>> {
     let thread = rows.thread_id.clone();
-    let (row, sealed) = match open_checkpoint(keys, rows.row) {
+    let (latest, span, seal) = match open_latest(rows.row, keys, &thread) {
         Ok(opened) => opened,
         Err(e) => return Some(Err(e)),
     };
-    let seal = match sealed.then(|| keys.key("")).transpose() {
-        Ok(key) => key.cloned(),
-        Err(e) => return Some(Err(e.into())),
-    };
     let delta = rows.delta;
-    if row.type_name != "msgpack" {
-        return Some(Err(Refusal(format!(
-            "thread '{thread}': its latest checkpoint is stored as '{}', not msgpack; memctl rewrites only msgpack checkpoints",
-            row.type_name
-        ))
-        .into()));
-    }
-    let decoded = crate::codec::msgpack::decode_except(&row.checkpoint, "channel_values", MESSAGES)
-        .with_context(|| {
-            format!(
-                "cannot decode checkpoint {} of thread '{thread}'",
-                row.checkpoint_id
-            )
-        });
-    let (root, span) = match decoded {
-        Ok(d) => d,
-        Err(e) => return Some(Err(e)),
-    };
-    if root.as_map().is_none() {
-        return Some(Err(anyhow!(
-            "checkpoint {} of thread '{thread}' is not a map",
-            row.checkpoint_id
-        )));
-    }
-    let metadata = match Metadata::parse(row.metadata.as_deref()).with_context(|| {
-        format!(
-            "bad metadata on checkpoint {} of thread '{thread}'",
-            row.checkpoint_id
-        )
-    }) {
-        Ok(m) => m,
-        Err(e) => return Some(Err(e)),
-    };
-    let latest = LoadedCheckpoint {
-        row,
-        checkpoint: Checkpoint { root },
-        metadata,
-    };
     // A DeltaChannel's messages are the rebuilt list, outlined in its own bytes.
     let (blob, list_span) = match &delta {
         Some((list, _)) => (list, Some(0..list.len())),
@@ -340,95 +298,21 @@ pub fn prepare(
         .clone()
         .and_then(|s| outline::outline_list(blob, s));
     // Filters first, so that only selected threads are reported.
-    if let Some((secs, now)) = filters.idle {
-        // The app's last activity, as prune and threads list see it (not memctl's edits).
-        let ts = latest.checkpoint.ts().and_then(parse_ts);
-        let idle = crate::ops::activity::idle_seconds(&latest.row.checkpoint_id, ts, now);
-        if idle.is_some_and(|a| a < secs) {
-            return None;
-        }
-    }
-    if let (Some(min), Some(o)) = (filters.min_messages, &outlined) {
-        if o.len() < min {
-            return None;
-        }
-    }
-    // Full views, when the token filter needs them (kept for the edit).
-    let mut views = None;
-    if let (Some((min, counter)), Some(o)) = (filters.min_tokens, &outlined) {
-        let tokens = match counter {
-            crate::tokens::Counter::Approx => o.iter().map(|m| m.approx_tokens).sum(),
-            other => {
-                views = o
-                    .iter()
-                    .map(|m| {
-                        let bytes = blob.get(m.span.clone())?;
-                        Message::from_value(&crate::codec::msgpack::decode(bytes).ok()?)
-                    })
-                    .collect::<Option<Vec<Message>>>();
-                views.as_deref().map_or(0, |m| other.count(m).unwrap_or(0))
-            }
-        };
-        if tokens < min {
-            return None;
-        }
-    }
+    let views = selected(filters, &latest, blob, outlined.as_deref())?;
     let result = (|| -> Result<Editable> {
         let writes = decode_writes(keys, rows.writes, &thread, &latest.row.checkpoint_id)?;
         let work = pending_work(&latest.checkpoint, &writes);
-        if !work.is_idle() && !force {
-            let what = if !work.interrupts.is_empty() {
-                format!("is paused on interrupt() in {}", work.next.join(", "))
-            } else if !work.next.is_empty() {
-                format!("has work scheduled ({})", work.next.join(", "))
-            } else {
-                format!("has {} pending writes", work.writes)
-            };
-            return Err(Refusal(format!(
-                "thread '{thread}' {what}; memctl does not edit a thread that is waiting (pass --force to do it anyway)"
-            ))
-            .into());
-        }
-        let has_version = latest
-            .checkpoint
-            .channel_versions()
-            .iter()
-            .any(|(k, _)| k == MESSAGES);
-        let location = channels::location_at(
-            &latest.row.checkpoint,
-            span.as_ref().map(|s| s.start),
-            has_version,
-        );
-        if channels::is_delta(location, &latest.metadata) && delta.is_none() {
-            return Err(Refusal(format!(
-                "thread '{thread}' keeps its messages in a DeltaChannel that was not rebuilt"
-            ))
-            .into());
-        }
-        if list_span.is_none() {
-            return Err(Refusal(format!("thread '{thread}' has no messages channel")).into());
-        }
-        let Some(outline) = outlined else {
-            // Say why: a list that does not decode, or one that holds something else.
-            let bytes = match &delta {
-                Some((list, _)) => list.as_slice(),
-                None => latest.row.checkpoint.as_slice(),
-            };
-            let list = list_span.as_ref().and_then(|sp| bytes.get(sp.clone()));
-            if let Some(Err(e)) = list.map(crate::codec::msgpack::decode) {
-                bail!(
-                    "cannot decode the messages of checkpoint {} of thread '{thread}': {e}",
-                    latest.row.checkpoint_id
-                );
-            }
-            bail!(
-                "the messages channel of checkpoint {} of thread '{thread}' is not a list of messages",
-                latest.row.checkpoint_id
-            );
+        refuse_waiting(&work, &thread, force)?;
+        let list = match &delta {
+            Some((list, _)) => list.as_slice(),
+            None => latest.row.checkpoint.as_slice(),
         };
-        if let Some(i) = outline.iter().position(|m| m.id.is_none()) {
-            bail!("message {i} of thread '{thread}' has no id; LangGraph always assigns one, so this file is unusual");
-        }
+        let messages = Messages {
+            span: span.as_ref(),
+            list: list_span.as_ref().map(|sp| (list, sp)),
+            rebuilt: delta.is_some(),
+        };
+        let outline = check_messages(&latest, messages, outlined, &thread)?;
         let mut latest = latest;
         let (blob, delta) = match delta {
             Some((list, head)) => (Arc::new(list), Some(head)),
@@ -446,6 +330,179 @@ pub fn prepare(
         })
     })();
     Some(result)
+}
+
+/// A latest checkpoint opened for editing, the span of its message list in the blob, and
+/// the key an edit is sealed with.
+type OpenedLatest = (
+    LoadedCheckpoint,
+    Option<std::ops::Range<usize>>,
+    Option<Arc<AesKey>>,
+);
+
+/// Decrypts and decodes a thread's latest checkpoint for editing (every channel but the
+/// message list, which stays in the blob), with the span of that list and the key an edit
+/// is sealed with when the checkpoint was encrypted.
+fn open_latest(row: CheckpointRow, keys: &Keyring, thread: &str) -> Result<OpenedLatest> {
+    let (row, sealed) = open_checkpoint(keys, row)?;
+    let seal = sealed.then(|| keys.key("")).transpose()?.cloned();
+    if row.type_name != "msgpack" {
+        return Err(Refusal(format!(
+            "thread '{thread}': its latest checkpoint is stored as '{}', not msgpack; memctl rewrites only msgpack checkpoints",
+            row.type_name
+        ))
+        .into());
+    }
+    let (root, span) =
+        crate::codec::msgpack::decode_except(&row.checkpoint, "channel_values", MESSAGES)
+            .with_context(|| {
+                format!(
+                    "cannot decode checkpoint {} of thread '{thread}'",
+                    row.checkpoint_id
+                )
+            })?;
+    if root.as_map().is_none() {
+        bail!(
+            "checkpoint {} of thread '{thread}' is not a map",
+            row.checkpoint_id
+        );
+    }
+    let metadata = Metadata::parse(row.metadata.as_deref()).with_context(|| {
+        format!(
+            "bad metadata on checkpoint {} of thread '{thread}'",
+            row.checkpoint_id
+        )
+    })?;
+    let latest = LoadedCheckpoint {
+        row,
+        checkpoint: Checkpoint { root },
+        metadata,
+    };
+    Ok((latest, span, seal))
+}
+
+/// Whether `filters` select the thread: `None` when they leave it out, otherwise the full
+/// message views when the token filter had to build them (kept for the edit).
+fn selected(
+    filters: &Filters,
+    latest: &LoadedCheckpoint,
+    blob: &[u8],
+    outlined: Option<&[Outline]>,
+) -> Option<Option<Vec<Message>>> {
+    if let Some((secs, now)) = filters.idle {
+        // The app's last activity, as prune and threads list see it (not memctl's edits).
+        let ts = latest.checkpoint.ts().and_then(parse_ts);
+        let idle = crate::ops::activity::idle_seconds(&latest.row.checkpoint_id, ts, now);
+        if idle.is_some_and(|a| a < secs) {
+            return None;
+        }
+    }
+    if let (Some(min), Some(o)) = (filters.min_messages, outlined) {
+        if o.len() < min {
+            return None;
+        }
+    }
+    let mut views = None;
+    if let (Some((min, counter)), Some(o)) = (filters.min_tokens, outlined) {
+        let tokens = match counter {
+            crate::tokens::Counter::Approx => o.iter().map(|m| m.approx_tokens).sum(),
+            other => {
+                views = o
+                    .iter()
+                    .map(|m| {
+                        let bytes = blob.get(m.span.clone())?;
+                        Message::from_value(&crate::codec::msgpack::decode(bytes).ok()?)
+                    })
+                    .collect::<Option<Vec<Message>>>();
+                views.as_deref().map_or(0, |m| other.count(m).unwrap_or(0))
+            }
+        };
+        if tokens < min {
+            return None;
+        }
+    }
+    Some(views)
+}
+
+/// The refusal of a thread that waits (paused on `interrupt()`, work scheduled, pending
+/// writes), unless `force`.
+fn refuse_waiting(
+    work: &crate::model::state::PendingWork,
+    thread: &str,
+    force: bool,
+) -> Result<()> {
+    if work.is_idle() || force {
+        return Ok(());
+    }
+    let what = if !work.interrupts.is_empty() {
+        format!("is paused on interrupt() in {}", work.next.join(", "))
+    } else if !work.next.is_empty() {
+        format!("has work scheduled ({})", work.next.join(", "))
+    } else {
+        format!("has {} pending writes", work.writes)
+    };
+    Err(Refusal(format!(
+        "thread '{thread}' {what}; memctl does not edit a thread that is waiting (pass --force to do it anyway)"
+    ))
+    .into())
+}
+
+/// Where a thread's message list was found, for [`check_messages`].
+struct Messages<'a> {
+    /// The list's span in the checkpoint blob (none when the channel is absent there).
+    span: Option<&'a std::ops::Range<usize>>,
+    /// The bytes the list is read from (the blob, or a DeltaChannel's rebuilt list) and its
+    /// span in them.
+    list: Option<(&'a [u8], &'a std::ops::Range<usize>)>,
+    /// Whether the list was rebuilt from a DeltaChannel's chain.
+    rebuilt: bool,
+}
+
+/// The outlined messages of an editable thread, or why there are none to edit: a
+/// DeltaChannel that was not rebuilt, no messages channel, a list that does not decode or
+/// holds something else, a message without an id.
+fn check_messages(
+    latest: &LoadedCheckpoint,
+    messages: Messages<'_>,
+    outlined: Option<Vec<Outline>>,
+    thread: &str,
+) -> Result<Vec<Outline>> {
+    let has_version = latest
+        .checkpoint
+        .channel_versions()
+        .iter()
+        .any(|(k, _)| k == MESSAGES);
+    let location = channels::location_at(
+        &latest.row.checkpoint,
+        messages.span.map(|s| s.start),
+        has_version,
+    );
+    if channels::is_delta(location, &latest.metadata) && !messages.rebuilt {
+        return Err(Refusal(format!(
+            "thread '{thread}' keeps its messages in a DeltaChannel that was not rebuilt"
+        ))
+        .into());
+    }
+    let Some((bytes, span)) = messages.list else {
+        return Err(Refusal(format!("thread '{thread}' has no messages channel")).into());
+    };
+    let Some(outline) = outlined else {
+        // Say why: a list that does not decode, or one that holds something else.
+        if let Some(Err(e)) = bytes.get(span.clone()).map(crate::codec::msgpack::decode) {
+            bail!(
+                "cannot decode the messages of checkpoint {} of thread '{thread}': {e}",
+                latest.row.checkpoint_id
+            );
+        }
+        bail!(
+            "the messages channel of checkpoint {} of thread '{thread}' is not a list of messages",
+            latest.row.checkpoint_id
+        );
+    };
+    if let Some(i) = outline.iter().position(|m| m.id.is_none()) {
+        bail!("message {i} of thread '{thread}' has no id; LangGraph always assigns one, so this file is unusual");
+    }
+    Ok(outline)
 }
 
 /// Checks the edited list is valid for a model provider and for LangGraph: no tool call

@@ -155,153 +155,211 @@ pub fn build(
         + 1;
     let checkpoint_id = new_checkpoint_id(step, parent_id, env)?;
     let ts = iso_utc(env.now);
+    let written: Vec<&str> = std::iter::once(MESSAGES)
+        .chain(other.iter().map(|(k, _)| k.as_str()))
+        .collect();
 
     // channel_versions: only the written channels move, all to next_version(max of all).
-    let versions = parent
-        .root
-        .get("channel_versions")
-        .and_then(Value::as_map)
-        .context("checkpoint has no channel_versions")?;
+    let versions = channel_map(parent, "channel_versions")?;
     let next = next_version(versions, env)?;
     let mut new_versions = versions.to_vec();
-    let written = std::iter::once(MESSAGES).chain(other.iter().map(|(k, _)| k.as_str()));
-    for channel in written {
-        match new_versions
-            .iter_mut()
-            .find(|(k, _)| k.as_str() == Some(channel))
-        {
-            Some((_, val)) => *val = Value::str(next.clone()),
-            None => new_versions.push((Value::str(channel), Value::str(next.clone()))),
-        }
+    for channel in &written {
+        set_entry(&mut new_versions, channel, Value::str(next.clone()));
     }
 
-    let values = parent
-        .root
-        .get("channel_values")
-        .and_then(Value::as_map)
-        .context("checkpoint has no channel_values")?;
-    let mut new_values = values.to_vec();
+    let mut new_values = channel_map(parent, "channel_values")?.to_vec();
     let list = Value::array(new_messages.clone());
-    // A DeltaChannel thread: the new checkpoint leaves its DeltaChannels out, but for those
-    // LangGraph snapshots now; its metadata carries their counters.
-    let mut counters = Vec::new();
-    let mut assignments: Vec<(String, Value)> = Vec::new();
-    let mut bumps: Vec<crate::model::delta::Bump> = Vec::new();
-    match delta {
-        None => assignments.push((MESSAGES.to_owned(), list)),
+    let assigned = match delta {
+        None => Assigned {
+            values: vec![(MESSAGES.to_owned(), list)],
+            counters: Vec::new(),
+            bumps: Vec::new(),
+        },
         Some(d) => {
-            let written: Vec<&str> = std::iter::once(MESSAGES)
-                .chain(other.iter().map(|(k, _)| k.as_str()))
-                .collect();
-            let head = crate::model::delta::counters(parent_md);
-            let next = crate::model::delta::next_counters(&d.channels, &head, &written);
+            // A DeltaChannel thread: the new checkpoint leaves its DeltaChannels out, but for
+            // those LangGraph snapshots now; its metadata carries their counters.
             new_values.retain(|(k, _)| {
                 !k.as_str()
                     .is_some_and(|k| d.channels.iter().any(|c| c == k))
             });
-            for (ch, (u, s)) in next {
-                let frequency = d.frequencies.iter().find(|(k, _)| *k == ch);
-                // `delta_channels_to_snapshot`: the counters make a snapshot due only for a
-                // channel with a version (one never written has nothing to store); the head's
-                // pending writes (`fork_channels`) snapshot a channel whatever its version.
-                let versioned = written.contains(&ch.as_str())
-                    || new_versions
-                        .iter()
-                        .any(|(k, _)| k.as_str() == Some(ch.as_str()));
-                let due = s >= crate::model::delta::MAX_SUPERSTEPS_SINCE_SNAPSHOT
-                    || frequency.is_some_and(|(_, f)| u >= *f);
-                let snapshot = (versioned && due) || d.snapshot.contains(&ch);
-                if !snapshot {
-                    counters.push((ch, (u, s)));
-                    continue;
-                }
-                let value = if ch == MESSAGES {
-                    list.clone()
-                } else {
-                    match d.values.iter().find(|(k, _)| *k == ch) {
-                        Some((_, Some(v))) => v.clone(),
-                        _ => bail!(
-                            "the update must snapshot DeltaChannel '{ch}', whose value memctl cannot rebuild"
-                        ),
-                    }
-                };
-                // `create_checkpoint`: `put` stores a blob only for a channel whose version
-                // moved, so a snapshot of a channel the update does not write bumps it to
-                // `get_next_version(its own version)`.
-                if !written.contains(&ch.as_str()) {
-                    let at = new_versions
-                        .iter()
-                        .position(|(k, _)| k.as_str() == Some(ch.as_str()));
-                    let old = at.map(|i| new_versions[i].1.clone());
-                    let bumped = Value::str(version_after(old.as_ref(), env)?);
-                    match at {
-                        Some(i) => new_versions[i].1 = bumped.clone(),
-                        None => new_versions.push((Value::str(ch.clone()), bumped.clone())),
-                    }
-                    bumps.push(crate::model::delta::Bump {
-                        channel: ch.clone(),
-                        old,
-                        new: bumped,
-                    });
-                }
-                assignments.push((ch, Value::ext(crate::codec::ext::DELTA_SNAPSHOT, value)));
-            }
+            delta_assignments(d, parent_md, &written, list, &mut new_versions, env)?
         }
-    }
-    assignments.extend(other.iter().cloned());
-    for (channel, value) in assignments {
-        match new_values
-            .iter_mut()
-            .find(|(k, _)| k.as_str() == Some(channel.as_str()))
-        {
-            Some((_, val)) => *val = value,
-            None => new_values.push((Value::str(channel), value)),
-        }
+    };
+    for (channel, value) in assigned.values.into_iter().chain(other.iter().cloned()) {
+        set_entry(&mut new_values, &channel, value);
     }
 
-    let copy = |key: &str| {
-        parent
-            .root
-            .get(key)
-            .cloned()
-            .unwrap_or_else(|| Value::map(vec![]))
+    let root = new_root(
+        parent,
+        v,
+        ts,
+        &checkpoint_id,
+        new_values,
+        new_versions,
+        &assigned.bumps,
+    )?;
+    let metadata = update_metadata(parent_md, step, &assigned.counters);
+    let writes = update_writes(parent_id, new_messages, &other)?;
+    Ok(Update {
+        checkpoint_id,
+        parent_id: parent_id.to_owned(),
+        checkpoint_type: "msgpack".into(),
+        checkpoint: encode_pieces(&root),
+        metadata: pyjson::dumps(&Json::Object(metadata)).into_bytes(),
+        writes,
+        step,
+    })
+}
+
+/// The map under `key` in the checkpoint's root (`channel_values`, `channel_versions`).
+fn channel_map<'a>(parent: &'a Checkpoint, key: &str) -> Result<&'a [(Value, Value)]> {
+    parent
+        .root
+        .get(key)
+        .and_then(Value::as_map)
+        .with_context(|| format!("checkpoint has no {key}"))
+}
+
+/// Sets `channel` to `value` in a msgpack map's entries, appending it when absent.
+fn set_entry(entries: &mut Vec<(Value, Value)>, channel: &str, value: Value) {
+    match entries
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some(channel))
+    {
+        Some((_, val)) => *val = value,
+        None => entries.push((Value::str(channel), value)),
+    }
+}
+
+/// What an update puts into the new checkpoint's channels besides the `other` channels.
+struct Assigned {
+    /// Channel values to set: `messages` on a plain thread, the DeltaChannel snapshots on a
+    /// delta one.
+    values: Vec<(String, Value)>,
+    /// The DeltaChannels not snapshotted, with their counters (updates, supersteps).
+    counters: Vec<(String, (u64, u64))>,
+    /// The DeltaChannels snapshotted without being written, whose own version moved.
+    bumps: Vec<crate::model::delta::Bump>,
+}
+
+/// On a DeltaChannel thread, which channels the update snapshots (LangGraph's
+/// `delta_channels_to_snapshot`) and which keep counting: a snapshot is due for a channel
+/// with a version whose counters reached the bound, or one the head's pending writes touch.
+/// A snapshot of a channel the update does not write bumps its version (`create_checkpoint`:
+/// `put` stores a blob only for a channel whose version moved).
+fn delta_assignments(
+    d: &DeltaHead,
+    parent_md: &Metadata,
+    written: &[&str],
+    list: Value,
+    new_versions: &mut Vec<(Value, Value)>,
+    env: &mut Env<'_>,
+) -> Result<Assigned> {
+    let mut out = Assigned {
+        values: Vec::new(),
+        counters: Vec::new(),
+        bumps: Vec::new(),
     };
-    let values_marker = match parent.root.get("channel_values") {
+    let head = crate::model::delta::counters(parent_md);
+    let next = crate::model::delta::next_counters(&d.channels, &head, written);
+    for (ch, (u, s)) in next {
+        let frequency = d.frequencies.iter().find(|(k, _)| *k == ch);
+        let versioned = written.contains(&ch.as_str())
+            || new_versions
+                .iter()
+                .any(|(k, _)| k.as_str() == Some(ch.as_str()));
+        let due = s >= crate::model::delta::MAX_SUPERSTEPS_SINCE_SNAPSHOT
+            || frequency.is_some_and(|(_, f)| u >= *f);
+        let snapshot = (versioned && due) || d.snapshot.contains(&ch);
+        if !snapshot {
+            out.counters.push((ch, (u, s)));
+            continue;
+        }
+        let value = if ch == MESSAGES {
+            list.clone()
+        } else {
+            match d.values.iter().find(|(k, _)| *k == ch) {
+                Some((_, Some(v))) => v.clone(),
+                _ => bail!(
+                    "the update must snapshot DeltaChannel '{ch}', whose value memctl cannot rebuild"
+                ),
+            }
+        };
+        if !written.contains(&ch.as_str()) {
+            let at = new_versions
+                .iter()
+                .position(|(k, _)| k.as_str() == Some(ch.as_str()));
+            let old = at.map(|i| new_versions[i].1.clone());
+            let bumped = Value::str(version_after(old.as_ref(), env)?);
+            set_entry(new_versions, &ch, bumped.clone());
+            out.bumps.push(crate::model::delta::Bump {
+                channel: ch.clone(),
+                old,
+                new: bumped,
+            });
+        }
+        out.values
+            .push((ch, Value::ext(crate::codec::ext::DELTA_SNAPSHOT, value)));
+    }
+    Ok(out)
+}
+
+/// The new checkpoint's root map: the parent's `v`, markers and `versions_seen` (with the
+/// bumps marked seen), the new `ts`, `id`, channel values and versions.
+fn new_root(
+    parent: &Checkpoint,
+    v: i64,
+    ts: String,
+    checkpoint_id: &str,
+    new_values: Vec<(Value, Value)>,
+    new_versions: Vec<(Value, Value)>,
+    bumps: &[crate::model::delta::Bump],
+) -> Result<Value> {
+    let marker = |key: &str| match parent.root.get(key) {
         Some(Value::Map(m)) => m.marker,
         _ => None,
     };
-    let versions_marker = match parent.root.get("channel_versions") {
-        Some(Value::Map(m)) => m.marker,
-        _ => None,
-    };
-    let root = Value::map(vec![
+    let versions_seen = parent
+        .root
+        .get("versions_seen")
+        .cloned()
+        .unwrap_or_else(|| Value::map(vec![]));
+    Ok(Value::map(vec![
         (
             Value::str("v"),
             parent.root.get("v").cloned().unwrap_or(Value::int(v)),
         ),
         (Value::str("ts"), Value::str(ts)),
-        (Value::str("id"), Value::str(checkpoint_id.clone())),
+        (Value::str("id"), Value::str(checkpoint_id)),
         (
             Value::str("channel_values"),
             Value::Map(Map {
                 entries: new_values,
-                marker: values_marker,
+                marker: marker("channel_values"),
             }),
         ),
         (
             Value::str("channel_versions"),
             Value::Map(Map {
                 entries: new_versions,
-                marker: versions_marker,
+                marker: marker("channel_versions"),
             }),
         ),
         (
             Value::str("versions_seen"),
-            crate::model::delta::mark_bumps_seen(&copy("versions_seen"), &bumps)?,
+            crate::model::delta::mark_bumps_seen(&versions_seen, bumps)?,
         ),
         (Value::str("updated_channels"), Value::Nil),
-    ]);
+    ]))
+}
 
+/// The update's metadata: `{source: "update", step, parents}`, the DeltaChannel counters,
+/// and the parent's plain config keys (never the ones LangGraph computes, nor `run_id`).
+fn update_metadata(
+    parent_md: &Metadata,
+    step: i64,
+    counters: &[(String, (u64, u64))],
+) -> JsonMap<String, Json> {
     let mut md = JsonMap::new();
     md.insert("source".into(), Json::String("update".into()));
     md.insert("step".into(), Json::from(step));
@@ -331,7 +389,16 @@ pub fn build(
             md.insert(k.clone(), val.clone());
         }
     }
+    md
+}
 
+/// The write rows recorded on the parent: `[RemoveMessage(REMOVE_ALL), *new_messages]` on
+/// `messages` (idx 0), then each other channel, under task `uuid5(parent, "__interrupt__")`.
+fn update_writes(
+    parent_id: &str,
+    new_messages: Vec<Value>,
+    other: &[(String, Value)],
+) -> Result<Vec<UpdateWrite>> {
     let mut update_list = Vec::with_capacity(new_messages.len() + 1);
     update_list.push(remove_all_message());
     update_list.extend(new_messages);
@@ -354,15 +421,7 @@ pub fn build(
     for (i, (channel, value)) in other.iter().enumerate() {
         writes.push(write(i + 1, channel, encode_pieces(value)));
     }
-    Ok(Update {
-        checkpoint_id,
-        parent_id: parent_id.to_owned(),
-        checkpoint_type: "msgpack".into(),
-        checkpoint: encode_pieces(&root),
-        metadata: pyjson::dumps(&Json::Object(md)).into_bytes(),
-        writes,
-        step,
-    })
+    Ok(writes)
 }
 
 /// `datetime.now(timezone.utc).isoformat()`: microseconds, left out when zero.

@@ -29,12 +29,6 @@ impl Pane {
     /// [`Pane::run_with_env`] with memctl's stdout sent to the file `stdout` (stderr stays on
     /// the terminal) when given.
     pub fn start(tag: &str, args: &[&str], env: &[(&str, &str)], stdout: Option<&Path>) -> Pane {
-        let tmux = Process::new("tmux").arg("-V").output();
-        assert!(
-            tmux.is_ok_and(|o| o.status.success()),
-            "tmux is not installed: apt-get install tmux (scripts/test.sh installs it)"
-        );
-        let socket = format!("memctl-confirm-{}-{tag}", std::process::id());
         let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_memctl"))
             .chain(args.iter().copied())
             .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
@@ -48,22 +42,76 @@ impl Pane {
             quoted.join(" "),
             stdout.map_or(String::new(), |p| format!(" > '{}'", p.display()))
         );
+        Pane::shell(tag, &script, (200, 50))
+    }
+
+    /// Runs the shell `script` in a new pane of `width` x `height` on a tmux server of its
+    /// own. The script should end by printing `memctl-exit=$?` and waiting (see
+    /// [`Pane::start`]) so that the last screen can be read.
+    pub fn shell(tag: &str, script: &str, (width, height): (u16, u16)) -> Pane {
+        let tmux = Process::new("tmux").arg("-V").output();
+        assert!(
+            tmux.is_ok_and(|o| o.status.success()),
+            "tmux is not installed: apt-get install tmux (scripts/test.sh installs it)"
+        );
+        let socket = format!("memctl-test-{}-{tag}", std::process::id());
+        let (w, h) = (width.to_string(), height.to_string());
         let status = Process::new("tmux")
             .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d"])
-            .args(["-x", "200", "-y", "50", "sh", "-c", &script])
+            .args(["-x", &w, "-y", &h, "sh", "-c", script])
+            .env_remove("TMUX")
             .status()
             .expect("tmux runs");
         assert!(status.success(), "tmux new-session failed");
         Pane { socket }
     }
 
+    /// Runs a tmux command on this pane's server.
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Process::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs")
+    }
+
+    /// Sends keys (tmux's names: `Enter`, `Escape`, `j`, `C-c`), as a person types them.
+    pub fn send(&self, keys: &[&str]) {
+        let out = self.tmux(&[&["send-keys"], keys].concat());
+        assert!(
+            out.status.success(),
+            "tmux send-keys {keys:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Types `text` literally (no key names).
+    pub fn type_text(&self, text: &str) {
+        self.send(&["-l", text]);
+    }
+
+    /// Sends one key and waits until the screen shows `expect`; returns that screen.
+    pub fn key(&self, key: &str, expect: &str) -> String {
+        self.send(&[key]);
+        self.wait_for(expect)
+    }
+
+    /// Resizes the pane's window, as a person resizing the terminal.
+    pub fn resize(&self, width: u16, height: u16) {
+        let (w, h) = (width.to_string(), height.to_string());
+        let out = self.tmux(&["resize-window", "-x", &w, "-y", &h]);
+        assert!(out.status.success(), "tmux resize-window failed");
+    }
+
+    /// Whether the pane's session still runs.
+    pub fn alive(&self) -> bool {
+        self.tmux(&["has-session"]).status.success()
+    }
+
     /// The pane's screen now.
     pub fn screen(&self) -> String {
-        let out = Process::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-J"])
-            .output()
-            .expect("tmux capture-pane runs");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-J"]).stdout).into_owned()
     }
 
     /// Polls the screen until it shows `text` (bounded by [`PATIENCE`]); returns it.
@@ -84,16 +132,8 @@ impl Pane {
 
     /// Types `keys` and Enter.
     pub fn answer(&self, keys: &str) {
-        let status = Process::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-l", keys])
-            .status()
-            .expect("tmux send-keys runs");
-        assert!(status.success());
-        let status = Process::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "Enter"])
-            .status()
-            .expect("tmux send-keys runs");
-        assert!(status.success());
+        self.type_text(keys);
+        self.send(&["Enter"]);
     }
 
     /// Waits for memctl to end; returns its exit code and the screen.
@@ -110,19 +150,13 @@ impl Pane {
 
 impl Drop for Pane {
     fn drop(&mut self) {
-        let _ = Process::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
+        let _ = self.tmux(&["kill-server"]);
     }
 }
 
 impl Pane {
     /// Sends Ctrl-C (SIGINT to the foreground process, as a person's key press does).
     pub fn interrupt(&self) {
-        let status = Process::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "C-c"])
-            .status()
-            .expect("tmux send-keys runs");
-        assert!(status.success());
+        self.send(&["C-c"]);
     }
 }

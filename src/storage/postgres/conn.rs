@@ -393,152 +393,40 @@ impl Target {
     /// Parses `url` and fills in what it leaves out from libpq's environment variables and
     /// password file. `connect_timeout` bounds the connection attempt.
     pub fn parse(url: &str, connect_timeout: Duration) -> Result<Target> {
-        let (mut sslmode, mut root_cert, mut passfile, mut schema) = (None, None, None, None);
-        let (shown, what, expected, rebuilt) = if let Some(pairs) = keyword_pairs(url) {
-            // libpq's keyword/value form: memctl's parameters taken out, the rest handed to
-            // the driver in the same form.
-            let shown = keyword_string(&pairs, true);
-            let mut passthrough = Vec::new();
-            for (k, v) in pairs {
-                match k.as_str() {
-                    "sslmode" => sslmode = Some(v),
-                    "sslrootcert" => root_cert = Some(v),
-                    "passfile" => passfile = Some(v),
-                    "schema" => schema = Some(v),
-                    _ => passthrough.push((k, v)),
-                }
-            }
-            (
-                shown,
-                "connection string",
-                "host=HOST port=PORT user=USER password=PASSWORD dbname=DATABASE",
-                keyword_string(&passthrough, false),
-            )
-        } else {
-            let shown = redact(url);
-            // SQLAlchemy's postgresql+psycopg[2]:// is libpq's postgresql://.
-            let url = match scheme_of(url) {
-                Some(s) if s.contains('+') => format!("postgresql://{}", &url[s.len()..]),
-                _ => url.to_owned(),
-            };
-            let (base, params) = match url.split_once('?') {
-                Some((b, q)) => (b, q),
-                None => (url.as_str(), ""),
-            };
-            let mut passthrough = Vec::new();
-            for p in params.split('&').filter(|p| !p.is_empty()) {
-                let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                let value = || -> Result<String> {
-                    percent_decode(v).with_context(|| {
-                        format!("invalid PostgreSQL URL '{shown}': parameter '{k}' is not UTF-8")
-                    })
-                };
-                match k {
-                    "sslmode" => sslmode = Some(value()?),
-                    "sslrootcert" => root_cert = Some(value()?),
-                    "passfile" => passfile = Some(value()?),
-                    "schema" => schema = Some(value()?),
-                    _ => passthrough.push(p),
-                }
-            }
-            let rebuilt = if passthrough.is_empty() {
-                base.to_owned()
-            } else {
-                format!("{base}?{}", passthrough.join("&"))
-            };
-            (
-                shown,
-                "URL",
-                "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...]",
-                rebuilt,
-            )
+        let given = match keyword_pairs(url) {
+            Some(pairs) => Given::from_keywords(pairs),
+            None => Given::from_url(url)?,
         };
-        let mut config = postgres::Config::from_str(&rebuilt).map_err(|e| {
+        let shown = given.shown;
+        let mut config = postgres::Config::from_str(&given.rebuilt).map_err(|e| {
             anyhow!(
                 "{}",
                 mask_secrets(&format!(
-                    "invalid PostgreSQL {what} '{shown}': {e} (expected {expected})"
+                    "invalid PostgreSQL {} '{shown}': {e} (expected {})",
+                    given.what, given.expected
                 ))
             )
         })?;
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        if config.get_hosts().is_empty() {
-            match env("PGHOST") {
-                Some(hosts) => {
-                    for h in hosts.split(',') {
-                        config.host(h);
-                    }
-                }
-                None if Path::new("/var/run/postgresql").is_dir() => {
-                    config.host_path("/var/run/postgresql");
-                }
-                None => {
-                    config.host("localhost");
-                }
-            }
-        }
-        if config.get_ports().is_empty() {
-            if let Some(port) = env("PGPORT") {
-                let port: u16 = port
-                    .parse()
-                    .map_err(|_| anyhow!("PGPORT '{port}' is not a port number"))?;
-                config.port(port);
-            }
-        }
-        if config.get_user().is_none() {
-            let user = env("PGUSER")
-                .or_else(|| env("USER"))
-                .or_else(|| env("LOGNAME"))
-                .ok_or_else(|| {
-                    anyhow!("no user name for '{shown}': put it in the URL (postgresql://USER@HOST/DB) or set PGUSER")
-                })?;
-            config.user(&user);
-        }
-        if config.get_dbname().is_none() {
-            if let Some(db) = env("PGDATABASE") {
-                config.dbname(&db);
-            }
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(connect_timeout);
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("memctl");
-        }
-        let sslmode = sslmode
-            .or_else(|| env("PGSSLMODE"))
+        libpq_defaults(&mut config, &shown, connect_timeout)?;
+        let ours = given.ours;
+        let sslmode = ours
+            .sslmode
+            .or_else(|| env_var("PGSSLMODE"))
             .unwrap_or_else(|| "prefer".into());
-        let root_cert = root_cert.or_else(|| env("PGSSLROOTCERT"));
-        let mut tls = match sslmode.as_str() {
-            "disable" => Tls::Off,
-            "allow" | "prefer" => Tls::Prefer,
-            "require" if root_cert.is_some() => Tls::VerifyCa,
-            "require" => Tls::Require,
-            "verify-ca" => Tls::VerifyCa,
-            "verify-full" => Tls::VerifyFull,
-            other => bail!(
-                "invalid sslmode '{other}' for '{shown}' (use disable, allow, prefer, require, verify-ca or verify-full)"
-            ),
-        };
-        // libpq ignores sslmode on unix sockets: there is nothing to encrypt.
-        let all_sockets = config
-            .get_hosts()
-            .iter()
-            .all(|h| matches!(h, Host::Unix(_)));
-        if all_sockets {
-            tls = Tls::Off;
-        }
+        let root_cert = ours.root_cert.or_else(|| env_var("PGSSLROOTCERT"));
+        let tls = tls_of(&sslmode, root_cert.is_some(), &config, &shown)?;
         config.ssl_mode(match tls {
             Tls::Off => SslMode::Disable,
             Tls::Prefer => SslMode::Prefer,
             _ => SslMode::Require,
         });
         if config.get_password().is_none() {
-            let password = env("PGPASSWORD").or_else(|| {
-                let file = passfile
+            let password = env_var("PGPASSWORD").or_else(|| {
+                let file = ours
+                    .passfile
                     .map(PathBuf::from)
-                    .or_else(|| env("PGPASSFILE").map(PathBuf::from))
-                    .or_else(|| env("HOME").map(|h| Path::new(&h).join(".pgpass")))?;
+                    .or_else(|| env_var("PGPASSFILE").map(PathBuf::from))
+                    .or_else(|| env_var("HOME").map(|h| Path::new(&h).join(".pgpass")))?;
                 pgpass_lookup(&file, &config)
             });
             if let Some(p) = password {
@@ -554,7 +442,7 @@ impl Target {
             tls,
             root_cert,
             shown,
-            schema,
+            schema: ours.schema,
             password,
         })
     }
@@ -883,6 +771,180 @@ impl rustls::client::danger::ServerCertVerifier for Verify {
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.inner.supported_verify_schemes()
     }
+}
+
+/// The parameters memctl takes out of a connection string (libpq's, not the driver's).
+#[derive(Default)]
+struct OwnParams {
+    sslmode: Option<String>,
+    root_cert: Option<String>,
+    passfile: Option<String>,
+    schema: Option<String>,
+}
+
+impl OwnParams {
+    /// Takes `key` when it is one of memctl's parameters; false for the driver's.
+    fn take(&mut self, key: &str, value: impl FnOnce() -> Result<String>) -> Result<bool> {
+        let slot = match key {
+            "sslmode" => &mut self.sslmode,
+            "sslrootcert" => &mut self.root_cert,
+            "passfile" => &mut self.passfile,
+            "schema" => &mut self.schema,
+            _ => return Ok(false),
+        };
+        *slot = Some(value()?);
+        Ok(true)
+    }
+}
+
+/// A connection string as given: its printable form (no password), the form's name and
+/// expected shape for errors, what the driver is handed, and memctl's own parameters.
+struct Given {
+    shown: String,
+    what: &'static str,
+    expected: &'static str,
+    rebuilt: String,
+    ours: OwnParams,
+}
+
+impl Given {
+    /// libpq's keyword/value form: memctl's parameters taken out, the rest handed to the
+    /// driver in the same form.
+    fn from_keywords(pairs: Vec<(String, String)>) -> Given {
+        let shown = keyword_string(&pairs, true);
+        let mut ours = OwnParams::default();
+        let mut passthrough = Vec::new();
+        for (k, v) in pairs {
+            let value = v.clone();
+            if !matches!(ours.take(&k, || Ok(value)), Ok(true)) {
+                passthrough.push((k, v));
+            }
+        }
+        Given {
+            shown,
+            what: "connection string",
+            expected: "host=HOST port=PORT user=USER password=PASSWORD dbname=DATABASE",
+            rebuilt: keyword_string(&passthrough, false),
+            ours,
+        }
+    }
+
+    /// A URL (SQLAlchemy's `postgresql+psycopg[2]://` is libpq's `postgresql://`): memctl's
+    /// query parameters taken out, percent-decoded.
+    fn from_url(url: &str) -> Result<Given> {
+        let shown = redact(url);
+        let url = match scheme_of(url) {
+            Some(s) if s.contains('+') => format!("postgresql://{}", &url[s.len()..]),
+            _ => url.to_owned(),
+        };
+        let (base, params) = url.split_once('?').unwrap_or((url.as_str(), ""));
+        let mut ours = OwnParams::default();
+        let mut passthrough = Vec::new();
+        for p in params.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            let value = || {
+                percent_decode(v).with_context(|| {
+                    format!("invalid PostgreSQL URL '{shown}': parameter '{k}' is not UTF-8")
+                })
+            };
+            if !ours.take(k, value)? {
+                passthrough.push(p);
+            }
+        }
+        let rebuilt = if passthrough.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{}", passthrough.join("&"))
+        };
+        Ok(Given {
+            shown,
+            what: "URL",
+            expected: "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...]",
+            rebuilt,
+            ours,
+        })
+    }
+}
+
+/// An environment variable, unless unset or empty (as libpq reads them).
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// What libpq fills in when the string leaves it out: host (`PGHOST`, the local socket
+/// directory, localhost), port, user, database, and memctl's connect timeout and
+/// application name.
+fn libpq_defaults(
+    config: &mut postgres::Config,
+    shown: &str,
+    connect_timeout: Duration,
+) -> Result<()> {
+    if config.get_hosts().is_empty() {
+        match env_var("PGHOST") {
+            Some(hosts) => {
+                for h in hosts.split(',') {
+                    config.host(h);
+                }
+            }
+            None if Path::new("/var/run/postgresql").is_dir() => {
+                config.host_path("/var/run/postgresql");
+            }
+            None => {
+                config.host("localhost");
+            }
+        }
+    }
+    if config.get_ports().is_empty() {
+        if let Some(port) = env_var("PGPORT") {
+            let port: u16 = port
+                .parse()
+                .map_err(|_| anyhow!("PGPORT '{port}' is not a port number"))?;
+            config.port(port);
+        }
+    }
+    if config.get_user().is_none() {
+        let user = env_var("PGUSER")
+            .or_else(|| env_var("USER"))
+            .or_else(|| env_var("LOGNAME"))
+            .ok_or_else(|| {
+                anyhow!("no user name for '{shown}': put it in the URL (postgresql://USER@HOST/DB) or set PGUSER")
+            })?;
+        config.user(&user);
+    }
+    if config.get_dbname().is_none() {
+        if let Some(db) = env_var("PGDATABASE") {
+            config.dbname(&db);
+        }
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(connect_timeout);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("memctl");
+    }
+    Ok(())
+}
+
+/// The TLS memctl uses for an `sslmode` (libpq's meanings; `require` with a root
+/// certificate verifies it, as libpq does; unix sockets never encrypt).
+fn tls_of(sslmode: &str, root_cert: bool, config: &postgres::Config, shown: &str) -> Result<Tls> {
+    let tls = match sslmode {
+        "disable" => Tls::Off,
+        "allow" | "prefer" => Tls::Prefer,
+        "require" if root_cert => Tls::VerifyCa,
+        "require" => Tls::Require,
+        "verify-ca" => Tls::VerifyCa,
+        "verify-full" => Tls::VerifyFull,
+        other => bail!(
+            "invalid sslmode '{other}' for '{shown}' (use disable, allow, prefer, require, verify-ca or verify-full)"
+        ),
+    };
+    // libpq ignores sslmode on unix sockets: there is nothing to encrypt.
+    let all_sockets = config
+        .get_hosts()
+        .iter()
+        .all(|h| matches!(h, Host::Unix(_)));
+    Ok(if all_sockets { Tls::Off } else { tls })
 }
 
 #[cfg(test)]

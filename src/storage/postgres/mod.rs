@@ -285,17 +285,18 @@ impl PostgresStore {
         Ok(newer.is_none())
     }
 
-    fn append_locked(
+    /// Checks, with the locks held, that the thread has not moved since `rows.parent_id` was
+    /// read (the latest checkpoint, `expected_writes` pending writes), and returns the
+    /// parent's `channel_versions` (null when it has none): one query.
+    fn check_parent(
         &self,
         c: &mut Client,
         thread_id: &str,
         ns: &str,
         rows: &NewRows<'_>,
         expected_writes: usize,
-        rewrite: Option<BlobRewriter<'_>>,
-    ) -> Result<usize> {
+    ) -> Result<Json> {
         let e = |e| self.err(e);
-        // The check that the thread has not moved, and the parent's versions, in one query.
         let check = self.prepared(
             c,
             "SELECT (SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints \
@@ -312,10 +313,23 @@ impl PostgresStore {
         let writes: i64 = r.try_get(1).map_err(e)?;
         ThreadMoved::check(thread_id, latest, rows.parent_id, writes, expected_writes)?;
         let parent_versions: Option<String> = r.try_get(2).map_err(e)?;
-        let parent_versions: Json = match parent_versions {
+        Ok(match parent_versions {
             Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
             None => Json::Null,
-        };
+        })
+    }
+
+    fn append_locked(
+        &self,
+        c: &mut Client,
+        thread_id: &str,
+        ns: &str,
+        rows: &NewRows<'_>,
+        expected_writes: usize,
+        rewrite: Option<BlobRewriter<'_>>,
+    ) -> Result<usize> {
+        let e = |e| self.err(e);
+        let parent_versions = self.check_parent(c, thread_id, ns, rows, expected_writes)?;
         // Postgres takes each value whole (a bytea parameter): the pieces are joined here. An
         // encrypted checkpoint (sealed whole, as a SqliteSaver row) is opened, split, and each
         // blob value sealed on its own with the same key, as EncryptedSerializer stores them;
@@ -334,77 +348,13 @@ impl PostgresStore {
             false => None,
         };
         let split = pgformat::split(&opened.bytes)?;
-        let versions = split.checkpoint.get("channel_versions");
-        // `put`: blob rows only for the channels whose version changed.
-        let (mut b_channels, mut b_versions, mut b_types) = (Vec::new(), Vec::new(), Vec::new());
-        let mut b_blobs: Vec<Vec<u8>> = Vec::new();
-        for (channel, type_name, blob) in &split.blobs {
-            let version = versions
-                .and_then(|v| v.get(channel))
-                .map(version_text)
-                .ok_or_else(|| anyhow!("channel '{channel}' has a value but no version"))?;
-            let before = parent_versions.get(channel).map(version_text);
-            if before.as_deref() == Some(version.as_str()) {
-                Self::check_snapshot_has_new_version(&split, channel)?;
-                continue;
-            }
-            let (type_name, blob) = match &key {
-                Some(key) => aes::seal(key, type_name, blob),
-                None => ((*type_name).to_owned(), blob.clone()),
-            };
-            b_channels.push(channel.as_str());
-            b_versions.push(version);
-            b_types.push(type_name);
-            b_blobs.push(blob);
-        }
-        let (mut w_tasks, mut w_paths, mut w_channels, mut w_types) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut w_idx, mut w_values): (Vec<i32>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
-        for w in rows.writes {
-            w_tasks.push(w.task_id.as_str());
-            w_paths.push(w.task_path.as_str());
-            w_idx.push(
-                i32::try_from(w.idx).map_err(|_| anyhow!("write index {} out of range", w.idx))?,
-            );
-            w_channels.push(w.channel.as_str());
-            w_types.push(w.type_name.as_str());
-            w_values.push(w.value.to_vec());
-        }
+        let b = BlobColumns::new(&split, &parent_versions, key.as_deref())?;
+        let w = WriteColumns::new(rows.writes)?;
         let metadata: Json =
             serde_json::from_slice(rows.metadata).context("the new metadata is not JSON")?;
         // One statement for the blob rows, the write rows and the checkpoint (`put` and
         // `put_writes`' rows; one round trip instead of one per row).
-        let insert = self.prepared(
-            c,
-            match self.generation {
-                SchemaGeneration::V3 => {
-                    "WITH b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-                       SELECT $1, $2, k.channel, k.version, k.type, k.blob \
-                       FROM unnest($6::text[], $7::text[], $8::text[], $9::bytea[]) AS k(channel, version, type, blob) \
-                       ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING), \
-                     w AS (INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-                       SELECT $1, $2, $4, k.task_id, k.task_path, k.idx, k.channel, k.type, k.blob \
-                       FROM unnest($10::text[], $11::text[], $12::int4[], $13::text[], $14::text[], $15::bytea[]) \
-                         AS k(task_id, task_path, idx, channel, type, blob) \
-                       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING) \
-                     INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
-                     VALUES ($1, $2, $3, $4, $5, $16)"
-                }
-                SchemaGeneration::V2 => {
-                    "WITH b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-                       SELECT $1, $2, k.channel, k.version, k.type, k.blob \
-                       FROM unnest($6::text[], $7::text[], $8::text[], $9::bytea[]) AS k(channel, version, type, blob) \
-                       ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING), \
-                     w AS (INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
-                       SELECT $1, $2, $4, k.task_id, k.idx, k.channel, k.type, k.blob \
-                       FROM unnest($10::text[], $11::text[], $12::int4[], $13::text[], $14::text[], $15::bytea[]) \
-                         AS k(task_id, task_path, idx, channel, type, blob) \
-                       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING) \
-                     INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
-                     VALUES ($1, $2, $3, $4, $5, $16)"
-                }
-            },
-        )?;
+        let insert = self.prepared(c, append_sql(self.generation))?;
         c.execute(
             &insert,
             &[
@@ -413,16 +363,16 @@ impl PostgresStore {
                 &rows.checkpoint_id,
                 &rows.parent_id,
                 &postgres::types::Json(&split.checkpoint),
-                &b_channels,
-                &b_versions,
-                &b_types,
-                &b_blobs,
-                &w_tasks,
-                &w_paths,
-                &w_idx,
-                &w_channels,
-                &w_types,
-                &w_values,
+                &b.channels,
+                &b.versions,
+                &b.types,
+                &b.blobs,
+                &w.tasks,
+                &w.paths,
+                &w.idx,
+                &w.channels,
+                &w.types,
+                &w.values,
                 &postgres::types::Json(&metadata),
             ],
         )
@@ -562,17 +512,11 @@ impl PostgresStore {
             let stored: Vec<u8> = r.try_get(4).map_err(e)?;
             let what = format!("the '{channel}' value (version {version}) of thread '{thread_id}'");
             let (blob, key) = self.open_value(&type_name, &stored, &what)?;
-            let wrapped = wrap_channel(&channel, &blob);
-            let new = rewrite(BlobKind::Checkpoint, "msgpack", &wrapped).with_context(|| {
+            let new = rewrite_channel(rewrite, &channel, &blob).with_context(|| {
                 format!("cannot rewrite the blob of channel '{channel}' version {version}")
             })?;
-            let Some(new) = new else { continue };
-            let root = crate::codec::msgpack::decode(&new)?;
-            let value = root
-                .get("channel_values")
-                .and_then(|v| v.get(&channel))
-                .ok_or_else(|| anyhow!("the rewritten blob of channel '{channel}' has no value"))?;
-            let bytes = seal_as(key.as_deref(), crate::codec::msgpack::encode(value));
+            let Some(value) = new else { continue };
+            let bytes = seal_as(key.as_deref(), crate::codec::msgpack::encode(&value));
             c.execute(
                 "UPDATE checkpoint_blobs SET blob = $1 WHERE thread_id = $2 AND checkpoint_ns = $3 AND channel = $4 AND version = $5",
                 &[&bytes, &thread_id, &ns, &channel, &version],
@@ -602,18 +546,11 @@ impl PostgresStore {
                     }
                     let packed =
                         crate::codec::msgpack::encode(&crate::codec::json::json_to_value(value));
-                    let wrapped = wrap_channel(channel, &packed);
-                    let new =
-                        rewrite(BlobKind::Checkpoint, "msgpack", &wrapped).with_context(|| {
-                            format!("cannot rewrite channel '{channel}' of checkpoint {id}")
-                        })?;
-                    let Some(new) = new else { continue };
-                    let root = crate::codec::msgpack::decode(&new)?;
-                    let v = root
-                        .get("channel_values")
-                        .and_then(|v| v.get(channel))
-                        .ok_or_else(|| anyhow!("the rewritten channel '{channel}' has no value"))?;
-                    *value = crate::codec::json::to_json(v);
+                    let new = rewrite_channel(rewrite, channel, &packed).with_context(|| {
+                        format!("cannot rewrite channel '{channel}' of checkpoint {id}")
+                    })?;
+                    let Some(v) = new else { continue };
+                    *value = crate::codec::json::to_json(&v);
                     row_changed = true;
                 }
             }
@@ -1813,6 +1750,143 @@ fn named_blobs<'a>(json: &str, blobs: &'a HashMap<(String, String), BlobRow>) ->
 }
 
 /// A msgpack checkpoint `{"channel_values": {channel: <blob>}}` around one stored value.
+/// The blob rows `put` stores for a new checkpoint, as columns (one array parameter each):
+/// only the channels whose version changed from the parent's, sealed with `key` when the
+/// checkpoint was encrypted.
+struct BlobColumns<'a> {
+    channels: Vec<&'a str>,
+    versions: Vec<String>,
+    types: Vec<String>,
+    blobs: Vec<Vec<u8>>,
+}
+
+impl<'a> BlobColumns<'a> {
+    fn new(
+        split: &'a pgformat::Split,
+        parent_versions: &Json,
+        key: Option<&AesKey>,
+    ) -> Result<Self> {
+        let versions = split.checkpoint.get("channel_versions");
+        let mut out = BlobColumns {
+            channels: Vec::new(),
+            versions: Vec::new(),
+            types: Vec::new(),
+            blobs: Vec::new(),
+        };
+        for (channel, type_name, blob) in &split.blobs {
+            let version = versions
+                .and_then(|v| v.get(channel))
+                .map(version_text)
+                .ok_or_else(|| anyhow!("channel '{channel}' has a value but no version"))?;
+            let before = parent_versions.get(channel).map(version_text);
+            if before.as_deref() == Some(version.as_str()) {
+                PostgresStore::check_snapshot_has_new_version(split, channel)?;
+                continue;
+            }
+            let (type_name, blob) = match key {
+                Some(key) => aes::seal(key, type_name, blob),
+                None => ((*type_name).to_owned(), blob.clone()),
+            };
+            out.channels.push(channel.as_str());
+            out.versions.push(version);
+            out.types.push(type_name);
+            out.blobs.push(blob);
+        }
+        Ok(out)
+    }
+}
+
+/// The write rows of an update, as columns (one array parameter each).
+struct WriteColumns<'a> {
+    tasks: Vec<&'a str>,
+    paths: Vec<&'a str>,
+    idx: Vec<i32>,
+    channels: Vec<&'a str>,
+    types: Vec<&'a str>,
+    values: Vec<Vec<u8>>,
+}
+
+impl<'a> WriteColumns<'a> {
+    fn new(writes: &'a [crate::storage::NewWrite]) -> Result<Self> {
+        let mut out = WriteColumns {
+            tasks: Vec::new(),
+            paths: Vec::new(),
+            idx: Vec::new(),
+            channels: Vec::new(),
+            types: Vec::new(),
+            values: Vec::new(),
+        };
+        for w in writes {
+            out.tasks.push(w.task_id.as_str());
+            out.paths.push(w.task_path.as_str());
+            out.idx.push(
+                i32::try_from(w.idx).map_err(|_| anyhow!("write index {} out of range", w.idx))?,
+            );
+            out.channels.push(w.channel.as_str());
+            out.types.push(w.type_name.as_str());
+            out.values.push(w.value.to_vec());
+        }
+        Ok(out)
+    }
+}
+
+/// The one statement that appends an update: its blob rows, its write rows (with
+/// `task_path` on the 3.x schema) and the checkpoint.
+fn append_sql(generation: SchemaGeneration) -> &'static str {
+    match generation {
+        SchemaGeneration::V3 => {
+            "WITH b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+               SELECT $1, $2, k.channel, k.version, k.type, k.blob \
+               FROM unnest($6::text[], $7::text[], $8::text[], $9::bytea[]) AS k(channel, version, type, blob) \
+               ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING), \
+             w AS (INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+               SELECT $1, $2, $4, k.task_id, k.task_path, k.idx, k.channel, k.type, k.blob \
+               FROM unnest($10::text[], $11::text[], $12::int4[], $13::text[], $14::text[], $15::bytea[]) \
+                 AS k(task_id, task_path, idx, channel, type, blob) \
+               ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING) \
+             INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+             VALUES ($1, $2, $3, $4, $5, $16)"
+        }
+        SchemaGeneration::V2 => {
+            "WITH b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+               SELECT $1, $2, k.channel, k.version, k.type, k.blob \
+               FROM unnest($6::text[], $7::text[], $8::text[], $9::bytea[]) AS k(channel, version, type, blob) \
+               ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING), \
+             w AS (INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
+               SELECT $1, $2, $4, k.task_id, k.idx, k.channel, k.type, k.blob \
+               FROM unnest($10::text[], $11::text[], $12::int4[], $13::text[], $14::text[], $15::bytea[]) \
+                 AS k(task_id, task_path, idx, channel, type, blob) \
+               ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING) \
+             INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+             VALUES ($1, $2, $3, $4, $5, $16)"
+        }
+    }
+}
+
+/// Hands one channel's value (msgpack) to `rewrite` as a checkpoint holding that channel
+/// alone, the scrub of a whole `SqliteSaver` checkpoint; the channel's rewritten value when
+/// `rewrite` changed it.
+fn rewrite_channel(
+    rewrite: BlobRewriter<'_>,
+    channel: &str,
+    packed: &[u8],
+) -> Result<Option<crate::codec::msgpack::Value>> {
+    let Some(new) = rewrite(
+        BlobKind::Checkpoint,
+        "msgpack",
+        &wrap_channel(channel, packed),
+    )?
+    else {
+        return Ok(None);
+    };
+    let root = crate::codec::msgpack::decode(&new)?;
+    let value = root
+        .get("channel_values")
+        .and_then(|v| v.get(channel))
+        .ok_or_else(|| anyhow!("the rewritten channel '{channel}' has no value"))?;
+    Ok(Some(value.clone()))
+}
+
 fn wrap_channel(channel: &str, blob: &[u8]) -> Vec<u8> {
     use crate::codec::msgpack::{encode_into, Value};
     let mut out = vec![0x81];

@@ -1116,62 +1116,46 @@ impl SqliteStore {
         rewrite: BlobRewriter<'_>,
     ) -> Result<usize> {
         let mut changed = 0;
-        let checkpoints: Vec<(String, String, String, Vec<u8>)> = {
-            let mut stmt = tx
-                .prepare("SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints WHERE thread_id = ?")
-                .map_err(|e| self.sql_error(e))?;
-            let rows = stmt
-                .query_map([thread_id], |r| {
-                    Ok((
-                        text(r, 0)?,
-                        text(r, 1)?,
-                        text(r, 2)?,
-                        blob(r, 3)?.unwrap_or_default(),
+        let tables = [
+            (
+                "checkpoints",
+                "checkpoint",
+                BlobKind::Checkpoint,
+                "checkpoint",
+            ),
+            ("writes", "value", BlobKind::Write, "a write on checkpoint"),
+        ];
+        for (table, column, kind, what) in tables {
+            let rows: Vec<(i64, String, String, Vec<u8>)> = {
+                let mut stmt = tx
+                    .prepare(&format!(
+                        "SELECT rowid, checkpoint_id, type, {column} FROM {table} WHERE thread_id = ?"
                     ))
-                })
-                .map_err(|e| self.sql_error(e))?;
-            rows.collect::<rusqlite::Result<_>>()
-                .map_err(|e| self.sql_error(e))?
-        };
-        for (ns, id, type_name, bytes) in checkpoints {
-            let new = rewrite(BlobKind::Checkpoint, &type_name, &bytes)
-                .with_context(|| format!("cannot rewrite checkpoint {id}"))?;
-            if let Some(new) = new {
-                tx.execute(
-                    "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                    rusqlite::params![new, thread_id, ns, id],
-                )
-                .map_err(|e| self.sql_error(e))?;
-                changed += 1;
-            }
-        }
-        let writes: Vec<(i64, String, String, Vec<u8>)> = {
-            let mut stmt = tx
-                .prepare("SELECT rowid, checkpoint_id, type, value FROM writes WHERE thread_id = ?")
-                .map_err(|e| self.sql_error(e))?;
-            let rows = stmt
-                .query_map([thread_id], |r| {
-                    Ok((
-                        r.get(0)?,
-                        text(r, 1)?,
-                        text(r, 2)?,
-                        blob(r, 3)?.unwrap_or_default(),
-                    ))
-                })
-                .map_err(|e| self.sql_error(e))?;
-            rows.collect::<rusqlite::Result<_>>()
-                .map_err(|e| self.sql_error(e))?
-        };
-        for (rowid, id, type_name, bytes) in writes {
-            let new = rewrite(BlobKind::Write, &type_name, &bytes)
-                .with_context(|| format!("cannot rewrite a write on checkpoint {id}"))?;
-            if let Some(new) = new {
-                tx.execute(
-                    "UPDATE writes SET value = ? WHERE rowid = ?",
-                    rusqlite::params![new, rowid],
-                )
-                .map_err(|e| self.sql_error(e))?;
-                changed += 1;
+                    .map_err(|e| self.sql_error(e))?;
+                let rows = stmt
+                    .query_map([thread_id], |r| {
+                        Ok((
+                            r.get(0)?,
+                            text(r, 1)?,
+                            text(r, 2)?,
+                            blob(r, 3)?.unwrap_or_default(),
+                        ))
+                    })
+                    .map_err(|e| self.sql_error(e))?;
+                rows.collect::<rusqlite::Result<_>>()
+                    .map_err(|e| self.sql_error(e))?
+            };
+            for (rowid, id, type_name, bytes) in rows {
+                let new = rewrite(kind, &type_name, &bytes)
+                    .with_context(|| format!("cannot rewrite {what} {id}"))?;
+                if let Some(new) = new {
+                    tx.execute(
+                        &format!("UPDATE {table} SET {column} = ? WHERE rowid = ?"),
+                        rusqlite::params![new, rowid],
+                    )
+                    .map_err(|e| self.sql_error(e))?;
+                    changed += 1;
+                }
             }
         }
         Ok(changed)
