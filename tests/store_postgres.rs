@@ -8,6 +8,7 @@
 mod common;
 
 use common::pg::TestDb;
+use common::store::{check_reads_equal, ns_text};
 use common::{run_err, run_json, run_ok};
 use serde_json::{json, Value as Json};
 
@@ -30,53 +31,6 @@ fn digest(db: &TestDb) -> (i64, String) {
         )
         .expect("digest");
     (row.get(0), row.get(1))
-}
-
-fn ns_text(ns: &Json) -> String {
-    ns.as_array()
-        .expect("labels")
-        .iter()
-        .map(|l| l.as_str().expect("a label"))
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
-/// `store namespaces`, `ls`, `get` against what LangGraph read (`expected`).
-fn check_reads_equal(url: &str, expected: &Json) {
-    let got = run_json(&["store", "namespaces", "--db", url, "--format", "json"]);
-    let got = got.as_array().expect("array");
-    let want = expected["namespaces"].as_array().expect("namespaces");
-    assert_eq!(
-        got.iter().map(|n| &n["namespace"]).collect::<Vec<_>>(),
-        want.iter().map(|n| &n["namespace"]).collect::<Vec<_>>(),
-        "namespaces vs list_namespaces"
-    );
-    let expired = expected["expired"].as_array().expect("expired");
-    for (g, w) in got.iter().zip(want) {
-        let ns = ns_text(&w["namespace"]);
-        let items = w["items"].as_array().expect("items");
-        assert_eq!(g["items"], json!(items.len()), "{ns}");
-        let due = expired.iter().filter(|p| p[0] == json!(ns)).count();
-        assert_eq!(g["expired"], json!(due), "{ns}: expired");
-        let ls = run_json(&["store", "ls", &ns, "--db", url, "--format", "json"]);
-        let ls = ls.as_array().expect("array");
-        assert_eq!(
-            ls.iter().map(|i| &i["key"]).collect::<Vec<_>>(),
-            items.iter().map(|i| &i["key"]).collect::<Vec<_>>(),
-            "{ns}: keys vs search"
-        );
-        for (gi, wi) in ls.iter().zip(items) {
-            let key = wi["key"].as_str().expect("key");
-            assert_eq!(gi["value"], wi["value"], "{ns}/{key}");
-            assert_eq!(
-                gi["expired"],
-                json!(expired.contains(&json!([ns, key]))),
-                "{ns}/{key}"
-            );
-            let v = run_json(&["store", "get", &ns, key, "--db", url, "--format", "json"]);
-            assert_eq!(v, wi["get"], "{ns}/{key}: get");
-        }
-    }
 }
 
 #[test]

@@ -3,7 +3,8 @@
 .venv/new, a file path) or PostgresStore (venv .venv/pg, a postgresql:// URL) reads what
 memctl left, or makes the same change the Python way on another copy.
 
-    harness_store.py view --db DB        what LangGraph reads (list_namespaces, search, get;
+    harness_store.py [--index] view --db DB
+                                         what LangGraph reads (list_namespaces, search, get;
                                          nothing refreshed): fixtures/generate_store.py's view
     harness_store.py delete --db DB --ns A.B [--key K ...]
                                          store.delete of the keys, or of every item search()
@@ -11,6 +12,11 @@ memctl left, or makes the same change the Python way on another copy.
     harness_store.py sweep --db DB       store.sweep_ttl(); prints {"swept": N}
     harness_store.py carry-on --db DB    the app carries on: put an item in a namespace memctl
                                          touched and a new one, get both back, list namespaces
+
+--index opens a SQLite store with the embedding index of fixtures/store-vec.sqlite
+(generate_store.VEC_INDEX; venv .venv/vec, whose sqlite3 loads sqlite-vec): then `view` adds
+the vector searches (search(query=...)) and the store_vectors rows, and `carry-on` puts items
+that get embedded.
 
 Prints a JSON report on stdout; exit 0 when it worked, 1 otherwise.
 """
@@ -27,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "fixtures"))
 import generate_store as gs  # noqa: E402
 
 
-def open_store(db: str):
+def open_store(db: str, index: bool):
     if db.startswith(("postgres://", "postgresql://")):
         return gs.pg_store(db)
-    return gs.sqlite_store(Path(db))
+    return gs.sqlite_store(Path(db), index=index)
 
 
 def main() -> int:
@@ -39,10 +45,15 @@ def main() -> int:
     ap.add_argument("--db", required=True)
     ap.add_argument("--ns")
     ap.add_argument("--key", action="append", default=[])
+    ap.add_argument("--index", action="store_true")
     a = ap.parse_args()
-    conn, store = open_store(a.db)
+    conn, store = open_store(a.db, a.index)
     if a.cmd == "view":
         report = gs.view(store)
+        if a.index:
+            report.update(gs.vector_view(store))
+            report["vectors"] = [list(r) for r in conn.execute(
+                "SELECT prefix, key, field_name FROM store_vectors ORDER BY prefix, key, field_name")]
     elif a.cmd == "delete":
         ns = tuple(a.ns.split("."))
         keys = a.key or [i.key for i in store.search(ns, limit=1_000_000, refresh_ttl=False)
@@ -58,6 +69,9 @@ def main() -> int:
         a1 = store.get(("users", "u-42", "memories"), "after", refresh_ttl=False)
         a2 = store.get(("fresh",), "k", refresh_ttl=False)
         ok = a1 is not None and a1.value["text"] == "written after memctl" and a2 is not None
+        if a.index:
+            hits = store.search(("users", "u-42"), query="written after memctl", limit=1, refresh_ttl=False)
+            ok = ok and [h.key for h in hits] == ["after"]
         report = {"ok": ok, "namespaces": [list(n) for n in store.list_namespaces(limit=100000)]}
         if not ok:
             print(json.dumps(report), file=sys.stderr)
