@@ -488,3 +488,31 @@ fn an_item_rewritten_after_the_selection_is_not_deleted() {
         1
     );
 }
+
+/// LangGraph.js's PostgresStore writes tables of the same names in another layout
+/// (`namespace_path` joined with `:`, no `ttl_minutes`): memctl says so in one line, reads
+/// nothing wrong and writes nothing (fixtures/postgres-store-js.sql, made by the real package).
+#[test]
+fn a_langgraph_js_store_is_named_and_left_alone() {
+    let db = TestDb::js_store_fixture("store_js");
+    let before = db.count("SELECT count(*) FROM store");
+    assert_eq!(before, 3, "the JS fixture's items");
+    for args in [
+        vec!["store", "namespaces", "--db", db.url.as_str()],
+        vec!["store", "ls", "prefs", "--db", db.url.as_str()],
+        vec!["store", "sweep", "--db", db.url.as_str()],
+        vec!["store", "rm", "prefs", "--db", db.url.as_str()],
+    ] {
+        let err = run_err(&args);
+        assert!(
+            err.contains("LangGraph.js's PostgresStore") && err.trim().lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(db.count("SELECT count(*) FROM store"), before);
+    assert_eq!(
+        db.count("SELECT count(*) FROM store WHERE expires_at < NOW()"),
+        1,
+        "the expired JS item is still there"
+    );
+}

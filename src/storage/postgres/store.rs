@@ -36,6 +36,19 @@ fn ts(col: &str) -> String {
     format!("to_char({col} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"')")
 }
 
+/// The one line for a `store` table in LangGraph.js's layout.
+///
+/// LangGraph.js's PostgresStore (@langchain/langgraph-checkpoint-postgres/store) names its
+/// tables as Python's does but lays them out differently: `namespace_path` (labels joined
+/// with `:`) where Python has `prefix` (joined with `.`), no `ttl_minutes`, a sweep with `<=`.
+/// memctl does not read or write it yet: it says so instead of failing on a missing column.
+pub fn js_layout(shown: &str) -> String {
+    format!(
+        "'{shown}': the store table is LangGraph.js's PostgresStore (column namespace_path), not \
+         Python's PostgresStore (column prefix): memctl does not read or change it yet"
+    )
+}
+
 /// `PostgresStore`'s tables in a PostgreSQL database.
 pub struct PgItemStore {
     client: RefCell<Client>,
@@ -90,6 +103,9 @@ impl PgItemStore {
                         to_regclass('store_vectors')::text, \
                         EXISTS (SELECT 1 FROM information_schema.columns \
                                 WHERE table_name = 'store' AND column_name = 'expires_at' \
+                                AND table_schema = current_schema()), \
+                        EXISTS (SELECT 1 FROM information_schema.columns \
+                                WHERE table_name = 'store' AND column_name = 'namespace_path' \
                                 AND table_schema = current_schema())",
                 &[],
             )
@@ -97,6 +113,9 @@ impl PgItemStore {
         let found = |i: usize| r.try_get::<_, Option<String>>(i).ok().flatten().is_some();
         if !found(0) {
             return Err(NoStore(shown).into());
+        }
+        if r.try_get::<_, bool>(4).map_err(err)? {
+            anyhow::bail!("{}", js_layout(&shown));
         }
         let has_ttl: bool = r.try_get(3).map_err(err)?;
         let has_vectors = found(2);
