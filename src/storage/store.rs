@@ -111,7 +111,24 @@ pub trait ItemStore {
     /// Deletes the items `keys` of namespace `prefix` (every item of it when `keys` is
     /// empty) and their vectors, in one transaction, as `store.delete` does per key. With
     /// `dry_run` nothing is written: the report says what would go.
-    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal>;
+    fn delete_at_once(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal>;
+
+    /// Deletes the items `keys` of namespace `prefix` and their vectors, as `store.delete`
+    /// does per key: named keys in one transaction; a whole namespace (`keys` empty) as it
+    /// was read, in batches ([`ItemStore::delete_unchanged`]: one transaction per 500 items,
+    /// so an app writing beside it waits for one batch at most), leaving an item the app
+    /// rewrote or added meanwhile. With `dry_run` nothing is written.
+    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
+        if !keys.is_empty() || dry_run {
+            return self.delete_at_once(prefix, keys, dry_run);
+        }
+        let read: Vec<(String, Vec<u8>)> = self
+            .items(prefix, None)?
+            .into_iter()
+            .map(|i| (i.key, i.value))
+            .collect();
+        self.delete_unchanged(prefix, &read, false)
+    }
 
     /// Deletes those of the items `items` (keys of namespace `prefix`, each with the value's
     /// bytes as [`ItemStore::for_each_item`] read them) whose value is still that value, and
@@ -124,8 +141,9 @@ pub trait ItemStore {
         dry_run: bool,
     ) -> Result<Removal>;
 
-    /// Deletes every expired item (exactly what `sweep_ttl` deletes) and their vectors, in one
-    /// transaction. With `dry_run` nothing is written.
+    /// Deletes every expired item (exactly what `sweep_ttl` deletes) and their vectors, one
+    /// transaction per 500 items, each DELETE checking the expiry again (an item the app
+    /// refreshed meanwhile stays). With `dry_run` nothing is written.
     fn sweep(&mut self, dry_run: bool) -> Result<Removal>;
 
     /// Calls `f` with every item, in storage order: its namespace as stored, its key and its

@@ -10,6 +10,11 @@ memctl left, or makes the same change the Python way on another copy.
                                          store.delete of the keys, or of every item search()
                                          finds in exactly that namespace
     harness_store.py sweep --db DB       store.sweep_ttl(); prints {"swept": N}
+    harness_store.py live --db DB --stop-file F --progress-file P
+                                         a live app (tests/store_live.rs): rounds of put() in
+                                         LIVE_WRITES until F exists, each round's number written
+                                         to P; prints {"rounds", "errors", "final"} (the value
+                                         of its last write of each key)
     harness_store.py carry-on --db DB    the app carries on: put an item in a namespace memctl
                                          touched and a new one, get both back, list namespaces
 
@@ -39,16 +44,51 @@ def open_store(db: str, index: bool):
     return gs.sqlite_store(Path(db), index=index)
 
 
+# What the live app rewrites each round: (namespace, key pattern, how many keys). tests/store_live.rs
+# seeds the same keys first (expired ones in live.old, plain ones in live.bulk and u-9's).
+LIVE_WRITES = [
+    (("live", "old"), "o{}", 3000),
+    (("live", "bulk"), "b{}", 1200),
+    (("users", "u-9", "memories"), "m{}", 600),
+    (("live", "app"), "k{}", 50),
+]
+
+
+def live(store, stop: Path, progress: Path) -> dict:
+    """Rewrite a few keys of every LIVE_WRITES namespace per round (new value, a TTL far in the
+    future) until `stop` exists; every error is recorded, never raised."""
+    errors: list[str] = []
+    final: dict[str, dict] = {}
+    r = 0
+    while not stop.exists():
+        for ns, pattern, n in LIVE_WRITES:
+            for j in range(3):
+                key = pattern.format((r * 7 + j * 101) % n)
+                value = {"app": r, "text": f"written by the app, round {r}"}
+                try:
+                    store.put(ns, key, value, ttl=gs.FAR)
+                    final[".".join(ns) + "|" + key] = value
+                except Exception as e:  # noqa: BLE001  (recorded: the test fails on any)
+                    errors.append(f"{ns}/{key}: {type(e).__name__}: {e}")
+        r += 1
+        progress.write_text(str(r))
+    return {"rounds": r, "errors": errors, "final": final}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["view", "delete", "sweep", "carry-on"])
+    ap.add_argument("cmd", choices=["view", "delete", "sweep", "carry-on", "live"])
+    ap.add_argument("--stop-file")
+    ap.add_argument("--progress-file")
     ap.add_argument("--db", required=True)
     ap.add_argument("--ns")
     ap.add_argument("--key", action="append", default=[])
     ap.add_argument("--index", action="store_true")
     a = ap.parse_args()
     conn, store = open_store(a.db, a.index)
-    if a.cmd == "view":
+    if a.cmd == "live":
+        report = live(store, Path(a.stop_file), Path(a.progress_file))
+    elif a.cmd == "view":
         report = gs.view(store)
         if a.index:
             report.update(gs.vector_view(store))

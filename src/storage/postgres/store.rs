@@ -28,6 +28,10 @@ use crate::storage::Access;
 /// `idx_store_expires_at`).
 pub const KNOWN_MIGRATION: i64 = 3;
 
+/// Items per statement when a deletion runs beside an app (`sweep`, a whole namespace,
+/// `forget`): row locks are held for one batch at a time.
+const BATCH: usize = 500;
+
 /// Whether an item has expired, as `sweep_ttl` decides.
 const EXPIRED: &str = "(expires_at IS NOT NULL AND expires_at < NOW())";
 
@@ -294,7 +298,7 @@ impl ItemStore for PgItemStore {
             .next())
     }
 
-    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
+    fn delete_at_once(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
         if keys.is_empty() {
             return self.remove("prefix = $1", &[&prefix], dry_run);
         }
@@ -373,7 +377,7 @@ impl ItemStore for PgItemStore {
         dry_run: bool,
     ) -> Result<Removal> {
         let mut all = Removal::default();
-        for chunk in items.chunks(500) {
+        for chunk in items.chunks(BATCH) {
             let keys: Vec<&str> = chunk.iter().map(|(k, _)| k.as_str()).collect();
             // The values as `value::text` gave them (what for_each_item read).
             let values: Vec<String> = chunk
@@ -395,9 +399,28 @@ impl ItemStore for PgItemStore {
     }
 
     fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
-        if !self.has_ttl {
-            return Ok(Removal::default());
+        if !self.has_ttl || dry_run {
+            return self.remove(self.expired_sql(), &[], dry_run);
         }
-        self.remove(EXPIRED, &[], dry_run)
+        // One statement (its own transaction) per batch: row locks are held for one batch,
+        // never for the whole sweep. A row the app holds is waited for, and its expires_at
+        // checked again once the app commits (READ COMMITTED), so an item the app refreshed
+        // meanwhile is not taken.
+        let batch = format!(
+            "{EXPIRED} AND (prefix, key) IN (SELECT prefix, key FROM store WHERE {EXPIRED} LIMIT {BATCH})"
+        );
+        let mut all = Removal::default();
+        loop {
+            let r = self.remove(&batch, &[], false)?;
+            if r.items.is_empty() {
+                break;
+            }
+            all.items.extend(r.items);
+            all.vectors += r.vectors;
+        }
+        all.items.sort_by(|a, b| {
+            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
+        });
+        Ok(all)
     }
 }

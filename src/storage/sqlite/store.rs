@@ -27,6 +27,10 @@ use crate::storage::Access;
 /// `idx_store_expires_at`).
 pub const KNOWN_MIGRATION: i64 = 4;
 
+/// Items per transaction when a deletion runs beside an app (`sweep`, a whole namespace,
+/// `forget`): the write lock is held for one batch at a time.
+const BATCH: usize = 500;
+
 /// Whether an item has expired, as `sweep_ttl` decides (`?1` is `CURRENT_TIMESTAMP`, read
 /// once so that a report and its deletion agree).
 const EXPIRED: &str = "(expires_at IS NOT NULL AND expires_at < ?1)";
@@ -292,7 +296,7 @@ impl ItemStore for SqliteItemStore {
             .next())
     }
 
-    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
+    fn delete_at_once(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
         if keys.is_empty() {
             return self.remove("prefix = ?1", &[&prefix], dry_run);
         }
@@ -367,7 +371,7 @@ impl ItemStore for SqliteItemStore {
         dry_run: bool,
     ) -> Result<Removal> {
         let mut all = Removal::default();
-        for chunk in items.chunks(500) {
+        for chunk in items.chunks(BATCH) {
             let which: Vec<String> = (0..chunk.len())
                 .map(|i| {
                     format!(
@@ -397,7 +401,27 @@ impl ItemStore for SqliteItemStore {
             return Ok(Removal::default());
         }
         let now = self.now()?;
-        self.remove(EXPIRED, &[&now], dry_run)
+        if dry_run {
+            return self.remove(EXPIRED, &[&now], true);
+        }
+        // One transaction per batch (the write lock is held for one batch, never for the
+        // whole sweep); each DELETE checks expires_at again, so an item the app rewrote
+        // meanwhile (a new expires_at) is not taken.
+        let batch = format!(
+            "{EXPIRED} AND (prefix, key) IN (SELECT prefix, key FROM store WHERE {EXPIRED} LIMIT {BATCH})"
+        );
+        let mut all = Removal::default();
+        loop {
+            let r = self.remove(&batch, &[&now], false)?;
+            if r.items.is_empty() {
+                break;
+            }
+            all.items.extend(r.items);
+            all.vectors += r.vectors;
+        }
+        all.items
+            .sort_by(|a, b| (&a.prefix, &a.key).cmp(&(&b.prefix, &b.key)));
+        Ok(all)
     }
 }
 
