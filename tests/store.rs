@@ -249,21 +249,7 @@ fn vectors_go_with_their_items() {
         )
         .expect("count")
     };
-    {
-        let c = rusqlite::Connection::open(&db).expect("open");
-        c.execute_batch(
-            "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
-                 embedding BLOB, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, \
-                 updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name), \
-                 FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE); \
-             INSERT INTO store_vectors (prefix, key, field_name, embedding) VALUES \
-                 ('users.u-42.memories', 'food', 'text', x'0000803f'), \
-                 ('users.u-42.memories', 'food', 'user_id', x'00000040'), \
-                 ('users.u-42.memories', 'pet', 'text', x'0000803f'), \
-                 ('scratch', 'tmp-1', '$', x'00004040');",
-        )
-        .expect("vectors");
-    }
+    common::store::add_sqlite_vectors(&db);
     let dry = run_json(&[
         "store",
         "rm",

@@ -454,24 +454,9 @@ fn ttl_applies_langgraph_json() {
 /// As on SQLite: forget's deletion takes only items still as they were read.
 #[test]
 fn an_item_rewritten_after_the_selection_is_not_deleted() {
-    use memctl::storage::store::open_store;
     let db = TestDb::store_fixture("store_unchanged");
-    let mut store = open_store(
-        std::path::Path::new(&db.url),
-        None,
-        memctl::storage::Access::ReadWrite,
-        std::time::Duration::from_secs(5),
-    )
-    .expect("open");
-    let mut read = Vec::new();
-    store
-        .for_each_item(&mut |prefix, key, value| {
-            if prefix == "users.u-42.memories" {
-                read.push((key.to_owned(), value.to_vec()));
-            }
-            Ok(())
-        })
-        .expect("read");
+    let mut store = common::store::open_rw(&db.url);
+    let read = common::store::read_namespace(store.as_ref(), "users.u-42.memories");
     assert_eq!(read.len(), 3);
     db.client()
         .batch_execute(

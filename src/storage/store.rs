@@ -83,6 +83,40 @@ pub struct Removal {
     pub vectors: u64,
 }
 
+impl Removal {
+    /// Adds what another batch of the same deletion took.
+    pub fn absorb(&mut self, batch: Removal) {
+        self.items.extend(batch.items);
+        self.vectors += batch.vectors;
+    }
+
+    /// Puts the items in namespace and key order (byte-wise, as both backends sort).
+    pub fn sort(&mut self) {
+        self.items.sort_by(|a, b| {
+            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
+        });
+    }
+}
+
+/// Items per transaction when a deletion runs beside an app (`sweep`, a whole namespace,
+/// `forget`): the app waits for one batch at most.
+pub const BATCH: usize = 500;
+
+/// Runs `batch` (one deletion of at most [`BATCH`] items, its own transaction) until it takes
+/// nothing, and adds up what it took, in namespace and key order.
+pub fn in_batches(mut batch: impl FnMut() -> Result<Removal>) -> Result<Removal> {
+    let mut all = Removal::default();
+    loop {
+        let r = batch()?;
+        if r.items.is_empty() {
+            break;
+        }
+        all.absorb(r);
+    }
+    all.sort();
+    Ok(all)
+}
+
 /// What [`ItemStore::for_each_item`] calls with each item: its namespace as stored, its key
 /// and its value's bytes.
 pub type ItemVisitor<'a> = &'a mut dyn FnMut(&str, &str, &[u8]) -> Result<()>;
@@ -130,16 +164,32 @@ pub trait ItemStore {
         self.delete_unchanged(prefix, &read, false)
     }
 
-    /// Deletes those of the items `items` (keys of namespace `prefix`, each with the value's
-    /// bytes as [`ItemStore::for_each_item`] read them) whose value is still that value, and
-    /// their vectors, as `store.delete` does: an item the app rewrote (or deleted) since it was
-    /// read is left alone. One transaction per 500 items. With `dry_run` nothing is written.
-    fn delete_unchanged(
+    /// [`ItemStore::delete_unchanged`] of at most [`BATCH`] items, in one transaction.
+    fn delete_unchanged_batch(
         &mut self,
         prefix: &str,
         items: &[(String, Vec<u8>)],
         dry_run: bool,
     ) -> Result<Removal>;
+
+    /// Deletes those of the items `items` (keys of namespace `prefix`, each with the value's
+    /// bytes as [`ItemStore::for_each_item`] read them) whose value is still that value, and
+    /// their vectors, as `store.delete` does: an item the app rewrote (or deleted) since it was
+    /// read is left alone. One transaction per [`BATCH`] items. With `dry_run` nothing is
+    /// written.
+    fn delete_unchanged(
+        &mut self,
+        prefix: &str,
+        items: &[(String, Vec<u8>)],
+        dry_run: bool,
+    ) -> Result<Removal> {
+        let mut all = Removal::default();
+        for chunk in items.chunks(BATCH) {
+            all.absorb(self.delete_unchanged_batch(prefix, chunk, dry_run)?);
+        }
+        all.sort();
+        Ok(all)
+    }
 
     /// Deletes every expired item (exactly what `sweep_ttl` deletes) and their vectors, one
     /// transaction per 500 items, each DELETE checking the expiry again (an item the app

@@ -72,3 +72,50 @@ pub fn check_reads_equal(db: &str, expected: &Json) {
         }
     }
 }
+
+/// Opens the store of `db` (a SQLite file or a Postgres URL) for writing, as memctl does.
+pub fn open_rw(db: &str) -> Box<dyn memctl::storage::store::ItemStore> {
+    memctl::storage::store::open_store(
+        std::path::Path::new(db),
+        None,
+        memctl::storage::Access::ReadWrite,
+        std::time::Duration::from_secs(5),
+    )
+    .expect("open the store")
+}
+
+/// The items of namespace `prefix` as `for_each_item` reads them: key and value bytes.
+pub fn read_namespace(
+    store: &dyn memctl::storage::store::ItemStore,
+    prefix: &str,
+) -> Vec<(String, Vec<u8>)> {
+    let mut read = Vec::new();
+    store
+        .for_each_item(&mut |p, key, value| {
+            if p == prefix {
+                read.push((key.to_owned(), value.to_vec()));
+            }
+            Ok(())
+        })
+        .expect("read");
+    read
+}
+
+/// Gives the SQLite file `db` (a copy of fixtures/store.sqlite) a `store_vectors` table as
+/// SqliteStore's vector migration makes it, with two vectors of `food`, one of `pet` (both
+/// in `users.u-42.memories`) and one of `scratch`/`tmp-1`.
+pub fn add_sqlite_vectors(db: &std::path::Path) {
+    let c = rusqlite::Connection::open(db).expect("open");
+    c.execute_batch(
+        "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
+             embedding BLOB, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, \
+             updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name), \
+             FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE); \
+         INSERT INTO store_vectors (prefix, key, field_name, embedding) VALUES \
+             ('users.u-42.memories', 'food', 'text', x'0000803f'), \
+             ('users.u-42.memories', 'food', 'user_id', x'00000040'), \
+             ('users.u-42.memories', 'pet', 'text', x'0000803f'), \
+             ('scratch', 'tmp-1', '$', x'00004040');",
+    )
+    .expect("vectors");
+}

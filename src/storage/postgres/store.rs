@@ -20,17 +20,14 @@ use std::cell::RefCell;
 use super::conn::{self, Target};
 use super::quote_ident;
 use crate::storage::store::{
-    is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
+    in_batches, is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem,
+    StoreItem, BATCH,
 };
 use crate::storage::Access;
 
 /// The highest `store_migrations` level memctl knows (langgraph-checkpoint-postgres 3.2:
 /// `idx_store_expires_at`).
 pub const KNOWN_MIGRATION: i64 = 3;
-
-/// Items per statement when a deletion runs beside an app (`sweep`, a whole namespace,
-/// `forget`): row locks are held for one batch at a time.
-const BATCH: usize = 500;
 
 /// Whether an item has expired, as `sweep_ttl` decides.
 const EXPIRED: &str = "(expires_at IS NOT NULL AND expires_at < NOW())";
@@ -241,9 +238,7 @@ impl PgItemStore {
             });
             removal.vectors = r.try_get::<_, i64>(3).map_err(|e| self.err(e))?.max(0) as u64;
         }
-        removal.items.sort_by(|a, b| {
-            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
-        });
+        removal.sort();
         Ok(removal)
     }
 }
@@ -370,32 +365,23 @@ impl ItemStore for PgItemStore {
             .map_err(|e| self.err(e))
     }
 
-    fn delete_unchanged(
+    fn delete_unchanged_batch(
         &mut self,
         prefix: &str,
         items: &[(String, Vec<u8>)],
         dry_run: bool,
     ) -> Result<Removal> {
-        let mut all = Removal::default();
-        for chunk in items.chunks(BATCH) {
-            let keys: Vec<&str> = chunk.iter().map(|(k, _)| k.as_str()).collect();
-            // The values as `value::text` gave them (what for_each_item read).
-            let values: Vec<String> = chunk
-                .iter()
-                .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
-                .collect();
-            let r = self.remove(
-                "prefix = $1 AND (key, value::text) IN (SELECT * FROM unnest($2::text[], $3::text[]))",
-                &[&prefix, &keys, &values],
-                dry_run,
-            )?;
-            all.items.extend(r.items);
-            all.vectors += r.vectors;
-        }
-        all.items.sort_by(|a, b| {
-            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
-        });
-        Ok(all)
+        let keys: Vec<&str> = items.iter().map(|(k, _)| k.as_str()).collect();
+        // The values as `value::text` gave them (what for_each_item read).
+        let values: Vec<String> = items
+            .iter()
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        self.remove(
+            "prefix = $1 AND (key, value::text) IN (SELECT * FROM unnest($2::text[], $3::text[]))",
+            &[&prefix, &keys, &values],
+            dry_run,
+        )
     }
 
     fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
@@ -409,18 +395,6 @@ impl ItemStore for PgItemStore {
         let batch = format!(
             "{EXPIRED} AND (prefix, key) IN (SELECT prefix, key FROM store WHERE {EXPIRED} LIMIT {BATCH})"
         );
-        let mut all = Removal::default();
-        loop {
-            let r = self.remove(&batch, &[], false)?;
-            if r.items.is_empty() {
-                break;
-            }
-            all.items.extend(r.items);
-            all.vectors += r.vectors;
-        }
-        all.items.sort_by(|a, b| {
-            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
-        });
-        Ok(all)
+        in_batches(|| self.remove(&batch, &[], false))
     }
 }

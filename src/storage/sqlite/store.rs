@@ -19,17 +19,14 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
 use crate::storage::store::{
-    is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
+    in_batches, is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem,
+    StoreItem, BATCH,
 };
 use crate::storage::Access;
 
 /// The highest `store_migrations` level memctl knows (langgraph-checkpoint-sqlite 3.1:
 /// `idx_store_expires_at`).
 pub const KNOWN_MIGRATION: i64 = 4;
-
-/// Items per transaction when a deletion runs beside an app (`sweep`, a whole namespace,
-/// `forget`): the write lock is held for one batch at a time.
-const BATCH: usize = 500;
 
 /// Whether an item has expired, as `sweep_ttl` decides (`?1` is `CURRENT_TIMESTAMP`, read
 /// once so that a report and its deletion agree).
@@ -221,9 +218,12 @@ impl SqliteItemStore {
                     bytes: r.get::<_, Option<i64>>(2)?.unwrap_or(0).max(0) as u64,
                 })
             })?;
-            let mut items: Vec<RemovedItem> = rows.collect::<rusqlite::Result<_>>()?;
-            items.sort_by(|a, b| (&a.prefix, &a.key).cmp(&(&b.prefix, &b.key)));
-            Ok(Removal { items, vectors })
+            let mut removal = Removal {
+                items: rows.collect::<rusqlite::Result<_>>()?,
+                vectors,
+            };
+            removal.sort();
+            Ok(removal)
         };
         if dry_run {
             return run(&self.conn).map_err(|e| self.err(e));
@@ -364,36 +364,28 @@ impl ItemStore for SqliteItemStore {
             .map_err(|e| self.err(e))
     }
 
-    fn delete_unchanged(
+    fn delete_unchanged_batch(
         &mut self,
         prefix: &str,
         items: &[(String, Vec<u8>)],
         dry_run: bool,
     ) -> Result<Removal> {
-        let mut all = Removal::default();
-        for chunk in items.chunks(BATCH) {
-            let which: Vec<String> = (0..chunk.len())
-                .map(|i| {
-                    format!(
-                        "(key = ?{} AND CAST(value AS BLOB) = ?{})",
-                        2 * i + 2,
-                        2 * i + 3
-                    )
-                })
-                .collect();
-            let filter = format!("prefix = ?1 AND ({})", which.join(" OR "));
-            let mut params: Vec<&dyn rusqlite::ToSql> = vec![&prefix];
-            for (key, value) in chunk {
-                params.push(key);
-                params.push(value);
-            }
-            let r = self.remove(&filter, &params, dry_run)?;
-            all.items.extend(r.items);
-            all.vectors += r.vectors;
+        let which: Vec<String> = (0..items.len())
+            .map(|i| {
+                format!(
+                    "(key = ?{} AND CAST(value AS BLOB) = ?{})",
+                    2 * i + 2,
+                    2 * i + 3
+                )
+            })
+            .collect();
+        let filter = format!("prefix = ?1 AND ({})", which.join(" OR "));
+        let mut params: Vec<&dyn rusqlite::ToSql> = vec![&prefix];
+        for (key, value) in items {
+            params.push(key);
+            params.push(value);
         }
-        all.items
-            .sort_by(|a, b| (&a.prefix, &a.key).cmp(&(&b.prefix, &b.key)));
-        Ok(all)
+        self.remove(&filter, &params, dry_run)
     }
 
     fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
@@ -410,18 +402,7 @@ impl ItemStore for SqliteItemStore {
         let batch = format!(
             "{EXPIRED} AND (prefix, key) IN (SELECT prefix, key FROM store WHERE {EXPIRED} LIMIT {BATCH})"
         );
-        let mut all = Removal::default();
-        loop {
-            let r = self.remove(&batch, &[&now], false)?;
-            if r.items.is_empty() {
-                break;
-            }
-            all.items.extend(r.items);
-            all.vectors += r.vectors;
-        }
-        all.items
-            .sort_by(|a, b| (&a.prefix, &a.key).cmp(&(&b.prefix, &b.key)));
-        Ok(all)
+        in_batches(|| self.remove(&batch, &[&now], false))
     }
 }
 
