@@ -34,6 +34,15 @@ ensure_venv() {
     python="${PYTHON_VEC:-/usr/bin/python3}"
     "$python" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null \
       || { log "vec: $python cannot load SQLite extensions (set PYTHON_VEC to one that can)"; exit 1; }
+    # Debian's python3 makes venvs only with its python3-venv package.
+    if ! "$python" -c 'import ensurepip' 2>/dev/null; then
+      if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+        log "vec: installing Debian's python3-venv"
+        apt-get install -y -q python3-venv >&2 || { apt-get update -q >&2 && apt-get install -y -q python3-venv >&2; }
+      else
+        log "vec: $python has no venv support: install Debian's python3-venv"; exit 1
+      fi
+    fi
   fi
   local req="$ROOT/fixtures/requirements-$gen.txt"
   local venv="$ROOT/.venv/$gen"
