@@ -62,12 +62,16 @@ def memory_value(rng: random.Random, user: str, i: int) -> bytes:
 
 
 def make_store(path: Path, items: int, namespaces: int, seed: int = 1) -> dict:
-    """The store file: SqliteStore's own schema (setup()), then rows as `put` writes them."""
+    """The store file: SqliteStore's and SqliteSaver's own schemas (setup()), then rows as
+    `put` writes them (value: JSON bytes; expires_at: Python's isoformat(" ") text)."""
     from langgraph.store.sqlite import SqliteStore
 
     path.unlink(missing_ok=True)
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     SqliteStore(conn).setup()
+    # The checkpoint tables beside it (empty), as an app's file has them: forget needs them.
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    SqliteSaver(sqlite3.connect(path, check_same_thread=False)).setup()
     conn.execute("PRAGMA journal_mode=WAL")
     rng = random.Random(seed)
     now = datetime.now(timezone.utc)

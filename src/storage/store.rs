@@ -102,7 +102,12 @@ impl Removal {
 /// `forget`): the app waits for one batch at most.
 pub const BATCH: usize = 500;
 
-/// Runs `batch` (one deletion of at most [`BATCH`] items, its own transaction) until it takes
+/// Items per transaction of a sweep (one DELETE statement each): larger than [`BATCH`], as
+/// each commit costs a WAL checkpoint's share on SQLite; still well under an app's busy
+/// timeout (measured in BENCHMARKS.md, "Store").
+pub const SWEEP_BATCH: usize = 5000;
+
+/// Runs `batch` (one deletion of at most [`BATCH`] or [`SWEEP_BATCH`] items, its own transaction) until it takes
 /// nothing, and adds up what it took, in namespace and key order.
 pub fn in_batches(mut batch: impl FnMut() -> Result<Removal>) -> Result<Removal> {
     let mut all = Removal::default();
@@ -192,7 +197,7 @@ pub trait ItemStore {
     }
 
     /// Deletes every expired item (exactly what `sweep_ttl` deletes) and their vectors, one
-    /// transaction per 500 items, each DELETE checking the expiry again (an item the app
+    /// transaction per [`SWEEP_BATCH`] items, each DELETE checking the expiry again (an item the app
     /// refreshed meanwhile stays). With `dry_run` nothing is written.
     fn sweep(&mut self, dry_run: bool) -> Result<Removal>;
 

@@ -47,7 +47,7 @@ def open_store(db: str, index: bool):
 # What the live app rewrites each round: (namespace, key pattern, how many keys). tests/store_live.rs
 # seeds the same keys first (expired ones in live.old, plain ones in live.bulk and u-9's).
 LIVE_WRITES = [
-    (("live", "old"), "o{}", 3000),
+    (("live", "old"), "o{}", 12000),
     (("live", "bulk"), "b{}", 1200),
     (("users", "u-9", "memories"), "m{}", 600),
     (("live", "app"), "k{}", 50),

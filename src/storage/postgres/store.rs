@@ -21,7 +21,7 @@ use super::conn::{self, Target};
 use super::quote_ident;
 use crate::storage::store::{
     in_batches, is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem,
-    StoreItem, BATCH,
+    StoreItem, SWEEP_BATCH,
 };
 use crate::storage::Access;
 
@@ -393,7 +393,7 @@ impl ItemStore for PgItemStore {
         // checked again once the app commits (READ COMMITTED), so an item the app refreshed
         // meanwhile is not taken.
         let batch = format!(
-            "{EXPIRED} AND (prefix, key) IN (SELECT prefix, key FROM store WHERE {EXPIRED} LIMIT {BATCH})"
+            "{EXPIRED} AND (prefix, key) IN (SELECT prefix, key FROM store WHERE {EXPIRED} LIMIT {SWEEP_BATCH})"
         );
         in_batches(|| self.remove(&batch, &[], false))
     }

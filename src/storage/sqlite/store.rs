@@ -20,7 +20,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
 use crate::storage::store::{
     in_batches, is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem,
-    StoreItem, BATCH,
+    StoreItem, SWEEP_BATCH,
 };
 use crate::storage::Access;
 
@@ -399,8 +399,9 @@ impl ItemStore for SqliteItemStore {
         // One transaction per batch (the write lock is held for one batch, never for the
         // whole sweep); each DELETE checks expires_at again, so an item the app rewrote
         // meanwhile (a new expires_at) is not taken.
+        // By rowid (SqliteStore's table has one): SQLite then looks each row up directly.
         let batch = format!(
-            "{EXPIRED} AND (prefix, key) IN (SELECT prefix, key FROM store WHERE {EXPIRED} LIMIT {BATCH})"
+            "{EXPIRED} AND rowid IN (SELECT rowid FROM store WHERE {EXPIRED} LIMIT {SWEEP_BATCH})"
         );
         in_batches(|| self.remove(&batch, &[&now], false))
     }
