@@ -4,9 +4,12 @@
 #   .venv/old  <- fixtures/requirements-old.txt
 #   .venv/pg   <- fixtures/requirements-pg.txt (the new stack plus langgraph-checkpoint-postgres)
 #   .venv/deep <- fixtures/requirements-deep.txt (the new stack plus deepagents: fixtures/deep.sqlite)
+#   .venv/vec  <- fixtures/requirements-vec.txt (the new stack plus sqlite-vec: fixtures/store-vec.sqlite),
+#                 made from $PYTHON_VEC (default /usr/bin/python3): the store loads sqlite-vec as a
+#                 SQLite extension, which needs a Python whose sqlite3 can load extensions.
 # A venv is (re)built only when it is missing or when the sha256 of its requirements
 # file differs from the stamp stored inside it (.venv/<gen>/.requirements.sha256).
-# Usage: scripts/pyenv.sh [new|old|pg|deep ...]   (default: all four). Non-interactive; safe with CI=true.
+# Usage: scripts/pyenv.sh [new|old|pg|deep|vec ...]   (default: all five). Non-interactive; safe with CI=true.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,6 +29,21 @@ sha256_of() {
 
 ensure_venv() {
   local gen="$1"
+  local python="$PYTHON"
+  if [[ "$gen" == vec ]]; then
+    python="${PYTHON_VEC:-/usr/bin/python3}"
+    "$python" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null \
+      || { log "vec: $python cannot load SQLite extensions (set PYTHON_VEC to one that can)"; exit 1; }
+    # Debian's python3 makes venvs only with its python3-venv package.
+    if ! "$python" -c 'import ensurepip' 2>/dev/null; then
+      if [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+        log "vec: installing Debian's python3-venv"
+        apt-get install -y -q python3-venv >&2 || { apt-get update -q >&2 && apt-get install -y -q python3-venv >&2; }
+      else
+        log "vec: $python has no venv support: install Debian's python3-venv"; exit 1
+      fi
+    fi
+  fi
   local req="$ROOT/fixtures/requirements-$gen.txt"
   local venv="$ROOT/.venv/$gen"
   local stamp="$venv/.requirements.sha256"
@@ -43,7 +61,7 @@ ensure_venv() {
     log "$gen: creating $venv"
   fi
   mkdir -p "$ROOT/.venv"
-  "$PYTHON" -m venv "$venv"
+  "$python" -m venv "$venv"
   log "$gen: installing $(basename "$req")"
   "$venv/bin/python" -m pip install --quiet --upgrade pip </dev/null >&2 || log "$gen: pip upgrade failed (continuing)"
   "$venv/bin/python" -m pip install --quiet -r "$req" </dev/null >&2
@@ -52,10 +70,10 @@ ensure_venv() {
 }
 
 gens=("$@")
-[[ ${#gens[@]} -gt 0 ]] || gens=(new old pg deep)
+[[ ${#gens[@]} -gt 0 ]] || gens=(new old pg deep vec)
 for g in "${gens[@]}"; do
   case "$g" in
-    new|old|pg|deep) ensure_venv "$g" ;;
-    *) log "unknown generation '$g' (expected new, old, pg or deep)"; exit 2 ;;
+    new|old|pg|deep|vec) ensure_venv "$g" ;;
+    *) log "unknown generation '$g' (expected new, old, pg, deep or vec)"; exit 2 ;;
   esac
 done

@@ -9,18 +9,29 @@ use std::process::Command;
 #[test]
 fn the_test_environment_is_all_there() {
     let mut missing = Vec::new();
-    for (gen, module) in [
-        ("new", "langgraph.checkpoint.sqlite"),
-        ("old", "langgraph.checkpoint.sqlite"),
-        ("pg", "langgraph.checkpoint.postgres"),
-        ("deep", "deepagents"),
+    // The vec venv's sqlite3 must load the sqlite-vec extension (a pyenv Python may not).
+    let vec_check = "import sqlite3, sqlite_vec, langgraph.store.sqlite; \
+                     c = sqlite3.connect(':memory:'); c.enable_load_extension(True); sqlite_vec.load(c)";
+    for (gen, module, code) in [
+        ("new", "langgraph.checkpoint.sqlite", None),
+        ("old", "langgraph.checkpoint.sqlite", None),
+        ("pg", "langgraph.checkpoint.postgres", None),
+        ("deep", "deepagents", None),
+        (
+            "vec",
+            "sqlite_vec (loadable as a SQLite extension)",
+            Some(vec_check),
+        ),
     ] {
         let var = format!("MEMCTL_PYTHON_{}", gen.to_uppercase());
         let python = std::env::var_os(&var)
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| common::root().join(".venv").join(gen).join("bin/python"));
         let imported = Command::new(&python)
-            .args(["-c", &format!("import {module}")])
+            .args([
+                "-c",
+                &code.map_or(format!("import {module}"), str::to_owned),
+            ])
             .output()
             .is_ok_and(|o| o.status.success());
         if !imported {

@@ -7,9 +7,9 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
+use common::store::{check_reads_equal, ns_text};
 use common::{fixture, memctl, run_err, run_json, run_ok, s, temp_copy};
 use serde_json::{json, Value as Json};
 
@@ -23,68 +23,6 @@ fn file_state(db: &Path) -> Vec<Option<Vec<u8>>> {
         .iter()
         .map(|suffix| std::fs::read(format!("{}{suffix}", db.display())).ok())
         .collect()
-}
-
-fn ns_text(ns: &Json) -> String {
-    ns.as_array()
-        .expect("a namespace is a list")
-        .iter()
-        .map(|l| l.as_str().expect("labels are strings"))
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
-/// Expired items per namespace, from what LangGraph's own sweep_ttl deleted.
-fn expired_per_namespace(expected: &Json) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for pair in expected["expired"].as_array().expect("expired") {
-        *out.entry(pair[0].as_str().expect("prefix").to_owned())
-            .or_insert(0) += 1;
-    }
-    out
-}
-
-/// `store namespaces`, `ls` and `get` show what LangGraph's list_namespaces, search and get
-/// (refresh_ttl=False) return, with the expired counts of LangGraph's own sweep_ttl.
-pub fn check_reads_equal(db: &str, expected: &Json) {
-    let got = run_json(&["store", "namespaces", "--db", db, "--format", "json"]);
-    let got = got.as_array().expect("an array");
-    let want = expected["namespaces"].as_array().expect("namespaces");
-    let got_ns: Vec<&Json> = got.iter().map(|n| &n["namespace"]).collect();
-    let want_ns: Vec<&Json> = want.iter().map(|n| &n["namespace"]).collect();
-    assert_eq!(got_ns, want_ns, "namespaces vs list_namespaces");
-    let expired = expired_per_namespace(expected);
-    for (g, w) in got.iter().zip(want) {
-        let ns = ns_text(&w["namespace"]);
-        let items = w["items"].as_array().expect("items");
-        assert_eq!(g["items"], json!(items.len()), "{ns}: item count");
-        assert_eq!(
-            g["expired"],
-            json!(expired.get(&ns).copied().unwrap_or(0)),
-            "{ns}: expired"
-        );
-        assert!(g["bytes"].as_u64().is_some_and(|b| b > 0), "{ns}: bytes");
-        let ls = run_json(&["store", "ls", &ns, "--db", db, "--format", "json"]);
-        let ls = ls.as_array().expect("an array");
-        let keys: Vec<&Json> = ls.iter().map(|i| &i["key"]).collect();
-        let want_keys: Vec<&Json> = items.iter().map(|i| &i["key"]).collect();
-        assert_eq!(keys, want_keys, "{ns}: keys vs search");
-        for (gi, wi) in ls.iter().zip(items) {
-            let key = wi["key"].as_str().expect("key");
-            assert_eq!(gi["value"], wi["value"], "{ns}/{key}: value vs search");
-            assert_eq!(gi["namespace"], w["namespace"]);
-            for field in ["created_at", "updated_at", "expires_at"] {
-                assert!(gi.get(field).is_some(), "{ns}/{key}: {field} present");
-            }
-            let expired_here = expected["expired"]
-                .as_array()
-                .expect("expired")
-                .contains(&json!([ns, key]));
-            assert_eq!(gi["expired"], json!(expired_here), "{ns}/{key}: expired");
-            let value = run_json(&["store", "get", &ns, key, "--db", db, "--format", "json"]);
-            assert_eq!(value, wi["get"], "{ns}/{key}: get vs store.get");
-        }
-    }
 }
 
 #[test]
@@ -311,21 +249,7 @@ fn vectors_go_with_their_items() {
         )
         .expect("count")
     };
-    {
-        let c = rusqlite::Connection::open(&db).expect("open");
-        c.execute_batch(
-            "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
-                 embedding BLOB, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, \
-                 updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name), \
-                 FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE); \
-             INSERT INTO store_vectors (prefix, key, field_name, embedding) VALUES \
-                 ('users.u-42.memories', 'food', 'text', x'0000803f'), \
-                 ('users.u-42.memories', 'food', 'user_id', x'00000040'), \
-                 ('users.u-42.memories', 'pet', 'text', x'0000803f'), \
-                 ('scratch', 'tmp-1', '$', x'00004040');",
-        )
-        .expect("vectors");
-    }
+    common::store::add_sqlite_vectors(&db);
     let dry = run_json(&[
         "store",
         "rm",

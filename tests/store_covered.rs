@@ -169,21 +169,7 @@ fn forget_deletes_the_persons_store_items_and_proves_it() {
 #[test]
 fn forget_takes_the_items_vectors() {
     let (_dir, db) = temp_copy(&fixture("store.sqlite"));
-    {
-        let c = rusqlite::Connection::open(&db).expect("open");
-        c.execute_batch(
-            "CREATE TABLE store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL, \
-                 embedding BLOB, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, \
-                 updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name), \
-                 FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE); \
-             INSERT INTO store_vectors (prefix, key, field_name, embedding) VALUES \
-                 ('users.u-42.memories', 'food', 'text', x'0000803f'), \
-                 ('users.u-42.memories', 'food', 'user_id', x'00000040'), \
-                 ('users.u-42.memories', 'pet', 'text', x'0000803f'), \
-                 ('scratch', 'tmp-1', '$', x'00004040');",
-        )
-        .expect("vectors");
-    }
+    common::store::add_sqlite_vectors(&db);
     let out = forget(&db, &[]);
     assert!(
         out.status.success(),
@@ -575,24 +561,9 @@ fn ttl_refuses_a_bad_config() {
 /// deleted) is left alone, the others go (storage, as forget calls it).
 #[test]
 fn an_item_rewritten_after_the_selection_is_not_deleted() {
-    use memctl::storage::store::open_store;
     let (_dir, db) = temp_copy(&fixture("store.sqlite"));
-    let mut store = open_store(
-        &db,
-        None,
-        memctl::storage::Access::ReadWrite,
-        std::time::Duration::from_secs(5),
-    )
-    .expect("open");
-    let mut read = Vec::new();
-    store
-        .for_each_item(&mut |prefix, key, value| {
-            if prefix == "users.u-42.memories" {
-                read.push((key.to_owned(), value.to_vec()));
-            }
-            Ok(())
-        })
-        .expect("read");
+    let mut store = common::store::open_rw(s(&db));
+    let read = common::store::read_namespace(store.as_ref(), "users.u-42.memories");
     assert_eq!(read.len(), 3);
     // The app rewrites `pet` meanwhile.
     rusqlite::Connection::open(&db)

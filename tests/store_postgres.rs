@@ -8,6 +8,7 @@
 mod common;
 
 use common::pg::TestDb;
+use common::store::{check_reads_equal, ns_text};
 use common::{run_err, run_json, run_ok};
 use serde_json::{json, Value as Json};
 
@@ -30,53 +31,6 @@ fn digest(db: &TestDb) -> (i64, String) {
         )
         .expect("digest");
     (row.get(0), row.get(1))
-}
-
-fn ns_text(ns: &Json) -> String {
-    ns.as_array()
-        .expect("labels")
-        .iter()
-        .map(|l| l.as_str().expect("a label"))
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
-/// `store namespaces`, `ls`, `get` against what LangGraph read (`expected`).
-fn check_reads_equal(url: &str, expected: &Json) {
-    let got = run_json(&["store", "namespaces", "--db", url, "--format", "json"]);
-    let got = got.as_array().expect("array");
-    let want = expected["namespaces"].as_array().expect("namespaces");
-    assert_eq!(
-        got.iter().map(|n| &n["namespace"]).collect::<Vec<_>>(),
-        want.iter().map(|n| &n["namespace"]).collect::<Vec<_>>(),
-        "namespaces vs list_namespaces"
-    );
-    let expired = expected["expired"].as_array().expect("expired");
-    for (g, w) in got.iter().zip(want) {
-        let ns = ns_text(&w["namespace"]);
-        let items = w["items"].as_array().expect("items");
-        assert_eq!(g["items"], json!(items.len()), "{ns}");
-        let due = expired.iter().filter(|p| p[0] == json!(ns)).count();
-        assert_eq!(g["expired"], json!(due), "{ns}: expired");
-        let ls = run_json(&["store", "ls", &ns, "--db", url, "--format", "json"]);
-        let ls = ls.as_array().expect("array");
-        assert_eq!(
-            ls.iter().map(|i| &i["key"]).collect::<Vec<_>>(),
-            items.iter().map(|i| &i["key"]).collect::<Vec<_>>(),
-            "{ns}: keys vs search"
-        );
-        for (gi, wi) in ls.iter().zip(items) {
-            let key = wi["key"].as_str().expect("key");
-            assert_eq!(gi["value"], wi["value"], "{ns}/{key}");
-            assert_eq!(
-                gi["expired"],
-                json!(expired.contains(&json!([ns, key]))),
-                "{ns}/{key}"
-            );
-            let v = run_json(&["store", "get", &ns, key, "--db", url, "--format", "json"]);
-            assert_eq!(v, wi["get"], "{ns}/{key}: get");
-        }
-    }
 }
 
 #[test]
@@ -500,24 +454,9 @@ fn ttl_applies_langgraph_json() {
 /// As on SQLite: forget's deletion takes only items still as they were read.
 #[test]
 fn an_item_rewritten_after_the_selection_is_not_deleted() {
-    use memctl::storage::store::open_store;
     let db = TestDb::store_fixture("store_unchanged");
-    let mut store = open_store(
-        std::path::Path::new(&db.url),
-        None,
-        memctl::storage::Access::ReadWrite,
-        std::time::Duration::from_secs(5),
-    )
-    .expect("open");
-    let mut read = Vec::new();
-    store
-        .for_each_item(&mut |prefix, key, value| {
-            if prefix == "users.u-42.memories" {
-                read.push((key.to_owned(), value.to_vec()));
-            }
-            Ok(())
-        })
-        .expect("read");
+    let mut store = common::store::open_rw(&db.url);
+    let read = common::store::read_namespace(store.as_ref(), "users.u-42.memories");
     assert_eq!(read.len(), 3);
     db.client()
         .batch_execute(
@@ -532,5 +471,33 @@ fn an_item_rewritten_after_the_selection_is_not_deleted() {
     assert_eq!(
         db.count("SELECT count(*) FROM store WHERE prefix = 'users.u-42.memories' AND key = 'pet'"),
         1
+    );
+}
+
+/// LangGraph.js's PostgresStore writes tables of the same names in another layout
+/// (`namespace_path` joined with `:`, no `ttl_minutes`): memctl says so in one line, reads
+/// nothing wrong and writes nothing (fixtures/postgres-store-js.sql, made by the real package).
+#[test]
+fn a_langgraph_js_store_is_named_and_left_alone() {
+    let db = TestDb::js_store_fixture("store_js");
+    let before = db.count("SELECT count(*) FROM store");
+    assert_eq!(before, 3, "the JS fixture's items");
+    for args in [
+        vec!["store", "namespaces", "--db", db.url.as_str()],
+        vec!["store", "ls", "prefs", "--db", db.url.as_str()],
+        vec!["store", "sweep", "--db", db.url.as_str()],
+        vec!["store", "rm", "prefs", "--db", db.url.as_str()],
+    ] {
+        let err = run_err(&args);
+        assert!(
+            err.contains("LangGraph.js's PostgresStore") && err.trim().lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(db.count("SELECT count(*) FROM store"), before);
+    assert_eq!(
+        db.count("SELECT count(*) FROM store WHERE expires_at < NOW()"),
+        1,
+        "the expired JS item is still there"
     );
 }

@@ -83,6 +83,45 @@ pub struct Removal {
     pub vectors: u64,
 }
 
+impl Removal {
+    /// Adds what another batch of the same deletion took.
+    pub fn absorb(&mut self, batch: Removal) {
+        self.items.extend(batch.items);
+        self.vectors += batch.vectors;
+    }
+
+    /// Puts the items in namespace and key order (byte-wise, as both backends sort).
+    pub fn sort(&mut self) {
+        self.items.sort_by(|a, b| {
+            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
+        });
+    }
+}
+
+/// Items per transaction when a deletion runs beside an app (`sweep`, a whole namespace,
+/// `forget`): the app waits for one batch at most.
+pub const BATCH: usize = 500;
+
+/// Items per transaction of a sweep (one DELETE statement each): larger than [`BATCH`], as
+/// each commit costs a WAL checkpoint's share on SQLite; still well under an app's busy
+/// timeout (measured in BENCHMARKS.md, "Store").
+pub const SWEEP_BATCH: usize = 5000;
+
+/// Runs `batch` (one deletion of at most [`BATCH`] or [`SWEEP_BATCH`] items, its own transaction) until it takes
+/// nothing, and adds up what it took, in namespace and key order.
+pub fn in_batches(mut batch: impl FnMut() -> Result<Removal>) -> Result<Removal> {
+    let mut all = Removal::default();
+    loop {
+        let r = batch()?;
+        if r.items.is_empty() {
+            break;
+        }
+        all.absorb(r);
+    }
+    all.sort();
+    Ok(all)
+}
+
 /// What [`ItemStore::for_each_item`] calls with each item: its namespace as stored, its key
 /// and its value's bytes.
 pub type ItemVisitor<'a> = &'a mut dyn FnMut(&str, &str, &[u8]) -> Result<()>;
@@ -111,21 +150,55 @@ pub trait ItemStore {
     /// Deletes the items `keys` of namespace `prefix` (every item of it when `keys` is
     /// empty) and their vectors, in one transaction, as `store.delete` does per key. With
     /// `dry_run` nothing is written: the report says what would go.
-    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal>;
+    fn delete_at_once(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal>;
 
-    /// Deletes those of the items `items` (keys of namespace `prefix`, each with the value's
-    /// bytes as [`ItemStore::for_each_item`] read them) whose value is still that value, and
-    /// their vectors, as `store.delete` does: an item the app rewrote (or deleted) since it was
-    /// read is left alone. One transaction per 500 items. With `dry_run` nothing is written.
-    fn delete_unchanged(
+    /// Deletes the items `keys` of namespace `prefix` and their vectors, as `store.delete`
+    /// does per key: named keys in one transaction; a whole namespace (`keys` empty) as it
+    /// was read, in batches ([`ItemStore::delete_unchanged`]: one transaction per 500 items,
+    /// so an app writing beside it waits for one batch at most), leaving an item the app
+    /// rewrote or added meanwhile. With `dry_run` nothing is written.
+    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
+        if !keys.is_empty() || dry_run {
+            return self.delete_at_once(prefix, keys, dry_run);
+        }
+        let read: Vec<(String, Vec<u8>)> = self
+            .items(prefix, None)?
+            .into_iter()
+            .map(|i| (i.key, i.value))
+            .collect();
+        self.delete_unchanged(prefix, &read, false)
+    }
+
+    /// [`ItemStore::delete_unchanged`] of at most [`BATCH`] items, in one transaction.
+    fn delete_unchanged_batch(
         &mut self,
         prefix: &str,
         items: &[(String, Vec<u8>)],
         dry_run: bool,
     ) -> Result<Removal>;
 
-    /// Deletes every expired item (exactly what `sweep_ttl` deletes) and their vectors, in one
-    /// transaction. With `dry_run` nothing is written.
+    /// Deletes those of the items `items` (keys of namespace `prefix`, each with the value's
+    /// bytes as [`ItemStore::for_each_item`] read them) whose value is still that value, and
+    /// their vectors, as `store.delete` does: an item the app rewrote (or deleted) since it was
+    /// read is left alone. One transaction per [`BATCH`] items. With `dry_run` nothing is
+    /// written.
+    fn delete_unchanged(
+        &mut self,
+        prefix: &str,
+        items: &[(String, Vec<u8>)],
+        dry_run: bool,
+    ) -> Result<Removal> {
+        let mut all = Removal::default();
+        for chunk in items.chunks(BATCH) {
+            all.absorb(self.delete_unchanged_batch(prefix, chunk, dry_run)?);
+        }
+        all.sort();
+        Ok(all)
+    }
+
+    /// Deletes every expired item (exactly what `sweep_ttl` deletes) and their vectors, one
+    /// transaction per [`SWEEP_BATCH`] items, each DELETE checking the expiry again (an item the app
+    /// refreshed meanwhile stays). With `dry_run` nothing is written.
     fn sweep(&mut self, dry_run: bool) -> Result<Removal>;
 
     /// Calls `f` with every item, in storage order: its namespace as stored, its key and its

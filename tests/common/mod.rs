@@ -4,6 +4,7 @@
 pub mod chat_server;
 pub mod delta_states;
 pub mod pg;
+pub mod store;
 pub mod tmux;
 
 use std::path::{Path, PathBuf};
@@ -33,8 +34,8 @@ pub fn memctl() -> Command {
     cmd
 }
 
-/// The Python of a venv with real LangGraph: `$MEMCTL_PYTHON_<GEN>` (`new`, `old`, `pg`), else
-/// `.venv/<gen>/bin/python`. A missing one fails the test with what to run.
+/// The Python of a venv with real LangGraph: `$MEMCTL_PYTHON_<GEN>` (`new`, `old`, `pg`, `deep`,
+/// `vec`), else `.venv/<gen>/bin/python`. A missing one fails the test with what to run.
 pub fn python(gen: &str) -> PathBuf {
     let var = format!("MEMCTL_PYTHON_{}", gen.to_uppercase());
     let path = std::env::var_os(&var)
@@ -333,6 +334,17 @@ pub fn store_harness(db: &Path, args: &[&str]) -> serde_json::Value {
     let mut all = vec![args[0], "--db", s(db)];
     all.extend(&args[1..]);
     Harness::new("new", "harness_store.py")
+        .run(&all)
+        .expect_json(&all)
+}
+
+/// [`store_harness`] with the embedding index of fixtures/store-vec.sqlite (`--index`), run
+/// by the Python of venv `vec` (`$MEMCTL_PYTHON_VEC`, else `.venv/vec/bin/python`: its sqlite3
+/// loads the sqlite-vec extension the store needs).
+pub fn store_vec_harness(db: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec![args[0], "--index", "--db", s(db)];
+    all.extend(&args[1..]);
+    Harness::new("vec", "harness_store.py")
         .run(&all)
         .expect_json(&all)
 }

@@ -109,6 +109,13 @@ impl TestDb {
         TestDb::create(hint, Some(&template("postgres-store.sql")))
     }
 
+    /// A fresh copy of LangGraph.js's Store fixture (fixtures/postgres-store-js.sql: the
+    /// tables @langchain/langgraph-checkpoint-postgres/store writes, see
+    /// fixtures/js-store/generate_store_js.mjs).
+    pub fn js_store_fixture(hint: &str) -> TestDb {
+        TestDb::create(hint, Some(&template("postgres-store-js.sql")))
+    }
+
     /// An empty database.
     pub fn empty(hint: &str) -> TestDb {
         TestDb::create(hint, None)

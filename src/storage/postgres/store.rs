@@ -20,7 +20,8 @@ use std::cell::RefCell;
 use super::conn::{self, Target};
 use super::quote_ident;
 use crate::storage::store::{
-    is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
+    in_batches, is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem,
+    StoreItem, SWEEP_BATCH,
 };
 use crate::storage::Access;
 
@@ -34,6 +35,19 @@ const EXPIRED: &str = "(expires_at IS NOT NULL AND expires_at < NOW())";
 /// A `timestamptz` column as RFC 3339 text in UTC.
 fn ts(col: &str) -> String {
     format!("to_char({col} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"')")
+}
+
+/// The one line for a `store` table in LangGraph.js's layout.
+///
+/// LangGraph.js's PostgresStore (@langchain/langgraph-checkpoint-postgres/store) names its
+/// tables as Python's does but lays them out differently: `namespace_path` (labels joined
+/// with `:`) where Python has `prefix` (joined with `.`), no `ttl_minutes`, a sweep with `<=`.
+/// memctl does not read or write it yet: it says so instead of failing on a missing column.
+pub fn js_layout(shown: &str) -> String {
+    format!(
+        "'{shown}': the store table is LangGraph.js's PostgresStore (column namespace_path), not \
+         Python's PostgresStore (column prefix): memctl does not read or change it yet"
+    )
 }
 
 /// `PostgresStore`'s tables in a PostgreSQL database.
@@ -90,6 +104,9 @@ impl PgItemStore {
                         to_regclass('store_vectors')::text, \
                         EXISTS (SELECT 1 FROM information_schema.columns \
                                 WHERE table_name = 'store' AND column_name = 'expires_at' \
+                                AND table_schema = current_schema()), \
+                        EXISTS (SELECT 1 FROM information_schema.columns \
+                                WHERE table_name = 'store' AND column_name = 'namespace_path' \
                                 AND table_schema = current_schema())",
                 &[],
             )
@@ -97,6 +114,9 @@ impl PgItemStore {
         let found = |i: usize| r.try_get::<_, Option<String>>(i).ok().flatten().is_some();
         if !found(0) {
             return Err(NoStore(shown).into());
+        }
+        if r.try_get::<_, bool>(4).map_err(err)? {
+            anyhow::bail!("{}", js_layout(&shown));
         }
         let has_ttl: bool = r.try_get(3).map_err(err)?;
         let has_vectors = found(2);
@@ -218,9 +238,7 @@ impl PgItemStore {
             });
             removal.vectors = r.try_get::<_, i64>(3).map_err(|e| self.err(e))?.max(0) as u64;
         }
-        removal.items.sort_by(|a, b| {
-            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
-        });
+        removal.sort();
         Ok(removal)
     }
 }
@@ -275,7 +293,7 @@ impl ItemStore for PgItemStore {
             .next())
     }
 
-    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
+    fn delete_at_once(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
         if keys.is_empty() {
             return self.remove("prefix = $1", &[&prefix], dry_run);
         }
@@ -347,38 +365,36 @@ impl ItemStore for PgItemStore {
             .map_err(|e| self.err(e))
     }
 
-    fn delete_unchanged(
+    fn delete_unchanged_batch(
         &mut self,
         prefix: &str,
         items: &[(String, Vec<u8>)],
         dry_run: bool,
     ) -> Result<Removal> {
-        let mut all = Removal::default();
-        for chunk in items.chunks(500) {
-            let keys: Vec<&str> = chunk.iter().map(|(k, _)| k.as_str()).collect();
-            // The values as `value::text` gave them (what for_each_item read).
-            let values: Vec<String> = chunk
-                .iter()
-                .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
-                .collect();
-            let r = self.remove(
-                "prefix = $1 AND (key, value::text) IN (SELECT * FROM unnest($2::text[], $3::text[]))",
-                &[&prefix, &keys, &values],
-                dry_run,
-            )?;
-            all.items.extend(r.items);
-            all.vectors += r.vectors;
-        }
-        all.items.sort_by(|a, b| {
-            (a.prefix.as_bytes(), a.key.as_bytes()).cmp(&(b.prefix.as_bytes(), b.key.as_bytes()))
-        });
-        Ok(all)
+        let keys: Vec<&str> = items.iter().map(|(k, _)| k.as_str()).collect();
+        // The values as `value::text` gave them (what for_each_item read).
+        let values: Vec<String> = items
+            .iter()
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        self.remove(
+            "prefix = $1 AND (key, value::text) IN (SELECT * FROM unnest($2::text[], $3::text[]))",
+            &[&prefix, &keys, &values],
+            dry_run,
+        )
     }
 
     fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
-        if !self.has_ttl {
-            return Ok(Removal::default());
+        if !self.has_ttl || dry_run {
+            return self.remove(self.expired_sql(), &[], dry_run);
         }
-        self.remove(EXPIRED, &[], dry_run)
+        // One statement (its own transaction) per batch: row locks are held for one batch,
+        // never for the whole sweep. A row the app holds is waited for, and its expires_at
+        // checked again once the app commits (READ COMMITTED), so an item the app refreshed
+        // meanwhile is not taken.
+        let batch = format!(
+            "{EXPIRED} AND (prefix, key) IN (SELECT prefix, key FROM store WHERE {EXPIRED} LIMIT {SWEEP_BATCH})"
+        );
+        in_batches(|| self.remove(&batch, &[], false))
     }
 }

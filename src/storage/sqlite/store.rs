@@ -19,7 +19,8 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
 use crate::storage::store::{
-    is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
+    in_batches, is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem,
+    StoreItem, SWEEP_BATCH,
 };
 use crate::storage::Access;
 
@@ -217,9 +218,12 @@ impl SqliteItemStore {
                     bytes: r.get::<_, Option<i64>>(2)?.unwrap_or(0).max(0) as u64,
                 })
             })?;
-            let mut items: Vec<RemovedItem> = rows.collect::<rusqlite::Result<_>>()?;
-            items.sort_by(|a, b| (&a.prefix, &a.key).cmp(&(&b.prefix, &b.key)));
-            Ok(Removal { items, vectors })
+            let mut removal = Removal {
+                items: rows.collect::<rusqlite::Result<_>>()?,
+                vectors,
+            };
+            removal.sort();
+            Ok(removal)
         };
         if dry_run {
             return run(&self.conn).map_err(|e| self.err(e));
@@ -292,7 +296,7 @@ impl ItemStore for SqliteItemStore {
             .next())
     }
 
-    fn delete(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
+    fn delete_at_once(&mut self, prefix: &str, keys: &[String], dry_run: bool) -> Result<Removal> {
         if keys.is_empty() {
             return self.remove("prefix = ?1", &[&prefix], dry_run);
         }
@@ -360,36 +364,28 @@ impl ItemStore for SqliteItemStore {
             .map_err(|e| self.err(e))
     }
 
-    fn delete_unchanged(
+    fn delete_unchanged_batch(
         &mut self,
         prefix: &str,
         items: &[(String, Vec<u8>)],
         dry_run: bool,
     ) -> Result<Removal> {
-        let mut all = Removal::default();
-        for chunk in items.chunks(500) {
-            let which: Vec<String> = (0..chunk.len())
-                .map(|i| {
-                    format!(
-                        "(key = ?{} AND CAST(value AS BLOB) = ?{})",
-                        2 * i + 2,
-                        2 * i + 3
-                    )
-                })
-                .collect();
-            let filter = format!("prefix = ?1 AND ({})", which.join(" OR "));
-            let mut params: Vec<&dyn rusqlite::ToSql> = vec![&prefix];
-            for (key, value) in chunk {
-                params.push(key);
-                params.push(value);
-            }
-            let r = self.remove(&filter, &params, dry_run)?;
-            all.items.extend(r.items);
-            all.vectors += r.vectors;
+        let which: Vec<String> = (0..items.len())
+            .map(|i| {
+                format!(
+                    "(key = ?{} AND CAST(value AS BLOB) = ?{})",
+                    2 * i + 2,
+                    2 * i + 3
+                )
+            })
+            .collect();
+        let filter = format!("prefix = ?1 AND ({})", which.join(" OR "));
+        let mut params: Vec<&dyn rusqlite::ToSql> = vec![&prefix];
+        for (key, value) in items {
+            params.push(key);
+            params.push(value);
         }
-        all.items
-            .sort_by(|a, b| (&a.prefix, &a.key).cmp(&(&b.prefix, &b.key)));
-        Ok(all)
+        self.remove(&filter, &params, dry_run)
     }
 
     fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
@@ -397,7 +393,17 @@ impl ItemStore for SqliteItemStore {
             return Ok(Removal::default());
         }
         let now = self.now()?;
-        self.remove(EXPIRED, &[&now], dry_run)
+        if dry_run {
+            return self.remove(EXPIRED, &[&now], true);
+        }
+        // One transaction per batch (the write lock is held for one batch, never for the
+        // whole sweep); each DELETE checks expires_at again, so an item the app rewrote
+        // meanwhile (a new expires_at) is not taken.
+        // By rowid (SqliteStore's table has one): SQLite then looks each row up directly.
+        let batch = format!(
+            "{EXPIRED} AND rowid IN (SELECT rowid FROM store WHERE {EXPIRED} LIMIT {SWEEP_BATCH})"
+        );
+        in_batches(|| self.remove(&batch, &[&now], false))
     }
 }
 
