@@ -6,9 +6,8 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::cli::Format;
 use crate::ops::forget::Receipt;
-use crate::output::{self, human, table};
+use crate::output::{self, human, table, Format};
 
 /// One thread in the list of what a run does.
 #[derive(Debug, Clone, Serialize)]
