@@ -381,7 +381,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     // transactions, WAL truncated; VACUUM only when a removed text is still in a freed part of
     // a page), and verify: every byte (every row on a server) searched for what was erased.
     let mut reclaim = Reclaim {
-        out_of_reach: out_of_reach(&*store),
+        out_of_reach: store.out_of_reach(),
         ..Reclaim::default()
     };
     let mut busy = None;
@@ -460,11 +460,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         receipt: "memctl forget",
         memctl_version: env!("CARGO_PKG_VERSION"),
         timestamp: crate::output::human::utc(&crate::output::human::now(g.now.as_deref())?),
-        backend: if store.files().is_empty() {
-            "postgres"
-        } else {
-            "sqlite"
-        },
+        backend: store.backend(),
         dry_run,
         unmatched: Unmatched {
             absent_threads_sha256: absent.iter().map(|t| digest(t)).collect(),
@@ -650,19 +646,6 @@ fn collect_strings(
     Ok(matched)
 }
 
-/// What the server keeps beyond memctl's reach (stated in the receipt).
-fn out_of_reach(store: &dyn CheckpointStore) -> Vec<String> {
-    if store.files().is_empty() {
-        vec![
-            "PostgreSQL: VACUUM makes deleted rows' space reusable but does not overwrite it; old row versions stay in the table files until reused, in the server's WAL segments and WAL archive until recycled, on replicas, and in backups and snapshots".into(),
-        ]
-    } else {
-        vec![
-            "SQLite: the freed space in the file was overwritten with zeros and its -wal truncated; copies outside it (backups, snapshots, replicas such as Litestream, blocks the filesystem or disk has not yet reused) are out of memctl's reach".into(),
-        ]
-    }
-}
-
 /// Searches the database for each of `must` and `removed` (every byte of a SQLite file and
 /// its `-wal`, every row on a server, and the decrypted values of encrypted rows when a key
 /// is given) and, on a file, for the pattern itself (as given) in its raw bytes.
@@ -710,19 +693,7 @@ fn verify(
         }
         store_hits = still;
     }
-    let files = store.files();
-    let mut searched: Vec<String> = files
-        .iter()
-        .map(|f| {
-            let n = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
-            format!("every byte of '{}' ({n} bytes)", f.display())
-        })
-        .collect();
-    if files.is_empty() {
-        searched.push(
-            "every row of checkpoints, checkpoint_blobs and checkpoint_writes (the server's files are out of reach)".into(),
-        );
-    }
+    let mut searched = store.searched();
     if keys.has_key() {
         searched.push("the decrypted values of the encrypted rows".into());
     }
@@ -738,10 +709,7 @@ fn verify(
     if let Some((p, given)) = pattern {
         // Outside every row when memctl can tell (LangGraph's own structure may hold the
         // pattern's bytes: a pattern `human` is in every message's type tag); else every byte.
-        let raw = match (store.free_space()?, files.first()) {
-            (Some(ranges), Some(db)) => pattern_in_ranges(db, &ranges, p)?,
-            _ => pattern_in_files(&files, p)?,
-        };
+        let raw = store.raw_places_matching(&mut |piece| p.maybe_in(piece))?;
         if !raw.is_empty() {
             v.remaining.push(Hit {
                 sha256: digest(given),
@@ -752,41 +720,6 @@ fn verify(
         }
     }
     Ok(v)
-}
-
-/// `[db]` when the bytes of `ranges` of `db` match the pattern (pieces overlap by 64 KiB).
-fn pattern_in_ranges(
-    db: &std::path::Path,
-    ranges: &[(u64, u64)],
-    pattern: &Pattern,
-) -> Result<Vec<String>> {
-    let mut found = false;
-    crate::storage::sqlite::freemap::search_ranges(db, ranges, 64 << 10, &mut |piece| {
-        found = pattern.maybe_in(piece);
-        !found
-    })?;
-    Ok(if found {
-        vec![db.display().to_string()]
-    } else {
-        vec![]
-    })
-}
-
-/// The files among `files` whose bytes the pattern matches (read in pieces that overlap by
-/// 64 KiB: a match longer than that across two pieces is not seen).
-fn pattern_in_files(files: &[std::path::PathBuf], pattern: &Pattern) -> Result<Vec<String>> {
-    let mut hits = Vec::new();
-    for path in files {
-        let mut found = false;
-        crate::storage::sqlite::read_in_pieces(path, 64 << 10, &mut |piece| {
-            found = pattern.maybe_in(piece);
-            !found
-        })?;
-        if found {
-            hits.push(path.display().to_string());
-        }
-    }
-    Ok(hits)
 }
 
 /// A store item `forget` selected, with what the verification needs of it.
