@@ -11,6 +11,7 @@ pub mod gc;
 pub mod human;
 pub mod progress;
 pub mod prune;
+pub mod rekey;
 pub mod rewrite;
 pub mod sanitize;
 pub mod stats;
