@@ -130,3 +130,63 @@ pub fn render(out: &mut dyn Write, format: Format, r: &RekeyReport) -> Result<()
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(dry_run: bool) -> RekeyReport {
+        RekeyReport {
+            dry_run,
+            mode: Mode::Rotate,
+            old_key_env: Some("OLD".into()),
+            new_key_env: Some("NEW".into()),
+            checkpoints: FateCounts {
+                reencrypted: 3,
+                untyped: 1,
+                total: 4,
+                ..FateCounts::default()
+            },
+            writes: FateCounts {
+                reencrypted: 2,
+                total: 2,
+                ..FateCounts::default()
+            },
+            changed: 5,
+            transactions: 2,
+            vacuumed: false,
+        }
+    }
+
+    /// The JSON keys in the order scripts have read them since rekey's first release, and the
+    /// table's rows only for the fates some value met.
+    #[test]
+    fn json_keys_keep_their_order_and_the_table_its_rows() {
+        let mut json = Vec::new();
+        render(&mut json, Format::Jsonl, &report(false)).expect("renders");
+        let text = String::from_utf8(json).expect("utf-8");
+        assert!(
+            text.starts_with(
+                r#"{"dry_run":false,"mode":"rotate","old_key_env":"OLD","new_key_env":"NEW","checkpoints":{"reencrypted":3,"encrypted":0,"decrypted":0,"already_under_new_key":0,"already_plain":0,"untyped":1,"total":4},"writes":{"reencrypted":2,"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\"changed\":5,\"transactions\":2,\"vacuumed\":false}\n"),
+            "{text}"
+        );
+        let mut table = Vec::new();
+        render(&mut table, Format::Table, &report(true)).expect("renders");
+        let table = String::from_utf8(table).expect("utf-8");
+        assert!(
+            table.contains("would re-encrypt (old key → new key)"),
+            "{table}"
+        );
+        assert!(table.contains("left alone: no type tag"), "{table}");
+        assert!(!table.contains("left alone: plain"), "{table}");
+        assert!(
+            table.contains("dry run: every value was read and decrypted; 5 values would be put under the new key; nothing was written"),
+            "{table}"
+        );
+    }
+}
