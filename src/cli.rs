@@ -72,7 +72,9 @@ pub struct GlobalArgs {
 
     /// Output format: a table for people (the default, on a terminal and in a pipe alike), or
     /// JSON / JSON lines for scripts (`dump` is always JSON).
-    #[arg(long, value_enum, global = true)]
+    #[arg(long, global = true,
+          value_parser = clap::builder::TypedValueParser::map(
+              clap::builder::EnumValueParser::<FormatArg>::new(), Format::from))]
     pub format: Option<Format>,
 
     /// Checkpoint namespace: '' is the root graph; subgraphs use 'node:task-id'.
@@ -109,6 +111,27 @@ pub struct GlobalArgs {
 
 /// Output formats (defined by the output layer, which must not know the command line).
 pub use crate::output::Format;
+
+/// The values of `--format`, mapped onto the output layer's [`Format`] as they are parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Aligned table / readable text.
+    Table,
+    /// One JSON document.
+    Json,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Table => Format::Table,
+            FormatArg::Json => Format::Json,
+            FormatArg::Jsonl => Format::Jsonl,
+        }
+    }
+}
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
@@ -1201,4 +1224,23 @@ pub struct CopyArgs {
     /// Read everything and say what would be copied; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--format` parses into the output layer's plain `Format`, every value of it.
+    #[test]
+    fn format_values_map_onto_the_output_format() {
+        for (text, format) in [
+            ("table", Format::Table),
+            ("json", Format::Json),
+            ("jsonl", Format::Jsonl),
+        ] {
+            let cli = Cli::try_parse_from(["memctl", "--format", text, "stats"]).expect("parses");
+            assert_eq!(cli.global.format, Some(format), "{text}");
+        }
+        assert!(Cli::try_parse_from(["memctl", "--format", "xml", "stats"]).is_err());
+    }
 }

@@ -307,6 +307,27 @@ fn dry_run_writes_nothing_and_lists_what_would_go() {
         "{stdout}"
     );
     assert!(stdout.contains("dry run: nothing was written"), "{stdout}");
+    // In JSON, the list and its totals: threads per action.
+    let out = memctl()
+        .args(["forget", "--db", s(&db), "--dry-run", "--format", "json"])
+        .args(REQUEST)
+        .output()
+        .expect("runs");
+    let plan: Json = serde_json::from_slice(&out.stdout).expect("JSON");
+    let lines = plan["threads"].as_array().expect("threads");
+    for action in ["would delete", "would scrub"] {
+        let listed = lines.iter().filter(|l| l["action"] == action).count();
+        assert!(listed > 0, "{action}: {plan}");
+        assert_eq!(
+            plan["totals"]["threads"][action], listed,
+            "{action}: {plan}"
+        );
+    }
+    assert_eq!(
+        plan["totals"]["threads"]["would delete"],
+        ALICE.len(),
+        "{plan}"
+    );
 }
 
 #[test]

@@ -275,12 +275,13 @@ fn gc_plans_delta_threads_and_skips_recent_ones() {
         "--format",
         "json",
     ]);
-    assert!(
-        out["threads"][0]["status"]
-            .as_str()
-            .is_some_and(|st| !st.contains("DeltaChannel") && !st.contains("skipped")),
+    assert_eq!(out["threads"][0]["status"], "would delete", "{out}");
+    assert_eq!(
+        out["threads"][0]["reason"],
+        serde_json::Value::Null,
         "{out}"
     );
+    assert_eq!(out["threads"][0]["delta"], "snapshot", "{out}");
     let out = run_json(&[
         "gc",
         "--db",
@@ -296,10 +297,11 @@ fn gc_plans_delta_threads_and_skips_recent_ones() {
         "--format",
         "json",
     ]);
+    assert_eq!(out["threads"][0]["status"], "skipped", "{out}");
     assert!(
-        out["threads"][0]["status"]
+        out["threads"][0]["reason"]
             .as_str()
-            .is_some_and(|st| st.contains("--min-idle")),
+            .is_some_and(|why| why.contains("--min-idle")),
         "{out}"
     );
     assert_eq!(std::fs::read(&db).expect("read"), before);
@@ -538,10 +540,9 @@ fn gc_and_prune_leave_a_thread_they_cannot_read_alone() {
         .find(|t| t["thread_id"] == "tools")
         .cloned()
         .expect("tools reported");
+    assert_eq!(row["status"], "failed", "{row}");
     assert!(
-        row["status"]
-            .as_str()
-            .is_some_and(|st| st.starts_with("failed") && st.contains("left untouched")),
+        row["reason"].as_str().is_some_and(|why| !why.is_empty()),
         "{row}"
     );
     assert_eq!(

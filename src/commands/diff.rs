@@ -14,13 +14,14 @@ use serde_json::Value as Json;
 
 use crate::cli::{DiffArgs, GlobalArgs};
 use crate::codec::{json::to_json, msgpack};
-use crate::model::checkpoint::{brief_value, StoredList, MESSAGES};
+use crate::model::checkpoint::{brief_value, StoredList, StoredMessages, MESSAGES};
 use crate::model::Message;
 use crate::output;
 use crate::output::diff::{ChannelChange, DiffReport, MessageDiff, MessageSource};
 
 use crate::par::par_in_order;
 use crate::read::is_internal_channel;
+use crate::read::LoadedCheckpoint;
 
 /// One side of the diff: a stored message list and where each message is.
 struct Side<'a> {
@@ -28,7 +29,17 @@ struct Side<'a> {
     spans: Vec<Range<usize>>,
 }
 
-impl Side<'_> {
+impl<'a> Side<'a> {
+    /// The message list of a checkpoint (loaded shallow) and where each message is.
+    fn of(cp: &LoadedCheckpoint, stored: &'a StoredMessages) -> Result<Side<'a>> {
+        let list = crate::read::message_list(cp, stored)?;
+        let spans = match list {
+            Some(l) => l.spans()?,
+            None => vec![],
+        };
+        Ok(Side { list, spans })
+    }
+
     /// The stored bytes of message `i`.
     fn bytes(&self, i: usize) -> &[u8] {
         self.list
@@ -72,69 +83,22 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
         )?),
         None => None,
     };
-    let side = |cp, stored| -> Result<Side<'_>> {
-        let list = crate::read::message_list(cp, stored)?;
-        let spans = match list {
-            Some(l) => l.spans()?,
-            None => vec![],
-        };
-        Ok(Side { list, spans })
-    };
-    let after = side(&to, &to_stored)?;
+    let after = Side::of(&to, &to_stored)?;
     let before = match &from {
-        Some((cp, stored, _)) => side(cp, stored)?,
+        Some((cp, stored, _)) => Side::of(cp, stored)?,
         None => Side {
             list: None,
             spans: vec![],
         },
     };
     let md = diff_messages(&before, &after)?;
-
-    // Channels other than messages (as the state shows them: DeltaChannels rebuilt): compare
-    // encoded bytes.
-    let from_cp = from.as_ref().map(|(cp, _, _)| cp);
-    let mut channels: Vec<ChannelChange> = Vec::new();
     let to_values = crate::read::state_values(&to, &to_deltas);
     let from_values = from
         .as_ref()
         .map(|(f, _, deltas)| crate::read::state_values(f, deltas))
         .unwrap_or_default();
-    let mut names: Vec<&str> = from_values
-        .iter()
-        .chain(to_values.iter())
-        .map(|(k, _)| *k)
-        .collect();
-    names.dedup();
-    let mut seen = HashSet::new();
-    for name in names {
-        if name == MESSAGES || is_internal_channel(name) || !seen.insert(name) {
-            continue;
-        }
-        let before = from_values
-            .iter()
-            .find(|(k, _)| *k == name)
-            .and_then(|(_, v)| *v);
-        let after = to_values
-            .iter()
-            .find(|(k, _)| *k == name)
-            .and_then(|(_, v)| *v);
-        let same = match (before, after) {
-            (Some(a), Some(b)) => msgpack::encode(a) == msgpack::encode(b),
-            (None, None) => true,
-            _ => false,
-        };
-        if !same {
-            channels.push(ChannelChange {
-                name: name.to_owned(),
-                brief: (
-                    before.map(|v| brief_value(v, 120)),
-                    after.map(|v| brief_value(v, 120)),
-                ),
-                before: before.map_or(Json::Null, to_json),
-                after: after.map_or(Json::Null, to_json),
-            });
-        }
-    }
+    let channels = changed_channels(&from_values, &to_values);
+    let from_cp = from.as_ref().map(|(cp, _, _)| cp);
 
     let report = DiffReport {
         thread_id: thread,
@@ -161,6 +125,57 @@ impl MessageSource for Side<'_> {
             None => anyhow::bail!("no message {i}"),
         }
     }
+}
+
+/// The channels other than messages whose values differ between two states (as the state
+/// shows them: DeltaChannels rebuilt), compared by their encoded bytes, in the order they
+/// first appear (the older state's first).
+fn changed_channels(
+    from_values: &[(&str, Option<&crate::codec::Value>)],
+    to_values: &[(&str, Option<&crate::codec::Value>)],
+) -> Vec<ChannelChange> {
+    let mut channels: Vec<ChannelChange> = Vec::new();
+    let mut names: Vec<&str> = from_values
+        .iter()
+        .chain(to_values.iter())
+        .map(|(k, _)| *k)
+        .collect();
+    names.dedup();
+    let mut seen = HashSet::new();
+    for name in names {
+        if name == MESSAGES || is_internal_channel(name) || !seen.insert(name) {
+            continue;
+        }
+        let (before, after) = (value_in(from_values, name), value_in(to_values, name));
+        let same = match (before, after) {
+            (Some(a), Some(b)) => msgpack::encode(a) == msgpack::encode(b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            channels.push(ChannelChange {
+                name: name.to_owned(),
+                brief: (
+                    before.map(|v| brief_value(v, 120)),
+                    after.map(|v| brief_value(v, 120)),
+                ),
+                before: before.map_or(Json::Null, to_json),
+                after: after.map_or(Json::Null, to_json),
+            });
+        }
+    }
+    channels
+}
+
+/// The value of channel `name` among a state's `values` (`None`: not set).
+fn value_in<'v>(
+    values: &[(&str, Option<&'v crate::codec::Value>)],
+    name: &str,
+) -> Option<&'v crate::codec::Value> {
+    values
+        .iter()
+        .find(|(k, _)| *k == name)
+        .and_then(|(_, v)| *v)
 }
 
 /// Messages are matched by id; messages without an id by position. A message matches the

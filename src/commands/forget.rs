@@ -24,25 +24,73 @@ use crate::storage::{Access, CheckpointStore, Deleted, Leftover, ThreadSummary};
 
 use super::batch::{self, Options, Target};
 
-/// Runs `forget`.
+/// What a run has done and found so far, gathered step by step for the receipt.
+#[derive(Default)]
+struct Tally {
+    /// The list of what the run does, thread by thread.
+    lines: Vec<Line>,
+    /// Threads reported (left as they are), and why.
+    reported: Vec<Reported>,
+    /// Places that hold a match memctl does not rewrite.
+    untouched: Vec<String>,
+    /// `--match` matched something (in a deleted thread, or one it scrubs or reports, or a
+    /// store item), or could not tell (a thread it could not search).
+    pattern_matched: bool,
+    /// Texts that must be gone afterwards (what `--match` matched).
+    must: BTreeSet<String>,
+    /// Texts removed with them (the rest of the removed messages), searched for too.
+    removed: BTreeSet<String>,
+}
+
+/// The threads the request deletes whole, and what selecting them found.
+#[derive(Default)]
+struct Selection<'a> {
+    /// The threads to delete (named, or selected by `--meta`).
+    doomed: Vec<&'a ThreadSummary>,
+    /// Threads named with `--thread` that are not in the database.
+    absent: Vec<String>,
+    /// Threads `--meta` selected.
+    meta_selected: usize,
+    /// Threads `--meta` could not check (it may have matched them).
+    meta_unknown: usize,
+}
+
+/// What the deletion of whole threads did.
+#[derive(Default)]
+struct Deletion {
+    /// Rows deleted.
+    deleted: Deleted,
+    /// The threads deleted (would be, in a dry run).
+    ids: Vec<String>,
+    /// The strings of every message they held, searched for afterwards.
+    strings: BTreeSet<String>,
+}
+
+/// What the scrub of `--match` over the other threads did.
+#[derive(Default)]
+struct Scrub {
+    /// Its counts.
+    scrubbed: Scrubbed,
+    /// The threads scrubbed.
+    ids: Vec<String>,
+}
+
+/// What the deletion of the store's items did.
+#[derive(Default)]
+struct StoreErasure {
+    /// The list of what the run does, item by item.
+    lines: Vec<StoreLine>,
+    /// Its counts (`None`: the database has no store).
+    erased: Option<StoreErased>,
+    /// The items deleted (namespace as stored, key).
+    gone: Vec<(String, String)>,
+}
+
+/// Runs `forget`: the request → the threads and store items it selects (asked first) →
+/// whole threads deleted → `--match` scrubbed from the others → store items deleted →
+/// freed space erased and every byte searched → the receipt.
 pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()> {
-    let pattern = args
-        .pattern
-        .as_deref()
-        .map(|p| Pattern::new(p, args.regex, args.ignore_case))
-        .transpose()
-        .context("--match")?;
-    let conditions = args
-        .meta
-        .iter()
-        .map(|m| MetaCondition::parse(m))
-        .collect::<Result<Vec<_>>>()?;
-    if args.thread.is_empty() && conditions.is_empty() && pattern.is_none() {
-        return Err(crate::exit::Usage(
-            "say what to forget: --thread ID, --meta KEY=VALUE or --match PATTERN".into(),
-        )
-        .into());
-    }
+    let (pattern, conditions) = request(args)?;
     let opts = Options::from_args(g, &args.rewrite, "forget")?;
     let dry_run = opts.dry_run;
     let store = batch::open_for_writing(g, dry_run)?;
@@ -56,48 +104,10 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         threads.push(t);
         Ok(())
     })?;
-    let mut reported: Vec<Reported> = Vec::new();
-    let mut lines: Vec<Line> = Vec::new();
+    let mut tally = Tally::default();
 
     // 1. Whole threads: the named ones, and those --meta selects.
-    let mut absent: Vec<String> = Vec::new();
-    for t in &args.thread {
-        if !threads.iter().any(|s| &s.thread_id == t) && !absent.contains(t) {
-            absent.push(t.clone());
-            lines.push(Line::new(
-                t,
-                "absent",
-                "not in the database (already deleted?)",
-            ));
-        }
-    }
-    let mut doomed: Vec<&ThreadSummary> = Vec::new();
-    // Threads --meta selected, and threads it could not check (then it may have matched).
-    let (mut meta_selected, mut meta_unknown) = (0usize, 0usize);
-    // Phases on stderr (hidden when it is not a terminal, or with --quiet).
-    let pb = progress::bar(threads.len() as u64, "forget: select");
-    for t in &threads {
-        pb.inc(1);
-        let named = args.thread.contains(&t.thread_id);
-        let by_meta = !conditions.is_empty()
-            && match crate::read::meta_selects_thread(&*store, keys, &t.thread_id, &conditions) {
-                Ok(yes) => yes,
-                Err(e) => {
-                    meta_unknown += 1;
-                    reported.push(Reported {
-                        thread_id: t.thread_id.clone(),
-                        reason: format!("could not check --meta: {e:#}"),
-                    });
-                    false
-                }
-            };
-        meta_selected += usize::from(by_meta);
-        if named || by_meta {
-            doomed.push(t);
-        }
-    }
-    // The select phase's line goes before the question (a bar redrawn over it would hide it).
-    pb.finish_and_clear();
+    let sel = select_threads(&*store, keys, args, &conditions, &threads, &mut tally);
     // The LangGraph Store's items the request selects, chosen before anything is written.
     let access = if dry_run {
         Access::ReadOnly
@@ -116,361 +126,68 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             .context("the store has items to forget; nothing was written")?;
     }
     let store_meta = picks.iter().filter(|p| p.by_meta).count();
-    // On a terminal, the question before anything is written.
-    if !doomed.is_empty() || pattern.is_some() || !picks.is_empty() {
-        let mut action = format!(
-            "delete {} ({})",
-            crate::output::human::count(doomed.len() as u64, "thread"),
-            crate::output::human::count(
-                doomed.iter().map(|t| t.checkpoints).sum::<u64>(),
-                "checkpoint"
-            )
-        );
-        if pattern.is_some() {
-            action.push_str(", scrub what --match matches from every other thread's history,");
-        }
-        if !picks.is_empty() {
-            action.push_str(&format!(
-                ", delete {} of the LangGraph store,",
-                crate::output::human::count(picks.len() as u64, "item")
-            ));
-        }
-        action.push_str(" and erase the freed space");
-        crate::output::confirm::confirm(
-            &crate::output::confirm::Question {
-                command: "forget",
-                action,
-                threads: doomed.iter().map(|t| t.thread_id.clone()).collect(),
-            },
-            args.yes,
-            dry_run,
-        )?;
-    }
-    // What the deleted threads held, searched for afterwards.
-    let mut deleted_strings = BTreeSet::new();
-    let mut deleted = Deleted::default();
-    let mut deleted_ids: Vec<String> = Vec::new();
-    // --match matched something (in a deleted thread, or one it scrubs or reports, or a store
-    // item), or could not tell (a thread it could not search).
-    let mut pattern_matched = picks.iter().any(|p| !p.matched.is_empty());
-    let pb = progress::bar(doomed.len() as u64, "forget: delete");
-    for t in &doomed {
-        pb.inc(1);
-        let collected = collect_strings(
-            &*store,
-            keys,
-            &t.thread_id,
-            pattern.as_ref(),
-            &mut deleted_strings,
-        );
-        match &collected {
-            Ok(hit) => pattern_matched |= *hit,
-            Err(_) => pattern_matched = true,
-        }
-        if let Err(e) = collected {
-            // The thread goes anyway: what could not be read cannot be searched for.
-            lines.push(Line::new(
-                &t.thread_id,
-                "note",
-                &format!("some of its rows could not be read to search for afterwards: {e:#}"),
-            ));
-        }
-        let action = if dry_run { "would delete" } else { "deleted" };
-        if !dry_run {
-            // One transaction per thread: an interrupted run leaves whole threads.
-            let (d, moved) = store.delete_threads(&[(t.thread_id.clone(), t.latest_id.clone())])?;
-            if !moved.is_empty() {
-                reported.push(Reported {
-                    thread_id: t.thread_id.clone(),
-                    reason:
-                        "got a new checkpoint while memctl worked; not deleted, run forget again"
-                            .into(),
-                });
-                continue;
-            }
-            deleted.add(d);
-        }
-        deleted_ids.push(t.thread_id.clone());
-        lines.push(Line::new(
-            &t.thread_id,
-            action,
-            &format!("{} checkpoints, {} bytes", t.checkpoints, t.bytes),
-        ));
-    }
-
-    pb.finish_and_clear();
+    tally.pattern_matched = picks.iter().any(|p| !p.matched.is_empty());
+    confirm(args, &sel.doomed, pattern.is_some(), picks.len(), dry_run)?;
+    let deletion = delete_threads(
+        &*store,
+        keys,
+        &sel.doomed,
+        pattern.as_ref(),
+        dry_run,
+        &mut tally,
+    )?;
 
     // 2. --match over every other thread.
-    let gone: HashSet<&str> = doomed.iter().map(|t| t.thread_id.as_str()).collect();
-    let mut scrubbed = Scrubbed::default();
-    let mut scrubbed_ids = Vec::new();
-    let mut untouched = Vec::new();
-    let (mut must, mut removed) = (BTreeSet::new(), BTreeSet::new());
-    if let Some(p) = &pattern {
-        let mut found: HashMap<String, Findings> = HashMap::new();
-        let mut key_problem: Option<String> = None;
-        let pb = progress::bar(
-            (threads.len() - gone.len().min(threads.len())) as u64,
-            "forget: search",
-        );
-        for t in threads
-            .iter()
-            .filter(|t| !gone.contains(t.thread_id.as_str()))
-        {
-            pb.inc(1);
-            match findings(&*store, keys, &t.thread_id, p) {
-                Ok(f) if f.is_empty() => {}
-                Ok(f) => {
-                    pattern_matched = true;
-                    untouched.extend(f.untouched.iter().cloned());
-                    let (m, r) = f.verify_strings();
-                    must.extend(m);
-                    removed.extend(r);
-                    if t.latest_root_id.is_none() {
-                        reported.push(Reported {
-                            thread_id: t.thread_id.clone(),
-                            reason: "matches, but has no root namespace; memctl rewrites threads through their root state, so it was left as it is".into(),
-                        });
-                        continue;
-                    }
-                    found.insert(t.thread_id.clone(), f);
-                }
-                Err(e) => {
-                    pattern_matched = true;
-                    if crate::ops::edit::is_key_error(&e) {
-                        key_problem.get_or_insert_with(|| format!("{e:#}"));
-                    }
-                    reported.push(Reported {
-                        thread_id: t.thread_id.clone(),
-                        reason: format!("could not be searched: {e:#}"),
-                    });
-                }
-            }
-        }
-        pb.finish_and_clear();
-        // Encrypted threads and no key (or the wrong one), and nothing else to do: one line.
-        if let (Some(why), true, true) = (&key_problem, found.is_empty(), doomed.is_empty()) {
-            anyhow::bail!("{why}; nothing was written");
-        }
-        let target = Target {
-            among: Some(found.keys().cloned().collect()),
-            ..Target::default()
-        };
-        let outcomes = if found.is_empty() {
-            vec![]
-        } else {
-            let outcomes = batch::run(&*store, &target, &opts, &|ed| {
-                let f = found
-                    .get(&ed.thread_id)
-                    .with_context(|| format!("thread '{}' was not searched", ed.thread_id))?;
-                plan_match(ed, f, dry_run)
-            });
-            // The batches' housekeeping (SQLite: the WAL checkpointer) ends before the vacuum.
-            let ended = store.end_batches();
-            let outcomes = outcomes?;
-            ended?;
-            outcomes
-        };
-        for o in &outcomes {
-            let f = found.get(&o.thread_id);
-            let detail = o.notes.join("; ");
-            match o.status {
-                Status::Purged | Status::WouldRewrite | Status::Rewritten => {
-                    if o.status == Status::Purged {
-                        scrubbed.threads += 1;
-                        scrubbed_ids.push(o.thread_id.clone());
-                        scrubbed.checkpoints_appended += u64::from(o.checkpoint_id.is_some());
-                        scrubbed.messages_removed_from_latest += o.removed.len() as u64;
-                        if let Some(f) = f {
-                            scrubbed.messages_matched += f.messages.len() as u64;
-                            scrubbed.strings_redacted += f.strings as u64;
-                            scrubbed.rows_with_matches += f.rows as u64;
-                        }
-                    }
-                    let action = if dry_run { "would scrub" } else { "scrubbed" };
-                    let removed_here = format!(
-                        "{} removed from its latest state; {detail}",
-                        o.removed.len()
-                    );
-                    lines.push(Line::new(&o.thread_id, action, &removed_here));
-                }
-                Status::Unchanged => {}
-                _ => reported.push(Reported {
-                    thread_id: o.thread_id.clone(),
-                    reason: format!("{}: {detail}", o.status),
-                }),
-            }
-        }
-    }
+    let scrub = match &pattern {
+        Some(p) => scrub_matches(&*store, &opts, &threads, &sel.doomed, p, &mut tally)?,
+        None => Scrub::default(),
+    };
 
-    // 2b. The store's items: whole items, one transaction per namespace, as `store.delete`
-    // deletes them (with their vectors). Deleted rather than scrubbed: a store value is the
-    // app's own JSON (a profile, a memory, a file of lines), with no message structure memctl
-    // could rewrite the way LangGraph would; an item with a part cut out is one the app may
-    // misread, and `store.delete` is LangGraph's own way to forget.
-    let mut store_lines: Vec<StoreLine> = Vec::new();
-    let mut store_erased = items.as_ref().map(|_| StoreErased::default());
-    let mut gone_items: Vec<(String, String)> = Vec::new();
-    if let (Some(s), Some(erased)) = (items.as_deref_mut(), store_erased.as_mut()) {
-        if !dry_run && !picks.is_empty() {
-            s.zero_deleted_content()?;
-        }
-        let mut by_ns: std::collections::BTreeMap<&str, Vec<&ItemPick>> = Default::default();
-        for p in &picks {
-            by_ns.entry(p.prefix.as_str()).or_default().push(p);
-            must.extend(p.matched.iter().cloned());
-            removed.extend(crate::ops::store::value_strings(&p.value));
-        }
-        let pb = progress::bar(by_ns.len() as u64, "forget: store");
-        for (prefix, ps) in by_ns {
-            pb.inc(1);
-            let chosen: Vec<(String, Vec<u8>)> = ps
-                .iter()
-                .map(|p| (p.key.clone(), p.value.clone()))
-                .collect();
-            // Only items still as they were read: one the app rewrote meanwhile is left alone
-            // (and, if the request still selects it, the verification says so).
-            let removal = s.delete_unchanged(prefix, &chosen, dry_run)?;
-            for p in &ps {
-                if !removal.items.iter().any(|it| it.key == p.key) {
-                    erased.left_alone += 1;
-                    store_lines.push(StoreLine {
-                        namespace: crate::ops::store::labels(prefix),
-                        key: p.key.clone(),
-                        action: "left alone".into(),
-                        detail:
-                            "rewritten or deleted by the app while memctl worked; run forget again"
-                                .into(),
-                    });
-                }
-            }
-            erased.vectors += removal.vectors;
-            for it in removal.items {
-                let Some(p) = ps.iter().find(|p| p.key == it.key) else {
-                    continue;
-                };
-                erased.items += 1;
-                erased.bytes += it.bytes;
-                erased.selected_by_meta += u64::from(p.by_meta);
-                erased.selected_by_match += u64::from(!p.matched.is_empty());
-                erased.items_sha256.push(ItemDigest {
-                    namespace_sha256: digest(&it.prefix),
-                    key_sha256: digest(&it.key),
-                });
-                let why = match (p.by_meta, !p.matched.is_empty()) {
-                    (true, true) => "--meta and --match",
-                    (true, false) => "--meta",
-                    _ => "--match",
-                };
-                store_lines.push(StoreLine {
-                    namespace: crate::ops::store::labels(&it.prefix),
-                    key: it.key.clone(),
-                    action: if dry_run { "would delete" } else { "deleted" }.into(),
-                    detail: format!("{} bytes; selected by {why}", it.bytes),
-                });
-                gone_items.push((it.prefix, it.key));
-            }
-        }
-        pb.finish_and_clear();
-        if !dry_run && !gone_items.is_empty() {
-            s.vacuum()?;
-        }
-    }
+    // 2b. The store's items.
+    let erasure = match items.as_deref_mut() {
+        Some(s) => erase_items(s, &picks, dry_run, &mut tally)?,
+        None => StoreErasure::default(),
+    };
 
-    // 3 and 4. Reclaim without locking an app out (SQLite: free pages zeroed in short
-    // transactions, WAL truncated; VACUUM only when a removed text is still in a freed part of
-    // a page), and verify: every byte (every row on a server) searched for what was erased.
+    // 3 and 4. Reclaim without locking an app out and verify.
     let mut reclaim = Reclaim {
-        out_of_reach: out_of_reach(&*store),
+        out_of_reach: store.out_of_reach(),
         ..Reclaim::default()
     };
-    let mut busy = None;
-    let verification = if dry_run {
-        None
+    let (verification, busy) = if dry_run {
+        (None, None)
     } else {
-        let remaining_ids: Vec<String> = threads
-            .iter()
-            .filter(|t| !deleted_ids.contains(&t.thread_id))
-            .map(|t| t.thread_id.clone())
-            .collect();
-        // A deleted thread's id, like its other strings, must be in no byte outside the rows
-        // (free space); a kept row that holds it as text holds its own conversation (a thread
-        // named `human`, a word any chat may use), counted, not a leftover. Kept threads'
-        // ids are no text of any row.
-        removed.extend(
-            deleted_ids
-                .iter()
-                .filter(|d| !remaining_ids.iter().any(|r| r.contains(d.as_str())))
-                .cloned(),
-        );
-        removed.extend(deleted_strings);
-        let removed: Vec<String> = removed.difference(&must).cloned().collect();
-        let (must, short_a) = searchable(must);
-        let (removed, short_b) = searchable(removed);
-        reclaim.bytes_before = store.file_stats()?.file_bytes;
-        let phase = progress::phase("forget", "zeroing free pages");
-        let search = || {
-            phase.set_message("verifying: searching what the database holds");
-            verify(
-                &*store,
-                keys,
-                &must,
-                &removed,
-                short_a + short_b,
-                pattern.as_ref().zip(args.pattern.as_deref()),
-                items.as_deref().map(|s| StoreCheck {
-                    store: s,
-                    conditions: &conditions,
-                    pattern: pattern.as_ref(),
-                    gone: &gone_items,
-                }),
-            )
-        };
-        // Worth a VACUUM: an erased string found in the file's bytes outside every row (a
-        // freed part of a page). A raw match of the pattern itself counts only when no
-        // thread was left holding matches (reported threads keep theirs).
-        let pattern_sha = args.pattern.as_deref().map(digest);
-        let in_freed_space = |v: &Verification| {
-            v.remaining.iter().any(|h| {
-                !h.raw.is_empty()
-                    && (Some(&h.sha256) != pattern_sha.as_ref() || reported.is_empty())
-            })
-        };
-        let found = batch::erase_and_search(&*store, search, in_freed_space);
-        phase.finish_and_clear();
-        let found = match found {
-            Ok((found, erased, skipped)) => {
-                reclaim.free_pages_zeroed = erased.pages_zeroed;
-                reclaim.vacuumed = erased.vacuumed;
-                busy = skipped;
-                found
-            }
-            Err(e) if e.is::<crate::storage::VacuumBusy>() => {
-                // The WAL could not be truncated: still say what the bytes hold now.
-                busy = Some(e);
-                search()?
-            }
-            Err(e) => return Err(e),
-        };
-        reclaim.bytes_after = store.file_stats()?.file_bytes;
-        Some(found)
+        let check = items.as_deref().map(|s| StoreCheck {
+            store: s,
+            conditions: &conditions,
+            pattern: pattern.as_ref(),
+            gone: &erasure.gone,
+        });
+        let given = pattern.as_ref().zip(args.pattern.as_deref());
+        let (v, busy) = reclaim_and_verify(
+            &*store,
+            keys,
+            &threads,
+            &deletion,
+            given,
+            check,
+            &mut tally,
+            &mut reclaim,
+        )?;
+        (Some(v), busy)
     };
 
     let receipt = Receipt {
         receipt: "memctl forget",
         memctl_version: env!("CARGO_PKG_VERSION"),
         timestamp: crate::output::human::utc(&crate::output::human::now(g.now.as_deref())?),
-        backend: if store.files().is_empty() {
-            "postgres"
-        } else {
-            "sqlite"
-        },
+        backend: store.backend(),
         dry_run,
         unmatched: Unmatched {
-            absent_threads_sha256: absent.iter().map(|t| digest(t)).collect(),
+            absent_threads_sha256: sel.absent.iter().map(|t| digest(t)).collect(),
             meta_selected_nothing: !conditions.is_empty()
-                && meta_selected + meta_unknown + store_meta == 0,
-            pattern_matched_nothing: pattern.is_some() && !pattern_matched,
+                && sel.meta_selected + sel.meta_unknown + store_meta == 0,
+            pattern_matched_nothing: pattern.is_some() && !tally.pattern_matched,
         },
         request: Request::new(
             &args.thread,
@@ -479,15 +196,15 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
                 .as_deref()
                 .map(|p| (p, args.regex, args.ignore_case)),
         ),
-        deleted_threads_sha256: deleted_ids.iter().map(|t| digest(t)).collect(),
-        deleted,
-        scrubbed,
-        scrubbed_threads_sha256: scrubbed_ids.iter().map(|t| digest(t)).collect(),
-        reported,
-        untouched,
+        deleted_threads_sha256: deletion.ids.iter().map(|t| digest(t)).collect(),
+        deleted: deletion.deleted,
+        scrubbed: scrub.scrubbed,
+        scrubbed_threads_sha256: scrub.ids.iter().map(|t| digest(t)).collect(),
+        reported: tally.reported,
+        untouched: tally.untouched,
         reclaim,
         verification,
-        store: store_erased,
+        store: erasure.erased,
     };
     if let (Some(path), false) = (&args.receipt, dry_run) {
         let json = serde_json::to_vec_pretty(&receipt)?;
@@ -495,10 +212,45 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             .with_context(|| format!("cannot write the receipt to '{}'", path.display()))?;
     }
     let planned = Planned {
-        lines,
-        store: items.as_ref().map(|_| store_lines),
+        lines: tally.lines,
+        store: items.as_ref().map(|_| erasure.lines),
     };
     crate::output::forget::render(g.format, &receipt, &planned, out)?;
+    verdict(&receipt, &sel.absent, busy, dry_run)
+}
+
+/// The request's `--match` pattern and `--meta` conditions; a request that names nothing to
+/// forget is a usage error.
+fn request(args: &ForgetArgs) -> Result<(Option<Pattern>, Vec<MetaCondition>)> {
+    let pattern = args
+        .pattern
+        .as_deref()
+        .map(|p| Pattern::new(p, args.regex, args.ignore_case))
+        .transpose()
+        .context("--match")?;
+    let conditions = args
+        .meta
+        .iter()
+        .map(|m| MetaCondition::parse(m))
+        .collect::<Result<Vec<_>>>()?;
+    if args.thread.is_empty() && conditions.is_empty() && pattern.is_none() {
+        return Err(crate::exit::Usage(
+            "say what to forget: --thread ID, --meta KEY=VALUE or --match PATTERN".into(),
+        )
+        .into());
+    }
+    Ok((pattern, conditions))
+}
+
+/// The exit after the receipt: a busy vacuum or an incomplete erasure is a partial success;
+/// a typo in an erasure request is noticed (nothing matched is an error, a part that
+/// matched nothing makes the run partial).
+fn verdict(
+    receipt: &Receipt,
+    absent: &[String],
+    busy: Option<anyhow::Error>,
+    dry_run: bool,
+) -> Result<()> {
     if let Some(e) = busy {
         return Err(super::partial_if_busy(e));
     }
@@ -508,9 +260,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         )
         .into());
     }
-    // A typo in an erasure request is noticed: nothing matched is an error, a part that
-    // matched nothing makes the run partial.
-    let what = receipt.unmatched.describe(&absent).join("; ");
+    let what = receipt.unmatched.describe(absent).join("; ");
     if receipt.matched_nothing() {
         anyhow::bail!("the request matched nothing ({what}); no thread was deleted or scrubbed");
     }
@@ -522,6 +272,419 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         .into());
     }
     Ok(())
+}
+
+/// The threads deleted whole: the ones `--thread` names (absent ones listed) and the ones
+/// `--meta` selects (a thread it cannot check is reported).
+fn select_threads<'a>(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    args: &ForgetArgs,
+    conditions: &[MetaCondition],
+    threads: &'a [ThreadSummary],
+    tally: &mut Tally,
+) -> Selection<'a> {
+    let mut sel = Selection::default();
+    for t in &args.thread {
+        if !threads.iter().any(|s| &s.thread_id == t) && !sel.absent.contains(t) {
+            sel.absent.push(t.clone());
+            tally.lines.push(Line::new(
+                t,
+                "absent",
+                "not in the database (already deleted?)",
+            ));
+        }
+    }
+    // Phases on stderr (hidden when it is not a terminal, or with --quiet).
+    let pb = progress::bar(threads.len() as u64, "forget: select");
+    for t in threads {
+        pb.inc(1);
+        let named = args.thread.contains(&t.thread_id);
+        let by_meta = !conditions.is_empty()
+            && match crate::read::meta_selects_thread(store, keys, &t.thread_id, conditions) {
+                Ok(yes) => yes,
+                Err(e) => {
+                    sel.meta_unknown += 1;
+                    tally.reported.push(Reported {
+                        thread_id: t.thread_id.clone(),
+                        reason: format!("could not check --meta: {e:#}"),
+                    });
+                    false
+                }
+            };
+        sel.meta_selected += usize::from(by_meta);
+        if named || by_meta {
+            sel.doomed.push(t);
+        }
+    }
+    // The select phase's line goes before the question (a bar redrawn over it would hide it).
+    pb.finish_and_clear();
+    sel
+}
+
+/// On a terminal, the question before anything is written.
+fn confirm(
+    args: &ForgetArgs,
+    doomed: &[&ThreadSummary],
+    pattern: bool,
+    items: usize,
+    dry_run: bool,
+) -> Result<()> {
+    if doomed.is_empty() && !pattern && items == 0 {
+        return Ok(());
+    }
+    let mut action = format!(
+        "delete {} ({})",
+        crate::output::human::count(doomed.len() as u64, "thread"),
+        crate::output::human::count(
+            doomed.iter().map(|t| t.checkpoints).sum::<u64>(),
+            "checkpoint"
+        )
+    );
+    if pattern {
+        action.push_str(", scrub what --match matches from every other thread's history,");
+    }
+    if items > 0 {
+        action.push_str(&format!(
+            ", delete {} of the LangGraph store,",
+            crate::output::human::count(items as u64, "item")
+        ));
+    }
+    action.push_str(" and erase the freed space");
+    crate::output::confirm::confirm(
+        &crate::output::confirm::Question {
+            command: "forget",
+            action,
+            threads: doomed.iter().map(|t| t.thread_id.clone()).collect(),
+        },
+        args.yes,
+        dry_run,
+    )
+}
+
+/// Deletes the `doomed` threads, one transaction per thread (an interrupted run leaves whole
+/// threads), after collecting the strings they hold to search for afterwards. A thread that
+/// moved while memctl worked is reported, not deleted.
+fn delete_threads(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    doomed: &[&ThreadSummary],
+    pattern: Option<&Pattern>,
+    dry_run: bool,
+    tally: &mut Tally,
+) -> Result<Deletion> {
+    let mut d = Deletion::default();
+    let pb = progress::bar(doomed.len() as u64, "forget: delete");
+    for t in doomed {
+        pb.inc(1);
+        let collected = collect_strings(store, keys, &t.thread_id, pattern, &mut d.strings);
+        match &collected {
+            Ok(hit) => tally.pattern_matched |= *hit,
+            Err(_) => tally.pattern_matched = true,
+        }
+        if let Err(e) = collected {
+            // The thread goes anyway: what could not be read cannot be searched for.
+            tally.lines.push(Line::new(
+                &t.thread_id,
+                "note",
+                &format!("some of its rows could not be read to search for afterwards: {e:#}"),
+            ));
+        }
+        let action = if dry_run { "would delete" } else { "deleted" };
+        if !dry_run {
+            let (deleted, moved) =
+                store.delete_threads(&[(t.thread_id.clone(), t.latest_id.clone())])?;
+            if !moved.is_empty() {
+                tally.reported.push(Reported {
+                    thread_id: t.thread_id.clone(),
+                    reason:
+                        "got a new checkpoint while memctl worked; not deleted, run forget again"
+                            .into(),
+                });
+                continue;
+            }
+            d.deleted.add(deleted);
+        }
+        d.ids.push(t.thread_id.clone());
+        tally.lines.push(Line::new(
+            &t.thread_id,
+            action,
+            &format!("{} checkpoints, {} bytes", t.checkpoints, t.bytes),
+        ));
+    }
+    pb.finish_and_clear();
+    Ok(d)
+}
+
+/// `--match` over every thread not deleted: each searched, the ones it matches scrubbed by
+/// the batch driver (one transaction per thread), the others reported.
+fn scrub_matches(
+    store: &dyn CheckpointStore,
+    opts: &Options,
+    threads: &[ThreadSummary],
+    doomed: &[&ThreadSummary],
+    p: &Pattern,
+    tally: &mut Tally,
+) -> Result<Scrub> {
+    let (keys, dry_run) = (&opts.keys, opts.dry_run);
+    let gone: HashSet<&str> = doomed.iter().map(|t| t.thread_id.as_str()).collect();
+    let mut scrub = Scrub::default();
+    let mut found: HashMap<String, Findings> = HashMap::new();
+    let mut key_problem: Option<String> = None;
+    let pb = progress::bar(
+        (threads.len() - gone.len().min(threads.len())) as u64,
+        "forget: search",
+    );
+    for t in threads
+        .iter()
+        .filter(|t| !gone.contains(t.thread_id.as_str()))
+    {
+        pb.inc(1);
+        match findings(store, keys, &t.thread_id, p) {
+            Ok(f) if f.is_empty() => {}
+            Ok(f) => {
+                tally.pattern_matched = true;
+                tally.untouched.extend(f.untouched.iter().cloned());
+                let (m, r) = f.verify_strings();
+                tally.must.extend(m);
+                tally.removed.extend(r);
+                if t.latest_root_id.is_none() {
+                    tally.reported.push(Reported {
+                        thread_id: t.thread_id.clone(),
+                        reason: "matches, but has no root namespace; memctl rewrites threads through their root state, so it was left as it is".into(),
+                    });
+                    continue;
+                }
+                found.insert(t.thread_id.clone(), f);
+            }
+            Err(e) => {
+                tally.pattern_matched = true;
+                if crate::ops::edit::is_key_error(&e) {
+                    key_problem.get_or_insert_with(|| format!("{e:#}"));
+                }
+                tally.reported.push(Reported {
+                    thread_id: t.thread_id.clone(),
+                    reason: format!("could not be searched: {e:#}"),
+                });
+            }
+        }
+    }
+    pb.finish_and_clear();
+    // Encrypted threads and no key (or the wrong one), and nothing else to do: one line.
+    if let (Some(why), true, true) = (&key_problem, found.is_empty(), doomed.is_empty()) {
+        anyhow::bail!("{why}; nothing was written");
+    }
+    let target = Target {
+        among: Some(found.keys().cloned().collect()),
+        ..Target::default()
+    };
+    let outcomes = if found.is_empty() {
+        vec![]
+    } else {
+        let outcomes = batch::run(store, &target, opts, &|ed| {
+            let f = found
+                .get(&ed.thread_id)
+                .with_context(|| format!("thread '{}' was not searched", ed.thread_id))?;
+            plan_match(ed, f, dry_run)
+        });
+        // The batches' housekeeping (SQLite: the WAL checkpointer) ends before the vacuum.
+        let ended = store.end_batches();
+        let outcomes = outcomes?;
+        ended?;
+        outcomes
+    };
+    for o in &outcomes {
+        let f = found.get(&o.thread_id);
+        let detail = o.notes.join("; ");
+        match o.status {
+            Status::Purged | Status::WouldRewrite | Status::Rewritten => {
+                if o.status == Status::Purged {
+                    let s = &mut scrub.scrubbed;
+                    s.threads += 1;
+                    scrub.ids.push(o.thread_id.clone());
+                    s.checkpoints_appended += u64::from(o.checkpoint_id.is_some());
+                    s.messages_removed_from_latest += o.removed.len() as u64;
+                    if let Some(f) = f {
+                        s.messages_matched += f.messages.len() as u64;
+                        s.strings_redacted += f.strings as u64;
+                        s.rows_with_matches += f.rows as u64;
+                    }
+                }
+                let action = if dry_run { "would scrub" } else { "scrubbed" };
+                let removed_here = format!(
+                    "{} removed from its latest state; {detail}",
+                    o.removed.len()
+                );
+                tally
+                    .lines
+                    .push(Line::new(&o.thread_id, action, &removed_here));
+            }
+            Status::Unchanged => {}
+            _ => tally.reported.push(Reported {
+                thread_id: o.thread_id.clone(),
+                reason: format!("{}: {detail}", o.status),
+            }),
+        }
+    }
+    Ok(scrub)
+}
+
+/// The store's items: whole items, one transaction per namespace, as `store.delete` deletes
+/// them (with their vectors). Deleted rather than scrubbed: a store value is the app's own
+/// JSON (a profile, a memory, a file of lines), with no message structure memctl could
+/// rewrite the way LangGraph would; an item with a part cut out is one the app may misread,
+/// and `store.delete` is LangGraph's own way to forget.
+fn erase_items(
+    s: &mut dyn ItemStore,
+    picks: &[ItemPick],
+    dry_run: bool,
+    tally: &mut Tally,
+) -> Result<StoreErasure> {
+    let mut erasure = StoreErasure::default();
+    let mut erased = StoreErased::default();
+    if !dry_run && !picks.is_empty() {
+        s.zero_deleted_content()?;
+    }
+    let mut by_ns: std::collections::BTreeMap<&str, Vec<&ItemPick>> = Default::default();
+    for p in picks {
+        by_ns.entry(p.prefix.as_str()).or_default().push(p);
+        tally.must.extend(p.matched.iter().cloned());
+        tally
+            .removed
+            .extend(crate::ops::store::value_strings(&p.value));
+    }
+    let pb = progress::bar(by_ns.len() as u64, "forget: store");
+    for (prefix, ps) in by_ns {
+        pb.inc(1);
+        let chosen: Vec<(String, Vec<u8>)> = ps
+            .iter()
+            .map(|p| (p.key.clone(), p.value.clone()))
+            .collect();
+        // Only items still as they were read: one the app rewrote meanwhile is left alone
+        // (and, if the request still selects it, the verification says so).
+        let removal = s.delete_unchanged(prefix, &chosen, dry_run)?;
+        for p in &ps {
+            if !removal.items.iter().any(|it| it.key == p.key) {
+                erased.left_alone += 1;
+                erasure.lines.push(StoreLine {
+                    namespace: crate::ops::store::labels(prefix),
+                    key: p.key.clone(),
+                    action: "left alone".into(),
+                    detail: "rewritten or deleted by the app while memctl worked; run forget again"
+                        .into(),
+                });
+            }
+        }
+        erased.vectors += removal.vectors;
+        for it in removal.items {
+            let Some(p) = ps.iter().find(|p| p.key == it.key) else {
+                continue;
+            };
+            erased.items += 1;
+            erased.bytes += it.bytes;
+            erased.selected_by_meta += u64::from(p.by_meta);
+            erased.selected_by_match += u64::from(!p.matched.is_empty());
+            erased.items_sha256.push(ItemDigest {
+                namespace_sha256: digest(&it.prefix),
+                key_sha256: digest(&it.key),
+            });
+            let why = match (p.by_meta, !p.matched.is_empty()) {
+                (true, true) => "--meta and --match",
+                (true, false) => "--meta",
+                _ => "--match",
+            };
+            erasure.lines.push(StoreLine {
+                namespace: crate::ops::store::labels(&it.prefix),
+                key: it.key.clone(),
+                action: if dry_run { "would delete" } else { "deleted" }.into(),
+                detail: format!("{} bytes; selected by {why}", it.bytes),
+            });
+            erasure.gone.push((it.prefix, it.key));
+        }
+    }
+    pb.finish_and_clear();
+    if !dry_run && !erasure.gone.is_empty() {
+        s.vacuum()?;
+    }
+    erasure.erased = Some(erased);
+    Ok(erasure)
+}
+
+/// Reclaims without locking an app out (SQLite: free pages zeroed in short transactions,
+/// WAL truncated; VACUUM only when a removed text is still in a freed part of a page), and
+/// verifies: every byte (every row on a server) searched for what was erased. Fills in
+/// `reclaim`; returns the verification and a vacuum postponed by a busy app.
+#[allow(clippy::too_many_arguments)]
+fn reclaim_and_verify(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    threads: &[ThreadSummary],
+    deletion: &Deletion,
+    pattern: Option<(&Pattern, &str)>,
+    items: Option<StoreCheck<'_>>,
+    tally: &mut Tally,
+    reclaim: &mut Reclaim,
+) -> Result<(Verification, Option<anyhow::Error>)> {
+    let remaining_ids: Vec<String> = threads
+        .iter()
+        .filter(|t| !deletion.ids.contains(&t.thread_id))
+        .map(|t| t.thread_id.clone())
+        .collect();
+    // A deleted thread's id, like its other strings, must be in no byte outside the rows
+    // (free space); a kept row that holds it as text holds its own conversation (a thread
+    // named `human`, a word any chat may use), counted, not a leftover. Kept threads' ids are
+    // no text of any row.
+    let mut removed = std::mem::take(&mut tally.removed);
+    removed.extend(
+        deletion
+            .ids
+            .iter()
+            .filter(|d| !remaining_ids.iter().any(|r| r.contains(d.as_str())))
+            .cloned(),
+    );
+    removed.extend(deletion.strings.iter().cloned());
+    let must = std::mem::take(&mut tally.must);
+    let removed: Vec<String> = removed.difference(&must).cloned().collect();
+    let (must, short_a) = searchable(must);
+    let (removed, short_b) = searchable(removed);
+    reclaim.bytes_before = store.file_stats()?.file_bytes;
+    let phase = progress::phase("forget", "zeroing free pages");
+    let search = || {
+        phase.set_message("verifying: searching what the database holds");
+        verify(
+            store,
+            keys,
+            &must,
+            &removed,
+            short_a + short_b,
+            pattern,
+            items.as_ref(),
+        )
+    };
+    // Worth a VACUUM: an erased string found in the file's bytes outside every row (a freed
+    // part of a page). A raw match of the pattern itself counts only when no thread was left
+    // holding matches (reported threads keep theirs).
+    let pattern_sha = pattern.map(|(_, given)| digest(given));
+    let none_reported = tally.reported.is_empty();
+    let in_freed_space = |v: &Verification| {
+        v.remaining.iter().any(|h| {
+            !h.raw.is_empty() && (Some(&h.sha256) != pattern_sha.as_ref() || none_reported)
+        })
+    };
+    let found = batch::erase_and_search(store, search, in_freed_space);
+    phase.finish_and_clear();
+    let (found, busy) = match found {
+        Ok((found, erased, skipped)) => {
+            reclaim.free_pages_zeroed = erased.pages_zeroed;
+            reclaim.vacuumed = erased.vacuumed;
+            (found, skipped)
+        }
+        // The WAL could not be truncated: still say what the bytes hold now.
+        Err(e) if e.is::<crate::storage::VacuumBusy>() => (search()?, Some(e)),
+        Err(e) => return Err(e),
+    };
+    reclaim.bytes_after = store.file_stats()?.file_bytes;
+    Ok((found, busy))
 }
 
 /// One stored row of a thread, opened (decrypted when it was encrypted).
@@ -650,19 +813,6 @@ fn collect_strings(
     Ok(matched)
 }
 
-/// What the server keeps beyond memctl's reach (stated in the receipt).
-fn out_of_reach(store: &dyn CheckpointStore) -> Vec<String> {
-    if store.files().is_empty() {
-        vec![
-            "PostgreSQL: VACUUM makes deleted rows' space reusable but does not overwrite it; old row versions stay in the table files until reused, in the server's WAL segments and WAL archive until recycled, on replicas, and in backups and snapshots".into(),
-        ]
-    } else {
-        vec![
-            "SQLite: the freed space in the file was overwritten with zeros and its -wal truncated; copies outside it (backups, snapshots, replicas such as Litestream, blocks the filesystem or disk has not yet reused) are out of memctl's reach".into(),
-        ]
-    }
-}
-
 /// Searches the database for each of `must` and `removed` (every byte of a SQLite file and
 /// its `-wal`, every row on a server, and the decrypted values of encrypted rows when a key
 /// is given) and, on a file, for the pattern itself (as given) in its raw bytes.
@@ -673,7 +823,7 @@ fn verify(
     removed: &[String],
     too_short: usize,
     pattern: Option<(&Pattern, &str)>,
-    items: Option<StoreCheck<'_>>,
+    items: Option<&StoreCheck<'_>>,
 ) -> Result<Verification> {
     let all: Vec<String> = must.iter().chain(removed).cloned().collect();
     let mut leftovers = store.find_leftovers("", &all)?;
@@ -685,7 +835,7 @@ fn verify(
     // when it must be gone); items the request still selects, and vectors of deleted items,
     // make the erasure incomplete.
     let mut store_hits = Vec::new();
-    if let Some(check) = &items {
+    if let Some(check) = items {
         let every_byte = store.free_space()?.is_none();
         let (held, still) = check.search(&all)?;
         for (text, places) in all.iter().zip(held) {
@@ -710,19 +860,7 @@ fn verify(
         }
         store_hits = still;
     }
-    let files = store.files();
-    let mut searched: Vec<String> = files
-        .iter()
-        .map(|f| {
-            let n = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
-            format!("every byte of '{}' ({n} bytes)", f.display())
-        })
-        .collect();
-    if files.is_empty() {
-        searched.push(
-            "every row of checkpoints, checkpoint_blobs and checkpoint_writes (the server's files are out of reach)".into(),
-        );
-    }
+    let mut searched = store.searched();
     if keys.has_key() {
         searched.push("the decrypted values of the encrypted rows".into());
     }
@@ -738,10 +876,7 @@ fn verify(
     if let Some((p, given)) = pattern {
         // Outside every row when memctl can tell (LangGraph's own structure may hold the
         // pattern's bytes: a pattern `human` is in every message's type tag); else every byte.
-        let raw = match (store.free_space()?, files.first()) {
-            (Some(ranges), Some(db)) => pattern_in_ranges(db, &ranges, p)?,
-            _ => pattern_in_files(&files, p)?,
-        };
+        let raw = store.raw_places_matching(&mut |piece| p.maybe_in(piece))?;
         if !raw.is_empty() {
             v.remaining.push(Hit {
                 sha256: digest(given),
@@ -752,41 +887,6 @@ fn verify(
         }
     }
     Ok(v)
-}
-
-/// `[db]` when the bytes of `ranges` of `db` match the pattern (pieces overlap by 64 KiB).
-fn pattern_in_ranges(
-    db: &std::path::Path,
-    ranges: &[(u64, u64)],
-    pattern: &Pattern,
-) -> Result<Vec<String>> {
-    let mut found = false;
-    crate::storage::sqlite::freemap::search_ranges(db, ranges, 64 << 10, &mut |piece| {
-        found = pattern.maybe_in(piece);
-        !found
-    })?;
-    Ok(if found {
-        vec![db.display().to_string()]
-    } else {
-        vec![]
-    })
-}
-
-/// The files among `files` whose bytes the pattern matches (read in pieces that overlap by
-/// 64 KiB: a match longer than that across two pieces is not seen).
-fn pattern_in_files(files: &[std::path::PathBuf], pattern: &Pattern) -> Result<Vec<String>> {
-    let mut hits = Vec::new();
-    for path in files {
-        let mut found = false;
-        crate::storage::sqlite::read_in_pieces(path, 64 << 10, &mut |piece| {
-            found = pattern.maybe_in(piece);
-            !found
-        })?;
-        if found {
-            hits.push(path.display().to_string());
-        }
-    }
-    Ok(hits)
 }
 
 /// A store item `forget` selected, with what the verification needs of it.

@@ -1,10 +1,15 @@
 //! `memctl gc`: delete old checkpoints inside threads, keeping each one resumable as before.
+//!
+//! flags → the threads to look at (asked first) → per thread, a plan (DeltaChannel snapshots
+//! when they leave fewer bytes) checked readable → the deletions applied a chunk at a time →
+//! the report ([`crate::output::gc`]).
 
+use std::collections::HashMap;
 use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use crate::cli::{Format, GcArgs, GlobalArgs};
+use crate::cli::{GcArgs, GlobalArgs};
 use crate::codec::aes::{self, Keyring};
 use crate::model::delta::{self, Reducer};
 use crate::ops::activity::idle_seconds;
@@ -13,92 +18,12 @@ use crate::ops::edit::open_checkpoint;
 use crate::ops::gc::{
     is_delta, plan, plan_without_seeds, prefer_snapshots, with_snapshots, CheckpointInfo, GcPlan,
 };
-use crate::output::{self, human, progress, table};
+use crate::output::gc::{DeltaWay, GcReport, GcStatus, GcThread};
+use crate::output::{self, human, progress};
 use crate::storage::{CheckpointRewrite, CheckpointStore, Deleted, ThreadSummary};
 
 use super::batch::open_for_writing;
 use crate::read::LoadedCheckpoint;
-
-/// What gc did to a thread.
-#[derive(Debug, Clone)]
-enum GcStatus {
-    /// Nothing to collect (not reported).
-    Pending,
-    /// Dry run: these checkpoints would go.
-    WouldDelete,
-    /// The old checkpoints were deleted.
-    Collected,
-    /// Left alone, and why.
-    Skipped(String),
-    /// Unreadable: left untouched, and why.
-    Failed(String),
-}
-
-impl std::fmt::Display for GcStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            GcStatus::Pending => f.write_str(""),
-            GcStatus::WouldDelete => f.write_str("would delete"),
-            GcStatus::Collected => f.write_str("collected"),
-            GcStatus::Skipped(why) => write!(f, "skipped: {why}"),
-            GcStatus::Failed(why) => write!(f, "failed: {why}; left untouched"),
-        }
-    }
-}
-
-impl serde::Serialize for GcStatus {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-/// One thread's result.
-struct Row {
-    thread_id: String,
-    status: GcStatus,
-    checkpoints: u64,
-    deleted: Deleted,
-    /// How a DeltaChannel thread's kept checkpoints stay exact, when it is one.
-    way: Option<Way>,
-    /// Checkpoints rewritten with DeltaChannel snapshots (or that would be, in a dry run).
-    rewritten: u64,
-}
-
-/// How gc keeps a DeltaChannel thread's kept checkpoints exact.
-#[derive(Debug, Clone)]
-enum Way {
-    /// The oldest kept checkpoints got snapshots of their DeltaChannels' values.
-    Snapshot,
-    /// Every older checkpoint they rebuild their values from stays, and why.
-    Chain(String),
-}
-
-impl std::fmt::Display for Way {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Way::Snapshot => f.write_str("snapshot"),
-            Way::Chain(why) => write!(f, "chain: {why}"),
-        }
-    }
-}
-
-impl Row {
-    /// The status, with how a DeltaChannel thread stays exact.
-    fn status_text(&self) -> String {
-        match (&self.way, &self.status) {
-            (Some(Way::Snapshot), GcStatus::WouldDelete | GcStatus::Collected) => format!(
-                "{} ({} rewritten with DeltaChannel snapshots)",
-                self.status,
-                human::count(self.rewritten, "checkpoint")
-            ),
-            (Some(Way::Chain(why)), GcStatus::WouldDelete | GcStatus::Collected) => format!(
-                "{} (kept the checkpoints DeltaChannels replay from: {why})",
-                self.status
-            ),
-            _ => self.status.to_string(),
-        }
-    }
-}
 
 /// What [`snapshots`] found.
 enum Snapshots {
@@ -111,6 +36,46 @@ enum Snapshots {
     Encrypted(String),
 }
 
+/// What gc does with one thread's history, decided before anything is written.
+enum Decision {
+    /// Nothing to collect (not reported).
+    Nothing,
+    /// Left alone or unreadable: reported with this status and why.
+    Report(GcStatus, String),
+    /// The checkpoints it would keep do not decode: left untouched, reported failed with
+    /// why (and the way a DeltaChannel thread was to stay exact, as planned).
+    Unreadable {
+        /// Why.
+        why: String,
+        /// How a DeltaChannel thread was to stay exact.
+        way: Option<(DeltaWay, Option<String>)>,
+        /// Checkpoints that were to be rewritten with DeltaChannel snapshots.
+        rewritten: u64,
+    },
+    /// Delete what `plan` says, after writing `rewrites` (DeltaChannel snapshots).
+    Collect {
+        /// What goes.
+        plan: GcPlan,
+        /// Kept checkpoints rewritten with DeltaChannel snapshots.
+        rewrites: Vec<CheckpointRewrite>,
+        /// How a DeltaChannel thread stays exact, and why it keeps the chain.
+        way: Option<(DeltaWay, Option<String>)>,
+    },
+}
+
+/// The outcome of the pass over the threads.
+#[derive(Default)]
+struct Pass {
+    /// The threads reported, in order.
+    rows: Vec<GcThread>,
+    /// What was deleted over all threads.
+    total: Deleted,
+    /// Threads that could not be read.
+    failed: usize,
+    /// Threads not reached (interrupted).
+    not_processed: usize,
+}
+
 /// Runs `gc`.
 pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     let m = &args.maintenance;
@@ -118,20 +83,76 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     let keys = super::keys(g);
     let now = human::now(g.now.as_deref())?;
     let min_idle = parse_seconds(&m.min_idle)?;
+    let threads = threads_to_look_at(&*store, args.thread.as_deref())?;
+    confirm(args, &threads, now, min_idle)?;
+    let pass = collect(&*store, &keys, args, &threads, now, min_idle)?;
+    let interrupted = pass.not_processed > 0;
+    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
+    let would = pass.rows.iter().fold(Deleted::default(), |mut d, r| {
+        d.add(r.deleted());
+        d
+    });
+    let report = GcReport {
+        dry_run: m.dry_run,
+        keep_checkpoints: args.keep_checkpoints,
+        would_delete: m.dry_run.then_some(would),
+        threads: pass.rows,
+        deleted: pass.total,
+        bytes_reclaimed: pass.total.bytes,
+        file_bytes_before: before,
+        file_bytes_after: after,
+        vacuumed: matches!(vacuum, Some(Ok(()))),
+    };
+    output::gc::render(out, output::resolve_format(g.format), &report)?;
+    if g.quiet {
+        quiet_problems(&report.threads);
+    }
+    match vacuum {
+        _ if interrupted => Err(crate::interrupt::Interrupted(pass.not_processed).into()),
+        Some(Err(e)) => Err(super::partial_if_busy(e)),
+        _ if pass.failed > 0 => Err(crate::exit::Partial(format!(
+            "{} threads could not be read and were left untouched ({})",
+            pass.failed,
+            if g.quiet {
+                "listed above"
+            } else {
+                "see their status"
+            }
+        ))
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// The threads gc looks at: every thread, or the one `--thread` names (which must exist).
+fn threads_to_look_at(
+    store: &dyn CheckpointStore,
+    only: Option<&str>,
+) -> Result<Vec<ThreadSummary>> {
     let mut threads: Vec<ThreadSummary> = Vec::new();
     store.for_each_thread(&mut |t| {
-        if args.thread.as_ref().is_none_or(|only| *only == t.thread_id) {
+        if only.is_none_or(|only| only == t.thread_id) {
             threads.push(t);
         }
         Ok(())
     })?;
-    if let Some(t) = &args.thread {
+    if let Some(t) = only {
         if threads.is_empty() {
-            return Err(crate::read::unknown_thread(&*store, t));
+            return Err(crate::read::unknown_thread(store, t));
         }
     }
-    // gc decides per thread as it goes; the question names the threads it looks at and what
-    // it keeps of each (threads with no more than that are left as they are).
+    Ok(threads)
+}
+
+/// On a terminal, asks first. gc decides per thread as it goes; the question names the
+/// threads it looks at and what it keeps of each (threads with no more than that are left
+/// as they are).
+fn confirm(
+    args: &GcArgs,
+    threads: &[ThreadSummary],
+    now: jiff::Timestamp,
+    min_idle: i64,
+) -> Result<()> {
     let candidates: Vec<&ThreadSummary> = threads
         .iter()
         .filter(|t| {
@@ -139,45 +160,56 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
                 && idle_seconds(&t.latest_id, None, now).is_none_or(|a| a >= min_idle)
         })
         .collect();
-    if !candidates.is_empty() {
-        output::confirm::confirm(
-            &output::confirm::Question {
-                command: "gc",
-                action: format!(
-                    "delete all but the newest {} of each namespace in {} ({} now)",
-                    human::count(args.keep_checkpoints, "checkpoint"),
-                    human::count(candidates.len() as u64, "thread"),
-                    human::count(
-                        candidates.iter().map(|t| t.checkpoints).sum::<u64>(),
-                        "checkpoint"
-                    ),
-                ),
-                threads: candidates.iter().map(|t| t.thread_id.clone()).collect(),
-            },
-            m.yes,
-            m.dry_run,
-        )?;
+    if candidates.is_empty() {
+        return Ok(());
     }
+    output::confirm::confirm(
+        &output::confirm::Question {
+            command: "gc",
+            action: format!(
+                "delete all but the newest {} of each namespace in {} ({} now)",
+                human::count(args.keep_checkpoints, "checkpoint"),
+                human::count(candidates.len() as u64, "thread"),
+                human::count(
+                    candidates.iter().map(|t| t.checkpoints).sum::<u64>(),
+                    "checkpoint"
+                ),
+            ),
+            threads: candidates.iter().map(|t| t.thread_id.clone()).collect(),
+        },
+        args.maintenance.yes,
+        args.maintenance.dry_run,
+    )
+}
+
+/// The pass over the threads: each one decided, a dry run's figures recorded, a real run's
+/// deletions applied a chunk of threads at a time. Ctrl-C stops before the next thread (see
+/// crate::interrupt).
+fn collect(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    args: &GcArgs,
+    threads: &[ThreadSummary],
+    now: jiff::Timestamp,
+    min_idle: i64,
+) -> Result<Pass> {
+    let m = &args.maintenance;
     let keep = usize::try_from(args.keep_checkpoints).unwrap_or(usize::MAX);
-    let mut rows = Vec::new();
-    let mut total = Deleted::default();
-    let mut failed = 0;
+    let mut pass = Pass::default();
     let pb = progress::bar(threads.len() as u64, "gc");
-    // Ctrl-C from here on stops before the next thread (see crate::interrupt).
     let _batch = crate::interrupt::Batch::enter();
-    let mut not_processed = 0;
     // The checkpoint lists are read for a chunk of threads at a time (one round trip to a
     // server per chunk, memory bounded by the chunk).
-    let mut infos_of = std::collections::HashMap::new();
+    let mut infos_of = HashMap::new();
     // The deletions planned in the current chunk, applied together at its end.
     let mut pending: Vec<Pending> = Vec::new();
     for (i, t) in threads.iter().enumerate() {
         if crate::interrupt::requested() {
-            not_processed = threads.len() - i;
+            pass.not_processed = threads.len() - i;
             break;
         }
         if i % INFO_CHUNK == 0 {
-            apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
+            apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)?;
             let chunk: Vec<&str> = threads[i..threads.len().min(i + INFO_CHUNK)]
                 .iter()
                 .map(|t| t.thread_id.as_str())
@@ -190,88 +222,70 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         }
         pb.inc(1);
         let age = idle_seconds(&t.latest_id, None, now);
-        let mut row = Row {
-            thread_id: t.thread_id.clone(),
-            status: GcStatus::Pending,
-            checkpoints: t.checkpoints,
-            deleted: Deleted::default(),
-            way: None,
-            rewritten: 0,
-        };
-        if age.is_some_and(|a| a < min_idle) {
-            row.status = GcStatus::Skipped(format!(
-                "written {} ago (--min-idle {})",
-                human::age(age.unwrap_or(0)),
-                m.min_idle
-            ));
-            rows.push(row);
-            continue;
-        }
-        let infos = match infos_of.remove(t.thread_id.as_str()) {
-            Some(infos) => infos,
-            None => store.checkpoint_infos(&t.thread_id)?,
-        };
-        let mut p = plan(&infos, keep);
-        let mut rewrites: Vec<CheckpointRewrite> = Vec::new();
-        let mut way = None;
-        if is_delta(&infos) {
-            let snap = plan_without_seeds(&infos, keep);
-            if snap.delete.len() > p.delete.len() {
-                match snapshots(&*store, &keys, &t.thread_id, &infos, &snap) {
-                    Ok(Snapshots::Written(r, added)) => {
-                        if prefer_snapshots(&p, &snap, added) {
-                            p = snap;
-                            rewrites = r;
-                            way = Some(Way::Snapshot);
-                        } else {
-                            way = Some(Way::Chain("it leaves fewer bytes than snapshots".into()));
-                        }
-                    }
-                    Ok(Snapshots::Encrypted(why)) => way = Some(Way::Chain(why)),
-                    Ok(Snapshots::Cannot(why)) => {
-                        row.status = GcStatus::Skipped(why);
-                        rows.push(row);
-                        continue;
-                    }
-                    Err(e) => {
-                        row.status = GcStatus::Failed(format!("{e:#}"));
-                        failed += 1;
-                        rows.push(row);
-                        continue;
-                    }
-                }
-            }
-        }
-        if p.delete.is_empty() {
-            continue;
-        }
-        row.way = way;
-        row.rewritten = rewrites.len() as u64;
-        // What stays must be readable: a thread whose kept checkpoints do not decode is
-        // reported and left alone (its older history may be all that is left of it).
-        if let Err(e) = check_readable(&*store, &keys, &t.thread_id, &p.kept(&infos)) {
-            row.status = GcStatus::Failed(format!("{e:#}"));
-            failed += 1;
-            rows.push(row);
-            continue;
-        }
-        if m.dry_run {
-            row.status = GcStatus::WouldDelete;
-            row.deleted = Deleted {
-                checkpoints: p.delete.len() as u64,
-                writes: p.writes,
-                bytes: p.bytes,
-                ..Deleted::default()
+        let decision = if age.is_some_and(|a| a < min_idle) {
+            Decision::Report(
+                GcStatus::Skipped,
+                format!(
+                    "written {} ago (--min-idle {})",
+                    human::age(age.unwrap_or(0)),
+                    m.min_idle
+                ),
+            )
+        } else {
+            let infos = match infos_of.remove(t.thread_id.as_str()) {
+                Some(infos) => infos,
+                None => store.checkpoint_infos(&t.thread_id)?,
             };
+            decide(store, keys, &t.thread_id, &infos, keep)
+        };
+        let (plan, rewrites, way) = match decision {
+            Decision::Nothing => continue,
+            Decision::Report(status, why) => {
+                pass.failed += usize::from(status == GcStatus::Failed);
+                let mut row = GcThread::new(&t.thread_id, t.checkpoints, status);
+                row.reason = Some(why);
+                pass.rows.push(row);
+                continue;
+            }
+            Decision::Unreadable {
+                why,
+                way,
+                rewritten,
+            } => {
+                pass.failed += 1;
+                let mut row = GcThread::new(&t.thread_id, t.checkpoints, GcStatus::Failed);
+                row.reason = Some(why);
+                row.set_way(way);
+                row.rewritten_checkpoints = rewritten;
+                pass.rows.push(row);
+                continue;
+            }
+            Decision::Collect {
+                plan,
+                rewrites,
+                way,
+            } => (plan, rewrites, way),
+        };
+        // Set when the deletion is applied (see apply_pending); a dry run's stands.
+        let mut row = GcThread::new(&t.thread_id, t.checkpoints, GcStatus::WouldDelete);
+        row.set_way(way);
+        row.rewritten_checkpoints = rewrites.len() as u64;
+        if m.dry_run {
+            row.set_deleted(Deleted {
+                checkpoints: plan.delete.len() as u64,
+                writes: plan.writes,
+                bytes: plan.bytes,
+                ..Deleted::default()
+            });
         } else {
             pending.push(Pending {
-                row: rows.len(),
-                plan: p,
+                row: pass.rows.len(),
+                plan,
                 rewrites,
                 expected_latest: t.latest_id.clone(),
             });
         }
-        rows.push(row);
+        pass.rows.push(row);
         // DeltaChannel snapshots can be large: they are not held past a few MiB.
         let held: usize = pending
             .iter()
@@ -279,114 +293,81 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
             .map(|r| r.checkpoint.len())
             .sum();
         if held > PENDING_BYTES {
-            apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
+            apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)?;
         }
     }
-    apply_pending(&*store, &mut pending, &mut rows, &mut total)?;
+    apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)?;
     pb.finish_and_clear();
-    let interrupted = not_processed > 0;
-    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
+    Ok(pass)
+}
 
-    match output::resolve_format(g.format) {
-        Format::Table => {
-            let mut t =
-                table::new_table(&["thread_id", "checkpoints", "deleted", "bytes", "status"]);
-            table::align_right(&mut t, &[1, 2, 3]);
-            for r in &rows {
-                t.add_row(vec![
-                    human::id(&r.thread_id),
-                    r.checkpoints.to_string(),
-                    r.deleted.checkpoints.to_string(),
-                    human::bytes(r.deleted.bytes),
-                    r.status_text(),
-                ]);
-            }
-            if !rows.is_empty() {
-                writeln!(out, "{}", table::render(&t))?;
-            }
-            if m.dry_run {
-                let n: u64 = rows.iter().map(|r| r.deleted.checkpoints).sum();
-                let w: u64 = rows.iter().map(|r| r.deleted.writes).sum();
-                let b: u64 = rows.iter().map(|r| r.deleted.bytes).sum();
-                writeln!(
-                    out,
-                    "dry run: would delete {} and {} ({}); nothing was written",
-                    human::count(n, "checkpoint"),
-                    human::count(w, "write"),
-                    human::bytes(b)
-                )?;
-            } else {
-                writeln!(
-                    out,
-                    "deleted {} and {} ({}); file {} → {}",
-                    human::count(total.checkpoints, "checkpoint"),
-                    human::count(total.writes, "write"),
-                    human::bytes(total.bytes),
-                    human::bytes(before),
-                    human::bytes(after)
-                )?;
-            }
-        }
-        format => {
-            let would = rows.iter().fold(Deleted::default(), |mut d, r| {
-                if m.dry_run {
-                    d.add(r.deleted);
+/// What gc does with a thread whose checkpoints are `infos`, keeping `keep` per namespace:
+/// the plan (on a DeltaChannel thread, the one with snapshots when they leave fewer bytes),
+/// checked readable. What stays must be readable: a thread whose kept checkpoints do not
+/// decode is reported and left alone (its older history may be all that is left of it).
+fn decide(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    infos: &[CheckpointInfo],
+    keep: usize,
+) -> Decision {
+    let mut p = plan(infos, keep);
+    let mut rewrites: Vec<CheckpointRewrite> = Vec::new();
+    let mut way = None;
+    if is_delta(infos) {
+        let snap = plan_without_seeds(infos, keep);
+        if snap.delete.len() > p.delete.len() {
+            match snapshots(store, keys, thread, infos, &snap) {
+                Ok(Snapshots::Written(r, added)) => {
+                    if prefer_snapshots(&p, &snap, added) {
+                        p = snap;
+                        rewrites = r;
+                        way = Some((DeltaWay::Snapshot, None));
+                    } else {
+                        way = Some((
+                            DeltaWay::Chain,
+                            Some("it leaves fewer bytes than snapshots".into()),
+                        ));
+                    }
                 }
-                d
-            });
-            let doc = GcReport {
-                dry_run: m.dry_run,
-                keep_checkpoints: args.keep_checkpoints,
-                would_delete: m.dry_run.then_some(would),
-                threads: rows
-                    .iter()
-                    .map(|r| GcThread {
-                        thread_id: &r.thread_id,
-                        status: &r.status,
-                        checkpoints: r.checkpoints,
-                        deleted_checkpoints: r.deleted.checkpoints,
-                        deleted_writes: r.deleted.writes,
-                        bytes: r.deleted.bytes,
-                        delta: r.way.as_ref().map(Way::to_string),
-                        rewritten_checkpoints: r.rewritten,
-                    })
-                    .collect(),
-                deleted: total,
-                bytes_reclaimed: total.bytes,
-                file_bytes_before: before,
-                file_bytes_after: after,
-                vacuumed: matches!(vacuum, Some(Ok(()))),
-            };
-            output::write_document(out, format, &doc)?;
-        }
-    }
-    if g.quiet {
-        // The report is hidden: the threads an operator must act on are still named.
-        for r in &rows {
-            match &r.status {
-                GcStatus::Failed(why) => {
-                    output::quiet_problem(&r.thread_id, "failed", &format!("{why}; left untouched"))
-                }
-                GcStatus::Skipped(why) if why.starts_with("got a new checkpoint") => {
-                    output::quiet_problem(&r.thread_id, "skipped", why)
-                }
-                _ => {}
+                Ok(Snapshots::Encrypted(why)) => way = Some((DeltaWay::Chain, Some(why))),
+                Ok(Snapshots::Cannot(why)) => return Decision::Report(GcStatus::Skipped, why),
+                Err(e) => return Decision::Report(GcStatus::Failed, format!("{e:#}")),
             }
         }
     }
-    match vacuum {
-        _ if interrupted => Err(crate::interrupt::Interrupted(not_processed).into()),
-        Some(Err(e)) => Err(super::partial_if_busy(e)),
-        _ if failed > 0 => Err(crate::exit::Partial(format!(
-            "{failed} threads could not be read and were left untouched ({})",
-            if g.quiet {
-                "listed above"
-            } else {
-                "see their status"
+    if p.delete.is_empty() {
+        return Decision::Nothing;
+    }
+    if let Err(e) = check_readable(store, keys, thread, &p.kept(infos)) {
+        return Decision::Unreadable {
+            why: format!("{e:#}"),
+            way,
+            rewritten: rewrites.len() as u64,
+        };
+    }
+    Decision::Collect {
+        plan: p,
+        rewrites,
+        way,
+    }
+}
+
+/// With `--quiet` the report is hidden: the threads an operator must act on are still named
+/// on stderr (unreadable ones, and ones that moved while memctl worked).
+fn quiet_problems(rows: &[GcThread]) {
+    for r in rows {
+        let why = r.reason.as_deref().unwrap_or("");
+        match r.status {
+            GcStatus::Failed => {
+                output::quiet_problem(&r.thread_id, "failed", &format!("{why}; left untouched"))
             }
-        ))
-        .into()),
-        _ => Ok(()),
+            GcStatus::Skipped if why.starts_with("got a new checkpoint") => {
+                output::quiet_problem(&r.thread_id, "skipped", why)
+            }
+            _ => {}
+        }
     }
 }
 
@@ -417,11 +398,11 @@ struct Pending {
 fn apply_pending(
     store: &dyn CheckpointStore,
     pending: &mut Vec<Pending>,
-    rows: &mut [Row],
+    rows: &mut [GcThread],
     total: &mut Deleted,
 ) -> Result<()> {
     fn item<'a>(
-        rows: &'a [Row],
+        rows: &'a [GcThread],
         p: &'a Pending,
         rewrites: bool,
         deletes: bool,
@@ -465,20 +446,22 @@ fn apply_pending(
         let row = &mut rows[p.row];
         match d {
             Some(Some(d)) => {
-                row.status = GcStatus::Collected;
-                row.deleted = d;
+                row.set(GcStatus::Collected, None);
+                row.set_deleted(d);
                 total.add(d);
             }
-            Some(None) if !p.rewrites.is_empty() => {
-                row.status = GcStatus::Skipped(
+            Some(None) if !p.rewrites.is_empty() => row.set(
+                GcStatus::Skipped,
+                Some(
                     "got a new checkpoint while memctl worked (its DeltaChannel snapshots were \
                      written, its older rows kept)"
                         .into(),
-                )
-            }
-            Some(None) | None => {
-                row.status = GcStatus::Skipped("got a new checkpoint while memctl worked".into())
-            }
+                ),
+            ),
+            Some(None) | None => row.set(
+                GcStatus::Skipped,
+                Some("got a new checkpoint while memctl worked".into()),
+            ),
         }
     }
     Ok(())
@@ -570,35 +553,6 @@ fn check_kept(
         crate::read::decode_writes(keys, writes, thread, &row.checkpoint_id)?;
     }
     Ok(())
-}
-
-/// The JSON report of `gc`.
-#[derive(serde::Serialize)]
-struct GcReport<'a> {
-    dry_run: bool,
-    keep_checkpoints: u64,
-    would_delete: Option<Deleted>,
-    threads: Vec<GcThread<'a>>,
-    deleted: Deleted,
-    bytes_reclaimed: u64,
-    file_bytes_before: u64,
-    file_bytes_after: u64,
-    vacuumed: bool,
-}
-
-/// One thread of the `gc` report.
-#[derive(serde::Serialize)]
-struct GcThread<'a> {
-    thread_id: &'a str,
-    status: &'a GcStatus,
-    checkpoints: u64,
-    deleted_checkpoints: u64,
-    deleted_writes: u64,
-    bytes: u64,
-    /// A DeltaChannel thread: how its kept checkpoints stay exact (`snapshot`, or `chain: why`).
-    delta: Option<String>,
-    /// Checkpoints rewritten with DeltaChannel snapshots (would be, in a dry run).
-    rewritten_checkpoints: u64,
 }
 
 /// The rewrites that let `snap` delete every older checkpoint of a DeltaChannel thread: each

@@ -32,7 +32,7 @@ use crate::cli::{Cli, Command, GlobalArgs};
 use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
 use crate::output::human::id as shown_id;
-use crate::storage::postgres::conn::SchemaConflict;
+use crate::storage::SchemaConflict;
 use crate::storage::{Access, CheckpointStore};
 
 /// Runs the parsed command line, writing data to `out`.

@@ -14,11 +14,11 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
-use serde_json::json;
 
-use crate::cli::{Format, GlobalArgs, RekeyArgs};
+use crate::cli::{GlobalArgs, RekeyArgs};
 use crate::codec::aes::{self, AesKey, KeyIssue, OpenError};
-use crate::output::{self, human, progress, table};
+use crate::output::rekey::{FateCounts, RekeyReport};
+use crate::output::{self, human, progress};
 use crate::storage::{BlobKind, CheckpointStore, PageSize, StoredValue, ValueCursor};
 
 /// Stored bytes per transaction at most (with `--batch` values at most).
@@ -26,26 +26,7 @@ const PAGE_BYTES: u64 = 4 << 20;
 /// The longest pause between two transactions beside a live app.
 const MAX_PAUSE: Duration = Duration::from_millis(100);
 
-/// What a run makes of the values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Values under the old key go under the new one (plain ones are encrypted too).
-    Rotate,
-    /// Plain values are encrypted with the new key (no old key given).
-    Encrypt,
-    /// Values under the old key are decrypted.
-    Decrypt,
-}
-
-impl Mode {
-    fn as_str(self) -> &'static str {
-        match self {
-            Mode::Rotate => "rotate",
-            Mode::Encrypt => "encrypt",
-            Mode::Decrypt => "decrypt",
-        }
-    }
-}
+pub use crate::output::rekey::Mode;
 
 /// The keys of a run, each with the variable it came from.
 pub struct Keys {
@@ -92,33 +73,6 @@ impl Fate {
         Fate::AlreadyPlain,
         Fate::Untyped,
     ];
-
-    /// The JSON key.
-    fn key(self) -> &'static str {
-        match self {
-            Fate::Reencrypted => "reencrypted",
-            Fate::Encrypted => "encrypted",
-            Fate::Decrypted => "decrypted",
-            Fate::AlreadyNew => "already_under_new_key",
-            Fate::AlreadyPlain => "already_plain",
-            Fate::Untyped => "untyped",
-        }
-    }
-
-    /// The row label of the table (`would` for a dry run).
-    fn label(self, would: bool) -> &'static str {
-        match (self, would) {
-            (Fate::Reencrypted, false) => "re-encrypted (old key → new key)",
-            (Fate::Reencrypted, true) => "would re-encrypt (old key → new key)",
-            (Fate::Encrypted, false) => "encrypted (were plain)",
-            (Fate::Encrypted, true) => "would encrypt (plain now)",
-            (Fate::Decrypted, false) => "decrypted",
-            (Fate::Decrypted, true) => "would decrypt",
-            (Fate::AlreadyNew, _) => "left alone: already under the new key",
-            (Fate::AlreadyPlain, _) => "left alone: plain",
-            (Fate::Untyped, _) => "left alone: no type tag",
-        }
-    }
 
     /// True when the value is rewritten.
     fn changes(self) -> bool {
@@ -211,6 +165,23 @@ impl Tally {
         match kind {
             BlobKind::Checkpoint => self.checkpoints[i] += 1,
             BlobKind::Write => self.writes[i] += 1,
+        }
+    }
+
+    /// The counts of `kind` as the report gives them.
+    fn counts(&self, kind: BlobKind) -> FateCounts {
+        let a = match kind {
+            BlobKind::Checkpoint => &self.checkpoints,
+            BlobKind::Write => &self.writes,
+        };
+        FateCounts {
+            reencrypted: a[0],
+            encrypted: a[1],
+            decrypted: a[2],
+            already_under_new_key: a[3],
+            already_plain: a[4],
+            untyped: a[5],
+            total: a.iter().sum(),
         }
     }
 
@@ -415,76 +386,18 @@ fn report(
     vacuum: Option<&Result<()>>,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let mode = keys.mode();
-    match output::resolve_format(g.format) {
-        Format::Table => {
-            let mut t = table::new_table(&["values", "checkpoints", "writes"]);
-            table::align_right(&mut t, &[1, 2]);
-            for (i, fate) in Fate::ALL.iter().enumerate() {
-                let (c, w) = (tally.checkpoints[i], tally.writes[i]);
-                if c + w > 0 {
-                    t.add_row(vec![
-                        fate.label(dry).to_owned(),
-                        c.to_string(),
-                        w.to_string(),
-                    ]);
-                }
-            }
-            let total = |a: &[u64; 6]| a.iter().sum::<u64>();
-            t.add_row(vec![
-                "total".to_owned(),
-                total(&tally.checkpoints).to_string(),
-                total(&tally.writes).to_string(),
-            ]);
-            writeln!(out, "{}", table::render(&t))?;
-            let what = match mode {
-                Mode::Rotate => "put under the new key",
-                Mode::Encrypt => "encrypted",
-                Mode::Decrypt => "decrypted",
-            };
-            if dry {
-                writeln!(
-                    out,
-                    "dry run: every value was read and decrypted; {} would be {what}; nothing was written",
-                    human::count(tally.changed(), "value")
-                )?;
-            } else {
-                writeln!(
-                    out,
-                    "{} {what} in {}{}",
-                    human::count(tally.changed(), "value"),
-                    human::count(transactions, "transaction"),
-                    match vacuum {
-                        Some(Ok(())) => "; file vacuumed",
-                        _ => "",
-                    }
-                )?;
-            }
-        }
-        format => {
-            let counts = |a: &[u64; 6]| {
-                let mut m = serde_json::Map::new();
-                for (i, fate) in Fate::ALL.iter().enumerate() {
-                    m.insert(fate.key().into(), json!(a[i]));
-                }
-                m.insert("total".into(), json!(a.iter().sum::<u64>()));
-                serde_json::Value::Object(m)
-            };
-            let doc = json!({
-                "dry_run": dry,
-                "mode": mode.as_str(),
-                "old_key_env": keys.old.as_ref().map(|(v, _)| v),
-                "new_key_env": keys.new.as_ref().map(|(v, _)| v),
-                "checkpoints": counts(&tally.checkpoints),
-                "writes": counts(&tally.writes),
-                "changed": tally.changed(),
-                "transactions": transactions,
-                "vacuumed": matches!(vacuum, Some(Ok(()))),
-            });
-            output::write_document(out, format, &doc)?;
-        }
-    }
-    Ok(())
+    let report = RekeyReport {
+        dry_run: dry,
+        mode: keys.mode(),
+        old_key_env: keys.old.as_ref().map(|(v, _)| v.clone()),
+        new_key_env: keys.new.as_ref().map(|(v, _)| v.clone()),
+        checkpoints: tally.counts(BlobKind::Checkpoint),
+        writes: tally.counts(BlobKind::Write),
+        changed: tally.changed(),
+        transactions,
+        vacuumed: matches!(vacuum, Some(Ok(()))),
+    };
+    output::rekey::render(out, output::resolve_format(g.format), &report)
 }
 
 #[cfg(test)]

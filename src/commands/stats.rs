@@ -13,8 +13,10 @@ use crate::output::stats::{
     StoreStats,
 };
 use crate::output::{self};
+use crate::storage::ThreadSummary;
 
-/// Runs `stats`.
+/// Runs `stats`: the file, the threads and their spread, bytes per channel (encrypted
+/// checkpoints measured with the key), orphans, the server's space and the store → report.
 pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
     let file = store.file_stats()?;
@@ -24,41 +26,14 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
         threads.push(t);
         Ok(())
     })?;
-    let mut per_thread: Vec<u64> = threads.iter().map(|t| t.checkpoints).collect();
-    per_thread.sort_unstable();
-    let (min, median, max) = (
-        per_thread.first().copied().unwrap_or(0),
-        per_thread.get(per_thread.len() / 2).copied().unwrap_or(0),
-        per_thread.last().copied().unwrap_or(0),
-    );
+    let spread = spread(&threads);
     threads.sort_by_key(|t| std::cmp::Reverse(t.bytes));
     let top: Vec<_> = threads.iter().take(args.top).collect();
-
-    // Bytes per channel across every checkpoint, from the encoded sizes (nothing decoded).
-    let mut channels: BTreeMap<String, u64> = BTreeMap::new();
-    let mut undecodable = 0u64;
-    let mut measured = 0u64;
-    store.for_each_checkpoint_blob(&mut |blob| {
-        measured += 1;
-        match msgpack::channel_sizes(blob) {
-            Ok(sizes) => {
-                for (k, n) in sizes {
-                    *channels.entry(k).or_default() += n as u64;
-                }
-            }
-            Err(_) => undecodable += 1,
-        }
-        Ok(())
-    })?;
-    // Rows the pass above did not see are encrypted (or legacy json): encrypted checkpoints
-    // are measured decrypted when a key is given; without one they are counted.
-    let sealed = if measured < checkpoint_rows {
-        measure_sealed(&*store, &super::keys(g), &mut channels, &mut undecodable)?
-    } else {
-        Sealed::default()
-    };
-    let mut channels: Vec<(String, u64)> = channels.into_iter().collect();
-    channels.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    let ChannelSizes {
+        channels,
+        undecodable,
+        sealed,
+    } = checkpoint_bytes_by_channel(&*store, &super::keys(g), checkpoint_rows)?;
     let writes = store.write_bytes_by_channel()?;
     let orphans = store.orphans()?;
     let server = store.server_space()?;
@@ -74,7 +49,7 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
         threads: threads.len(),
         checkpoints: checkpoint_rows,
         writes: write_rows,
-        checkpoints_per_thread: Spread { min, median, max },
+        checkpoints_per_thread: spread,
         largest_threads: top
             .iter()
             .map(|t| LargeThread {
@@ -108,6 +83,65 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
         Some(line) => Err(crate::exit::Partial(line).into()),
         None => Ok(()),
     }
+}
+
+/// Checkpoints per thread: the fewest, the median and the most.
+fn spread(threads: &[ThreadSummary]) -> Spread {
+    let mut per_thread: Vec<u64> = threads.iter().map(|t| t.checkpoints).collect();
+    per_thread.sort_unstable();
+    Spread {
+        min: per_thread.first().copied().unwrap_or(0),
+        median: per_thread.get(per_thread.len() / 2).copied().unwrap_or(0),
+        max: per_thread.last().copied().unwrap_or(0),
+    }
+}
+
+/// Bytes per channel across every checkpoint, largest first, from the encoded sizes (nothing
+/// decoded); with the checkpoints that could not be measured and the encrypted ones.
+fn checkpoint_bytes_by_channel(
+    store: &dyn crate::storage::CheckpointStore,
+    keys: &Keyring,
+    checkpoint_rows: u64,
+) -> Result<ChannelSizes> {
+    let mut channels: BTreeMap<String, u64> = BTreeMap::new();
+    let mut undecodable = 0u64;
+    let mut measured = 0u64;
+    store.for_each_checkpoint_blob(&mut |blob| {
+        measured += 1;
+        match msgpack::channel_sizes(blob) {
+            Ok(sizes) => {
+                for (k, n) in sizes {
+                    *channels.entry(k).or_default() += n as u64;
+                }
+            }
+            Err(_) => undecodable += 1,
+        }
+        Ok(())
+    })?;
+    // Rows the pass above did not see are encrypted (or legacy json): encrypted checkpoints
+    // are measured decrypted when a key is given; without one they are counted.
+    let sealed = if measured < checkpoint_rows {
+        measure_sealed(store, keys, &mut channels, &mut undecodable)?
+    } else {
+        Sealed::default()
+    };
+    let mut channels: Vec<(String, u64)> = channels.into_iter().collect();
+    channels.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    Ok(ChannelSizes {
+        channels,
+        undecodable,
+        sealed,
+    })
+}
+
+/// What [`checkpoint_bytes_by_channel`] measured.
+struct ChannelSizes {
+    /// Bytes per channel, largest first.
+    channels: Vec<(String, u64)>,
+    /// Checkpoints that could not be measured.
+    undecodable: u64,
+    /// The encrypted checkpoints.
+    sealed: Sealed,
 }
 
 /// The store's items, bytes and expired items per top-level namespace, and its vectors.

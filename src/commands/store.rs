@@ -13,9 +13,9 @@ use crate::output::store::{
     self as report, ItemRecord, NamespaceRecord, RemovalReport, RemovedRecord,
 };
 use crate::output::{confirm, human, resolve_format, sanitize};
-use crate::storage::postgres::conn::SchemaConflict;
 use crate::storage::store::{open_store, ItemStore, Removal, StoreItem};
 use crate::storage::Access;
+use crate::storage::SchemaConflict;
 
 /// Runs a `store` subcommand.
 pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()> {

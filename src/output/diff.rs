@@ -5,7 +5,8 @@
 use std::io::Write;
 
 use anyhow::Result;
-use serde_json::{json, Value as Json};
+use serde::Serialize;
+use serde_json::Value as Json;
 
 use super::stream::{element_bytes, placeholder, write_streamed};
 use super::{
@@ -153,21 +154,68 @@ fn render_text(out: &mut dyn Write, r: &DiffReport) -> Result<()> {
     Ok(())
 }
 
+/// The `diff` JSON document; its message arrays are placeholders, streamed in their place
+/// (see [`write_streamed`]).
+#[derive(Serialize)]
+struct DiffDoc<'a> {
+    thread_id: &'a str,
+    from: Option<&'a str>,
+    to: &'a str,
+    messages: MessagesDoc,
+    channels: Vec<ChannelDoc<'a>>,
+}
+
+/// The `messages` part of [`DiffDoc`]: the counts before and after, and the placeholders of
+/// the arrays of messages added, removed and changed.
+#[derive(Serialize)]
+struct MessagesDoc {
+    before: usize,
+    after: usize,
+    added: String,
+    removed: String,
+    changed: String,
+}
+
+/// A channel that changed, in [`DiffDoc`].
+#[derive(Serialize)]
+struct ChannelDoc<'a> {
+    channel: &'a str,
+    before: &'a Json,
+    after: &'a Json,
+}
+
+/// A message whose content changed, an element of `messages.changed`: its id, and its
+/// `model_dump()` before and after.
+#[derive(Serialize)]
+struct ChangedDoc {
+    id: Option<String>,
+    before: Json,
+    after: Json,
+}
+
 fn render_json(out: &mut dyn Write, format: Format, r: &DiffReport) -> Result<()> {
     let (before, after, md) = (r.before, r.after, &r.messages);
-    let doc = json!({
-        "thread_id": r.thread_id,
-        "from": r.from,
-        "to": r.to,
-        "messages": {
-            "before": before.len(),
-            "after": after.len(),
-            "added": placeholder(0),
-            "removed": placeholder(1),
-            "changed": placeholder(2),
+    let doc = serde_json::to_value(DiffDoc {
+        thread_id: r.thread_id,
+        from: r.from,
+        to: r.to,
+        messages: MessagesDoc {
+            before: before.len(),
+            after: after.len(),
+            added: placeholder(0),
+            removed: placeholder(1),
+            changed: placeholder(2),
         },
-        "channels": r.channels.iter().map(|c| json!({"channel": c.name, "before": c.before, "after": c.after})).collect::<Vec<_>>(),
-    });
+        channels: r
+            .channels
+            .iter()
+            .map(|c| ChannelDoc {
+                channel: &c.name,
+                before: &c.before,
+                after: &c.after,
+            })
+            .collect(),
+    })?;
     let dump = |m: Message| Json::Object(m.fields);
     let added = par_in_order(md.added.len(), move |k| {
         element_bytes(format, &dump(after.message(md.added[k])?))
@@ -181,7 +229,11 @@ fn render_json(out: &mut dyn Write, format: Format, r: &DiffReport) -> Result<()
         let id = b.id().map(str::to_owned);
         element_bytes(
             format,
-            &json!({"id": id, "before": dump(before.message(i)?), "after": dump(b)}),
+            &ChangedDoc {
+                id,
+                before: dump(before.message(i)?),
+                after: dump(b),
+            },
         )
     });
     let arrays: Vec<Box<dyn Iterator<Item = Result<Vec<u8>>>>> =

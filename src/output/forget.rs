@@ -6,9 +6,8 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::cli::Format;
 use crate::ops::forget::Receipt;
-use crate::output::{self, human, table};
+use crate::output::{self, human, table, Format};
 
 /// One thread in the list of what a run does.
 #[derive(Debug, Clone, Serialize)]
@@ -64,6 +63,39 @@ struct DryRun<'a> {
     unmatched: &'a crate::ops::forget::Unmatched,
     reported: &'a [crate::ops::forget::Reported],
     untouched: &'a [String],
+    totals: DryRunTotals,
+}
+
+/// A dry run's totals: the threads listed per action (`would delete`, `would scrub`,
+/// `absent`; a `note` is about a thread listed already), and the store's items per action
+/// (absent when the database has no store).
+#[derive(Serialize)]
+struct DryRunTotals {
+    threads: serde_json::Map<String, serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    store_items: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl DryRunTotals {
+    fn of(planned: &Planned) -> DryRunTotals {
+        fn count<'a>(
+            actions: impl Iterator<Item = &'a str>,
+        ) -> serde_json::Map<String, serde_json::Value> {
+            let mut m = serde_json::Map::new();
+            for a in actions.filter(|a| *a != "note") {
+                let n = m.get(a).and_then(serde_json::Value::as_u64).unwrap_or(0);
+                m.insert(a.to_owned(), (n + 1).into());
+            }
+            m
+        }
+        DryRunTotals {
+            threads: count(planned.lines.iter().map(|l| l.action.as_str())),
+            store_items: planned
+                .store
+                .as_ref()
+                .map(|items| count(items.iter().map(|l| l.action.as_str()))),
+        }
+    }
 }
 
 /// Renders a run: a dry run lists the threads; a real run prints its receipt.
@@ -86,6 +118,7 @@ pub fn render(
                     unmatched: &receipt.unmatched,
                     reported: &receipt.reported,
                     untouched: &receipt.untouched,
+                    totals: DryRunTotals::of(planned),
                 },
             );
         }

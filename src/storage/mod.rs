@@ -10,6 +10,9 @@ pub mod store;
 
 use anyhow::Result;
 
+/// `--schema` and the URL's `schema=` name different schemas (commands catch it by this name,
+/// not by the backend's module).
+pub use postgres::conn::SchemaConflict;
 pub use sqlite::SqliteStore;
 
 use crate::codec::pieces::Pieces;
@@ -747,6 +750,25 @@ pub trait CheckpointStore: Send {
     fn free_space(&self) -> Result<Option<Vec<(u64, u64)>>> {
         Ok(None)
     }
+
+    /// The backend's name as reports give it: `sqlite` or `postgres`.
+    fn backend(&self) -> &'static str;
+
+    /// What a search of the stored bytes covers ([`CheckpointStore::find_leftovers`] and
+    /// [`CheckpointStore::raw_places_matching`]), one line per place, for a person (SQLite:
+    /// every byte of the file and its `-wal`; a server: every row of the saver's tables).
+    fn searched(&self) -> Vec<String>;
+
+    /// What keeps deleted bytes beyond memctl's reach (copies, backups, a server's own
+    /// files), one line per kind, for a person (forget's receipt states it).
+    fn out_of_reach(&self) -> Vec<String>;
+
+    /// The places whose stored bytes `matches` accepts, by name: the bytes outside every row
+    /// when the backend can tell (SQLite with an empty `-wal`: the free ranges of
+    /// [`CheckpointStore::free_space`]), else every byte of [`CheckpointStore::files`]; read
+    /// in pieces that overlap by 64 KiB (a match longer than that across two pieces is not
+    /// seen). A server database has no bytes memctl can read outside its rows: none.
+    fn raw_places_matching(&self, matches: &mut dyn FnMut(&[u8]) -> bool) -> Result<Vec<String>>;
 
     /// Starts a batch: the following updates share one transaction (fewer syncs for `--all`),
     /// each still atomic on its own. End it with [`CheckpointStore::commit_batch`].

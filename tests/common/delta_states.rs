@@ -196,8 +196,10 @@ pub fn gc_beside_a_live_app(
             }
             // Snapshots are written first and the rows below them deleted a moment later,
             // unless the app moved the thread in between (then the next run collects them).
-            let wrote_snapshots =
-                status == "collected" || status.contains("snapshots were written");
+            let wrote_snapshots = status == "collected"
+                || row["reason"]
+                    .as_str()
+                    .is_some_and(|why| why.contains("snapshots were written"));
             if app_threads.contains(&id) && wrote_snapshots {
                 snapshots += usize::from(row["delta"] == "snapshot");
             }

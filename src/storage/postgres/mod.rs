@@ -1434,6 +1434,27 @@ impl CheckpointStore for PostgresStore {
     /// Rows only: every checkpoint JSONB and metadata, blob row and write row is searched on
     /// the server. The server's files (free space in the table files, WAL, backups) are out
     /// of memctl's reach, so `raw` stays empty.
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn searched(&self) -> Vec<String> {
+        vec![
+            "every row of checkpoints, checkpoint_blobs and checkpoint_writes (the server's files are out of reach)".into(),
+        ]
+    }
+
+    fn out_of_reach(&self) -> Vec<String> {
+        vec![
+            "PostgreSQL: VACUUM makes deleted rows' space reusable but does not overwrite it; old row versions stay in the table files until reused, in the server's WAL segments and WAL archive until recycled, on replicas, and in backups and snapshots".into(),
+        ]
+    }
+
+    /// None: the server's files are out of memctl's reach (its rows are searched instead).
+    fn raw_places_matching(&self, _: &mut dyn FnMut(&[u8]) -> bool) -> Result<Vec<String>> {
+        Ok(vec![])
+    }
+
     fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
         let mut out = Vec::new();
         for text in texts {

@@ -288,6 +288,53 @@ impl CheckpointStore for SqliteStore {
         SqliteStore::free_space(self)
     }
 
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn searched(&self) -> Vec<String> {
+        self.files()
+            .iter()
+            .map(|f| {
+                let n = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+                format!("every byte of '{}' ({n} bytes)", f.display())
+            })
+            .collect()
+    }
+
+    fn out_of_reach(&self) -> Vec<String> {
+        vec![
+            "SQLite: the freed space in the file was overwritten with zeros and its -wal truncated; copies outside it (backups, snapshots, replicas such as Litestream, blocks the filesystem or disk has not yet reused) are out of memctl's reach".into(),
+        ]
+    }
+
+    fn raw_places_matching(&self, matches: &mut dyn FnMut(&[u8]) -> bool) -> Result<Vec<String>> {
+        const OVERLAP: usize = 64 << 10;
+        if let Some(ranges) = SqliteStore::free_space(self)? {
+            let mut found = false;
+            freemap::search_ranges(&self.path, &ranges, OVERLAP, &mut |piece| {
+                found = matches(piece);
+                !found
+            })?;
+            return Ok(match found {
+                true => vec![self.path.display().to_string()],
+                false => vec![],
+            });
+        }
+        let mut hits = Vec::new();
+        for path in self.files() {
+            let mut found = false;
+            read_in_pieces(&path, OVERLAP, &mut |piece| {
+                found = matches(piece);
+                !found
+            })?;
+            if found {
+                hits.push(path.display().to_string());
+            }
+        }
+        Ok(hits)
+    }
+
     fn begin_batch(&self) -> Result<()> {
         self.begin()
     }

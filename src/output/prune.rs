@@ -1,0 +1,107 @@
+//! The report of `prune`: a table of the threads it selected, the ones it left alone and a
+//! totals line, or one JSON document with the threads, the skipped ones and the totals.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::storage::Deleted;
+
+use super::{human, table, Format};
+
+/// The report of `prune`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PruneReport {
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// The threads it deleted (would delete, in a dry run), not those it left alone.
+    pub threads: Vec<PrunedThread>,
+    /// The threads it left alone, and why.
+    pub skipped: Vec<SkippedThread>,
+    /// What was deleted over all threads.
+    pub deleted: Deleted,
+    /// The bytes of the deleted rows.
+    pub bytes_reclaimed: u64,
+    /// A dry run: the bytes the threads hold (`null` for a real run).
+    pub would_reclaim: Option<u64>,
+    /// The database's size before the run.
+    pub file_bytes_before: u64,
+    /// Its size after (and after the vacuum, with `--vacuum`).
+    pub file_bytes_after: u64,
+    /// `--vacuum` ran and succeeded.
+    pub vacuumed: bool,
+}
+
+/// A thread `prune` selected.
+#[derive(Debug, Clone, Serialize)]
+pub struct PrunedThread {
+    /// The thread.
+    pub thread_id: String,
+    /// Its checkpoints.
+    pub checkpoints: u64,
+    /// Its stored bytes.
+    pub bytes: u64,
+    /// Seconds since the app last wrote it (`null`: unknown).
+    pub age_seconds: Option<i64>,
+}
+
+/// A thread `prune` left alone, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedThread {
+    /// The thread.
+    pub thread_id: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Writes the `prune` report in `format`.
+pub fn render(out: &mut dyn Write, format: Format, r: &PruneReport) -> Result<()> {
+    if format != Format::Table {
+        return super::write_document(out, format, r);
+    }
+    let mut t = table::new_table(&["thread_id", "checkpoints", "bytes", "age", "status"]);
+    table::align_right(&mut t, &[1, 2]);
+    for th in &r.threads {
+        let status = if r.dry_run {
+            "would delete"
+        } else if r.skipped.iter().any(|s| s.thread_id == th.thread_id) {
+            "skipped"
+        } else {
+            "deleted"
+        };
+        t.add_row(vec![
+            human::id(&th.thread_id),
+            th.checkpoints.to_string(),
+            human::bytes(th.bytes),
+            th.age_seconds.map_or("-".into(), human::age),
+            status.to_owned(),
+        ]);
+    }
+    if !r.threads.is_empty() {
+        writeln!(out, "{}", table::render(&t))?;
+    }
+    for s in &r.skipped {
+        writeln!(out, "skipped {}: {}", human::id(&s.thread_id), s.reason)?;
+    }
+    if r.dry_run {
+        writeln!(
+            out,
+            "dry run: would delete {} ({}); nothing was written",
+            human::count(r.threads.len() as u64, "thread"),
+            human::bytes(r.would_reclaim.unwrap_or(0))
+        )?;
+    } else {
+        writeln!(
+            out,
+            "deleted {}, {}, {} ({}); file {} → {}",
+            human::count(r.deleted.threads, "thread"),
+            human::count(r.deleted.checkpoints, "checkpoint"),
+            human::count(r.deleted.writes, "write"),
+            human::bytes(r.deleted.bytes),
+            human::bytes(r.file_bytes_before),
+            human::bytes(r.file_bytes_after)
+        )?;
+    }
+    Ok(())
+}
