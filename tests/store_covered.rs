@@ -489,7 +489,8 @@ fn ttl_applies_langgraph_json_as_prune_gc_and_sweep_do() {
         dir.path(),
         r#"{"checkpointer": {"ttl": {"strategy": "keep_latest", "default_ttl": 60}}}"#,
     );
-    common::run_ok(&[
+    let checkpoints_before = common::checkpoint_count(&ours, "t-1");
+    let report: serde_json::Value = serde_json::from_str(&common::run_ok(&[
         "ttl",
         "--config",
         s(&config),
@@ -497,7 +498,19 @@ fn ttl_applies_langgraph_json_as_prune_gc_and_sweep_do() {
         s(&ours),
         "--now",
         now,
-    ]);
+        "--format",
+        "json",
+    ]))
+    .expect("ttl's JSON");
+    // The per-thread gc reports and their totals.
+    let part = &report["checkpointer"];
+    assert_eq!(part["gc"][0]["thread_id"], "t-1", "{report}");
+    assert_eq!(part["gc_totals"]["threads"], 1, "{report}");
+    assert_eq!(
+        part["gc_totals"]["deleted"]["checkpoints"],
+        checkpoints_before as u64 - 1,
+        "{report}"
+    );
     common::run_ok(&[
         "gc",
         "--thread",

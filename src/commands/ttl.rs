@@ -87,6 +87,7 @@ pub fn run(g: &GlobalArgs, args: &TtlArgs, out: &mut dyn Write) -> Result<()> {
                             run_part(format, out, &mut errors, |o| super::gc::run(&inner, &a, o))?;
                         reports.push(json!({"thread_id": t, "gc": r}));
                     }
+                    part["gc_totals"] = gc_totals(&reports);
                     part["gc"] = Json::Array(reports);
                 }
             }
@@ -148,6 +149,35 @@ pub fn run(g: &GlobalArgs, args: &TtlArgs, out: &mut dyn Write) -> Result<()> {
         return Err(crate::exit::Partial(partial.join("; ")).into());
     }
     Ok(())
+}
+
+/// The totals over the per-thread gc reports of the keep_latest part: the threads, and the
+/// sums of gc's own totals (`deleted`, `would_delete`, `bytes_reclaimed`).
+fn gc_totals(reports: &[Json]) -> Json {
+    let mut totals = json!({"threads": reports.len()});
+    for r in reports {
+        for key in ["deleted", "would_delete", "bytes_reclaimed"] {
+            add_numbers(&mut totals[key], &r["gc"][key]);
+        }
+    }
+    totals
+}
+
+/// Adds `add`'s numbers into `sum` (a number, or an object of numbers, field by field);
+/// `null` adds nothing.
+fn add_numbers(sum: &mut Json, add: &Json) {
+    match add {
+        Json::Number(n) => {
+            let total = sum.as_u64().unwrap_or(0) + n.as_u64().unwrap_or(0);
+            *sum = Json::from(total);
+        }
+        Json::Object(fields) => {
+            for (k, v) in fields {
+                add_numbers(&mut sum[k.as_str()], v);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Runs one part: on a table, straight to `out`; else into a buffer, returned as its JSON
