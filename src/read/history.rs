@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use crate::codec::aes::Keyring;
 use crate::model::checkpoint::StoredMessages;
 use crate::model::Metadata;
-use crate::storage::CheckpointStore;
+use crate::storage::{CheckpointRow, CheckpointStore};
 
 use super::LoadedCheckpoint;
 
@@ -57,46 +57,30 @@ pub fn checkpoints(
     ns: &str,
     select: &Selection<'_>,
 ) -> Result<Vec<HistoryRecord>> {
+    checkpoints_with(store, keys, thread, ns, select, &mut |_| {})
+}
+
+/// [`checkpoints`], handing `each` the stored row of every listed checkpoint as it is read
+/// when the page is read alone (see [`page_alone`]; a DeltaChannel history is read whole
+/// and hands over nothing).
+pub fn checkpoints_with(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    ns: &str,
+    select: &Selection<'_>,
+    each: &mut dyn FnMut(&CheckpointRow),
+) -> Result<Vec<HistoryRecord>> {
     super::require_thread(store, thread, ns)?;
     let writes = store.write_counts(thread, ns)?;
     let children = child_namespaces(store, thread, ns)?;
-    let mut records: Vec<HistoryRecord> = Vec::new();
-    let rows = store.checkpoints(thread, ns)?;
-    let limit = select.limit.unwrap_or(usize::MAX);
-    // `before`: ids that sort before the one given (LangGraph's `checkpoint_id < ?`).
     let before = select
         .before
         .map(|id| super::resolve_checkpoint_id(store, thread, ns, id))
         .transpose()?;
-    // A DeltaChannel's messages are rebuilt for every checkpoint at once (each continues from
-    // its parent's): that needs every checkpoint of the namespace, listed or not.
-    let decoded = rows
-        .into_iter()
-        .map(|row| super::decode_shallow(keys, row))
-        .collect::<Result<Vec<_>>>()?;
-    let mut replayed = delta_counts(store, keys, &decoded)?;
-    // The source and `before` select as `get_state_history(filter=, before=)` does, then
-    // the limit counts what is left.
-    let selected = decoded.into_iter().filter(|(cp, _)| {
-        before
-            .as_deref()
-            .is_none_or(|b| cp.row.checkpoint_id.as_str() < b)
-            && select
-                .source
-                .is_none_or(|src| cp.metadata.source() == Some(src))
-    });
-    for (cp, messages) in selected.take(limit) {
-        // Messages are counted in place.
+    let record = |cp: LoadedCheckpoint, count: Option<usize>| {
         let id = cp.row.checkpoint_id.clone();
-        let count = match (
-            replayed.as_mut().and_then(|r| r.remove(&id)),
-            messages.list(),
-        ) {
-            (Some(n), _) => Some(n?),
-            (None, Some(list)) => Some(list.spans()?.len()),
-            (None, None) => None,
-        };
-        records.push(HistoryRecord {
+        HistoryRecord {
             parent_checkpoint_id: cp.row.parent_checkpoint_id.clone(),
             step: cp.metadata.step(),
             source: cp.metadata.source().map(str::to_owned),
@@ -105,9 +89,124 @@ pub fn checkpoints(
             pending_writes: writes.get(&id).copied().unwrap_or(0),
             namespaces: children.get(&id).cloned().unwrap_or_default(),
             checkpoint_id: id,
-        });
+        }
+    };
+    if let Some(page) = page_alone(store, keys, thread, ns, select, before.as_deref(), each)? {
+        let mut records = Vec::with_capacity(page.len());
+        for (cp, messages) in page {
+            let count = messages
+                .list()
+                .map(|l| l.spans().map(|s| s.len()))
+                .transpose()?;
+            records.push(record(cp, count));
+        }
+        return Ok(records);
+    }
+    let rows = store.checkpoints(thread, ns)?;
+    let limit = select.limit.unwrap_or(usize::MAX);
+    let decoded = rows
+        .into_iter()
+        .map(|row| super::decode_shallow(keys, row))
+        .collect::<Result<Vec<_>>>()?;
+    let mut replayed = delta_counts(store, keys, &decoded)?;
+    let selected = decoded.into_iter().filter(|(cp, _)| {
+        before
+            .as_deref()
+            .is_none_or(|b| cp.row.checkpoint_id.as_str() < b)
+            && select
+                .source
+                .is_none_or(|src| cp.metadata.source() == Some(src))
+    });
+    let mut records: Vec<HistoryRecord> = Vec::new();
+    for (cp, messages) in selected.take(limit) {
+        let id = &cp.row.checkpoint_id;
+        let count = match (
+            replayed.as_mut().and_then(|r| r.remove(id)),
+            messages.list(),
+        ) {
+            (Some(n), _) => Some(n?),
+            (None, Some(list)) => Some(list.spans()?.len()),
+            (None, None) => None,
+        };
+        records.push(record(cp, count));
     }
     Ok(records)
+}
+
+/// A page of a history (`select.limit` checkpoints) read without the rows outside it: the
+/// rows' ids, metadata and sizes first (no blobs), then only the page's blobs, a few at a
+/// time. `None` when the history must be read whole: no limit, or a checkpoint of the page
+/// whose messages need a DeltaChannel replay (older rows carry them). A plain checkpoint's
+/// count is its own stored list, whatever the rows around it.
+fn page_alone(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    ns: &str,
+    select: &Selection<'_>,
+    before: Option<&str>,
+    each: &mut dyn FnMut(&CheckpointRow),
+) -> Result<Option<Vec<(LoadedCheckpoint, StoredMessages)>>> {
+    let Some(limit) = select.limit else {
+        return Ok(None);
+    };
+    let mut infos: Vec<_> = store
+        .checkpoint_infos(thread)?
+        .into_iter()
+        .filter(|i| i.ns == ns && before.is_none_or(|b| i.id.as_str() < b))
+        .collect();
+    // Newest first, in the byte order the savers sort ids by.
+    infos.sort_by(|a, b| b.id.cmp(&a.id));
+    // A DeltaChannel thread is read whole: its checkpoints' counts come from one replay
+    // (even one that stores no messages counts the channel's rebuilt list). Its metadata
+    // carries the channels' counters, and its newest checkpoint needs a replay.
+    let counters = crate::model::channels::DELTA_COUNTERS.as_bytes();
+    let delta_metadata = infos.iter().any(|i| {
+        i.metadata
+            .as_deref()
+            .is_some_and(|md| md.windows(counters.len()).any(|w| w == counters))
+    });
+    if delta_metadata {
+        return Ok(None);
+    }
+    if let Some(newest) = store.latest_checkpoint_id(thread, ns)? {
+        if let Some(row) = store.checkpoint(thread, ns, Some(&newest))? {
+            let (cp, messages) = super::decode_shallow(keys, row)?;
+            if matches!(messages, StoredMessages::DeltaOmitted)
+                || super::needs_replay(&cp, &messages)
+            {
+                return Ok(None);
+            }
+        }
+    }
+    let source_of = |md: Option<&[u8]>| Metadata::parse(md).ok()?.source().map(str::to_owned);
+    let ids: Vec<&str> = infos
+        .iter()
+        .filter(|i| {
+            select
+                .source
+                .is_none_or(|src| source_of(i.metadata.as_deref()).as_deref() == Some(src))
+        })
+        .take(limit)
+        .map(|i| i.id.as_str())
+        .collect();
+    let mut page = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(16) {
+        let keys_of: Vec<(&str, &str, &str)> = chunk.iter().map(|id| (thread, ns, *id)).collect();
+        for row in store.checkpoints_at(&keys_of)? {
+            // A row deleted since its id was read is not listed.
+            let Some(row) = row? else { continue };
+            each(&row);
+            let (cp, messages) = super::decode_shallow(keys, row)?;
+            if matches!(messages, StoredMessages::DeltaOmitted)
+                || super::needs_replay(&cp, &messages)
+            {
+                return Ok(None);
+            }
+            page.push((cp, messages));
+        }
+    }
+    Ok(Some(page))
 }
 
 /// The message count of every checkpoint in `rows` (one namespace of a thread) as

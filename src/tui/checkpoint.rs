@@ -52,6 +52,8 @@ pub struct CheckpointView {
     jump: Option<usize>,
     /// The token counter of the tokens view ([`counters`]).
     counter: usize,
+    /// The `show` text while another mode is on screen (kept: going back is instant).
+    shown: Option<Text>,
 }
 
 impl CheckpointView {
@@ -74,16 +76,24 @@ impl CheckpointView {
             width: 80,
             jump,
             counter: 0,
+            shown: None,
         })
     }
 
     fn switch(&mut self, mode: Mode, src: &Source) -> Result<()> {
         let mode = if self.mode == mode { Mode::Show } else { mode };
-        self.text = match mode {
-            Mode::Show => src.show(&self.thread, &self.id)?,
+        let text = match mode {
+            Mode::Show => match self.shown.take() {
+                Some(text) => text,
+                None => src.show(&self.thread, &self.id)?,
+            },
             Mode::Diff => src.diff(&self.thread, &self.id)?,
             Mode::Tokens => src.tokens(&self.thread, &self.id, counters()[self.counter])?,
         };
+        let old = std::mem::replace(&mut self.text, text);
+        if self.mode == Mode::Show {
+            self.shown = Some(old);
+        }
         self.mode = mode;
         self.scroll = 0;
         Ok(())

@@ -264,28 +264,37 @@ impl Source {
         Ok(rows.into_iter().map(|r| r.thread_id).collect())
     }
 
-    /// The newest `limit` checkpoints of `thread` (`history --limit`), with each one's
-    /// stored bytes ([`crate::storage::CheckpointStore::checkpoint_infos`], no blob read) and
-    /// the approximate tokens of its stored messages (rows read a few at a time; the tokens of
-    /// the checkpoints in `known`, the pages read before, are taken from there).
+    /// The newest `limit` checkpoints of `thread` older than `before` when given (`history
+    /// --limit --before`: a page), with each one's stored bytes
+    /// ([`crate::storage::CheckpointStore::checkpoint_infos`], no blob read) and the
+    /// approximate tokens of its stored messages (counted as the page's rows are read).
     pub fn history(
         &self,
         thread: &str,
+        before: Option<&str>,
         limit: usize,
-        known: &[HistoryRec],
     ) -> Result<Vec<HistoryRec>> {
         let g = self.global(Format::Json);
         let store = crate::commands::open_read_only(&g)?;
         let select = crate::read::history::Selection {
+            before,
             limit: Some(limit),
             ..Default::default()
         };
-        let mut rows: Vec<HistoryRec> = crate::read::history::checkpoints(
+        // The tokens of the rows read for the page, counted as they pass (their blobs are
+        // not kept); a DeltaChannel history hands none over.
+        let mut counted: std::collections::HashMap<String, Option<u64>> = Default::default();
+        let mut rows: Vec<HistoryRec> = crate::read::history::checkpoints_with(
             &*store,
             &crate::commands::keys(&g),
             thread,
             &self.ns,
             &select,
+            &mut |row| {
+                let tokens = crate::tokens::approx::count_checkpoint_blob(&row.checkpoint)
+                    .and_then(|(_, t)| t);
+                counted.insert(row.checkpoint_id.clone(), tokens);
+            },
         )?
         .into_iter()
         .map(HistoryRec::from)
@@ -296,14 +305,10 @@ impl Source {
             .filter(|i| i.ns == self.ns)
             .map(|i| (i.id, i.bytes))
             .collect();
-        let known: std::collections::HashMap<&str, Option<u64>> = known
-            .iter()
-            .map(|r| (r.checkpoint_id.as_str(), r.tokens))
-            .collect();
         let mut unknown = Vec::new();
         for (i, r) in rows.iter_mut().enumerate() {
             r.bytes = bytes.get(&r.checkpoint_id).copied();
-            match known.get(r.checkpoint_id.as_str()) {
+            match counted.get(&r.checkpoint_id) {
                 Some(t) => r.tokens = *t,
                 None => unknown.push(i),
             }

@@ -39,7 +39,7 @@ impl History {
     /// Reads the first page (`page` checkpoints) of `thread`'s history.
     pub fn load(src: &Source, thread: &str, page: usize) -> Result<History> {
         let page = page.max(1);
-        let rows = src.history(thread, page, &[])?;
+        let rows = src.history(thread, None, page)?;
         Ok(History {
             thread: thread.to_owned(),
             rows,
@@ -60,7 +60,9 @@ impl History {
         if super::navigate(&key, &mut sel, self.rows.len(), 10) {
             if sel + 1 >= self.rows.len() && self.more() {
                 self.limit += self.page;
-                self.rows = src.history(&self.thread, self.limit, &self.rows)?;
+                let last = self.rows.last().map(|r| r.checkpoint_id.clone());
+                let more = src.history(&self.thread, last.as_deref(), self.page)?;
+                self.rows.extend(more);
             }
             self.state.select(Some(sel));
             return Ok(Action::None);
