@@ -240,6 +240,24 @@ pub enum Command {
   memctl copy --thread chat-1 --to postgresql://app@db/prod --to-thread chat-1 --dry-run")]
     Copy(CopyArgs),
 
+    /// Export threads to a portable archive: a new SQLite file in SqliteSaver's layout, which
+    /// LangGraph opens itself (`SqliteSaver.from_conn_string`). `--redact` replaces what its
+    /// patterns match in every message, tool-call argument, channel value, pending write and
+    /// metadata value with `[erased]`; the archive is then searched byte by byte, and kept only
+    /// when no match is left.
+    #[command(after_help = "Examples:
+  memctl export --thread chat-1 -o chat-1.sqlite
+  memctl export --thread chat-1 -o for-support.sqlite --redact '[\\w.+-]+@[\\w-]+\\.[\\w.]+' --redact 'sk-[A-Za-z0-9]{20,}'
+  memctl export --all -o archive.sqlite --force")]
+    Export(ExportArgs),
+
+    /// Import threads from a SQLite file (an export, or any SqliteSaver file) into --db: a
+    /// copy the other way, one transaction per thread.
+    #[command(after_help = "Examples:
+  memctl import chat-1.sqlite --db app.sqlite
+  memctl import archive.sqlite --db postgresql://app@db/prod --thread chat-1 --to-thread chat-1-restored")]
+    Import(ImportArgs),
+
     /// The LangGraph Store (long-term memory: `store.put` items): list namespaces and items,
     /// read one, delete items, sweep expired ones. Reads never refresh a TTL.
     #[command(after_help = "Examples:
@@ -1199,6 +1217,55 @@ pub struct CopyArgs {
     pub replace: bool,
 
     /// Read everything and say what would be copied; write nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+}
+
+/// `memctl export`.
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// A thread to export (repeatable).
+    #[arg(long, value_name = "ID", required_unless_present = "all")]
+    pub thread: Vec<String>,
+
+    /// Export every thread of the database.
+    #[arg(long, conflicts_with = "thread")]
+    pub all: bool,
+
+    /// The archive to write: a new SQLite file (an existing one is refused unless --force).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Replace the file when it exists (only once the new archive is complete and verified).
+    #[arg(long)]
+    pub force: bool,
+
+    /// Replace every match of this regular expression with `[erased]` (repeatable; the
+    /// patterns and what they matched are never printed).
+    #[arg(long, value_name = "REGEX")]
+    pub redact: Vec<String>,
+}
+
+/// `memctl import`.
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// The file to import from (an export, or any SqliteSaver file or PostgreSQL URL).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// A thread to import (repeatable; default: every thread of the file).
+    #[arg(long, value_name = "ID")]
+    pub thread: Vec<String>,
+
+    /// The id the thread gets in --db (one --thread only; default: its own id).
+    #[arg(long, value_name = "ID")]
+    pub to_thread: Option<String>,
+
+    /// Overwrite threads of the same id in --db (each in the transaction that writes it).
+    #[arg(long)]
+    pub replace: bool,
+
+    /// Read everything and say what would be imported; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
 }

@@ -283,3 +283,112 @@ fn a_fork_is_the_source_at_its_checkpoint() {
         )
     });
 }
+
+fn export(db: &Path, args: &[&str]) -> Result<(), String> {
+    let out = memctl()
+        .args(["export", "--db", s(db)])
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(format!(
+            "memctl export {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )),
+    }
+}
+
+/// `j` without the token estimates (a redacted text has another length).
+fn without_token_counts(mut j: Json) -> Json {
+    fn strip(j: &mut Json) {
+        match j {
+            Json::Object(o) => {
+                o.remove("tokens_approx");
+                o.values_mut().for_each(strip);
+            }
+            Json::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut j);
+    j
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn an_export_is_every_thread_to_langgraph_and_it_continues() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cases = Vec::new();
+    for (i, f) in fixtures().into_iter().enumerate() {
+        let f = std::sync::Arc::new(f);
+        let src = fixture(f.file);
+        let archive = dir.path().join(format!("export-{i}.sqlite"));
+        export(&src, &["--all", "-o", s(&archive)]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(threads_of(&archive), threads_of(&src), "{}", f.file);
+        for thread in threads_of(&src) {
+            cases.push((f.clone(), src.clone(), archive.clone(), thread));
+        }
+    }
+    run_parallel(cases, |(f, src, archive, thread)| {
+        let a = history(&f, &src, &thread, None)?;
+        let b = history(&f, &archive, &thread, None)?;
+        same(&format!("{} '{thread}' exported", f.file), a, b)?;
+        if f.gen == "old" {
+            return Ok(());
+        }
+        let a = without_random_ids(carry_on(&f, &src, &thread)?);
+        let b = without_random_ids(carry_on(&f, &archive, &thread)?);
+        same(&format!("{} '{thread}' exported, continued", f.file), a, b)
+    });
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_redacted_export_is_the_thread_redacted_to_langgraph() {
+    let f = &fixtures()[0];
+    let src = fixture(f.file);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let archive = dir.path().join("redacted.sqlite");
+    let threads = ["tools", "subgraph", "unicode"];
+    let mut args = vec![
+        "-o",
+        s(&archive),
+        "--redact",
+        "Paris|Berlin",
+        "--redact",
+        "sunny",
+    ];
+    for t in threads {
+        args.extend(["--thread", t]);
+    }
+    export(&src, &args).unwrap_or_else(|e| panic!("{e}"));
+    // What LangGraph shows of the source, with every match replaced as the export replaces it.
+    let redacted = |j: Json| -> Json {
+        let text = j.to_string();
+        let text = ["Paris", "Berlin", "sunny"]
+            .iter()
+            .fold(text, |t, s| t.replace(s, "[erased]"));
+        serde_json::from_str(&text).expect("JSON")
+    };
+    run_parallel(threads.to_vec(), |thread| {
+        let a = history(f, &src, thread, None)?;
+        assert!(a.to_string().contains("sunny") || thread != "tools");
+        let b = history(f, &archive, thread, None)?;
+        same(
+            &format!("'{thread}' redacted"),
+            without_token_counts(redacted(a)),
+            without_token_counts(b),
+        )?;
+        // The app continues it: the model receives the same history, redacted.
+        let a = without_random_ids(carry_on(f, &src, thread)?);
+        let b = without_random_ids(carry_on(f, &archive, thread)?);
+        same(&format!("'{thread}' redacted, continued"), redacted(a), b)
+    });
+}

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 
 use crate::cli::{CopyArgs, GlobalArgs};
 use crate::exit::Usage;
@@ -132,7 +132,7 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
 /// True when `to` names the database `db` names: the same file, or the same connection
 /// string. (Two spellings of one server database are two databases here; a copy between them
 /// still never loses a row: the target is written whole in one transaction.)
-fn same_database(db: &Path, to: &Path) -> Result<bool> {
+pub fn same_database(db: &Path, to: &Path) -> Result<bool> {
     let a = storage::locate(db).map_err(|e| Usage(e.to_string()))?;
     let b = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
     Ok(match (a, b) {
@@ -152,4 +152,75 @@ fn remove_created(path: &Path) {
         p.push(suffix);
         let _ = std::fs::remove_file(Path::new(&p));
     }
+}
+
+/// Copies threads from `source` into `target` (`pairs`: the source id and the id it gets),
+/// one transaction per thread, as `copy --to` copies one. Without `replace`, a target id that
+/// exists is a [`storage::TargetExists`] error before anything is written; a source thread
+/// with no checkpoint is an error before anything is written too. `to` is the target as
+/// reports show it. With `dry_run` (and a target that may not exist yet: `None`) nothing is
+/// written.
+pub fn copy_threads(
+    source: &dyn CheckpointStore,
+    target: Option<&dyn CheckpointStore>,
+    pairs: &[(String, String)],
+    replace: bool,
+    dry_run: bool,
+    to: Option<String>,
+) -> Result<Vec<CopyReport>> {
+    let mut exists = Vec::with_capacity(pairs.len());
+    for (from, to_thread) in pairs {
+        if !source.thread_exists(from)? {
+            return Err(anyhow!(
+                "no thread '{from}' in the source database; nothing written"
+            ));
+        }
+        let there = match target {
+            Some(t) => t.thread_exists(to_thread)?,
+            None => false,
+        };
+        if there && !replace {
+            return Err(storage::TargetExists(to_thread.clone()).into());
+        }
+        exists.push(there);
+    }
+    let mut reports = Vec::with_capacity(pairs.len());
+    for (i, ((from, to_thread), there)) in pairs.iter().zip(exists).enumerate() {
+        let done = || {
+            format!(
+                "thread '{from}': nothing of it written ({i} of {} threads copied before it, each whole)",
+                pairs.len()
+            )
+        };
+        let rows = source.read_thread(from).with_context(done)?;
+        let plan = crate::ops::copy::plan(rows, from, to_thread, None).with_context(done)?;
+        let written = match (dry_run, target) {
+            (false, Some(t)) => t
+                .write_thread(to_thread, &plan.rows, replace)
+                .with_context(done)?,
+            _ => storage::WrittenThread {
+                replaced: there,
+                shared_versions: vec![],
+            },
+        };
+        reports.push(CopyReport {
+            thread: from.clone(),
+            to_thread: to_thread.clone(),
+            to: to.clone(),
+            at: None,
+            dry_run,
+            created: false,
+            replaced: written.replaced,
+            counts: plan.counts,
+            shared_versions: written
+                .shared_versions
+                .into_iter()
+                .map(|(checkpoint_id, channel)| SharedVersion {
+                    checkpoint_id,
+                    channel,
+                })
+                .collect(),
+        });
+    }
+    Ok(reports)
 }

@@ -7,10 +7,12 @@ pub mod copy;
 pub mod delta;
 pub mod diff;
 pub mod dump;
+pub mod export;
 pub mod find;
 pub mod forget;
 pub mod gc;
 pub mod history;
+pub mod import;
 pub mod man;
 pub mod prune;
 pub mod rekey;
@@ -102,6 +104,8 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Gc(args) => gc::run(g, args, out),
         Command::Rekey(args) => rekey::run(g, args, out),
         Command::Copy(args) => copy::run(g, args, out),
+        Command::Export(args) => export::run(g, args, out),
+        Command::Import(args) => import::run(g, args, out),
         Command::Store(cmd) => store::run(g, cmd, out),
         Command::Ttl(args) => ttl::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),

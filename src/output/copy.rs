@@ -7,6 +7,7 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
+use super::human::count;
 use super::sanitize::one_line;
 use super::{write_document, Format};
 use crate::ops::copy::CopyCounts;
@@ -98,6 +99,137 @@ pub fn write_copy(out: &mut dyn Write, format: Format, r: &CopyReport) -> Result
             "note: checkpoint {} holds another '{}' value under the version an earlier checkpoint stored; PostgresSaver keeps one value per version, so it reads the earlier one there (as the app's own PostgresSaver would)",
             one_line(&v.checkpoint_id),
             one_line(&v.channel)
+        )?;
+    }
+    Ok(())
+}
+
+/// What a copy of several threads did (`import`, `copy --all`): one report per thread, and
+/// the totals.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopiesReport {
+    /// One report per thread, in the order they were copied.
+    pub threads: Vec<CopyReport>,
+    /// The rows of every thread together.
+    pub totals: CopyCounts,
+}
+
+impl CopiesReport {
+    /// The reports, and their totals.
+    pub fn new(threads: Vec<CopyReport>) -> CopiesReport {
+        let mut totals = CopyCounts::default();
+        for r in &threads {
+            totals.add(&r.counts);
+        }
+        CopiesReport { threads, totals }
+    }
+}
+
+/// Writes the report of a copy of several threads: a line per thread, then the totals.
+pub fn write_copies(out: &mut dyn Write, format: Format, r: &CopiesReport) -> Result<()> {
+    if format != Format::Table {
+        return write_document(out, format, r);
+    }
+    for t in &r.threads {
+        write_copy(out, format, t)?;
+    }
+    let dry_run = r.threads.first().is_some_and(|t| t.dry_run);
+    writeln!(
+        out,
+        "{} {}: {} in total, {}",
+        if dry_run { "would copy" } else { "copied" },
+        count(r.threads.len() as u64, "thread"),
+        count(r.totals.checkpoints, "checkpoint"),
+        count(r.totals.writes, "pending write")
+    )?;
+    Ok(())
+}
+
+/// One thread of an export.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportedThread {
+    /// The thread (the same id in the archive).
+    pub thread: String,
+    /// Its rows in the archive.
+    #[serde(flatten)]
+    pub counts: CopyCounts,
+}
+
+/// What `--redact` did, and what the search of the archive's bytes found (nothing: an archive
+/// with a match left is not kept). The patterns and what they matched are never shown.
+#[derive(Debug, Clone, Serialize)]
+pub struct RedactionReport {
+    /// How many patterns were given.
+    pub patterns: usize,
+    /// String values in which matches were replaced by `[erased]`.
+    pub strings_redacted: u64,
+    /// Rows rewritten.
+    pub rows_redacted: u64,
+    /// Distinct matched texts searched for in every byte of the archive (none found).
+    pub texts_searched: usize,
+    /// Matched texts shorter than 4 bytes (they occur by chance in any file): checked in
+    /// every decoded value of the archive, not in its raw bytes.
+    pub short_texts: usize,
+}
+
+/// What `export` wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportReport {
+    /// The archive.
+    pub file: String,
+    /// An existing file was replaced (`--force`).
+    pub replaced_file: bool,
+    /// The threads in it.
+    pub threads: Vec<ExportedThread>,
+    /// Their rows together.
+    pub totals: CopyCounts,
+    /// `--redact`'s work, if given.
+    pub redaction: Option<RedactionReport>,
+}
+
+/// Writes the report of an export.
+pub fn write_export(out: &mut dyn Write, format: Format, r: &ExportReport) -> Result<()> {
+    if format != Format::Table {
+        return write_document(out, format, r);
+    }
+    for t in &r.threads {
+        writeln!(
+            out,
+            "exported thread '{}': {} in {}, {}",
+            one_line(&t.thread),
+            count(t.counts.checkpoints, "checkpoint"),
+            count(t.counts.namespaces, "namespace"),
+            count(t.counts.writes, "pending write")
+        )?;
+    }
+    writeln!(
+        out,
+        "wrote {} ({}, {}) to {}{}",
+        count(r.threads.len() as u64, "thread"),
+        count(r.totals.checkpoints, "checkpoint"),
+        count(r.totals.writes, "pending write"),
+        one_line(&r.file),
+        if r.replaced_file {
+            " (the file there replaced)"
+        } else {
+            ""
+        }
+    )?;
+    if let Some(x) = &r.redaction {
+        let short = match x.short_texts {
+            0 => String::new(),
+            n => format!(
+                "; {} shorter than 4 bytes checked in every decoded value",
+                count(n as u64, "matched text")
+            ),
+        };
+        writeln!(
+            out,
+            "redacted {} in {} ({}); verified: no match left ({} searched for in every byte of the file{short})",
+            count(x.strings_redacted, "string"),
+            count(x.rows_redacted, "row"),
+            count(x.patterns as u64, "pattern"),
+            count(x.texts_searched as u64, "matched text"),
         )?;
     }
     Ok(())
