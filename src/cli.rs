@@ -237,7 +237,9 @@ pub enum Command {
   memctl copy --thread chat-1 --to-thread chat-1-copy
   memctl copy --thread chat-1 --to-thread chat-1-retry --at 1f0c1a2b-3c4d-6e5f-8001-0a1b2c3d4e5f
   memctl copy --thread chat-1 --to debug.sqlite
-  memctl copy --thread chat-1 --to postgresql://app@db/prod --to-thread chat-1 --dry-run")]
+  memctl copy --thread chat-1 --to postgresql://app@db/prod --to-thread chat-1 --dry-run
+  memctl copy --all --idle 90d --to archive.sqlite
+  memctl copy --all --meta user_id=42 --to postgresql://app@db/prod")]
     Copy(CopyArgs),
 
     /// Export threads to a portable archive: a new SQLite file in SqliteSaver's layout, which
@@ -1194,8 +1196,24 @@ pub struct BrowseArgs {
 #[derive(Debug, Args)]
 pub struct CopyArgs {
     /// The thread to copy.
-    #[arg(long, value_name = "ID")]
-    pub thread: String,
+    #[arg(long, value_name = "ID", required_unless_present = "all")]
+    pub thread: Option<String>,
+
+    /// Copy every thread (the ones --idle and --meta select) into --to, one transaction per
+    /// thread, each under its own id.
+    #[arg(long, conflicts_with_all = ["thread", "to_thread", "at"], requires = "to")]
+    pub all: bool,
+
+    /// With --all: only threads whose latest checkpoint is older than this (e.g. 30d, 12h),
+    /// as `prune --idle` selects them.
+    #[arg(long, value_name = "DUR", requires = "all", value_parser = parse_duration)]
+    pub idle: Option<String>,
+
+    /// With --all: only threads whose metadata (the configurable keys the app passed, in any
+    /// of their checkpoints) or latest state channel KEY equals VALUE; repeat to require
+    /// several (the selection of `find --meta`).
+    #[arg(long, value_name = "KEY=VALUE", requires = "all", value_parser = parse_meta)]
+    pub meta: Vec<String>,
 
     /// The id of the copy (default: the same id, which needs --to another database).
     #[arg(long, value_name = "ID")]

@@ -153,3 +153,134 @@ fn a_copy_a_replace_and_a_dry_run() {
     };
     assert_eq!(ids(&file, "tools"), ids(&db, "tools"));
 }
+
+/// Every row of a thread as stored, in key order (checkpoints, then writes), without the
+/// thread id.
+fn thread_rows(db: &Path, thread: &str) -> Vec<Vec<rusqlite::types::Value>> {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("opens");
+    let mut out = Vec::new();
+    for sql in [
+        "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
+         FROM checkpoints WHERE thread_id = ? ORDER BY 1, 2",
+        "SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value \
+         FROM writes WHERE thread_id = ? ORDER BY 1, 2, 3, 4",
+    ] {
+        let mut st = c.prepare(sql).expect("prepares");
+        let n = st.column_count();
+        let rows = st
+            .query_map([thread], |r| (0..n).map(|i| r.get(i)).collect())
+            .expect("queries")
+            .collect::<Result<Vec<Vec<rusqlite::types::Value>>, _>>()
+            .expect("rows");
+        out.extend(rows);
+    }
+    out
+}
+
+fn thread_ids(db: &Path) -> Vec<String> {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("opens");
+    let mut st = c
+        .prepare("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")
+        .expect("prepares");
+    let ids = st
+        .query_map([], |r| r.get(0))
+        .expect("queries")
+        .collect::<Result<Vec<String>, _>>()
+        .expect("rows");
+    ids
+}
+
+#[test]
+fn copy_all_copies_the_threads_the_filters_select() {
+    let (dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let alice = dir.path().join("alice.sqlite");
+    // --meta: the threads `find --meta` selects, each whole, as stored.
+    let (code, out, err) = copy(
+        &db,
+        &[
+            "--all",
+            "--meta",
+            "user_id=42",
+            "--to",
+            s(&alice),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let ids = thread_ids(&alice);
+    assert_eq!(
+        ids,
+        ["alice-chat", "alice-profile", "alice-sub", "alice-tools"]
+    );
+    assert_eq!(
+        report["threads"].as_array().map(Vec::len),
+        Some(4),
+        "{report}"
+    );
+    let mut checkpoints = 0;
+    for t in &ids {
+        assert_eq!(thread_rows(&alice, t), thread_rows(&db, t), "{t}");
+        let c = rusqlite::Connection::open(&db).expect("opens");
+        checkpoints += c
+            .query_row(
+                "SELECT count(*) FROM checkpoints WHERE thread_id = ?",
+                [t],
+                |r| r.get::<_, i64>(0),
+            )
+            .expect("counts");
+    }
+    assert_eq!(report["totals"]["checkpoints"], checkpoints, "{report}");
+    // Again: the threads are there; refused before anything is written.
+    let before: Vec<_> = ids.iter().map(|t| thread_rows(&alice, t)).collect();
+    let (code, _, err) = copy(&db, &["--all", "--to", s(&alice)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("already exists"), "{err}");
+    assert_eq!(thread_ids(&alice), ids, "nothing written");
+    let after: Vec<_> = ids.iter().map(|t| thread_rows(&alice, t)).collect();
+    assert_eq!(before, after);
+    // --replace: every thread, the existing ones replaced.
+    let (code, out, err) = copy(&db, &["--all", "--to", s(&alice), "--replace"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("copied 7 threads"), "{out}");
+    assert_eq!(thread_ids(&alice), thread_ids(&db));
+    // --idle, against a fixed now: the fixture's threads were last written 2026-12-01.
+    let idle = dir.path().join("idle.sqlite");
+    for (now, expected) in [
+        ("2026-12-01T21:30:00Z", 0usize),
+        ("2026-12-03T00:00:00Z", 7),
+    ] {
+        let (code, out, err) = copy(
+            &db,
+            &[
+                "--all",
+                "--idle",
+                "1d",
+                "--now",
+                now,
+                "--to",
+                s(&idle),
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        assert_eq!(
+            report["threads"].as_array().map(Vec::len),
+            Some(expected),
+            "{now}: {report}"
+        );
+        assert_eq!(
+            idle.exists(),
+            expected > 0,
+            "{now}: a file only when a thread goes"
+        );
+    }
+    // Into the database itself: refused.
+    let (code, _, err) = copy(&db, &["--all", "--to", s(&db)]);
+    assert_eq!(code, 2, "{err}");
+}

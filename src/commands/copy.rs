@@ -13,9 +13,15 @@ use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore};
 
 /// Runs `copy`.
 pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
+    if args.all {
+        return run_all(g, args, out);
+    }
+    let Some(thread) = &args.thread else {
+        return Err(Usage("copy needs --thread ID (or --all with --to)".into()).into());
+    };
     let to_thread = match (&args.to_thread, &args.to) {
         (Some(t), _) => t.clone(),
-        (None, Some(_)) => args.thread.clone(),
+        (None, Some(_)) => thread.clone(),
         (None, None) => return Err(Usage(
             "copy needs --to-thread NEW (a new id in this database) or --to DB (another database)"
                 .into(),
@@ -29,10 +35,9 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         None => true,
         Some(to) => same_database(source_path, to)?,
     };
-    if same_db && to_thread == args.thread {
+    if same_db && to_thread == *thread {
         return Err(Usage(format!(
-            "the copy of thread '{}' would be the thread itself (same database, same id): give --to-thread or --to",
-            args.thread
+            "the copy of thread '{thread}' would be the thread itself (same database, same id): give --to-thread or --to"
         ))
         .into());
     }
@@ -41,11 +46,11 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         false => Access::ReadOnly,
     };
     let source = super::open(g, access)?;
-    let rows = source.read_thread(&args.thread)?;
+    let rows = source.read_thread(thread)?;
     if rows.checkpoints.is_empty() {
-        return Err(anyhow!("no thread '{}' in the database", args.thread));
+        return Err(anyhow!("no thread '{thread}' in the database"));
     }
-    let plan = crate::ops::copy::plan(rows, &args.thread, &to_thread, args.at.as_deref())?;
+    let plan = crate::ops::copy::plan(rows, thread, &to_thread, args.at.as_deref())?;
     let busy = Duration::from_millis(g.busy_timeout);
     let mut created = false;
     let target: Option<Box<dyn CheckpointStore>> = match &args.to {
@@ -106,7 +111,7 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         }
     };
     let report = CopyReport {
-        thread: args.thread.clone(),
+        thread: thread.clone(),
         to_thread,
         to: match same_db {
             true => None,
@@ -127,6 +132,101 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
             .collect(),
     };
     write_copy(out, crate::output::resolve_format(g.format), &report)
+}
+
+/// `copy --all --to DB`: every thread `--idle` / `--meta` select, each under its own id, one
+/// transaction per thread (an interrupted run leaves whole threads), a report per thread and
+/// the totals. Target threads that exist are refused before anything is written, unless
+/// `--replace`.
+fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
+    let Some(to) = &args.to else {
+        return Err(Usage("copy --all needs --to DB (another database)".into()).into());
+    };
+    let source_path =
+        g.db.as_deref()
+            .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    if same_database(source_path, to)? {
+        return Err(Usage(
+            "copy --all copies into another database: --to names --db itself".into(),
+        )
+        .into());
+    }
+    let conditions = args
+        .meta
+        .iter()
+        .map(|m| crate::ops::find::MetaCondition::parse(m))
+        .collect::<Result<Vec<_>>>()?;
+    let idle = args
+        .idle
+        .as_deref()
+        .map(crate::ops::duration::parse_seconds)
+        .transpose()?;
+    let now = crate::output::human::now(g.now.as_deref())?;
+    let keys = super::keys(g);
+    let source = super::open(g, Access::ReadOnly)?;
+    let mut all = Vec::new();
+    source.for_each_thread(&mut |t| {
+        all.push(t);
+        Ok(())
+    })?;
+    let mut pairs = Vec::new();
+    for t in &all {
+        let idle_enough = match idle {
+            None => true,
+            Some(limit) => crate::ops::activity::idle_seconds(&t.latest_id, None, now)
+                .is_some_and(|a| a >= limit),
+        };
+        let selected = idle_enough
+            && (conditions.is_empty()
+                || super::find::meta_selects_thread(&*source, &keys, &t.thread_id, &conditions)?);
+        if selected {
+            pairs.push((t.thread_id.clone(), t.thread_id.clone()));
+        }
+    }
+    let busy = Duration::from_millis(g.busy_timeout);
+    let access = match args.dry_run {
+        true => Access::ReadOnly,
+        false => Access::ReadWrite,
+    };
+    let location = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
+    let new_file = location == Location::File && !to.exists();
+    let target: Option<Box<dyn CheckpointStore>> =
+        match (new_file, args.dry_run || pairs.is_empty()) {
+            (false, _) => Some(storage::open(to, None, access, busy, &keys)?),
+            (true, true) => None,
+            (true, false) => Some(Box::new(SqliteStore::create_new(to, busy)?)),
+        };
+    let shown = Some(storage::shown_path(to));
+    let copied = copy_threads(
+        &*source,
+        target.as_deref(),
+        &pairs,
+        args.replace,
+        args.dry_run,
+        shown,
+    );
+    let mut reports = match copied {
+        Ok(r) => r,
+        Err(e) => {
+            // A file this run created and wrote no thread into goes again.
+            let empty = target.as_deref().map(|t| {
+                pairs
+                    .iter()
+                    .all(|(_, to)| !t.thread_exists(to).unwrap_or(true))
+            });
+            drop(target);
+            if new_file && empty != Some(false) {
+                remove_created(to);
+            }
+            return Err(e);
+        }
+    };
+    reports.iter_mut().for_each(|r| r.created = new_file);
+    crate::output::copy::write_copies(
+        out,
+        crate::output::resolve_format(g.format),
+        &crate::output::copy::CopiesReport::new(reports),
+    )
 }
 
 /// True when `to` names the database `db` names: the same file, or the same connection
