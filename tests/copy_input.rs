@@ -284,3 +284,71 @@ fn copy_all_copies_the_threads_the_filters_select() {
     let (code, _, err) = copy(&db, &["--all", "--to", s(&db)]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// The number of distinct threads in a SQLite file (0 while it cannot be read yet).
+fn thread_total(db: &Path) -> usize {
+    let Ok(c) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return 0;
+    };
+    c.query_row(
+        "SELECT count(DISTINCT thread_id) FROM checkpoints",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map_or(0, |n| n as usize)
+}
+
+#[test]
+fn a_copy_killed_mid_way_leaves_whole_threads_and_a_rerun_completes() {
+    // A source of many threads: new.sqlite's, 300 times over under other ids.
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    {
+        let c = rusqlite::Connection::open(&db).expect("opens");
+        c.execute_batch(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+             INSERT INTO checkpoints SELECT thread_id || '~' || i, checkpoint_ns, checkpoint_id,
+                 parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints, n;
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+             INSERT INTO writes SELECT thread_id || '~' || i, checkpoint_ns, checkpoint_id,
+                 task_id, task_path, idx, channel, type, value FROM writes, n;",
+        )
+        .expect("grows");
+    }
+    let all = thread_ids(&db);
+    assert!(all.len() > 4000, "{} threads", all.len());
+    let target = dir.path().join("target.sqlite");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .env_remove("MEMCTL_DB")
+        .args(["copy", "--db", s(&db), "--all", "--to", s(&target)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starts");
+    common::wait_for("the first copied thread", || thread_total(&target) > 0);
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let copied = thread_ids(&target);
+    assert!(
+        !copied.is_empty() && copied.len() < all.len(),
+        "killed mid-way: {} of {} threads",
+        copied.len(),
+        all.len()
+    );
+    // Every thread there is whole: row for row the source's.
+    for t in &copied {
+        assert_eq!(thread_rows(&target, t), thread_rows(&db, t), "thread {t}");
+    }
+    // A rerun (replacing what is there) completes.
+    let (code, out, err) = copy(&db, &["--all", "--to", s(&target), "--replace"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!("copied {} threads", all.len())),
+        "{out}"
+    );
+    assert_eq!(thread_ids(&target), all);
+    for t in all.iter().step_by(97) {
+        assert_eq!(thread_rows(&target, t), thread_rows(&db, t), "thread {t}");
+    }
+}
