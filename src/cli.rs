@@ -260,6 +260,17 @@ pub enum Command {
   memctl import archive.sqlite --db postgresql://app@db/prod --thread chat-1 --to-thread chat-1-restored")]
     Import(ImportArgs),
 
+    /// Migrate the whole database (every thread) into another one of either backend: a
+    /// SQLite file (created in SqliteSaver's 3.x layout when it does not exist, else written in
+    /// its own generation) or a PostgreSQL database (its saver's tables, in their layout). One
+    /// transaction per thread; resumable: threads already there and equal are skipped, a
+    /// thread that differs is reported and left as it is unless --replace.
+    #[command(after_help = "Examples:
+  memctl migrate --db app.sqlite --to postgresql://app@db/prod --dry-run
+  memctl migrate --db app.sqlite --to postgresql://app@db/prod
+  memctl migrate --db postgresql://app@db/prod --to local.sqlite")]
+    Migrate(MigrateArgs),
+
     /// The LangGraph Store (long-term memory: `store.put` items): list namespaces and items,
     /// read one, delete items, sweep expired ones. Reads never refresh a TTL.
     #[command(after_help = "Examples:
@@ -1284,6 +1295,24 @@ pub struct ImportArgs {
     pub replace: bool,
 
     /// Read everything and say what would be imported; write nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+}
+
+/// `memctl migrate`.
+#[derive(Debug, Clone, Args)]
+pub struct MigrateArgs {
+    /// The database to migrate into: a SQLite file (created when it does not exist) or a
+    /// PostgreSQL connection string (its saver's tables must exist).
+    #[arg(long, value_name = "DB")]
+    pub to: PathBuf,
+
+    /// Overwrite target threads that differ from the source (each in the transaction that
+    /// writes it).
+    #[arg(long)]
+    pub replace: bool,
+
+    /// Read everything and say what would move; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
 }

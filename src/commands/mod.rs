@@ -14,6 +14,7 @@ pub mod gc;
 pub mod history;
 pub mod import;
 pub mod man;
+pub mod migrate;
 pub mod prune;
 pub mod rekey;
 pub mod rm;
@@ -106,6 +107,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Copy(args) => copy::run(g, args, out),
         Command::Export(args) => export::run(g, args, out),
         Command::Import(args) => import::run(g, args, out),
+        Command::Migrate(args) => migrate::run(g, args, out),
         Command::Store(cmd) => store::run(g, cmd, out),
         Command::Ttl(args) => ttl::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),

@@ -150,6 +150,106 @@ pub fn rewrite_metadata(metadata: &[u8], from: &str, to: &str) -> Option<Vec<u8>
     })
 }
 
+/// True when two readings of one thread hold the same thing (`migrate`'s "already there"):
+/// the same checkpoints (namespace, id, parent, and the decoded checkpoint and metadata) and
+/// the same pending writes (decoded values). Values are compared decoded, because each backend
+/// stores them its own way (Postgres keeps primitives in JSONB and the rest as blobs, and its
+/// metadata is JSONB, whose key order is its own); a value memctl cannot decode (encrypted)
+/// is compared as stored.
+pub fn same_thread(a: &ThreadRows, b: &ThreadRows) -> bool {
+    fn value(type_name: &str, bytes: &[u8]) -> Json {
+        match crate::codec::typed::decode_typed(type_name, bytes) {
+            Ok(d) => d.to_json(),
+            Err(_) => Json::Array(vec![
+                Json::String(type_name.to_owned()),
+                Json::String(String::from_utf8_lossy(bytes).into_owned()),
+                Json::from(bytes.len()),
+            ]),
+        }
+    }
+    fn metadata(m: Option<&[u8]>) -> Json {
+        m.and_then(|m| serde_json::from_slice(m).ok())
+            .unwrap_or(Json::Null)
+    }
+    let key = |ns: &str, id: &str| (ns.to_owned(), id.to_owned());
+    let mut xs: Vec<_> = a.checkpoints.iter().collect();
+    let mut ys: Vec<_> = b.checkpoints.iter().collect();
+    xs.sort_by_key(|c| key(&c.checkpoint_ns, &c.checkpoint_id));
+    ys.sort_by_key(|c| key(&c.checkpoint_ns, &c.checkpoint_id));
+    // PostgresSaver keeps one value per (namespace, channel, version): the first one `put`
+    // stored. A target that did so holds, for a later checkpoint that changed a value in place
+    // under the same version, the earlier value (see `WrittenThread::shared_versions`).
+    let mut first: std::collections::HashMap<(String, String, String), Json> = Default::default();
+    let checkpoints = xs.len() == ys.len()
+        && xs.iter().zip(&ys).all(|(x, y)| {
+            let vx = value(&x.type_name, &x.checkpoint);
+            let sx = shared(&x.checkpoint_ns, vx.clone(), &mut first);
+            let same_value = x.checkpoint == y.checkpoint || {
+                let vy = value(&y.type_name, &y.checkpoint);
+                vx == vy || sx == vy
+            };
+            x.checkpoint_ns == y.checkpoint_ns
+                && x.checkpoint_id == y.checkpoint_id
+                && x.parent_checkpoint_id == y.parent_checkpoint_id
+                && same_value
+                && (x.metadata == y.metadata
+                    || metadata(x.metadata.as_deref()) == metadata(y.metadata.as_deref()))
+        });
+    if !checkpoints {
+        return false;
+    }
+    let wkey = |w: &crate::storage::ThreadWrite| {
+        (
+            w.checkpoint_ns.clone(),
+            w.checkpoint_id.clone(),
+            w.row.task_id.clone(),
+            w.row.idx,
+        )
+    };
+    let mut xs: Vec<_> = a.writes.iter().collect();
+    let mut ys: Vec<_> = b.writes.iter().collect();
+    xs.sort_by_key(|w| wkey(w));
+    ys.sort_by_key(|w| wkey(w));
+    xs.len() == ys.len()
+        && xs.iter().zip(&ys).all(|(x, y)| {
+            wkey(x) == wkey(y)
+                && x.row.channel == y.row.channel
+                && (x.row.value == y.row.value
+                    || value(&x.row.type_name, &x.row.value)
+                        == value(&y.row.type_name, &y.row.value))
+        })
+}
+
+/// A decoded checkpoint with each channel value replaced by the first value seen under the
+/// same (namespace, channel, version) in `first` (checkpoints visited oldest first), which
+/// records the new ones.
+fn shared(
+    ns: &str,
+    mut cp: Json,
+    first: &mut std::collections::HashMap<(String, String, String), Json>,
+) -> Json {
+    let versions: Vec<(String, String)> = cp
+        .get("channel_versions")
+        .and_then(Json::as_object)
+        .map(|v| v.iter().map(|(c, v)| (c.clone(), v.to_string())).collect())
+        .unwrap_or_default();
+    if let Some(values) = cp.get_mut("channel_values").and_then(Json::as_object_mut) {
+        for (channel, version) in versions {
+            let Some(v) = values.get_mut(&channel) else {
+                continue;
+            };
+            let k = (ns.to_owned(), channel, version);
+            match first.get(&k) {
+                Some(earlier) => *v = earlier.clone(),
+                None => {
+                    first.insert(k, v.clone());
+                }
+            }
+        }
+    }
+    cp
+}
+
 /// Top-level metadata keys `--redact` leaves alone besides the structural ones: LangGraph's
 /// own bookkeeping (the checkpoint ids of the parent graphs, the step, where it came from),
 /// which it reads back.

@@ -234,3 +234,128 @@ pub fn write_export(out: &mut dyn Write, format: Format, r: &ExportReport) -> Re
     }
     Ok(())
 }
+
+/// One thread of a migration.
+#[derive(Debug, Clone, Serialize)]
+pub struct MigratedThread {
+    /// The thread (the same id in the target).
+    pub thread: String,
+    /// `copy` (it was not there), `skip` (there and equal), `replace` (there, different,
+    /// `--replace`), `differs` (there, different, left as it is). Done, or to be done with
+    /// `--dry-run`.
+    pub action: String,
+    /// Its rows in the source.
+    #[serde(flatten)]
+    pub counts: CopyCounts,
+}
+
+/// A migration's threads by what happened to them.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MigrateTotals {
+    /// Threads copied.
+    pub copied: u64,
+    /// Threads already there and equal.
+    pub skipped: u64,
+    /// Threads replaced.
+    pub replaced: u64,
+    /// Threads there and different, left as they are.
+    pub differing: u64,
+    /// Checkpoints written.
+    pub checkpoints_written: u64,
+    /// Pending writes written.
+    pub writes_written: u64,
+}
+
+/// What `migrate` did (or would do).
+#[derive(Debug, Clone, Serialize)]
+pub struct MigrateReport {
+    /// The target as shown (passwords masked).
+    pub to: String,
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// The target file was created (or would be).
+    pub created: bool,
+    /// Every thread of the source.
+    pub threads: Vec<MigratedThread>,
+    /// The totals.
+    pub totals: MigrateTotals,
+    /// Items of the source's LangGraph Store, which memctl does not migrate yet (0: none).
+    pub store_items_not_migrated: u64,
+}
+
+impl MigrateReport {
+    /// Adds a thread.
+    pub fn add(&mut self, t: MigratedThread) {
+        let t_ = &mut self.totals;
+        let written = match t.action.as_str() {
+            "copy" => {
+                t_.copied += 1;
+                true
+            }
+            "replace" => {
+                t_.replaced += 1;
+                true
+            }
+            "skip" => {
+                t_.skipped += 1;
+                false
+            }
+            _ => {
+                t_.differing += 1;
+                false
+            }
+        };
+        if written {
+            t_.checkpoints_written += t.counts.checkpoints;
+            t_.writes_written += t.counts.writes;
+        }
+        self.threads.push(t);
+    }
+}
+
+/// Writes the report of a migration: a line per thread, then the totals.
+pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> Result<()> {
+    if format != Format::Table {
+        return write_document(out, format, r);
+    }
+    for t in &r.threads {
+        let what = match (t.action.as_str(), r.dry_run) {
+            ("copy", false) => "copied",
+            ("copy", true) => "would copy",
+            ("replace", false) => "replaced",
+            ("replace", true) => "would replace",
+            ("skip", _) => "skipped (already there, equal)",
+            _ => "differs in the target: left as it is (--replace overwrites it)",
+        };
+        writeln!(
+            out,
+            "thread '{}': {what} ({}, {})",
+            one_line(&t.thread),
+            count(t.counts.checkpoints, "checkpoint"),
+            count(t.counts.writes, "pending write")
+        )?;
+    }
+    let x = &r.totals;
+    writeln!(
+        out,
+        "{} {}{}: {} copied, {} replaced, {} skipped as equal, {} differing left as they are ({}, {} {})",
+        if r.dry_run { "would migrate into" } else { "migrated into" },
+        one_line(&r.to),
+        if r.created { " (a new file)" } else { "" },
+        x.copied,
+        x.replaced,
+        x.skipped,
+        x.differing,
+        count(x.checkpoints_written, "checkpoint"),
+        count(x.writes_written, "pending write"),
+        if r.dry_run { "to write" } else { "written" }
+    )?;
+    if r.store_items_not_migrated > 0 {
+        writeln!(
+            out,
+            "not migrated: the LangGraph Store's {} (memctl cannot write Store items yet)",
+            count(r.store_items_not_migrated, "item")
+        )?;
+    }
+    Ok(())
+}
