@@ -10,7 +10,7 @@ use anyhow::{anyhow, Result};
 
 use crate::cli::{GlobalArgs, MigrateArgs};
 use crate::exit::{Partial, Usage};
-use crate::output::copy::{write_migrate, MigrateReport, MigratedThread};
+use crate::output::copy::{write_migrate, MigrateReport, MigratedThread, SharedVersion};
 use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore};
 
 /// Runs `migrate`.
@@ -114,12 +114,23 @@ fn migrate_thread(
         Some(_) if args.replace => "replace",
         Some(_) => "differs",
     };
-    if let (false, Some(t), "copy" | "replace") = (args.dry_run, target, action) {
-        t.write_thread(thread, &plan.rows, action == "replace")?;
-    }
+    let shared = match (args.dry_run, target, action) {
+        (false, Some(t), "copy" | "replace") => {
+            t.write_thread(thread, &plan.rows, action == "replace")?
+                .shared_versions
+        }
+        _ => vec![],
+    };
     Ok(MigratedThread {
         thread: thread.to_owned(),
         action: action.to_owned(),
         counts: plan.counts,
+        shared_versions: shared
+            .into_iter()
+            .map(|(checkpoint_id, channel)| SharedVersion {
+                checkpoint_id,
+                channel,
+            })
+            .collect(),
     })
 }

@@ -247,6 +247,9 @@ pub struct MigratedThread {
     /// Its rows in the source.
     #[serde(flatten)]
     pub counts: CopyCounts,
+    /// Checkpoints the Postgres target holds one value per channel version for (see
+    /// [`CopyReport::shared_versions`]).
+    pub shared_versions: Vec<SharedVersion>,
 }
 
 /// A migration's threads by what happened to them.
