@@ -6,10 +6,12 @@
 //! model receives the same history). Also bad input: one line, non-zero, nothing written.
 
 mod common;
+mod copy_common;
 
 use std::path::Path;
 
-use common::{expected, fixture, memctl, run_parallel, s, temp_copy, Harness};
+use common::{expected, fixture, run_parallel, s, temp_copy, Harness};
+use copy_common::{memctl_ok, same, thread_ids as threads_of};
 use serde_json::Value as Json;
 
 /// One fixture: its file, the venv that reads it, the key its app sets, and the graph of a
@@ -53,20 +55,6 @@ fn fixtures() -> Vec<Fixture> {
     ]
 }
 
-fn threads_of(db: &Path) -> Vec<String> {
-    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("opens");
-    let mut st = c
-        .prepare("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")
-        .expect("prepares");
-    let ids = st
-        .query_map([], |r| r.get::<_, String>(0))
-        .expect("queries")
-        .collect::<Result<Vec<_>, _>>()
-        .expect("rows");
-    ids
-}
-
 /// harness.py `history`: what LangGraph shows of `thread` in `db` (with `get_state` at `at`).
 fn history(f: &Fixture, db: &Path, thread: &str, at: Option<&str>) -> Result<Json, String> {
     let graph = (f.graph)(thread.split('~').next().unwrap_or(thread));
@@ -107,24 +95,6 @@ fn carry_on(f: &Fixture, db: &Path, thread: &str) -> Result<Json, String> {
     Ok(r["model_received"].clone())
 }
 
-/// `j` without the `thread_id` of any metadata (the one thing a copy changes).
-fn without_thread_ids(mut j: Json) -> Json {
-    fn strip(j: &mut Json) {
-        match j {
-            Json::Object(o) => {
-                if let Some(Json::Object(md)) = o.get_mut("metadata") {
-                    md.remove("thread_id");
-                }
-                o.values_mut().for_each(strip);
-            }
-            Json::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut j);
-    j
-}
-
 /// `j` with the ids of messages a graph makes anew on every run (a summary's `uuid4`) blanked.
 fn without_random_ids(mut j: Json) -> Json {
     fn random(id: &str) -> bool {
@@ -150,29 +120,8 @@ fn without_random_ids(mut j: Json) -> Json {
     j
 }
 
-fn same(what: &str, a: Json, b: Json) -> Result<(), String> {
-    let (a, b) = (without_thread_ids(a), without_thread_ids(b));
-    if a == b {
-        return Ok(());
-    }
-    Err(format!(
-        "{what}: LangGraph reads the copy differently\nsource: {a}\ncopy:   {b}"
-    ))
-}
-
 fn copy(db: &Path, args: &[&str]) -> Result<(), String> {
-    let out = memctl()
-        .args(["copy", "--db", s(db)])
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    match out.status.success() {
-        true => Ok(()),
-        false => Err(format!(
-            "memctl copy {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )),
-    }
+    memctl_ok(&[&["copy", "--db", s(db)], args].concat(), None).map(drop)
 }
 
 #[test]
@@ -285,18 +234,7 @@ fn a_fork_is_the_source_at_its_checkpoint() {
 }
 
 fn export(db: &Path, args: &[&str]) -> Result<(), String> {
-    let out = memctl()
-        .args(["export", "--db", s(db)])
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    match out.status.success() {
-        true => Ok(()),
-        false => Err(format!(
-            "memctl export {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )),
-    }
+    memctl_ok(&[&["export", "--db", s(db)], args].concat(), None).map(drop)
 }
 
 /// `j` without the token estimates (a redacted text has another length).

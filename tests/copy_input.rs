@@ -2,10 +2,16 @@
 //! and what a copy, a replace and a dry run do to the rows.
 
 mod common;
+mod copy_common;
 
 use std::path::Path;
 
 use common::{checkpoint_count, fixture, memctl, s, temp_copy};
+use copy_common::{rows as stored_rows, thread_ids};
+
+fn thread_rows(db: &Path, thread: &str) -> Vec<Vec<rusqlite::types::Value>> {
+    stored_rows(db, Some(thread))
+}
 
 /// Runs `memctl copy --db DB ARGS`: (exit code, stdout, stderr).
 fn copy(db: &Path, args: &[&str]) -> (i32, String, String) {
@@ -152,44 +158,6 @@ fn a_copy_a_replace_and_a_dry_run() {
         v
     };
     assert_eq!(ids(&file, "tools"), ids(&db, "tools"));
-}
-
-/// Every row of a thread as stored, in key order (checkpoints, then writes), without the
-/// thread id.
-fn thread_rows(db: &Path, thread: &str) -> Vec<Vec<rusqlite::types::Value>> {
-    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("opens");
-    let mut out = Vec::new();
-    for sql in [
-        "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
-         FROM checkpoints WHERE thread_id = ? ORDER BY 1, 2",
-        "SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value \
-         FROM writes WHERE thread_id = ? ORDER BY 1, 2, 3, 4",
-    ] {
-        let mut st = c.prepare(sql).expect("prepares");
-        let n = st.column_count();
-        let rows = st
-            .query_map([thread], |r| (0..n).map(|i| r.get(i)).collect())
-            .expect("queries")
-            .collect::<Result<Vec<Vec<rusqlite::types::Value>>, _>>()
-            .expect("rows");
-        out.extend(rows);
-    }
-    out
-}
-
-fn thread_ids(db: &Path) -> Vec<String> {
-    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("opens");
-    let mut st = c
-        .prepare("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")
-        .expect("prepares");
-    let ids = st
-        .query_map([], |r| r.get(0))
-        .expect("queries")
-        .collect::<Result<Vec<String>, _>>()
-        .expect("rows");
-    ids
 }
 
 #[test]

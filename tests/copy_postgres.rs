@@ -7,11 +7,11 @@
 //! Needs `MEMCTL_TEST_PG` (see tests/common/pg.rs).
 
 mod common;
-
-use std::path::Path;
+mod copy_common;
 
 use common::pg::TestDb;
-use common::{expected, fixture, memctl, run_parallel, s, temp_copy, Harness};
+use common::{expected, fixture, run_parallel, s, temp_copy, Harness};
+use copy_common::{memctl_ok, same, thread_ids as common_threads};
 use serde_json::Value as Json;
 
 /// Every thread of expected/postgres.json and its graph.
@@ -68,50 +68,8 @@ fn carry_on(url: &str, thread: &str, graph: &str) -> Result<Json, String> {
     Ok(received)
 }
 
-fn without_thread_ids(mut j: Json) -> Json {
-    fn strip(j: &mut Json) {
-        match j {
-            Json::Object(o) => {
-                if let Some(Json::Object(md)) = o.get_mut("metadata") {
-                    md.remove("thread_id");
-                }
-                o.values_mut().for_each(strip);
-            }
-            Json::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut j);
-    j
-}
-
-fn same(what: &str, a: Json, b: Json) -> Result<(), String> {
-    let (a, b) = (without_thread_ids(a), without_thread_ids(b));
-    match a == b {
-        true => Ok(()),
-        false => Err(format!(
-            "{what}: LangGraph reads the copy differently\nsource: {a}\ncopy:   {b}"
-        )),
-    }
-}
-
 fn copy(db: &str, args: &[&str], key: Option<&str>) -> Result<String, String> {
-    let mut cmd = memctl();
-    if let Some(k) = key {
-        cmd.env("LANGGRAPH_AES_KEY", k);
-    }
-    let out = cmd
-        .args(["copy", "--db", db])
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    match out.status.success() {
-        true => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
-        false => Err(format!(
-            "memctl copy {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )),
-    }
+    memctl_ok(&[&["copy", "--db", db], args].concat(), key)
 }
 
 #[test]
@@ -258,20 +216,6 @@ fn sqlite_threads_copied_to_postgres_are_the_same_threads() {
     });
 }
 
-fn common_threads(db: &Path) -> Vec<String> {
-    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("opens");
-    let mut st = c
-        .prepare("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")
-        .expect("prepares");
-    let ids = st
-        .query_map([], |r| r.get::<_, String>(0))
-        .expect("queries")
-        .collect::<Result<Vec<_>, _>>()
-        .expect("rows");
-    ids
-}
-
 #[test]
 #[cfg_attr(
     not(feature = "env-tests"),
@@ -348,17 +292,11 @@ fn a_target_of_an_unknown_schema_level_is_refused_and_left_alone() {
 
 /// `memctl migrate --db DB --to TO --format json`: the report, or why it failed.
 fn migrate(db: &str, to: &str) -> Result<Json, String> {
-    let out = memctl()
-        .args(["migrate", "--db", db, "--to", to, "--format", "json"])
-        .output()
-        .map_err(|e| e.to_string())?;
-    match out.status.success() {
-        true => serde_json::from_slice(&out.stdout).map_err(|e| e.to_string()),
-        false => Err(format!(
-            "memctl migrate {db} → {to} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )),
-    }
+    let out = memctl_ok(
+        &["migrate", "--db", db, "--to", to, "--format", "json"],
+        None,
+    )?;
+    serde_json::from_str(&out).map_err(|e| e.to_string())
 }
 
 /// A database with PostgresSaver's tables and no thread.

@@ -3,10 +3,12 @@
 //! import of an export. (LangGraph reading the archives: tests/export_interop.rs.)
 
 mod common;
+mod copy_common;
 
 use std::path::Path;
 
 use common::{fixture, memctl, s, temp_copy};
+use copy_common::rows;
 
 /// Runs memctl: (exit code, stdout, stderr).
 fn run(args: &[&str]) -> (i32, String, String) {
@@ -16,41 +18,6 @@ fn run(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// Every row of `thread` (all if `None`): checkpoints then writes, as stored, in key order.
-fn rows(db: &Path, thread: Option<&str>) -> Vec<Vec<Option<Vec<u8>>>> {
-    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("opens");
-    let mut out = Vec::new();
-    for sql in [
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
-         FROM checkpoints WHERE ?1 IS NULL OR thread_id = ?1 ORDER BY 1, 2, 3",
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value \
-         FROM writes WHERE ?1 IS NULL OR thread_id = ?1 ORDER BY 1, 2, 3, 4, 5",
-    ] {
-        let mut st = c.prepare(sql).expect("prepares");
-        let n = st.column_count();
-        let got = st
-            .query_map([thread], |r| {
-                (0..n)
-                    .map(|i| {
-                        Ok(match r.get_ref(i)? {
-                            rusqlite::types::ValueRef::Null => None,
-                            rusqlite::types::ValueRef::Integer(v) => {
-                                Some(v.to_string().into_bytes())
-                            }
-                            v => Some(v.as_bytes()?.to_vec()),
-                        })
-                    })
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .expect("queries")
-            .collect::<Result<Vec<_>, _>>()
-            .expect("rows");
-        out.extend(got);
-    }
-    out
 }
 
 fn holds(file: &Path, text: &str) -> bool {
@@ -109,8 +76,9 @@ fn a_redacted_export_holds_no_byte_of_what_it_redacted() {
     // Every thread, every row: only values changed.
     let (a, b) = (rows(&src, None), rows(&out, None));
     assert_eq!(a.len(), b.len());
-    let keys =
-        |r: &Vec<Vec<Option<Vec<u8>>>>| -> Vec<_> { r.iter().map(|x| x[..3].to_vec()).collect() };
+    let keys = |r: &Vec<Vec<rusqlite::types::Value>>| -> Vec<_> {
+        r.iter().map(|x| x[..3].to_vec()).collect()
+    };
     assert_eq!(keys(&a), keys(&b));
     // Without --redact the archive is the threads as stored.
     let plain = dir.path().join("plain.sqlite");
@@ -282,7 +250,7 @@ fn an_import_brings_an_export_back() {
     ]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("copied 1 thread"), "{stdout}");
-    let strip = |r: Vec<Vec<Option<Vec<u8>>>>| -> Vec<_> {
+    let strip = |r: Vec<Vec<rusqlite::types::Value>>| -> Vec<_> {
         r.into_iter().map(|x| x[1..].to_vec()).collect()
     };
     assert_eq!(

@@ -4,10 +4,15 @@
 //! and real LangGraph: tests/copy_postgres.rs.)
 
 mod common;
+mod copy_common;
 
 use std::path::Path;
 
 use common::{fixture, memctl, s, temp_copy};
+
+fn all_rows(db: &Path) -> Vec<Vec<rusqlite::types::Value>> {
+    copy_common::rows(db, None)
+}
 
 /// Runs `memctl migrate --db DB ARGS --format json`: (exit code, report, stderr).
 fn migrate(db: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
@@ -22,28 +27,6 @@ fn migrate(db: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
         report,
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// Every row of the two tables, as stored, in key order.
-fn all_rows(db: &Path) -> Vec<Vec<rusqlite::types::Value>> {
-    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("opens");
-    let mut out = Vec::new();
-    for sql in [
-        "SELECT * FROM checkpoints ORDER BY thread_id, checkpoint_ns, checkpoint_id",
-        "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value \
-         FROM writes ORDER BY thread_id, checkpoint_ns, checkpoint_id, task_id, idx",
-    ] {
-        let mut st = c.prepare(sql).expect("prepares");
-        let n = st.column_count();
-        let rows = st
-            .query_map([], |r| (0..n).map(|i| r.get(i)).collect())
-            .expect("queries")
-            .collect::<Result<Vec<Vec<rusqlite::types::Value>>, _>>()
-            .expect("rows");
-        out.extend(rows);
-    }
-    out
 }
 
 #[test]

@@ -122,14 +122,7 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         created,
         replaced: written.replaced,
         counts: plan.counts,
-        shared_versions: written
-            .shared_versions
-            .into_iter()
-            .map(|(checkpoint_id, channel)| SharedVersion {
-                checkpoint_id,
-                channel,
-            })
-            .collect(),
+        shared_versions: SharedVersion::list(written.shared_versions),
     };
     write_copy(out, crate::output::resolve_format(g.format), &report)
 }
@@ -229,6 +222,16 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     )
 }
 
+/// The id of every thread of `store`, in its listing order.
+pub fn thread_ids(store: &dyn CheckpointStore) -> Result<Vec<String>> {
+    let mut all = Vec::new();
+    store.for_each_thread(&mut |t| {
+        all.push(t.thread_id);
+        Ok(())
+    })?;
+    Ok(all)
+}
+
 /// True when `to` names the database `db` names: the same file, or the same connection
 /// string. (Two spellings of one server database are two databases here; a copy between them
 /// still never loses a row: the target is written whole in one transaction.)
@@ -312,14 +315,7 @@ pub fn copy_threads(
             created: false,
             replaced: written.replaced,
             counts: plan.counts,
-            shared_versions: written
-                .shared_versions
-                .into_iter()
-                .map(|(checkpoint_id, channel)| SharedVersion {
-                    checkpoint_id,
-                    channel,
-                })
-                .collect(),
+            shared_versions: SharedVersion::list(written.shared_versions),
         });
     }
     Ok(reports)

@@ -60,11 +60,7 @@ pub fn run(g: &GlobalArgs, args: &ExportArgs, out: &mut dyn Write) -> Result<()>
             seen
         }
         true => {
-            let mut all = Vec::new();
-            source.for_each_thread(&mut |t| {
-                all.push(t.thread_id);
-                Ok(())
-            })?;
+            let all = super::copy::thread_ids(&*source)?;
             if all.is_empty() {
                 bail!("the database holds no thread; nothing written");
             }

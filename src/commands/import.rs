@@ -36,11 +36,7 @@ pub fn run(g: &GlobalArgs, args: &ImportArgs, out: &mut dyn Write) -> Result<()>
     let threads: Vec<String> = match args.thread.is_empty() {
         false => args.thread.clone(),
         true => {
-            let mut all = Vec::new();
-            source.for_each_thread(&mut |t| {
-                all.push(t.thread_id);
-                Ok(())
-            })?;
+            let all = super::copy::thread_ids(&*source)?;
             if all.is_empty() {
                 anyhow::bail!(
                     "'{}' holds no thread; nothing imported",

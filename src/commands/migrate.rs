@@ -22,11 +22,7 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
         return Err(Usage("--to names --db itself: nothing to migrate".into()).into());
     }
     let source = super::open(g, Access::ReadOnly)?;
-    let mut threads = Vec::new();
-    source.for_each_thread(&mut |t| {
-        threads.push(t.thread_id);
-        Ok(())
-    })?;
+    let mut threads = super::copy::thread_ids(&*source)?;
     threads.sort();
     // The LangGraph Store is not migrated yet: said, never passed over in silence.
     let store_items = match super::store::open_if_any(g, Access::ReadOnly)? {
@@ -125,12 +121,6 @@ fn migrate_thread(
         thread: thread.to_owned(),
         action: action.to_owned(),
         counts: plan.counts,
-        shared_versions: shared
-            .into_iter()
-            .map(|(checkpoint_id, channel)| SharedVersion {
-                checkpoint_id,
-                channel,
-            })
-            .collect(),
+        shared_versions: SharedVersion::list(shared),
     })
 }

@@ -48,6 +48,19 @@ pub struct SharedVersion {
     pub channel: String,
 }
 
+impl SharedVersion {
+    /// The `(checkpoint_id, channel)` pairs [`crate::storage::WrittenThread`] reports.
+    pub fn list(pairs: Vec<(String, String)>) -> Vec<SharedVersion> {
+        pairs
+            .into_iter()
+            .map(|(checkpoint_id, channel)| SharedVersion {
+                checkpoint_id,
+                channel,
+            })
+            .collect()
+    }
+}
+
 /// Writes the report of a copy.
 pub fn write_copy(out: &mut dyn Write, format: Format, r: &CopyReport) -> Result<()> {
     if format != Format::Table {
