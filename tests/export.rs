@@ -132,6 +132,46 @@ fn an_encrypted_thread_is_exported_as_stored_and_never_redacted_blind() {
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stdout.is_empty());
     assert_eq!(files_in(dir.path()), made);
+    // With the app's key: opened, redacted and sealed again; still encrypted, and the key
+    // reads the redacted thread.
+    let key = common::expected("encrypted-new")["encryption"]["key"]
+        .as_str()
+        .expect("key")
+        .to_owned();
+    let with_key = |args: &[&str]| {
+        let out = memctl()
+            .env("LANGGRAPH_AES_KEY", &key)
+            .args(args)
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    with_key(&[
+        "export",
+        "--db",
+        s(&src),
+        "--thread",
+        "tools",
+        "-o",
+        s(&red),
+        "--redact",
+        "Paris",
+    ]);
+    assert!(rows(&red, None).iter().all(
+        |r| matches!(&r[4], rusqlite::types::Value::Text(t) if t.ends_with("+aes")) || r.len() == 8
+    ));
+    let dump = with_key(&["dump", "--raw", "--db", s(&red), "--thread", "tools"]);
+    assert!(
+        dump.contains("[erased]") && !dump.contains("Paris"),
+        "{dump}"
+    );
+    let source = with_key(&["dump", "--raw", "--db", s(&src), "--thread", "tools"]);
+    assert!(source.contains("Paris"));
 }
 
 #[test]

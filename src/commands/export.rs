@@ -27,7 +27,11 @@ const RAW_OVERLAP: usize = 64 << 10;
 pub fn run(g: &GlobalArgs, args: &ExportArgs, out: &mut dyn Write) -> Result<()> {
     let mut redaction = match args.redact.is_empty() {
         true => None,
-        false => Some(Redaction::new(&args.redact).map_err(|e| Usage(format!("{e:#}")))?),
+        false => Some(
+            Redaction::new(&args.redact)
+                .map_err(|e| Usage(format!("{e:#}")))?
+                .with_keys(super::keys(g)),
+        ),
     };
     if let Ok(storage::Location::Postgres(_)) = storage::locate(&args.output) {
         return Err(Usage("-o takes a file path: an export is a SQLite file (copy --to writes into a PostgreSQL database)".into()).into());

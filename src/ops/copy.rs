@@ -277,6 +277,9 @@ pub struct Redaction {
     found: Findings,
     /// What changed so far.
     pub counts: RedactCounts,
+    /// The key of encrypted values (`--key-env`): they are opened, redacted and sealed again
+    /// with it (a fresh nonce, as `EncryptedSerializer` seals); without one they are refused.
+    keys: crate::codec::aes::Keyring,
 }
 
 impl Redaction {
@@ -309,7 +312,14 @@ impl Redaction {
             found: Findings::new(&pattern),
             pattern,
             counts: RedactCounts::default(),
+            keys: crate::codec::aes::Keyring::none(),
         })
+    }
+
+    /// With the key encrypted values are opened with (see [`Redaction::apply`]).
+    pub fn with_keys(mut self, keys: crate::codec::aes::Keyring) -> Redaction {
+        self.keys = keys;
+        self
     }
 
     /// Redacts the rows of one thread in place. A value memctl cannot decode (encrypted,
@@ -361,9 +371,10 @@ impl Redaction {
         let mut left = Vec::new();
         for c in &rows.checkpoints {
             let mut f = Findings::new(&self.pattern);
-            let hit = match decoded(&c.type_name, &c.checkpoint) {
+            let (t, b) = self.opened(&c.type_name, &c.checkpoint);
+            let hit = match decoded(&t, &b) {
                 Some(v) => f.visit(&v, true),
-                None => undecodable_match(&self.pattern, &c.type_name, &c.checkpoint),
+                None => undecodable_match(&self.pattern, &t, &b),
             };
             let meta = c
                 .metadata
@@ -376,9 +387,10 @@ impl Redaction {
         }
         for w in &rows.writes {
             let mut f = Findings::new(&self.pattern);
-            let hit = match decoded(&w.row.type_name, &w.row.value) {
+            let (t, b) = self.opened(&w.row.type_name, &w.row.value);
+            let hit = match decoded(&t, &b) {
                 Some(v) => f.visit(&v, false),
-                None => undecodable_match(&self.pattern, &w.row.type_name, &w.row.value),
+                None => undecodable_match(&self.pattern, &t, &b),
             };
             if hit {
                 left.push(format!(
@@ -390,6 +402,18 @@ impl Redaction {
         left
     }
 
+    /// A stored value as the search reads it: opened with the key when it is encrypted and
+    /// the key opens it, else as stored.
+    fn opened(&self, type_name: &str, bytes: &[u8]) -> (String, Vec<u8>) {
+        match self.keys.has_key() {
+            true => match self.keys.open(type_name, bytes, "a value") {
+                Ok(o) => (o.type_name.to_owned(), o.bytes.into_owned()),
+                Err(_) => (type_name.to_owned(), bytes.to_vec()),
+            },
+            false => (type_name.to_owned(), bytes.to_vec()),
+        }
+    }
+
     /// A value redacted (`None`: nothing matched in it), after noting what matched.
     fn value(
         &mut self,
@@ -398,6 +422,18 @@ impl Redaction {
         checkpoint: bool,
         what: &dyn Fn() -> String,
     ) -> Result<Option<Vec<u8>>> {
+        if let (_, Some(_)) = crate::codec::aes::split_type(type_name) {
+            if self.keys.has_key() {
+                let opened = self.keys.open(type_name, bytes, &what())?;
+                let inner = opened.type_name.to_owned();
+                let plain = opened.bytes.into_owned();
+                let Some(redacted) = self.value(&inner, &plain, checkpoint, what)? else {
+                    return Ok(None);
+                };
+                let key = self.keys.key(&what())?;
+                return Ok(Some(key.encrypt(&redacted)));
+            }
+        }
         match type_name {
             "msgpack" => {
                 let mut v = msgpack::decode(bytes)
@@ -424,8 +460,13 @@ impl Redaction {
                 self.counts.strings_redacted += n as u64;
                 Ok((n > 0).then(|| serde_json::to_vec(&j)).transpose()?)
             }
+            t if t.contains('+') => bail!(
+                "{}: an encrypted value ('{type_name}'), so memctl cannot redact it without the app's key ({}, or name another variable with --key-env); nothing written",
+                what(),
+                self.keys.var()
+            ),
             _ if undecodable_match(&self.pattern, type_name, bytes) => bail!(
-                "{}: a '{type_name}' value memctl cannot read (encrypted or another serializer), so it cannot redact it; nothing written",
+                "{}: a '{type_name}' value memctl cannot read (another serializer), so it cannot redact it; nothing written",
                 what()
             ),
             _ => Ok(None),
