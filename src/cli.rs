@@ -260,8 +260,39 @@ pub enum Command {
   memctl copy --thread chat-1 --to-thread chat-1-copy
   memctl copy --thread chat-1 --to-thread chat-1-retry --at 1f0c1a2b-3c4d-6e5f-8001-0a1b2c3d4e5f
   memctl copy --thread chat-1 --to debug.sqlite
-  memctl copy --thread chat-1 --to postgresql://app@db/prod --to-thread chat-1 --dry-run")]
+  memctl copy --thread chat-1 --to postgresql://app@db/prod --to-thread chat-1 --dry-run
+  memctl copy --all --idle 90d --to archive.sqlite
+  memctl copy --all --meta user_id=42 --to postgresql://app@db/prod")]
     Copy(CopyArgs),
+
+    /// Export threads to a portable archive: a new SQLite file in SqliteSaver's layout, which
+    /// LangGraph opens itself (`SqliteSaver.from_conn_string`). `--redact` replaces what its
+    /// patterns match in every message, tool-call argument, channel value, pending write and
+    /// metadata value with `[erased]`; the archive is then searched byte by byte, and kept only
+    /// when no match is left.
+    #[command(after_help = "Examples:
+  memctl export --thread chat-1 -o chat-1.sqlite
+  memctl export --thread chat-1 -o for-support.sqlite --redact '[\\w.+-]+@[\\w-]+\\.[\\w.]+' --redact 'sk-[A-Za-z0-9]{20,}'
+  memctl export --all -o archive.sqlite --force")]
+    Export(ExportArgs),
+
+    /// Import threads from a SQLite file (an export, or any SqliteSaver file) into --db: a
+    /// copy the other way, one transaction per thread.
+    #[command(after_help = "Examples:
+  memctl import chat-1.sqlite --db app.sqlite
+  memctl import archive.sqlite --db postgresql://app@db/prod --thread chat-1 --to-thread chat-1-restored")]
+    Import(ImportArgs),
+
+    /// Migrate the whole database (every thread) into another one of either backend: a
+    /// SQLite file (created in SqliteSaver's 3.x layout when it does not exist, else written in
+    /// its own generation) or a PostgreSQL database (its saver's tables, in their layout). One
+    /// transaction per thread; resumable: threads already there and equal are skipped, a
+    /// thread that differs is reported and left as it is unless --replace.
+    #[command(after_help = "Examples:
+  memctl migrate --db app.sqlite --to postgresql://app@db/prod --dry-run
+  memctl migrate --db app.sqlite --to postgresql://app@db/prod
+  memctl migrate --db postgresql://app@db/prod --to local.sqlite")]
+    Migrate(MigrateArgs),
 
     /// The LangGraph Store (long-term memory: `store.put` items): list namespaces and items,
     /// read one, delete items, sweep expired ones. Reads never refresh a TTL.
@@ -1199,8 +1230,24 @@ pub struct BrowseArgs {
 #[derive(Debug, Args)]
 pub struct CopyArgs {
     /// The thread to copy.
-    #[arg(long, value_name = "ID")]
-    pub thread: String,
+    #[arg(long, value_name = "ID", required_unless_present = "all")]
+    pub thread: Option<String>,
+
+    /// Copy every thread (the ones --idle and --meta select) into --to, one transaction per
+    /// thread, each under its own id.
+    #[arg(long, conflicts_with_all = ["thread", "to_thread", "at"], requires = "to")]
+    pub all: bool,
+
+    /// With --all: only threads whose latest checkpoint is older than this (e.g. 30d, 12h),
+    /// as `prune --idle` selects them.
+    #[arg(long, value_name = "DUR", requires = "all", value_parser = parse_duration)]
+    pub idle: Option<String>,
+
+    /// With --all: only threads whose metadata (the configurable keys the app passed, in any
+    /// of their checkpoints) or latest state channel KEY equals VALUE; repeat to require
+    /// several (the selection of `find --meta`).
+    #[arg(long, value_name = "KEY=VALUE", requires = "all", value_parser = parse_meta)]
+    pub meta: Vec<String>,
 
     /// The id of the copy (default: the same id, which needs --to another database).
     #[arg(long, value_name = "ID")]
@@ -1222,6 +1269,73 @@ pub struct CopyArgs {
     pub replace: bool,
 
     /// Read everything and say what would be copied; write nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+}
+
+/// `memctl export`.
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// A thread to export (repeatable).
+    #[arg(long, value_name = "ID", required_unless_present = "all")]
+    pub thread: Vec<String>,
+
+    /// Export every thread of the database.
+    #[arg(long, conflicts_with = "thread")]
+    pub all: bool,
+
+    /// The archive to write: a new SQLite file (an existing one is refused unless --force).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Replace the file when it exists (only once the new archive is complete and verified).
+    #[arg(long)]
+    pub force: bool,
+
+    /// Replace every match of this regular expression with `[erased]` (repeatable; the
+    /// patterns and what they matched are never printed).
+    #[arg(long, value_name = "REGEX")]
+    pub redact: Vec<String>,
+}
+
+/// `memctl import`.
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// The file to import from (an export, or any SqliteSaver file or PostgreSQL URL).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// A thread to import (repeatable; default: every thread of the file).
+    #[arg(long, value_name = "ID")]
+    pub thread: Vec<String>,
+
+    /// The id the thread gets in --db (one --thread only; default: its own id).
+    #[arg(long, value_name = "ID")]
+    pub to_thread: Option<String>,
+
+    /// Overwrite threads of the same id in --db (each in the transaction that writes it).
+    #[arg(long)]
+    pub replace: bool,
+
+    /// Read everything and say what would be imported; write nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+}
+
+/// `memctl migrate`.
+#[derive(Debug, Clone, Args)]
+pub struct MigrateArgs {
+    /// The database to migrate into: a SQLite file (created when it does not exist) or a
+    /// PostgreSQL connection string (its saver's tables must exist).
+    #[arg(long, value_name = "DB")]
+    pub to: PathBuf,
+
+    /// Overwrite target threads that differ from the source (each in the transaction that
+    /// writes it).
+    #[arg(long)]
+    pub replace: bool,
+
+    /// Read everything and say what would move; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
 }

@@ -6,10 +6,12 @@
 //! model receives the same history). Also bad input: one line, non-zero, nothing written.
 
 mod common;
+mod copy_common;
 
 use std::path::Path;
 
-use common::{expected, fixture, memctl, run_parallel, s, temp_copy, Harness};
+use common::{expected, fixture, run_parallel, s, temp_copy, Harness};
+use copy_common::{memctl_ok, same, thread_ids as threads_of};
 use serde_json::Value as Json;
 
 /// One fixture: its file, the venv that reads it, the key its app sets, and the graph of a
@@ -53,20 +55,6 @@ fn fixtures() -> Vec<Fixture> {
     ]
 }
 
-fn threads_of(db: &Path) -> Vec<String> {
-    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("opens");
-    let mut st = c
-        .prepare("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")
-        .expect("prepares");
-    let ids = st
-        .query_map([], |r| r.get::<_, String>(0))
-        .expect("queries")
-        .collect::<Result<Vec<_>, _>>()
-        .expect("rows");
-    ids
-}
-
 /// harness.py `history`: what LangGraph shows of `thread` in `db` (with `get_state` at `at`).
 fn history(f: &Fixture, db: &Path, thread: &str, at: Option<&str>) -> Result<Json, String> {
     let graph = (f.graph)(thread.split('~').next().unwrap_or(thread));
@@ -107,24 +95,6 @@ fn carry_on(f: &Fixture, db: &Path, thread: &str) -> Result<Json, String> {
     Ok(r["model_received"].clone())
 }
 
-/// `j` without the `thread_id` of any metadata (the one thing a copy changes).
-fn without_thread_ids(mut j: Json) -> Json {
-    fn strip(j: &mut Json) {
-        match j {
-            Json::Object(o) => {
-                if let Some(Json::Object(md)) = o.get_mut("metadata") {
-                    md.remove("thread_id");
-                }
-                o.values_mut().for_each(strip);
-            }
-            Json::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut j);
-    j
-}
-
 /// `j` with the ids of messages a graph makes anew on every run (a summary's `uuid4`) blanked.
 fn without_random_ids(mut j: Json) -> Json {
     fn random(id: &str) -> bool {
@@ -150,29 +120,8 @@ fn without_random_ids(mut j: Json) -> Json {
     j
 }
 
-fn same(what: &str, a: Json, b: Json) -> Result<(), String> {
-    let (a, b) = (without_thread_ids(a), without_thread_ids(b));
-    if a == b {
-        return Ok(());
-    }
-    Err(format!(
-        "{what}: LangGraph reads the copy differently\nsource: {a}\ncopy:   {b}"
-    ))
-}
-
 fn copy(db: &Path, args: &[&str]) -> Result<(), String> {
-    let out = memctl()
-        .args(["copy", "--db", s(db)])
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    match out.status.success() {
-        true => Ok(()),
-        false => Err(format!(
-            "memctl copy {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )),
-    }
+    memctl_ok(&[&["copy", "--db", s(db)], args].concat(), None).map(drop)
 }
 
 #[test]
@@ -280,6 +229,120 @@ fn a_fork_is_the_source_at_its_checkpoint() {
             &format!("history of the fork of '{thread}' at {at}"),
             Json::Array(back),
             forked["history"].clone(),
+        )
+    });
+}
+
+fn export(db: &Path, args: &[&str]) -> Result<(), String> {
+    memctl_ok(&[&["export", "--db", s(db)], args].concat(), None).map(drop)
+}
+
+/// `j` without the token estimates (a redacted text has another length).
+fn without_token_counts(mut j: Json) -> Json {
+    fn strip(j: &mut Json) {
+        match j {
+            Json::Object(o) => {
+                o.remove("tokens_approx");
+                o.values_mut().for_each(strip);
+            }
+            Json::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut j);
+    j
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn an_export_is_every_thread_to_langgraph_and_it_continues() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cases = Vec::new();
+    for (i, f) in fixtures().into_iter().enumerate() {
+        let f = std::sync::Arc::new(f);
+        let src = fixture(f.file);
+        let archive = dir.path().join(format!("export-{i}.sqlite"));
+        export(&src, &["--all", "-o", s(&archive)]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(threads_of(&archive), threads_of(&src), "{}", f.file);
+        for thread in threads_of(&src) {
+            cases.push((f.clone(), src.clone(), archive.clone(), thread));
+        }
+    }
+    run_parallel(cases, |(f, src, archive, thread)| {
+        let a = history(&f, &src, &thread, None)?;
+        let b = history(&f, &archive, &thread, None)?;
+        same(&format!("{} '{thread}' exported", f.file), a, b)?;
+        if f.gen == "old" {
+            return Ok(());
+        }
+        let a = without_random_ids(carry_on(&f, &src, &thread)?);
+        let b = without_random_ids(carry_on(&f, &archive, &thread)?);
+        same(&format!("{} '{thread}' exported, continued", f.file), a, b)
+    });
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_redacted_export_is_the_thread_redacted_to_langgraph() {
+    // A plain file, and an encrypted one (opened, redacted and sealed again with its key).
+    let all = fixtures();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let threads = ["tools", "subgraph", "unicode"];
+    let mut cases = Vec::new();
+    for (i, f) in [&all[0], &all[3]].into_iter().enumerate() {
+        let src = fixture(f.file);
+        let archive = dir.path().join(format!("redacted-{i}.sqlite"));
+        let mut args = vec![
+            "export",
+            "--db",
+            s(&src),
+            "-o",
+            s(&archive),
+            "--redact",
+            "Paris|Berlin",
+            "--redact",
+            "sunny",
+        ];
+        for t in threads {
+            args.extend(["--thread", t]);
+        }
+        memctl_ok(&args, f.key.as_deref()).unwrap_or_else(|e| panic!("{e}"));
+        for t in threads {
+            cases.push((f, src.clone(), archive.clone(), t));
+        }
+    }
+    // What LangGraph shows of the source, with every match replaced as the export replaces it.
+    let redacted = |j: Json| -> Json {
+        let text = j.to_string();
+        let text = ["Paris", "Berlin", "sunny"]
+            .iter()
+            .fold(text, |t, s| t.replace(s, "[erased]"));
+        serde_json::from_str(&text).expect("JSON")
+    };
+    run_parallel(cases, |(f, src, archive, thread)| {
+        let a = history(f, &src, thread, None)?;
+        if thread == "tools" && !a.to_string().contains("sunny") {
+            return Err(format!("{}: the source has no match to redact", f.file));
+        }
+        let b = history(f, &archive, thread, None)?;
+        same(
+            &format!("{} '{thread}' redacted", f.file),
+            without_token_counts(redacted(a)),
+            without_token_counts(b),
+        )?;
+        // The app continues it: the model receives the same history, redacted.
+        let a = without_random_ids(carry_on(f, &src, thread)?);
+        let b = without_random_ids(carry_on(f, &archive, thread)?);
+        same(
+            &format!("{} '{thread}' redacted, continued", f.file),
+            redacted(a),
+            b,
         )
     });
 }

@@ -2,10 +2,16 @@
 //! and what a copy, a replace and a dry run do to the rows.
 
 mod common;
+mod copy_common;
 
 use std::path::Path;
 
 use common::{checkpoint_count, fixture, memctl, s, temp_copy};
+use copy_common::{rows as stored_rows, thread_ids};
+
+fn thread_rows(db: &Path, thread: &str) -> Vec<Vec<rusqlite::types::Value>> {
+    stored_rows(db, Some(thread))
+}
 
 /// Runs `memctl copy --db DB ARGS`: (exit code, stdout, stderr).
 fn copy(db: &Path, args: &[&str]) -> (i32, String, String) {
@@ -152,4 +158,165 @@ fn a_copy_a_replace_and_a_dry_run() {
         v
     };
     assert_eq!(ids(&file, "tools"), ids(&db, "tools"));
+}
+
+#[test]
+fn copy_all_copies_the_threads_the_filters_select() {
+    let (dir, db) = temp_copy(&fixture("forget.sqlite"));
+    let alice = dir.path().join("alice.sqlite");
+    // --meta: the threads `find --meta` selects, each whole, as stored.
+    let (code, out, err) = copy(
+        &db,
+        &[
+            "--all",
+            "--meta",
+            "user_id=42",
+            "--to",
+            s(&alice),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let ids = thread_ids(&alice);
+    assert_eq!(
+        ids,
+        ["alice-chat", "alice-profile", "alice-sub", "alice-tools"]
+    );
+    assert_eq!(
+        report["threads"].as_array().map(Vec::len),
+        Some(4),
+        "{report}"
+    );
+    let mut checkpoints = 0;
+    for t in &ids {
+        assert_eq!(thread_rows(&alice, t), thread_rows(&db, t), "{t}");
+        let c = rusqlite::Connection::open(&db).expect("opens");
+        checkpoints += c
+            .query_row(
+                "SELECT count(*) FROM checkpoints WHERE thread_id = ?",
+                [t],
+                |r| r.get::<_, i64>(0),
+            )
+            .expect("counts");
+    }
+    assert_eq!(report["totals"]["checkpoints"], checkpoints, "{report}");
+    // Again: the threads are there; refused before anything is written.
+    let before: Vec<_> = ids.iter().map(|t| thread_rows(&alice, t)).collect();
+    let (code, _, err) = copy(&db, &["--all", "--to", s(&alice)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("already exists"), "{err}");
+    assert_eq!(thread_ids(&alice), ids, "nothing written");
+    let after: Vec<_> = ids.iter().map(|t| thread_rows(&alice, t)).collect();
+    assert_eq!(before, after);
+    // --replace: every thread, the existing ones replaced.
+    let (code, out, err) = copy(&db, &["--all", "--to", s(&alice), "--replace"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("copied 7 threads"), "{out}");
+    assert_eq!(thread_ids(&alice), thread_ids(&db));
+    // --idle, against a fixed now: the fixture's threads were last written 2026-12-01.
+    let idle = dir.path().join("idle.sqlite");
+    for (now, expected) in [
+        ("2026-12-01T21:30:00Z", 0usize),
+        ("2026-12-03T00:00:00Z", 7),
+    ] {
+        let (code, out, err) = copy(
+            &db,
+            &[
+                "--all",
+                "--idle",
+                "1d",
+                "--now",
+                now,
+                "--to",
+                s(&idle),
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        assert_eq!(
+            report["threads"].as_array().map(Vec::len),
+            Some(expected),
+            "{now}: {report}"
+        );
+        assert_eq!(
+            idle.exists(),
+            expected > 0,
+            "{now}: a file only when a thread goes"
+        );
+    }
+    // Into the database itself: refused.
+    let (code, _, err) = copy(&db, &["--all", "--to", s(&db)]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// The number of distinct threads in a SQLite file (0 while it cannot be read yet).
+fn thread_total(db: &Path) -> usize {
+    let Ok(c) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return 0;
+    };
+    c.query_row(
+        "SELECT count(DISTINCT thread_id) FROM checkpoints",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map_or(0, |n| n as usize)
+}
+
+#[test]
+fn a_copy_killed_mid_way_leaves_whole_threads_and_a_rerun_completes() {
+    // A source of many threads: new.sqlite's, 300 times over under other ids.
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    {
+        let c = rusqlite::Connection::open(&db).expect("opens");
+        c.execute_batch(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+             INSERT INTO checkpoints SELECT thread_id || '~' || i, checkpoint_ns, checkpoint_id,
+                 parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints, n;
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+             INSERT INTO writes SELECT thread_id || '~' || i, checkpoint_ns, checkpoint_id,
+                 task_id, task_path, idx, channel, type, value FROM writes, n;",
+        )
+        .expect("grows");
+    }
+    let all = thread_ids(&db);
+    assert!(all.len() > 4000, "{} threads", all.len());
+    let target = dir.path().join("target.sqlite");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .env_remove("MEMCTL_DB")
+        .args(["copy", "--db", s(&db), "--all", "--to", s(&target)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starts");
+    common::wait_for("the first copied thread", || thread_total(&target) > 0);
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let copied = thread_ids(&target);
+    assert!(
+        !copied.is_empty() && copied.len() < all.len(),
+        "killed mid-way: {} of {} threads",
+        copied.len(),
+        all.len()
+    );
+    // Every thread there is whole: row for row the source's.
+    for t in &copied {
+        assert_eq!(thread_rows(&target, t), thread_rows(&db, t), "thread {t}");
+    }
+    // A rerun (replacing what is there) completes.
+    let (code, out, err) = copy(&db, &["--all", "--to", s(&target), "--replace"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!("copied {} threads", all.len())),
+        "{out}"
+    );
+    assert_eq!(thread_ids(&target), all);
+    for t in all.iter().step_by(97) {
+        assert_eq!(thread_rows(&target, t), thread_rows(&db, t), "thread {t}");
+    }
 }

@@ -7,11 +7,11 @@
 //! Needs `MEMCTL_TEST_PG` (see tests/common/pg.rs).
 
 mod common;
-
-use std::path::Path;
+mod copy_common;
 
 use common::pg::TestDb;
-use common::{expected, fixture, memctl, run_parallel, s, temp_copy, Harness};
+use common::{expected, fixture, run_parallel, s, temp_copy, Harness};
+use copy_common::{memctl_ok, same, thread_ids as common_threads};
 use serde_json::Value as Json;
 
 /// Every thread of expected/postgres.json and its graph.
@@ -68,50 +68,8 @@ fn carry_on(url: &str, thread: &str, graph: &str) -> Result<Json, String> {
     Ok(received)
 }
 
-fn without_thread_ids(mut j: Json) -> Json {
-    fn strip(j: &mut Json) {
-        match j {
-            Json::Object(o) => {
-                if let Some(Json::Object(md)) = o.get_mut("metadata") {
-                    md.remove("thread_id");
-                }
-                o.values_mut().for_each(strip);
-            }
-            Json::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut j);
-    j
-}
-
-fn same(what: &str, a: Json, b: Json) -> Result<(), String> {
-    let (a, b) = (without_thread_ids(a), without_thread_ids(b));
-    match a == b {
-        true => Ok(()),
-        false => Err(format!(
-            "{what}: LangGraph reads the copy differently\nsource: {a}\ncopy:   {b}"
-        )),
-    }
-}
-
 fn copy(db: &str, args: &[&str], key: Option<&str>) -> Result<String, String> {
-    let mut cmd = memctl();
-    if let Some(k) = key {
-        cmd.env("LANGGRAPH_AES_KEY", k);
-    }
-    let out = cmd
-        .args(["copy", "--db", db])
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    match out.status.success() {
-        true => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
-        false => Err(format!(
-            "memctl copy {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )),
-    }
+    memctl_ok(&[&["copy", "--db", db], args].concat(), key)
 }
 
 #[test]
@@ -258,20 +216,6 @@ fn sqlite_threads_copied_to_postgres_are_the_same_threads() {
     });
 }
 
-fn common_threads(db: &Path) -> Vec<String> {
-    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("opens");
-    let mut st = c
-        .prepare("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")
-        .expect("prepares");
-    let ids = st
-        .query_map([], |r| r.get::<_, String>(0))
-        .expect("queries")
-        .collect::<Result<Vec<_>, _>>()
-        .expect("rows");
-    ids
-}
-
 #[test]
 #[cfg_attr(
     not(feature = "env-tests"),
@@ -344,4 +288,121 @@ fn a_target_of_an_unknown_schema_level_is_refused_and_left_alone() {
     assert_eq!(e.trim().lines().count(), 1, "{e}");
     assert!(e.contains("99"), "{e}");
     assert_eq!(db.rows_digest(), before, "nothing written");
+}
+
+/// `memctl migrate --db DB --to TO --format json`: the report, or why it failed.
+fn migrate(db: &str, to: &str) -> Result<Json, String> {
+    let out = memctl_ok(
+        &["migrate", "--db", db, "--to", to, "--format", "json"],
+        None,
+    )?;
+    serde_json::from_str(&out).map_err(|e| e.to_string())
+}
+
+/// A database with PostgresSaver's tables and no thread.
+fn empty_saver_db(hint: &str) -> TestDb {
+    let db = TestDb::fixture(hint);
+    db.client()
+        .batch_execute(
+            "DELETE FROM checkpoint_writes; DELETE FROM checkpoint_blobs; DELETE FROM checkpoints",
+        )
+        .expect("empties");
+    db
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_migration_in_each_direction_is_the_same_database_to_langgraph() {
+    let pg_src = TestDb::fixture("mig_src");
+    let pg_from_sqlite = empty_saver_db("mig_s2p");
+    let pg_from_pg = empty_saver_db("mig_p2p");
+    let (dir, file) = temp_copy(&fixture("new.sqlite"));
+    let sqlite_from_pg = dir.path().join("from-pg.sqlite");
+    let sqlite_from_sqlite = dir.path().join("from-sqlite.sqlite");
+    let file_url = s(&file).to_owned();
+    let directions = [
+        (file_url.clone(), pg_from_sqlite.url.clone()),
+        (file_url.clone(), s(&sqlite_from_sqlite).to_owned()),
+        (pg_src.url.clone(), s(&sqlite_from_pg).to_owned()),
+        (pg_src.url.clone(), pg_from_pg.url.clone()),
+    ];
+    // (target, thread) → the (checkpoint, channel) pairs the target holds once per version.
+    let mut shared: std::collections::HashMap<(String, String), Vec<(String, String)>> =
+        Default::default();
+    for (from, to) in &directions {
+        let first = migrate(from, to).unwrap_or_else(|e| panic!("{e}"));
+        for t in first["threads"].as_array().into_iter().flatten() {
+            let pairs: Vec<(String, String)> = t["shared_versions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| {
+                    let f = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
+                    (f("checkpoint_id"), f("channel"))
+                })
+                .collect();
+            let thread = t["thread"].as_str().unwrap_or_default().to_owned();
+            shared.insert((to.clone(), thread), pairs);
+        }
+        let n = first["threads"].as_array().map_or(0, Vec::len);
+        assert!(n >= 10, "{from} → {to}: {first}");
+        assert_eq!(first["totals"]["copied"], n, "{from} → {to}: {first}");
+        // A second run finds every thread there and equal.
+        let again = migrate(from, to).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            again["totals"]["skipped"], n,
+            "{from} → {to} again: {again}"
+        );
+        assert_eq!(again["totals"]["checkpoints_written"], 0, "{again}");
+    }
+    // Real LangGraph reads every thread of every target as it reads the source.
+    let mut cases = Vec::new();
+    for (from, to) in &directions {
+        let threads: Vec<(String, String)> = match from.starts_with("postgres") {
+            true => pg_threads("postgres"),
+            false => common_threads(&file)
+                .into_iter()
+                .map(|t| (t.clone(), t))
+                .collect(),
+        };
+        for (thread, graph) in threads {
+            let pairs = shared
+                .get(&(to.clone(), thread.clone()))
+                .cloned()
+                .unwrap_or_default();
+            cases.push((from.clone(), to.clone(), thread, graph, pairs));
+        }
+    }
+    // custom-state's app changes a dict in place (see the test above): PostgresSaver holds
+    // the earlier value for that checkpoint, and the report names it.
+    assert!(
+        shared
+            .iter()
+            .any(|((to, t), p)| to == &pg_from_sqlite.url && t == "custom-state" && p.len() == 1),
+        "{shared:?}"
+    );
+    run_parallel(cases, |(from, to, thread, graph, pairs)| {
+        let blank = |mut j: Json| {
+            for h in j["history"].as_array_mut().into_iter().flatten() {
+                for (id, channel) in &pairs {
+                    if h["checkpoint_id"] == id.as_str() {
+                        if let Some(v) = h["values"].as_object_mut() {
+                            v.remove(channel);
+                        }
+                    }
+                }
+            }
+            j
+        };
+        let a = history(&from, &thread, &graph, None)?;
+        let b = history(&to, &thread, &graph, None)?;
+        same(
+            &format!("'{thread}' migrated {from} → {to}"),
+            blank(a),
+            blank(b),
+        )
+    });
 }

@@ -6,11 +6,14 @@ pub mod completions;
 pub mod copy;
 pub mod diff;
 pub mod dump;
+pub mod export;
 pub mod find;
 pub mod forget;
 pub mod gc;
 pub mod history;
+pub mod import;
 pub mod man;
+pub mod migrate;
 pub mod prune;
 pub mod rekey;
 pub mod rm;
@@ -98,6 +101,9 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Gc(args) => gc::run(g, args, out),
         Command::Rekey(args) => rekey::run(g, args, out),
         Command::Copy(args) => copy::run(g, args, out),
+        Command::Export(args) => export::run(g, args, out),
+        Command::Import(args) => import::run(g, args, out),
+        Command::Migrate(args) => migrate::run(g, args, out),
         Command::Store(cmd) => store::run(g, cmd, out),
         Command::Ttl(args) => ttl::run(g, args, out),
         Command::Completions(args) => completions::run(args, out),

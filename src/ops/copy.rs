@@ -8,9 +8,13 @@
 use std::collections::HashSet;
 
 use anyhow::{bail, Result};
+use regex::Regex;
 use serde::Serialize;
 use serde_json::Value as Json;
 
+use crate::codec::msgpack::{self, Value};
+use crate::ops::forget::Findings;
+use crate::ops::purge::{is_structural, redact, ERASED};
 use crate::storage::ThreadRows;
 
 /// What a copy writes, counted.
@@ -24,6 +28,16 @@ pub struct CopyCounts {
     pub writes: u64,
     /// Checkpoints whose metadata named the source thread and now names the target.
     pub metadata_rewritten: u64,
+}
+
+impl CopyCounts {
+    /// Adds `other` (totals of several threads; `namespaces` sums each thread's).
+    pub fn add(&mut self, other: &CopyCounts) {
+        self.checkpoints += other.checkpoints;
+        self.namespaces += other.namespaces;
+        self.writes += other.writes;
+        self.metadata_rewritten += other.metadata_rewritten;
+    }
 }
 
 /// The rows a copy writes, and their counts.
@@ -58,7 +72,7 @@ pub fn plan(mut source: ThreadRows, from: &str, to: &str, at: Option<&str>) -> R
     for c in &mut source.checkpoints {
         namespaces.insert(c.checkpoint_ns.clone());
         c.thread_id = to.to_owned();
-        if let Some(m) = &c.metadata {
+        if let (Some(m), true) = (&c.metadata, from != to) {
             if let Some(new) = rewrite_metadata(m, from, to) {
                 c.metadata = Some(new);
                 counts.metadata_rewritten += 1;
@@ -134,6 +148,399 @@ pub fn rewrite_metadata(metadata: &[u8], from: &str, to: &str) -> Option<Vec<u8>
         true => serde_json::to_vec(&json).ok()?,
         false => crate::codec::pyjson::dumps(&json).into_bytes(),
     })
+}
+
+/// True when two readings of one thread hold the same thing (`migrate`'s "already there"):
+/// the same checkpoints (namespace, id, parent, and the decoded checkpoint and metadata) and
+/// the same pending writes (decoded values). Values are compared decoded, because each backend
+/// stores them its own way (Postgres keeps primitives in JSONB and the rest as blobs, and its
+/// metadata is JSONB, whose key order is its own); a value memctl cannot decode (encrypted)
+/// is compared as stored.
+pub fn same_thread(a: &ThreadRows, b: &ThreadRows) -> bool {
+    fn value(type_name: &str, bytes: &[u8]) -> Json {
+        match crate::codec::typed::decode_typed(type_name, bytes) {
+            Ok(d) => d.to_json(),
+            Err(_) => Json::Array(vec![
+                Json::String(type_name.to_owned()),
+                Json::String(String::from_utf8_lossy(bytes).into_owned()),
+                Json::from(bytes.len()),
+            ]),
+        }
+    }
+    fn metadata(m: Option<&[u8]>) -> Json {
+        m.and_then(|m| serde_json::from_slice(m).ok())
+            .unwrap_or(Json::Null)
+    }
+    let key = |ns: &str, id: &str| (ns.to_owned(), id.to_owned());
+    let mut xs: Vec<_> = a.checkpoints.iter().collect();
+    let mut ys: Vec<_> = b.checkpoints.iter().collect();
+    xs.sort_by_key(|c| key(&c.checkpoint_ns, &c.checkpoint_id));
+    ys.sort_by_key(|c| key(&c.checkpoint_ns, &c.checkpoint_id));
+    // PostgresSaver keeps one value per (namespace, channel, version): the first one `put`
+    // stored. A target that did so holds, for a later checkpoint that changed a value in place
+    // under the same version, the earlier value (see `WrittenThread::shared_versions`).
+    let mut first: std::collections::HashMap<(String, String, String), Json> = Default::default();
+    let checkpoints = xs.len() == ys.len()
+        && xs.iter().zip(&ys).all(|(x, y)| {
+            let vx = value(&x.type_name, &x.checkpoint);
+            let sx = shared(&x.checkpoint_ns, vx.clone(), &mut first);
+            let same_value = x.checkpoint == y.checkpoint || {
+                let vy = value(&y.type_name, &y.checkpoint);
+                vx == vy || sx == vy
+            };
+            x.checkpoint_ns == y.checkpoint_ns
+                && x.checkpoint_id == y.checkpoint_id
+                && x.parent_checkpoint_id == y.parent_checkpoint_id
+                && same_value
+                && (x.metadata == y.metadata
+                    || metadata(x.metadata.as_deref()) == metadata(y.metadata.as_deref()))
+        });
+    if !checkpoints {
+        return false;
+    }
+    let wkey = |w: &crate::storage::ThreadWrite| {
+        (
+            w.checkpoint_ns.clone(),
+            w.checkpoint_id.clone(),
+            w.row.task_id.clone(),
+            w.row.idx,
+        )
+    };
+    let mut xs: Vec<_> = a.writes.iter().collect();
+    let mut ys: Vec<_> = b.writes.iter().collect();
+    xs.sort_by_key(|w| wkey(w));
+    ys.sort_by_key(|w| wkey(w));
+    xs.len() == ys.len()
+        && xs.iter().zip(&ys).all(|(x, y)| {
+            wkey(x) == wkey(y)
+                && x.row.channel == y.row.channel
+                && (x.row.value == y.row.value
+                    || value(&x.row.type_name, &x.row.value)
+                        == value(&y.row.type_name, &y.row.value))
+        })
+}
+
+/// A decoded checkpoint with each channel value replaced by the first value seen under the
+/// same (namespace, channel, version) in `first` (checkpoints visited oldest first), which
+/// records the new ones.
+fn shared(
+    ns: &str,
+    mut cp: Json,
+    first: &mut std::collections::HashMap<(String, String, String), Json>,
+) -> Json {
+    let versions: Vec<(String, String)> = cp
+        .get("channel_versions")
+        .and_then(Json::as_object)
+        .map(|v| v.iter().map(|(c, v)| (c.clone(), v.to_string())).collect())
+        .unwrap_or_default();
+    if let Some(values) = cp.get_mut("channel_values").and_then(Json::as_object_mut) {
+        for (channel, version) in versions {
+            let Some(v) = values.get_mut(&channel) else {
+                continue;
+            };
+            let k = (ns.to_owned(), channel, version);
+            match first.get(&k) {
+                Some(earlier) => *v = earlier.clone(),
+                None => {
+                    first.insert(k, v.clone());
+                }
+            }
+        }
+    }
+    cp
+}
+
+/// Top-level metadata keys `--redact` leaves alone besides the structural ones: LangGraph's
+/// own bookkeeping (the checkpoint ids of the parent graphs, the step, where it came from),
+/// which it reads back.
+const METADATA_KEYS_KEPT: &[&str] = &["parents", "source", "step"];
+
+/// What `--redact` changed in the rows of the threads it saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RedactCounts {
+    /// String values in which matches were replaced by the marker.
+    pub strings_redacted: u64,
+    /// Rows (checkpoints, pending writes, metadata) rewritten.
+    pub rows_redacted: u64,
+}
+
+/// `export --redact`: every match of the patterns in the string values of the rows of a thread
+/// (messages, tool-call arguments, other channel values, pending writes: as `forget --match`
+/// redacts them, see [`crate::ops::purge::redact`]; and the metadata's values) replaced by
+/// [`ERASED`], each value re-encoded as LangGraph encodes it (msgpack: the stored form of
+/// everything untouched; JSON metadata: in the style it was written in). What the patterns
+/// matched is kept to be searched for afterwards (never shown).
+#[derive(Debug, Clone)]
+pub struct Redaction {
+    pattern: Regex,
+    /// Every text the patterns matched, collected by `forget`'s search.
+    found: Findings,
+    /// What changed so far.
+    pub counts: RedactCounts,
+    /// The key of encrypted values (`--key-env`): they are opened, redacted and sealed again
+    /// with it (a fresh nonce, as `EncryptedSerializer` seals); without one they are refused.
+    keys: crate::codec::aes::Keyring,
+}
+
+impl Redaction {
+    /// One redaction for all of `patterns` (regular expressions, any of which matches). A
+    /// pattern that does not compile, or matches the empty string, is an error naming it by
+    /// position (a pattern may itself be a secret).
+    pub fn new(patterns: &[String]) -> Result<Redaction> {
+        for (i, p) in patterns.iter().enumerate() {
+            let re = Regex::new(p).map_err(|e| {
+                anyhow::anyhow!(
+                    "--redact pattern {} is not a valid regular expression: {}",
+                    i + 1,
+                    first_line(&e.to_string())
+                )
+            })?;
+            if re.is_match("") {
+                bail!(
+                    "--redact pattern {} matches the empty string: it would redact everywhere",
+                    i + 1
+                );
+            }
+        }
+        let joined = patterns
+            .iter()
+            .map(|p| format!("(?:{p})"))
+            .collect::<Vec<_>>()
+            .join("|");
+        let pattern = Regex::new(&joined)?;
+        Ok(Redaction {
+            found: Findings::new(&pattern),
+            pattern,
+            counts: RedactCounts::default(),
+            keys: crate::codec::aes::Keyring::none(),
+        })
+    }
+
+    /// With the key encrypted values are opened with (see [`Redaction::apply`]).
+    pub fn with_keys(mut self, keys: crate::codec::aes::Keyring) -> Redaction {
+        self.keys = keys;
+        self
+    }
+
+    /// Redacts the rows of one thread in place. A value memctl cannot decode (encrypted,
+    /// pickled, damaged) is an error when the patterns may be inside it: it cannot be
+    /// redacted, and nothing is written.
+    pub fn apply(&mut self, thread: &str, rows: &mut ThreadRows) -> Result<()> {
+        for c in &mut rows.checkpoints {
+            let what = || format!("thread '{thread}', checkpoint {}", c.checkpoint_id);
+            if let Some(new) = self.value(&c.type_name, &c.checkpoint, true, &what)? {
+                c.checkpoint = new;
+                self.counts.rows_redacted += 1;
+            }
+            if let Some(m) = &c.metadata {
+                if let Some(new) = self.metadata(m) {
+                    c.metadata = Some(new);
+                    self.counts.rows_redacted += 1;
+                }
+            }
+        }
+        for w in &mut rows.writes {
+            let what = || {
+                format!(
+                    "thread '{thread}', a pending write of checkpoint {} ({})",
+                    w.checkpoint_id, w.row.channel
+                )
+            };
+            if let Some(new) = self.value(&w.row.type_name, &w.row.value, false, &what)? {
+                w.row.value = new;
+                self.counts.rows_redacted += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The patterns, as one regular expression (any of them).
+    pub fn pattern(&self) -> &str {
+        self.pattern.as_str()
+    }
+
+    /// The texts the patterns matched (to be searched for in the written file's bytes).
+    pub fn matched(&self) -> Vec<String> {
+        self.found.verify_strings().0
+    }
+
+    /// Where a match is still in `rows` (as written and read back): the places, as `forget`'s
+    /// search finds them (string values of messages, tool calls, channels, writes; metadata).
+    /// Empty when none is left.
+    pub fn remaining(&self, thread: &str, rows: &ThreadRows) -> Vec<String> {
+        let mut left = Vec::new();
+        for c in &rows.checkpoints {
+            let mut f = Findings::new(&self.pattern);
+            let (t, b) = self.opened(&c.type_name, &c.checkpoint);
+            let hit = match decoded(&t, &b) {
+                Some(v) => f.visit(&v, true),
+                None => undecodable_match(&self.pattern, &t, &b),
+            };
+            let meta = c
+                .metadata
+                .as_deref()
+                .and_then(|m| serde_json::from_slice::<Json>(m).ok())
+                .is_some_and(|m| f.visit_metadata(&m));
+            if hit || meta {
+                left.push(format!("thread '{thread}', checkpoint {}", c.checkpoint_id));
+            }
+        }
+        for w in &rows.writes {
+            let mut f = Findings::new(&self.pattern);
+            let (t, b) = self.opened(&w.row.type_name, &w.row.value);
+            let hit = match decoded(&t, &b) {
+                Some(v) => f.visit(&v, false),
+                None => undecodable_match(&self.pattern, &t, &b),
+            };
+            if hit {
+                left.push(format!(
+                    "thread '{thread}', a pending write of checkpoint {}",
+                    w.checkpoint_id
+                ));
+            }
+        }
+        left
+    }
+
+    /// A stored value as the search reads it: opened with the key when it is encrypted and
+    /// the key opens it, else as stored.
+    fn opened(&self, type_name: &str, bytes: &[u8]) -> (String, Vec<u8>) {
+        match self.keys.has_key() {
+            true => match self.keys.open(type_name, bytes, "a value") {
+                Ok(o) => (o.type_name.to_owned(), o.bytes.into_owned()),
+                Err(_) => (type_name.to_owned(), bytes.to_vec()),
+            },
+            false => (type_name.to_owned(), bytes.to_vec()),
+        }
+    }
+
+    /// A value redacted (`None`: nothing matched in it), after noting what matched.
+    fn value(
+        &mut self,
+        type_name: &str,
+        bytes: &[u8],
+        checkpoint: bool,
+        what: &dyn Fn() -> String,
+    ) -> Result<Option<Vec<u8>>> {
+        if let (_, Some(_)) = crate::codec::aes::split_type(type_name) {
+            if self.keys.has_key() {
+                let opened = self.keys.open(type_name, bytes, &what())?;
+                let inner = opened.type_name.to_owned();
+                let plain = opened.bytes.into_owned();
+                let Some(redacted) = self.value(&inner, &plain, checkpoint, what)? else {
+                    return Ok(None);
+                };
+                let key = self.keys.key(&what())?;
+                return Ok(Some(key.encrypt(&redacted)));
+            }
+        }
+        match type_name {
+            "msgpack" => {
+                let mut v = msgpack::decode(bytes)
+                    .map_err(|e| anyhow::anyhow!("{}: does not decode ({e}), so memctl cannot redact it; nothing written", what()))?;
+                self.found.visit(&v, checkpoint);
+                let target = match checkpoint {
+                    true => v.get_mut("channel_values"),
+                    false => Some(&mut v),
+                };
+                let n = target.map_or(0, |t| redact(&self.pattern, t));
+                self.counts.strings_redacted += n as u64;
+                Ok((n > 0).then(|| msgpack::encode(&v)))
+            }
+            "json" => {
+                let mut j: Json = serde_json::from_slice(bytes)
+                    .map_err(|e| anyhow::anyhow!("{}: its JSON does not parse ({e}), so memctl cannot redact it; nothing written", what()))?;
+                self.found
+                    .visit(&crate::codec::json::json_to_value(&j), checkpoint);
+                let target = match checkpoint {
+                    true => j.get_mut("channel_values"),
+                    false => Some(&mut j),
+                };
+                let n = target.map_or(0, |t| redact_json(&self.pattern, t, false));
+                self.counts.strings_redacted += n as u64;
+                Ok((n > 0).then(|| serde_json::to_vec(&j)).transpose()?)
+            }
+            t if t.contains('+') => bail!(
+                "{}: an encrypted value ('{type_name}'), so memctl cannot redact it without the app's key ({}, or name another variable with --key-env); nothing written",
+                what(),
+                self.keys.var()
+            ),
+            _ if undecodable_match(&self.pattern, type_name, bytes) => bail!(
+                "{}: a '{type_name}' value memctl cannot read (another serializer), so it cannot redact it; nothing written",
+                what()
+            ),
+            _ => Ok(None),
+        }
+    }
+
+    /// Metadata redacted, in the style it was written in (see [`rewrite_metadata`]); `None`
+    /// when nothing matched.
+    fn metadata(&mut self, metadata: &[u8]) -> Option<Vec<u8>> {
+        let mut json: Json = serde_json::from_slice(metadata).ok()?;
+        if !self.found.visit_metadata(&json) {
+            return None;
+        }
+        let compact = serde_json::to_vec(&json).ok()? == metadata;
+        let n = redact_json(&self.pattern, &mut json, true);
+        if n == 0 {
+            return None;
+        }
+        self.counts.strings_redacted += n as u64;
+        Some(match compact {
+            true => serde_json::to_vec(&json).ok()?,
+            false => crate::codec::pyjson::dumps(&json).into_bytes(),
+        })
+    }
+}
+
+/// A stored value decoded for the search (`None`: not a kind memctl reads).
+fn decoded(type_name: &str, bytes: &[u8]) -> Option<Value> {
+    match type_name {
+        "msgpack" => msgpack::decode(bytes).ok(),
+        "json" => serde_json::from_slice::<Json>(bytes)
+            .ok()
+            .map(|j| crate::codec::json::json_to_value(&j)),
+        _ => None,
+    }
+}
+
+/// True when a value memctl cannot decode may hold a match: an encrypted one always (its
+/// bytes say nothing), a `null` one never, another kind when its bytes, read as text, do.
+fn undecodable_match(re: &Regex, type_name: &str, bytes: &[u8]) -> bool {
+    match type_name {
+        "null" | "empty" => false,
+        t if t.contains('+') => !bytes.is_empty(),
+        _ => re.is_match(&String::from_utf8_lossy(bytes)),
+    }
+}
+
+/// Replaces every match of `re` in the string values of `j` by [`ERASED`] (map keys and the
+/// values of structural keys are left alone, as [`redact`] leaves them; at the top of a
+/// metadata document, LangGraph's own keys too). Returns how many strings changed.
+pub fn redact_json(re: &Regex, j: &mut Json, metadata_top: bool) -> usize {
+    match j {
+        Json::String(s) if re.is_match(s) => {
+            *s = re.replace_all(s, ERASED).into_owned();
+            1
+        }
+        Json::Array(items) => items.iter_mut().map(|x| redact_json(re, x, false)).sum(),
+        Json::Object(fields) => fields
+            .iter_mut()
+            .filter(|(k, _)| {
+                !(is_structural(k) || metadata_top && METADATA_KEYS_KEPT.contains(&k.as_str()))
+            })
+            .map(|(_, x)| redact_json(re, x, false))
+            .sum(),
+        _ => 0,
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or(s)
+        .to_owned()
 }
 
 #[cfg(test)]
@@ -251,5 +658,62 @@ mod tests {
         let out = rewrite_metadata(br#"{"thread_id":"a","n":1}"#, "a", "b");
         assert_eq!(out.as_deref(), Some(&br#"{"thread_id":"b","n":1}"#[..]));
         assert_eq!(rewrite_metadata(br#"{"thread_id":"z"}"#, "a", "b"), None);
+    }
+
+    #[test]
+    fn redaction_rewrites_values_and_metadata_in_their_own_style() {
+        let mut rows = thread();
+        rows.checkpoints[0].metadata = Some(
+            br#"{"step": -1, "parents": {}, "user_email": "ann@example.com", "note": "x"}"#
+                .to_vec(),
+        );
+        rows.checkpoints[1].metadata =
+            Some(br#"{"source":"loop","email":"ann@example.com"}"#.to_vec());
+        let value = crate::codec::json::json_to_value(&serde_json::json!({
+            "channel_values": {"messages": ["write to ann@example.com", "keep"]},
+            "id": "ann@example.com"
+        }));
+        rows.checkpoints[2].checkpoint = msgpack::encode(&value);
+        rows.writes[0].row.value = msgpack::encode(&crate::codec::json::json_to_value(
+            &serde_json::json!({"to": "ann@example.com"}),
+        ));
+        let mut r = Redaction::new(&[r"\w+@example\.com".into()]).expect("compiles");
+        r.apply("a", &mut rows).expect("redacts");
+        assert_eq!(
+            rows.checkpoints[0].metadata.as_deref(),
+            Some(&br#"{"step": -1, "parents": {}, "user_email": "[erased]", "note": "x"}"#[..])
+        );
+        assert_eq!(
+            rows.checkpoints[1].metadata.as_deref(),
+            Some(&br#"{"source":"loop","email":"[erased]"}"#[..])
+        );
+        let cp = msgpack::decode(&rows.checkpoints[2].checkpoint).expect("decodes");
+        let messages = cp
+            .get("channel_values")
+            .and_then(|v| v.get("messages"))
+            .and_then(Value::as_array)
+            .expect("messages");
+        assert_eq!(messages[0].as_str(), Some("write to [erased]"));
+        assert_eq!(messages[1].as_str(), Some("keep"));
+        assert_eq!(
+            cp.get("id").and_then(Value::as_str),
+            Some("ann@example.com"),
+            "outside the channel values: structure, left alone (and found by the search)"
+        );
+        assert_eq!(
+            r.counts,
+            RedactCounts {
+                strings_redacted: 4,
+                rows_redacted: 4
+            }
+        );
+        assert_eq!(r.matched(), ["ann@example.com"]);
+        assert!(r.remaining("a", &rows).is_empty());
+        // An undecodable (encrypted) value cannot be redacted: an error, not a silent pass.
+        rows.writes[1].row.type_name = "msgpack+aes".into();
+        let e = r.apply("a", &mut rows).expect_err("refused");
+        assert!(e.to_string().contains("cannot redact"), "{e}");
+        assert!(Redaction::new(&["(".into()]).is_err());
+        assert!(Redaction::new(&["a?".into()]).is_err());
     }
 }

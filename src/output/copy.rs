@@ -7,6 +7,7 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
+use super::human::count;
 use super::sanitize::one_line;
 use super::{write_document, Format};
 use crate::ops::copy::CopyCounts;
@@ -45,6 +46,19 @@ pub struct SharedVersion {
     pub checkpoint_id: String,
     /// The channel.
     pub channel: String,
+}
+
+impl SharedVersion {
+    /// The `(checkpoint_id, channel)` pairs [`crate::storage::WrittenThread`] reports.
+    pub fn list(pairs: Vec<(String, String)>) -> Vec<SharedVersion> {
+        pairs
+            .into_iter()
+            .map(|(checkpoint_id, channel)| SharedVersion {
+                checkpoint_id,
+                channel,
+            })
+            .collect()
+    }
 }
 
 /// Writes the report of a copy.
@@ -98,6 +112,265 @@ pub fn write_copy(out: &mut dyn Write, format: Format, r: &CopyReport) -> Result
             "note: checkpoint {} holds another '{}' value under the version an earlier checkpoint stored; PostgresSaver keeps one value per version, so it reads the earlier one there (as the app's own PostgresSaver would)",
             one_line(&v.checkpoint_id),
             one_line(&v.channel)
+        )?;
+    }
+    Ok(())
+}
+
+/// What a copy of several threads did (`import`, `copy --all`): one report per thread, and
+/// the totals.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopiesReport {
+    /// One report per thread, in the order they were copied.
+    pub threads: Vec<CopyReport>,
+    /// The rows of every thread together.
+    pub totals: CopyCounts,
+}
+
+impl CopiesReport {
+    /// The reports, and their totals.
+    pub fn new(threads: Vec<CopyReport>) -> CopiesReport {
+        let mut totals = CopyCounts::default();
+        for r in &threads {
+            totals.add(&r.counts);
+        }
+        CopiesReport { threads, totals }
+    }
+}
+
+/// Writes the report of a copy of several threads: a line per thread, then the totals.
+pub fn write_copies(out: &mut dyn Write, format: Format, r: &CopiesReport) -> Result<()> {
+    if format != Format::Table {
+        return write_document(out, format, r);
+    }
+    for t in &r.threads {
+        write_copy(out, format, t)?;
+    }
+    let dry_run = r.threads.first().is_some_and(|t| t.dry_run);
+    writeln!(
+        out,
+        "{} {}: {} in total, {}",
+        if dry_run { "would copy" } else { "copied" },
+        count(r.threads.len() as u64, "thread"),
+        count(r.totals.checkpoints, "checkpoint"),
+        count(r.totals.writes, "pending write")
+    )?;
+    Ok(())
+}
+
+/// One thread of an export.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportedThread {
+    /// The thread (the same id in the archive).
+    pub thread: String,
+    /// Its rows in the archive.
+    #[serde(flatten)]
+    pub counts: CopyCounts,
+}
+
+/// What `--redact` did, and what the search of the archive's bytes found (nothing: an archive
+/// with a match left is not kept). The patterns and what they matched are never shown.
+#[derive(Debug, Clone, Serialize)]
+pub struct RedactionReport {
+    /// How many patterns were given.
+    pub patterns: usize,
+    /// String values in which matches were replaced by `[erased]`.
+    pub strings_redacted: u64,
+    /// Rows rewritten.
+    pub rows_redacted: u64,
+    /// Distinct matched texts searched for in every byte of the archive (none found).
+    pub texts_searched: usize,
+    /// Matched texts shorter than 4 bytes (they occur by chance in any file): checked in
+    /// every decoded value of the archive, not in its raw bytes.
+    pub short_texts: usize,
+}
+
+/// What `export` wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportReport {
+    /// The archive.
+    pub file: String,
+    /// An existing file was replaced (`--force`).
+    pub replaced_file: bool,
+    /// The threads in it.
+    pub threads: Vec<ExportedThread>,
+    /// Their rows together.
+    pub totals: CopyCounts,
+    /// `--redact`'s work, if given.
+    pub redaction: Option<RedactionReport>,
+}
+
+/// Writes the report of an export.
+pub fn write_export(out: &mut dyn Write, format: Format, r: &ExportReport) -> Result<()> {
+    if format != Format::Table {
+        return write_document(out, format, r);
+    }
+    for t in &r.threads {
+        writeln!(
+            out,
+            "exported thread '{}': {} in {}, {}",
+            one_line(&t.thread),
+            count(t.counts.checkpoints, "checkpoint"),
+            count(t.counts.namespaces, "namespace"),
+            count(t.counts.writes, "pending write")
+        )?;
+    }
+    writeln!(
+        out,
+        "wrote {} ({}, {}) to {}{}",
+        count(r.threads.len() as u64, "thread"),
+        count(r.totals.checkpoints, "checkpoint"),
+        count(r.totals.writes, "pending write"),
+        one_line(&r.file),
+        if r.replaced_file {
+            " (the file there replaced)"
+        } else {
+            ""
+        }
+    )?;
+    if let Some(x) = &r.redaction {
+        let short = match x.short_texts {
+            0 => String::new(),
+            n => format!(
+                "; {} shorter than 4 bytes checked in every decoded value",
+                count(n as u64, "matched text")
+            ),
+        };
+        writeln!(
+            out,
+            "redacted {} in {} ({}); verified: no match left ({} searched for in every byte of the file{short})",
+            count(x.strings_redacted, "string"),
+            count(x.rows_redacted, "row"),
+            count(x.patterns as u64, "pattern"),
+            count(x.texts_searched as u64, "matched text"),
+        )?;
+    }
+    Ok(())
+}
+
+/// One thread of a migration.
+#[derive(Debug, Clone, Serialize)]
+pub struct MigratedThread {
+    /// The thread (the same id in the target).
+    pub thread: String,
+    /// `copy` (it was not there), `skip` (there and equal), `replace` (there, different,
+    /// `--replace`), `differs` (there, different, left as it is). Done, or to be done with
+    /// `--dry-run`.
+    pub action: String,
+    /// Its rows in the source.
+    #[serde(flatten)]
+    pub counts: CopyCounts,
+    /// Checkpoints the Postgres target holds one value per channel version for (see
+    /// [`CopyReport::shared_versions`]).
+    pub shared_versions: Vec<SharedVersion>,
+}
+
+/// A migration's threads by what happened to them.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MigrateTotals {
+    /// Threads copied.
+    pub copied: u64,
+    /// Threads already there and equal.
+    pub skipped: u64,
+    /// Threads replaced.
+    pub replaced: u64,
+    /// Threads there and different, left as they are.
+    pub differing: u64,
+    /// Checkpoints written.
+    pub checkpoints_written: u64,
+    /// Pending writes written.
+    pub writes_written: u64,
+}
+
+/// What `migrate` did (or would do).
+#[derive(Debug, Clone, Serialize)]
+pub struct MigrateReport {
+    /// The target as shown (passwords masked).
+    pub to: String,
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// The target file was created (or would be).
+    pub created: bool,
+    /// Every thread of the source.
+    pub threads: Vec<MigratedThread>,
+    /// The totals.
+    pub totals: MigrateTotals,
+    /// Items of the source's LangGraph Store, which memctl does not migrate yet (0: none).
+    pub store_items_not_migrated: u64,
+}
+
+impl MigrateReport {
+    /// Adds a thread.
+    pub fn add(&mut self, t: MigratedThread) {
+        let t_ = &mut self.totals;
+        let written = match t.action.as_str() {
+            "copy" => {
+                t_.copied += 1;
+                true
+            }
+            "replace" => {
+                t_.replaced += 1;
+                true
+            }
+            "skip" => {
+                t_.skipped += 1;
+                false
+            }
+            _ => {
+                t_.differing += 1;
+                false
+            }
+        };
+        if written {
+            t_.checkpoints_written += t.counts.checkpoints;
+            t_.writes_written += t.counts.writes;
+        }
+        self.threads.push(t);
+    }
+}
+
+/// Writes the report of a migration: a line per thread, then the totals.
+pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> Result<()> {
+    if format != Format::Table {
+        return write_document(out, format, r);
+    }
+    for t in &r.threads {
+        let what = match (t.action.as_str(), r.dry_run) {
+            ("copy", false) => "copied",
+            ("copy", true) => "would copy",
+            ("replace", false) => "replaced",
+            ("replace", true) => "would replace",
+            ("skip", _) => "skipped (already there, equal)",
+            _ => "differs in the target: left as it is (--replace overwrites it)",
+        };
+        writeln!(
+            out,
+            "thread '{}': {what} ({}, {})",
+            one_line(&t.thread),
+            count(t.counts.checkpoints, "checkpoint"),
+            count(t.counts.writes, "pending write")
+        )?;
+    }
+    let x = &r.totals;
+    writeln!(
+        out,
+        "{} {}{}: {} copied, {} replaced, {} skipped as equal, {} differing left as they are ({}, {} {})",
+        if r.dry_run { "would migrate into" } else { "migrated into" },
+        one_line(&r.to),
+        if r.created { " (a new file)" } else { "" },
+        x.copied,
+        x.replaced,
+        x.skipped,
+        x.differing,
+        count(x.checkpoints_written, "checkpoint"),
+        count(x.writes_written, "pending write"),
+        if r.dry_run { "to write" } else { "written" }
+    )?;
+    if r.store_items_not_migrated > 0 {
+        writeln!(
+            out,
+            "not migrated: the LangGraph Store's {} (memctl cannot write Store items yet)",
+            count(r.store_items_not_migrated, "item")
         )?;
     }
     Ok(())

@@ -1,0 +1,209 @@
+//! `memctl export`: threads into a new SQLite file in SqliteSaver's layout (LangGraph opens it
+//! with `SqliteSaver.from_conn_string`), optionally redacted. The archive is built under a
+//! temporary name beside the target, one transaction per thread, then vacuumed (written with
+//! `secure_delete`, so no freed byte keeps anything) and searched: every decoded value for
+//! the patterns, every byte of the file for what they matched (`forget`'s search). Only an
+//! archive with no match left is moved into place; otherwise it is deleted and the command
+//! fails.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use crate::cli::{ExportArgs, GlobalArgs};
+use crate::exit::Usage;
+use crate::ops::copy::Redaction;
+use crate::ops::forget::searchable;
+use crate::output::copy::{write_export, ExportReport, ExportedThread, RedactionReport};
+use crate::storage::{self, Access, CheckpointStore, SqliteStore};
+
+/// How far a match of a pattern in the archive's raw bytes may reach across two pieces of
+/// the file read for the search (see `read_in_pieces`).
+const RAW_OVERLAP: usize = 64 << 10;
+
+/// Runs `export`.
+pub fn run(g: &GlobalArgs, args: &ExportArgs, out: &mut dyn Write) -> Result<()> {
+    let mut redaction = match args.redact.is_empty() {
+        true => None,
+        false => Some(
+            Redaction::new(&args.redact)
+                .map_err(|e| Usage(format!("{e:#}")))?
+                .with_keys(super::keys(g)),
+        ),
+    };
+    if let Ok(storage::Location::Postgres(_)) = storage::locate(&args.output) {
+        return Err(Usage("-o takes a file path: an export is a SQLite file (copy --to writes into a PostgreSQL database)".into()).into());
+    }
+    let shown = storage::shown_path(&args.output);
+    let existed = std::fs::symlink_metadata(&args.output).is_ok();
+    if existed && !args.force {
+        bail!("'{shown}' exists; nothing written (--force replaces it)");
+    }
+    if existed && std::fs::metadata(&args.output).is_ok_and(|m| m.is_dir()) {
+        bail!("'{shown}' is a directory; nothing written");
+    }
+    let source = super::open(g, Access::ReadOnly)?;
+    if let Some(db) = &g.db {
+        if existed && super::copy::same_database(db, &args.output)? {
+            return Err(Usage("-o names the database being exported".into()).into());
+        }
+    }
+    let threads: Vec<String> = match args.all {
+        false => {
+            let mut seen = Vec::new();
+            for t in &args.thread {
+                if !source.thread_exists(t)? {
+                    bail!("no thread '{t}' in the database; nothing written");
+                }
+                if !seen.contains(t) {
+                    seen.push(t.clone());
+                }
+            }
+            seen
+        }
+        true => {
+            let all = super::copy::thread_ids(&*source)?;
+            if all.is_empty() {
+                bail!("the database holds no thread; nothing written");
+            }
+            all
+        }
+    };
+    let tmp = temp_beside(&args.output)?;
+    let built = build(g, &*source, &threads, redaction.as_mut(), &tmp);
+    let (exported, searched) = match built {
+        Ok(b) => b,
+        Err(e) => {
+            remove_file_set(&tmp);
+            return Err(e);
+        }
+    };
+    // Into place: over the old file with --force (an atomic rename), else only if the name
+    // is still free (a hard link fails on an existing name; a rename would overwrite it).
+    let placed = match args.force {
+        true => std::fs::rename(&tmp, &args.output),
+        false => std::fs::hard_link(&tmp, &args.output),
+    };
+    remove_file_set(&tmp);
+    placed.with_context(|| format!("cannot write '{shown}'; nothing written"))?;
+    let mut totals = crate::ops::copy::CopyCounts::default();
+    exported.iter().for_each(|t| totals.add(&t.counts));
+    let report = ExportReport {
+        file: shown,
+        replaced_file: existed,
+        threads: exported,
+        totals,
+        redaction: redaction.map(|r| RedactionReport {
+            patterns: args.redact.len(),
+            strings_redacted: r.counts.strings_redacted,
+            rows_redacted: r.counts.rows_redacted,
+            texts_searched: searched.0,
+            short_texts: searched.1,
+        }),
+    };
+    write_export(out, crate::output::resolve_format(g.format), &report)
+}
+
+/// Writes the archive at `tmp` and verifies it; returns the threads written and, with a
+/// redaction, how many matched texts the byte search looked for and how many were too short
+/// for it.
+fn build(
+    g: &GlobalArgs,
+    source: &dyn CheckpointStore,
+    threads: &[String],
+    mut redaction: Option<&mut Redaction>,
+    tmp: &Path,
+) -> Result<(Vec<ExportedThread>, (usize, usize))> {
+    let busy = Duration::from_millis(g.busy_timeout);
+    let archive = SqliteStore::create_new(tmp, busy)?;
+    // Freed space is zeroed as it is freed: no byte of a row outlives it.
+    archive.zero_deleted_content()?;
+    let mut exported = Vec::with_capacity(threads.len());
+    for t in threads {
+        let rows = source.read_thread(t)?;
+        if rows.checkpoints.is_empty() {
+            bail!("thread '{t}' has no checkpoint any more (deleted while memctl worked); nothing written");
+        }
+        let mut plan = crate::ops::copy::plan(rows, t, t, None)?;
+        if let Some(r) = redaction.as_deref_mut() {
+            r.apply(t, &mut plan.rows)?;
+        }
+        archive.write_thread(t, &plan.rows, false)?;
+        exported.push(ExportedThread {
+            thread: t.clone(),
+            counts: plan.counts,
+        });
+    }
+    archive.vacuum()?;
+    let Some(r) = redaction else {
+        return Ok((exported, (0, 0)));
+    };
+    // Every value, decoded: no match of the patterns left.
+    let mut left = Vec::new();
+    for t in threads {
+        left.extend(r.remaining(t, &archive.read_thread(t)?));
+    }
+    drop(archive);
+    if let Some(first) = left.first() {
+        bail!(
+            "a match of --redact is left in the archive ({first}{}: a value memctl leaves as it is, such as an id or a name); the archive was deleted",
+            match left.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            }
+        );
+    }
+    // Every byte of the file (and any WAL), for every matched text as msgpack and JSON hold it.
+    let (texts, short) = searchable(r.matched());
+    let mut needles: Vec<String> = Vec::new();
+    for t in &texts {
+        needles.push(t.clone());
+        let escaped = crate::storage::json_escaped(t);
+        if escaped != *t {
+            needles.push(escaped);
+        }
+    }
+    let files = [tmp.to_path_buf(), suffixed(tmp, "-wal")];
+    let hits = crate::storage::sqlite::find_in_files(&files, &needles)?;
+    // And the patterns themselves, over every byte: a match in what memctl leaves as it is
+    // (an id, a name, a message type, a map key) is a match left too.
+    let raw = regex::bytes::Regex::new(r.pattern())?;
+    let mut raw_hit = false;
+    for f in &files {
+        crate::storage::sqlite::read_in_pieces(f, RAW_OVERLAP, &mut |piece| {
+            raw_hit |= raw.is_match(piece);
+            !raw_hit
+        })?;
+    }
+    if raw_hit || hits.iter().any(|h| !h.is_empty()) {
+        bail!("the archive's bytes still hold a match of --redact (in a place memctl leaves as it is: an id, a name, a message type, a key); the archive was deleted");
+    }
+    Ok((exported, (texts.len(), short)))
+}
+
+/// A name beside `path` for the archive while it is built (same directory: the final rename
+/// stays on one file system).
+fn temp_beside(path: &Path) -> Result<PathBuf> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("-o '{}' names no file", storage::shown_path(path)))?;
+    let mut tmp = std::ffi::OsString::from(".");
+    tmp.push(name);
+    tmp.push(format!(".memctl-export-{}", std::process::id()));
+    Ok(path.with_file_name(tmp))
+}
+
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(suffix);
+    PathBuf::from(p)
+}
+
+/// Removes a SQLite file and its `-wal` / `-shm` / `-journal`.
+fn remove_file_set(path: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let _ = std::fs::remove_file(suffixed(path, suffix));
+    }
+}

@@ -1,0 +1,69 @@
+//! `memctl import FILE`: threads of another database (an export, any SqliteSaver file, a
+//! PostgreSQL URL) copied into `--db`, one transaction per thread: `copy --to` the other way.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::cli::{GlobalArgs, ImportArgs};
+use crate::exit::Usage;
+use crate::output::copy::{write_copies, CopiesReport};
+use crate::storage::{self, Access};
+
+/// Runs `import`.
+pub fn run(g: &GlobalArgs, args: &ImportArgs, out: &mut dyn Write) -> Result<()> {
+    if args.to_thread.is_some() && args.thread.len() != 1 {
+        return Err(
+            Usage("--to-thread renames one thread: give exactly one --thread".into()).into(),
+        );
+    }
+    let busy = Duration::from_millis(g.busy_timeout);
+    storage::locate(&args.file).map_err(|e| Usage(e.to_string()))?;
+    let source = storage::open(&args.file, None, Access::ReadOnly, busy, &super::keys(g))?;
+    let target = super::open(
+        g,
+        match args.dry_run {
+            true => Access::ReadOnly,
+            false => Access::ReadWrite,
+        },
+    )?;
+    if let Some(db) = &g.db {
+        if super::copy::same_database(&args.file, db)? {
+            return Err(Usage("the file to import is --db itself: nothing to do".into()).into());
+        }
+    }
+    let threads: Vec<String> = match args.thread.is_empty() {
+        false => args.thread.clone(),
+        true => {
+            let all = super::copy::thread_ids(&*source)?;
+            if all.is_empty() {
+                anyhow::bail!(
+                    "'{}' holds no thread; nothing imported",
+                    storage::shown_path(&args.file)
+                );
+            }
+            all
+        }
+    };
+    let pairs: Vec<(String, String)> = threads
+        .into_iter()
+        .map(|t| {
+            let to = args.to_thread.clone().unwrap_or_else(|| t.clone());
+            (t, to)
+        })
+        .collect();
+    let reports = super::copy::copy_threads(
+        &*source,
+        Some(&*target),
+        &pairs,
+        args.replace,
+        args.dry_run,
+        None,
+    )?;
+    write_copies(
+        out,
+        crate::output::resolve_format(g.format),
+        &CopiesReport::new(reports),
+    )
+}

@@ -1,0 +1,126 @@
+//! `memctl migrate --to DB`: every thread of `--db` into another database of either backend,
+//! one transaction per thread, in the target's own layout (`CheckpointStore::write_thread`).
+//! Resumable: a thread already there and equal (`ops::copy::same_thread`) is skipped; one that
+//! differs is reported and left alone unless `--replace`.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+
+use crate::cli::{GlobalArgs, MigrateArgs};
+use crate::exit::{Partial, Usage};
+use crate::output::copy::{write_migrate, MigrateReport, MigratedThread, SharedVersion};
+use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore};
+
+/// Runs `migrate`.
+pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()> {
+    let source_path =
+        g.db.as_deref()
+            .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    if super::copy::same_database(source_path, &args.to)? {
+        return Err(Usage("--to names --db itself: nothing to migrate".into()).into());
+    }
+    let source = super::open(g, Access::ReadOnly)?;
+    let mut threads = super::copy::thread_ids(&*source)?;
+    threads.sort();
+    // The LangGraph Store is not migrated yet: said, never passed over in silence.
+    let store_items = match super::store::open_if_any(g, Access::ReadOnly)? {
+        Some(s) => s.namespaces(None)?.iter().map(|n| n.items).sum::<u64>(),
+        None => 0,
+    };
+    let busy = Duration::from_millis(g.busy_timeout);
+    let access = match args.dry_run {
+        true => Access::ReadOnly,
+        false => Access::ReadWrite,
+    };
+    let location = storage::locate(&args.to).map_err(|e| Usage(e.to_string()))?;
+    let created = location == Location::File && !args.to.exists();
+    let target: Option<Box<dyn CheckpointStore>> = match (created, args.dry_run) {
+        (false, _) => Some(storage::open(
+            &args.to,
+            None,
+            access,
+            busy,
+            &super::keys(g),
+        )?),
+        (true, true) => None,
+        (true, false) => Some(Box::new(SqliteStore::create_new(&args.to, busy)?)),
+    };
+    let mut report = MigrateReport {
+        to: storage::shown_path(&args.to),
+        dry_run: args.dry_run,
+        created,
+        threads: Vec::new(),
+        totals: Default::default(),
+        store_items_not_migrated: store_items,
+    };
+    let mut failure = None;
+    for (i, t) in threads.iter().enumerate() {
+        match migrate_thread(&*source, target.as_deref(), t, args) {
+            Ok(m) => report.add(m),
+            Err(e) => {
+                failure = Some(e.context(format!(
+                    "thread '{t}': nothing of it written ({i} of {} threads done before it, each whole; run migrate again to resume)",
+                    threads.len()
+                )));
+                break;
+            }
+        }
+    }
+    write_migrate(out, crate::output::resolve_format(g.format), &report)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let mut partial = Vec::new();
+    if report.totals.differing > 0 {
+        partial.push(format!(
+            "{} differ in the target and were left as they are (--replace overwrites them)",
+            crate::output::human::count(report.totals.differing, "thread")
+        ));
+    }
+    if store_items > 0 {
+        partial.push(format!(
+            "the LangGraph Store's {} were not migrated (memctl cannot write Store items yet)",
+            crate::output::human::count(store_items, "item")
+        ));
+    }
+    match partial.is_empty() {
+        true => Ok(()),
+        false => Err(Partial(partial.join("; ")).into()),
+    }
+}
+
+/// One thread: copied, skipped (there and equal), replaced, or left (there and different).
+fn migrate_thread(
+    source: &dyn CheckpointStore,
+    target: Option<&dyn CheckpointStore>,
+    thread: &str,
+    args: &MigrateArgs,
+) -> Result<MigratedThread> {
+    let rows = source.read_thread(thread)?;
+    let plan = crate::ops::copy::plan(rows, thread, thread, None)?;
+    let theirs = match target {
+        Some(t) if t.thread_exists(thread)? => Some(t.read_thread(thread)?),
+        _ => None,
+    };
+    let action = match theirs {
+        None => "copy",
+        Some(theirs) if crate::ops::copy::same_thread(&plan.rows, &theirs) => "skip",
+        Some(_) if args.replace => "replace",
+        Some(_) => "differs",
+    };
+    let shared = match (args.dry_run, target, action) {
+        (false, Some(t), "copy" | "replace") => {
+            t.write_thread(thread, &plan.rows, action == "replace")?
+                .shared_versions
+        }
+        _ => vec![],
+    };
+    Ok(MigratedThread {
+        thread: thread.to_owned(),
+        action: action.to_owned(),
+        counts: plan.counts,
+        shared_versions: SharedVersion::list(shared),
+    })
+}
