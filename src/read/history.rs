@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use crate::codec::aes::Keyring;
 use crate::model::checkpoint::StoredMessages;
 use crate::model::Metadata;
-use crate::storage::{CheckpointRow, CheckpointStore};
+use crate::storage::CheckpointStore;
 
 use super::LoadedCheckpoint;
 
@@ -57,20 +57,6 @@ pub fn checkpoints(
     ns: &str,
     select: &Selection<'_>,
 ) -> Result<Vec<HistoryRecord>> {
-    checkpoints_with(store, keys, thread, ns, select, &mut |_| {})
-}
-
-/// [`checkpoints`], handing `each` the stored row of every listed checkpoint as it is read
-/// when the page is read alone (see [`page_alone`]; a DeltaChannel history is read whole
-/// and hands over nothing).
-pub fn checkpoints_with(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    ns: &str,
-    select: &Selection<'_>,
-    each: &mut dyn FnMut(&CheckpointRow),
-) -> Result<Vec<HistoryRecord>> {
     super::require_thread(store, thread, ns)?;
     let writes = store.write_counts(thread, ns)?;
     let children = child_namespaces(store, thread, ns)?;
@@ -91,7 +77,7 @@ pub fn checkpoints_with(
             checkpoint_id: id,
         }
     };
-    if let Some(page) = page_alone(store, keys, thread, ns, select, before.as_deref(), each)? {
+    if let Some(page) = page_alone(store, keys, thread, ns, select, before.as_deref())? {
         let mut records = Vec::with_capacity(page.len());
         for (cp, messages) in page {
             let count = messages
@@ -145,7 +131,6 @@ fn page_alone(
     ns: &str,
     select: &Selection<'_>,
     before: Option<&str>,
-    each: &mut dyn FnMut(&CheckpointRow),
 ) -> Result<Option<Vec<(LoadedCheckpoint, StoredMessages)>>> {
     let Some(limit) = select.limit else {
         return Ok(None);
@@ -196,7 +181,6 @@ fn page_alone(
         for row in store.checkpoints_at(&keys_of)? {
             // A row deleted since its id was read is not listed.
             let Some(row) = row? else { continue };
-            each(&row);
             let (cp, messages) = super::decode_shallow(keys, row)?;
             if matches!(messages, StoredMessages::DeltaOmitted)
                 || super::needs_replay(&cp, &messages)

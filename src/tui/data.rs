@@ -266,8 +266,8 @@ impl Source {
 
     /// The newest `limit` checkpoints of `thread` older than `before` when given (`history
     /// --limit --before`: a page), with each one's stored bytes
-    /// ([`crate::storage::CheckpointStore::checkpoint_infos`], no blob read) and the
-    /// approximate tokens of its stored messages (counted as the page's rows are read).
+    /// ([`crate::storage::CheckpointStore::checkpoint_infos`], no blob read). Their tokens
+    /// are counted apart ([`Source::history_tokens`]), between keys.
     pub fn history(
         &self,
         thread: &str,
@@ -281,20 +281,12 @@ impl Source {
             limit: Some(limit),
             ..Default::default()
         };
-        // The tokens of the rows read for the page, counted as they pass (their blobs are
-        // not kept); a DeltaChannel history hands none over.
-        let mut counted: std::collections::HashMap<String, Option<u64>> = Default::default();
-        let mut rows: Vec<HistoryRec> = crate::read::history::checkpoints_with(
+        let mut rows: Vec<HistoryRec> = crate::read::history::checkpoints(
             &*store,
             &crate::commands::keys(&g),
             thread,
             &self.ns,
             &select,
-            &mut |row| {
-                let tokens = crate::tokens::approx::count_checkpoint_blob(&row.checkpoint)
-                    .and_then(|(_, t)| t);
-                counted.insert(row.checkpoint_id.clone(), tokens);
-            },
         )?
         .into_iter()
         .map(HistoryRec::from)
@@ -305,35 +297,30 @@ impl Source {
             .filter(|i| i.ns == self.ns)
             .map(|i| (i.id, i.bytes))
             .collect();
-        let mut unknown = Vec::new();
-        for (i, r) in rows.iter_mut().enumerate() {
+        for r in &mut rows {
             r.bytes = bytes.get(&r.checkpoint_id).copied();
-            match counted.get(&r.checkpoint_id) {
-                Some(t) => r.tokens = *t,
-                None => unknown.push(i),
-            }
-        }
-        // A few blobs at a time (one round trip each on a server): counted in place, dropped.
-        for chunk in unknown.chunks(8) {
-            let keys: Vec<(&str, &str, &str)> = chunk
-                .iter()
-                .map(|&i| (thread, self.ns.as_str(), rows[i].checkpoint_id.as_str()))
-                .collect();
-            let tokens: Vec<Option<u64>> = store
-                .checkpoints_at(&keys)?
-                .into_iter()
-                .map(|row| {
-                    row.ok()
-                        .flatten()
-                        .and_then(|r| crate::tokens::approx::count_checkpoint_blob(&r.checkpoint))
-                        .and_then(|(_, t)| t)
-                })
-                .collect();
-            for (&i, t) in chunk.iter().zip(tokens) {
-                rows[i].tokens = t;
-            }
         }
         Ok(rows)
+    }
+
+    /// The approximate tokens of the messages stored in each of `ids` (checkpoints of
+    /// `thread`), read in place from their blobs and dropped.
+    pub fn history_tokens(&self, thread: &str, ids: &[&str]) -> Result<Vec<Option<u64>>> {
+        let store = crate::commands::open_read_only(&self.global(Format::Json))?;
+        let keys: Vec<(&str, &str, &str)> = ids
+            .iter()
+            .map(|id| (thread, self.ns.as_str(), *id))
+            .collect();
+        Ok(store
+            .checkpoints_at(&keys)?
+            .into_iter()
+            .map(|row| {
+                row.ok()
+                    .flatten()
+                    .and_then(|r| crate::tokens::approx::count_checkpoint_blob(&r.checkpoint))
+                    .and_then(|(_, t)| t)
+            })
+            .collect())
     }
 
     /// A checkpoint as `show --checkpoint` prints it (the same read and renderer).

@@ -19,6 +19,9 @@ use crate::output::sanitize::one_line;
 pub const HINTS: &str =
     "Enter open · n subgraphs · a actions · f find · Esc back · ? help · q back";
 
+/// Rows whose tokens are counted in one step between keys.
+const COUNTED_AT_ONCE: usize = 4;
+
 /// Checkpoints read per page (by default).
 pub const PAGE: usize = 100;
 
@@ -33,6 +36,8 @@ pub struct History {
     state: TableState,
     /// Show the subgraph namespaces by name.
     expanded: bool,
+    /// Rows whose tokens are still to be counted (between keys, a few at a time).
+    uncounted: std::collections::VecDeque<usize>,
 }
 
 impl History {
@@ -42,12 +47,36 @@ impl History {
         let rows = src.history(thread, None, page)?;
         Ok(History {
             thread: thread.to_owned(),
+            uncounted: (0..rows.len()).collect(),
             rows,
             limit: page,
             page,
             state: TableState::default().with_selected(Some(0)),
             expanded: false,
         })
+    }
+
+    /// Whether tokens are left to count.
+    pub fn counting(&self) -> bool {
+        !self.uncounted.is_empty()
+    }
+
+    /// Counts the tokens of the next few rows (their blobs read and dropped): the screen
+    /// is drawn first and the sparkline fills in between keys.
+    pub fn count_some(&mut self, src: &Source) -> Result<()> {
+        let n = self.uncounted.len().min(COUNTED_AT_ONCE);
+        let rows: Vec<usize> = self.uncounted.drain(..n).collect();
+        let ids: Vec<&str> = rows
+            .iter()
+            .filter_map(|&i| self.rows.get(i).map(|r| r.checkpoint_id.as_str()))
+            .collect();
+        let tokens = src.history_tokens(&self.thread, &ids)?;
+        for (i, t) in rows.into_iter().zip(tokens) {
+            if let Some(r) = self.rows.get_mut(i) {
+                r.tokens = t;
+            }
+        }
+        Ok(())
     }
 
     fn more(&self) -> bool {
@@ -62,6 +91,8 @@ impl History {
                 self.limit += self.page;
                 let last = self.rows.last().map(|r| r.checkpoint_id.clone());
                 let more = src.history(&self.thread, last.as_deref(), self.page)?;
+                self.uncounted
+                    .extend(self.rows.len()..self.rows.len() + more.len());
                 self.rows.extend(more);
             }
             self.state.select(Some(sel));

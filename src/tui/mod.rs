@@ -128,6 +128,27 @@ impl App {
         &self.src
     }
 
+    /// Whether a view has work left for its screen (a history's tokens).
+    pub fn working(&self) -> bool {
+        matches!(self.stack.last(), Some(View::History(h)) if h.counting())
+    }
+
+    /// Does one step of the top view's work left (a few rows' tokens); between keys.
+    pub fn work(&mut self) {
+        if let Some(View::History(h)) = self.stack.last_mut() {
+            if let Err(e) = h.count_some(&self.src) {
+                self.error(e);
+            }
+        }
+    }
+
+    /// Does all the work left (what the screen shows once the user waits).
+    pub fn finish_work(&mut self) {
+        while self.working() {
+            self.work();
+        }
+    }
+
     /// Handles one key press.
     pub fn on_key(&mut self, key: KeyEvent) {
         if key.kind == KeyEventKind::Release {
@@ -307,6 +328,11 @@ pub fn run<B: ratatui::backend::Backend>(
 ) -> Result<()> {
     while !app.quit {
         terminal.draw(|f| app.draw(f))?;
+        // Work left for the screen is done a step at a time while no key waits.
+        while app.working() && !crossterm::event::poll(std::time::Duration::ZERO)? {
+            app.work();
+            terminal.draw(|f| app.draw(f))?;
+        }
         if let crossterm::event::Event::Key(key) = crossterm::event::read()? {
             app.on_key(key);
         }
