@@ -59,6 +59,7 @@ export MEMCTL_PYTHON_NEW="$ROOT/.venv/new/bin/python"
 export MEMCTL_PYTHON_OLD="$ROOT/.venv/old/bin/python"
 export MEMCTL_PYTHON_PG="$ROOT/.venv/pg/bin/python"
 export MEMCTL_PYTHON_DEEP="$ROOT/.venv/deep/bin/python"
+export MEMCTL_PYTHON_VEC="$ROOT/.venv/vec/bin/python"
 export MEMCTL_NODE_MODULES="$ROOT/fixtures/js/node_modules"
 # A snapshot that does not match fails the run and leaves no .snap.new behind.
 export INSTA_UPDATE=no
