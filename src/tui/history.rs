@@ -19,8 +19,9 @@ use crate::output::sanitize::one_line;
 pub const HINTS: &str =
     "Enter open · n subgraphs · a actions · f find · Esc back · ? help · q back";
 
-/// Rows whose tokens are counted in one step between keys.
-const COUNTED_AT_ONCE: usize = 4;
+/// Rows whose tokens are counted in one step between keys (one: a key waits for at most one
+/// blob).
+const COUNTED_AT_ONCE: usize = 1;
 
 /// Checkpoints read per page (by default).
 pub const PAGE: usize = 100;
