@@ -12,7 +12,9 @@ Run with a venv that has the "new" LangGraph stack (.venv/new or .venv/bench):
 Presets: `realistic` (the default; realistic.py and textgen.py: production-like threads, see
 there), `legacy` (the first data set, described below, kept as a second case), `small` (legacy,
 120 threads), `realistic-small` (60 realistic threads), `long-thread` (one realistic thread of
---messages messages). --scale multiplies the thread count; thread i's contents depend only on
+--messages messages), `mixed` (issue #30: realistic threads whose prose is Chinese/English
+code-switching, with CSV tool outputs of random numbers, code and emoji; 340 threads per 1x,
+~1 GB; 37 % of the message text is CJK). --scale multiplies the thread count; thread i's contents depend only on
 (--seed, i), so 4x holds the threads of 1x and more.
 
 Everything goes through the real stack: `langchain.agents.create_agent` (tools node,

@@ -752,7 +752,7 @@ def csv_numbers(r: random.Random, n_chars: int) -> str:
 
 def zh_en(r: random.Random, n_chars: int) -> str:
     """Chinese/English prose that switches language within a paragraph (the `mixed` preset): about
-    80 % of the characters are CJK; Chinese stretches carry English terms, numbers and emoji."""
+    70 % of the characters are CJK; Chinese stretches carry English terms, numbers and emoji."""
     out, size = [], 0
     while size < n_chars:
         k = r.random()
