@@ -385,7 +385,7 @@ def main() -> None:
                          f"first data set ({DEFAULT}, ~970 MiB); small: legacy {SMALL} (~47 MiB); "
                          f"realistic-small: {REALISTIC_SMALL} realistic threads; long-thread: one "
                          "realistic thread of --messages messages; mixed: realistic threads of mixed "
-                         "Chinese/English prose (~40 %% CJK), CSV of random numbers, code, emoji (realistic.py)")
+                         "Chinese/English prose (~37 %% of the text CJK), CSV of random numbers, code, emoji (realistic.py)")
     ap.add_argument("--small", action="store_true", help="same as --preset small")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiply the preset's thread count (realistic: 340 per 1x, ~1 GB; 10x: 3,400 threads, ~10 GB)")
