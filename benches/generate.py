@@ -7,11 +7,14 @@ Run with a venv that has the "new" LangGraph stack (.venv/new or .venv/bench):
     .venv/bench/bin/python benches/generate.py --preset legacy --out target/bench/l.sqlite # the first data set
     .venv/bench/bin/python benches/generate.py --preset small --out target/bench/s.sqlite  # legacy, ~47 MiB
     .venv/bench/bin/python benches/generate.py --preset long-thread --messages 100000 --out t.sqlite
+    .venv/bench/bin/python benches/generate.py --preset mixed --scale 0.3 --out m.sqlite  # mixed scripts (#30)
 
 Presets: `realistic` (the default; realistic.py and textgen.py: production-like threads, see
 there), `legacy` (the first data set, described below, kept as a second case), `small` (legacy,
 120 threads), `realistic-small` (60 realistic threads), `long-thread` (one realistic thread of
---messages messages). --scale multiplies the thread count; thread i's contents depend only on
+--messages messages), `mixed` (issue #30: realistic threads whose prose is Chinese/English
+code-switching, with CSV tool outputs of random numbers, code and emoji; 340 threads per 1x,
+~1 GB; 37 % of the message text is CJK). --scale multiplies the thread count; thread i's contents depend only on
 (--seed, i), so 4x holds the threads of 1x and more.
 
 Everything goes through the real stack: `langchain.agents.create_agent` (tools node,
@@ -60,8 +63,9 @@ SMALL = {"threads": 120, "turns": 10}
 # The realistic presets (realistic.py): turns per thread are drawn from 5..40 there.
 REALISTIC_1X = {"threads": 340, "turns": 40}  # ~1 GB (~3 MB per realistic thread)
 REALISTIC_SMALL = {"threads": 60, "turns": 40}
-REALISTIC = ("realistic", "realistic-small")
-PRESETS = ["realistic", "legacy", "small", "realistic-small", "long-thread", "default"]
+MIXED_1X = {"threads": 340, "turns": 40}  # the mixed preset (realistic.py, issue #30)
+REALISTIC = ("realistic", "realistic-small", "mixed")
+PRESETS = ["realistic", "legacy", "small", "realistic-small", "long-thread", "default", "mixed"]
 SYSTEM_RATE = 0.3
 P_TOOL_AFTER_HUMAN = 0.6
 P_TOOL_AFTER_TOOL = 0.3
@@ -237,7 +241,7 @@ def system_text(seed: int, index: int) -> str:
 def worker(args: tuple) -> dict:
     part, indices, seed, max_turns, preset = args
     if preset in REALISTIC:
-        return worker_realistic(part, indices, seed)
+        return worker_realistic(part, indices, seed, preset)
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     create_agent, BenchChatModel, tools, HumanMessage, SystemMessage = build_stack()
@@ -276,10 +280,12 @@ def open_saver(part: Path):
     return conn, saver
 
 
-def worker_realistic(part: Path, indices: list[int], seed: int) -> dict:
-    """The realistic preset (see realistic.py): same round-robin, realistic model and tools."""
+def worker_realistic(part: Path, indices: list[int], seed: int, preset: str = "realistic") -> dict:
+    """The realistic and mixed presets (see realistic.py): same round-robin, realistic model and tools."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import realistic as RL
+
+    RL.PRESET = "mixed" if preset == "mixed" else "realistic"
     from langchain.agents import create_agent
     from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -378,7 +384,8 @@ def main() -> None:
                     help="realistic: production-like (realistic.py; ~1 GB, 340 threads at --scale 1); legacy: the "
                          f"first data set ({DEFAULT}, ~970 MiB); small: legacy {SMALL} (~47 MiB); "
                          f"realistic-small: {REALISTIC_SMALL} realistic threads; long-thread: one "
-                         "realistic thread of --messages messages")
+                         "realistic thread of --messages messages; mixed: realistic threads of mixed "
+                         "Chinese/English prose (~37 %% of the text CJK), CSV of random numbers, code, emoji (realistic.py)")
     ap.add_argument("--small", action="store_true", help="same as --preset small")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiply the preset's thread count (realistic: 340 per 1x, ~1 GB; 10x: 3,400 threads, ~10 GB)")
@@ -394,7 +401,7 @@ def main() -> None:
     a = ap.parse_args()
     name = "small" if a.small else a.preset
     preset = {"legacy": DEFAULT, "default": DEFAULT, "small": SMALL, "realistic": REALISTIC_1X,
-              "realistic-small": REALISTIC_SMALL, "long-thread": {"threads": 1, "turns": 0}}[name]
+              "realistic-small": REALISTIC_SMALL, "mixed": MIXED_1X, "long-thread": {"threads": 1, "turns": 0}}[name]
     threads = a.threads or max(1, round(preset["threads"] * a.scale))
     turns = a.turns or preset["turns"]
     if a.target_mb and name in ("legacy", "default", "small"):
@@ -421,6 +428,7 @@ def main() -> None:
             # the long agent sessions are the costly ones: spread them over the jobs
             sys.path.insert(0, str(Path(__file__).resolve().parent))
             import realistic as RL
+            RL.PRESET = "mixed" if name == "mixed" else "realistic"
             long_ = [i for i in range(threads) if RL.is_long(i)]
             rest = [i for i in range(threads) if not RL.is_long(i)]
             split = [rest[k::jobs] + long_[(k + jobs - 1) % jobs::jobs] for k in range(jobs)]

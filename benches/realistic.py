@@ -24,6 +24,13 @@ model answering from a per-thread seeded RNG), with content from `textgen.py`:
     only at the end of a run: a per-step checkpoint of thousands of messages would make each
     such thread several GB).
 
+The mixed preset (`--preset mixed`, issue #30) is the same machinery with content the realistic one
+rarely has: every thread's prose is Chinese/English code-switching (`textgen.zh_en`, about 40 % CJK
+characters over all the data, tool outputs included), emoji in every thread, code blocks in 12 %
+of the user messages and in fewer answers, tools that answer with CSV full of random numbers
+(`textgen.csv_numbers`) more often, and no long agent sessions (little repetition between
+threads). generate.py sets `PRESET` in each worker.
+
 `long_thread_messages()` builds the same kind of messages without the agent loop, for the
 single-thread file (`--preset long-thread`: 100,000 messages written with `update_state`).
 """
@@ -39,6 +46,10 @@ import textgen as T
 # Bump when a change alters the generated data (contents, sizes, counts): benches/run.sh
 # regenerates cached files whose summary records another version.
 DATA_VERSION = 1
+# "realistic" or "mixed" (set by generate.py in each worker before the first thread).
+PRESET = "realistic"
+MIXED_TOOL_NAMES = ["python_exec", "python_exec", "python_exec", "run_sql", "run_sql", "search_docs",
+                    "read_file", "http_request", "web_fetch", "get_weather", "calculator", "translate"]
 THREADS_1X = 340  # generate.py REALISTIC_1X
 LONG_EVERY, LONG_AT = 150, 17
 LANGS = [("en", 66), ("zh", 12), ("mixed", 8), ("ja", 6), ("ko", 3), ("en-emoji", 5)]
@@ -71,6 +82,8 @@ def det_uuid(r: random.Random) -> str:
 
 
 def is_long(index: int) -> bool:
+    if PRESET == "mixed":
+        return False
     return index % LONG_EVERY == LONG_AT
 
 
@@ -86,6 +99,9 @@ def thread_plan(seed: int, index: int) -> dict:
         "system": r.random() < SYSTEM_RATE,
         "long": is_long(index),
     }
+    if PRESET == "mixed":
+        plan["lang"] = "zh-en"
+        plan["emoji"] = r.choice([0.01, 0.03, 0.06])
     if plan["long"]:
         plan["target_messages"] = int(1000 * 4 ** r.random())  # log-uniform 1,000..4,000
         plan["turns"] = 10_000  # played until target_messages
@@ -128,7 +144,7 @@ def human_message(seed: int, plan: dict, turn: int) -> tuple[str, str]:
         return mid, r.choice(["ok", "thanks!", "yes", "no", "继续", "go on", "はい", "👍", "why?", "谢谢",
                               "sure", "do it", "more detail please", "?"])
     text = T.lang_text(r, lang, n, style=0.15)
-    if r.random() < 0.08:
+    if r.random() < (0.12 if PRESET == "mixed" else 0.08):
         text += f"\n\n```{T.code(r, T.lognormal(r, 300, 0.8, 40, 3000))[1]}\n```"
     return mid, _sprinkle(r, text, plan["emoji"])
 
@@ -138,7 +154,8 @@ def system_message(seed: int, plan: dict) -> str:
     head = r.choice(["You are a helpful assistant for ACME Corp.", "You are Atlas, an internal support agent.",
                      "You are a senior software engineer helping with code review.",
                      "你是一个专业的客服助手。请用用户的语言回答。", "You are a data analyst. Use SQL tools when needed."])
-    return head + "\n\n" + T.markdown(r, T.lognormal(r, 2000, 0.6, 800, 6000), "en", code_rate=0.05)
+    lang = "zh-en" if PRESET == "mixed" else "en"
+    return head + "\n\n" + T.markdown(r, T.lognormal(r, 2000, 0.6, 800, 6000), lang, code_rate=0.05)
 
 
 # ------------------------------------------------------------------------------------- tools
@@ -158,7 +175,8 @@ def build_tools():
         snip = T.lognormal(r, 120, 0.5, 40, 1500)
         hits = [{"id": T.uuid_str(r), "title": T.sentence(r)[:-1][:80], "url": T.url(r),
                  "score": round(r.uniform(0.3, 0.99), 4),
-                 "snippet": T.lang_text(r, r.choice(["en", "en", "en", "zh"]), snip, 0.3),
+                 "snippet": T.lang_text(r, "zh-en" if PRESET == "mixed" else r.choice(["en", "en", "en", "zh"]),
+                                        snip, 0.3),
                  "updated_at": T.timestamp(r)} for _ in range(top_k)]
         return json.dumps({"query": query, "results": hits}, ensure_ascii=False, indent=r.choice([None, 2]))
 
@@ -172,6 +190,8 @@ def build_tools():
         for tok in query.split():
             if tok.rstrip(";").isdigit():
                 limit = int(tok.rstrip(";"))
+        if PRESET == "mixed" and r.random() < 0.5:
+            return T.csv_numbers(r, min(50_000, limit * r.randint(40, 120)))
         return T.sql_table(r, min(50_000, limit * r.randint(40, 120)))
 
     @tool
@@ -183,7 +203,7 @@ def build_tools():
         lang = {"py": "python", "ts": "typescript", "tsx": "typescript", "rs": "rust", "go": "go",
                 "sql": "sql", "yaml": "yaml", "json": "json"}.get(ext)
         if lang is None:
-            return T.markdown(r, min(n, 50_000), "en", code_rate=0.2)
+            return T.markdown(r, min(n, 50_000), "zh-en" if PRESET == "mixed" else "en", code_rate=0.2)
         return T.code(r, min(n, 50_000), lang)[1]
 
     @tool
@@ -202,8 +222,8 @@ def build_tools():
     def web_fetch(url: str, max_chars: int = 8000) -> str:
         """Fetch a web page and return it as markdown."""
         r = _out_rng("web_fetch", {"u": url, "m": max_chars})
-        return f"# {T.sentence(r)[:-1]}\n\n" + T.markdown(r, min(max_chars, 50_000),
-                                                           r.choice(["en", "en", "en", "zh", "ja"]))
+        langs = ["zh-en"] if PRESET == "mixed" else ["en", "en", "en", "zh", "ja"]
+        return f"# {T.sentence(r)[:-1]}\n\n" + T.markdown(r, min(max_chars, 50_000), r.choice(langs))
 
     @tool
     def get_weather(city: str, units: str = "metric") -> str:
@@ -246,6 +266,8 @@ def build_tools():
             return T.stack_trace(r, T.lognormal(r, 900, 0.6, 200, 6000))
         k = r.random()
         n = T.lognormal(r, 150, 1.2, 5, 30_000)
+        if PRESET == "mixed" and k < 0.6:
+            return T.csv_numbers(r, n)
         if k < 0.4:
             return T.csv_text(r, n)
         if k < 0.7:
@@ -346,7 +368,7 @@ def build_model():
             if rounds < want_rounds:
                 calls = []
                 for _ in range(r.choices([1, 2, 3, 4], [60, 25, 10, 5])[0]):
-                    name = r.choice(TOOL_NAMES)
+                    name = r.choice(MIXED_TOOL_NAMES if PRESET == "mixed" else TOOL_NAMES)
                     calls.append({"name": name, "args": tool_args(r, name, plan["long"]),
                                   "id": f"call_{det_uuid(r).replace('-', '')[:24]}", "type": "tool_call"})
                 content = T.lang_text(r, lang, r.randint(20, 200)) if r.random() < 0.3 else ""
@@ -356,7 +378,8 @@ def build_model():
                     n = T.lognormal(r, 18_000, 0.4, 10_000, 40_000)
                 else:
                     n = T.lognormal(r, 250 if plan["long"] else ANSWER_MEDIAN, 0.9, 20, 12_000)
-                content = _sprinkle(r, T.markdown(r, n, lang), plan["emoji"] / 2)
+                md = T.markdown(r, n, lang, code_rate=0.1) if PRESET == "mixed" else T.markdown(r, n, lang)
+                content = _sprinkle(r, md, plan["emoji"] / 2)
                 msg = AIMessage(content=content, id=mid)
             in_tok = sum(len(m.content) if isinstance(m.content, str) else 100 for m in messages) // 4
             out_tok = len(msg.content) // 4 + 25 * len(msg.tool_calls)

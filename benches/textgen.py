@@ -408,6 +408,8 @@ def lang_text(r: random.Random, lang: str, n_chars: int, style: float = 0.0) -> 
         return ja(r, n_chars)
     if lang == "ko":
         return ko(r, n_chars)
+    if lang == "zh-en":  # the mixed preset's denser code-switching
+        return zh_en(r, n_chars)
     if lang == "mixed":  # code-switching English / Chinese
         out, size = [], 0
         while size < n_chars:
@@ -713,6 +715,60 @@ def csv_text(r: random.Random, n_chars: int) -> str:
         out.append(row)
         size += len(row) + 1
     return "\n".join(out)
+
+
+def csv_numbers(r: random.Random, n_chars: int) -> str:
+    """A CSV tool output full of random numbers (ids, counts, floats, percentages, scientific
+    notation, timestamps, Chinese labels): no two rows alike, as a metrics export or a dataframe dump."""
+    kinds = ["id", "int", "float", "float", "pct", "sci", "ts", "neg", "hex", "zh", "zh"]
+    cols = [(ident(r), r.choice(kinds)) for _ in range(r.randint(4, 10))]
+    out, size = [",".join(c for c, _ in cols)], 0
+    while size < n_chars:
+        cells = []
+        for _, k in cols:
+            if k == "id":
+                cells.append(str(r.randint(10**5, 10**9)))
+            elif k == "int":
+                cells.append(str(r.randint(0, 10**r.randint(1, 7))))
+            elif k == "float":
+                cells.append(f"{r.uniform(0, 10**r.randint(0, 5)):.{r.randint(1, 6)}f}")
+            elif k == "pct":
+                cells.append(f"{r.uniform(0, 100):.2f}%")
+            elif k == "sci":
+                cells.append(f"{r.uniform(-9, 9):.4e}")
+            elif k == "ts":
+                cells.append(timestamp(r))
+            elif k == "neg":
+                cells.append(f"{r.uniform(-1000, 1000):.3f}")
+            elif k == "zh":
+                cells.append("".join(picks(r, HANZI, HANZI_CUM, r.randint(2, 8))))
+            else:
+                cells.append(hexid(r, r.choice([8, 12, 16])))
+        row = ",".join(cells)
+        out.append(row)
+        size += len(row) + 1
+    return "\n".join(out)
+
+
+def zh_en(r: random.Random, n_chars: int) -> str:
+    """Chinese/English prose that switches language within a paragraph (the `mixed` preset): about
+    70 % of the characters are CJK; Chinese stretches carry English terms, numbers and emoji."""
+    out, size = [], 0
+    while size < n_chars:
+        k = r.random()
+        if k < 0.88:
+            s = zh(r, r.randint(30, 160), mixed=0.3)
+            if r.random() < 0.15:
+                s += number(r)
+        elif k < 0.95:
+            s = sentence(r, 0.2) + " "
+        else:
+            s = emoji(r) + " "
+        if r.random() < 0.04:
+            s += "\n\n"
+        out.append(s)
+        size += len(s)
+    return "".join(out)
 
 
 def log_lines(r: random.Random, n_chars: int) -> str:
