@@ -93,7 +93,13 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let (pattern, conditions) = request(args)?;
     let opts = Options::from_args(g, &args.rewrite, "forget")?;
     let dry_run = opts.dry_run;
-    let store = batch::open_for_writing(g, dry_run)?;
+    let access = if dry_run {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
+    };
+    let store = batch::open_for_writing(g, dry_run)
+        .or_else(|e| super::store::checkpoints_or_store_only(g, access, e))?;
     if !dry_run {
         // Deleted rows leave zeros, not their text, in the pages they shared with others.
         store.zero_deleted_content()?;
@@ -109,11 +115,6 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     // 1. Whole threads: the named ones, and those --meta selects.
     let sel = select_threads(&*store, keys, args, &conditions, &threads, &mut tally);
     // The LangGraph Store's items the request selects, chosen before anything is written.
-    let access = if dry_run {
-        Access::ReadOnly
-    } else {
-        Access::ReadWrite
-    };
     let mut items = super::store::open_if_any(g, access)?;
     let picks = match &items {
         Some(s) if !conditions.is_empty() || pattern.is_some() => {

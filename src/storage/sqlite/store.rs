@@ -50,40 +50,8 @@ impl SqliteItemStore {
     /// Opens the file (never creating it; read-only as [`super::SqliteStore::open_read_only`]
     /// opens it) and finds the store's tables.
     pub fn open(path: &Path, access: Access, busy_timeout: Duration) -> Result<SqliteItemStore> {
-        check_file(path)?;
         let shown = path.display().to_string();
-        let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-        let conn = match access {
-            Access::ReadOnly if is_wal_mode(path) && !sidecar(path, "-wal").exists() => {
-                let uri = format!("file:{}?immutable=1", uri_path(path));
-                Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
-            }
-            // A -wal without its -shm (a backup's copy): read as the checkpoint reader reads
-            // it (see `SqliteStore::open_read_only`), the WAL index in memory, no -shm made.
-            Access::ReadOnly
-                if cfg!(unix) && is_wal_mode(path) && !sidecar(path, "-shm").exists() =>
-            {
-                let uri = format!("file:{}?vfs=unix-none", uri_path(path));
-                Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
-                    .and_then(|c| {
-                        c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
-                        Ok(c)
-                    })
-            }
-            Access::ReadOnly => {
-                Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
-            }
-            Access::ReadWrite => {
-                Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
-            }
-        }
-        .map_err(|e| explain(e, path))
-        .with_context(|| format!("cannot open '{shown}'"))?;
-        conn.busy_timeout(busy_timeout)
-            .context("cannot set the busy timeout")?;
-        if access == Access::ReadOnly {
-            super::no_checkpoint_on_close(&conn, path)?;
-        }
+        let conn = connect(path, access, busy_timeout)?;
         let tables: Vec<String> = {
             let mut st = conn
                 .prepare(
@@ -237,6 +205,98 @@ impl SqliteItemStore {
         tx.commit().map_err(|e| explain(e, &path))?;
         Ok(removal)
     }
+}
+
+/// Opens the file (never creating it) with `access`, the way the checkpoint reader opens it
+/// read-only (see [`super::SqliteStore::open_read_only`]: no `-wal` / `-shm` made, none
+/// removed on close).
+fn connect(path: &Path, access: Access, busy_timeout: Duration) -> Result<Connection> {
+    check_file(path)?;
+    let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let conn = match access {
+        Access::ReadOnly if is_wal_mode(path) && !sidecar(path, "-wal").exists() => {
+            let uri = format!("file:{}?immutable=1", uri_path(path));
+            Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
+        }
+        // A -wal without its -shm (a backup's copy): read as the checkpoint reader reads
+        // it (see `SqliteStore::open_read_only`), the WAL index in memory, no -shm made.
+        Access::ReadOnly if cfg!(unix) && is_wal_mode(path) && !sidecar(path, "-shm").exists() => {
+            let uri = format!("file:{}?vfs=unix-none", uri_path(path));
+            Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY).and_then(
+                |c| {
+                    c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+                    Ok(c)
+                },
+            )
+        }
+        Access::ReadOnly => {
+            Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
+        }
+        Access::ReadWrite => {
+            Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
+        }
+    }
+    .map_err(|e| explain(e, path))
+    .with_context(|| format!("cannot open '{}'", path.display()))?;
+    conn.busy_timeout(busy_timeout)
+        .context("cannot set the busy timeout")?;
+    if access == Access::ReadOnly {
+        super::no_checkpoint_on_close(&conn, path)?;
+    }
+    Ok(conn)
+}
+
+/// The checkpoint tables of a file that holds a LangGraph store but no checkpoints (an app
+/// using `SqliteStore` without a `SqliteSaver` in that file), as the saver's reader sees a
+/// saver with no checkpoints: `SqliteSaver.setup()`'s `checkpoints` and `writes` as empty
+/// TEMP tables of this connection only (never written to the file), so `forget`, `stats`
+/// and `find` cover the store alone. `None` when the file is not that (no `store` table,
+/// or a `checkpoints` or `writes` table of its own): the caller's first error stands.
+pub fn saver_of_store_only(
+    path: &Path,
+    access: Access,
+    busy_timeout: Duration,
+) -> Result<Option<super::SqliteStore>> {
+    // Checked before this connection could create a -wal file of its own.
+    let shared = super::might_be_shared(path);
+    let conn = connect(path, access, busy_timeout)?;
+    let names: Vec<String> = {
+        let mut st = conn
+            .prepare(
+                "SELECT name FROM main.sqlite_master WHERE type = 'table' \
+                 AND name IN ('store', 'checkpoints', 'writes')",
+            )
+            .map_err(|e| explain(e, path))?;
+        let rows = st
+            .query_map([], |r| text(r, 0))
+            .map_err(|e| explain(e, path))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| explain(e, path))?
+    };
+    if names.len() != 1 || names[0] != "store" {
+        return Ok(None);
+    }
+    conn.execute_batch(
+        "CREATE TEMP TABLE checkpoints (thread_id TEXT NOT NULL, \
+             checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL, \
+             parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB, metadata BLOB, \
+             PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)); \
+         CREATE TEMP TABLE writes (thread_id TEXT NOT NULL, \
+             checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL, \
+             task_id TEXT NOT NULL, task_path TEXT NOT NULL DEFAULT '', idx INTEGER NOT NULL, \
+             channel TEXT NOT NULL, type TEXT, value BLOB, \
+             PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));",
+    )
+    .map_err(|e| explain(e, path))?;
+    let generation = super::detect_schema(&conn, path)?;
+    Ok(Some(super::SqliteStore {
+        conn,
+        path: path.to_owned(),
+        generation,
+        busy_timeout,
+        shared,
+        checkpointer: std::sync::Mutex::new(None),
+    }))
 }
 
 impl ItemStore for SqliteItemStore {
