@@ -143,3 +143,37 @@ fn without_a_store_or_with_half_a_saver_the_error_stands() {
     assert!(!out.status.success());
     assert!(err.contains("no 'checkpoints' table"), "{err}");
 }
+
+/// Real LangGraph reads the store-only file after `forget` as after its own `store.delete`
+/// of the same items on another copy, and the app carries on using it.
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn langgraph_reads_the_forgotten_store_only_file_as_its_own() {
+    let (_a, ours) = store_only();
+    let (_b, theirs) = store_only();
+    let (out, err) = run(&[
+        "forget",
+        "--meta",
+        "user_id=u-42",
+        "--db",
+        s(&ours),
+        "--yes",
+    ]);
+    assert!(out.status.success(), "{err}");
+    for (ns, key) in [
+        ("users.u-42.memories", "food"),
+        ("users.u-42.memories", "old-address"),
+        ("users.u-42.memories", "pet"),
+        ("users.u-42.profile", "main"),
+    ] {
+        common::store_harness(&theirs, &["delete", "--ns", ns, "--key", key]);
+    }
+    let view_ours = common::store_harness(&ours, &["view"]);
+    assert_eq!(view_ours, common::store_harness(&theirs, &["view"]));
+    assert!(!view_ours.to_string().contains("ramen"));
+    let carry = common::store_harness(&ours, &["carry-on"]);
+    assert_eq!(carry["ok"], json!(true));
+}
