@@ -139,7 +139,9 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
         )
         .into());
     }
-    let store = super::open_read_only(g)?;
+    let store = super::open_read_only(g).or_else(|e| {
+        super::store::checkpoints_or_store_only(g, crate::storage::Access::ReadOnly, e)
+    })?;
     let keys = super::keys(g);
     let mut latest = store.latest_root_ids()?;
     if let Some(only) = &args.thread {

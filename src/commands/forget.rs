@@ -93,7 +93,13 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let (pattern, conditions) = request(args)?;
     let opts = Options::from_args(g, &args.rewrite, "forget")?;
     let dry_run = opts.dry_run;
-    let store = batch::open_for_writing(g, dry_run)?;
+    let access = if dry_run {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
+    };
+    let store = batch::open_for_writing(g, dry_run)
+        .or_else(|e| super::store::checkpoints_or_store_only(g, access, e))?;
     if !dry_run {
         // Deleted rows leave zeros, not their text, in the pages they shared with others.
         store.zero_deleted_content()?;
@@ -109,11 +115,6 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     // 1. Whole threads: the named ones, and those --meta selects.
     let sel = select_threads(&*store, keys, args, &conditions, &threads, &mut tally);
     // The LangGraph Store's items the request selects, chosen before anything is written.
-    let access = if dry_run {
-        Access::ReadOnly
-    } else {
-        Access::ReadWrite
-    };
     let mut items = super::store::open_if_any(g, access)?;
     let picks = match &items {
         Some(s) if !conditions.is_empty() || pattern.is_some() => {
@@ -953,9 +954,11 @@ impl StoreCheck<'_> {
         self.store.for_each_item(&mut |prefix, key, value| {
             let place = || format!("store item '{key}' in namespace '{prefix}'");
             let still_meta = crate::ops::store::meta_selects_item(prefix, value, self.conditions);
-            let still_match = self
-                .pattern
-                .is_some_and(|p| !crate::ops::store::pattern_matches(value, p.regex()).is_empty());
+            let unescaped = !value.contains(&b'\\');
+            let still_match = self.pattern.is_some_and(|p| {
+                (p.maybe_in(value) || !unescaped)
+                    && !crate::ops::store::pattern_matches(value, p.regex()).is_empty()
+            });
             if still_meta || still_match {
                 failures.push(Hit {
                     sha256: digest(&format!("{prefix}/{key}")),
@@ -963,8 +966,17 @@ impl StoreCheck<'_> {
                     raw: vec![],
                 });
             }
-            let unescaped = value.contains(&b'\\');
-            if texts.is_empty() || (!unescaped && searcher.find(value).is_none()) {
+            // Decoded only when it may hold a text that has fewer than five places yet (a
+            // word every item holds is decoded five times, not once per item).
+            let open = |i: usize| held[i].len() < 5;
+            let wanted_here = if unescaped {
+                searcher
+                    .find_overlapping_iter(value)
+                    .any(|m| open(m.pattern().as_usize()))
+            } else {
+                (0..texts.len()).any(open)
+            };
+            if texts.is_empty() || !wanted_here {
                 return Ok(());
             }
             let hits = crate::ops::store::holds_texts(value, &wanted);

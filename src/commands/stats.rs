@@ -18,7 +18,9 @@ use crate::storage::ThreadSummary;
 /// Runs `stats`: the file, the threads and their spread, bytes per channel (encrypted
 /// checkpoints measured with the key), orphans, the server's space and the store → report.
 pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> {
-    let store = super::open_read_only(g)?;
+    let store = super::open_read_only(g).or_else(|e| {
+        super::store::checkpoints_or_store_only(g, crate::storage::Access::ReadOnly, e)
+    })?;
     let file = store.file_stats()?;
     let (checkpoint_rows, write_rows) = store.row_counts()?;
     let mut threads = Vec::new();

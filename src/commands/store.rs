@@ -174,6 +174,41 @@ pub(super) fn open_if_any(g: &GlobalArgs, access: Access) -> Result<Option<Box<d
     }
 }
 
+/// The checkpoint tables, when opening them (`open`) failed with `first`: a SQLite file
+/// that holds a LangGraph store and no checkpoint tables (an app using `SqliteStore` alone)
+/// is read as a saver with no checkpoints, with one note on stderr ("no checkpoints in
+/// this database"), so `forget`, `stats` and `find` work on its store; anything else
+/// fails with `first`.
+pub(super) fn checkpoints_or_store_only(
+    g: &GlobalArgs,
+    access: Access,
+    first: anyhow::Error,
+) -> Result<Box<dyn crate::storage::CheckpointStore>> {
+    let Some(path) = g.db.as_deref() else {
+        return Err(first);
+    };
+    if first.is::<Usage>()
+        || g.schema.is_some()
+        || !matches!(
+            crate::storage::locate(path),
+            Ok(crate::storage::Location::File)
+        )
+    {
+        return Err(first);
+    }
+    let busy = Duration::from_millis(g.busy_timeout);
+    match crate::storage::sqlite::store::saver_of_store_only(path, access, busy) {
+        Ok(Some(saver)) => {
+            eprintln!(
+                "memctl: '{}': no checkpoints in this database (a LangGraph store only)",
+                sanitize::one_line(&crate::storage::shown_path(path))
+            );
+            Ok(Box::new(saver))
+        }
+        _ => Err(first),
+    }
+}
+
 /// Opens the store of the database `--db` / `MEMCTL_DB` names.
 fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn ItemStore>> {
     let path =

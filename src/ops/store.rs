@@ -117,15 +117,34 @@ pub fn pattern_matches(value: &[u8], re: &Regex) -> BTreeSet<String> {
 /// namespace), or its JSON value has the key at its top level with that value (as
 /// `store.search(filter=...)` compares).
 pub fn meta_selects_item(prefix: &str, value: &[u8], conditions: &[MetaCondition]) -> bool {
-    let json = serde_json::from_slice::<Json>(value).ok();
+    // The value is decoded only when a condition's label is not in the namespace and the
+    // value's bytes may hold it ([`may_hold`]): a byte search, not a JSON parse per item.
+    let mut json: Option<Option<Json>> = None;
     !conditions.is_empty()
         && conditions.iter().all(|c| {
             prefix.split('.').any(|l| l == c.value)
-                || json
-                    .as_ref()
-                    .and_then(|j| j.get(&c.key))
-                    .is_some_and(|v| c.matches(v))
+                || (may_hold(value, c)
+                    && json
+                        .get_or_insert_with(|| serde_json::from_slice::<Json>(value).ok())
+                        .as_ref()
+                        .and_then(|j| j.get(&c.key))
+                        .is_some_and(|v| c.matches(v)))
         })
+}
+
+/// False only when the JSON text `value` cannot have the key of `c` with its value: a text
+/// without escapes (no `\`) holds its keys and strings as they are, so both must be in its
+/// bytes; a number may be written otherwise than it prints (`1e2`, `0.19999999999999999999`),
+/// so a numeric value is always decoded; `None` matches `null`.
+fn may_hold(value: &[u8], c: &MetaCondition) -> bool {
+    let has = |t: &str| memchr::memmem::find(value, t.as_bytes()).is_some();
+    if value.contains(&b'\\') {
+        return true;
+    }
+    if !has(&c.key) {
+        return false;
+    }
+    has(&c.value) || (c.value == "None" && has("null")) || c.value.trim().parse::<f64>().is_ok()
 }
 
 /// True when namespace `prefix` carries the value of every one of `conditions` as a label.
@@ -157,6 +176,27 @@ mod tests {
             &c
         ));
         assert!(!meta_selects_item("prefs", br#"{"user_id": 7}"#, &c));
+        // Written otherwise than it prints, or escaped: still decoded and compared.
+        assert!(meta_selects_item(
+            "prefs",
+            br#"{"user_id": 4.2e1}"#,
+            &[cond("user_id=42.0")]
+        ));
+        assert!(meta_selects_item(
+            "prefs",
+            br#"{"user_id": null}"#,
+            &[cond("user_id=None")]
+        ));
+        assert!(meta_selects_item(
+            "prefs",
+            br#"{"user_\u0069d": "u-\u0034"}"#,
+            &[cond("user_id=u-4")]
+        ));
+        assert!(!meta_selects_item(
+            "prefs",
+            br#"{"user_id": "u-5"}"#,
+            &[cond("user_id=u-4")]
+        ));
         assert!(!meta_selects_item("prefs", b"not json 42", &c));
         let both = [cond("user_id=42"), cond("org=acme")];
         assert!(meta_selects_item("acme.42", b"{}", &both));

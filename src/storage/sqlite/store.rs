@@ -19,8 +19,8 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
 use crate::storage::store::{
-    in_batches, is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem,
-    StoreItem, SWEEP_BATCH,
+    is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
+    SWEEP_BATCH,
 };
 use crate::storage::Access;
 
@@ -50,40 +50,8 @@ impl SqliteItemStore {
     /// Opens the file (never creating it; read-only as [`super::SqliteStore::open_read_only`]
     /// opens it) and finds the store's tables.
     pub fn open(path: &Path, access: Access, busy_timeout: Duration) -> Result<SqliteItemStore> {
-        check_file(path)?;
         let shown = path.display().to_string();
-        let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-        let conn = match access {
-            Access::ReadOnly if is_wal_mode(path) && !sidecar(path, "-wal").exists() => {
-                let uri = format!("file:{}?immutable=1", uri_path(path));
-                Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
-            }
-            // A -wal without its -shm (a backup's copy): read as the checkpoint reader reads
-            // it (see `SqliteStore::open_read_only`), the WAL index in memory, no -shm made.
-            Access::ReadOnly
-                if cfg!(unix) && is_wal_mode(path) && !sidecar(path, "-shm").exists() =>
-            {
-                let uri = format!("file:{}?vfs=unix-none", uri_path(path));
-                Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
-                    .and_then(|c| {
-                        c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
-                        Ok(c)
-                    })
-            }
-            Access::ReadOnly => {
-                Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
-            }
-            Access::ReadWrite => {
-                Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
-            }
-        }
-        .map_err(|e| explain(e, path))
-        .with_context(|| format!("cannot open '{shown}'"))?;
-        conn.busy_timeout(busy_timeout)
-            .context("cannot set the busy timeout")?;
-        if access == Access::ReadOnly {
-            super::no_checkpoint_on_close(&conn, path)?;
-        }
+        let conn = connect(path, access, busy_timeout)?;
         let tables: Vec<String> = {
             let mut st = conn
                 .prepare(
@@ -239,6 +207,98 @@ impl SqliteItemStore {
     }
 }
 
+/// Opens the file (never creating it) with `access`, the way the checkpoint reader opens it
+/// read-only (see [`super::SqliteStore::open_read_only`]: no `-wal` / `-shm` made, none
+/// removed on close).
+fn connect(path: &Path, access: Access, busy_timeout: Duration) -> Result<Connection> {
+    check_file(path)?;
+    let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let conn = match access {
+        Access::ReadOnly if is_wal_mode(path) && !sidecar(path, "-wal").exists() => {
+            let uri = format!("file:{}?immutable=1", uri_path(path));
+            Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
+        }
+        // A -wal without its -shm (a backup's copy): read as the checkpoint reader reads
+        // it (see `SqliteStore::open_read_only`), the WAL index in memory, no -shm made.
+        Access::ReadOnly if cfg!(unix) && is_wal_mode(path) && !sidecar(path, "-shm").exists() => {
+            let uri = format!("file:{}?vfs=unix-none", uri_path(path));
+            Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY).and_then(
+                |c| {
+                    c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+                    Ok(c)
+                },
+            )
+        }
+        Access::ReadOnly => {
+            Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
+        }
+        Access::ReadWrite => {
+            Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
+        }
+    }
+    .map_err(|e| explain(e, path))
+    .with_context(|| format!("cannot open '{}'", path.display()))?;
+    conn.busy_timeout(busy_timeout)
+        .context("cannot set the busy timeout")?;
+    if access == Access::ReadOnly {
+        super::no_checkpoint_on_close(&conn, path)?;
+    }
+    Ok(conn)
+}
+
+/// The checkpoint tables of a file that holds a LangGraph store but no checkpoints (an app
+/// using `SqliteStore` without a `SqliteSaver` in that file), as the saver's reader sees a
+/// saver with no checkpoints: `SqliteSaver.setup()`'s `checkpoints` and `writes` as empty
+/// TEMP tables of this connection only (never written to the file), so `forget`, `stats`
+/// and `find` cover the store alone. `None` when the file is not that (no `store` table,
+/// or a `checkpoints` or `writes` table of its own): the caller's first error stands.
+pub fn saver_of_store_only(
+    path: &Path,
+    access: Access,
+    busy_timeout: Duration,
+) -> Result<Option<super::SqliteStore>> {
+    // Checked before this connection could create a -wal file of its own.
+    let shared = super::might_be_shared(path);
+    let conn = connect(path, access, busy_timeout)?;
+    let names: Vec<String> = {
+        let mut st = conn
+            .prepare(
+                "SELECT name FROM main.sqlite_master WHERE type = 'table' \
+                 AND name IN ('store', 'checkpoints', 'writes')",
+            )
+            .map_err(|e| explain(e, path))?;
+        let rows = st
+            .query_map([], |r| text(r, 0))
+            .map_err(|e| explain(e, path))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| explain(e, path))?
+    };
+    if names.len() != 1 || names[0] != "store" {
+        return Ok(None);
+    }
+    conn.execute_batch(
+        "CREATE TEMP TABLE checkpoints (thread_id TEXT NOT NULL, \
+             checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL, \
+             parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB, metadata BLOB, \
+             PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)); \
+         CREATE TEMP TABLE writes (thread_id TEXT NOT NULL, \
+             checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL, \
+             task_id TEXT NOT NULL, task_path TEXT NOT NULL DEFAULT '', idx INTEGER NOT NULL, \
+             channel TEXT NOT NULL, type TEXT, value BLOB, \
+             PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));",
+    )
+    .map_err(|e| explain(e, path))?;
+    let generation = super::detect_schema(&conn, path)?;
+    Ok(Some(super::SqliteStore {
+        conn,
+        path: path.to_owned(),
+        generation,
+        busy_timeout,
+        shared,
+        checkpointer: std::sync::Mutex::new(None),
+    }))
+}
+
 impl ItemStore for SqliteItemStore {
     fn shown(&self) -> &str {
         &self.shown
@@ -253,31 +313,60 @@ impl ItemStore for SqliteItemStore {
     }
 
     fn namespaces(&self, prefix: Option<&str>) -> Result<Vec<NamespaceSummary>> {
+        // One pass over the table in storage order, grouped here: SQLite's own `GROUP BY
+        // prefix` walks the prefix index and looks every row up from it (one B-tree descent
+        // per item), 1.3-1.6x the time of the plain scan (BENCHMARKS.md, "Store").
+        // `octet_length` reads a value's size from its row's header, not its bytes.
         let now = self.now()?;
         let sql = format!(
-            "SELECT prefix, count(*), total(length(CAST(value AS BLOB))), total({}), max(updated_at) \
-             FROM store GROUP BY prefix ORDER BY prefix",
+            "SELECT prefix, octet_length(value), {}, updated_at FROM store",
             self.expired_sql()
         );
         let mut st = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map([&now], |r| {
-                Ok(NamespaceSummary {
-                    prefix: text(r, 0)?,
-                    items: r.get::<_, i64>(1)?.max(0) as u64,
-                    bytes: r.get::<_, f64>(2)?.max(0.0) as u64,
-                    expired: r.get::<_, f64>(3)?.max(0.0) as u64,
-                    newest_update: opt_text(r, 4)?.map(|t| rfc3339(&t)),
-                })
-            })
-            .map_err(|e| self.err(e))?;
-        let all: Vec<NamespaceSummary> = rows
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))?;
-        Ok(all
-            .into_iter()
-            .filter(|n| prefix.is_none_or(|p| is_under(&n.prefix, p)))
-            .collect())
+        let mut rows = st.query([&now]).map_err(|e| self.err(e))?;
+        let mut groups: std::collections::HashMap<String, NamespaceSummary> = Default::default();
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let ns = match r.get_ref(0).map_err(|e| self.err(e))? {
+                rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).map_err(|_| {
+                    anyhow::anyhow!("'{}': a store namespace is not UTF-8 text", self.shown)
+                })?,
+                _ => anyhow::bail!("'{}': a store namespace is not text", self.shown),
+            };
+            if prefix.is_some_and(|p| !is_under(ns, p)) {
+                continue;
+            }
+            let bytes = r.get::<_, Option<i64>>(1).map_err(|e| self.err(e))?;
+            let expired = r.get::<_, Option<bool>>(2).map_err(|e| self.err(e))?;
+            let updated = r.get_ref(3).map_err(|e| self.err(e))?;
+            let updated = match updated {
+                rusqlite::types::ValueRef::Text(t) => Some(t),
+                _ => None,
+            };
+            let g = match groups.get_mut(ns) {
+                Some(g) => g,
+                None => groups.entry(ns.to_owned()).or_insert(NamespaceSummary {
+                    prefix: ns.to_owned(),
+                    items: 0,
+                    bytes: 0,
+                    expired: 0,
+                    newest_update: None,
+                }),
+            };
+            g.items += 1;
+            g.bytes += bytes.unwrap_or(0).max(0) as u64;
+            g.expired += u64::from(expired.unwrap_or(false));
+            if let Some(u) = updated {
+                if g.newest_update.as_deref().is_none_or(|n| n.as_bytes() < u) {
+                    g.newest_update = Some(String::from_utf8_lossy(u).into_owned());
+                }
+            }
+        }
+        let mut all: Vec<NamespaceSummary> = groups.into_values().collect();
+        all.sort_by(|a, b| a.prefix.as_bytes().cmp(b.prefix.as_bytes()));
+        for n in &mut all {
+            n.newest_update = n.newest_update.as_deref().map(rfc3339);
+        }
+        Ok(all)
     }
 
     fn items(&self, prefix: &str, limit: Option<usize>) -> Result<Vec<StoreItem>> {
@@ -396,14 +485,33 @@ impl ItemStore for SqliteItemStore {
         if dry_run {
             return self.remove(EXPIRED, &[&now], true);
         }
-        // One transaction per batch (the write lock is held for one batch, never for the
-        // whole sweep); each DELETE checks expires_at again, so an item the app rewrote
-        // meanwhile (a new expires_at) is not taken.
-        // By rowid (SqliteStore's table has one): SQLite then looks each row up directly.
-        let batch = format!(
-            "{EXPIRED} AND rowid IN (SELECT rowid FROM store WHERE {EXPIRED} LIMIT {SWEEP_BATCH})"
-        );
-        in_batches(|| self.remove(&batch, &[&now], false))
+        // The expired items' rowids, in namespace and key order (the order of the primary
+        // key's and the prefix index's pages: each batch then rewrites a run of those pages,
+        // not pages all over them again and again, which made 5,000-item batches 1.6-2x the
+        // bare DELETE; measured in BENCHMARKS.md, "Store"). Then one transaction per batch
+        // (the write lock is held for one batch, never for the whole sweep); each DELETE
+        // checks the expiry again, so an item the app refreshed or rewrote meanwhile stays.
+        let ids: Vec<i64> = {
+            let mut st = self
+                .conn
+                .prepare(&format!(
+                    "SELECT rowid FROM store WHERE {EXPIRED} ORDER BY prefix, key"
+                ))
+                .map_err(|e| self.err(e))?;
+            let rows = st
+                .query_map([&now], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            rows.collect::<rusqlite::Result<_>>()
+                .map_err(|e| self.err(e))?
+        };
+        let batch = format!("{EXPIRED} AND rowid IN (SELECT value FROM json_each(?2))");
+        let mut all = Removal::default();
+        for chunk in ids.chunks(SWEEP_BATCH) {
+            let list = serde_json::to_string(chunk)?;
+            all.absorb(self.remove(&batch, &[&now, &list], false)?);
+        }
+        all.sort();
+        Ok(all)
     }
 }
 
