@@ -510,9 +510,10 @@ fn prune_and_gc_run_beside_a_live_langgraph_app() {
             let id = t["thread_id"].as_str().unwrap_or("");
             if id.starts_with("app-") {
                 assert!(
-                    t["status"]
-                        .as_str()
-                        .is_some_and(|st| st.contains("--min-idle")),
+                    t["status"] == "skipped"
+                        && t["reason"]
+                            .as_str()
+                            .is_some_and(|why| why.contains("--min-idle")),
                     "round {round}: {t}"
                 );
             }
