@@ -33,6 +33,7 @@ live_tests=(
   "encrypted_interop live_app"
   "postgres_interop live"
   "read_only live"
+  "store_live live_app"
 )
 cargo build --tests --locked --features env-tests >&2
 for ((i = 1; i <= runs; i++)); do

@@ -324,7 +324,10 @@ impl ItemStore for SqliteItemStore {
         );
         let mut st = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
         let mut rows = st.query([&now]).map_err(|e| self.err(e))?;
-        let mut groups: std::collections::HashMap<String, NamespaceSummary> = Default::default();
+        // Per namespace: its summary and the newest `updated_at` as bytes (kept in one buffer
+        // that is overwritten, not reallocated, as newer rows come: items of a namespace are
+        // usually written over time, so most rows carry a newer time than the last).
+        let mut groups: fnv::FnvHashMap<String, (NamespaceSummary, Vec<u8>)> = Default::default();
         while let Some(r) = rows.next().map_err(|e| self.err(e))? {
             let ns = match r.get_ref(0).map_err(|e| self.err(e))? {
                 rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).map_err(|_| {
@@ -337,35 +340,45 @@ impl ItemStore for SqliteItemStore {
             }
             let bytes = r.get::<_, Option<i64>>(1).map_err(|e| self.err(e))?;
             let expired = r.get::<_, Option<bool>>(2).map_err(|e| self.err(e))?;
-            let updated = r.get_ref(3).map_err(|e| self.err(e))?;
-            let updated = match updated {
+            let updated = match r.get_ref(3).map_err(|e| self.err(e))? {
                 rusqlite::types::ValueRef::Text(t) => Some(t),
                 _ => None,
             };
-            let g = match groups.get_mut(ns) {
+            let (g, newest) = match groups.get_mut(ns) {
                 Some(g) => g,
-                None => groups.entry(ns.to_owned()).or_insert(NamespaceSummary {
-                    prefix: ns.to_owned(),
-                    items: 0,
-                    bytes: 0,
-                    expired: 0,
-                    newest_update: None,
-                }),
+                None => groups.entry(ns.to_owned()).or_insert((
+                    NamespaceSummary {
+                        prefix: ns.to_owned(),
+                        items: 0,
+                        bytes: 0,
+                        expired: 0,
+                        newest_update: None,
+                    },
+                    Vec::new(),
+                )),
             };
             g.items += 1;
             g.bytes += bytes.unwrap_or(0).max(0) as u64;
             g.expired += u64::from(expired.unwrap_or(false));
             if let Some(u) = updated {
-                if g.newest_update.as_deref().is_none_or(|n| n.as_bytes() < u) {
-                    g.newest_update = Some(String::from_utf8_lossy(u).into_owned());
+                if g.newest_update.is_none() || newest.as_slice() < u {
+                    newest.clear();
+                    newest.extend_from_slice(u);
+                    // Marks "seen"; the text is made once, at the end.
+                    g.newest_update.get_or_insert_with(String::new);
                 }
             }
         }
-        let mut all: Vec<NamespaceSummary> = groups.into_values().collect();
+        let mut all: Vec<NamespaceSummary> = groups
+            .into_values()
+            .map(|(mut n, newest)| {
+                if n.newest_update.is_some() {
+                    n.newest_update = Some(rfc3339(&String::from_utf8_lossy(&newest)));
+                }
+                n
+            })
+            .collect();
         all.sort_by(|a, b| a.prefix.as_bytes().cmp(b.prefix.as_bytes()));
-        for n in &mut all {
-            n.newest_update = n.newest_update.as_deref().map(rfc3339);
-        }
         Ok(all)
     }
 
