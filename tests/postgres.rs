@@ -107,6 +107,29 @@ fn read_commands_on_postgres_equal_the_sqlite_mirror() {
             failures.push(format!("{cmd:?} differs"));
         }
     }
+    // `--sort updated --limit N` reads only the newest threads: exactly the head of the list.
+    let sorted = |limit: Option<&str>| {
+        let mut args = vec![
+            "--now",
+            "2026-12-02T00:00:00Z",
+            "threads",
+            "list",
+            "--db",
+            &db.url,
+        ];
+        args.extend(["--sort", "updated", "--format", "json"]);
+        args.extend(limit.map(|n| ["--limit", n]).into_iter().flatten());
+        run_json(&args).as_array().cloned().unwrap_or_default()
+    };
+    let all = sorted(None);
+    for n in 0..=all.len() + 1 {
+        let head: Vec<Json> = all.iter().take(n).cloned().collect();
+        if sorted(Some(&n.to_string())) != head {
+            failures.push(format!(
+                "threads list --sort updated --limit {n} is not the head"
+            ));
+        }
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert_eq!(
         before,

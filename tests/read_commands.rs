@@ -563,3 +563,38 @@ fn a_history_page_equals_the_same_slice_of_the_whole_history() {
         }
     }
 }
+
+/// `threads list --sort updated --limit N` reads only the threads that can be in its first N
+/// rows (chosen by the time in their checkpoint ids); what it prints must be exactly the first N
+/// rows of the whole sorted list, for every N, on every kind of thread.
+#[test]
+fn a_limited_list_sorted_by_update_is_the_head_of_the_whole_list() {
+    let now = "2030-01-01T00:00:00Z";
+    for name in [
+        "new.sqlite",
+        "old.sqlite",
+        "delta.sqlite",
+        "delta-subgraph.sqlite",
+        "deep.sqlite",
+        "js-delta.sqlite",
+        "encrypted-new.sqlite",
+        "postgres-mirror.sqlite",
+    ] {
+        let db = fixture(name);
+        let list = |limit: Option<usize>| {
+            let limit = limit.map(|n| n.to_string());
+            let mut args = vec!["--now", now, "threads", "list", "--db", s(&db)];
+            args.extend(["--sort", "updated", "--format", "json"]);
+            if let Some(n) = &limit {
+                args.extend(["--limit", n]);
+            }
+            run_json(&args).as_array().expect("a list").clone()
+        };
+        let all = list(None);
+        assert!(all.len() >= 2, "{name}: {} threads", all.len());
+        for n in [0, 1, 2, all.len() / 2, all.len(), all.len() + 3] {
+            let head: Vec<Json> = all.iter().take(n).cloned().collect();
+            assert_eq!(list(Some(n)), head, "{name}: --limit {n}");
+        }
+    }
+}

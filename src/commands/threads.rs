@@ -32,25 +32,41 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
     let store = super::open_read_only(g)?;
     let keys = super::keys(g);
     let now = human::now(g.now.as_deref())?;
-    // Sizes and counts (one scan of each table) on a second connection, while the latest
-    // blob of each thread is read and decoded here and on the other cores.
-    let ids = store.latest_root_ids()?;
-    let sizes_store = store.reopen_read_only()?;
-    let (summaries, facts) = std::thread::scope(|s| {
-        let sizes = s.spawn(move || -> Result<Vec<crate::storage::ThreadSummary>> {
-            let mut all = Vec::new();
-            sizes_store.for_each_thread(&mut |t| {
-                all.push(t);
-                Ok(())
-            })?;
-            Ok(all)
-        });
-        let facts = crate::read::map_latest(&*store, &ids, |row| latest_facts(&keys, row));
-        (sizes.join(), facts)
-    });
-    let summaries = match summaries {
-        Ok(s) => s?,
-        Err(panic) => std::panic::resume_unwind(panic),
+    let (ids, summaries, facts) = match newest_only(&*store, args)? {
+        // `--sort updated --limit N`: only the threads that can be in the first N rows are
+        // summed up and decoded; which those are, the checkpoint ids tell (the app's clock).
+        Some(threads) => {
+            let summaries = store.summaries_of(&threads)?;
+            let ids: Vec<(String, String)> = summaries
+                .iter()
+                .filter_map(|t| Some((t.thread_id.clone(), t.latest_root_id.clone()?)))
+                .collect();
+            let facts = crate::read::map_latest(&*store, &ids, |row| latest_facts(&keys, row));
+            (ids, summaries, facts)
+        }
+        None => {
+            // Sizes and counts (one scan of each table) on a second connection, while the
+            // latest blob of each thread is read and decoded here and on the other cores.
+            let ids = store.latest_root_ids()?;
+            let sizes_store = store.reopen_read_only()?;
+            let (summaries, facts) = std::thread::scope(|s| {
+                let sizes = s.spawn(move || -> Result<Vec<crate::storage::ThreadSummary>> {
+                    let mut all = Vec::new();
+                    sizes_store.for_each_thread(&mut |t| {
+                        all.push(t);
+                        Ok(())
+                    })?;
+                    Ok(all)
+                });
+                let facts = crate::read::map_latest(&*store, &ids, |row| latest_facts(&keys, row));
+                (sizes.join(), facts)
+            });
+            let summaries = match summaries {
+                Ok(s) => s?,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            (ids, summaries, facts)
+        }
     };
     // A thread whose latest checkpoint does not decode is listed without its state and
     // reported at the end (exit 3); it never hides the others.
@@ -207,6 +223,22 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         );
     }
     super::report_unreadable(&unreadable, total, "are listed without their state")
+}
+
+/// With `--sort updated --limit N` (and no filter that needs every thread's state): the threads
+/// that can be among the first N rows, chosen from the primary key alone
+/// ([`crate::ops::activity::newest_threads`]); `None` when every thread must be read.
+fn newest_only(
+    store: &dyn crate::storage::CheckpointStore,
+    args: &ThreadsListArgs,
+) -> Result<Option<Vec<String>>> {
+    match (args.sort, args.limit) {
+        (ThreadSort::Updated, Some(n)) if args.meta.is_empty() && args.min_tokens.is_none() => {
+            let latest = store.latest_ids()?;
+            Ok(crate::ops::activity::newest_threads(&latest, n))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// What `threads list` shows of a thread's latest checkpoint.

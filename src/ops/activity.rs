@@ -24,6 +24,36 @@ pub fn idle_seconds(latest_id: &str, latest_ts: Option<Timestamp>, now: Timestam
     last_app_activity(latest_id, latest_ts).map(|t| now.as_second() - t.as_second())
 }
 
+/// The threads that a list sorted by the app's last activity, newest first, and cut to `n`
+/// rows can hold, from `(thread, largest checkpoint id in any namespace)` pairs: every thread
+/// whose activity is at least the `n`-th newest (more than `n` when times tie), in no
+/// particular order. `None` when a latest id is not a uuid6: that thread's time is its
+/// checkpoint's `ts` ([`last_app_activity`]), which only reading the checkpoint tells.
+pub fn newest_threads(latest: &[(String, String)], n: usize) -> Option<Vec<String>> {
+    let mut times = Vec::with_capacity(latest.len());
+    for (_, id) in latest {
+        times.push(id_time(id)?);
+    }
+    if n == 0 {
+        return Some(Vec::new());
+    }
+    let cut = if n >= times.len() {
+        None
+    } else {
+        let mut sorted = times.clone();
+        let (_, nth, _) = sorted.select_nth_unstable_by(n - 1, |a, b| b.cmp(a));
+        Some(*nth)
+    };
+    Some(
+        latest
+            .iter()
+            .zip(&times)
+            .filter(|(_, t)| cut.is_none_or(|c| **t >= c))
+            .map(|((thread, _), _)| thread.clone())
+            .collect(),
+    )
+}
+
 /// Whether memctl made the checkpoint `id` (its edit is the thread's latest state): memctl's
 /// uuid6 ids have a zero node, where LangGraph's (Python and JS) have 48 random bits.
 pub fn edited_by_memctl(id: &str) -> bool {
@@ -36,6 +66,32 @@ pub fn edited_by_memctl(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_newest_threads_are_chosen_by_the_time_in_their_ids_ties_kept() {
+        let latest: Vec<(String, String)> = [
+            ("a", "1f1ed411-b1d1-6121-8009-a1b2c3d4e5f6"),
+            ("b", "1f1ed412-0000-6121-8009-a1b2c3d4e5f6"),
+            ("c", "1f1ed410-0000-6121-8009-a1b2c3d4e5f6"),
+            ("d", "1f1ed412-0000-6121-8009-000000000000"), // b's time: a tie
+        ]
+        .iter()
+        .map(|(t, i)| (t.to_string(), i.to_string()))
+        .collect();
+        let pick = |n| {
+            let mut v = newest_threads(&latest, n).expect("uuid6 ids");
+            v.sort();
+            v
+        };
+        assert_eq!(pick(1), ["b", "d"]);
+        assert_eq!(pick(2), ["b", "d"]);
+        assert_eq!(pick(3), ["a", "b", "d"]);
+        assert_eq!(pick(9), ["a", "b", "c", "d"]);
+        assert!(pick(0).is_empty());
+        let mut other = latest.clone();
+        other.push(("e".into(), "not-a-uuid".into()));
+        assert_eq!(newest_threads(&other, 1), None);
+    }
 
     #[test]
     fn the_apps_time_is_in_the_id_and_memctls_ids_keep_it() {

@@ -592,6 +592,15 @@ pub trait CheckpointStore: Send {
     /// Calls `f` for every thread's aggregates, in thread-id order.
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()>;
 
+    /// `(thread_id, largest checkpoint id in any namespace)` of every thread, in no particular
+    /// order: what the app's last activity is read from ([`crate::ops::activity`]), from the
+    /// primary key alone.
+    fn latest_ids(&self) -> Result<Vec<(String, String)>>;
+
+    /// The aggregates of the given threads, as [`Self::for_each_thread`] gives them, in
+    /// thread-id order; a thread without checkpoints is left out.
+    fn summaries_of(&self, thread_ids: &[String]) -> Result<Vec<ThreadSummary>>;
+
     /// True when the thread has at least one checkpoint (any namespace).
     fn thread_exists(&self, thread_id: &str) -> Result<bool>;
 

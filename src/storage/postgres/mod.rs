@@ -663,6 +663,55 @@ impl PostgresStore {
     }
 }
 
+impl PostgresStore {
+    /// Every thread's aggregates (or those of `only`), in thread-id order. Aggregates only
+    /// (`pg_column_size` reads no value).
+    fn summaries(&self, only: Option<&[String]>) -> Result<Vec<ThreadSummary>> {
+        let filter = match only {
+            Some(_) => "WHERE thread_id = ANY($1)",
+            None => "",
+        };
+        let sql = format!(
+            "SELECT c.thread_id, c.n, c.namespaces, c.latest_root, c.latest, \
+                    c.bytes + COALESCE(w.bytes, 0) + COALESCE(b.bytes, 0) \
+             FROM (SELECT thread_id, count(*) AS n, count(DISTINCT checkpoint_ns) AS namespaces, \
+                          max(checkpoint_id COLLATE \"C\") FILTER (WHERE checkpoint_ns = '') AS latest_root, \
+                          max(checkpoint_id COLLATE \"C\") AS latest, \
+                          sum(pg_column_size(checkpoint) + pg_column_size(metadata))::bigint AS bytes \
+                   FROM checkpoints {filter} GROUP BY thread_id) c \
+             LEFT JOIN (SELECT thread_id, sum(octet_length(blob))::bigint AS bytes FROM checkpoint_writes {filter} GROUP BY thread_id) w \
+                    ON w.thread_id = c.thread_id \
+             LEFT JOIN (SELECT thread_id, sum(COALESCE(octet_length(blob), 0))::bigint AS bytes FROM checkpoint_blobs {filter} GROUP BY thread_id) b \
+                    ON b.thread_id = c.thread_id \
+             ORDER BY c.thread_id COLLATE \"C\""
+        );
+        let rows = match only {
+            Some(ids) => self.query(&sql, &[&ids])?,
+            None => self.query(&sql, &[])?,
+        };
+        let e = |e| self.err(e);
+        let mut out = Vec::with_capacity(rows.len());
+        for r in &rows {
+            out.push(ThreadSummary {
+                thread_id: r.try_get(0).map_err(e)?,
+                checkpoints: r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64,
+                namespaces: r.try_get::<_, i64>(2).map_err(e)?.max(0) as u64,
+                latest_root_id: r.try_get(3).map_err(e)?,
+                latest_id: r
+                    .try_get::<_, Option<String>>(4)
+                    .map_err(e)?
+                    .unwrap_or_default(),
+                bytes: r
+                    .try_get::<_, Option<i64>>(5)
+                    .map_err(e)?
+                    .unwrap_or(0)
+                    .max(0) as u64,
+            });
+        }
+        Ok(out)
+    }
+}
+
 impl CheckpointStore for PostgresStore {
     fn generation(&self) -> SchemaGeneration {
         self.generation
@@ -684,44 +733,22 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
-        // Aggregates only (pg_column_size reads no value). Collected first so that `f` may use
-        // this store again.
-        let rows = self.query(
-            "SELECT c.thread_id, c.n, c.namespaces, c.latest_root, c.latest, \
-                    c.bytes + COALESCE(w.bytes, 0) + COALESCE(b.bytes, 0) \
-             FROM (SELECT thread_id, count(*) AS n, count(DISTINCT checkpoint_ns) AS namespaces, \
-                          max(checkpoint_id COLLATE \"C\") FILTER (WHERE checkpoint_ns = '') AS latest_root, \
-                          max(checkpoint_id COLLATE \"C\") AS latest, \
-                          sum(pg_column_size(checkpoint) + pg_column_size(metadata))::bigint AS bytes \
-                   FROM checkpoints GROUP BY thread_id) c \
-             LEFT JOIN (SELECT thread_id, sum(octet_length(blob))::bigint AS bytes FROM checkpoint_writes GROUP BY thread_id) w \
-                    ON w.thread_id = c.thread_id \
-             LEFT JOIN (SELECT thread_id, sum(COALESCE(octet_length(blob), 0))::bigint AS bytes FROM checkpoint_blobs GROUP BY thread_id) b \
-                    ON b.thread_id = c.thread_id \
-             ORDER BY c.thread_id COLLATE \"C\"",
+        // Collected first so that `f` may use this store again.
+        self.summaries(None)?.into_iter().try_for_each(f)
+    }
+
+    fn latest_ids(&self) -> Result<Vec<(String, String)>> {
+        self.query(
+            "SELECT thread_id, max(checkpoint_id COLLATE \"C\") FROM checkpoints GROUP BY thread_id",
             &[],
-        )?;
-        let e = |e| self.err(e);
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            out.push(ThreadSummary {
-                thread_id: r.try_get(0).map_err(e)?,
-                checkpoints: r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64,
-                namespaces: r.try_get::<_, i64>(2).map_err(e)?.max(0) as u64,
-                latest_root_id: r.try_get(3).map_err(e)?,
-                latest_id: r
-                    .try_get::<_, Option<String>>(4)
-                    .map_err(e)?
-                    .unwrap_or_default(),
-                bytes: r
-                    .try_get::<_, Option<i64>>(5)
-                    .map_err(e)?
-                    .unwrap_or(0)
-                    .max(0) as u64,
-            });
-        }
-        drop(rows);
-        out.into_iter().try_for_each(f)
+        )?
+        .iter()
+        .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
+        .collect()
+    }
+
+    fn summaries_of(&self, thread_ids: &[String]) -> Result<Vec<ThreadSummary>> {
+        self.summaries(Some(thread_ids))
     }
 
     fn thread_exists(&self, thread_id: &str) -> Result<bool> {

@@ -418,47 +418,23 @@ impl CheckpointStore for SqliteStore {
         // Aggregates only: no blob is read (LENGTH reads the record header). Each table is
         // scanned once in storage order, which touches every leaf page once; GROUP BY would
         // walk the primary-key index and visit the rows in random order (~2x slower on 1 GB).
-        #[derive(Default)]
-        struct Agg {
-            checkpoints: u64,
-            bytes: u64,
-            namespaces: Vec<Vec<u8>>,
-            latest_root: Option<Vec<u8>>,
-            latest: Vec<u8>,
-        }
         // Hashed (rows of many threads interleave in storage order), sorted once at the end.
-        let mut threads: fnv::FnvHashMap<Vec<u8>, Agg> = Default::default();
+        let mut threads: fnv::FnvHashMap<Vec<u8>, ThreadAgg> = Default::default();
         let sql_err = |e| self.sql_error(e);
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT thread_id, checkpoint_ns, checkpoint_id, \
-                        LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0) FROM checkpoints",
-            )
+            .prepare(&format!(
+                "SELECT thread_id, {CHECKPOINT_FACTS} FROM checkpoints"
+            ))
             .map_err(sql_err)?;
         let mut rows = stmt.query([]).map_err(sql_err)?;
         while let Some(row) = rows.next().map_err(sql_err)? {
-            let (thread, ns, id) = (
-                key(row, 0).map_err(sql_err)?,
-                key(row, 1).map_err(sql_err)?,
-                key(row, 2).map_err(sql_err)?,
-            );
-            let size: i64 = row.get::<_, Option<i64>>(3).map_err(sql_err)?.unwrap_or(0);
+            let thread = key(row, 0).map_err(sql_err)?;
             let agg = match threads.get_mut(thread.as_ref()) {
                 Some(a) => a,
                 None => threads.entry(thread.into_owned()).or_default(),
             };
-            agg.checkpoints += 1;
-            agg.bytes += size.max(0) as u64;
-            if !agg.namespaces.iter().any(|n| n[..] == ns[..]) {
-                agg.namespaces.push(ns.to_vec());
-            }
-            if ns.is_empty() && agg.latest_root.as_deref().is_none_or(|l| id[..] > *l) {
-                agg.latest_root = Some(id.to_vec());
-            }
-            if id[..] > agg.latest[..] {
-                agg.latest = id.into_owned();
-            }
+            agg.add_checkpoint(row, 1).map_err(sql_err)?;
         }
         let mut stmt = self
             .conn
@@ -472,20 +448,59 @@ impl CheckpointStore for SqliteStore {
                 agg.bytes += n.max(0) as u64;
             }
         }
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        let mut threads: Vec<(Vec<u8>, Agg)> = threads.into_iter().collect();
+        let mut threads: Vec<(Vec<u8>, ThreadAgg)> = threads.into_iter().collect();
         threads.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         for (thread, agg) in threads {
-            f(ThreadSummary {
-                thread_id: text(&thread),
-                checkpoints: agg.checkpoints,
-                bytes: agg.bytes,
-                namespaces: agg.namespaces.len() as u64,
-                latest_root_id: agg.latest_root.as_deref().map(text),
-                latest_id: text(&agg.latest),
-            })?;
+            f(agg.summary(&thread))?;
         }
         Ok(())
+    }
+
+    fn latest_ids(&self) -> Result<Vec<(String, String)>> {
+        // The primary key's index alone (thread_id, checkpoint_ns, checkpoint_id) covers it.
+        let mut stmt = self
+            .conn
+            .prepare("SELECT thread_id, MAX(checkpoint_id) FROM checkpoints GROUP BY thread_id")
+            .map_err(|e| self.sql_error(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((text(r, 0)?, text(r, 1)?)))
+            .map_err(|e| self.sql_error(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.sql_error(e))
+    }
+
+    fn summaries_of(&self, thread_ids: &[String]) -> Result<Vec<ThreadSummary>> {
+        let sql_err = |e| self.sql_error(e);
+        let mut out = Vec::with_capacity(thread_ids.len());
+        let mut ids: Vec<&String> = thread_ids.iter().collect();
+        ids.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        ids.dedup();
+        for thread in ids {
+            let mut agg = ThreadAgg::default();
+            let mut stmt = self
+                .conn
+                .prepare_cached(&format!(
+                    "SELECT {CHECKPOINT_FACTS} FROM checkpoints WHERE thread_id = ?1"
+                ))
+                .map_err(sql_err)?;
+            let mut rows = stmt.query([thread]).map_err(sql_err)?;
+            while let Some(row) = rows.next().map_err(sql_err)? {
+                agg.add_checkpoint(row, 0).map_err(sql_err)?;
+            }
+            if agg.checkpoints == 0 {
+                continue;
+            }
+            let writes: i64 = self
+                .conn
+                .prepare_cached(
+                    "SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes WHERE thread_id = ?1",
+                )
+                .and_then(|mut st| st.query_row([thread], |r| r.get(0)))
+                .map_err(sql_err)?;
+            agg.bytes += writes.max(0) as u64;
+            out.push(agg.summary(thread.as_bytes()));
+        }
+        Ok(out)
     }
 
     fn thread_exists(&self, thread_id: &str) -> Result<bool> {
@@ -832,6 +847,53 @@ pub(crate) fn opt_text(row: &Row<'_>, i: usize) -> rusqlite::Result<Option<Strin
 }
 
 /// A TEXT column's bytes for comparing and grouping (as [`opt_text`] shows them; NULL is empty).
+/// The columns [`ThreadAgg::add_checkpoint`] reads from a `checkpoints` row: no blob is read
+/// (LENGTH reads the record header).
+const CHECKPOINT_FACTS: &str =
+    "checkpoint_ns, checkpoint_id, LENGTH(checkpoint) + COALESCE(LENGTH(metadata), 0)";
+
+/// A thread's aggregates as its rows are read ([`ThreadSummary`] at the end).
+#[derive(Default)]
+struct ThreadAgg {
+    checkpoints: u64,
+    bytes: u64,
+    namespaces: Vec<Vec<u8>>,
+    latest_root: Option<Vec<u8>>,
+    latest: Vec<u8>,
+}
+
+impl ThreadAgg {
+    /// Adds a checkpoint row whose [`CHECKPOINT_FACTS`] start at column `at`.
+    fn add_checkpoint(&mut self, row: &Row<'_>, at: usize) -> rusqlite::Result<()> {
+        let (ns, id) = (key(row, at)?, key(row, at + 1)?);
+        let size: i64 = row.get::<_, Option<i64>>(at + 2)?.unwrap_or(0);
+        self.checkpoints += 1;
+        self.bytes += size.max(0) as u64;
+        if !self.namespaces.iter().any(|n| n[..] == ns[..]) {
+            self.namespaces.push(ns.to_vec());
+        }
+        if ns.is_empty() && self.latest_root.as_deref().is_none_or(|l| id[..] > *l) {
+            self.latest_root = Some(id.to_vec());
+        }
+        if id[..] > self.latest[..] {
+            self.latest = id.into_owned();
+        }
+        Ok(())
+    }
+
+    fn summary(self, thread: &[u8]) -> ThreadSummary {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        ThreadSummary {
+            thread_id: text(thread),
+            checkpoints: self.checkpoints,
+            bytes: self.bytes,
+            namespaces: self.namespaces.len() as u64,
+            latest_root_id: self.latest_root.as_deref().map(text),
+            latest_id: text(&self.latest),
+        }
+    }
+}
+
 fn key<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<std::borrow::Cow<'r, [u8]>> {
     Ok(match row.get_ref(i)? {
         ValueRef::Null => std::borrow::Cow::Borrowed(&[][..]),
