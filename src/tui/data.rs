@@ -38,9 +38,10 @@ pub struct ThreadRec {
     pub bytes: u64,
 }
 
-/// One checkpoint as `history` lists it ([`crate::read::history::checkpoints`]), with its
-/// stored size and tokens.
-#[derive(Debug, Clone, Deserialize)]
+/// One checkpoint of a history as the browser shows it: what its row gives at once (id,
+/// step, source, bytes), then what its blob gives (time, messages, tokens), filled in
+/// between keys ([`Source::history_facts`]); a cell not yet known is drawn as pending.
+#[derive(Debug, Clone)]
 pub struct HistoryRec {
     /// Its id.
     pub checkpoint_id: String,
@@ -50,36 +51,39 @@ pub struct HistoryRec {
     pub step: Option<i64>,
     /// `metadata.source`.
     pub source: Option<String>,
-    /// The checkpoint's `ts`.
+    /// The checkpoint's `ts` (once `known`).
     pub ts: Option<String>,
-    /// Messages of the state.
+    /// Messages of the state as `history` counts them (once `known`).
     pub messages: Option<u64>,
     /// Pending writes.
     pub pending_writes: Option<u64>,
     /// Subgraph namespaces that ran during this step.
-    #[serde(default)]
     pub namespaces: Vec<String>,
     /// Stored bytes of the row (checkpoint + metadata), from the storage layer.
-    #[serde(skip)]
     pub bytes: Option<u64>,
-    /// Approximate tokens of the messages stored in the checkpoint.
-    #[serde(skip)]
+    /// Approximate tokens of the messages stored in the checkpoint (once `tokens_known`).
     pub tokens: Option<u64>,
+    /// `ts` and `messages` are read (until then they are pending).
+    pub known: bool,
+    /// `tokens` is counted (until then it is pending).
+    pub tokens_known: bool,
 }
 
-impl From<crate::read::history::HistoryRecord> for HistoryRec {
-    fn from(r: crate::read::history::HistoryRecord) -> HistoryRec {
+impl From<crate::read::history::RowRecord> for HistoryRec {
+    fn from(r: crate::read::history::RowRecord) -> HistoryRec {
         HistoryRec {
             checkpoint_id: r.checkpoint_id,
             parent_checkpoint_id: r.parent_checkpoint_id,
             step: r.step,
             source: r.source,
-            ts: r.ts,
-            messages: r.messages.map(|n| n as u64),
+            ts: None,
+            messages: None,
             pending_writes: Some(r.pending_writes as u64),
             namespaces: r.namespaces,
-            bytes: None,
+            bytes: Some(r.bytes),
             tokens: None,
+            known: false,
+            tokens_known: false,
         }
     }
 }
@@ -149,6 +153,10 @@ pub struct Source {
     busy_timeout: u64,
     key_env: Option<String>,
     now: Option<String>,
+    /// The database opened read-only once for the views' own reads (history, checkpoints,
+    /// tokens), kept between keys: a Postgres connection is not made again for each read.
+    /// Dropped after an error, so that the next read opens it afresh.
+    store: std::cell::RefCell<Option<Box<dyn crate::storage::CheckpointStore>>>,
 }
 
 /// Items a Store namespace shows at most.
@@ -164,7 +172,27 @@ impl Source {
             busy_timeout: g.busy_timeout,
             key_env: g.key_env.clone(),
             now: g.now.clone(),
+            store: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Runs `f` on the database opened read-only (opened at the first call and kept; dropped
+    /// after an error).
+    fn with_store<T>(
+        &self,
+        f: impl FnOnce(&dyn crate::storage::CheckpointStore, &GlobalArgs) -> Result<T>,
+    ) -> Result<T> {
+        let g = self.global(Format::Json);
+        let mut cell = self.store.borrow_mut();
+        let store = match cell.take() {
+            Some(s) => s,
+            None => crate::commands::open_read_only(&g)?,
+        };
+        let result = f(&*store, &g);
+        if result.is_ok() {
+            *cell = Some(store);
+        }
+        result
     }
 
     /// The global options of one read command, in `format`.
@@ -264,63 +292,78 @@ impl Source {
         Ok(rows.into_iter().map(|r| r.thread_id).collect())
     }
 
-    /// The newest `limit` checkpoints of `thread` older than `before` when given (`history
-    /// --limit --before`: a page), with each one's stored bytes
-    /// ([`crate::storage::CheckpointStore::checkpoint_infos`], no blob read). Their tokens
-    /// are counted apart ([`Source::history_tokens`]), between keys.
+    /// The checkpoints of `thread` before `before` (an id of its history), newest first,
+    /// at most `limit` (a page), from their rows alone: ids, metadata and stored bytes (no
+    /// blob read, [`crate::read::history::page_rows`]). Their time, messages and tokens come
+    /// after the first draw ([`Source::history_facts`]). True with them when the thread's
+    /// message counts need the whole history ([`Source::history_whole`]).
     pub fn history(
         &self,
         thread: &str,
         before: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<HistoryRec>> {
-        let g = self.global(Format::Json);
-        let store = crate::commands::open_read_only(&g)?;
-        let select = crate::read::history::Selection {
-            before,
-            limit: Some(limit),
-            ..Default::default()
-        };
-        let mut rows: Vec<HistoryRec> = crate::read::history::checkpoints(
-            &*store,
-            &crate::commands::keys(&g),
-            thread,
-            &self.ns,
-            &select,
-        )?
-        .into_iter()
-        .map(HistoryRec::from)
-        .collect();
-        let bytes: std::collections::HashMap<String, u64> = store
-            .checkpoint_infos(thread)?
-            .into_iter()
-            .filter(|i| i.ns == self.ns)
-            .map(|i| (i.id, i.bytes))
-            .collect();
-        for r in &mut rows {
-            r.bytes = bytes.get(&r.checkpoint_id).copied();
-        }
-        Ok(rows)
+    ) -> Result<(Vec<HistoryRec>, bool)> {
+        self.with_store(|store, _| {
+            let (rows, delta) =
+                crate::read::history::page_rows(store, thread, &self.ns, before, limit)?;
+            Ok((rows.into_iter().map(HistoryRec::from).collect(), delta))
+        })
+    }
+
+    /// The time, messages and tokens of checkpoints `ids` of `thread`, their blobs read one
+    /// by one and dropped ([`crate::read::history::blob_facts`]); `None` when the messages
+    /// need a DeltaChannel replay (then [`Source::history_whole`] counts them).
+    pub fn history_facts(
+        &self,
+        thread: &str,
+        ids: &[&str],
+        check_newest: bool,
+    ) -> Result<Option<Vec<crate::read::history::BlobFacts>>> {
+        self.with_store(|store, g| {
+            crate::read::history::blob_facts(
+                store,
+                &crate::commands::keys(g),
+                thread,
+                &self.ns,
+                ids,
+                check_newest,
+            )
+        })
+    }
+
+    /// Every checkpoint of `thread` as `history` lists it (a DeltaChannel thread's messages
+    /// counted over its whole history in one replay).
+    pub fn history_whole(&self, thread: &str) -> Result<Vec<crate::read::history::HistoryRecord>> {
+        self.with_store(|store, g| {
+            crate::read::history::checkpoints(
+                store,
+                &crate::commands::keys(g),
+                thread,
+                &self.ns,
+                &crate::read::history::Selection::default(),
+            )
+        })
     }
 
     /// The approximate tokens of the messages stored in each of `ids` (checkpoints of
     /// `thread`), read in place from their blobs and dropped.
     pub fn history_tokens(&self, thread: &str, ids: &[&str]) -> Result<Vec<Option<u64>>> {
-        let store = crate::commands::open_read_only(&self.global(Format::Json))?;
         let keys: Vec<(&str, &str, &str)> = ids
             .iter()
             .map(|id| (thread, self.ns.as_str(), *id))
             .collect();
-        Ok(store
-            .checkpoints_at(&keys)?
-            .into_iter()
-            .map(|row| {
-                row.ok()
-                    .flatten()
-                    .and_then(|r| crate::tokens::approx::count_checkpoint_blob(&r.checkpoint))
-                    .and_then(|(_, t)| t)
-            })
-            .collect())
+        self.with_store(|store, _| {
+            Ok(store
+                .checkpoints_at(&keys)?
+                .into_iter()
+                .map(|row| {
+                    row.ok()
+                        .flatten()
+                        .and_then(|r| crate::tokens::approx::count_checkpoint_blob(&r.checkpoint))
+                        .and_then(|(_, t)| t)
+                })
+                .collect())
+        })
     }
 
     /// A checkpoint as `show --checkpoint` prints it (the same read and renderer).

@@ -128,15 +128,17 @@ impl App {
         &self.src
     }
 
-    /// Whether a view has work left for its screen (a history's tokens).
+    /// Whether the top view has work left for its screen (a history's cells to fill in).
     pub fn working(&self) -> bool {
-        matches!(self.stack.last(), Some(View::History(h)) if h.counting())
+        matches!(self.stack.last(), Some(View::History(h)) if h.filling())
     }
 
-    /// Does one step of the top view's work left (a few rows' tokens); between keys.
+    /// Does one step of the top view's work left (a history row's blob); between keys.
     pub fn work(&mut self) {
         if let Some(View::History(h)) = self.stack.last_mut() {
-            if let Err(e) = h.count_some(&self.src) {
+            if let Err(e) = h.fill_some(&self.src) {
+                // Not again at every step: the cells left stay pending.
+                h.stop_filling();
                 self.error(e);
             }
         }
