@@ -366,14 +366,13 @@ impl Source {
         })
     }
 
-    /// A checkpoint as `show --checkpoint` prints it (the same read and renderer).
-    pub fn show(&self, thread: &str, id: &str) -> Result<Text> {
-        self.text(|g, out| {
-            let store = crate::commands::open_read_only(g)?;
+    /// A checkpoint as `show --checkpoint` prints it (the same read and renderer), its
+    /// messages rendered one at a time as they are asked for ([`ShowParts`]).
+    pub fn show(&self, thread: &str, id: &str) -> Result<ShowParts> {
+        self.with_store(|store, g| {
             let keys = crate::commands::keys(g);
-            let state = crate::read::load_state(&*store, &keys, thread, &g.ns, Some(id))?;
-            let report = crate::output::show::ShowReport::of(&state, thread, &g.ns, None)?;
-            crate::output::show::write(out, Format::Table, &report)
+            let state = crate::read::load_state(store, &keys, thread, &self.ns, Some(id))?;
+            ShowParts::new(state, thread, &self.ns)
         })
     }
 
@@ -469,5 +468,118 @@ fn find_args(pattern: Option<String>, meta: Vec<String>) -> FindArgs {
         history: false,
         thread: None,
         count: false,
+    }
+}
+
+/// `show`'s text of a checkpoint in parts: the header line, each message (a blank line and
+/// its `pretty_print()`), then the other channels and what the thread waits on. The
+/// messages stay in their stored list and are rendered when their part is asked for; the
+/// same lines as `show` prints, made terminal-safe as [`Source::text`] makes them.
+pub struct ShowParts {
+    state: crate::read::State,
+    spans: Vec<std::ops::Range<usize>>,
+    head: Vec<String>,
+    tail: Vec<String>,
+    thread: String,
+}
+
+/// Lines of printed text as the browser shows them (terminal-safe, tabs as spaces).
+fn screen_lines(text: &str) -> Vec<String> {
+    for_terminal(text)
+        .lines()
+        .map(|l| l.replace('\t', "    "))
+        .collect()
+}
+
+impl ShowParts {
+    /// The parts of `state` (a checkpoint of `thread` in namespace `ns`): the header and the
+    /// rest written now, the messages left to [`crate::tui::lazy::Parts::lines`].
+    pub fn new(state: crate::read::State, thread: &str, ns: &str) -> Result<ShowParts> {
+        let (text, spans) = {
+            let mut report = crate::output::show::ShowReport::of(&state, thread, ns, None)?;
+            let spans = report.messages.take().map(|(_, s)| s).unwrap_or_default();
+            let mut buf = Vec::new();
+            crate::output::show::write(&mut buf, Format::Table, &report)?;
+            (String::from_utf8_lossy(&buf).into_owned(), spans)
+        };
+        let mut lines = screen_lines(&text);
+        // The header line; the messages come after it.
+        let tail = lines.split_off(1.min(lines.len()));
+        Ok(ShowParts {
+            state,
+            spans,
+            head: lines,
+            tail,
+            thread: thread.to_owned(),
+        })
+    }
+
+    /// The part of message `m` (0-based).
+    pub fn part_of(m: usize) -> usize {
+        m + 1
+    }
+
+    /// The `ShowParts` behind `parts`, if that is what they are.
+    pub fn of_parts(parts: &dyn crate::tui::lazy::Parts) -> Option<&ShowParts> {
+        parts.as_any().downcast_ref()
+    }
+
+    /// Per-message tokens by `counter`, as `tokens --thread` prints them, from the messages
+    /// already read.
+    pub fn tokens(&self, counter: crate::tokens::Counter) -> Result<Text> {
+        let list = self.state.messages.list();
+        let read = |i: usize| match (list, self.spans.get(i)) {
+            (Some(list), Some(span)) => list.message(i, span),
+            _ => anyhow::bail!("no message {i}"),
+        };
+        let report = crate::commands::tokens::per_message(
+            &self.thread,
+            self.spans.len(),
+            &read,
+            counter,
+            true,
+        )?;
+        let mut buf = Vec::new();
+        crate::output::tokens::write_messages(&mut buf, Format::Table, &report)?;
+        Ok(Text {
+            lines: screen_lines(&String::from_utf8_lossy(&buf)),
+        })
+    }
+}
+
+impl crate::tui::lazy::Parts for ShowParts {
+    fn count(&self) -> usize {
+        self.spans.len() + 2
+    }
+
+    fn lines(&self, i: usize) -> Vec<String> {
+        if i == 0 {
+            return self.head.clone();
+        }
+        if i == self.spans.len() + 1 {
+            return self.tail.clone();
+        }
+        let m = i - 1;
+        let rendered = match (self.state.messages.list(), self.spans.get(m)) {
+            (Some(list), Some(span)) => list
+                .message(m, span)
+                .map(|msg| crate::output::show::pretty(&msg)),
+            _ => Err(anyhow::anyhow!("no message {m}")),
+        };
+        match rendered {
+            Ok(text) => {
+                let mut lines = vec![String::new()];
+                lines.extend(screen_lines(&text));
+                lines
+            }
+            Err(e) => vec![
+                String::new(),
+                crate::output::sanitize::one_line(&format!("message {m} could not be read: {e:#}")),
+            ],
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

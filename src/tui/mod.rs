@@ -11,6 +11,7 @@ pub mod checkpoint;
 pub mod data;
 pub mod help;
 pub mod history;
+pub mod lazy;
 pub mod search;
 pub mod store;
 pub mod threads;
@@ -128,19 +129,29 @@ impl App {
         &self.src
     }
 
-    /// Whether the top view has work left for its screen (a history's cells to fill in).
+    /// Whether the top view has work left for its screen (a history's cells to fill in, a
+    /// chat's messages to render: its row count).
     pub fn working(&self) -> bool {
-        matches!(self.stack.last(), Some(View::History(h)) if h.filling())
+        match self.stack.last() {
+            Some(View::History(h)) => h.filling(),
+            Some(View::Checkpoint(c)) => c.building(),
+            _ => false,
+        }
     }
 
-    /// Does one step of the top view's work left (a history row's blob); between keys.
+    /// Does one step of the top view's work left (a history row's blob, a few messages of a
+    /// chat); between keys.
     pub fn work(&mut self) {
-        if let Some(View::History(h)) = self.stack.last_mut() {
-            if let Err(e) = h.fill_some(&self.src) {
-                // Not again at every step: the cells left stay pending.
-                h.stop_filling();
-                self.error(e);
+        match self.stack.last_mut() {
+            Some(View::History(h)) => {
+                if let Err(e) = h.fill_some(&self.src) {
+                    // Not again at every step: the cells left stay pending.
+                    h.stop_filling();
+                    self.error(e);
+                }
             }
+            Some(View::Checkpoint(c)) => c.build_some(),
+            _ => {}
         }
     }
 
