@@ -249,18 +249,7 @@ fn history_cells_filled_in_later_equal_history() {
 fn show_rows(fixture: &str, thread: &str, id: &str, width: usize) -> Vec<String> {
     let db = format!("fixtures/{fixture}");
     let text = memctl_out(&["show", "--db", &db, "--thread", thread, "--checkpoint", id]);
-    let safe = memctl::output::sanitize::for_terminal(&text);
-    let mut rows = Vec::new();
-    for line in safe.lines() {
-        let chars: Vec<char> = line.replace('\t', "    ").chars().collect();
-        if chars.is_empty() {
-            rows.push(String::new());
-        }
-        for c in chars.chunks(width) {
-            rows.push(c.iter().collect::<String>().trim_end().to_owned());
-        }
-    }
-    rows
+    wrapped(&text, width)
 }
 
 #[test]
@@ -310,6 +299,38 @@ fn a_long_chat_built_lazily_shows_what_the_whole_render_shows() {
         body(&screen(&mut a, (80, 24))),
         full[full.len() - h - 1..full.len() - 1]
     );
+    // The tokens view counts the messages already read a step at a time (128 at the key),
+    // then shows `tokens --thread`'s table of the (latest) checkpoint.
+    let tokens = wrapped(
+        &memctl_out(&["tokens", "--db", "fixtures/deep.sqlite", "--thread", thread]),
+        80,
+    );
+    press(&mut a, KeyCode::Char('t'));
+    let counting = screen_now(&mut a, (80, 24));
+    assert!(a.working());
+    assert!(
+        counting.contains("counting tokens: 128 of 163 messages …"),
+        "{counting}"
+    );
+    assert_eq!(body(&screen(&mut a, (80, 24))), tokens[..h]);
+    press(&mut a, KeyCode::Char('G'));
+    assert_eq!(body(&screen(&mut a, (80, 24))), tokens[tokens.len() - h..]);
+}
+
+/// `text` made terminal-safe and wrapped at `width` as the browser wraps it.
+fn wrapped(text: &str, width: usize) -> Vec<String> {
+    let safe = memctl::output::sanitize::for_terminal(text);
+    let mut rows = Vec::new();
+    for line in safe.lines() {
+        let chars: Vec<char> = line.replace('\t', "    ").chars().collect();
+        if chars.is_empty() {
+            rows.push(String::new());
+        }
+        for c in chars.chunks(width) {
+            rows.push(c.iter().collect::<String>().trim_end().to_owned());
+        }
+    }
+    rows
 }
 
 #[test]

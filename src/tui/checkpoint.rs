@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use super::data::{ShowParts, Source, Text};
+use super::data::{ShowParts, Source};
 use super::history::PENDING;
 use super::lazy::Doc;
 use super::Action;
@@ -51,7 +51,13 @@ pub struct CheckpointView {
     counter: usize,
     /// The chat while another mode is on screen (kept: going back is instant).
     shown: Option<Doc>,
+    /// The tokens view's counts so far, while messages are left to count (between keys).
+    counting: Option<Vec<crate::output::tokens::MessageTokens>>,
 }
+
+/// Messages whose tokens are counted in one step (the first at the key, the rest between
+/// keys).
+const COUNTED_AT_ONCE: usize = 128;
 
 /// Parts built in one step between keys (the chat's messages).
 const BUILT_AT_ONCE: usize = 64;
@@ -81,20 +87,57 @@ impl CheckpointView {
             height: 20,
             counter: 0,
             shown: None,
+            counting: None,
         })
     }
 
-    /// The tokens view's text, from the chat already read when there is one.
-    fn tokens(&self, src: &Source) -> Result<Text> {
-        let counter = counters()[self.counter];
+    /// The chat's parts (read once), whichever mode is on screen.
+    fn chat(&self) -> Option<&ShowParts> {
         let chat = match self.mode {
             Mode::Show => Some(&self.doc),
             _ => self.shown.as_ref(),
         };
-        match chat.and_then(|d| d.source()).and_then(ShowParts::of_parts) {
-            Some(parts) => parts.tokens(counter),
-            None => src.tokens(&self.thread, &self.id, counter),
+        chat.and_then(|d| d.source()).and_then(ShowParts::of_parts)
+    }
+
+    /// Starts the tokens view: the messages already read are counted a step at a time (the
+    /// first now, the rest between keys); the table is drawn once all are counted.
+    fn start_tokens(&mut self, src: &Source) -> Result<()> {
+        let counter = counters()[self.counter];
+        self.counting = None;
+        if self.chat().is_none() {
+            self.doc = Doc::full(src.tokens(&self.thread, &self.id, counter)?.lines);
+            return Ok(());
         }
+        self.counting = Some(Vec::new());
+        self.count_some()
+    }
+
+    /// Counts the next messages' tokens; the table replaces the progress line once all are.
+    fn count_some(&mut self) -> Result<()> {
+        let counter = counters()[self.counter];
+        let (Some(done), Some(chat)) = (self.counting.as_mut(), {
+            let chat = match self.mode {
+                Mode::Show => Some(&self.doc),
+                _ => self.shown.as_ref(),
+            };
+            chat.and_then(|d| d.source()).and_then(ShowParts::of_parts)
+        }) else {
+            return Ok(());
+        };
+        let from = done.len();
+        done.extend(chat.count_tokens(counter, from, COUNTED_AT_ONCE)?);
+        let n = chat.message_count();
+        if done.len() >= n {
+            let all = std::mem::take(done);
+            let text = chat.tokens_text(counter, all)?;
+            self.counting = None;
+            self.doc = Doc::full(text.lines);
+        } else {
+            let line = format!("counting tokens: {} of {n} messages …", done.len());
+            self.doc = Doc::full(vec![line]);
+        }
+        Ok(())
     }
 
     fn switch(&mut self, mode: Mode, src: &Source) -> Result<()> {
@@ -105,8 +148,10 @@ impl CheckpointView {
                 None => Doc::lazy(Box::new(src.show(&self.thread, &self.id)?)),
             },
             Mode::Diff => Doc::full(src.diff(&self.thread, &self.id)?.lines),
-            Mode::Tokens => Doc::full(self.tokens(src)?.lines),
+            // Filled in by `start_tokens` below.
+            Mode::Tokens => Doc::full(Vec::new()),
         };
+        self.counting = None;
         let mut old = std::mem::replace(&mut self.doc, doc);
         if self.mode == Mode::Show {
             old.top();
@@ -114,17 +159,29 @@ impl CheckpointView {
         }
         self.mode = mode;
         self.doc.top();
+        if mode == Mode::Tokens {
+            self.start_tokens(src)?;
+        }
         Ok(())
     }
 
-    /// True while the text has parts left to build (its row count is not known yet).
+    /// True while the text has parts left to build (its row count is not known yet) or
+    /// tokens left to count.
     pub fn building(&self) -> bool {
-        self.doc.building()
+        self.doc.building() || self.counting.is_some()
     }
 
-    /// Builds a few more parts of the text (between keys).
-    pub fn build_some(&mut self) {
+    /// Builds a few more parts of the text, or counts a few more messages (between keys).
+    pub fn build_some(&mut self) -> Result<()> {
+        if self.counting.is_some() {
+            let counted = self.count_some();
+            if counted.is_err() {
+                self.counting = None;
+            }
+            return counted;
+        }
         self.doc.build_some(BUILT_AT_ONCE);
+        Ok(())
     }
 
     /// Handles a key.
@@ -144,7 +201,7 @@ impl CheckpointView {
             KeyCode::Char('t') => self.switch(Mode::Tokens, src)?,
             KeyCode::Char('c') if self.mode == Mode::Tokens => {
                 self.counter = (self.counter + 1) % counters().len();
-                self.doc = Doc::full(self.tokens(src)?.lines);
+                self.start_tokens(src)?;
             }
             KeyCode::Char('a') => return Ok(Action::Actions(self.thread.clone())),
             _ => {}

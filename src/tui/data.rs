@@ -524,21 +524,51 @@ impl ShowParts {
         parts.as_any().downcast_ref()
     }
 
-    /// Per-message tokens by `counter`, as `tokens --thread` prints them, from the messages
-    /// already read.
-    pub fn tokens(&self, counter: crate::tokens::Counter) -> Result<Text> {
+    /// How many messages the chat has.
+    pub fn message_count(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The tokens by `counter` of messages `from..from + n` (as many as there are), as
+    /// `tokens --thread` counts them, from the messages already read.
+    pub fn count_tokens(
+        &self,
+        counter: crate::tokens::Counter,
+        from: usize,
+        n: usize,
+    ) -> Result<Vec<crate::output::tokens::MessageTokens>> {
         let list = self.state.messages.list();
-        let read = |i: usize| match (list, self.spans.get(i)) {
-            (Some(list), Some(span)) => list.message(i, span),
-            _ => anyhow::bail!("no message {i}"),
+        let end = from.saturating_add(n).min(self.spans.len());
+        let read = |i: usize| match (list, self.spans.get(from + i)) {
+            (Some(list), Some(span)) => list.message(from + i, span),
+            _ => anyhow::bail!("no message {}", from + i),
         };
-        let report = crate::commands::tokens::per_message(
+        let mut report = crate::commands::tokens::per_message(
             &self.thread,
-            self.spans.len(),
+            end.saturating_sub(from),
             &read,
             counter,
             true,
         )?;
+        for m in &mut report.messages {
+            m.index += from;
+        }
+        Ok(report.messages)
+    }
+
+    /// `tokens --thread`'s table of `messages` (every message counted by `counter`).
+    pub fn tokens_text(
+        &self,
+        counter: crate::tokens::Counter,
+        messages: Vec<crate::output::tokens::MessageTokens>,
+    ) -> Result<Text> {
+        let report = crate::output::tokens::MessagesReport {
+            thread_id: &self.thread,
+            counter: counter.name(),
+            total: counter.list_overhead() + messages.iter().map(|m| m.tokens).sum::<u64>(),
+            messages,
+            list_overhead: counter.list_overhead(),
+        };
         let mut buf = Vec::new();
         crate::output::tokens::write_messages(&mut buf, Format::Table, &report)?;
         Ok(Text {

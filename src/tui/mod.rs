@@ -150,7 +150,11 @@ impl App {
                     self.error(e);
                 }
             }
-            Some(View::Checkpoint(c)) => c.build_some(),
+            Some(View::Checkpoint(c)) => {
+                if let Err(e) = c.build_some() {
+                    self.error(e);
+                }
+            }
             _ => {}
         }
     }
