@@ -385,7 +385,15 @@ impl Source {
             from: None,
             to: Some(id.to_owned()),
         };
-        self.text(|g, out| crate::commands::diff::run(g, &args, out))
+        // On the database the views keep open (no new connection).
+        self.with_store(|store, _| {
+            let g = self.global(Format::Table);
+            let mut buf = Vec::new();
+            crate::commands::diff::run_on(store, &g, &args, &mut buf)?;
+            Ok(Text {
+                lines: screen_lines(&String::from_utf8_lossy(&buf)),
+            })
+        })
     }
 
     /// Per-message tokens of a checkpoint by `counter`, as `tokens --thread` prints them for
