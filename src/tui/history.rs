@@ -71,13 +71,10 @@ impl History {
         !self.pending.is_empty()
     }
 
-    /// Stops filling in (after an error: the cells left stay pending).
-    pub fn stop_filling(&mut self) {
-        self.pending.clear();
-    }
-
     /// Fills in the next row's time, messages and tokens (its blob read and dropped); on a
-    /// DeltaChannel thread the first step counts every row's messages as `history` does.
+    /// DeltaChannel thread the first step counts every row's messages as `history` does. A
+    /// row that does not read keeps its cells pending and the error comes back; the next
+    /// step goes on with the next row.
     pub fn fill_some(&mut self, src: &Source) -> Result<()> {
         let Some(&i) = self.pending.front() else {
             return Ok(());
@@ -87,7 +84,16 @@ impl History {
             return Ok(());
         };
         if !self.delta {
-            match src.history_facts(&self.thread, &[&id], !self.checked_newest)? {
+            let facts = match src.history_facts(&self.thread, &[&id], !self.checked_newest) {
+                Ok(f) => f,
+                // This row's cells stay pending (the error on the status line); the next
+                // rows go on.
+                Err(e) => {
+                    self.pending.pop_front();
+                    return Err(e);
+                }
+            };
+            match facts {
                 Some(facts) => {
                     self.checked_newest = true;
                     self.pending.pop_front();
@@ -105,11 +111,20 @@ impl History {
             return Ok(());
         }
         if self.rows.iter().any(|r| !r.known) {
-            let whole: std::collections::HashMap<String, crate::read::history::HistoryRecord> = src
-                .history_whole(&self.thread)?
-                .into_iter()
-                .map(|r| (r.checkpoint_id.clone(), r))
-                .collect();
+            let whole = match src.history_whole(&self.thread) {
+                Ok(w) => w,
+                // The whole history does not read: not again at every step, the cells
+                // left stay pending (the error on the status line).
+                Err(e) => {
+                    self.pending.clear();
+                    return Err(e);
+                }
+            };
+            let whole: std::collections::HashMap<String, crate::read::history::HistoryRecord> =
+                whole
+                    .into_iter()
+                    .map(|r| (r.checkpoint_id.clone(), r))
+                    .collect();
             for r in &mut self.rows {
                 // A row deleted since the page was read stays without time and count.
                 if let Some(w) = whole.get(&r.checkpoint_id) {
@@ -120,8 +135,9 @@ impl History {
             }
             return Ok(());
         }
-        let tokens = src.history_tokens(&self.thread, &[&id])?;
+        let tokens = src.history_tokens(&self.thread, &[&id]);
         self.pending.pop_front();
+        let tokens = tokens?;
         if let Some(r) = self.rows.get_mut(i) {
             r.tokens = tokens.into_iter().next().flatten();
             r.tokens_known = true;

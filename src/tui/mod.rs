@@ -145,8 +145,6 @@ impl App {
         match self.stack.last_mut() {
             Some(View::History(h)) => {
                 if let Err(e) = h.fill_some(&self.src) {
-                    // Not again at every step: the cells left stay pending.
-                    h.stop_filling();
                     self.error(e);
                 }
             }
