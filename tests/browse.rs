@@ -142,6 +142,197 @@ fn checkpoint_view_show_diff_tokens() {
     assert!(screen(&mut a, (80, 24)).contains("thread tools · 10 checkpoints"));
 }
 
+/// The screen as it is drawn now, before the work left between keys is done (the first
+/// draw of a view).
+fn screen_now(app: &mut App, (w, h): (u16, u16)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("a test terminal");
+    terminal.draw(|f| app.draw(f)).expect("draws");
+    terminal.backend().to_string()
+}
+
+/// The rows of a TestBackend screen, unquoted, without trailing blanks.
+fn rows_of(screen: &str) -> Vec<String> {
+    screen
+        .lines()
+        .map(|l| {
+            let l = l.strip_prefix('"').unwrap_or(l);
+            let l = l.strip_suffix('"').unwrap_or(l);
+            l.trim_end().to_owned()
+        })
+        .collect()
+}
+
+/// What a memctl command prints on stdout (it must succeed).
+fn memctl_out(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memctl"))
+        .args(args)
+        .env_remove("MEMCTL_DB")
+        .output()
+        .expect("memctl runs");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// `memctl history --format json` of `thread`.
+fn history_json(fixture: &str, thread: &str) -> Vec<serde_json::Value> {
+    let db = format!("fixtures/{fixture}");
+    let out = memctl_out(&[
+        "history", "--db", &db, "--thread", thread, "--format", "json",
+    ]);
+    serde_json::from_str(&out).expect("history's JSON")
+}
+
+#[test]
+fn history_cells_filled_in_later_equal_history() {
+    // Plain threads, DeltaChannel threads (their counts from a replay of the whole history),
+    // JS ones and subgraphs.
+    for (fixture, thread) in [
+        ("new.sqlite", "tools"),
+        ("new.sqlite", "summarized"),
+        ("new.sqlite", "subgraph"),
+        ("delta.sqlite", "files"),
+        ("delta.sqlite", "edits"),
+        ("js-delta.sqlite", "js-chat"),
+    ] {
+        let mut a = app(fixture, Some(thread));
+        // The first draw: the rows alone; time, messages and tokens pending.
+        let first = screen_now(&mut a, (120, 40));
+        assert!(a.working(), "{fixture} {thread}: nothing left to fill in");
+        assert!(first.contains("tokens per checkpoint (max …)"), "{first}");
+        let row_of = |screen: &str, id: &str| -> Vec<String> {
+            let rows = rows_of(screen);
+            let row = rows
+                .iter()
+                .find(|r| r.contains(&id[..24]))
+                .unwrap_or_else(|| panic!("no row of {id} in\n{screen}"))
+                .clone();
+            row.trim_start_matches(['>', ' '])
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect()
+        };
+        let records = history_json(fixture, thread);
+        assert!(!records.is_empty());
+        // The rows on a 120x40 screen.
+        let on_screen = records.len().min(28);
+        for r in &records[..on_screen] {
+            let id = r["checkpoint_id"].as_str().expect("an id");
+            let cells = row_of(&first, id);
+            // id, step, source, then the pending time, messages and tokens.
+            assert_eq!(cells[1], r["step"].to_string(), "{cells:?}");
+            assert_eq!(cells[3..6], ["…", "…", "…"], "{cells:?}");
+        }
+        let filled = screen(&mut a, (120, 40));
+        assert!(!a.working());
+        assert!(!filled.contains('…'), "{filled}");
+        for r in &records[..on_screen] {
+            let id = r["checkpoint_id"].as_str().expect("an id");
+            let cells = row_of(&filled, id);
+            let ts = r["ts"].as_str().expect("a time");
+            // `MM-DD HH:MM:SS` of history's time.
+            assert_eq!(cells[3], ts[5..10], "{fixture} {thread} {cells:?}");
+            assert_eq!(cells[4], ts[11..19], "{fixture} {thread} {cells:?}");
+            let messages = r["messages"]
+                .as_u64()
+                .map_or("-".to_owned(), |n| n.to_string());
+            assert_eq!(cells[5], messages, "{fixture} {thread} {cells:?}");
+        }
+    }
+}
+
+/// `show`'s text of a checkpoint (the whole render) wrapped at `width` as the browser
+/// wraps it.
+fn show_rows(fixture: &str, thread: &str, id: &str, width: usize) -> Vec<String> {
+    let db = format!("fixtures/{fixture}");
+    let text = memctl_out(&["show", "--db", &db, "--thread", thread, "--checkpoint", id]);
+    wrapped(&text, width)
+}
+
+#[test]
+fn a_long_chat_built_lazily_shows_what_the_whole_render_shows() {
+    let (fixture, thread) = ("deep.sqlite", "long");
+    let newest = history_json(fixture, thread)[0]["checkpoint_id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let full = show_rows(fixture, thread, &newest, 80);
+    // 80x24: a title line, the view's top border, 21 rows of text, the key line.
+    let body = |screen: &str| -> Vec<String> {
+        let rows = rows_of(screen);
+        rows[2..rows.len() - 1].to_vec()
+    };
+    let h = 21;
+    assert!(full.len() > 10 * h, "{} rows: not a long chat", full.len());
+    let mut a = app(fixture, Some(thread));
+    a.finish_work();
+    press(&mut a, KeyCode::Enter);
+    // The top: drawn with only its first messages rendered.
+    let top = screen_now(&mut a, (80, 24));
+    assert!(a.working(), "the whole chat was rendered at once");
+    assert!(top.contains("row 1/…"), "{top}");
+    assert_eq!(body(&top), full[..h]);
+    // The middle, scrolled to: a page is 20 rows.
+    for _ in 0..5 {
+        press(&mut a, KeyCode::PageDown);
+    }
+    let middle = screen_now(&mut a, (80, 24));
+    assert_eq!(body(&middle), full[100..100 + h]);
+    // The end (G), built from the last message backwards.
+    press(&mut a, KeyCode::Char('G'));
+    let end = screen_now(&mut a, (80, 24));
+    assert!(a.working(), "the whole chat was rendered for G");
+    assert_eq!(body(&end), full[full.len() - h..]);
+    // Once the rest is built between keys, the row count is the whole render's.
+    let done = screen(&mut a, (80, 24));
+    assert!(
+        done.contains(&format!("row {}/{} ", full.len() - h + 1, full.len())),
+        "{done}"
+    );
+    assert_eq!(body(&done), full[full.len() - h..]);
+    // And back up a line from the end.
+    press(&mut a, KeyCode::Up);
+    assert_eq!(
+        body(&screen(&mut a, (80, 24))),
+        full[full.len() - h - 1..full.len() - 1]
+    );
+    // The tokens view counts the messages already read a step at a time (128 at the key),
+    // then shows `tokens --thread`'s table of the (latest) checkpoint.
+    let tokens = wrapped(
+        &memctl_out(&["tokens", "--db", "fixtures/deep.sqlite", "--thread", thread]),
+        80,
+    );
+    press(&mut a, KeyCode::Char('t'));
+    let counting = screen_now(&mut a, (80, 24));
+    assert!(a.working());
+    assert!(
+        counting.contains("counting tokens: 128 of 163 messages …"),
+        "{counting}"
+    );
+    assert_eq!(body(&screen(&mut a, (80, 24))), tokens[..h]);
+    press(&mut a, KeyCode::Char('G'));
+    assert_eq!(body(&screen(&mut a, (80, 24))), tokens[tokens.len() - h..]);
+}
+
+/// `text` made terminal-safe and wrapped at `width` as the browser wraps it.
+fn wrapped(text: &str, width: usize) -> Vec<String> {
+    let safe = memctl::output::sanitize::for_terminal(text);
+    let mut rows = Vec::new();
+    for line in safe.lines() {
+        let chars: Vec<char> = line.replace('\t', "    ").chars().collect();
+        if chars.is_empty() {
+            rows.push(String::new());
+        }
+        for c in chars.chunks(width) {
+            rows.push(c.iter().collect::<String>().trim_end().to_owned());
+        }
+    }
+    rows
+}
+
 #[test]
 fn search_view_jumps_to_the_hit() {
     let mut a = app("new.sqlite", None);

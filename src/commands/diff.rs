@@ -63,19 +63,29 @@ impl<'a> Side<'a> {
 /// Runs `diff`.
 pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
+    run_on(&*store, g, args, out)
+}
+
+/// Runs `diff` on a database already open (read-only; the browser keeps one open).
+pub fn run_on(
+    store: &dyn crate::storage::CheckpointStore,
+    g: &GlobalArgs,
+    args: &DiffArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
     let keys = super::keys(g);
     let thread = &args.thread.thread;
     let (to, to_stored, to_deltas) =
-        crate::read::load_shallow(&*store, &keys, thread, &g.ns, args.to.as_deref())?;
+        crate::read::load_shallow(store, &keys, thread, &g.ns, args.to.as_deref())?;
     let from_id = match &args.from {
         Some(id) => Some(crate::read::resolve_checkpoint_id(
-            &*store, thread, &g.ns, id,
+            store, thread, &g.ns, id,
         )?),
         None => to.row.parent_checkpoint_id.clone(),
     };
     let from = match &from_id {
         Some(id) => Some(crate::read::load_shallow(
-            &*store,
+            store,
             &keys,
             thread,
             &g.ns,

@@ -244,3 +244,139 @@ fn child_namespaces(
     }
     Ok(map)
 }
+
+/// A checkpoint of a history page as its row alone gives it, without its blob: what a
+/// browser draws at once ([`page_rows`]); the rest comes from [`blob_facts`].
+#[derive(Debug, Clone)]
+pub struct RowRecord {
+    /// Its id.
+    pub checkpoint_id: String,
+    /// Its parent's id.
+    pub parent_checkpoint_id: Option<String>,
+    /// `metadata.step`.
+    pub step: Option<i64>,
+    /// `metadata.source`.
+    pub source: Option<String>,
+    /// Stored bytes of the row (checkpoint + metadata, the values' lengths: no blob read).
+    pub bytes: u64,
+    /// Pending writes stored with it.
+    pub pending_writes: usize,
+    /// The subgraph namespaces that ran during this step.
+    pub namespaces: Vec<String>,
+}
+
+/// A page of a history from the rows' ids, metadata and sizes only
+/// ([`CheckpointStore::checkpoint_infos`]): the `limit` checkpoints of `ns` before `before`
+/// (an exact id), newest first, in the order [`checkpoints`] lists them. The second value is
+/// true when the thread's metadata carries DeltaChannel counters (its message counts need a
+/// replay of the whole history: [`checkpoints`]).
+pub fn page_rows(
+    store: &dyn CheckpointStore,
+    thread: &str,
+    ns: &str,
+    before: Option<&str>,
+    limit: usize,
+) -> Result<(Vec<RowRecord>, bool)> {
+    super::require_thread(store, thread, ns)?;
+    let children = child_namespaces(store, thread, ns)?;
+    let mut infos: Vec<_> = store
+        .checkpoint_infos(thread)?
+        .into_iter()
+        .filter(|i| i.ns == ns)
+        .collect();
+    let counters = crate::model::channels::DELTA_COUNTERS.as_bytes();
+    let delta = infos.iter().any(|i| {
+        i.metadata
+            .as_deref()
+            .is_some_and(|md| md.windows(counters.len()).any(|w| w == counters))
+    });
+    infos.retain(|i| before.is_none_or(|b| i.id.as_str() < b));
+    // Newest first, in the byte order the savers sort ids by.
+    infos.sort_by(|a, b| b.id.cmp(&a.id));
+    infos.truncate(limit);
+    let rows = infos
+        .into_iter()
+        .map(|i| {
+            let md = Metadata::parse(i.metadata.as_deref()).ok();
+            RowRecord {
+                step: md.as_ref().and_then(Metadata::step),
+                source: md.as_ref().and_then(|m| m.source().map(str::to_owned)),
+                parent_checkpoint_id: i.parent,
+                bytes: i.bytes,
+                pending_writes: usize::try_from(i.writes).unwrap_or(usize::MAX),
+                namespaces: children.get(&i.id).cloned().unwrap_or_default(),
+                checkpoint_id: i.id,
+            }
+        })
+        .collect();
+    Ok((rows, delta))
+}
+
+/// What a checkpoint's blob adds to its row: its `ts`, its message count as `history`
+/// gives it, and the approximate tokens of its stored messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobFacts {
+    /// The checkpoint's `ts`.
+    pub ts: Option<String>,
+    /// Messages of the state (`None`: no messages channel).
+    pub messages: Option<usize>,
+    /// Approximate tokens of the messages stored in the blob (`None`: none readable there).
+    pub tokens: Option<u64>,
+}
+
+/// [`BlobFacts`] of checkpoints `ids` of `thread` (namespace `ns`), their blobs read one
+/// after the other and dropped; `check_newest` also reads the thread's newest checkpoint, as
+/// [`checkpoints`] does before it trusts a page alone. `None` when a checkpoint's messages
+/// need a DeltaChannel replay: then the counts are [`checkpoints`]'s. A row deleted since
+/// its id was read gives facts of nothing (`ts` and counts `None`).
+pub fn blob_facts(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    ns: &str,
+    ids: &[&str],
+    check_newest: bool,
+) -> Result<Option<Vec<BlobFacts>>> {
+    if check_newest {
+        if let Some(newest) = store.latest_checkpoint_id(thread, ns)? {
+            if !ids.contains(&newest.as_str()) {
+                if let Some(row) = store.checkpoint(thread, ns, Some(&newest))? {
+                    let (cp, messages) = super::decode_shallow(keys, row)?;
+                    if matches!(messages, StoredMessages::DeltaOmitted)
+                        || super::needs_replay(&cp, &messages)
+                    {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+    let keys_of: Vec<(&str, &str, &str)> = ids.iter().map(|id| (thread, ns, *id)).collect();
+    let mut out = Vec::with_capacity(ids.len());
+    for row in store.checkpoints_at(&keys_of)? {
+        let Some(row) = row? else {
+            out.push(BlobFacts {
+                ts: None,
+                messages: None,
+                tokens: None,
+            });
+            continue;
+        };
+        let tokens =
+            crate::tokens::approx::count_checkpoint_blob(&row.checkpoint).and_then(|(_, t)| t);
+        let (cp, messages) = super::decode_shallow(keys, row)?;
+        if matches!(messages, StoredMessages::DeltaOmitted) || super::needs_replay(&cp, &messages) {
+            return Ok(None);
+        }
+        let count = messages
+            .list()
+            .map(|l| l.spans().map(|s| s.len()))
+            .transpose()?;
+        out.push(BlobFacts {
+            ts: cp.checkpoint.ts().map(str::to_owned),
+            messages: count,
+            tokens,
+        });
+    }
+    Ok(Some(out))
+}

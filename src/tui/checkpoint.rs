@@ -7,7 +7,9 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use super::data::{Source, Text};
+use super::data::{ShowParts, Source};
+use super::history::PENDING;
+use super::lazy::Doc;
 use super::Action;
 use crate::output::sanitize::one_line;
 
@@ -41,104 +43,170 @@ pub struct CheckpointView {
     thread: String,
     id: String,
     mode: Mode,
-    text: Text,
-    /// The first screen row shown (of the wrapped text).
-    scroll: usize,
+    /// What is on screen (the chat built a message at a time).
+    doc: Doc,
     /// Rows of the body at the last draw (for paging).
     height: usize,
-    /// Columns of the body at the last draw (for wrapping).
-    width: usize,
-    /// The message to scroll to at the next draw (once the width is known).
-    jump: Option<usize>,
     /// The token counter of the tokens view ([`counters`]).
     counter: usize,
-    /// The `show` text while another mode is on screen (kept: going back is instant).
-    shown: Option<Text>,
+    /// The chat while another mode is on screen (kept: going back is instant).
+    shown: Option<Doc>,
+    /// The tokens view's counts so far, while messages are left to count (between keys).
+    counting: Option<Vec<crate::output::tokens::MessageTokens>>,
 }
 
+/// Messages whose tokens are counted in one step (the first at the key, the rest between
+/// keys).
+const COUNTED_AT_ONCE: usize = 128;
+
+/// Parts built in one step between keys (the chat's messages).
+const BUILT_AT_ONCE: usize = 64;
+
 impl CheckpointView {
-    /// Reads the checkpoint as `show` prints it, scrolled to message `message` if given.
+    /// Reads the checkpoint as `show` prints it, scrolled to message `message` if given:
+    /// its messages are rendered as they come on screen ([`Doc`]).
     pub fn load(
         src: &Source,
         thread: &str,
         id: &str,
         message: Option<usize>,
     ) -> Result<CheckpointView> {
-        let text = src.show(thread, id)?;
-        let jump = message.and_then(|m| message_line(&text.lines, m));
+        let mut doc = Doc::lazy(Box::new(src.show(thread, id)?));
+        if let Some(m) = message {
+            // Its part (the first is the header line); the row after the blank line before
+            // its banner.
+            if m + 2 < doc.source().map_or(0, |s| s.count()) {
+                doc.to_part(ShowParts::part_of(m), 1);
+            }
+        }
         Ok(CheckpointView {
             thread: thread.to_owned(),
             id: id.to_owned(),
             mode: Mode::Show,
-            text,
-            scroll: 0,
+            doc,
             height: 20,
-            width: 80,
-            jump,
             counter: 0,
             shown: None,
+            counting: None,
         })
+    }
+
+    /// The chat's parts (read once), whichever mode is on screen.
+    fn chat(&self) -> Option<&ShowParts> {
+        let chat = match self.mode {
+            Mode::Show => Some(&self.doc),
+            _ => self.shown.as_ref(),
+        };
+        chat.and_then(|d| d.source()).and_then(ShowParts::of_parts)
+    }
+
+    /// Starts the tokens view: the messages already read are counted a step at a time (the
+    /// first now, the rest between keys); the table is drawn once all are counted.
+    fn start_tokens(&mut self, src: &Source) -> Result<()> {
+        let counter = counters()[self.counter];
+        self.counting = None;
+        if self.chat().is_none() {
+            self.doc = Doc::full(src.tokens(&self.thread, &self.id, counter)?.lines);
+            return Ok(());
+        }
+        self.counting = Some(Vec::new());
+        self.count_some()
+    }
+
+    /// Counts the next messages' tokens; the table replaces the progress line once all are.
+    fn count_some(&mut self) -> Result<()> {
+        let counter = counters()[self.counter];
+        let (Some(done), Some(chat)) = (self.counting.as_mut(), {
+            let chat = match self.mode {
+                Mode::Show => Some(&self.doc),
+                _ => self.shown.as_ref(),
+            };
+            chat.and_then(|d| d.source()).and_then(ShowParts::of_parts)
+        }) else {
+            return Ok(());
+        };
+        let from = done.len();
+        done.extend(chat.count_tokens(counter, from, COUNTED_AT_ONCE)?);
+        let n = chat.message_count();
+        if done.len() >= n {
+            let all = std::mem::take(done);
+            let text = chat.tokens_text(counter, all)?;
+            self.counting = None;
+            self.doc = Doc::full(text.lines);
+        } else {
+            let line = format!("counting tokens: {} of {n} messages …", done.len());
+            self.doc = Doc::full(vec![line]);
+        }
+        Ok(())
     }
 
     fn switch(&mut self, mode: Mode, src: &Source) -> Result<()> {
         let mode = if self.mode == mode { Mode::Show } else { mode };
-        let text = match mode {
+        let doc = match mode {
             Mode::Show => match self.shown.take() {
-                Some(text) => text,
-                None => src.show(&self.thread, &self.id)?,
+                Some(doc) => doc,
+                None => Doc::lazy(Box::new(src.show(&self.thread, &self.id)?)),
             },
-            Mode::Diff => src.diff(&self.thread, &self.id)?,
-            Mode::Tokens => src.tokens(&self.thread, &self.id, counters()[self.counter])?,
+            Mode::Diff => Doc::full(src.diff(&self.thread, &self.id)?.lines),
+            // Filled in by `start_tokens` below.
+            Mode::Tokens => Doc::full(Vec::new()),
         };
-        let old = std::mem::replace(&mut self.text, text);
+        self.counting = None;
+        let mut old = std::mem::replace(&mut self.doc, doc);
         if self.mode == Mode::Show {
+            old.top();
             self.shown = Some(old);
         }
         self.mode = mode;
-        self.scroll = 0;
+        self.doc.top();
+        if mode == Mode::Tokens {
+            self.start_tokens(src)?;
+        }
         Ok(())
     }
 
-    /// Screen rows of the text wrapped at `width` columns (a character a column: wide
-    /// characters make it an estimate), and the row each line starts on.
-    fn rows(&self) -> (usize, Vec<usize>) {
-        let width = self.width.max(1);
-        let mut starts = Vec::with_capacity(self.text.lines.len());
-        let mut total = 0;
-        for l in &self.text.lines {
-            starts.push(total);
-            total += l.chars().count().div_ceil(width).max(1);
+    /// True while the text has parts left to build (its row count is not known yet) or
+    /// tokens left to count.
+    pub fn building(&self) -> bool {
+        self.doc.building() || self.counting.is_some()
+    }
+
+    /// Builds a few more parts of the text, or counts a few more messages (between keys).
+    pub fn build_some(&mut self) -> Result<()> {
+        if self.counting.is_some() {
+            let counted = self.count_some();
+            if counted.is_err() {
+                self.counting = None;
+            }
+            return counted;
         }
-        (total, starts)
+        self.doc.build_some(BUILT_AT_ONCE);
+        Ok(())
     }
 
     /// Handles a key.
     pub fn on_key(&mut self, key: KeyEvent, src: &Source) -> Result<Action> {
         let page = self.height.saturating_sub(1).max(1);
-        // Any row; the draw keeps the last screen full (it knows the size).
-        let total = self.rows().0;
-        if super::navigate(&key, &mut self.scroll, total, page) {
-            return Ok(Action::None);
-        }
-        Ok(match key.code {
-            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Left | KeyCode::Char('h') => Action::Back,
-            KeyCode::Char('d') => {
-                self.switch(Mode::Diff, src)?;
-                Action::None
+        match key.code {
+            KeyCode::Down | KeyCode::Char('j') => self.doc.down(1),
+            KeyCode::Up | KeyCode::Char('k') => self.doc.up(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.doc.down(page),
+            KeyCode::PageUp => self.doc.up(page),
+            KeyCode::Char('g') | KeyCode::Home => self.doc.top(),
+            KeyCode::Char('G') | KeyCode::End => self.doc.end(),
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Left | KeyCode::Char('h') => {
+                return Ok(Action::Back)
             }
-            KeyCode::Char('t') => {
-                self.switch(Mode::Tokens, src)?;
-                Action::None
-            }
+            KeyCode::Char('d') => self.switch(Mode::Diff, src)?,
+            KeyCode::Char('t') => self.switch(Mode::Tokens, src)?,
             KeyCode::Char('c') if self.mode == Mode::Tokens => {
                 self.counter = (self.counter + 1) % counters().len();
-                self.text = src.tokens(&self.thread, &self.id, counters()[self.counter])?;
-                self.scroll = 0;
-                Action::None
+                self.start_tokens(src)?;
             }
-            KeyCode::Char('a') => Action::Actions(self.thread.clone()),
-            _ => Action::None,
-        })
+            KeyCode::Char('a') => return Ok(Action::Actions(self.thread.clone())),
+            _ => {}
+        }
+        Ok(Action::None)
     }
 
     /// Draws the text from the scroll position.
@@ -151,54 +219,25 @@ impl CheckpointView {
         let block = Block::default().borders(Borders::TOP);
         let inner = block.inner(area);
         self.height = inner.height as usize;
-        self.width = inner.width as usize;
-        let (total, starts) = self.rows();
-        if let Some(line) = self.jump.take() {
-            self.scroll = starts.get(line).copied().unwrap_or(0);
-        }
-        self.scroll = self.scroll.min(total.saturating_sub(self.height));
+        self.doc.set_width(inner.width as usize);
+        let rows: Vec<ratatui::text::Line> = self
+            .doc
+            .screen(self.height)
+            .into_iter()
+            .map(ratatui::text::Line::raw)
+            .collect();
+        // The row and the count once the text is built up to there (between keys).
+        let total = self.doc.total();
+        let at = self.doc.position();
+        let shown = |n: Option<usize>| n.map_or(PENDING.to_owned(), |n| n.to_string());
         let block = block.title(format!(
-            " {} · checkpoint {} · {what} · row {}/{total} ",
+            " {} · checkpoint {} · {what} · row {}/{} ",
             one_line(&self.thread),
             one_line(&self.id),
-            (self.scroll + 1).min(total),
+            shown(at.map(|a| (a + 1).min(total.unwrap_or(usize::MAX)))),
+            shown(total),
         ));
-        // Long lines are cut into rows of the width (a message's text is never cut off);
-        // the text is terminal-safe already (`Source::text`).
-        let width = self.width.max(1);
-        let mut rows: Vec<ratatui::text::Line> = Vec::with_capacity(self.height);
-        let first = starts
-            .partition_point(|&s| s <= self.scroll)
-            .saturating_sub(1);
-        let mut row = starts.get(first).copied().unwrap_or(0);
-        'lines: for l in self.text.lines.iter().skip(first) {
-            let chars: Vec<char> = l.chars().collect();
-            let chunks: Vec<String> = if chars.is_empty() {
-                vec![String::new()]
-            } else {
-                chars.chunks(width).map(|c| c.iter().collect()).collect()
-            };
-            for chunk in chunks {
-                if row >= self.scroll {
-                    if rows.len() >= self.height {
-                        break 'lines;
-                    }
-                    rows.push(ratatui::text::Line::raw(chunk));
-                }
-                row += 1;
-            }
-        }
+        // The text is terminal-safe already (`Source::text`, `ShowParts`).
         f.render_widget(Paragraph::new(rows).block(block), area);
     }
-}
-
-/// The line where message `m` (0-based) starts in `show`'s text: its banner, the `m+1`th
-/// line of `=` around a "… Message" title.
-fn message_line(lines: &[String], m: usize) -> Option<usize> {
-    lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.starts_with("===") && l.trim_end_matches('=').ends_with("Message "))
-        .nth(m)
-        .map(|(i, _)| i)
 }

@@ -38,9 +38,10 @@ pub struct ThreadRec {
     pub bytes: u64,
 }
 
-/// One checkpoint as `history` lists it ([`crate::read::history::checkpoints`]), with its
-/// stored size and tokens.
-#[derive(Debug, Clone, Deserialize)]
+/// One checkpoint of a history as the browser shows it: what its row gives at once (id,
+/// step, source, bytes), then what its blob gives (time, messages, tokens), filled in
+/// between keys ([`Source::history_facts`]); a cell not yet known is drawn as pending.
+#[derive(Debug, Clone)]
 pub struct HistoryRec {
     /// Its id.
     pub checkpoint_id: String,
@@ -50,36 +51,39 @@ pub struct HistoryRec {
     pub step: Option<i64>,
     /// `metadata.source`.
     pub source: Option<String>,
-    /// The checkpoint's `ts`.
+    /// The checkpoint's `ts` (once `known`).
     pub ts: Option<String>,
-    /// Messages of the state.
+    /// Messages of the state as `history` counts them (once `known`).
     pub messages: Option<u64>,
     /// Pending writes.
     pub pending_writes: Option<u64>,
     /// Subgraph namespaces that ran during this step.
-    #[serde(default)]
     pub namespaces: Vec<String>,
     /// Stored bytes of the row (checkpoint + metadata), from the storage layer.
-    #[serde(skip)]
     pub bytes: Option<u64>,
-    /// Approximate tokens of the messages stored in the checkpoint.
-    #[serde(skip)]
+    /// Approximate tokens of the messages stored in the checkpoint (once `tokens_known`).
     pub tokens: Option<u64>,
+    /// `ts` and `messages` are read (until then they are pending).
+    pub known: bool,
+    /// `tokens` is counted (until then it is pending).
+    pub tokens_known: bool,
 }
 
-impl From<crate::read::history::HistoryRecord> for HistoryRec {
-    fn from(r: crate::read::history::HistoryRecord) -> HistoryRec {
+impl From<crate::read::history::RowRecord> for HistoryRec {
+    fn from(r: crate::read::history::RowRecord) -> HistoryRec {
         HistoryRec {
             checkpoint_id: r.checkpoint_id,
             parent_checkpoint_id: r.parent_checkpoint_id,
             step: r.step,
             source: r.source,
-            ts: r.ts,
-            messages: r.messages.map(|n| n as u64),
+            ts: None,
+            messages: None,
             pending_writes: Some(r.pending_writes as u64),
             namespaces: r.namespaces,
-            bytes: None,
+            bytes: Some(r.bytes),
             tokens: None,
+            known: false,
+            tokens_known: false,
         }
     }
 }
@@ -149,6 +153,10 @@ pub struct Source {
     busy_timeout: u64,
     key_env: Option<String>,
     now: Option<String>,
+    /// The database opened read-only once for the views' own reads (history, checkpoints,
+    /// tokens), kept between keys: a Postgres connection is not made again for each read.
+    /// Dropped after an error, so that the next read opens it afresh.
+    store: std::cell::RefCell<Option<Box<dyn crate::storage::CheckpointStore>>>,
 }
 
 /// Items a Store namespace shows at most.
@@ -164,7 +172,27 @@ impl Source {
             busy_timeout: g.busy_timeout,
             key_env: g.key_env.clone(),
             now: g.now.clone(),
+            store: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Runs `f` on the database opened read-only (opened at the first call and kept; dropped
+    /// after an error).
+    fn with_store<T>(
+        &self,
+        f: impl FnOnce(&dyn crate::storage::CheckpointStore, &GlobalArgs) -> Result<T>,
+    ) -> Result<T> {
+        let g = self.global(Format::Json);
+        let mut cell = self.store.borrow_mut();
+        let store = match cell.take() {
+            Some(s) => s,
+            None => crate::commands::open_read_only(&g)?,
+        };
+        let result = f(&*store, &g);
+        if result.is_ok() {
+            *cell = Some(store);
+        }
+        result
     }
 
     /// The global options of one read command, in `format`.
@@ -264,73 +292,87 @@ impl Source {
         Ok(rows.into_iter().map(|r| r.thread_id).collect())
     }
 
-    /// The newest `limit` checkpoints of `thread` older than `before` when given (`history
-    /// --limit --before`: a page), with each one's stored bytes
-    /// ([`crate::storage::CheckpointStore::checkpoint_infos`], no blob read). Their tokens
-    /// are counted apart ([`Source::history_tokens`]), between keys.
+    /// The checkpoints of `thread` before `before` (an id of its history), newest first,
+    /// at most `limit` (a page), from their rows alone: ids, metadata and stored bytes (no
+    /// blob read, [`crate::read::history::page_rows`]). Their time, messages and tokens come
+    /// after the first draw ([`Source::history_facts`]). True with them when the thread's
+    /// message counts need the whole history ([`Source::history_whole`]).
     pub fn history(
         &self,
         thread: &str,
         before: Option<&str>,
         limit: usize,
-    ) -> Result<Vec<HistoryRec>> {
-        let g = self.global(Format::Json);
-        let store = crate::commands::open_read_only(&g)?;
-        let select = crate::read::history::Selection {
-            before,
-            limit: Some(limit),
-            ..Default::default()
-        };
-        let mut rows: Vec<HistoryRec> = crate::read::history::checkpoints(
-            &*store,
-            &crate::commands::keys(&g),
-            thread,
-            &self.ns,
-            &select,
-        )?
-        .into_iter()
-        .map(HistoryRec::from)
-        .collect();
-        let bytes: std::collections::HashMap<String, u64> = store
-            .checkpoint_infos(thread)?
-            .into_iter()
-            .filter(|i| i.ns == self.ns)
-            .map(|i| (i.id, i.bytes))
-            .collect();
-        for r in &mut rows {
-            r.bytes = bytes.get(&r.checkpoint_id).copied();
-        }
-        Ok(rows)
+    ) -> Result<(Vec<HistoryRec>, bool)> {
+        self.with_store(|store, _| {
+            let (rows, delta) =
+                crate::read::history::page_rows(store, thread, &self.ns, before, limit)?;
+            Ok((rows.into_iter().map(HistoryRec::from).collect(), delta))
+        })
+    }
+
+    /// The time, messages and tokens of checkpoints `ids` of `thread`, their blobs read one
+    /// by one and dropped ([`crate::read::history::blob_facts`]); `None` when the messages
+    /// need a DeltaChannel replay (then [`Source::history_whole`] counts them).
+    pub fn history_facts(
+        &self,
+        thread: &str,
+        ids: &[&str],
+        check_newest: bool,
+    ) -> Result<Option<Vec<crate::read::history::BlobFacts>>> {
+        self.with_store(|store, g| {
+            crate::read::history::blob_facts(
+                store,
+                &crate::commands::keys(g),
+                thread,
+                &self.ns,
+                ids,
+                check_newest,
+            )
+        })
+    }
+
+    /// Every checkpoint of `thread` as `history` lists it (a DeltaChannel thread's messages
+    /// counted over its whole history in one replay).
+    pub fn history_whole(&self, thread: &str) -> Result<Vec<crate::read::history::HistoryRecord>> {
+        self.with_store(|store, g| {
+            crate::read::history::checkpoints(
+                store,
+                &crate::commands::keys(g),
+                thread,
+                &self.ns,
+                &crate::read::history::Selection::default(),
+            )
+        })
     }
 
     /// The approximate tokens of the messages stored in each of `ids` (checkpoints of
     /// `thread`), read in place from their blobs and dropped.
     pub fn history_tokens(&self, thread: &str, ids: &[&str]) -> Result<Vec<Option<u64>>> {
-        let store = crate::commands::open_read_only(&self.global(Format::Json))?;
         let keys: Vec<(&str, &str, &str)> = ids
             .iter()
             .map(|id| (thread, self.ns.as_str(), *id))
             .collect();
-        Ok(store
-            .checkpoints_at(&keys)?
-            .into_iter()
-            .map(|row| {
-                row.ok()
-                    .flatten()
-                    .and_then(|r| crate::tokens::approx::count_checkpoint_blob(&r.checkpoint))
-                    .and_then(|(_, t)| t)
-            })
-            .collect())
+        self.with_store(|store, _| {
+            Ok(store
+                .checkpoints_at(&keys)?
+                .into_iter()
+                .map(|row| {
+                    row.ok()
+                        .flatten()
+                        .and_then(|r| crate::tokens::approx::count_checkpoint_blob(&r.checkpoint))
+                        .and_then(|(_, t)| t)
+                })
+                .collect())
+        })
     }
 
-    /// A checkpoint as `show --checkpoint` prints it (the same read and renderer).
-    pub fn show(&self, thread: &str, id: &str) -> Result<Text> {
-        self.text(|g, out| {
-            let store = crate::commands::open_read_only(g)?;
+    /// A checkpoint as `show --checkpoint` prints it (the same read and renderer), its
+    /// messages rendered one at a time as they are asked for ([`ShowParts`]).
+    pub fn show(&self, thread: &str, id: &str) -> Result<ShowParts> {
+        self.with_store(|store, g| {
             let keys = crate::commands::keys(g);
-            let state = crate::read::load_state(&*store, &keys, thread, &g.ns, Some(id))?;
-            let report = crate::output::show::ShowReport::of(&state, thread, &g.ns, None)?;
-            crate::output::show::write(out, Format::Table, &report)
+            let state = crate::read::load_state(store, &keys, thread, &self.ns, Some(id))?;
+            ShowParts::new(state, thread, &self.ns)
         })
     }
 
@@ -343,7 +385,15 @@ impl Source {
             from: None,
             to: Some(id.to_owned()),
         };
-        self.text(|g, out| crate::commands::diff::run(g, &args, out))
+        // On the database the views keep open (no new connection).
+        self.with_store(|store, _| {
+            let g = self.global(Format::Table);
+            let mut buf = Vec::new();
+            crate::commands::diff::run_on(store, &g, &args, &mut buf)?;
+            Ok(Text {
+                lines: screen_lines(&String::from_utf8_lossy(&buf)),
+            })
+        })
     }
 
     /// Per-message tokens of a checkpoint by `counter`, as `tokens --thread` prints them for
@@ -426,5 +476,148 @@ fn find_args(pattern: Option<String>, meta: Vec<String>) -> FindArgs {
         history: false,
         thread: None,
         count: false,
+    }
+}
+
+/// `show`'s text of a checkpoint in parts: the header line, each message (a blank line and
+/// its `pretty_print()`), then the other channels and what the thread waits on. The
+/// messages stay in their stored list and are rendered when their part is asked for; the
+/// same lines as `show` prints, made terminal-safe as [`Source::text`] makes them.
+pub struct ShowParts {
+    state: crate::read::State,
+    spans: Vec<std::ops::Range<usize>>,
+    head: Vec<String>,
+    tail: Vec<String>,
+    thread: String,
+}
+
+/// Lines of printed text as the browser shows them (terminal-safe, tabs as spaces).
+fn screen_lines(text: &str) -> Vec<String> {
+    for_terminal(text)
+        .lines()
+        .map(|l| l.replace('\t', "    "))
+        .collect()
+}
+
+impl ShowParts {
+    /// The parts of `state` (a checkpoint of `thread` in namespace `ns`): the header and the
+    /// rest written now, the messages left to [`crate::tui::lazy::Parts::lines`].
+    pub fn new(state: crate::read::State, thread: &str, ns: &str) -> Result<ShowParts> {
+        let (text, spans) = {
+            let mut report = crate::output::show::ShowReport::of(&state, thread, ns, None)?;
+            let spans = report.messages.take().map(|(_, s)| s).unwrap_or_default();
+            let mut buf = Vec::new();
+            crate::output::show::write(&mut buf, Format::Table, &report)?;
+            (String::from_utf8_lossy(&buf).into_owned(), spans)
+        };
+        let mut lines = screen_lines(&text);
+        // The header line; the messages come after it.
+        let tail = lines.split_off(1.min(lines.len()));
+        Ok(ShowParts {
+            state,
+            spans,
+            head: lines,
+            tail,
+            thread: thread.to_owned(),
+        })
+    }
+
+    /// The part of message `m` (0-based).
+    pub fn part_of(m: usize) -> usize {
+        m + 1
+    }
+
+    /// The `ShowParts` behind `parts`, if that is what they are.
+    pub fn of_parts(parts: &dyn crate::tui::lazy::Parts) -> Option<&ShowParts> {
+        parts.as_any().downcast_ref()
+    }
+
+    /// How many messages the chat has.
+    pub fn message_count(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// The tokens by `counter` of messages `from..from + n` (as many as there are), as
+    /// `tokens --thread` counts them, from the messages already read.
+    pub fn count_tokens(
+        &self,
+        counter: crate::tokens::Counter,
+        from: usize,
+        n: usize,
+    ) -> Result<Vec<crate::output::tokens::MessageTokens>> {
+        let list = self.state.messages.list();
+        let end = from.saturating_add(n).min(self.spans.len());
+        let read = |i: usize| match (list, self.spans.get(from + i)) {
+            (Some(list), Some(span)) => list.message(from + i, span),
+            _ => anyhow::bail!("no message {}", from + i),
+        };
+        let mut report = crate::commands::tokens::per_message(
+            &self.thread,
+            end.saturating_sub(from),
+            &read,
+            counter,
+            true,
+        )?;
+        for m in &mut report.messages {
+            m.index += from;
+        }
+        Ok(report.messages)
+    }
+
+    /// `tokens --thread`'s table of `messages` (every message counted by `counter`).
+    pub fn tokens_text(
+        &self,
+        counter: crate::tokens::Counter,
+        messages: Vec<crate::output::tokens::MessageTokens>,
+    ) -> Result<Text> {
+        let report = crate::output::tokens::MessagesReport {
+            thread_id: &self.thread,
+            counter: counter.name(),
+            total: counter.list_overhead() + messages.iter().map(|m| m.tokens).sum::<u64>(),
+            messages,
+            list_overhead: counter.list_overhead(),
+        };
+        let mut buf = Vec::new();
+        crate::output::tokens::write_messages(&mut buf, Format::Table, &report)?;
+        Ok(Text {
+            lines: screen_lines(&String::from_utf8_lossy(&buf)),
+        })
+    }
+}
+
+impl crate::tui::lazy::Parts for ShowParts {
+    fn count(&self) -> usize {
+        self.spans.len() + 2
+    }
+
+    fn lines(&self, i: usize) -> Vec<String> {
+        if i == 0 {
+            return self.head.clone();
+        }
+        if i == self.spans.len() + 1 {
+            return self.tail.clone();
+        }
+        let m = i - 1;
+        let rendered = match (self.state.messages.list(), self.spans.get(m)) {
+            (Some(list), Some(span)) => list
+                .message(m, span)
+                .map(|msg| crate::output::show::pretty(&msg)),
+            _ => Err(anyhow::anyhow!("no message {m}")),
+        };
+        match rendered {
+            Ok(text) => {
+                let mut lines = vec![String::new()];
+                lines.extend(screen_lines(&text));
+                lines
+            }
+            Err(e) => vec![
+                String::new(),
+                crate::output::sanitize::one_line(&format!("message {m} could not be read: {e:#}")),
+            ],
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

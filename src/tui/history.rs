@@ -19,10 +19,6 @@ use crate::output::sanitize::one_line;
 pub const HINTS: &str =
     "Enter open · n subgraphs · a actions · f find · Esc back · ? help · q back";
 
-/// Rows whose tokens are counted in one step between keys (one: a key waits for at most one
-/// blob).
-const COUNTED_AT_ONCE: usize = 1;
-
 /// Checkpoints read per page (by default).
 pub const PAGE: usize = 100;
 
@@ -37,45 +33,114 @@ pub struct History {
     state: TableState,
     /// Show the subgraph namespaces by name.
     expanded: bool,
-    /// Rows whose tokens are still to be counted (between keys, a few at a time).
-    uncounted: std::collections::VecDeque<usize>,
+    /// Rows whose blobs are still to be read (time, messages, tokens), in order; one a step
+    /// between keys, so a key waits for at most one blob. The work stops when the view is
+    /// left (it is done for the top view only) and goes on when it is back on top.
+    pending: std::collections::VecDeque<usize>,
+    /// The thread's messages need a DeltaChannel replay: their counts come from `history`
+    /// over the whole history, the blobs give the tokens only.
+    delta: bool,
+    /// The thread's newest checkpoint was checked for a replay (as `history` checks it).
+    checked_newest: bool,
 }
 
+/// A cell not known yet (its blob not read yet).
+pub const PENDING: &str = "…";
+
 impl History {
-    /// Reads the first page (`page` checkpoints) of `thread`'s history.
+    /// Reads the first page (`page` checkpoints) of `thread`'s history, from the rows alone:
+    /// the blobs are read after the first draw ([`History::fill_some`]).
     pub fn load(src: &Source, thread: &str, page: usize) -> Result<History> {
         let page = page.max(1);
-        let rows = src.history(thread, None, page)?;
+        let (rows, delta) = src.history(thread, None, page)?;
         Ok(History {
             thread: thread.to_owned(),
-            uncounted: (0..rows.len()).collect(),
+            pending: (0..rows.len()).collect(),
             rows,
             limit: page,
             page,
             state: TableState::default().with_selected(Some(0)),
             expanded: false,
+            delta,
+            checked_newest: false,
         })
     }
 
-    /// Whether tokens are left to count.
-    pub fn counting(&self) -> bool {
-        !self.uncounted.is_empty()
+    /// Whether cells are left to fill in.
+    pub fn filling(&self) -> bool {
+        !self.pending.is_empty()
     }
 
-    /// Counts the tokens of the next few rows (their blobs read and dropped): the screen
-    /// is drawn first and the sparkline fills in between keys.
-    pub fn count_some(&mut self, src: &Source) -> Result<()> {
-        let n = self.uncounted.len().min(COUNTED_AT_ONCE);
-        let rows: Vec<usize> = self.uncounted.drain(..n).collect();
-        let ids: Vec<&str> = rows
-            .iter()
-            .filter_map(|&i| self.rows.get(i).map(|r| r.checkpoint_id.as_str()))
-            .collect();
-        let tokens = src.history_tokens(&self.thread, &ids)?;
-        for (i, t) in rows.into_iter().zip(tokens) {
-            if let Some(r) = self.rows.get_mut(i) {
-                r.tokens = t;
+    /// Fills in the next row's time, messages and tokens (its blob read and dropped); on a
+    /// DeltaChannel thread the first step counts every row's messages as `history` does. A
+    /// row that does not read keeps its cells pending and the error comes back; the next
+    /// step goes on with the next row.
+    pub fn fill_some(&mut self, src: &Source) -> Result<()> {
+        let Some(&i) = self.pending.front() else {
+            return Ok(());
+        };
+        let Some(id) = self.rows.get(i).map(|r| r.checkpoint_id.clone()) else {
+            self.pending.pop_front();
+            return Ok(());
+        };
+        if !self.delta {
+            let facts = match src.history_facts(&self.thread, &[&id], !self.checked_newest) {
+                Ok(f) => f,
+                // This row's cells stay pending (the error on the status line); the next
+                // rows go on.
+                Err(e) => {
+                    self.pending.pop_front();
+                    return Err(e);
+                }
+            };
+            match facts {
+                Some(facts) => {
+                    self.checked_newest = true;
+                    self.pending.pop_front();
+                    if let (Some(r), Some(f)) = (self.rows.get_mut(i), facts.into_iter().next()) {
+                        r.ts = f.ts;
+                        r.messages = f.messages.map(|n| n as u64);
+                        r.tokens = f.tokens;
+                        r.known = true;
+                        r.tokens_known = true;
+                    }
+                }
+                // The next step counts the messages over the whole history.
+                None => self.delta = true,
             }
+            return Ok(());
+        }
+        if self.rows.iter().any(|r| !r.known) {
+            let whole = match src.history_whole(&self.thread) {
+                Ok(w) => w,
+                // The whole history does not read: not again at every step, the cells
+                // left stay pending (the error on the status line).
+                Err(e) => {
+                    self.pending.clear();
+                    return Err(e);
+                }
+            };
+            let whole: std::collections::HashMap<String, crate::read::history::HistoryRecord> =
+                whole
+                    .into_iter()
+                    .map(|r| (r.checkpoint_id.clone(), r))
+                    .collect();
+            for r in &mut self.rows {
+                // A row deleted since the page was read stays without time and count.
+                if let Some(w) = whole.get(&r.checkpoint_id) {
+                    r.ts = w.ts.clone();
+                    r.messages = w.messages.map(|n| n as u64);
+                }
+                r.known = true;
+            }
+            return Ok(());
+        }
+        let tokens = src.history_tokens(&self.thread, &[&id]);
+        self.pending.pop_front();
+        let tokens = tokens?;
+        if let Some(r) = self.rows.get_mut(i) {
+            r.tokens = tokens.into_iter().next().flatten();
+            r.tokens_known = true;
         }
         Ok(())
     }
@@ -91,8 +156,9 @@ impl History {
             if sel + 1 >= self.rows.len() && self.more() {
                 self.limit += self.page;
                 let last = self.rows.last().map(|r| r.checkpoint_id.clone());
-                let more = src.history(&self.thread, last.as_deref(), self.page)?;
-                self.uncounted
+                let (more, delta) = src.history(&self.thread, last.as_deref(), self.page)?;
+                self.delta |= delta;
+                self.pending
                     .extend(self.rows.len()..self.rows.len() + more.len());
                 self.rows.extend(more);
             }
@@ -144,9 +210,15 @@ impl History {
                 .block(Block::default().borders(Borders::ALL).title(title))
                 .data(data.to_vec())
         };
+        // The maximum once every row's tokens are counted (a partial one could be wrong).
+        let tokens_max = if self.rows.iter().all(|r| r.tokens_known) {
+            max(&tokens).to_string()
+        } else {
+            PENDING.to_owned()
+        };
         f.render_widget(
             spark(
-                format!(" tokens per checkpoint (max {}) ", max(&tokens)),
+                format!(" tokens per checkpoint (max {tokens_max}) "),
                 &tokens,
             ),
             tokens_area,
@@ -158,12 +230,18 @@ impl History {
             ),
             bytes_area,
         );
-        let dash = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
+        let dash = |v: Option<u64>, known: bool| match (v, known) {
+            (_, false) => PENDING.to_owned(),
+            (None, true) => "-".to_owned(),
+            (Some(v), true) => v.to_string(),
+        };
         let rows: Vec<Row> = self
             .rows
             .iter()
             .map(|r| {
-                let ts =
+                let ts = if !r.known {
+                    PENDING.to_owned()
+                } else {
                     r.ts.as_deref()
                         .and_then(human::parse_ts)
                         .map_or("-".into(), |t| {
@@ -172,7 +250,8 @@ impl History {
                             let full = human::utc(&t);
                             full.get(5..19)
                                 .map_or(full.clone(), |s| s.replace('T', " "))
-                        });
+                        })
+                };
                 let subgraphs = match (r.namespaces.len(), self.expanded) {
                     (0, _) => String::new(),
                     (_, true) => one_line(&r.namespaces.join(", ")),
@@ -184,8 +263,8 @@ impl History {
                     right(r.step.map_or("-".into(), |s| s.to_string())),
                     one_line(r.source.as_deref().unwrap_or("-")).into(),
                     ts.into(),
-                    right(dash(r.messages)),
-                    right(dash(r.tokens)),
+                    right(dash(r.messages, r.known)),
+                    right(dash(r.tokens, r.tokens_known)),
                     right(r.bytes.map_or("-".into(), human::bytes)),
                     subgraphs.into(),
                 ])

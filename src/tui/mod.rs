@@ -11,6 +11,7 @@ pub mod checkpoint;
 pub mod data;
 pub mod help;
 pub mod history;
+pub mod lazy;
 pub mod search;
 pub mod store;
 pub mod threads;
@@ -128,17 +129,31 @@ impl App {
         &self.src
     }
 
-    /// Whether a view has work left for its screen (a history's tokens).
+    /// Whether the top view has work left for its screen (a history's cells to fill in, a
+    /// chat's messages to render: its row count).
     pub fn working(&self) -> bool {
-        matches!(self.stack.last(), Some(View::History(h)) if h.counting())
+        match self.stack.last() {
+            Some(View::History(h)) => h.filling(),
+            Some(View::Checkpoint(c)) => c.building(),
+            _ => false,
+        }
     }
 
-    /// Does one step of the top view's work left (a few rows' tokens); between keys.
+    /// Does one step of the top view's work left (a history row's blob, a few messages of a
+    /// chat); between keys.
     pub fn work(&mut self) {
-        if let Some(View::History(h)) = self.stack.last_mut() {
-            if let Err(e) = h.count_some(&self.src) {
-                self.error(e);
+        match self.stack.last_mut() {
+            Some(View::History(h)) => {
+                if let Err(e) = h.fill_some(&self.src) {
+                    self.error(e);
+                }
             }
+            Some(View::Checkpoint(c)) => {
+                if let Err(e) = c.build_some() {
+                    self.error(e);
+                }
+            }
+            _ => {}
         }
     }
 
