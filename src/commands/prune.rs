@@ -201,8 +201,14 @@ fn confirm(args: &PruneArgs, selected: &[(&ThreadSummary, Option<i64>)]) -> Resu
     )
 }
 
-/// Deletes the selected threads, `per_batch` per transaction; a thread that moved while
-/// memctl worked is left alone (skipped, and a problem). Returns what was deleted and how many
+/// How long one prune transaction should hold the write lock an app's commit waits on: the
+/// batch shrinks (down to one thread) while transactions take longer, and grows back (up to
+/// `--batch`) while they are much shorter.
+const TARGET_TRANSACTION: std::time::Duration = std::time::Duration::from_millis(40);
+
+/// Deletes the selected threads, at most `per_batch` per transaction (fewer while a
+/// transaction takes longer than [`TARGET_TRANSACTION`]); a thread that moved while memctl
+/// worked is left alone (skipped, and a problem). Returns what was deleted and how many
 /// selected threads were not reached (interrupted).
 fn delete(
     store: &dyn CheckpointStore,
@@ -211,9 +217,11 @@ fn delete(
 ) -> Result<(Deleted, usize)> {
     let mut deleted = Deleted::default();
     let pb = progress::bar(sel.selected.len() as u64, "prune");
-    let per = per_batch.max(1);
+    let max = per_batch.max(1);
+    let mut per = max;
     let mut not_processed = 0;
-    for i in (0..sel.selected.len()).step_by(per) {
+    let mut i = 0;
+    while i < sel.selected.len() {
         if crate::interrupt::requested() {
             not_processed = sel.selected.len() - i;
             break;
@@ -223,7 +231,10 @@ fn delete(
             .iter()
             .map(|(t, _)| (t.thread_id.clone(), t.latest_id.clone()))
             .collect();
+        let started = std::time::Instant::now();
         let (d, moved) = store.delete_threads(&ids)?;
+        per = crate::ops::batch::next_size(per, max, started.elapsed(), TARGET_TRANSACTION);
+        i += batch.len();
         deleted.add(d);
         pb.inc(batch.len() as u64);
         for t in moved {

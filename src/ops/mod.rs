@@ -14,6 +14,7 @@
 //! - [`suggest`]: "did you mean" for a mistyped thread id.
 
 pub mod activity;
+pub mod batch;
 pub mod copy;
 pub mod duration;
 pub mod edit;
