@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-/// The next batch size after a transaction of `current` items took `took`: halved (down to
-/// 1) while transactions take longer than `target`, doubled back (up to `max`) while they take
-/// less than a quarter of it, else kept.
+/// The next batch size after a transaction of `current` items took `took`: halved while
+/// transactions take longer than `target` (never below one item), doubled back (up to `max`)
+/// while they take less than a quarter of it, else kept.
 pub fn next_size(current: usize, max: usize, took: Duration, target: Duration) -> usize {
     let max = max.max(1);
     if took > target {
