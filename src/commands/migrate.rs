@@ -87,8 +87,12 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
     }
     if let Some(st) = report.store.as_ref().filter(|s| s.differing > 0) {
         partial.push(format!(
-            "{} of the LangGraph Store differ in the target and were left as they are (--replace overwrites them)",
-            crate::output::human::count(st.differing, "item")
+            "{} of the LangGraph Store {} in the target and {} left as {} (--replace overwrites {})",
+            crate::output::human::count(st.differing, "item"),
+            if st.differing == 1 { "differs" } else { "differ" },
+            if st.differing == 1 { "was" } else { "were" },
+            if st.differing == 1 { "it is" } else { "they are" },
+            if st.differing == 1 { "it" } else { "them" },
         ));
     }
     match partial.is_empty() {
