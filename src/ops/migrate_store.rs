@@ -239,7 +239,7 @@ mod tests {
     #[test]
     fn bad_rows_fail_with_the_item_named() {
         let bad = row("not json", [None, None, None], None);
-        let e = to_backend(&bad, Backend::Sqlite, Backend::Postgres).unwrap_err();
+        let e = to_backend(&bad, Backend::Sqlite, Backend::Postgres).expect_err("not JSON");
         assert!(e.to_string().contains("'users.u-42' / 'k'"), "{e}");
         let bad = row("{}", [Some("Tuesday"), None, None], None);
         assert!(to_backend(&bad, Backend::Sqlite, Backend::Postgres).is_err());
