@@ -399,3 +399,123 @@ fn unknown_levels_and_vectors_the_target_cannot_hold_are_refused() {
     assert!(err.contains("no embedding index"), "{err}");
     assert_eq!(bytes(&plain), before, "nothing written");
 }
+
+/// Every row of `store` in a SQLite file, as stored.
+fn sqlite_rows(db: &Path) -> Vec<Vec<rusqlite::types::Value>> {
+    let c = rusqlite::Connection::open(db).expect("open");
+    let mut st = c
+        .prepare(
+            "SELECT prefix, key, value, typeof(value), created_at, updated_at, expires_at, ttl_minutes \
+             FROM store ORDER BY prefix, key",
+        )
+        .expect("prepare");
+    let rows = st
+        .query_map([], |r| (0..8).map(|i| r.get(i)).collect())
+        .expect("query");
+    rows.collect::<Result<_, _>>().expect("rows")
+}
+
+/// `store namespaces` of `db`: each namespace with its item and expired counts.
+fn namespace_counts(db: &str) -> Vec<Json> {
+    common::run_json(&["store", "namespaces", "--db", db, "--format", "json"])
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|n| json!([n["namespace"], n["items"], n["expired"]]))
+        .collect()
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_store_of_many_pages_moves_whole_and_resumes() {
+    // 1,200 more items (three pages and more of 500), some expired, some with a TTL to come.
+    let (dir, src) = temp_copy(&fixture("store.sqlite"));
+    {
+        let mut c = rusqlite::Connection::open(&src).expect("open");
+        let tx = c.transaction().expect("tx");
+        for i in 0..1200 {
+            let (expires, ttl): (Option<&str>, Option<f64>) = match i % 3 {
+                0 => (None, None),
+                1 => (Some("2020-01-01 00:00:00.250000+00:00"), Some(5.0)),
+                _ => (Some("2999-01-01 00:00:00+00:00"), Some(90.5)),
+            };
+            tx.execute(
+                "INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes) \
+                 VALUES (?1, ?2, ?3, '2026-01-02 03:04:05', '2026-01-02 03:04:06', ?4, ?5)",
+                rusqlite::params![
+                    format!("bulk.n{}", i % 7),
+                    format!("k{i:04}"),
+                    format!("{{\"i\":{i},\"text\":\"item {i} ✓\"}}").into_bytes(),
+                    expires,
+                    ttl
+                ],
+            )
+            .expect("insert");
+        }
+        tx.commit().expect("commit");
+    }
+    let file = dir.path().join("target.sqlite");
+    let (code, r, err) = migrate(s(&src), s(&file), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["store"]["copied"], json!(1215), "{r}");
+    assert_eq!(r["store"]["namespaces"], json!(15), "{r}");
+    assert_eq!(sqlite_rows(&file), sqlite_rows(&src), "every row as stored");
+    // Half of the target gone (an interrupted run's state): the rest is copied, the others skipped.
+    rusqlite::Connection::open(&file)
+        .expect("open")
+        .execute_batch("DELETE FROM store WHERE prefix IN ('bulk.n1', 'bulk.n2', 'bulk.n3')")
+        .expect("delete");
+    let (code, r, err) = migrate(s(&src), s(&file), &[]);
+    assert_eq!(code, 0, "{err}");
+    let gone = (0..1200).filter(|i| (1..=3).contains(&(i % 7))).count();
+    assert_eq!(r["store"]["copied"], json!(gone), "{r}");
+    assert_eq!(r["store"]["skipped"], json!(1215 - gone), "{r}");
+    assert_eq!(sqlite_rows(&file), sqlite_rows(&src));
+    // Into Postgres and back: the same namespaces, counts and expired items, the same rows.
+    let pg = pg_target("mst_many");
+    migrate_twice(s(&src), &pg.url, 1215);
+    assert_eq!(namespace_counts(&pg.url), namespace_counts(s(&src)));
+    let back = dir.path().join("back.sqlite");
+    let (code, _, err) = migrate(&pg.url, s(&back), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(namespace_counts(s(&back)), namespace_counts(s(&src)));
+    let (code, r, _) = migrate(&pg.url, s(&src), &[]);
+    assert_eq!(
+        code, 3,
+        "the 90.5-minute TTLs went into Postgres's INT column: {r}"
+    );
+    assert_eq!(r["store"]["differing"], json!(400), "{r}");
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn a_postgres_store_at_an_unknown_level_is_refused() {
+    let pg = pg_target("mst_level");
+    let dump = std::fs::read_to_string(fixture("postgres-store.sql")).expect("the store dump");
+    pg.client().batch_execute(&dump).expect("load the store");
+    // (The dump empties its session's search_path: a new session.)
+    let mut c = pg.client();
+    c.batch_execute("INSERT INTO store_migrations (v) VALUES (99)")
+        .expect("level 99");
+    let rows = pg.rows_digest();
+    let items: i64 = c
+        .query_one("SELECT count(*) FROM store", &[])
+        .expect("count")
+        .get(0);
+    let (code, _, err) = migrate(s(&fixture("store.sqlite")), &pg.url, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("migration level 99"), "{err}");
+    assert_eq!(pg.rows_digest(), rows, "no thread written");
+    let after: i64 = c
+        .query_one("SELECT count(*) FROM store", &[])
+        .expect("count")
+        .get(0);
+    assert_eq!(after, items, "no item written");
+}
