@@ -313,7 +313,7 @@ fn a_changed_item_is_reported_and_replaced_only_with_replace() {
         assert_eq!(r["store"]["skipped"], json!(14), "{r}");
         assert_eq!(
             r["store"]["differing_items"],
-            json!([{"namespace": ["users", "u-42", "memories"], "key": "food"}]),
+            json!([{"namespace": ["users", "u-42", "memories"], "key": "food", "action": "differs"}]),
             "{r}"
         );
         let (code, r, _) = migrate(s(&src), to, &["--replace", "--dry-run"]);
@@ -322,6 +322,7 @@ fn a_changed_item_is_reported_and_replaced_only_with_replace() {
         let (code, r, err) = migrate(s(&src), to, &["--replace"]);
         assert_eq!(code, 0, "{err}");
         assert_eq!(r["store"]["replaced"], json!(1), "{r}");
+        assert_eq!(r["store"]["differing_items"][0]["action"], "replace", "{r}");
         assert_eq!(lg("view", to, false), lg("view", s(&src), false));
     }
     // The table report names the item, never its value.
@@ -518,4 +519,67 @@ fn a_postgres_store_at_an_unknown_level_is_refused() {
         .expect("count")
         .get(0);
     assert_eq!(after, items, "no item written");
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn an_item_the_target_app_wrote_meanwhile_is_left_as_it_is() {
+    // What `migrate` writes when the target's app wrote an item between memctl's read of the
+    // target and its write: without --replace the app's item stays, and is handed back.
+    let pg = pg_target("mst_race");
+    let (dir, src) = temp_copy(&fixture("store.sqlite"));
+    let file = dir.path().join("target.sqlite");
+    for to in [s(&file), pg.url.as_str()] {
+        let (code, _, err) = migrate(s(&src), to, &[]);
+        assert_eq!(code, 0, "{err}");
+        let mut store = common::store::open_rw(to);
+        let mut row = store
+            .rows("users.u-42.memories", &["food".to_owned()])
+            .expect("read")
+            .pop()
+            .expect("the item");
+        let before = lg("view", to, false);
+        row.value = br#"{"text": "memctl's stale copy"}"#.to_vec();
+        let mut fresh = row.clone();
+        fresh.key = "fresh".into();
+        let there = store
+            .write_rows(&[row.clone(), fresh], false, &[])
+            .expect("write");
+        assert_eq!(
+            there,
+            [("users.u-42.memories".to_owned(), "food".to_owned())],
+            "{to}"
+        );
+        drop(store);
+        let after = lg("view", to, false);
+        let items = |v: &Json| {
+            v["namespaces"]
+                .as_array()
+                .expect("namespaces")
+                .iter()
+                .find(|n| n["namespace"] == json!(["users", "u-42", "memories"]))
+                .map(|n| n["items"].clone())
+                .expect("the namespace")
+        };
+        let food = |v: &Json| {
+            items(v)
+                .as_array()
+                .expect("items")
+                .iter()
+                .find(|i| i["key"] == "food")
+                .cloned()
+        };
+        assert_eq!(food(&after), food(&before), "{to}: the app's item stays");
+        assert!(
+            items(&after)
+                .as_array()
+                .expect("items")
+                .iter()
+                .any(|i| i["key"] == "fresh"),
+            "{to}: the absent item is written"
+        );
+    }
 }

@@ -116,6 +116,15 @@ pub fn plan(g: &GlobalArgs, args: &MigrateArgs) -> Result<Option<Plan>> {
     Ok(Some(plan))
 }
 
+/// An item as the report names it: its namespace's labels and its key.
+fn name(prefix: &str, key: &str, action: &str) -> StoreItemName {
+    StoreItemName {
+        namespace: prefix.split('.').map(str::to_owned).collect(),
+        key: key.to_owned(),
+        action: action.to_owned(),
+    }
+}
+
 /// Moves every item (after the threads: the target file exists unless this is a dry run).
 pub fn run(plan: Plan, to_db: &Path, args: &MigrateArgs, busy: Duration) -> Result<StoreMigration> {
     let mut target: Option<Box<dyn ItemStore>> = match (args.dry_run, plan.target) {
@@ -151,7 +160,7 @@ pub fn run(plan: Plan, to_db: &Path, args: &MigrateArgs, busy: Duration) -> Resu
                 }
             }
         }
-        let mut write = Vec::new();
+        let (mut copies, mut replaces) = (Vec::new(), Vec::new());
         for r in &page {
             report.items += 1;
             if last_prefix.as_deref() != Some(r.prefix.as_str()) {
@@ -160,40 +169,54 @@ pub fn run(plan: Plan, to_db: &Path, args: &MigrateArgs, busy: Duration) -> Resu
             }
             let ours = to_backend(r, from, plan.to)?;
             match theirs.get(&(r.prefix.clone(), r.key.clone())) {
-                None => {
-                    report.copied += 1;
-                    write.push(ours);
-                }
+                None => copies.push(ours),
                 Some(t) if same_item(&ours, t) => report.skipped += 1,
                 Some(_) => {
-                    report.differing_items.push(StoreItemName {
-                        namespace: r.prefix.split('.').map(str::to_owned).collect(),
-                        key: r.key.clone(),
-                    });
-                    if args.replace {
-                        report.replaced += 1;
-                        write.push(ours);
-                    } else {
-                        report.differing += 1;
-                    }
+                    let action = match args.replace {
+                        true => {
+                            replaces.push(ours);
+                            "replace"
+                        }
+                        false => {
+                            report.differing += 1;
+                            "differs"
+                        }
+                    };
+                    report.differing_items.push(name(&r.prefix, &r.key, action));
                 }
             }
         }
-        let vectors = match plan.copy_vectors && !write.is_empty() {
-            true => {
-                let items: Vec<(String, String)> = write
-                    .iter()
-                    .map(|r| (r.prefix.clone(), r.key.clone()))
-                    .collect();
-                plan.source.vector_rows(&items)?
+        report.replaced += replaces.len() as u64;
+        for (rows, overwrite) in [(copies, false), (replaces, true)] {
+            if rows.is_empty() {
+                continue;
             }
-            false => vec![],
-        };
-        report.vectors_copied += vectors.len() as u64;
-        if let (false, Some(t)) = (args.dry_run, target.as_deref_mut()) {
-            if !write.is_empty() {
-                t.write_rows(&write, &vectors)?;
+            let vectors = match plan.copy_vectors {
+                true => {
+                    let items: Vec<(String, String)> = rows
+                        .iter()
+                        .map(|r| (r.prefix.clone(), r.key.clone()))
+                        .collect();
+                    plan.source.vector_rows(&items)?
+                }
+                false => vec![],
+            };
+            let there = match (args.dry_run, target.as_deref_mut()) {
+                (false, Some(t)) => t.write_rows(&rows, overwrite, &vectors)?,
+                _ => vec![],
+            };
+            // An item the target's app wrote between the read and this write: left as it is.
+            for (prefix, key) in &there {
+                report.differing += 1;
+                report.differing_items.push(name(prefix, key, "differs"));
             }
+            if !overwrite {
+                report.copied += (rows.len() - there.len()) as u64;
+            }
+            report.vectors_copied += vectors
+                .iter()
+                .filter(|v| !there.iter().any(|(p, k)| *p == v.prefix && *k == v.key))
+                .count() as u64;
         }
     }
     Ok(report)

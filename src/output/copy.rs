@@ -306,6 +306,9 @@ pub struct StoreItemName {
     pub namespace: Vec<String>,
     /// Its key.
     pub key: String,
+    /// `differs` (left as it is) or `replace` (overwritten with `--replace`; to be, with
+    /// `--dry-run`).
+    pub action: String,
 }
 
 /// What `migrate` did (or would do) with the source's LangGraph Store.
@@ -323,7 +326,7 @@ pub struct StoreMigration {
     pub replaced: u64,
     /// Items there and different, left as they are.
     pub differing: u64,
-    /// The items that differ (left, or replaced with `--replace`).
+    /// The items that differ, each with what was done (left, or replaced with `--replace`).
     pub differing_items: Vec<StoreItemName>,
     /// Embedding vectors (`store_vectors` rows) copied with their items.
     pub vectors_copied: u64,
@@ -405,9 +408,9 @@ pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> 
                 "store item '{}' / '{}': {}",
                 one_line(&i.namespace.join(".")),
                 one_line(&i.key),
-                match (st.replaced > 0, r.dry_run) {
-                    (true, false) => "differed in the target: replaced",
-                    (true, true) => "differs in the target: would replace",
+                match (i.action.as_str(), r.dry_run) {
+                    ("replace", false) => "differed in the target: replaced",
+                    ("replace", true) => "differs in the target: would replace",
                     _ => "differs in the target: left as it is (--replace overwrites it)",
                 }
             )?;

@@ -287,10 +287,17 @@ pub trait ItemStore {
     /// without that table.
     fn vector_rows(&self, items: &[(String, String)]) -> Result<Vec<VectorRow>>;
 
-    /// Writes the rows (each keeps its own timestamps and TTL; one already there is
-    /// overwritten) and, replacing theirs, the vectors of those items, in one transaction.
-    /// The rows are in this backend's form ([`crate::ops::migrate_store::to_backend`]).
-    fn write_rows(&mut self, rows: &[StoreRow], vectors: &[VectorRow]) -> Result<()>;
+    /// Writes the rows (each keeps its own timestamps and TTL) and, replacing any there, the
+    /// vectors of those items, in one transaction. An item already there is overwritten with
+    /// `overwrite`, else left as it is (the target's app wrote it since it was read) and
+    /// returned (namespace as stored, key). The rows are in this backend's form
+    /// ([`crate::ops::migrate_store::to_backend`]).
+    fn write_rows(
+        &mut self,
+        rows: &[StoreRow],
+        overwrite: bool,
+        vectors: &[VectorRow],
+    ) -> Result<Vec<(String, String)>>;
 
     /// From now on, a deletion leaves zeros, not the deleted values, in the pages it frees
     /// (SQLite: `PRAGMA secure_delete` on this connection). Nothing to do on a server.

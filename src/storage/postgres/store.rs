@@ -400,7 +400,12 @@ impl ItemStore for PgItemStore {
         Ok(vec![])
     }
 
-    fn write_rows(&mut self, rows: &[StoreRow], vectors: &[VectorRow]) -> Result<()> {
+    fn write_rows(
+        &mut self,
+        rows: &[StoreRow],
+        overwrite: bool,
+        vectors: &[VectorRow],
+    ) -> Result<Vec<(String, String)>> {
         if !vectors.is_empty() {
             anyhow::bail!(
                 "'{}': memctl does not write a Postgres store's vectors (pgvector)",
@@ -430,24 +435,42 @@ impl ItemStore for PgItemStore {
             cols[5].push(r.expires_at.clone());
             ttl.push(r.ttl_minutes);
         }
-        let sql = "INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes) \
-                   SELECT p, k, v::jsonb, c::timestamptz, u::timestamptz, e::timestamptz, t \
-                   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[]) \
-                        AS x(p, k, v, c, u, e, t) \
-                   ON CONFLICT (prefix, key) DO UPDATE \
-                   SET value = EXCLUDED.value, created_at = EXCLUDED.created_at, \
-                       updated_at = EXCLUDED.updated_at, expires_at = EXCLUDED.expires_at, \
-                       ttl_minutes = EXCLUDED.ttl_minutes";
+        let conflict = if overwrite {
+            "DO UPDATE SET value = EXCLUDED.value, created_at = EXCLUDED.created_at, \
+                 updated_at = EXCLUDED.updated_at, expires_at = EXCLUDED.expires_at, \
+                 ttl_minutes = EXCLUDED.ttl_minutes"
+        } else {
+            "DO NOTHING"
+        };
+        let sql = format!(
+            "INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes) \
+             SELECT p, k, v::jsonb, c::timestamptz, u::timestamptz, e::timestamptz, t \
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[]) \
+                  AS x(p, k, v, c, u, e, t) \
+             ON CONFLICT (prefix, key) {conflict} RETURNING prefix, key"
+        );
         let mut c = self.client.borrow_mut();
         let mut tx = c.transaction().map_err(|e| self.err(e))?;
-        tx.execute(
-            sql,
-            &[
-                &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &ttl,
-            ],
-        )
-        .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))
+        let written = tx
+            .query(
+                &sql,
+                &[
+                    &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &ttl,
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        let mut written: std::collections::HashSet<(String, String)> = written
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<std::result::Result<_, postgres::Error>>()
+            .map_err(|e| self.err(e))?;
+        // Those not written were written in the target meanwhile (by its app): left as they are.
+        Ok(rows
+            .iter()
+            .map(|r| (r.prefix.clone(), r.key.clone()))
+            .filter(|pk| !written.remove(pk))
+            .collect())
     }
 
     fn namespaces(&self, prefix: Option<&str>) -> Result<Vec<NamespaceSummary>> {

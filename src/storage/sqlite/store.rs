@@ -488,13 +488,19 @@ impl ItemStore for SqliteItemStore {
         Ok(out)
     }
 
-    fn write_rows(&mut self, rows: &[StoreRow], vectors: &[VectorRow]) -> Result<()> {
+    fn write_rows(
+        &mut self,
+        rows: &[StoreRow],
+        overwrite: bool,
+        vectors: &[VectorRow],
+    ) -> Result<Vec<(String, String)>> {
         let (cols, marks) = match (self.has_ttl, self.has_ttl_minutes) {
             (true, true) => (", expires_at, ttl_minutes", ", ?6, ?7"),
             (true, false) => (", expires_at", ", ?6"),
             _ => ("", ""),
         };
-        let has_vectors = self.has_vectors;
+        let (has_ttl, has_ttl_minutes, has_vectors) =
+            (self.has_ttl, self.has_ttl_minutes, self.has_vectors);
         if !vectors.is_empty() && !has_vectors {
             anyhow::bail!("'{}': the store has no store_vectors table", self.shown);
         }
@@ -504,19 +510,14 @@ impl ItemStore for SqliteItemStore {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(e)?;
+        let mut there = Vec::new();
         {
+            let verb = if overwrite { "OR REPLACE" } else { "OR IGNORE" };
             let sql = format!(
-                "INSERT OR REPLACE INTO store (prefix, key, value, created_at, updated_at{cols}) \
+                "INSERT {verb} INTO store (prefix, key, value, created_at, updated_at{cols}) \
                  VALUES (?1, ?2, ?3, ?4, ?5{marks})"
             );
             let mut put = tx.prepare(&sql).map_err(e)?;
-            let mut drop_vectors = match has_vectors {
-                true => Some(
-                    tx.prepare("DELETE FROM store_vectors WHERE prefix = ?1 AND key = ?2")
-                        .map_err(e)?,
-                ),
-                false => None,
-            };
             for r in rows {
                 let value: rusqlite::types::Value = match r.value_is_text {
                     true => rusqlite::types::Value::Text(
@@ -532,38 +533,51 @@ impl ItemStore for SqliteItemStore {
                 };
                 let mut params: Vec<&dyn rusqlite::ToSql> =
                     vec![&r.prefix, &r.key, &value, &r.created_at, &r.updated_at];
-                if self.has_ttl {
+                if has_ttl {
                     params.push(&r.expires_at);
                 }
-                if self.has_ttl_minutes {
+                if has_ttl_minutes {
                     params.push(&r.ttl_minutes);
                 }
-                if let Some(d) = drop_vectors.as_mut() {
-                    d.execute([&r.prefix, &r.key]).map_err(e)?;
+                if put.execute(params.as_slice()).map_err(e)? == 0 {
+                    // Written in the target meanwhile (by its app): left as it is.
+                    there.push((r.prefix.clone(), r.key.clone()));
+                } else if has_vectors {
+                    // Vectors an earlier delete left behind (store.delete keeps them) or
+                    // the replaced item's: the source's take their place.
+                    tx.execute(
+                        "DELETE FROM store_vectors WHERE prefix = ?1 AND key = ?2",
+                        [&r.prefix, &r.key],
+                    )
+                    .map_err(e)?;
                 }
-                put.execute(params.as_slice()).map_err(e)?;
             }
-            let mut vec = tx
-                .prepare_cached(if has_vectors {
-                    "INSERT OR REPLACE INTO store_vectors (prefix, key, field_name, embedding, created_at, updated_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-                } else {
-                    "SELECT ?1, ?2, ?3, ?4, ?5, ?6"
-                })
-                .map_err(e)?;
-            for v in vectors {
-                vec.execute(rusqlite::params![
-                    v.prefix,
-                    v.key,
-                    v.field_name,
-                    v.embedding,
-                    v.created_at,
-                    v.updated_at
-                ])
-                .map_err(e)?;
+            if has_vectors {
+                let mut vec = tx
+                    .prepare(
+                        "INSERT OR REPLACE INTO store_vectors \
+                         (prefix, key, field_name, embedding, created_at, updated_at) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    )
+                    .map_err(e)?;
+                for v in vectors {
+                    if there.iter().any(|(p, k)| *p == v.prefix && *k == v.key) {
+                        continue;
+                    }
+                    vec.execute(rusqlite::params![
+                        v.prefix,
+                        v.key,
+                        v.field_name,
+                        v.embedding,
+                        v.created_at,
+                        v.updated_at
+                    ])
+                    .map_err(e)?;
+                }
             }
         }
-        tx.commit().map_err(e)
+        tx.commit().map_err(e)?;
+        Ok(there)
     }
 
     fn namespaces(&self, prefix: Option<&str>) -> Result<Vec<NamespaceSummary>> {
