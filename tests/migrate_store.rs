@@ -339,6 +339,18 @@ fn a_changed_item_is_reported_and_replaced_only_with_replace() {
         "{text}"
     );
     assert!(text.contains("store: 15 items in 8 namespaces"), "{text}");
+    // A file with a store and no checkpoints (an app using SqliteStore alone): its store moves.
+    {
+        let c = rusqlite::Connection::open(&src).expect("open");
+        c.execute_batch("DROP TABLE checkpoints; DROP TABLE writes")
+            .expect("store only");
+    }
+    let alone = dir.path().join("alone.sqlite");
+    let (code, r, err) = migrate(s(&src), s(&alone), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["store"]["copied"], json!(15), "{r}");
+    assert_eq!(r["threads"], json!([]), "{r}");
+    assert_eq!(lg("view", s(&alone), false), lg("view", s(&src), false));
 }
 
 #[test]

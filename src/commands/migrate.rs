@@ -22,7 +22,9 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
     if super::copy::same_database(source_path, &args.to)? {
         return Err(Usage("--to names --db itself: nothing to migrate".into()).into());
     }
-    let source = super::open(g, Access::ReadOnly)?;
+    // A SQLite file with a LangGraph store and no checkpoints: its store alone moves.
+    let source = super::open(g, Access::ReadOnly)
+        .or_else(|e| super::store::checkpoints_or_store_only(g, Access::ReadOnly, e))?;
     let mut threads = super::copy::thread_ids(&*source)?;
     threads.sort();
     // The LangGraph Store's part, checked before anything is written.
