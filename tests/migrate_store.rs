@@ -411,6 +411,54 @@ fn unknown_levels_and_vectors_the_target_cannot_hold_are_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no embedding index"), "{err}");
     assert_eq!(bytes(&plain), before, "nothing written");
+    // Into a SQLite store whose index has vectors of another size: refused likewise.
+    common::store::add_sqlite_vectors(&plain);
+    let before = bytes(&plain);
+    let (code, _, err) = migrate(s(&fixture("store-vec.sqlite")), s(&plain), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("8 dimensions") && err.contains(" 1: "),
+        "{err}"
+    );
+    assert_eq!(bytes(&plain), before, "nothing written");
+    // Into a store with the same index: the missing items come with their vectors as stored.
+    let vec_rows = |db: &Path| -> Vec<Vec<rusqlite::types::Value>> {
+        let c = rusqlite::Connection::open(db).expect("open");
+        let mut st = c
+            .prepare("SELECT * FROM store_vectors ORDER BY prefix, key, field_name")
+            .expect("prepare");
+        let rows = st
+            .query_map([], |r| (0..6).map(|i| r.get(i)).collect())
+            .expect("query");
+        rows.collect::<Result<_, _>>().expect("rows")
+    };
+    let same = dir.path().join("same-index.sqlite");
+    std::fs::copy(fixture("store-vec.sqlite"), &same).expect("copy");
+    let taken: u64 = {
+        let c = rusqlite::Connection::open(&same).expect("open");
+        let n = c
+            .query_row(
+                "SELECT count(*) FROM store_vectors WHERE prefix LIKE 'docs%'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        c.execute_batch(
+            "DELETE FROM store_vectors WHERE prefix LIKE 'docs%'; \
+             DELETE FROM store WHERE prefix LIKE 'docs%'",
+        )
+        .expect("delete");
+        n
+    };
+    assert!(taken > 0);
+    let (code, r, err) = migrate(s(&fixture("store-vec.sqlite")), s(&same), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["store"]["vectors_copied"], json!(taken), "{r}");
+    assert_eq!(vec_rows(&same), vec_rows(&fixture("store-vec.sqlite")));
+    assert_eq!(
+        sqlite_rows(&same),
+        sqlite_rows(&fixture("store-vec.sqlite"))
+    );
 }
 
 /// Every row of `store` in a SQLite file, as stored.

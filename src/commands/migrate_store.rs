@@ -99,6 +99,9 @@ pub fn plan(g: &GlobalArgs, args: &MigrateArgs) -> Result<Option<Plan>> {
         if args.without_vectors {
             plan.vectors_left_behind = vectors;
         } else if sqlite_both && target_holds_vectors {
+            if plan.target.is_some() {
+                same_dimensions(&*plan.source, &args.to, busy)?;
+            }
             plan.copy_vectors = true;
         } else {
             let why = if sqlite_both {
@@ -114,6 +117,25 @@ pub fn plan(g: &GlobalArgs, args: &MigrateArgs) -> Result<Option<Plan>> {
         }
     }
     Ok(Some(plan))
+}
+
+/// Refuses (one line) vectors for a target whose embedding index has vectors of another
+/// size (another `dims`): its searches could not compare them.
+fn same_dimensions(source: &dyn ItemStore, to: &Path, busy: Duration) -> Result<()> {
+    let target = open_store(to, None, Access::ReadOnly, busy)?;
+    let size = |(n, bytes): (u64, u64)| (n > 0).then(|| bytes / n);
+    if let (Some(a), Some(b)) = (size(source.vector_space()?), size(target.vector_space()?)) {
+        if a != b {
+            return Err(Usage(format!(
+                "the source's embedding vectors have {} dimensions, those of '{}' {}: another embedding index; nothing migrated (--without-vectors migrates the items without them)",
+                a / 4,
+                storage::shown_path(to),
+                b / 4
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// An item as the report names it: its namespace's labels and its key.
