@@ -7,6 +7,8 @@
 //! label that contains `.`), so storage takes and returns that text. Reads never refresh a TTL
 //! (LangGraph's own `get` / `search` do by default). What is expired is decided the way each
 //! backend's `sweep_ttl` decides it, in SQL, so `sweep` deletes exactly what `sweep_ttl` would.
+//! `migrate` reads a store in pages of [`StoreRow`]s as stored and writes them into another
+//! one ([`setup_store`] makes its tables as `setup()` does) with their own timestamps.
 
 use std::path::Path;
 use std::time::Duration;
