@@ -1389,7 +1389,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__migrate)
-            opts="-n -q -h --to --replace --dry-run --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-n -q -h --to --replace --dry-run --without-vectors --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1338,6 +1338,12 @@ pub struct MigrateArgs {
     /// Read everything and say what would move; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+
+    /// Migrate the LangGraph Store's items without their embedding vectors (store_vectors),
+    /// where the target cannot hold them (vectors move only between SQLite files): the app's
+    /// vector search finds an item again once the app writes it again.
+    #[arg(long)]
+    pub without_vectors: bool,
 }
 
 #[cfg(test)]

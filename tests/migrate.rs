@@ -1,7 +1,7 @@
 //! `memctl migrate` between SQLite files (no Python): every thread row for row, a second run
 //! skips everything, a thread changed in the target is reported and left alone (`--replace`
-//! overwrites it), a dry run writes nothing, a Store that is not migrated is said. (Postgres
-//! and real LangGraph: tests/copy_postgres.rs.)
+//! overwrites it), a dry run writes nothing, the Store moves too. (Postgres and real
+//! LangGraph: tests/copy_postgres.rs; the Store: tests/migrate_store.rs.)
 
 mod common;
 mod copy_common;
@@ -83,7 +83,7 @@ fn a_migration_is_resumable_and_never_overwrites_a_different_thread() {
 }
 
 #[test]
-fn a_2x_target_keeps_its_generation_and_a_store_left_behind_is_said() {
+fn a_2x_target_keeps_its_generation_and_a_store_moves_too() {
     // Into an existing 2.x file: its own layout (no task_path column), the threads equal.
     let (dir, old) = temp_copy(&fixture("old.sqlite"));
     let (code, r, err) = migrate(&fixture("forget.sqlite"), &["--to", s(&old)]);
@@ -91,10 +91,13 @@ fn a_2x_target_keeps_its_generation_and_a_store_left_behind_is_said() {
     assert_eq!(r["totals"]["copied"], 7, "{r}");
     let (code, r, _) = migrate(&fixture("forget.sqlite"), &["--to", s(&old)]);
     assert_eq!((code, r["totals"]["skipped"].clone()), (0, 7.into()), "{r}");
-    // A database with a LangGraph Store: the threads move, the Store is said to stay behind.
+    // A database with a LangGraph Store: the threads and the Store move (tests/migrate_store.rs
+    // has the rest); one without has `"store": null`.
     let target = dir.path().join("from-store.sqlite");
     let (code, r, err) = migrate(&fixture("store.sqlite"), &["--to", s(&target)]);
-    assert_eq!(code, 3, "{err}");
-    assert!(r["store_items_not_migrated"].as_u64() > Some(0), "{r}");
-    assert!(err.contains("Store"), "{err}");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(r["store"]["copied"], 15, "{r}");
+    assert!(r.get("store_items_not_migrated").is_none(), "{r}");
+    let (_, r, _) = migrate(&fixture("forget.sqlite"), &["--to", s(&target)]);
+    assert_eq!(r["store"], serde_json::Value::Null, "{r}");
 }

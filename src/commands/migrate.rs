@@ -1,7 +1,8 @@
 //! `memctl migrate --to DB`: every thread of `--db` into another database of either backend,
 //! one transaction per thread, in the target's own layout (`CheckpointStore::write_thread`).
 //! Resumable: a thread already there and equal (`ops::copy::same_thread`) is skipped; one that
-//! differs is reported and left alone unless `--replace`.
+//! differs is reported and left alone unless `--replace`. Then the LangGraph Store, item by
+//! item in batches, the same way (`super::migrate_store`).
 
 use std::io::Write;
 use std::time::Duration;
@@ -21,14 +22,13 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
     if super::copy::same_database(source_path, &args.to)? {
         return Err(Usage("--to names --db itself: nothing to migrate".into()).into());
     }
-    let source = super::open(g, Access::ReadOnly)?;
+    // A SQLite file with a LangGraph store and no checkpoints: its store alone moves.
+    let source = super::open(g, Access::ReadOnly)
+        .or_else(|e| super::store::checkpoints_or_store_only(g, Access::ReadOnly, e))?;
     let mut threads = super::copy::thread_ids(&*source)?;
     threads.sort();
-    // The LangGraph Store is not migrated yet: said, never passed over in silence.
-    let store_items = match super::store::open_if_any(g, Access::ReadOnly)? {
-        Some(s) => s.namespaces(None)?.iter().map(|n| n.items).sum::<u64>(),
-        None => 0,
-    };
+    // The LangGraph Store's part, checked before anything is written.
+    let store_plan = super::migrate_store::plan(g, args)?;
     let busy = Duration::from_millis(g.busy_timeout);
     let access = match args.dry_run {
         true => Access::ReadOnly,
@@ -53,7 +53,7 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
         created,
         threads: Vec::new(),
         totals: Default::default(),
-        store_items_not_migrated: store_items,
+        store: None,
     };
     let mut failure = None;
     for (i, t) in threads.iter().enumerate() {
@@ -68,6 +68,14 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
             }
         }
     }
+    if let (None, Some(plan)) = (&failure, store_plan) {
+        match super::migrate_store::run(plan, &args.to, args, busy) {
+            Ok(s) => report.store = Some(s),
+            Err(e) => failure = Some(e.context(
+                "the LangGraph Store: migrated in batches of 500 items, each whole; run migrate again to resume",
+            )),
+        }
+    }
     write_migrate(out, crate::output::resolve_format(g.format), &report)?;
     if let Some(e) = failure {
         return Err(e);
@@ -79,10 +87,14 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
             crate::output::human::count(report.totals.differing, "thread")
         ));
     }
-    if store_items > 0 {
+    if let Some(st) = report.store.as_ref().filter(|s| s.differing > 0) {
         partial.push(format!(
-            "the LangGraph Store's {} were not migrated (memctl cannot write Store items yet)",
-            crate::output::human::count(store_items, "item")
+            "{} of the LangGraph Store {} in the target and {} left as {} (--replace overwrites {})",
+            crate::output::human::count(st.differing, "item"),
+            if st.differing == 1 { "differs" } else { "differ" },
+            if st.differing == 1 { "was" } else { "were" },
+            if st.differing == 1 { "it is" } else { "they are" },
+            if st.differing == 1 { "it" } else { "them" },
         ));
     }
     match partial.is_empty() {

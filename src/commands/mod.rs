@@ -14,6 +14,7 @@ pub mod history;
 pub mod import;
 pub mod man;
 pub mod migrate;
+pub mod migrate_store;
 pub mod prune;
 pub mod rekey;
 pub mod rm;

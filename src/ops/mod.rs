@@ -9,6 +9,7 @@
 //! - [`find`]: what `find` matches;
 //! - [`gc`]: which old checkpoints of a thread can go;
 //! - [`store`]: the LangGraph Store's namespaces (labels, grouping to a depth);
+//! - [`migrate_store`]: a Store item moved between backends, and item equality;
 //! - [`duration`]: `30d`, `12h` style durations for `--idle`;
 //! - [`activity`]: a thread's age (the app's last activity), for every command;
 //! - [`suggest`]: "did you mean" for a mistyped thread id.
@@ -21,6 +22,7 @@ pub mod edit;
 pub mod find;
 pub mod forget;
 pub mod gc;
+pub mod migrate_store;
 pub mod outcome;
 pub mod purge;
 pub mod remove;

@@ -295,8 +295,43 @@ pub struct MigrateReport {
     pub threads: Vec<MigratedThread>,
     /// The totals.
     pub totals: MigrateTotals,
-    /// Items of the source's LangGraph Store, which memctl does not migrate yet (0: none).
-    pub store_items_not_migrated: u64,
+    /// The source's LangGraph Store (`null` when it has none).
+    pub store: Option<StoreMigration>,
+}
+
+/// A Store item named in a migration's report (never its value).
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreItemName {
+    /// Its namespace's labels.
+    pub namespace: Vec<String>,
+    /// Its key.
+    pub key: String,
+    /// `differs` (left as it is) or `replace` (overwritten with `--replace`; to be, with
+    /// `--dry-run`).
+    pub action: String,
+}
+
+/// What `migrate` did (or would do) with the source's LangGraph Store.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StoreMigration {
+    /// Namespaces of the source.
+    pub namespaces: u64,
+    /// Items of the source.
+    pub items: u64,
+    /// Items copied (they were not in the target).
+    pub copied: u64,
+    /// Items there and equal, skipped.
+    pub skipped: u64,
+    /// Items there and different, overwritten (`--replace`).
+    pub replaced: u64,
+    /// Items there and different, left as they are.
+    pub differing: u64,
+    /// The items that differ, each with what was done (left, or replaced with `--replace`).
+    pub differing_items: Vec<StoreItemName>,
+    /// Embedding vectors (`store_vectors` rows) copied with their items.
+    pub vectors_copied: u64,
+    /// Embedding vectors of the source not migrated (`--without-vectors`).
+    pub vectors_left_behind: u64,
 }
 
 impl MigrateReport {
@@ -366,11 +401,35 @@ pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> 
         count(x.writes_written, "pending write"),
         if r.dry_run { "to write" } else { "written" }
     )?;
-    if r.store_items_not_migrated > 0 {
+    if let Some(st) = &r.store {
+        for i in &st.differing_items {
+            writeln!(
+                out,
+                "store item '{}' / '{}': {}",
+                one_line(&i.namespace.join(".")),
+                one_line(&i.key),
+                match (i.action.as_str(), r.dry_run) {
+                    ("replace", false) => "differed in the target: replaced",
+                    ("replace", true) => "differs in the target: would replace",
+                    _ => "differs in the target: left as it is (--replace overwrites it)",
+                }
+            )?;
+        }
         writeln!(
             out,
-            "not migrated: the LangGraph Store's {} (memctl cannot write Store items yet)",
-            count(r.store_items_not_migrated, "item")
+            "store: {} in {}: {} copied, {} replaced, {} skipped as equal, {} differing left as they are; {} {}{}",
+            count(st.items, "item"),
+            count(st.namespaces, "namespace"),
+            st.copied,
+            st.replaced,
+            st.skipped,
+            st.differing,
+            count(st.vectors_copied, "vector"),
+            if r.dry_run { "to copy" } else { "copied" },
+            match st.vectors_left_behind {
+                0 => String::new(),
+                n => format!(", {} left behind (--without-vectors)", count(n, "vector")),
+            }
         )?;
     }
     Ok(())

@@ -7,6 +7,8 @@
 //! label that contains `.`), so storage takes and returns that text. Reads never refresh a TTL
 //! (LangGraph's own `get` / `search` do by default). What is expired is decided the way each
 //! backend's `sweep_ttl` decides it, in SQL, so `sweep` deletes exactly what `sweep_ttl` would.
+//! `migrate` reads a store in pages of [`StoreRow`]s as stored and writes them into another
+//! one ([`setup_store`] makes its tables as `setup()` does) with their own timestamps.
 
 use std::path::Path;
 use std::time::Duration;
@@ -122,6 +124,63 @@ pub fn in_batches(mut batch: impl FnMut() -> Result<Removal>) -> Result<Removal>
     Ok(all)
 }
 
+/// Which backend a store is on (what a migration converts between).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// `SqliteStore`: `value` is orjson's bytes, timestamps are text.
+    Sqlite,
+    /// `PostgresStore`: `value` is JSONB, timestamps are `timestamptz`.
+    Postgres,
+}
+
+/// One row of `store` as its backend holds it, for a migration (`migrate`): nothing is
+/// refreshed, nothing normalized.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreRow {
+    /// Its namespace as stored (labels joined with `.`).
+    pub prefix: String,
+    /// Its key.
+    pub key: String,
+    /// The value's JSON text: SQLite's bytes as they are; Postgres's `value::text`.
+    pub value: Vec<u8>,
+    /// SQLite only: the value is stored as TEXT, not as the BLOB `SqliteStore.put` writes.
+    pub value_is_text: bool,
+    /// `created_at`: SQLite's text as stored; Postgres's as RFC 3339 with microseconds, UTC.
+    pub created_at: Option<String>,
+    /// `updated_at`, in the same form as `created_at`.
+    pub updated_at: Option<String>,
+    /// `expires_at`, in the same form as `created_at`; `None` when it never expires.
+    pub expires_at: Option<String>,
+    /// `ttl_minutes`.
+    pub ttl_minutes: Option<f64>,
+}
+
+/// One row of `store_vectors` (SQLite's, with sqlite-vec: the embedding is a BLOB), as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorRow {
+    /// The item's namespace as stored.
+    pub prefix: String,
+    /// The item's key.
+    pub key: String,
+    /// The embedded field (`$` for the whole value).
+    pub field_name: String,
+    /// The embedding's bytes.
+    pub embedding: Option<Vec<u8>>,
+    /// `created_at` as stored.
+    pub created_at: Option<String>,
+    /// `updated_at` as stored.
+    pub updated_at: Option<String>,
+}
+
+/// How the Store's tables stand in a database, before a migration writes into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreShape {
+    /// The `store_migrations` level (`None`: no such table, or it is empty).
+    pub migration: Option<i64>,
+    /// `store_vectors` exists (an embedding index was set up).
+    pub has_vectors: bool,
+}
+
 /// What [`ItemStore::for_each_item`] calls with each item: its namespace as stored, its key
 /// and its value's bytes.
 pub type ItemVisitor<'a> = &'a mut dyn FnMut(&str, &str, &[u8]) -> Result<()>;
@@ -213,6 +272,35 @@ pub trait ItemStore {
     /// table).
     fn vector_space(&self) -> Result<(u64, u64)>;
 
+    /// The backend.
+    fn backend(&self) -> Backend;
+
+    /// Where the store's tables stand (migration level, vectors).
+    fn shape(&self) -> StoreShape;
+
+    /// At most `limit` rows after `after` (namespace as stored, key), in the order of the
+    /// primary key: a whole store is read in pages, so a store of any size is never held whole.
+    fn page(&self, after: Option<(&str, &str)>, limit: usize) -> Result<Vec<StoreRow>>;
+
+    /// The rows of namespace `prefix` with those keys (any order; absent ones left out).
+    fn rows(&self, prefix: &str, keys: &[String]) -> Result<Vec<StoreRow>>;
+
+    /// The `store_vectors` rows of the items `items` (namespace as stored, key); none
+    /// without that table.
+    fn vector_rows(&self, items: &[(String, String)]) -> Result<Vec<VectorRow>>;
+
+    /// Writes the rows (each keeps its own timestamps and TTL) and, replacing any there, the
+    /// vectors of those items, in one transaction. An item already there is overwritten with
+    /// `overwrite`, else left as it is (the target's app wrote it since it was read) and
+    /// returned (namespace as stored, key). The rows are in this backend's form
+    /// ([`crate::ops::migrate_store::to_backend`]).
+    fn write_rows(
+        &mut self,
+        rows: &[StoreRow],
+        overwrite: bool,
+        vectors: &[VectorRow],
+    ) -> Result<Vec<(String, String)>>;
+
     /// From now on, a deletion leaves zeros, not the deleted values, in the pages it frees
     /// (SQLite: `PRAGMA secure_delete` on this connection). Nothing to do on a server.
     fn zero_deleted_content(&self) -> Result<()> {
@@ -271,6 +359,44 @@ pub fn open_store(
         access,
         busy_timeout,
     )?))
+}
+
+/// How the Store's tables stand in the database `db` names: `None` when it has no `store`
+/// table (or, for a file, when the file does not exist).
+pub fn store_shape(db: &Path, busy_timeout: Duration) -> Result<Option<StoreShape>> {
+    if db
+        .to_str()
+        .is_none_or(|d| !super::postgres::conn::is_url(d))
+        && !db.exists()
+    {
+        return Ok(None);
+    }
+    match open_store(db, None, Access::ReadOnly, busy_timeout) {
+        Ok(s) => Ok(Some(s.shape())),
+        Err(e) if e.is::<NoStore>() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates the Store's tables in the database `db` names as `SqliteStore.setup()` /
+/// `PostgresStore.setup()` does (the same statements, the same `store_migrations` rows; a
+/// store at a lower level gets the missing migrations, as `setup()` gives it), with the
+/// vector tables as a `SqliteStore` with an embedding index makes them when `vectors`, and
+/// opens it for writing. A level newer than memctl knows is refused before anything is
+/// written.
+pub fn setup_store(db: &Path, vectors: bool, busy_timeout: Duration) -> Result<Box<dyn ItemStore>> {
+    if let Some(url) = db.to_str().filter(|d| super::postgres::conn::is_url(d)) {
+        if vectors {
+            anyhow::bail!(
+                "'{}': memctl cannot create a Postgres store's vector table (pgvector)",
+                super::shown_path(db)
+            );
+        }
+        super::postgres::store::PgItemStore::setup(url, busy_timeout)?;
+    } else {
+        super::sqlite::store::SqliteItemStore::setup(db, vectors, busy_timeout)?;
+    }
+    open_store(db, None, Access::ReadWrite, busy_timeout)
 }
 
 /// True when namespace `prefix` is `under` or below it, label-wise (`a.b` is under `a`, `ab`

@@ -20,14 +20,28 @@ use std::cell::RefCell;
 use super::conn::{self, Target};
 use super::quote_ident;
 use crate::storage::store::{
-    in_batches, is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem,
-    StoreItem, SWEEP_BATCH,
+    in_batches, is_under, Backend, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal,
+    RemovedItem, StoreItem, StoreRow, StoreShape, VectorRow, SWEEP_BATCH,
 };
 use crate::storage::Access;
 
 /// The highest `store_migrations` level memctl knows (langgraph-checkpoint-postgres 3.2:
 /// `idx_store_expires_at`).
 pub const KNOWN_MIGRATION: i64 = 3;
+
+/// `PostgresStore.setup()`'s `store_migrations` table (langgraph-checkpoint-postgres 3.x,
+/// langgraph/store/postgres/base.py).
+const MIGRATIONS_TABLE: &str =
+    "\n                CREATE TABLE IF NOT EXISTS store_migrations (\n                    v INTEGER PRIMARY KEY\n                )\n            ";
+
+/// `PostgresStore`'s `MIGRATIONS`, level 0 on, as it runs them (each its own statement, on an
+/// autocommit connection: level 1 is `CREATE INDEX CONCURRENTLY`).
+const MIGRATIONS: [&str; 4] = [
+    "\nCREATE TABLE IF NOT EXISTS store (\n    -- 'prefix' represents the doc's 'namespace'\n    prefix text NOT NULL,\n    key text NOT NULL,\n    value jsonb NOT NULL,\n    created_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP,\n    updated_at TIMESTAMP WITH TIME ZONE DEFAULT CURRENT_TIMESTAMP,\n    PRIMARY KEY (prefix, key)\n);\n",
+    "\n-- For faster lookups by prefix\nCREATE INDEX CONCURRENTLY IF NOT EXISTS store_prefix_idx ON store USING btree (prefix text_pattern_ops);\n",
+    "\n-- Add expires_at column to store table\nALTER TABLE store\nADD COLUMN IF NOT EXISTS expires_at TIMESTAMP WITH TIME ZONE,\nADD COLUMN IF NOT EXISTS ttl_minutes INT;\n",
+    "\n-- Add indexes for efficient TTL sweeping\nCREATE INDEX IF NOT EXISTS idx_store_expires_at ON store (expires_at)\nWHERE expires_at IS NOT NULL;\n",
+];
 
 /// Whether an item has expired, as `sweep_ttl` decides.
 const EXPIRED: &str = "(expires_at IS NOT NULL AND expires_at < NOW())";
@@ -135,6 +149,101 @@ impl PgItemStore {
             has_ttl,
             has_vectors,
         })
+    }
+
+    /// Brings the database's Store tables to [`KNOWN_MIGRATION`] as `PostgresStore.setup()`
+    /// does (creating them when there are none: the same statements, each committed on its
+    /// own as setup's autocommit connection commits it, one `store_migrations` row per level).
+    /// A level newer than memctl knows is refused before anything is written.
+    pub fn setup(url: &str, busy_timeout: Duration) -> Result<()> {
+        let target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
+        let mut client = target.connect()?;
+        let shown = target.shown.clone();
+        let err = |e: postgres::Error| {
+            anyhow!(
+                "{}",
+                target.scrub(&format!(
+                    "PostgreSQL error on '{shown}': {}",
+                    conn::error_text(&e)
+                ))
+            )
+        };
+        if let Some(schema) = &target.schema {
+            client
+                .batch_execute(&format!("SET search_path TO {}", quote_ident(schema)))
+                .map_err(err)?;
+        }
+        let ms = busy_timeout.as_millis().min(i32::MAX as u128);
+        client
+            .batch_execute(&format!("SET lock_timeout = {ms}"))
+            .map_err(err)?;
+        // Checked first, so that a level memctl does not know gets nothing written.
+        let exists = client
+            .query_one("SELECT to_regclass('store_migrations')::text", &[])
+            .and_then(|r| r.try_get::<_, Option<String>>(0))
+            .map_err(err)?
+            .is_some();
+        let have: i64 = if exists {
+            client
+                .query_one(
+                    "SELECT coalesce(max(v), -1)::bigint FROM store_migrations",
+                    &[],
+                )
+                .and_then(|r| r.try_get(0))
+                .map_err(err)?
+        } else {
+            -1
+        };
+        if have > KNOWN_MIGRATION {
+            anyhow::bail!(
+                "'{shown}': the store is at migration level {have} (store_migrations), newer than memctl knows (up to {KNOWN_MIGRATION}): writes are refused"
+            );
+        }
+        client.batch_execute(MIGRATIONS_TABLE).map_err(err)?;
+        for (v, sql) in MIGRATIONS.iter().enumerate().skip((have + 1) as usize) {
+            client.batch_execute(sql).map_err(err)?;
+            client
+                .execute(
+                    "INSERT INTO store_migrations (v) VALUES ($1)",
+                    &[&(v as i32)],
+                )
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+
+    fn read_rows(
+        &self,
+        filter: &str,
+        tail: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<StoreRow>> {
+        let (expires, ttl) = if self.has_ttl {
+            (ts("expires_at"), "ttl_minutes::float8")
+        } else {
+            ("NULL::text".to_owned(), "NULL::float8")
+        };
+        let sql = format!(
+            "SELECT prefix, key, value::text, {}, {}, {expires}, {ttl} FROM store WHERE {filter} {tail}",
+            ts("created_at"),
+            ts("updated_at"),
+        );
+        let rows = self.query(&sql, params)?;
+        rows.iter()
+            .map(|r| -> Result<StoreRow> {
+                let value: String = r.try_get(2).map_err(|e| self.err(e))?;
+                Ok(StoreRow {
+                    prefix: r.try_get(0).map_err(|e| self.err(e))?,
+                    key: r.try_get(1).map_err(|e| self.err(e))?,
+                    value: value.into_bytes(),
+                    value_is_text: false,
+                    created_at: r.try_get(3).map_err(|e| self.err(e))?,
+                    updated_at: r.try_get(4).map_err(|e| self.err(e))?,
+                    expires_at: r.try_get(5).map_err(|e| self.err(e))?,
+                    ttl_minutes: r.try_get(6).map_err(|e| self.err(e))?,
+                })
+            })
+            .collect()
     }
 
     fn err(&self, e: postgres::Error) -> anyhow::Error {
@@ -254,6 +363,114 @@ impl ItemStore for PgItemStore {
 
     fn known_migration(&self) -> i64 {
         KNOWN_MIGRATION
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Postgres
+    }
+
+    fn shape(&self) -> StoreShape {
+        StoreShape {
+            migration: self.migration,
+            has_vectors: self.has_vectors,
+        }
+    }
+
+    fn page(&self, after: Option<(&str, &str)>, limit: usize) -> Result<Vec<StoreRow>> {
+        // The primary key's order (the database's collation): each page is one index range.
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        match after {
+            None => self.read_rows("TRUE", "ORDER BY prefix, key LIMIT $1", &[&limit]),
+            Some((p, k)) => self.read_rows(
+                "(prefix, key) > ($2, $3)",
+                "ORDER BY prefix, key LIMIT $1",
+                &[&limit, &p, &k],
+            ),
+        }
+    }
+
+    fn rows(&self, prefix: &str, keys: &[String]) -> Result<Vec<StoreRow>> {
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        self.read_rows("prefix = $1 AND key = ANY($2)", "", &[&prefix, &keys])
+    }
+
+    fn vector_rows(&self, _items: &[(String, String)]) -> Result<Vec<VectorRow>> {
+        // pgvector's embeddings are not read: `migrate` moves a store with vectors only
+        // between SQLite files (see commands/migrate_store.rs).
+        Ok(vec![])
+    }
+
+    fn write_rows(
+        &mut self,
+        rows: &[StoreRow],
+        overwrite: bool,
+        vectors: &[VectorRow],
+    ) -> Result<Vec<(String, String)>> {
+        if !vectors.is_empty() {
+            anyhow::bail!(
+                "'{}': memctl does not write a Postgres store's vectors (pgvector)",
+                self.target.shown
+            );
+        }
+        if !self.has_ttl {
+            anyhow::bail!(
+                "'{}': the store has no expires_at column (an old migration level): run the app's store.setup() first",
+                self.target.shown
+            );
+        }
+        let mut cols: [Vec<Option<String>>; 6] = Default::default();
+        let mut ttl: Vec<Option<f64>> = Vec::with_capacity(rows.len());
+        for r in rows {
+            cols[0].push(Some(r.prefix.clone()));
+            cols[1].push(Some(r.key.clone()));
+            cols[2].push(Some(String::from_utf8(r.value.clone()).map_err(|_| {
+                anyhow!(
+                    "store item '{}' / '{}': its value is not UTF-8 JSON text",
+                    r.prefix,
+                    r.key
+                )
+            })?));
+            cols[3].push(r.created_at.clone());
+            cols[4].push(r.updated_at.clone());
+            cols[5].push(r.expires_at.clone());
+            ttl.push(r.ttl_minutes);
+        }
+        let conflict = if overwrite {
+            "DO UPDATE SET value = EXCLUDED.value, created_at = EXCLUDED.created_at, \
+                 updated_at = EXCLUDED.updated_at, expires_at = EXCLUDED.expires_at, \
+                 ttl_minutes = EXCLUDED.ttl_minutes"
+        } else {
+            "DO NOTHING"
+        };
+        let sql = format!(
+            "INSERT INTO store (prefix, key, value, created_at, updated_at, expires_at, ttl_minutes) \
+             SELECT p, k, v::jsonb, c::timestamptz, u::timestamptz, e::timestamptz, t \
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::float8[]) \
+                  AS x(p, k, v, c, u, e, t) \
+             ON CONFLICT (prefix, key) {conflict} RETURNING prefix, key"
+        );
+        let mut c = self.client.borrow_mut();
+        let mut tx = c.transaction().map_err(|e| self.err(e))?;
+        let written = tx
+            .query(
+                &sql,
+                &[
+                    &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &ttl,
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        let mut written: std::collections::HashSet<(String, String)> = written
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<std::result::Result<_, postgres::Error>>()
+            .map_err(|e| self.err(e))?;
+        // Those not written were written in the target meanwhile (by its app): left as they are.
+        Ok(rows
+            .iter()
+            .map(|r| (r.prefix.clone(), r.key.clone()))
+            .filter(|pk| !written.remove(pk))
+            .collect())
     }
 
     fn namespaces(&self, prefix: Option<&str>) -> Result<Vec<NamespaceSummary>> {

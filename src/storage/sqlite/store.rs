@@ -19,14 +19,37 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
 use crate::storage::store::{
-    is_under, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
-    SWEEP_BATCH,
+    is_under, Backend, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem,
+    StoreItem, StoreRow, StoreShape, VectorRow, SWEEP_BATCH,
 };
 use crate::storage::Access;
 
 /// The highest `store_migrations` level memctl knows (langgraph-checkpoint-sqlite 3.1:
 /// `idx_store_expires_at`).
 pub const KNOWN_MIGRATION: i64 = 4;
+
+/// `SqliteStore.setup()`'s `store_migrations` table (langgraph-checkpoint-sqlite 3.1.2,
+/// langgraph/store/sqlite/base.py), byte for byte: SQLite keeps a table's statement as given.
+const MIGRATIONS_TABLE: &str =
+    "\n                CREATE TABLE IF NOT EXISTS store_migrations (\n                    v INTEGER PRIMARY KEY\n                )\n                ";
+
+/// `SqliteStore`'s `MIGRATIONS`, level 0 on, byte for byte.
+const MIGRATIONS: [&str; 5] = [
+    "\nCREATE TABLE IF NOT EXISTS store (\n    -- 'prefix' represents the doc's 'namespace'\n    prefix text NOT NULL,\n    key text NOT NULL,\n    value text NOT NULL,\n    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,\n    updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,\n    PRIMARY KEY (prefix, key)\n);\n",
+    "\n-- For faster lookups by prefix\nCREATE INDEX IF NOT EXISTS store_prefix_idx ON store (prefix);\n",
+    "\n-- Add expires_at column to store table\nALTER TABLE store\nADD COLUMN expires_at TIMESTAMP;\n",
+    "\n-- Add ttl_minutes column to store table\nALTER TABLE store\nADD COLUMN ttl_minutes REAL;\n",
+    "\n-- Add index for efficient TTL sweeping\nCREATE INDEX IF NOT EXISTS idx_store_expires_at ON store (expires_at)\nWHERE expires_at IS NOT NULL;\n",
+];
+
+/// `SqliteStore.setup()`'s `vector_migrations` table (with an embedding index), byte for byte.
+const VECTOR_MIGRATIONS_TABLE: &str =
+    "\n                    CREATE TABLE IF NOT EXISTS vector_migrations (\n                        v INTEGER PRIMARY KEY\n                    )\n                    ";
+
+/// `SqliteStore`'s `VECTOR_MIGRATIONS`, byte for byte.
+const VECTOR_MIGRATIONS: [&str; 1] = [
+    "\nCREATE TABLE IF NOT EXISTS store_vectors (\n    prefix text NOT NULL,\n    key text NOT NULL,\n    field_name text NOT NULL,\n    embedding BLOB,\n    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,\n    updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,\n    PRIMARY KEY (prefix, key, field_name),\n    FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE\n);\n",
+];
 
 /// Whether an item has expired, as `sweep_ttl` decides (`?1` is `CURRENT_TIMESTAMP`, read
 /// once so that a report and its deletion agree).
@@ -96,6 +119,91 @@ impl SqliteItemStore {
 
     fn err(&self, e: rusqlite::Error) -> anyhow::Error {
         explain(e, &self.path)
+    }
+
+    /// Brings the file's Store tables to [`KNOWN_MIGRATION`] as `SqliteStore.setup()` does
+    /// (creating them when there are none: the same statements, one `store_migrations` row
+    /// per level), with the vector tables too when `vectors`, in one transaction. A level newer
+    /// than memctl knows is refused, nothing written. The file must exist.
+    pub fn setup(path: &Path, vectors: bool, busy_timeout: Duration) -> Result<()> {
+        let mut conn = connect(path, Access::ReadWrite, busy_timeout)?;
+        let e = |e| explain(e, path);
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(e)?;
+        let level = |tx: &rusqlite::Transaction<'_>, table: &str, ddl: &str| -> Result<i64> {
+            tx.execute_batch(ddl).map_err(e)?;
+            tx.query_row(
+                &format!("SELECT v FROM {table} ORDER BY v DESC LIMIT 1"),
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(Some)
+            .or_else(|err| match err {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                other => Err(other),
+            })
+            .map(|v| v.unwrap_or(-1))
+            .map_err(e)
+        };
+        let have = level(&tx, "store_migrations", MIGRATIONS_TABLE)?;
+        if have > KNOWN_MIGRATION {
+            anyhow::bail!(
+                "'{}': the store is at migration level {have} (store_migrations), newer than memctl knows (up to {KNOWN_MIGRATION}): writes are refused",
+                path.display()
+            );
+        }
+        for (v, sql) in MIGRATIONS.iter().enumerate().skip((have + 1) as usize) {
+            tx.execute_batch(sql).map_err(e)?;
+            tx.execute("INSERT INTO store_migrations (v) VALUES (?1)", [v as i64])
+                .map_err(e)?;
+        }
+        if vectors {
+            let have = level(&tx, "vector_migrations", VECTOR_MIGRATIONS_TABLE)?;
+            for (v, sql) in VECTOR_MIGRATIONS
+                .iter()
+                .enumerate()
+                .skip((have + 1) as usize)
+            {
+                tx.execute_batch(sql).map_err(e)?;
+                tx.execute("INSERT INTO vector_migrations (v) VALUES (?1)", [v as i64])
+                    .map_err(e)?;
+            }
+        }
+        tx.commit().map_err(e)
+    }
+
+    /// The `SELECT` of [`StoreRow`]s (columns a lower migration level lacks read as NULL).
+    fn row_sql(&self, filter: &str, tail: &str) -> String {
+        let ttl = match (self.has_ttl, self.has_ttl_minutes) {
+            (true, true) => "expires_at, ttl_minutes",
+            (true, false) => "expires_at, NULL",
+            _ => "NULL, NULL",
+        };
+        format!(
+            "SELECT prefix, key, CAST(value AS BLOB), typeof(value) = 'text', created_at, updated_at, {ttl} \
+             FROM store WHERE {filter} {tail}"
+        )
+    }
+
+    fn read_rows(&self, sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<StoreRow>> {
+        let mut st = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params, |r| {
+                Ok(StoreRow {
+                    prefix: text(r, 0)?,
+                    key: text(r, 1)?,
+                    value: blob(r, 2)?.unwrap_or_default(),
+                    value_is_text: r.get::<_, Option<bool>>(3)?.unwrap_or(false),
+                    created_at: opt_text(r, 4)?,
+                    updated_at: opt_text(r, 5)?,
+                    expires_at: opt_text(r, 6)?,
+                    ttl_minutes: r.get::<_, Option<f64>>(7).unwrap_or(None),
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
     }
 
     /// `CURRENT_TIMESTAMP` as SQLite gives it now (what `sweep_ttl` compares with).
@@ -310,6 +418,166 @@ impl ItemStore for SqliteItemStore {
 
     fn known_migration(&self) -> i64 {
         KNOWN_MIGRATION
+    }
+
+    fn backend(&self) -> Backend {
+        Backend::Sqlite
+    }
+
+    fn shape(&self) -> StoreShape {
+        StoreShape {
+            migration: self.migration,
+            has_vectors: self.has_vectors,
+        }
+    }
+
+    fn page(&self, after: Option<(&str, &str)>, limit: usize) -> Result<Vec<StoreRow>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        match after {
+            None => self.read_rows(
+                &self.row_sql("1", "ORDER BY prefix, key LIMIT ?1"),
+                &[&limit],
+            ),
+            Some((p, k)) => self.read_rows(
+                &self.row_sql("(prefix, key) > (?2, ?3)", "ORDER BY prefix, key LIMIT ?1"),
+                &[&limit, &p, &k],
+            ),
+        }
+    }
+
+    fn rows(&self, prefix: &str, keys: &[String]) -> Result<Vec<StoreRow>> {
+        let list = serde_json::to_string(keys)?;
+        self.read_rows(
+            &self.row_sql(
+                "prefix = ?1 AND key IN (SELECT value FROM json_each(?2))",
+                "",
+            ),
+            &[&prefix, &list],
+        )
+    }
+
+    fn vector_rows(&self, items: &[(String, String)]) -> Result<Vec<VectorRow>> {
+        if !self.has_vectors {
+            return Ok(vec![]);
+        }
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT prefix, key, field_name, embedding, created_at, updated_at \
+                 FROM store_vectors WHERE prefix = ?1 AND key = ?2 ORDER BY field_name",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for (prefix, key) in items {
+            let rows = st
+                .query_map([prefix, key], |r| {
+                    Ok(VectorRow {
+                        prefix: text(r, 0)?,
+                        key: text(r, 1)?,
+                        field_name: text(r, 2)?,
+                        embedding: blob(r, 3)?,
+                        created_at: opt_text(r, 4)?,
+                        updated_at: opt_text(r, 5)?,
+                    })
+                })
+                .map_err(|e| self.err(e))?;
+            for r in rows {
+                out.push(r.map_err(|e| self.err(e))?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn write_rows(
+        &mut self,
+        rows: &[StoreRow],
+        overwrite: bool,
+        vectors: &[VectorRow],
+    ) -> Result<Vec<(String, String)>> {
+        let (cols, marks) = match (self.has_ttl, self.has_ttl_minutes) {
+            (true, true) => (", expires_at, ttl_minutes", ", ?6, ?7"),
+            (true, false) => (", expires_at", ", ?6"),
+            _ => ("", ""),
+        };
+        let (has_ttl, has_ttl_minutes, has_vectors) =
+            (self.has_ttl, self.has_ttl_minutes, self.has_vectors);
+        if !vectors.is_empty() && !has_vectors {
+            anyhow::bail!("'{}': the store has no store_vectors table", self.shown);
+        }
+        let path = self.path.clone();
+        let e = |e| explain(e, &path);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(e)?;
+        let mut there = Vec::new();
+        {
+            let verb = if overwrite { "OR REPLACE" } else { "OR IGNORE" };
+            let sql = format!(
+                "INSERT {verb} INTO store (prefix, key, value, created_at, updated_at{cols}) \
+                 VALUES (?1, ?2, ?3, ?4, ?5{marks})"
+            );
+            let mut put = tx.prepare(&sql).map_err(e)?;
+            for r in rows {
+                let value: rusqlite::types::Value = match r.value_is_text {
+                    true => rusqlite::types::Value::Text(
+                        String::from_utf8(r.value.clone()).map_err(|_| {
+                            anyhow::anyhow!(
+                                "store item '{}' / '{}': a TEXT value that is not UTF-8",
+                                r.prefix,
+                                r.key
+                            )
+                        })?,
+                    ),
+                    false => rusqlite::types::Value::Blob(r.value.clone()),
+                };
+                let mut params: Vec<&dyn rusqlite::ToSql> =
+                    vec![&r.prefix, &r.key, &value, &r.created_at, &r.updated_at];
+                if has_ttl {
+                    params.push(&r.expires_at);
+                }
+                if has_ttl_minutes {
+                    params.push(&r.ttl_minutes);
+                }
+                if put.execute(params.as_slice()).map_err(e)? == 0 {
+                    // Written in the target meanwhile (by its app): left as it is.
+                    there.push((r.prefix.clone(), r.key.clone()));
+                } else if has_vectors {
+                    // Vectors an earlier delete left behind (store.delete keeps them) or
+                    // the replaced item's: the source's take their place.
+                    tx.execute(
+                        "DELETE FROM store_vectors WHERE prefix = ?1 AND key = ?2",
+                        [&r.prefix, &r.key],
+                    )
+                    .map_err(e)?;
+                }
+            }
+            if has_vectors {
+                let mut vec = tx
+                    .prepare(
+                        "INSERT OR REPLACE INTO store_vectors \
+                         (prefix, key, field_name, embedding, created_at, updated_at) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    )
+                    .map_err(e)?;
+                for v in vectors {
+                    if there.iter().any(|(p, k)| *p == v.prefix && *k == v.key) {
+                        continue;
+                    }
+                    vec.execute(rusqlite::params![
+                        v.prefix,
+                        v.key,
+                        v.field_name,
+                        v.embedding,
+                        v.created_at,
+                        v.updated_at
+                    ])
+                    .map_err(e)?;
+                }
+            }
+        }
+        tx.commit().map_err(e)?;
+        Ok(there)
     }
 
     fn namespaces(&self, prefix: Option<&str>) -> Result<Vec<NamespaceSummary>> {

@@ -1,0 +1,245 @@
+//! `migrate`'s LangGraph Store part: every item of the source's Store into the target's, in
+//! the target's own form (`ops::migrate_store::to_backend`) with the source's `created_at`,
+//! `updated_at`, `expires_at` and `ttl_minutes` kept (a migration neither refreshes a
+//! timestamp nor un-expires an item). The source is read in pages of [`BATCH`] items, each
+//! page written in one transaction. Resumable as threads are: an item there and equal is
+//! skipped, one that differs is reported and left unless `--replace`.
+//!
+//! Embedding vectors (`store_vectors`) move as they are between SQLite files (into a store
+//! with an embedding index, or a new one); anywhere else the source's vectors make the
+//! migration refuse, before anything is written, unless `--without-vectors` leaves them behind.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::cli::{GlobalArgs, MigrateArgs};
+use crate::exit::Usage;
+use crate::ops::migrate_store::{same_item, to_backend};
+use crate::output::copy::{StoreItemName, StoreMigration};
+use crate::storage::store::{
+    open_store, setup_store, store_shape, Backend, ItemStore, StoreShape, BATCH,
+};
+use crate::storage::{self, Access, Location};
+
+/// What was checked before a migration writes anything.
+pub struct Plan {
+    source: Box<dyn ItemStore>,
+    /// The target's Store tables, if it has them.
+    target: Option<StoreShape>,
+    to: Backend,
+    /// Vectors move with their items.
+    copy_vectors: bool,
+    /// The target store gets the vector tables (a new SQLite store, the source has them).
+    create_vectors: bool,
+    vectors_left_behind: u64,
+}
+
+/// Checks the Store part of a migration before anything is written: `None` when the source
+/// has no Store. Refuses (one line) a source or target store at a migration level memctl does
+/// not know, and a source with vectors that the target cannot hold (unless
+/// `--without-vectors`).
+pub fn plan(g: &GlobalArgs, args: &MigrateArgs) -> Result<Option<Plan>> {
+    let Some(source) = super::store::open_if_any(g, Access::ReadOnly)? else {
+        return Ok(None);
+    };
+    let busy = Duration::from_millis(g.busy_timeout);
+    let shown_to = storage::shown_path(&args.to);
+    if let Some(v) = source.migration().filter(|v| *v > source.known_migration()) {
+        return Err(Usage(format!(
+            "'{}': the source's store is at migration level {v} (store_migrations), newer than memctl knows (up to {}): nothing migrated",
+            source.shown(),
+            source.known_migration()
+        ))
+        .into());
+    }
+    let to = match storage::locate(&args.to).map_err(|e| Usage(e.to_string()))? {
+        Location::File => Backend::Sqlite,
+        _ => Backend::Postgres,
+    };
+    let target = store_shape(&args.to, busy)?;
+    if let Some(t) = target {
+        let known = match to {
+            Backend::Sqlite => crate::storage::sqlite::store::KNOWN_MIGRATION,
+            Backend::Postgres => crate::storage::postgres::store::KNOWN_MIGRATION,
+        };
+        match t.migration {
+            Some(v) if v <= known => {}
+            Some(v) => {
+                return Err(Usage(format!(
+                    "'{shown_to}': the target's store is at migration level {v} (store_migrations), newer than memctl knows (up to {known}): nothing migrated"
+                ))
+                .into())
+            }
+            None => {
+                return Err(Usage(format!(
+                    "'{shown_to}': the target has a store table without a store_migrations level: nothing migrated"
+                ))
+                .into())
+            }
+        }
+    }
+    let (vectors, _) = source.vector_space()?;
+    let sqlite_both = source.backend() == Backend::Sqlite && to == Backend::Sqlite;
+    let target_holds_vectors = target.is_none_or(|t| t.has_vectors);
+    let mut plan = Plan {
+        create_vectors: sqlite_both
+            && target.is_none()
+            && source.shape().has_vectors
+            && !args.without_vectors,
+        source,
+        target,
+        to,
+        copy_vectors: false,
+        vectors_left_behind: 0,
+    };
+    if vectors > 0 {
+        if args.without_vectors {
+            plan.vectors_left_behind = vectors;
+        } else if sqlite_both && target_holds_vectors {
+            if plan.target.is_some() {
+                same_dimensions(&*plan.source, &args.to, busy)?;
+            }
+            plan.copy_vectors = true;
+        } else {
+            let why = if sqlite_both {
+                "the target's store has no embedding index (store_vectors)"
+            } else {
+                "memctl moves vectors only between SQLite files (pgvector's are another format)"
+            };
+            return Err(Usage(format!(
+                "the source's store has {} (store_vectors) and {why}: nothing migrated; pass --without-vectors to migrate the items without them (the app's vector search finds an item again once the app writes it again)",
+                crate::output::human::count(vectors, "embedding vector")
+            ))
+            .into());
+        }
+    }
+    Ok(Some(plan))
+}
+
+/// Refuses (one line) vectors for a target whose embedding index has vectors of another
+/// size (another `dims`): its searches could not compare them.
+fn same_dimensions(source: &dyn ItemStore, to: &Path, busy: Duration) -> Result<()> {
+    let target = open_store(to, None, Access::ReadOnly, busy)?;
+    let size = |(n, bytes): (u64, u64)| (n > 0).then(|| bytes / n);
+    if let (Some(a), Some(b)) = (size(source.vector_space()?), size(target.vector_space()?)) {
+        if a != b {
+            return Err(Usage(format!(
+                "the source's embedding vectors have {} dimensions, those of '{}' {}: another embedding index; nothing migrated (--without-vectors migrates the items without them)",
+                a / 4,
+                storage::shown_path(to),
+                b / 4
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// An item as the report names it: its namespace's labels and its key.
+fn name(prefix: &str, key: &str, action: &str) -> StoreItemName {
+    StoreItemName {
+        namespace: prefix.split('.').map(str::to_owned).collect(),
+        key: key.to_owned(),
+        action: action.to_owned(),
+    }
+}
+
+/// Moves every item (after the threads: the target file exists unless this is a dry run).
+pub fn run(plan: Plan, to_db: &Path, args: &MigrateArgs, busy: Duration) -> Result<StoreMigration> {
+    let mut target: Option<Box<dyn ItemStore>> = match (args.dry_run, plan.target) {
+        (false, _) => Some(setup_store(to_db, plan.create_vectors, busy)?),
+        (true, Some(_)) => Some(open_store(to_db, None, Access::ReadOnly, busy)?),
+        (true, None) => None,
+    };
+    let from = plan.source.backend();
+    let mut report = StoreMigration {
+        vectors_left_behind: plan.vectors_left_behind,
+        ..Default::default()
+    };
+    let mut last: Option<(String, String)> = None;
+    let mut last_prefix: Option<String> = None;
+    loop {
+        let page = plan
+            .source
+            .page(last.as_ref().map(|(p, k)| (p.as_str(), k.as_str())), BATCH)?;
+        let Some(end) = page.last() else {
+            break;
+        };
+        last = Some((end.prefix.clone(), end.key.clone()));
+        // The target's rows of this page's items, namespace by namespace.
+        let mut by_prefix: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for r in &page {
+            by_prefix.entry(&r.prefix).or_default().push(r.key.clone());
+        }
+        let mut theirs = std::collections::HashMap::new();
+        if let Some(t) = target.as_deref() {
+            for (prefix, keys) in &by_prefix {
+                for row in t.rows(prefix, keys)? {
+                    theirs.insert((row.prefix.clone(), row.key.clone()), row);
+                }
+            }
+        }
+        let (mut copies, mut replaces) = (Vec::new(), Vec::new());
+        for r in &page {
+            report.items += 1;
+            if last_prefix.as_deref() != Some(r.prefix.as_str()) {
+                report.namespaces += 1;
+                last_prefix = Some(r.prefix.clone());
+            }
+            let ours = to_backend(r, from, plan.to)?;
+            match theirs.get(&(r.prefix.clone(), r.key.clone())) {
+                None => copies.push(ours),
+                Some(t) if same_item(&ours, t) => report.skipped += 1,
+                Some(_) => {
+                    let action = match args.replace {
+                        true => {
+                            replaces.push(ours);
+                            "replace"
+                        }
+                        false => {
+                            report.differing += 1;
+                            "differs"
+                        }
+                    };
+                    report.differing_items.push(name(&r.prefix, &r.key, action));
+                }
+            }
+        }
+        report.replaced += replaces.len() as u64;
+        for (rows, overwrite) in [(copies, false), (replaces, true)] {
+            if rows.is_empty() {
+                continue;
+            }
+            let vectors = match plan.copy_vectors {
+                true => {
+                    let items: Vec<(String, String)> = rows
+                        .iter()
+                        .map(|r| (r.prefix.clone(), r.key.clone()))
+                        .collect();
+                    plan.source.vector_rows(&items)?
+                }
+                false => vec![],
+            };
+            let there = match (args.dry_run, target.as_deref_mut()) {
+                (false, Some(t)) => t.write_rows(&rows, overwrite, &vectors)?,
+                _ => vec![],
+            };
+            // An item the target's app wrote between the read and this write: left as it is.
+            for (prefix, key) in &there {
+                report.differing += 1;
+                report.differing_items.push(name(prefix, key, "differs"));
+            }
+            if !overwrite {
+                report.copied += (rows.len() - there.len()) as u64;
+            }
+            report.vectors_copied += vectors
+                .iter()
+                .filter(|v| !there.iter().any(|(p, k)| *p == v.prefix && *k == v.key))
+                .count() as u64;
+        }
+    }
+    Ok(report)
+}
