@@ -234,8 +234,13 @@ fn newest_only(
 ) -> Result<Option<Vec<String>>> {
     match (args.sort, args.limit) {
         (ThreadSort::Updated, Some(n)) if args.meta.is_empty() && args.min_tokens.is_none() => {
-            let latest = store.latest_ids()?;
-            Ok(crate::ops::activity::newest_threads(&latest, n))
+            let mut newest = crate::ops::activity::Newest::new(n);
+            let mut all_uuid6 = true;
+            store.for_each_latest_id(&mut |thread, id| {
+                all_uuid6 = newest.push(thread, id);
+                all_uuid6
+            })?;
+            Ok(all_uuid6.then(|| newest.threads()))
         }
         _ => Ok(None),
     }

@@ -25,33 +25,60 @@ pub fn idle_seconds(latest_id: &str, latest_ts: Option<Timestamp>, now: Timestam
 }
 
 /// The threads that a list sorted by the app's last activity, newest first, and cut to `n`
-/// rows can hold, from `(thread, largest checkpoint id in any namespace)` pairs: every thread
-/// whose activity is at least the `n`-th newest (more than `n` when times tie), in no
-/// particular order. `None` when a latest id is not a uuid6: that thread's time is its
-/// checkpoint's `ts` ([`last_app_activity`]), which only reading the checkpoint tells.
-pub fn newest_threads(latest: &[(String, String)], n: usize) -> Option<Vec<String>> {
-    let mut times = Vec::with_capacity(latest.len());
-    for (_, id) in latest {
-        times.push(id_time(id)?);
+/// rows can hold, gathered from `(thread, largest checkpoint id in any namespace)` pairs as
+/// they stream by, in memory for about `2n` threads: every thread whose activity is at least
+/// the `n`-th newest (more than `n` when times tie). It gives up ([`Newest::push`] returns
+/// false) at a latest id that is not a uuid6: that thread's time is its checkpoint's `ts`
+/// ([`last_app_activity`]), which only reading the checkpoint tells.
+pub struct Newest {
+    n: usize,
+    /// No thread older than this can be among the first `n` any more.
+    cut: Option<Timestamp>,
+    kept: Vec<(Timestamp, String)>,
+}
+
+impl Newest {
+    /// Gathers the threads of the first `n` rows.
+    pub fn new(n: usize) -> Newest {
+        Newest {
+            n,
+            cut: None,
+            kept: Vec::new(),
+        }
     }
-    if n == 0 {
-        return Some(Vec::new());
+
+    /// Takes one thread; false when its latest id is not a uuid6 (gather no further).
+    pub fn push(&mut self, thread: &str, latest_id: &str) -> bool {
+        let Some(t) = id_time(latest_id) else {
+            return false;
+        };
+        if self.n == 0 || self.cut.is_some_and(|c| t < c) {
+            return true;
+        }
+        self.kept.push((t, thread.to_owned()));
+        if self.kept.len() >= 2 * self.n + 1024 {
+            self.shrink();
+        }
+        true
     }
-    let cut = if n >= times.len() {
-        None
-    } else {
-        let mut sorted = times.clone();
-        let (_, nth, _) = sorted.select_nth_unstable_by(n - 1, |a, b| b.cmp(a));
-        Some(*nth)
-    };
-    Some(
-        latest
-            .iter()
-            .zip(&times)
-            .filter(|(_, t)| cut.is_none_or(|c| **t >= c))
-            .map(|((thread, _), _)| thread.clone())
-            .collect(),
-    )
+
+    /// Keeps the threads at least as new as the `n`-th newest.
+    fn shrink(&mut self) {
+        if self.kept.len() <= self.n {
+            return;
+        }
+        let mut times: Vec<Timestamp> = self.kept.iter().map(|(t, _)| *t).collect();
+        let (_, nth, _) = times.select_nth_unstable_by(self.n - 1, |a, b| b.cmp(a));
+        let cut = *nth;
+        self.kept.retain(|(t, _)| *t >= cut);
+        self.cut = Some(cut);
+    }
+
+    /// The threads, in no particular order.
+    pub fn threads(mut self) -> Vec<String> {
+        self.shrink();
+        self.kept.into_iter().map(|(_, t)| t).collect()
+    }
 }
 
 /// Whether memctl made the checkpoint `id` (its edit is the thread's latest state): memctl's
@@ -78,8 +105,15 @@ mod tests {
         .iter()
         .map(|(t, i)| (t.to_string(), i.to_string()))
         .collect();
+        let gather = |latest: &[(String, String)], n| {
+            let mut g = Newest::new(n);
+            latest
+                .iter()
+                .all(|(t, i)| g.push(t, i))
+                .then(|| g.threads())
+        };
         let pick = |n| {
-            let mut v = newest_threads(&latest, n).expect("uuid6 ids");
+            let mut v = gather(&latest, n).expect("uuid6 ids");
             v.sort();
             v
         };
@@ -90,7 +124,29 @@ mod tests {
         assert!(pick(0).is_empty());
         let mut other = latest.clone();
         other.push(("e".into(), "not-a-uuid".into()));
-        assert_eq!(newest_threads(&other, 1), None);
+        assert_eq!(gather(&other, 1), None);
+        // Past the memory bound: what is dropped on the way is what the end result drops.
+        let many: Vec<(String, String)> = (0..5000u32)
+            .map(|i| {
+                let id = format!("1f1ed4{:02x}-{:04x}-6121-8009-a1b2c3d4e5f6", i % 251, i);
+                (format!("t{i:05}"), id)
+            })
+            .collect();
+        let mut got = gather(&many, 7).expect("uuid6 ids");
+        got.sort();
+        let mut want: Vec<(Timestamp, String)> = many
+            .iter()
+            .map(|(t, i)| (id_time(i).expect("uuid6"), t.clone()))
+            .collect();
+        want.sort_by_key(|w| std::cmp::Reverse(w.0));
+        let nth = want[6].0;
+        let mut want: Vec<String> = want
+            .into_iter()
+            .filter(|(t, _)| *t >= nth)
+            .map(|(_, t)| t)
+            .collect();
+        want.sort();
+        assert_eq!(got, want);
     }
 
     #[test]

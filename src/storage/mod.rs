@@ -592,10 +592,11 @@ pub trait CheckpointStore: Send {
     /// Calls `f` for every thread's aggregates, in thread-id order.
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()>;
 
-    /// `(thread_id, largest checkpoint id in any namespace)` of every thread, in no particular
-    /// order: what the app's last activity is read from ([`crate::ops::activity`]), from the
-    /// primary key alone.
-    fn latest_ids(&self) -> Result<Vec<(String, String)>>;
+    /// Calls `f(thread_id, largest checkpoint id in any namespace)` for every thread, in no
+    /// particular order, streamed (what the app's last activity is read from,
+    /// [`crate::ops::activity`]; the primary key alone answers it); stops when `f` returns
+    /// false.
+    fn for_each_latest_id(&self, f: &mut dyn FnMut(&str, &str) -> bool) -> Result<()>;
 
     /// The aggregates of the given threads, as [`Self::for_each_thread`] gives them, in
     /// thread-id order; a thread without checkpoints is left out.

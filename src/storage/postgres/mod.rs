@@ -737,14 +737,24 @@ impl CheckpointStore for PostgresStore {
         self.summaries(None)?.into_iter().try_for_each(f)
     }
 
-    fn latest_ids(&self) -> Result<Vec<(String, String)>> {
-        self.query(
-            "SELECT thread_id, max(checkpoint_id COLLATE \"C\") FROM checkpoints GROUP BY thread_id",
-            &[],
-        )?
-        .iter()
-        .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
-        .collect()
+    fn for_each_latest_id(&self, f: &mut dyn FnMut(&str, &str) -> bool) -> Result<()> {
+        let mut c = self.client();
+        let e = |e| self.err(e);
+        let params: [&(dyn ToSql + Sync); 0] = [];
+        let mut it = c
+            .query_raw(
+                "SELECT thread_id, max(checkpoint_id COLLATE \"C\") FROM checkpoints GROUP BY thread_id",
+                params,
+            )
+            .map_err(e)?;
+        while let Some(r) = it.next().map_err(e)? {
+            let thread: &str = r.try_get(0).map_err(e)?;
+            let id: &str = r.try_get(1).map_err(e)?;
+            if !f(thread, id) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn summaries_of(&self, thread_ids: &[String]) -> Result<Vec<ThreadSummary>> {

@@ -456,17 +456,28 @@ impl CheckpointStore for SqliteStore {
         Ok(())
     }
 
-    fn latest_ids(&self) -> Result<Vec<(String, String)>> {
+    fn for_each_latest_id(&self, f: &mut dyn FnMut(&str, &str) -> bool) -> Result<()> {
         // The primary key's index alone (thread_id, checkpoint_ns, checkpoint_id) covers it.
+        let sql_err = |e| self.sql_error(e);
         let mut stmt = self
             .conn
             .prepare("SELECT thread_id, MAX(checkpoint_id) FROM checkpoints GROUP BY thread_id")
-            .map_err(|e| self.sql_error(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok((text(r, 0)?, text(r, 1)?)))
-            .map_err(|e| self.sql_error(e))?;
-        rows.collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.sql_error(e))
+            .map_err(sql_err)?;
+        let mut rows = stmt.query([]).map_err(sql_err)?;
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            let (thread, id) = (key(row, 0).map_err(sql_err)?, key(row, 1).map_err(sql_err)?);
+            let (Ok(thread), Ok(id)) = (std::str::from_utf8(&thread), std::str::from_utf8(&id))
+            else {
+                anyhow::bail!(
+                    "'{}': a thread or checkpoint id is not UTF-8 text",
+                    self.path.display()
+                );
+            };
+            if !f(thread, id) {
+                break;
+            }
+        }
+        Ok(())
     }
 
     fn summaries_of(&self, thread_ids: &[String]) -> Result<Vec<ThreadSummary>> {
