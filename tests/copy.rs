@@ -56,6 +56,13 @@ fn fixtures() -> Vec<Fixture> {
             key,
             graph: |t| t.to_owned(),
         },
+    ]
+}
+
+/// The fixtures the first copies were not tested on: DeltaChannel threads with snapshot
+/// version bumps and subgraphs, the 2.x encrypted file and the mixed one.
+fn more_fixtures() -> Vec<Fixture> {
+    vec![
         Fixture {
             file: "delta-bump.sqlite",
             gen: "new",
@@ -168,8 +175,23 @@ fn copy(db: &Path, args: &[&str]) -> Result<(), String> {
     ignore = "needs scripts/test.sh's environment (--features env-tests)"
 )]
 fn every_copied_thread_is_the_same_thread_to_langgraph() {
+    copied_threads_are_the_same_threads(fixtures(), 30);
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn more_copied_threads_are_the_same_threads_to_langgraph() {
+    copied_threads_are_the_same_threads(more_fixtures(), 20);
+}
+
+/// Every thread of `fixtures` (at least `min` of them) copied into the same file and into a
+/// new one: LangGraph reads each copy as the source, and the app continues it alike.
+fn copied_threads_are_the_same_threads(fixtures: Vec<Fixture>, min: usize) {
     let mut cases = Vec::new();
-    for (i, f) in fixtures().into_iter().enumerate() {
+    for (i, f) in fixtures.into_iter().enumerate() {
         let f = std::sync::Arc::new(f);
         let (dir, db) = temp_copy(&fixture(f.file));
         let dir = std::sync::Arc::new(dir);
@@ -177,7 +199,7 @@ fn every_copied_thread_is_the_same_thread_to_langgraph() {
             cases.push((i, f.clone(), dir.clone(), db.clone(), thread));
         }
     }
-    assert!(cases.len() >= 30, "the fixtures' threads: {}", cases.len());
+    assert!(cases.len() >= min, "the fixtures' threads: {}", cases.len());
     // The copies into the same file go first, one at a time (one writer per file).
     for (_, _, _, db, thread) in &cases {
         copy(
@@ -654,7 +676,7 @@ fn history_keyed(f: &Fixture, db: &Path, thread: &str, key: Option<&str>) -> Res
 )]
 fn keys_on_the_way_decrypt_reencrypt_or_encrypt_a_copy() {
     const NEW_KEY: &str = "another-key-of-32-bytes-for-test";
-    let all = fixtures();
+    let all: Vec<Fixture> = fixtures().into_iter().chain(more_fixtures()).collect();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut cases = Vec::new();
     // Decrypted (--key-env alone) and under a new key (--new-key-env), from the three
