@@ -14,7 +14,8 @@ repo root (found from __file__).
     harness.py rows --db PATH            (every row decoded, as JSON: encrypted databases)
     harness.py find-text --db PATH --text T   (decrypted values and raw bytes holding T)
     harness.py plain-check --db PATH --thread T [--channels messages,files]
-                                        (what only a DeltaChannel graph reads: --materialize)
+                                        (what only a DeltaChannel graph reads: --materialize;
+                                        on a copy)
 
 A graph name `plain:NAME` is graph NAME with its DeltaChannels made plain reducer channels
 (`plain_channels`).
@@ -1428,11 +1429,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     if a.cmd == "plain-check":
-        con = sqlite3.connect(a.db)
+        # On a copy: the saver switches a file to WAL mode (fixtures stay as committed).
+        tmp = tempfile.mkdtemp(prefix="memctl-interop-")
+        path = os.path.join(tmp, "db.sqlite")
+        sqlite_copy(a.db, path)
+        con = sqlite3.connect(path)
         try:
             rep = cmd_plain_check(make_saver(con), a.thread, [c for c in a.channels.split(",") if c])
         finally:
             con.close()
+            shutil.rmtree(tmp, ignore_errors=True)
         print(json.dumps(rep, ensure_ascii=False, indent=1))
         return 0
 
