@@ -373,7 +373,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__copy)
-            opts="-n -q -h --thread --all --idle --meta --to-thread --to --at --replace --dry-run --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-n -q -h --thread --all --idle --meta --to-thread --to --at --replace --dry-run --materialize --new-key-env --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -400,6 +400,10 @@ _memctl() {
                     return 0
                     ;;
                 --at)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --new-key-env)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1297,7 +1301,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__import)
-            opts="-n -q -h --thread --to-thread --replace --dry-run --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-n -q -h --thread --to-thread --replace --dry-run --materialize --new-key-env --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1308,6 +1312,10 @@ _memctl() {
                     return 0
                     ;;
                 --to-thread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --new-key-env)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1389,13 +1397,17 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__migrate)
-            opts="-n -q -h --to --replace --dry-run --without-vectors --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-n -q -h --to --replace --dry-run --without-vectors --materialize --new-key-env --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --new-key-env)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1271,6 +1271,19 @@ pub struct CopyArgs {
     /// Read everything and say what would be copied; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+    /// Write each copied checkpoint's DeltaChannel values in full (the value LangGraph
+    /// rebuilds from the snapshots and writes), as a graph whose channels are plain reducer
+    /// channels stores them: the copy is a plain thread that tools and savers without
+    /// DeltaChannel read. Bigger than the source.
+    #[arg(long)]
+    pub materialize: bool,
+
+    /// The environment variable holding the AES key to encrypt the copy with (its UTF-8
+    /// bytes, as LangGraph reads LANGGRAPH_AES_KEY): plain values are encrypted, encrypted
+    /// ones opened with --key-env's key (default LANGGRAPH_AES_KEY) and encrypted again.
+    /// Without it, --key-env given alone writes the copy decrypted.
+    #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
+    pub new_key_env: Option<String>,
 }
 
 /// `memctl export`.
@@ -1320,6 +1333,19 @@ pub struct ImportArgs {
     /// Read everything and say what would be imported; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
+    /// Write each copied checkpoint's DeltaChannel values in full (the value LangGraph
+    /// rebuilds from the snapshots and writes), as a graph whose channels are plain reducer
+    /// channels stores them: the copy is a plain thread that tools and savers without
+    /// DeltaChannel read. Bigger than the source.
+    #[arg(long)]
+    pub materialize: bool,
+
+    /// The environment variable holding the AES key to encrypt the copy with (its UTF-8
+    /// bytes, as LangGraph reads LANGGRAPH_AES_KEY): plain values are encrypted, encrypted
+    /// ones opened with --key-env's key (default LANGGRAPH_AES_KEY) and encrypted again.
+    /// Without it, --key-env given alone writes the copy decrypted.
+    #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
+    pub new_key_env: Option<String>,
 }
 
 /// `memctl migrate`.
@@ -1344,6 +1370,20 @@ pub struct MigrateArgs {
     /// vector search finds an item again once the app writes it again.
     #[arg(long)]
     pub without_vectors: bool,
+
+    /// Write each copied checkpoint's DeltaChannel values in full (the value LangGraph
+    /// rebuilds from the snapshots and writes), as a graph whose channels are plain reducer
+    /// channels stores them: the copy is a plain thread that tools and savers without
+    /// DeltaChannel read. Bigger than the source.
+    #[arg(long)]
+    pub materialize: bool,
+
+    /// The environment variable holding the AES key to encrypt the copy with (its UTF-8
+    /// bytes, as LangGraph reads LANGGRAPH_AES_KEY): plain values are encrypted, encrypted
+    /// ones opened with --key-env's key (default LANGGRAPH_AES_KEY) and encrypted again.
+    /// Without it, --key-env given alone writes the copy decrypted.
+    #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
+    pub new_key_env: Option<String>,
 }
 
 #[cfg(test)]

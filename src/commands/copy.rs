@@ -4,12 +4,14 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 use crate::cli::{CopyArgs, GlobalArgs};
+use crate::codec::aes::{self, AesKey, KeyIssue, Keyring};
 use crate::exit::Usage;
+use crate::model::checkpoint::{StoredMessages, MESSAGES};
 use crate::output::copy::{write_copy, CopyReport, SharedVersion};
-use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore};
+use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore, ThreadRows};
 
 /// Runs `copy`.
 pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
@@ -45,15 +47,33 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         true => Access::ReadWrite,
         false => Access::ReadOnly,
     };
+    let changes = Changes::new(g, args.materialize, args.new_key_env.as_deref())?;
     let source = super::open(g, access)?;
-    let rows = source.read_thread(thread)?;
+    let mut rows = source.read_thread(thread)?;
     if rows.checkpoints.is_empty() {
         return Err(anyhow!("no thread '{thread}' in the database"));
     }
-    let plan = crate::ops::copy::plan(rows, thread, &to_thread, args.at.as_deref())?;
+    let changed = changes.apply(&*source, thread, &mut rows)?;
+    let mut plan = crate::ops::copy::plan(rows, thread, &to_thread, args.at.as_deref())?;
+    changed.add_to(&mut plan.counts);
     let busy = Duration::from_millis(g.busy_timeout);
     let mut created = false;
+    // A Postgres database seals what it writes with its store's key: a copy into the source
+    // database under a new key writes through a second connection that has that key.
+    let same_pg_recrypted = same_db
+        && changes.recrypts()
+        && matches!(storage::locate(source_path), Ok(Location::Postgres(_)));
     let target: Option<Box<dyn CheckpointStore>> = match &args.to {
+        _ if same_pg_recrypted => Some(storage::open(
+            source_path,
+            g.schema.as_deref(),
+            match args.dry_run {
+                true => Access::ReadOnly,
+                false => Access::ReadWrite,
+            },
+            busy,
+            &changes.target_keys(),
+        )?),
         _ if same_db => None,
         None => None,
         Some(to) => match storage::locate(to).map_err(|e| Usage(e.to_string()))? {
@@ -62,14 +82,26 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
                     true => Access::ReadOnly,
                     false => Access::ReadWrite,
                 };
-                Some(storage::open(to, None, access, busy, &super::keys(g))?)
+                Some(storage::open(
+                    to,
+                    None,
+                    access,
+                    busy,
+                    &changes.target_keys(),
+                )?)
             }
             Location::File if to.exists() => {
                 let access = match args.dry_run {
                     true => Access::ReadOnly,
                     false => Access::ReadWrite,
                 };
-                Some(storage::open(to, None, access, busy, &super::keys(g))?)
+                Some(storage::open(
+                    to,
+                    None,
+                    access,
+                    busy,
+                    &changes.target_keys(),
+                )?)
             }
             Location::File => {
                 created = true;
@@ -156,6 +188,7 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         .transpose()?;
     let now = crate::output::human::now(g.now.as_deref())?;
     let keys = super::keys(g);
+    let changes = Changes::new(g, args.materialize, args.new_key_env.as_deref())?;
     let source = super::open(g, Access::ReadOnly)?;
     let mut all = Vec::new();
     source.for_each_thread(&mut |t| {
@@ -185,7 +218,13 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     let new_file = location == Location::File && !to.exists();
     let target: Option<Box<dyn CheckpointStore>> =
         match (new_file, args.dry_run || pairs.is_empty()) {
-            (false, _) => Some(storage::open(to, None, access, busy, &keys)?),
+            (false, _) => Some(storage::open(
+                to,
+                None,
+                access,
+                busy,
+                &changes.target_keys(),
+            )?),
             (true, true) => None,
             (true, false) => Some(Box::new(SqliteStore::create_new(to, busy)?)),
         };
@@ -194,6 +233,7 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         &*source,
         target.as_deref(),
         &pairs,
+        &changes,
         args.replace,
         args.dry_run,
         shown,
@@ -262,11 +302,13 @@ fn remove_created(path: &Path) {
 /// exists is a [`storage::TargetExists`] error before anything is written; a source thread
 /// with no checkpoint is an error before anything is written too. `to` is the target as
 /// reports show it. With `dry_run` (and a target that may not exist yet: `None`) nothing is
-/// written.
+/// written. `changes` are made to each thread on the way; when they change the encryption,
+/// the key is checked on the source before the first thread is written.
 pub fn copy_threads(
     source: &dyn CheckpointStore,
     target: Option<&dyn CheckpointStore>,
     pairs: &[(String, String)],
+    changes: &Changes,
     replace: bool,
     dry_run: bool,
     to: Option<String>,
@@ -287,6 +329,8 @@ pub fn copy_threads(
         }
         exists.push(there);
     }
+    let froms: Vec<String> = pairs.iter().map(|(from, _)| from.clone()).collect();
+    changes.check_keys(source, &froms)?;
     let mut reports = Vec::with_capacity(pairs.len());
     for (i, ((from, to_thread), there)) in pairs.iter().zip(exists).enumerate() {
         let done = || {
@@ -295,8 +339,10 @@ pub fn copy_threads(
                 pairs.len()
             )
         };
-        let rows = source.read_thread(from).with_context(done)?;
-        let plan = crate::ops::copy::plan(rows, from, to_thread, None).with_context(done)?;
+        let mut rows = source.read_thread(from).with_context(done)?;
+        let changed = changes.apply(source, from, &mut rows).with_context(done)?;
+        let mut plan = crate::ops::copy::plan(rows, from, to_thread, None).with_context(done)?;
+        changed.add_to(&mut plan.counts);
         let written = match (dry_run, target) {
             (false, Some(t)) => t
                 .write_thread(to_thread, &plan.rows, replace)
@@ -319,4 +365,289 @@ pub fn copy_threads(
         });
     }
     Ok(reports)
+}
+
+/// What a copy changes in the values on the way (`--materialize`, `--key-env` /
+/// `--new-key-env`), shared by `copy`, `import` and `migrate`. Applied to a thread's rows as
+/// read from the source, before anything of it is written.
+pub struct Changes {
+    /// Write DeltaChannel values in full (`--materialize`).
+    materialize: bool,
+    /// The key the source's encrypted values are read with (`--key-env`, default
+    /// `LANGGRAPH_AES_KEY`).
+    read: Keyring,
+    /// What becomes of encrypted and plain values.
+    recrypt: Recrypt,
+}
+
+/// What becomes of the values' encryption.
+enum Recrypt {
+    /// Copied as stored.
+    AsStored,
+    /// Encrypted values decrypted (`--key-env` without `--new-key-env`).
+    Decrypt,
+    /// Every value under this key (`--new-key-env`).
+    Encrypt(Keyring),
+}
+
+/// What [`Changes::apply`] did to one thread.
+#[derive(Debug, Default)]
+pub struct Changed {
+    /// Checkpoints whose DeltaChannel values were written in full.
+    pub materialized: u64,
+    /// Values decrypted.
+    pub decrypted: u64,
+    /// Values under the new key.
+    pub encrypted: u64,
+    /// An encrypted value was opened (so the key was checked).
+    pub opened_sealed: bool,
+}
+
+impl Changed {
+    /// Adds the counts to a copy's counts.
+    pub fn add_to(&self, counts: &mut crate::ops::copy::CopyCounts) {
+        counts.materialized += self.materialized;
+        counts.values_decrypted += self.decrypted;
+        counts.values_encrypted += self.encrypted;
+    }
+}
+
+impl Changes {
+    /// The changes the flags ask for: `--new-key-env` encrypts, `--key-env` alone decrypts,
+    /// neither keeps the values as stored. A key variable that is unset or holds no valid
+    /// key is an error here, before anything is read.
+    pub fn new(g: &GlobalArgs, materialize: bool, new_key_env: Option<&str>) -> Result<Changes> {
+        let read = super::keys(g);
+        let loaded = |var: &str, flag: &str| -> Result<Keyring> {
+            match AesKey::from_env(var) {
+                Ok(_) => Ok(Keyring::from_env(var)),
+                Err(KeyIssue::NotSet) => Err(anyhow!("{var} (given with --{flag}) is not set")),
+                Err(other) => Err(anyhow!(aes::describe_issue(var, &other, ""))),
+            }
+        };
+        let recrypt = match (new_key_env, g.key_env.as_deref()) {
+            (Some(var), _) => Recrypt::Encrypt(loaded(var, "new-key-env")?),
+            (None, Some(var)) => {
+                loaded(var, "key-env")?;
+                Recrypt::Decrypt
+            }
+            (None, None) => Recrypt::AsStored,
+        };
+        Ok(Changes {
+            materialize,
+            read,
+            recrypt,
+        })
+    }
+
+    /// True when the values' encryption changes (the key is then checked before anything is
+    /// written, see [`Changes::check_keys`]).
+    pub fn recrypts(&self) -> bool {
+        !matches!(self.recrypt, Recrypt::AsStored)
+    }
+
+    /// True when the copy is put under a new key (`--new-key-env`).
+    pub fn encrypts(&self) -> bool {
+        matches!(self.recrypt, Recrypt::Encrypt(_))
+    }
+
+    /// The key a target database seals with what it is given to write (a Postgres target
+    /// splits each checkpoint into values and encrypts each as `EncryptedSerializer` does).
+    pub fn target_keys(&self) -> Keyring {
+        match &self.recrypt {
+            Recrypt::Encrypt(keys) => keys.clone(),
+            _ => self.read.clone(),
+        }
+    }
+
+    /// The rows of thread `thread` as the copy writes them (the thread id not yet changed).
+    pub fn apply(
+        &self,
+        source: &dyn CheckpointStore,
+        thread: &str,
+        rows: &mut ThreadRows,
+    ) -> Result<Changed> {
+        let mut changed = Changed::default();
+        if self.materialize {
+            self.materialize(source, thread, rows, &mut changed)?;
+        }
+        if !self.recrypts() {
+            return Ok(changed);
+        }
+        for c in &mut rows.checkpoints {
+            let what = format!("checkpoint {} of thread '{thread}'", c.checkpoint_id);
+            self.recrypt_value(&mut c.type_name, &mut c.checkpoint, &what, &mut changed)?;
+        }
+        for w in &mut rows.writes {
+            let what = format!(
+                "the '{}' write of task {} on checkpoint {} of thread '{thread}'",
+                w.row.channel, w.row.task_id, w.checkpoint_id
+            );
+            self.recrypt_value(&mut w.row.type_name, &mut w.row.value, &what, &mut changed)?;
+        }
+        Ok(changed)
+    }
+
+    /// Checks the keys on the source before anything is written: applies the changes to
+    /// `threads` in turn (writing nothing) until one holds an encrypted value, so that a
+    /// wrong key stops the run before its first thread is written.
+    pub fn check_keys(&self, source: &dyn CheckpointStore, threads: &[String]) -> Result<()> {
+        if !self.recrypts() {
+            return Ok(());
+        }
+        for t in threads {
+            let mut rows = source.read_thread(t)?;
+            if self.apply(source, t, &mut rows)?.opened_sealed {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// `rows` with every value the new key opens decrypted, to compare a thread put under
+    /// the new key on the way with what a target holds (each sealing draws a fresh nonce);
+    /// unchanged without `--new-key-env`.
+    pub fn comparable(&self, mut rows: ThreadRows) -> ThreadRows {
+        let Recrypt::Encrypt(new) = &self.recrypt else {
+            return rows;
+        };
+        let open = |t: &mut String, b: &mut Vec<u8>| {
+            let opened = new
+                .open(t, b, "a value")
+                .ok()
+                .filter(|o| o.sealed)
+                .map(|o| (o.type_name.to_owned(), o.bytes.into_owned()));
+            if let Some((nt, nb)) = opened {
+                (*t, *b) = (nt, nb);
+            }
+        };
+        for c in &mut rows.checkpoints {
+            open(&mut c.type_name, &mut c.checkpoint);
+        }
+        for w in &mut rows.writes {
+            open(&mut w.row.type_name, &mut w.row.value);
+        }
+        rows
+    }
+
+    /// One stored value (type and bytes) decrypted or put under the new key.
+    fn recrypt_value(
+        &self,
+        type_name: &mut String,
+        bytes: &mut Vec<u8>,
+        what: &str,
+        changed: &mut Changed,
+    ) -> Result<()> {
+        if type_name.is_empty() {
+            return Ok(());
+        }
+        let sealed = aes::split_type(type_name).1.is_some();
+        match &self.recrypt {
+            Recrypt::AsStored => {}
+            Recrypt::Decrypt if !sealed => {}
+            Recrypt::Decrypt => {
+                let opened = self.read.open(type_name, bytes, what)?;
+                let (t, b) = (opened.type_name.to_owned(), opened.bytes.into_owned());
+                (*type_name, *bytes) = (t, b);
+                changed.decrypted += 1;
+                changed.opened_sealed = true;
+            }
+            Recrypt::Encrypt(new) => {
+                let key = new.key(what)?;
+                let plain = match sealed {
+                    false => Some((type_name.clone(), std::mem::take(bytes))),
+                    // Already under the new key: left as it is.
+                    true if key.decrypt(bytes).is_ok() => None,
+                    true => {
+                        let opened = self.read.open(type_name, bytes, what)?;
+                        Some((opened.type_name.to_owned(), opened.bytes.into_owned()))
+                    }
+                };
+                changed.opened_sealed |= sealed;
+                if let Some((inner, plain)) = plain {
+                    (*type_name, *bytes) = aes::seal(key, &inner, &plain);
+                }
+                changed.encrypted += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// `--materialize`: every checkpoint of `rows` whose DeltaChannels LangGraph rebuilds
+    /// (from a snapshot, or from older checkpoints and their writes) gets their values as
+    /// `get_state` rebuilds them before the checkpoint's own input (what a graph with plain
+    /// reducer channels stores; its own input stays a pending write, as there), and its
+    /// metadata loses the DeltaChannel counters. Channel versions, writes and everything
+    /// else stay as they are. An encrypted checkpoint is sealed again with its key.
+    fn materialize(
+        &self,
+        source: &dyn CheckpointStore,
+        thread: &str,
+        rows: &mut ThreadRows,
+        changed: &mut Changed,
+    ) -> Result<()> {
+        use crate::read::replay::Origin;
+        for c in &mut rows.checkpoints {
+            let what = format!("checkpoint {} of thread '{thread}'", c.checkpoint_id);
+            let mut read = c.clone();
+            read.thread_id = thread.to_owned();
+            if let Some(m) = &c.metadata {
+                if let Some(new) = crate::ops::copy::without_delta_counters(m) {
+                    c.metadata = Some(new);
+                }
+            }
+            let (shallow, messages) = crate::read::decode_shallow(&self.read, read.clone())?;
+            if !crate::read::needs_replay(&shallow, &messages) {
+                continue;
+            }
+            let deltas = crate::read::replay::base_values(source, &self.read, &shallow, &messages)?;
+            let mut values = Vec::new();
+            for d in deltas {
+                let value = match (&d.origin, d.value) {
+                    (Origin::Unwritten | Origin::Stored(false), _) => continue,
+                    (Origin::Stored(true), Some(v)) | (Origin::Replayed { .. }, Some(v)) => v,
+                    (Origin::Stored(true), None) => match messages.list() {
+                        Some(l) => l.value()?,
+                        None => continue,
+                    },
+                    (Origin::Replayed { .. }, None) => bail!(
+                        "{what}: DeltaChannel '{}' has a reducer memctl does not know, so --materialize cannot write its value in full; nothing written",
+                        d.channel.escape_debug()
+                    ),
+                };
+                values.push((d.channel, value));
+            }
+            let omitted = matches!(messages, StoredMessages::DeltaOmitted);
+            if omitted && !values.iter().any(|(ch, _)| ch == MESSAGES) {
+                bail!(
+                    "{what} leaves its DeltaChannel 'messages' out and memctl finds no history to rebuild it from; nothing written"
+                );
+            }
+            if values.is_empty() {
+                continue;
+            }
+            let (plain, sealed) = crate::ops::edit::open_checkpoint(&self.read, read)?;
+            if plain.type_name != "msgpack" {
+                bail!(
+                    "{what} is a '{}' checkpoint (LangGraph.js writes JSON): --materialize writes msgpack checkpoints, as LangGraph (Python) stores them; nothing written",
+                    plain.type_name.escape_debug()
+                );
+            }
+            let mut root = crate::codec::msgpack::decode(&plain.checkpoint)
+                .with_context(|| format!("{what} does not decode"))?;
+            for (channel, value) in values {
+                if !crate::ops::copy::set_channel_value(&mut root, &channel, value) {
+                    bail!("{what} has no channel_values map; nothing written");
+                }
+            }
+            let bytes = crate::codec::msgpack::encode(&root);
+            (c.type_name, c.checkpoint) = match sealed {
+                true => aes::seal(self.read.key(&what)?, "msgpack", &bytes),
+                false => ("msgpack".to_owned(), bytes),
+            };
+            changed.materialized += 1;
+            changed.opened_sealed |= sealed;
+        }
+        Ok(())
+    }
 }

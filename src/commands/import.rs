@@ -20,14 +20,23 @@ pub fn run(g: &GlobalArgs, args: &ImportArgs, out: &mut dyn Write) -> Result<()>
     }
     let busy = Duration::from_millis(g.busy_timeout);
     storage::locate(&args.file).map_err(|e| Usage(e.to_string()))?;
+    let changes = super::copy::Changes::new(g, args.materialize, args.new_key_env.as_deref())?;
     let source = storage::open(&args.file, None, Access::ReadOnly, busy, &super::keys(g))?;
-    let target = super::open(
-        g,
-        match args.dry_run {
-            true => Access::ReadOnly,
-            false => Access::ReadWrite,
-        },
-    )?;
+    let access = match args.dry_run {
+        true => Access::ReadOnly,
+        false => Access::ReadWrite,
+    };
+    let target = match (changes.recrypts(), &g.db) {
+        // A Postgres target seals what it writes with its store's key: the new one.
+        (true, Some(db)) => storage::open(
+            db,
+            g.schema.as_deref(),
+            access,
+            busy,
+            &changes.target_keys(),
+        )?,
+        _ => super::open(g, access)?,
+    };
     if let Some(db) = &g.db {
         if super::copy::same_database(&args.file, db)? {
             return Err(Usage("the file to import is --db itself: nothing to do".into()).into());
@@ -57,6 +66,7 @@ pub fn run(g: &GlobalArgs, args: &ImportArgs, out: &mut dyn Write) -> Result<()>
         &*source,
         Some(&*target),
         &pairs,
+        &changes,
         args.replace,
         args.dry_run,
         None,

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 
+use super::copy::Changes;
 use crate::cli::{GlobalArgs, MigrateArgs};
 use crate::exit::{Partial, Usage};
 use crate::output::copy::{write_migrate, MigrateReport, MigratedThread, SharedVersion};
@@ -22,11 +23,14 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
     if super::copy::same_database(source_path, &args.to)? {
         return Err(Usage("--to names --db itself: nothing to migrate".into()).into());
     }
+    let changes = Changes::new(g, args.materialize, args.new_key_env.as_deref())?;
     // A SQLite file with a LangGraph store and no checkpoints: its store alone moves.
     let source = super::open(g, Access::ReadOnly)
         .or_else(|e| super::store::checkpoints_or_store_only(g, Access::ReadOnly, e))?;
     let mut threads = super::copy::thread_ids(&*source)?;
     threads.sort();
+    // A wrong key stops the run before anything is written (or a file created).
+    changes.check_keys(&*source, &threads)?;
     // The LangGraph Store's part, checked before anything is written.
     let store_plan = super::migrate_store::plan(g, args)?;
     let busy = Duration::from_millis(g.busy_timeout);
@@ -42,7 +46,7 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
             None,
             access,
             busy,
-            &super::keys(g),
+            &changes.target_keys(),
         )?),
         (true, true) => None,
         (true, false) => Some(Box::new(SqliteStore::create_new(&args.to, busy)?)),
@@ -57,7 +61,7 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
     };
     let mut failure = None;
     for (i, t) in threads.iter().enumerate() {
-        match migrate_thread(&*source, target.as_deref(), t, args) {
+        match migrate_thread(&*source, target.as_deref(), t, &changes, args) {
             Ok(m) => report.add(m),
             Err(e) => {
                 failure = Some(e.context(format!(
@@ -108,17 +112,29 @@ fn migrate_thread(
     source: &dyn CheckpointStore,
     target: Option<&dyn CheckpointStore>,
     thread: &str,
+    changes: &Changes,
     args: &MigrateArgs,
 ) -> Result<MigratedThread> {
-    let rows = source.read_thread(thread)?;
-    let plan = crate::ops::copy::plan(rows, thread, thread, None)?;
+    let mut rows = source.read_thread(thread)?;
+    let changed = changes.apply(source, thread, &mut rows)?;
+    let mut plan = crate::ops::copy::plan(rows, thread, thread, None)?;
+    changed.add_to(&mut plan.counts);
     let theirs = match target {
-        Some(t) if t.thread_exists(thread)? => Some(t.read_thread(thread)?),
+        Some(t) if t.thread_exists(thread)? => Some(changes.comparable(t.read_thread(thread)?)),
         _ => None,
     };
     let action = match theirs {
         None => "copy",
-        Some(theirs) if crate::ops::copy::same_thread(&plan.rows, &theirs) => "skip",
+        Some(theirs)
+            if match changes.encrypts() {
+                true => {
+                    crate::ops::copy::same_thread(&changes.comparable(plan.rows.clone()), &theirs)
+                }
+                false => crate::ops::copy::same_thread(&plan.rows, &theirs),
+            } =>
+        {
+            "skip"
+        }
         Some(_) if args.replace => "replace",
         Some(_) => "differs",
     };

@@ -28,6 +28,20 @@ pub struct CopyCounts {
     pub writes: u64,
     /// Checkpoints whose metadata named the source thread and now names the target.
     pub metadata_rewritten: u64,
+    /// Checkpoints whose DeltaChannel values were written in full (`--materialize`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub materialized: u64,
+    /// Encrypted values written decrypted (`--key-env` without `--new-key-env`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub values_decrypted: u64,
+    /// Values written under the new key (`--new-key-env`): plain ones encrypted, encrypted
+    /// ones opened with the old key and encrypted again.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub values_encrypted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl CopyCounts {
@@ -37,6 +51,9 @@ impl CopyCounts {
         self.namespaces += other.namespaces;
         self.writes += other.writes;
         self.metadata_rewritten += other.metadata_rewritten;
+        self.materialized += other.materialized;
+        self.values_decrypted += other.values_decrypted;
+        self.values_encrypted += other.values_encrypted;
     }
 }
 
@@ -148,6 +165,41 @@ pub fn rewrite_metadata(metadata: &[u8], from: &str, to: &str) -> Option<Vec<u8>
         true => serde_json::to_vec(&json).ok()?,
         false => crate::codec::pyjson::dumps(&json).into_bytes(),
     })
+}
+
+/// The metadata key in which LangGraph counts the updates and supersteps of each
+/// DeltaChannel since its last snapshot.
+pub const DELTA_COUNTERS: &str = "counters_since_delta_snapshot";
+
+/// The metadata without its [`DELTA_COUNTERS`] (a graph whose channels are plain reducer
+/// channels writes none), in the style it was written in (see [`rewrite_metadata`]); `None`
+/// when it has none (it is then kept byte for byte).
+pub fn without_delta_counters(metadata: &[u8]) -> Option<Vec<u8>> {
+    let mut json: Json = serde_json::from_slice(metadata).ok()?;
+    let compact = serde_json::to_vec(&json).ok()? == metadata;
+    json.as_object_mut()?.remove(DELTA_COUNTERS)?;
+    Some(match compact {
+        true => serde_json::to_vec(&json).ok()?,
+        false => crate::codec::pyjson::dumps(&json).into_bytes(),
+    })
+}
+
+/// Sets `channel_values[channel]` of a decoded checkpoint (`root`) to `value`: in place of
+/// what is there (a DeltaChannel snapshot), else as a new last entry. False when the
+/// checkpoint has no `channel_values` map.
+pub fn set_channel_value(root: &mut Value, channel: &str, value: Value) -> bool {
+    let Some(Value::Map(values)) = root.get_mut("channel_values") else {
+        return false;
+    };
+    match values
+        .entries
+        .iter_mut()
+        .find(|(k, _)| k.as_str() == Some(channel))
+    {
+        Some(slot) => slot.1 = value,
+        None => values.entries.push((Value::str(channel), value)),
+    }
+    true
 }
 
 /// True when two readings of one thread hold the same thing (`migrate`'s "already there"):
@@ -604,7 +656,8 @@ mod tests {
                 checkpoints: 6,
                 namespaces: 3,
                 writes: 3,
-                metadata_rewritten: 1
+                metadata_rewritten: 1,
+                ..Default::default()
             }
         );
         assert!(p.rows.checkpoints.iter().all(|c| c.thread_id == "b"));
@@ -651,6 +704,30 @@ mod tests {
         let e = plan(thread(), "a", "b", Some("2a")).expect_err("refused");
         assert!(e.to_string().contains("no such root checkpoint"), "{e}");
         assert!(plan(ThreadRows::default(), "a", "b", None).is_err());
+    }
+
+    #[test]
+    fn materializing_drops_the_delta_counters_in_the_metadata_style() {
+        let py = br#"{"source": "loop", "counters_since_delta_snapshot": {"messages": [1, 2]}, "step": 1}"#;
+        assert_eq!(
+            without_delta_counters(py).as_deref(),
+            Some(&br#"{"source": "loop", "step": 1}"#[..])
+        );
+        let js = br#"{"source":"loop","counters_since_delta_snapshot":{"messages":[1,2]}}"#;
+        assert_eq!(
+            without_delta_counters(js).as_deref(),
+            Some(&br#"{"source":"loop"}"#[..])
+        );
+        assert_eq!(without_delta_counters(br#"{"step": 1}"#), None);
+        let mut root = crate::codec::json::json_to_value(&serde_json::json!({
+            "v": 4, "channel_values": {"a": 1}
+        }));
+        assert!(set_channel_value(&mut root, "messages", Value::str("x")));
+        assert!(set_channel_value(&mut root, "a", Value::int(2)));
+        let values = root.get("channel_values").expect("values");
+        assert_eq!(values.get("a").and_then(Value::as_i64), Some(2));
+        assert_eq!(values.get("messages").and_then(Value::as_str), Some("x"));
+        assert!(!set_channel_value(&mut Value::int(1), "a", Value::Nil));
     }
 
     #[test]

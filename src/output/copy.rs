@@ -100,6 +100,7 @@ pub fn write_copy(out: &mut dyn Write, format: Format, r: &CopyReport) -> Result
             plural(c.metadata_rewritten, "checkpoint", "checkpoints")
         ));
     }
+    what.push_str(&value_changes(c));
     writeln!(
         out,
         "{verb} thread '{}'{at} to '{}'{place}{replaced}: {what}",
@@ -115,6 +116,31 @@ pub fn write_copy(out: &mut dyn Write, format: Format, r: &CopyReport) -> Result
         )?;
     }
     Ok(())
+}
+
+/// What `--materialize`, `--key-env` and `--new-key-env` changed, as "; …" clauses (empty
+/// when nothing).
+fn value_changes(c: &CopyCounts) -> String {
+    let mut s = String::new();
+    if c.materialized > 0 {
+        s.push_str(&format!(
+            "; DeltaChannel values written in full in {}",
+            count(c.materialized, "checkpoint")
+        ));
+    }
+    if c.values_decrypted > 0 {
+        s.push_str(&format!(
+            "; {} decrypted",
+            count(c.values_decrypted, "value")
+        ));
+    }
+    if c.values_encrypted > 0 {
+        s.push_str(&format!(
+            "; {} under the new key",
+            count(c.values_encrypted, "value")
+        ));
+    }
+    s
 }
 
 /// What a copy of several threads did (`import`, `copy --all`): one report per thread, and
@@ -378,9 +404,13 @@ pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> 
             ("skip", _) => "skipped (already there, equal)",
             _ => "differs in the target: left as it is (--replace overwrites it)",
         };
+        let changes = match t.action.as_str() {
+            "copy" | "replace" => value_changes(&t.counts),
+            _ => String::new(),
+        };
         writeln!(
             out,
-            "thread '{}': {what} ({}, {})",
+            "thread '{}': {what} ({}, {}{changes})",
             one_line(&t.thread),
             count(t.counts.checkpoints, "checkpoint"),
             count(t.counts.writes, "pending write")

@@ -222,6 +222,58 @@ pub fn values(
     cp: &LoadedCheckpoint,
     messages: &StoredMessages,
 ) -> Result<Vec<DeltaValue>> {
+    let mut out = base_values(store, keys, cp, messages)?;
+    if out.is_empty() {
+        return Ok(out);
+    }
+    let names: Vec<String> = out.iter().map(|d| d.channel.clone()).collect();
+    let thread = &cp.row.thread_id;
+    let ns = &cp.row.checkpoint_ns;
+    let id = &cp.row.checkpoint_id;
+    let context = || format!("thread '{thread}', checkpoint {id}");
+    // get_state applies the checkpoint's own NULL_TASK_ID writes.
+    let own = write_values(
+        keys,
+        store.channel_writes(thread, ns, id, &names)?,
+        thread,
+        id,
+    )?;
+    for d in &mut out {
+        let null: Vec<&Value> = own
+            .iter()
+            .filter(|(w, _)| w.channel == d.channel && w.task_id == NULL_TASK_ID)
+            .map(|(_, v)| v)
+            .collect();
+        d.own_writes = null.len();
+        if null.is_empty() {
+            continue;
+        }
+        if d.channel == MESSAGES && matches!(d.origin, Origin::Stored(_)) {
+            d.value = messages.list().map(|l| l.value()).transpose()?;
+        }
+        d.value = match (d.value.take(), d.reducer) {
+            (Some(v), Reducer::Messages | Reducer::Files) => Some(
+                delta::update(d.reducer, v, &null)
+                    .with_context(|| format!("applying the input to DeltaChannel '{}'", d.channel))
+                    .with_context(context)?,
+            ),
+            _ => None,
+        };
+    }
+    Ok(out)
+}
+
+/// The values of `cp`'s DeltaChannels as the checkpoint holds them, before its own input
+/// (its `NULL_TASK_ID` writes, which [`values`] applies as `get_state` does): what a graph
+/// whose channels are plain reducer channels stores in that checkpoint (`copy
+/// --materialize`). `own_writes` is 0; a stored message list is left in `messages` (`value`
+/// `None`, as in [`values`]).
+pub fn base_values(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    cp: &LoadedCheckpoint,
+    messages: &StoredMessages,
+) -> Result<Vec<DeltaValue>> {
     let names = delta_channels(cp, messages);
     if names.is_empty() {
         return Ok(vec![]);
@@ -317,35 +369,6 @@ pub fn values(
                 );
             }
         }
-    }
-    // get_state applies the checkpoint's own NULL_TASK_ID writes.
-    let own = write_values(
-        keys,
-        store.channel_writes(thread, ns, id, &names)?,
-        thread,
-        id,
-    )?;
-    for d in &mut out {
-        let null: Vec<&Value> = own
-            .iter()
-            .filter(|(w, _)| w.channel == d.channel && w.task_id == NULL_TASK_ID)
-            .map(|(_, v)| v)
-            .collect();
-        d.own_writes = null.len();
-        if null.is_empty() {
-            continue;
-        }
-        if d.channel == MESSAGES && matches!(d.origin, Origin::Stored(_)) {
-            d.value = messages.list().map(|l| l.value()).transpose()?;
-        }
-        d.value = match (d.value.take(), d.reducer) {
-            (Some(v), Reducer::Messages | Reducer::Files) => Some(
-                delta::update(d.reducer, v, &null)
-                    .with_context(|| format!("applying the input to DeltaChannel '{}'", d.channel))
-                    .with_context(context)?,
-            ),
-            _ => None,
-        };
     }
     Ok(out)
 }

@@ -95,3 +95,98 @@ pub fn rows(db: &Path, thread: Option<&str>) -> Vec<Vec<rusqlite::types::Value>>
     }
     out
 }
+
+/// Runs memctl with `args` and the environment variables `env`: its standard output, or its
+/// standard error as the failure (with the exit status).
+pub fn memctl_env(args: &[&str], env: &[(&str, &str)]) -> Result<String, String> {
+    let mut cmd = memctl();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.args(args).output().map_err(|e| e.to_string())?;
+    match out.status.success() {
+        true => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        false => Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )),
+    }
+}
+
+/// `j` without the metadata's `counters_since_delta_snapshot` (what `--materialize` drops:
+/// a graph without DeltaChannel counts nothing).
+pub fn without_delta_counters(mut j: Json) -> Json {
+    fn strip(j: &mut Json) {
+        match j {
+            Json::Object(o) => {
+                if let Some(Json::Object(md)) = o.get_mut("metadata") {
+                    md.remove("counters_since_delta_snapshot");
+                }
+                o.values_mut().for_each(strip);
+            }
+            Json::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut j);
+    j
+}
+
+/// The distinct value types of a SQLite file's checkpoints and writes, sorted.
+pub fn value_types(db: &Path) -> Vec<String> {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("opens");
+    let mut st = c
+        .prepare("SELECT type FROM checkpoints UNION SELECT type FROM writes ORDER BY 1")
+        .expect("prepares");
+    let types = st
+        .query_map([], |r| r.get::<_, Option<String>>(0))
+        .expect("queries")
+        .filter_map(|t| t.expect("row"))
+        .collect();
+    types
+}
+
+/// The node_modules with real LangGraph.js: `$MEMCTL_NODE_MODULES`, else
+/// fixtures/js/node_modules (a missing one, or a missing node, fails with what to run).
+pub fn node_modules() -> std::path::PathBuf {
+    let path = std::env::var_os("MEMCTL_NODE_MODULES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| crate::common::root().join("fixtures/js/node_modules"));
+    assert!(
+        path.join("@langchain/langgraph/package.json").exists(),
+        "LangGraph.js is not installed at {}: run scripts/jsenv.sh (scripts/test.sh does it)",
+        path.display()
+    );
+    path
+}
+
+/// `node fixtures/js/states.mjs db [--continue]` (as tests/js_delta.rs runs it): LangGraph.js's
+/// view of every thread of `db`, and with `cont` each thread continued one step.
+pub fn js_states(db: &Path, cont: bool) -> Result<Json, String> {
+    let modules = node_modules();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    for f in ["graphs.mjs", "states.mjs", "package.json"] {
+        std::fs::copy(
+            crate::common::root().join("fixtures/js").join(f),
+            dir.path().join(f),
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    std::os::unix::fs::symlink(&modules, dir.path().join("node_modules"))
+        .map_err(|e| e.to_string())?;
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg(dir.path().join("states.mjs")).arg(db);
+    if cont {
+        cmd.arg("--continue");
+    }
+    let out = cmd.output().map_err(|e| format!("node: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "states.mjs failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}

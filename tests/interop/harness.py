@@ -13,6 +13,12 @@ repo root (found from __file__).
     harness.py delta-states --db DELTA.sqlite
     harness.py rows --db PATH            (every row decoded, as JSON: encrypted databases)
     harness.py find-text --db PATH --text T   (decrypted values and raw bytes holding T)
+    harness.py plain-check --db PATH --thread T [--channels messages,files]
+                                        (what only a DeltaChannel graph reads: --materialize;
+                                        on a copy)
+
+A graph name `plain:NAME` is graph NAME with its DeltaChannels made plain reducer channels
+(`plain_channels`).
 
 Encrypted databases: with LANGGRAPH_AES_KEY set, every saver the harness makes uses
 EncryptedSerializer.from_pycryptodome_aes() as an app does (it reads plain rows too); raw
@@ -1299,6 +1305,64 @@ def ensure_hashseed_0(script: str) -> None:
         os.execve(sys.executable, [sys.executable, script, *sys.argv[1:]], env)
 
 
+def plain_channels(graph):
+    """`graph` (and its subgraphs) with every DeltaChannel replaced by the plain reducer
+    channel a graph without DeltaChannel declares for it: a `BinaryOperatorAggregate` whose
+    operator is the DeltaChannel's reducer applied to one update (`add_messages` for
+    `_messages_delta_reducer`). For `copy --materialize`: the app as it would be had its
+    channels never been DeltaChannels."""
+    from langgraph.channels.binop import BinaryOperatorAggregate
+    try:
+        from langgraph.channels.delta import DeltaChannel
+    except ImportError:  # old generation: no DeltaChannel
+        return graph
+    graphs_ = [graph] + [g for _, g in graph.get_subgraphs(recurse=True)]
+    for g in graphs_:
+        for k, ch in list(g.channels.items()):
+            if isinstance(ch, DeltaChannel):
+                reducer = ch.reducer
+                plain = BinaryOperatorAggregate(ch.typ, lambda a, b, r=reducer: r(a, [b]))
+                plain.key = k
+                g.channels[k] = plain
+    return graph
+
+
+_graphs_build = graphs.build
+
+
+def _build(name: str, checkpointer, **kw):
+    """graphs.build, and `plain:NAME`: graph NAME with `plain_channels`."""
+    if name.startswith("plain:"):
+        graph, model = _graphs_build(name[len("plain:"):], checkpointer, **kw)
+        return plain_channels(graph), model
+    return _graphs_build(name, checkpointer, **kw)
+
+
+graphs.build = _build
+
+
+def cmd_plain_check(saver, thread: str, channels: list[str]) -> dict:
+    """What of `thread` (every namespace) a graph without DeltaChannel could not read as its
+    own: a checkpoint that stores a `_DeltaSnapshot`, leaves one of `channels` out although
+    it has a version of it, or counts DeltaChannel updates in its metadata."""
+    from langgraph.checkpoint.serde.types import _DeltaSnapshot
+    problems = []
+    n = 0
+    for t in saver.list({"configurable": {"thread_id": thread}}):
+        n += 1
+        cp, md = t.checkpoint, t.metadata or {}
+        where = f"{t.config['configurable'].get('checkpoint_ns', '')}/{cp['id']}"
+        for k, v in cp["channel_values"].items():
+            if isinstance(v, _DeltaSnapshot):
+                problems.append(f"{where}: {k} is a _DeltaSnapshot")
+        for k in channels:
+            if k in cp["channel_versions"] and k not in cp["channel_values"]:
+                problems.append(f"{where}: {k} has a version and no value")
+        if "counters_since_delta_snapshot" in md:
+            problems.append(f"{where}: metadata counts DeltaChannel updates")
+    return {"checkpoints": n, "problems": problems}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -1350,6 +1414,10 @@ def main(argv: list[str] | None = None) -> int:
     hi.add_argument("--at", help="the checkpoint get_state reads (default: the latest)")
     rw = sub.add_parser("rows", help="every row decoded by the app's serializer, as JSON")
     rw.add_argument("--db", required=True)
+    pc = sub.add_parser("plain-check", help="what of a thread only a DeltaChannel graph reads")
+    pc.add_argument("--db", required=True)
+    pc.add_argument("--thread", required=True)
+    pc.add_argument("--channels", default="messages", help="CH,...: channels that must be stored")
     ft = sub.add_parser("find-text", help="rows (decrypted) and raw bytes holding TEXT")
     ft.add_argument("--db", required=True)
     ft.add_argument("--text", required=True)
@@ -1358,6 +1426,20 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "history":
         rep = cmd_history(a.db, a.thread, a.graph or a.thread, a.at)
         print(json.dumps(jsonable(rep), ensure_ascii=False, indent=1))
+        return 0
+
+    if a.cmd == "plain-check":
+        # On a copy: the saver switches a file to WAL mode (fixtures stay as committed).
+        tmp = tempfile.mkdtemp(prefix="memctl-interop-")
+        path = os.path.join(tmp, "db.sqlite")
+        sqlite_copy(a.db, path)
+        con = sqlite3.connect(path)
+        try:
+            rep = cmd_plain_check(make_saver(con), a.thread, [c for c in a.channels.split(",") if c])
+        finally:
+            con.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+        print(json.dumps(rep, ensure_ascii=False, indent=1))
         return 0
 
     if a.cmd == "delta-states":
