@@ -278,6 +278,21 @@ class Bench:
             p.unlink()
         return {"wall": wall, "load": la, "counts": counts, "url": url}
 
+    def read_floor(self, src_url: str) -> dict:
+        """Reading the source's rows out of Postgres, which the INSERT floor does not include:
+        `COPY ... TO STDOUT (FORMAT binary)` of the three tables, the data dropped."""
+        import psycopg
+
+        with psycopg.connect(src_url) as c:
+            t0 = time.perf_counter()
+            n = 0
+            for t in PG_TABLES:
+                with c.cursor().copy(f"COPY {t} TO STDOUT (FORMAT binary)") as cp:
+                    for chunk in cp:
+                        n += len(chunk)
+            wall = time.perf_counter() - t0
+        return {"wall": wall, "load": load(), "bytes": n}
+
     def insert_floor(self, src_file: Path, tag: str) -> dict:
         """memctl's SQLite rows inserted into a file SqliteSaver.setup() made, one transaction."""
         from langgraph.checkpoint.sqlite import SqliteSaver
@@ -391,6 +406,7 @@ def one_file(b: Bench, src: Path, python: bool) -> dict:
     r["p2s_memctl"] = b.memctl(m_url, str(m_file), f"{tag}-p2s")
     print(f"  p2s memctl {r['p2s_memctl']['wall']:.1f}s", file=sys.stderr)
     r["p2s_floor"] = b.insert_floor(m_file, tag)
+    r["p2s_read"] = b.read_floor(m_url)
     print(f"  p2s floor {r['p2s_floor']['wall']:.1f}s ({r['p2s_floor']['way']})", file=sys.stderr)
     back = lite_counts(m_file)
     r["checks"]["INSERT floor holds memctl's row counts"] = all(
@@ -453,20 +469,25 @@ def report(main: dict, growth: list[dict], b: Bench) -> str:
             f"{f['load']}) | {(py_time(p) / m['wall']) if p else 0:.1f}× | {m['wall'] / f['wall']:.2f}× |")
     if "p2s_floor" in main:
         ways = main["p2s_floor"]["ways"]
+        rd = main["p2s_read"]
         lines += ["", "Postgres → SQLite floors: " + "; ".join(
-            f"`{k}` {v['wall']:.1f} s" for k, v in ways.items()) + "."]
+            f"`{k}` {v['wall']:.1f} s" for k, v in ways.items()) + ". Not in them: getting the rows "
+            f"out of Postgres, `COPY ... TO STDOUT (FORMAT binary)` of the three tables "
+            f"({rd['bytes'] / 2**20:.0f} MiB): {rd['wall']:.1f} s (load {rd['load']}); read + insert "
+            f"{rd['wall'] + main['p2s_floor']['wall']:.1f} s, memctl / (read + insert) "
+            f"{main['p2s_memctl']['wall'] / (rd['wall'] + main['p2s_floor']['wall']):.2f}×."]
     if growth:
         lines += ["", "Growth (memctl and the floors only):", "",
                   "| data | threads / checkpoints | SQLite → Postgres: memctl | COPY | ratio "
-                  "| Postgres → SQLite: memctl | INSERT | ratio |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| Postgres → SQLite: memctl | INSERT | ratio | COPY TO (read) |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for g in growth:
             lines.append(
                 f"| {g['mib']:.0f} MiB | {g['threads']:,} / {g['checkpoints']:,} | {fmt_job(g['s2p_memctl'])} | "
                 f"{g['s2p_floor']['wall']:.1f} s | {g['s2p_memctl']['wall'] / g['s2p_floor']['wall']:.2f}× | "
                 f"{fmt_job(g['p2s_memctl'])} | {g['p2s_floor']['wall']:.1f} s | "
-                f"{g['p2s_memctl']['wall'] / g['p2s_floor']['wall']:.2f}× |")
-    checks = {k: v for r in [main, *growth] for k, v in ((f"{r['file']}: {k}", v) for k, v in r["checks"].items())}
+                f"{g['p2s_memctl']['wall'] / g['p2s_floor']['wall']:.2f}× | {g['p2s_read']['wall']:.1f} s |")
+    checks = {k: v for r in [main, *(g for g in growth if g is not main)] for k, v in ((f"{r['file']}: {k}", v) for k, v in r["checks"].items())}
     lines += ["", "Checks: " + "; ".join(f"{k}: {'ok' if v else 'FAILED'}" for k, v in checks.items())]
     return "\n".join(lines) + "\n"
 
@@ -491,7 +512,8 @@ def main() -> int:
     b = Bench(a)
     print(f"load average at start {load()}", file=sys.stderr)
     main_r = one_file(b, a.sqlite, not a.no_python)
-    growth = [one_file(b, g, False) for g in a.growth]
+    # A growth file that is the main file reuses its figures (the same jobs, measured once).
+    growth = [main_r if g.resolve() == a.sqlite.resolve() else one_file(b, g, False) for g in a.growth]
     (a.work / "migrate.json").write_text(json.dumps({"main": main_r, "growth": growth}, indent=1, default=str))
     text = report(main_r, growth, b)
     print(text)
