@@ -427,6 +427,7 @@ def one_file(b: Bench, src: Path, python: bool) -> dict:
     b.drop_pg("memctl_mig_m")
     for k, ok in r["checks"].items():
         print(f"  check {k}: {'ok' if ok else 'FAILED'}", file=sys.stderr)
+    (w / f"{tag}.json").write_text(json.dumps(r, indent=1, default=str))
     return r
 
 
