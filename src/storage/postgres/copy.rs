@@ -7,6 +7,8 @@
 //! them (`task_path` on migration level 9).
 
 use anyhow::{anyhow, bail, Context, Result};
+use postgres::binary_copy::BinaryCopyInWriter;
+use postgres::types::Type;
 use serde_json::Value as Json;
 
 use super::format as pgformat;
@@ -133,21 +135,31 @@ impl PostgresStore {
                     .map_err(e)?;
                 }
             }
-            let blob_sql = self.prepared(
-                c,
-                "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-                 VALUES ($1, $2, $3, $4, $5, $6) \
-                 ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING",
-            )?;
-            let checkpoint_sql = self.prepared(
-                c,
-                "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-            )?;
-            // The value stored under each (ns, channel, version): `put` stores a version once.
-            let mut stored: std::collections::HashMap<(&str, String, String), Vec<u8>> =
+            // The rows go in by `COPY ... FROM STDIN (FORMAT binary)`, one per table, inside
+            // this transaction: the same rows `put` / `put_writes` insert, without a round trip
+            // per row. The thread's rows are absent here (checked, or deleted just above, under
+            // the table locks), and a (ns, channel, version) is sent once (`stored`), so no row
+            // can conflict: nothing for `put`'s ON CONFLICT to do.
+            let mut blobs = BinaryCopyInWriter::new(
+                c.copy_in(
+                    "COPY checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+                     FROM STDIN (FORMAT binary)",
+                )
+                .map_err(e)?,
+                &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::BYTEA],
+            );
+            // The value stored under each (ns, channel, version), as its length and hash (not
+            // the bytes: a long thread is not held twice): `put` stores a version once.
+            let mut stored: std::collections::HashMap<(&str, String, String), (usize, u64)> =
                 std::collections::HashMap::new();
+            let digest = |b: &[u8]| {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                b.hash(&mut h);
+                (b.len(), h.finish())
+            };
             let mut shared_versions = Vec::new();
+            let mut checkpoints = Vec::with_capacity(rows.checkpoints.len());
             for row in &rows.checkpoints {
                 let what = format!(
                     "checkpoint {} of thread '{}'",
@@ -166,87 +178,93 @@ impl PostgresStore {
                 };
                 let split = pgformat::split(&opened.bytes).with_context(|| what.clone())?;
                 let versions = split.checkpoint.get("channel_versions");
-                for (channel, type_name, blob) in &split.blobs {
+                for (channel, type_name, blob) in split.blobs {
                     let version = versions
-                        .and_then(|v| v.get(channel))
+                        .and_then(|v| v.get(&channel))
                         .map(version_text)
                         .ok_or_else(|| {
                             anyhow!("{what}: channel '{channel}' has a value but no version")
                         })?;
-                    match stored.entry((row.checkpoint_ns.as_str(), channel.clone(), version.clone())) {
+                    match stored.entry((row.checkpoint_ns.as_str(), channel, version)) {
                         std::collections::hash_map::Entry::Occupied(first) => {
-                            if first.get() != blob {
-                                shared_versions.push((row.checkpoint_id.clone(), channel.clone()));
+                            if *first.get() != digest(&blob) {
+                                shared_versions
+                                    .push((row.checkpoint_id.clone(), first.key().1.clone()));
                             }
-                            continue;
                         }
                         std::collections::hash_map::Entry::Vacant(v) => {
-                            v.insert(blob.clone());
+                            let (ns, channel, version) = v.key();
+                            let sealed = key.as_ref().map(|key| aes::seal(key, type_name, &blob));
+                            let (type_name, value) = match &sealed {
+                                Some((t, b)) => (t.as_str(), b),
+                                None => (type_name, &blob),
+                            };
+                            blobs
+                                .write(&[&thread_id, ns, channel, version, &type_name, value])
+                                .map_err(e)?;
+                            v.insert(digest(&blob));
                         }
                     }
-                    let (type_name, blob) = match &key {
-                        Some(key) => aes::seal(key, type_name, blob),
-                        None => ((*type_name).to_owned(), blob.clone()),
-                    };
-                    c.execute(
-                        &blob_sql,
-                        &[
-                            &thread_id,
-                            &row.checkpoint_ns,
-                            channel,
-                            &version,
-                            &type_name,
-                            &blob,
-                        ],
-                    )
-                    .map_err(e)?;
                 }
                 let metadata: Json = match &row.metadata {
                     Some(m) => serde_json::from_slice(m)
                         .with_context(|| format!("{what}: its metadata is not JSON"))?,
                     None => Json::Object(Default::default()),
                 };
-                c.execute(
-                    &checkpoint_sql,
-                    &[
-                        &thread_id,
-                        &row.checkpoint_ns,
-                        &row.checkpoint_id,
-                        &row.parent_checkpoint_id,
-                        &postgres::types::Json(&split.checkpoint),
-                        &postgres::types::Json(&metadata),
-                    ],
+                checkpoints.push((row, split.checkpoint, metadata));
+            }
+            blobs.finish().map_err(e)?;
+            let mut copy = BinaryCopyInWriter::new(
+                c.copy_in(
+                    "COPY checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+                     FROM STDIN (FORMAT binary)",
                 )
+                .map_err(e)?,
+                &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::JSONB, Type::JSONB],
+            );
+            for (row, checkpoint, metadata) in &checkpoints {
+                copy.write(&[
+                    &thread_id,
+                    &row.checkpoint_ns,
+                    &row.checkpoint_id,
+                    &row.parent_checkpoint_id,
+                    &postgres::types::Json(checkpoint),
+                    &postgres::types::Json(metadata),
+                ])
                 .map_err(e)?;
             }
-            let write_sql = self.prepared(
-                c,
-                match self.generation {
-                    SchemaGeneration::V3 => {
-                        "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+            copy.finish().map_err(e)?;
+            if !rows.writes.is_empty() {
+                let (sql, types): (&str, &[Type]) = match self.generation {
+                    SchemaGeneration::V3 => (
+                        "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+                         FROM STDIN (FORMAT binary)",
+                        &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::INT4, Type::TEXT, Type::TEXT, Type::BYTEA],
+                    ),
+                    SchemaGeneration::V2 => (
+                        "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
+                         FROM STDIN (FORMAT binary)",
+                        &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::INT4, Type::TEXT, Type::TEXT, Type::BYTEA],
+                    ),
+                };
+                let mut copy = BinaryCopyInWriter::new(c.copy_in(sql).map_err(e)?, types);
+                for w in &rows.writes {
+                    let idx = i32::try_from(w.row.idx)
+                        .map_err(|_| anyhow!("write index {} out of range", w.row.idx))?;
+                    let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> =
+                        vec![&thread_id, &w.checkpoint_ns, &w.checkpoint_id, &w.row.task_id];
+                    if self.generation == SchemaGeneration::V3 {
+                        params.push(&w.row.task_path);
                     }
-                    SchemaGeneration::V2 => {
-                        "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-                    }
-                },
-            )?;
-            for w in &rows.writes {
-                let idx = i32::try_from(w.row.idx)
-                    .map_err(|_| anyhow!("write index {} out of range", w.row.idx))?;
-                let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> =
-                    vec![&thread_id, &w.checkpoint_ns, &w.checkpoint_id, &w.row.task_id];
-                if self.generation == SchemaGeneration::V3 {
-                    params.push(&w.row.task_path);
+                    params.extend([
+                        &idx as &(dyn postgres::types::ToSql + Sync),
+                        &w.row.channel,
+                        &w.row.type_name,
+                        &w.row.value,
+                    ]);
+                    copy.write(&params).map_err(e)?;
                 }
-                params.extend([
-                    &idx as &(dyn postgres::types::ToSql + Sync),
-                    &w.row.channel,
-                    &w.row.type_name,
-                    &w.row.value,
-                ]);
-                c.execute(&write_sql, &params).map_err(e)?;
+                copy.finish().map_err(e)?;
             }
             Ok(WrittenThread {
                 replaced: exists,

@@ -232,10 +232,20 @@ impl PostgresStore {
                 &[&thread_id, &ns],
             )?
         };
+        // Each raw row is dropped once copied, and each blob once the last checkpoint naming
+        // it is assembled: a long thread is held about once, not three times.
         let mut blobs: HashMap<(String, String), BlobRow> = HashMap::new();
-        for r in &blob_rows {
-            let b = blob_row(r)?;
+        for r in blob_rows {
+            let b = blob_row(&r)?;
             blobs.insert((b.channel.clone(), b.version.clone()), b);
+        }
+        let mut uses: HashMap<(String, String), usize> = HashMap::new();
+        for r in &rows {
+            for b in named_blobs(&get_str(r, 2)?, &blobs) {
+                *uses
+                    .entry((b.channel.clone(), b.version.clone()))
+                    .or_default() += 1;
+            }
         }
         rows.iter()
             .map(|r| {
@@ -245,6 +255,18 @@ impl PostgresStore {
                 let a = pgformat::assemble_with(&json, &named, &self.keys).with_context(|| {
                     format!("checkpoint {checkpoint_id} of thread '{thread_id}'")
                 })?;
+                let done: Vec<(String, String)> = named
+                    .iter()
+                    .map(|b| (b.channel.clone(), b.version.clone()))
+                    .collect();
+                for k in done {
+                    if let Some(n) = uses.get_mut(&k) {
+                        *n -= 1;
+                        if *n == 0 {
+                            blobs.remove(&k);
+                        }
+                    }
+                }
                 Ok(CheckpointRow {
                     thread_id: thread_id.to_owned(),
                     checkpoint_ns: ns.to_owned(),

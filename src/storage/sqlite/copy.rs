@@ -81,7 +81,7 @@ impl SqliteStore {
         let e = |e| self.sql_error(e);
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare_cached(
                 "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata \
                  FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id",
             )
@@ -97,7 +97,7 @@ impl SqliteStore {
         };
         let mut stmt = self
             .conn
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "SELECT checkpoint_ns, checkpoint_id, task_id, {task_path}, idx, channel, type, value \
                  FROM writes WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, {task_path}, task_id, idx"
             ))
@@ -156,7 +156,7 @@ impl SqliteStore {
                     .map_err(e)?;
             }
             let mut insert = tx
-                .prepare(
+                .prepare_cached(
                     "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
                      VALUES (?, ?, ?, ?, ?, ?, ?)",
                 )
@@ -184,7 +184,7 @@ impl SqliteStore {
                      VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9)"
                 }
             };
-            let mut insert = tx.prepare(sql).map_err(e)?;
+            let mut insert = tx.prepare_cached(sql).map_err(e)?;
             for w in &rows.writes {
                 insert
                     .execute(rusqlite::params![
