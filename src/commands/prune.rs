@@ -207,8 +207,10 @@ fn confirm(args: &PruneArgs, selected: &[(&ThreadSummary, Option<i64>)]) -> Resu
 const TARGET_TRANSACTION: std::time::Duration = std::time::Duration::from_millis(40);
 
 /// Deletes the selected threads, at most `per_batch` per transaction (fewer while a
-/// transaction takes longer than [`TARGET_TRANSACTION`]); a thread that moved while memctl
-/// worked is left alone (skipped, and a problem). Returns what was deleted and how many
+/// transaction takes longer than [`TARGET_TRANSACTION`]), leaving the database to a live app
+/// between two transactions when another process has the file open
+/// ([`crate::ops::batch::pause_after`]; a server queues the app's wait instead); a thread that moved while memctl worked is left alone
+/// (skipped, and a problem). Returns what was deleted and how many
 /// selected threads were not reached (interrupted).
 fn delete(
     store: &dyn CheckpointStore,
@@ -218,7 +220,8 @@ fn delete(
     let mut deleted = Deleted::default();
     let pb = progress::bar(sel.selected.len() as u64, "prune");
     let max = per_batch.max(1);
-    let mut per = max;
+    let mut per = crate::ops::batch::first_size(max);
+    let pause = store.might_be_shared() && !store.queues_waiting_writers();
     let mut not_processed = 0;
     let mut i = 0;
     while i < sel.selected.len() {
@@ -233,7 +236,11 @@ fn delete(
             .collect();
         let started = std::time::Instant::now();
         let (d, moved) = store.delete_threads(&ids)?;
-        per = crate::ops::batch::next_size(per, max, started.elapsed(), TARGET_TRANSACTION);
+        let took = started.elapsed();
+        per = crate::ops::batch::next_size(per, max, took, TARGET_TRANSACTION);
+        if pause {
+            std::thread::sleep(crate::ops::batch::pause_after(took));
+        }
         i += batch.len();
         deleted.add(d);
         pb.inc(batch.len() as u64);

@@ -11,7 +11,7 @@
 //! pauses between pages as long as each page held the write lock.
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
 
@@ -23,8 +23,6 @@ use crate::storage::{BlobKind, CheckpointStore, PageSize, StoredValue, ValueCurs
 
 /// Stored bytes per transaction at most (with `--batch` values at most).
 const PAGE_BYTES: u64 = 4 << 20;
-/// The longest pause between two transactions beside a live app.
-const MAX_PAUSE: Duration = Duration::from_millis(100);
 
 pub use crate::output::rekey::Mode;
 
@@ -332,7 +330,7 @@ pub fn run(g: &GlobalArgs, args: &RekeyArgs, out: &mut dyn Write) -> Result<()> 
         pb.inc(page.values);
         cursor = page.next;
         if shared && page.changed > 0 {
-            std::thread::sleep(started.elapsed().min(MAX_PAUSE));
+            std::thread::sleep(crate::ops::batch::pause_after(started.elapsed()));
         }
     }
     pb.finish_and_clear();

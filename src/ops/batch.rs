@@ -17,6 +17,24 @@ pub fn next_size(current: usize, max: usize, took: Duration, target: Duration) -
     }
 }
 
+/// The longest pause between two transactions beside a live app.
+pub const MAX_PAUSE: Duration = Duration::from_millis(100);
+
+/// How long to leave the database to a live app after a write transaction that took `took`:
+/// as long again, at most [`MAX_PAUSE`]. SQLite queues no one for its write lock: an app that
+/// found it taken sleeps in its busy handler and retries at growing intervals (up to 100 ms),
+/// so transactions run back to back would find the lock free only between two of them, for
+/// microseconds, and the app could wait for as long as the whole job.
+pub fn pause_after(took: Duration) -> Duration {
+    took.min(MAX_PAUSE)
+}
+
+/// The first batch size, at most `max`: small, so that the first transaction (on a cold
+/// cache) does not hold the lock long before [`next_size`] has a time to go by.
+pub fn first_size(max: usize) -> usize {
+    max.clamp(1, 32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

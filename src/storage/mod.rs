@@ -587,6 +587,12 @@ pub trait CheckpointStore: Send {
     /// commit can be queued behind memctl's); true when memctl cannot tell.
     fn might_be_shared(&self) -> bool;
 
+    /// True when an app that waits for memctl's write lock is queued and takes it as soon as
+    /// memctl commits (a server's lock queue), false when it polls for it (SQLite's busy
+    /// handler), so that memctl must leave gaps between its transactions
+    /// ([`crate::ops::batch::pause_after`]).
+    fn queues_waiting_writers(&self) -> bool;
+
     // ---- reading ----------------------------------------------------------------------------
 
     /// Calls `f` for every thread's aggregates, in thread-id order.

@@ -754,6 +754,12 @@ impl CheckpointStore for PostgresStore {
         true
     }
 
+    /// True: the server queues lock requests; an app's `put` waiting on memctl's table locks
+    /// goes first when memctl commits.
+    fn queues_waiting_writers(&self) -> bool {
+        true
+    }
+
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
         // Collected first so that `f` may use this store again.
         self.summaries(None)?.into_iter().try_for_each(f)

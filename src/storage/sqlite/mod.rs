@@ -192,6 +192,11 @@ impl CheckpointStore for SqliteStore {
         self.shared
     }
 
+    /// False: an app waiting for the write lock polls from its busy handler.
+    fn queues_waiting_writers(&self) -> bool {
+        false
+    }
+
     /// `(thread_id, latest root checkpoint id)` of every thread, from the primary key only.
     fn latest_root_ids(&self) -> Result<Vec<(String, String)>> {
         let mut stmt = self
