@@ -622,3 +622,131 @@ fn a_real_terminal_with_a_non_utf8_locale_shows_ascii() {
     t.send(&["q"]);
     assert_eq!(t.exit().0, 0);
 }
+
+/// A threads-table row of a screen as `thread cps messages tokens age bytes` (blanks
+/// collapsed, the selection mark and the size bar left out).
+fn thread_row(line: &str) -> String {
+    let words: Vec<&str> = line
+        .trim_start_matches(['>', ' '])
+        .split_whitespace()
+        .filter(|w| !w.contains('█'))
+        .collect();
+    words.join(" ")
+}
+
+/// The threads table's rows (below the title and header) of a TestBackend screen.
+fn thread_rows(screen: &str) -> Vec<String> {
+    rows_of(screen)
+        .iter()
+        .skip(3)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| thread_row(l))
+        .collect()
+}
+
+/// `memctl threads list --sort SORT` as the browser's rows show it.
+fn threads_list_rows(fixture: &str, sort: &str) -> Vec<String> {
+    let db = format!("fixtures/{fixture}");
+    let out = memctl_out(&[
+        "threads", "list", "--db", &db, "--now", NOW, "--sort", sort, "--format", "json",
+    ]);
+    let records: Vec<serde_json::Value> = serde_json::from_str(&out).expect("threads list JSON");
+    let cell = |v: &serde_json::Value| v.as_u64().map_or("-".to_owned(), |n| n.to_string());
+    records
+        .iter()
+        .map(|r| {
+            let age = r["age_seconds"]
+                .as_i64()
+                .map_or("-".to_owned(), memctl::output::human::age);
+            let bytes = memctl::output::human::bytes(r["bytes"].as_u64().expect("bytes"));
+            format!(
+                "{} {} {} {} {age} {bytes}",
+                r["thread_id"].as_str().expect("an id"),
+                r["checkpoints"],
+                cell(&r["messages"]),
+                cell(&r["tokens"]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn threads_drawn_from_summaries_then_filled_in_equal_threads_list() {
+    // Plain, DeltaChannel (messages rebuilt), JS, encrypted without a key (no state shown),
+    // old-format and deep-agent files.
+    for fixture in [
+        "new.sqlite",
+        "delta.sqlite",
+        "js-delta.sqlite",
+        "encrypted-mixed.sqlite",
+        "old.sqlite",
+        "deep.sqlite",
+    ] {
+        let mut a = app(fixture, None);
+        // The first draw: every thread, its messages and tokens pending.
+        let first = screen_now(&mut a, (120, 60));
+        assert!(a.working(), "{fixture}: nothing left to fill in\n{first}");
+        let rows = thread_rows(&first);
+        let expected = threads_list_rows(fixture, "updated");
+        assert_eq!(rows.len(), expected.len(), "{fixture}\n{first}");
+        assert!(first.contains("· reading "), "{fixture}\n{first}");
+        for row in &rows {
+            let cells: Vec<&str> = row.split(' ').collect();
+            assert_eq!(cells[2..4], ["…", "…"], "{fixture}: {row}");
+        }
+        // Filled in: the rows of `threads list`, in its order.
+        let filled = screen(&mut a, (120, 60));
+        assert!(!a.working());
+        assert!(!filled.contains('…'), "{fixture}\n{filled}");
+        assert_eq!(thread_rows(&filled), expected, "{fixture}\n{filled}");
+    }
+}
+
+#[test]
+fn sorting_by_messages_or_tokens_waits_for_the_counts() {
+    let mut a = app("new.sqlite", None);
+    let by_age = thread_rows(&screen_now(&mut a, (120, 40)));
+    // s s: age -> size -> messages, before any count is read.
+    typed(&mut a, "ss");
+    let waiting = screen_now(&mut a, (120, 40));
+    assert!(
+        waiting.contains("sorted by messages once read (14 left …)"),
+        "{waiting}"
+    );
+    // Not sorted on pending values: still newest first.
+    assert_eq!(thread_rows(&waiting), by_age);
+    // Once the counts are read, the order is `threads list --sort messages`'s.
+    let sorted = screen(&mut a, (120, 40));
+    assert!(
+        sorted.contains("14 of 14 threads · sorted by messages "),
+        "{sorted}"
+    );
+    assert_eq!(
+        thread_rows(&sorted),
+        threads_list_rows("new.sqlite", "messages")
+    );
+    typed(&mut a, "s");
+    let sorted = screen(&mut a, (120, 40));
+    assert_eq!(
+        thread_rows(&sorted),
+        threads_list_rows("new.sqlite", "tokens")
+    );
+    // A sort that needs no count is applied at once.
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "s");
+    let by_size = screen_now(&mut a, (120, 40));
+    assert!(a.working());
+    assert!(
+        by_size.contains("sorted by size · reading 14 …"),
+        "{by_size}"
+    );
+    let sizes: Vec<String> = thread_rows(&by_size)
+        .iter()
+        .map(|r| r.split(' ').next().unwrap_or_default().to_owned())
+        .collect();
+    let expected: Vec<String> = threads_list_rows("new.sqlite", "size")
+        .iter()
+        .map(|r| r.split(' ').next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(sizes, expected);
+}

@@ -75,12 +75,9 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         .into_iter()
         .zip(facts?)
         // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
-        .map(|((thread, id), f)| match f {
-            Ok(f) if f.needs_replay => {
-                let f = replayed_facts(&*store, &keys, &thread, &id, f);
-                (thread, f)
-            }
-            f => (thread, f),
+        .map(|((thread, id), f)| {
+            let f = f.and_then(|f| replay_if_needed(&*store, &keys, &thread, &id, f));
+            (thread, f)
         })
         .filter_map(|(thread, f)| match f {
             Ok(f) => Some((thread, f)),
@@ -223,6 +220,56 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
         );
     }
     super::report_unreadable(&unreadable, total, "are listed without their state")
+}
+
+/// What `threads list` shows of a thread's latest root checkpoint: its messages and tokens
+/// (a DeltaChannel's messages rebuilt), and its time.
+#[derive(Debug, Clone, Default)]
+pub struct LatestState {
+    /// Messages of the state (`None`: no message list, or encrypted without a key).
+    pub messages: Option<usize>,
+    /// Approximate tokens of those messages.
+    pub tokens: Option<u64>,
+    /// The checkpoint's `ts` (or the time in its id when it is encrypted without a key).
+    pub ts: Option<jiff::Timestamp>,
+}
+
+/// The [`LatestState`] of each `(thread, latest root checkpoint id)`, read as `threads list`
+/// reads it (the same functions): a thread that does not read gives its error, the others go
+/// on; `Err` when the database cannot be read at all.
+pub fn latest_states(
+    store: &dyn crate::storage::CheckpointStore,
+    keys: &Keyring,
+    ids: &[(String, String)],
+) -> Result<Vec<Result<LatestState>>> {
+    let facts = crate::read::map_latest(store, ids, |row| latest_facts(keys, row))?;
+    Ok(ids
+        .iter()
+        .zip(facts)
+        .map(|((thread, id), f)| {
+            let f = f.and_then(|f| replay_if_needed(store, keys, thread, id, f))?;
+            Ok(LatestState {
+                messages: f.messages,
+                tokens: f.tokens,
+                ts: f.updated_at,
+            })
+        })
+        .collect())
+}
+
+/// `facts`, with a DeltaChannel thread's messages rebuilt from its older rows.
+fn replay_if_needed(
+    store: &dyn crate::storage::CheckpointStore,
+    keys: &Keyring,
+    thread: &str,
+    id: &str,
+    facts: LatestFacts,
+) -> Result<LatestFacts> {
+    if facts.needs_replay {
+        replayed_facts(store, keys, thread, id, facts)
+    } else {
+        Ok(facts)
+    }
 }
 
 /// With `--sort updated --limit N` (and no filter that needs every thread's state): the threads

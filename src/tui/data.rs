@@ -36,6 +36,19 @@ pub struct ThreadRec {
     pub age_seconds: Option<i64>,
     /// Stored bytes.
     pub bytes: u64,
+    /// The app's last activity (what the list is sorted by, newest first), once known.
+    #[serde(skip)]
+    pub updated: Option<jiff::Timestamp>,
+    /// The latest root checkpoint's id (whose blob gives the messages and tokens).
+    #[serde(skip)]
+    pub latest_root_id: Option<String>,
+    /// The largest checkpoint id in any namespace (the time of the app's last activity).
+    #[serde(skip)]
+    pub latest_id: String,
+    /// `messages`, `tokens` and the time are read (until then the summary alone is known:
+    /// the cells are pending).
+    #[serde(skip)]
+    pub known: bool,
 }
 
 /// One checkpoint of a history as the browser shows it: what its row gives at once (id,
@@ -276,6 +289,90 @@ impl Source {
             meta: Vec::new(),
         };
         self.json(|g, out| crate::commands::threads::list(g, &args, out))
+    }
+
+    /// Every thread from the size summaries alone (ids, checkpoints, bytes, and the time of
+    /// the app's last activity from the checkpoint ids), in thread-id order; no blob read.
+    /// Messages, tokens (and the time of a thread whose ids carry none) come after the first
+    /// draw ([`Source::thread_states`]), as `threads list` reads them.
+    pub fn thread_summaries(&self) -> Result<Vec<ThreadRec>> {
+        let now = crate::output::human::now(self.now.as_deref())?;
+        self.with_store(|store, _| {
+            let mut all = Vec::new();
+            store.for_each_thread(&mut |t| {
+                let updated = crate::ops::activity::last_app_activity(&t.latest_id, None);
+                // A thread with no root checkpoint has no state to read.
+                let known = t.latest_root_id.is_none();
+                all.push(ThreadRec {
+                    thread_id: t.thread_id,
+                    checkpoints: t.checkpoints,
+                    messages: None,
+                    tokens: None,
+                    last_step: None,
+                    updated_at: updated.as_ref().map(crate::output::human::utc),
+                    age_seconds: updated.map(|u| now.as_second() - u.as_second()),
+                    bytes: t.bytes,
+                    updated,
+                    latest_root_id: t.latest_root_id,
+                    latest_id: t.latest_id,
+                    known,
+                });
+                Ok(())
+            })?;
+            Ok(all)
+        })
+    }
+
+    /// Fills in `rows`' messages, tokens and time from their latest root checkpoints, as
+    /// `threads list` reads them ([`crate::commands::threads::latest_states`]): a row that
+    /// does not read is known without them (`-`, as `threads list` lists it) and its error
+    /// comes back (the first one); the others are filled in.
+    pub fn thread_states(&self, rows: &mut [&mut ThreadRec]) -> Result<()> {
+        let now = crate::output::human::now(self.now.as_deref())?;
+        let ids: Vec<(String, String)> = rows
+            .iter()
+            .filter_map(|r| Some((r.thread_id.clone(), r.latest_root_id.clone()?)))
+            .collect();
+        let states = self.with_store(|store, g| {
+            crate::commands::threads::latest_states(store, &crate::commands::keys(g), &ids)
+        });
+        let mut states = match states {
+            Ok(s) => s.into_iter(),
+            Err(e) => {
+                for r in rows.iter_mut() {
+                    r.known = true;
+                }
+                return Err(e);
+            }
+        };
+        let mut first_error = None;
+        for r in rows.iter_mut() {
+            r.known = true;
+            if r.latest_root_id.is_none() {
+                continue;
+            }
+            match states.next() {
+                Some(Ok(s)) => {
+                    r.messages = s.messages.map(|n| n as u64);
+                    r.tokens = s.tokens;
+                    if r.updated.is_none() {
+                        r.updated = crate::ops::activity::last_app_activity(&r.latest_id, s.ts);
+                        r.updated_at = r.updated.as_ref().map(crate::output::human::utc);
+                        r.age_seconds = r.updated.map(|u| now.as_second() - u.as_second());
+                    }
+                }
+                Some(Err(e)) => {
+                    first_error.get_or_insert_with(|| {
+                        anyhow::anyhow!(
+                            "thread '{}' is listed without its state: {e:#}",
+                            r.thread_id
+                        )
+                    });
+                }
+                None => {}
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// The threads whose metadata matches `KEY=VALUE` (`threads list --meta`, the selection

@@ -91,7 +91,7 @@ impl App {
     pub fn new(src: Source, thread: Option<&str>) -> Result<App> {
         // A database with a Store and no checkpoint tables opens on its Store.
         let (threads, note, store) = match threads::Threads::load(&src) {
-            Ok((t, note)) => (t, note, None),
+            Ok(t) => (t, None, None),
             Err(e) => match src.store_namespaces() {
                 Ok(_) => (
                     threads::Threads::empty(),
@@ -129,20 +129,26 @@ impl App {
         &self.src
     }
 
-    /// Whether the top view has work left for its screen (a history's cells to fill in, a
-    /// chat's messages to render: its row count).
+    /// Whether the top view has work left for its screen (the threads' or a history's cells
+    /// to fill in, a chat's messages to render: its row count).
     pub fn working(&self) -> bool {
         match self.stack.last() {
+            Some(View::Threads(t)) => t.filling(),
             Some(View::History(h)) => h.filling(),
             Some(View::Checkpoint(c)) => c.building(),
             _ => false,
         }
     }
 
-    /// Does one step of the top view's work left (a history row's blob, a few messages of a
-    /// chat); between keys.
+    /// Does one step of the top view's work left (a few threads' latest blobs, a history
+    /// row's blob, a few messages of a chat); between keys.
     pub fn work(&mut self) {
         match self.stack.last_mut() {
+            Some(View::Threads(t)) => {
+                if let Err(e) = t.fill_some(&self.src) {
+                    self.error(e);
+                }
+            }
             Some(View::History(h)) => {
                 if let Err(e) = h.fill_some(&self.src) {
                     self.error(e);

@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
 use super::data::{Source, ThreadRec};
+use super::history::PENDING;
 use super::{right, Action};
 use crate::output::human;
 use crate::output::sanitize::one_line;
@@ -16,6 +17,9 @@ use crate::output::sanitize::one_line;
 /// The key hints of this view.
 pub const HINTS: &str =
     "Enter open · s sort · / filter · f find · S store · a actions · ? help · q quit";
+
+/// Threads whose latest state is read in one step between keys.
+pub const FILL: usize = 4;
 
 /// What the table is sorted by (largest first; age: newest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,23 +65,72 @@ pub struct Threads {
     editing: bool,
     /// Threads matching a `KEY=VALUE` filter (from `find --meta`).
     meta: Option<Vec<String>>,
+    /// Rows (indexes into `all`) whose messages, tokens (and time, when their ids carry
+    /// none) are still to be read, in the order first shown; [`FILL`] a step between keys.
+    pending: std::collections::VecDeque<usize>,
 }
 
 impl Threads {
-    /// Reads the threads list (and the note of a partial read).
-    pub fn load(src: &Source) -> Result<(Threads, Option<String>)> {
-        let (all, note) = src.threads()?;
+    /// Reads the threads from their summaries alone (ids, checkpoints, bytes, age); their
+    /// messages and tokens are read after the first draw ([`Threads::fill_some`]), so the
+    /// filled table is `threads list`'s.
+    pub fn load(src: &Source) -> Result<Threads> {
+        let all = src.thread_summaries()?;
         let mut t = Threads {
-            shown: (0..all.len()).collect(),
+            shown: Vec::new(),
             all,
             state: TableState::default().with_selected(Some(0)),
             sort: Sort::Age,
             filter: String::new(),
             editing: false,
             meta: None,
+            pending: std::collections::VecDeque::new(),
         };
         t.refresh();
-        Ok((t, note.map(|n| one_line(&n))))
+        t.pending = t
+            .shown
+            .iter()
+            .copied()
+            .filter(|&i| !t.all[i].known)
+            .collect();
+        Ok(t)
+    }
+
+    /// Whether rows are left to fill in.
+    pub fn filling(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Fills in the next [`FILL`] rows' messages and tokens (their latest blobs read and
+    /// dropped, as `threads list` reads them). A row that does not read shows `-` (as
+    /// `threads list` lists it) and the error comes back. Once every row is known, a sort
+    /// that waited for them is applied.
+    pub fn fill_some(&mut self, src: &Source) -> Result<()> {
+        let n = self.pending.len().min(FILL);
+        let batch: Vec<usize> = self.pending.drain(..n).collect();
+        let mut rows: Vec<&mut ThreadRec> = self
+            .all
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| batch.contains(i))
+            .map(|(_, r)| r)
+            .collect();
+        let result = src.thread_states(&mut rows);
+        if self.pending.is_empty() {
+            self.refresh();
+        }
+        result
+    }
+
+    /// Whether the current sort's values are all known (else the rows keep the order they
+    /// have until they are: a sort on pending values would be wrong).
+    fn sort_ready(&self) -> bool {
+        match self.sort {
+            Sort::Size => true,
+            // The time of a thread whose ids carry none comes from its blob.
+            Sort::Age => self.all.iter().all(|r| r.known || r.updated.is_some()),
+            Sort::Messages | Sort::Tokens => self.all.iter().all(|r| r.known),
+        }
     }
 
     /// No threads (a database that has only a Store).
@@ -90,6 +143,7 @@ impl Threads {
             filter: String::new(),
             editing: false,
             meta: None,
+            pending: std::collections::VecDeque::new(),
         }
     }
 
@@ -115,9 +169,16 @@ impl Threads {
             .filter(|&i| keep(&self.all[i]))
             .collect();
         let all = &self.all;
-        match self.sort {
-            // `threads list` gives them newest first.
-            Sort::Age => {}
+        // As `threads list --sort` orders them: by the sort's value, largest (newest) first,
+        // ties in thread-id order (`all`'s). Until the sort's values are all known the rows
+        // are newest first (the title says so).
+        let sort = if self.sort_ready() {
+            self.sort
+        } else {
+            Sort::Age
+        };
+        match sort {
+            Sort::Age => shown.sort_by_key(|&i| std::cmp::Reverse(all[i].updated)),
             Sort::Size => shown.sort_by_key(|&i| std::cmp::Reverse(all[i].bytes)),
             Sort::Messages => shown.sort_by_key(|&i| std::cmp::Reverse(all[i].messages)),
             Sort::Tokens => shown.sort_by_key(|&i| std::cmp::Reverse(all[i].tokens)),
@@ -209,24 +270,48 @@ impl Threads {
             .map(|&i| {
                 let r = &self.all[i];
                 let n = (r.bytes * BAR).div_ceil(max) as usize;
-                let dash = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
+                let dash = |v: Option<u64>| match (v, r.known) {
+                    (_, false) => PENDING.to_owned(),
+                    (None, true) => "-".to_owned(),
+                    (Some(v), true) => v.to_string(),
+                };
+                let age = match (r.age_seconds, r.known) {
+                    (Some(a), _) => human::age(a),
+                    (None, false) => PENDING.to_owned(),
+                    (None, true) => "-".to_owned(),
+                };
                 Row::new(vec![
                     one_line(&r.thread_id).into(),
                     right(r.checkpoints.to_string()),
                     right(dash(r.messages)),
                     right(dash(r.tokens)),
-                    right(r.age_seconds.map_or("-".into(), human::age)),
+                    right(age),
                     right(human::bytes(r.bytes)),
                     "█".repeat(n).into(),
                 ])
             })
             .collect();
-        let title = format!(
-            " {} of {} threads · sorted by {} ",
-            self.shown.len(),
-            self.all.len(),
-            self.sort.name()
-        );
+        let left = self.all.iter().filter(|r| !r.known).count();
+        let title = match (left, self.sort_ready()) {
+            (0, _) => format!(
+                " {} of {} threads · sorted by {} ",
+                self.shown.len(),
+                self.all.len(),
+                self.sort.name()
+            ),
+            (_, true) => format!(
+                " {} of {} threads · sorted by {} · reading {left} {PENDING} ",
+                self.shown.len(),
+                self.all.len(),
+                self.sort.name()
+            ),
+            (_, false) => format!(
+                " {} of {} threads · sorted by {} once read ({left} left {PENDING}) ",
+                self.shown.len(),
+                self.all.len(),
+                self.sort.name()
+            ),
+        };
         let table = Table::new(
             rows,
             [

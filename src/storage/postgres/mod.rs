@@ -852,9 +852,11 @@ impl CheckpointStore for PostgresStore {
             .unwrap_or(Ok(None))
     }
 
-    /// One query for all of them: each checkpoint row with the blob rows its
-    /// `channel_versions` name (aggregated into arrays), streamed and assembled a row at a
-    /// time.
+    /// One query for all of them: each checkpoint row joined with the blob rows its
+    /// `channel_versions` name, one result row per blob (a checkpoint without blobs: one row
+    /// with none), in the order asked; streamed and assembled a checkpoint at a time. No
+    /// aggregate: an `array_agg` of the blobs made the server copy each (a 2.5 MB messages
+    /// blob) into an array before sending it (BENCHMARKS.md, browse at speed).
     fn checkpoints_at(
         &self,
         keys: &[(&str, &str, &str)],
@@ -868,67 +870,90 @@ impl CheckpointStore for PostgresStore {
         let stmt = self.prepared(
             &mut c,
             "SELECT k.i, c.parent_checkpoint_id, c.checkpoint::text, c.metadata::text, \
-                    b.channels, b.versions, b.types, b.blobs \
+                    b.channel, b.version, b.type, b.blob \
              FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(thread_id, ns, id, i) \
              JOIN checkpoints c ON c.thread_id = k.thread_id AND c.checkpoint_ns = k.ns AND c.checkpoint_id = k.id \
-             CROSS JOIN LATERAL ( \
-                 SELECT array_agg(b.channel) AS channels, array_agg(b.version) AS versions, \
-                        array_agg(b.type) AS types, array_agg(b.blob) AS blobs \
+             LEFT JOIN LATERAL ( \
+                 SELECT b.channel, b.version, b.type, b.blob \
                  FROM jsonb_each_text(CASE jsonb_typeof(c.checkpoint -> 'channel_versions') \
                      WHEN 'object' THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v \
                  JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns \
-                   AND b.channel = v.key AND b.version = v.value) b",
+                   AND b.channel = v.key AND b.version = v.value) b ON true \
+             ORDER BY k.i",
         )?;
         let mut out: Vec<Result<Option<CheckpointRow>>> = keys.iter().map(|_| Ok(None)).collect();
         let params: [&(dyn ToSql + Sync); 3] = [&threads, &nss, &ids];
         let mut it = c.query_raw(&stmt, params).map_err(e)?;
+        // The checkpoint being read: its position, row columns, and blob rows so far.
+        struct Open {
+            i: usize,
+            parent: Option<String>,
+            json: String,
+            metadata: Option<String>,
+            blobs: Vec<BlobRow>,
+        }
+        let assemble = |o: Open| -> Result<Option<CheckpointRow>> {
+            let (thread_id, ns, checkpoint_id) = keys[o.i];
+            let named: Vec<&BlobRow> = o.blobs.iter().collect();
+            let a = pgformat::assemble_with(&o.json, &named, &self.keys)
+                .with_context(|| format!("checkpoint {checkpoint_id} of thread '{thread_id}'"))?;
+            Ok(Some(CheckpointRow {
+                thread_id: thread_id.to_owned(),
+                checkpoint_ns: ns.to_owned(),
+                checkpoint_id: checkpoint_id.to_owned(),
+                parent_checkpoint_id: o.parent,
+                type_name: a.type_name,
+                checkpoint: a.bytes,
+                metadata: o.metadata.map(String::into_bytes),
+            }))
+        };
+        let mut open: Option<Open> = None;
         while let Some(r) = it.next().map_err(e)? {
             let i = usize::try_from(r.try_get::<_, i64>(0).map_err(e)?)
                 .ok()
                 .and_then(|i| i.checked_sub(1))
                 .filter(|i| *i < keys.len())
                 .ok_or_else(|| anyhow!("the server numbered a checkpoint out of range"))?;
-            let (thread_id, ns, checkpoint_id) = keys[i];
-            let channels: Vec<String> =
-                r.try_get::<_, Option<_>>(4).map_err(e)?.unwrap_or_default();
-            let versions: Vec<String> =
-                r.try_get::<_, Option<_>>(5).map_err(e)?.unwrap_or_default();
-            let types: Vec<Option<String>> =
-                r.try_get::<_, Option<_>>(6).map_err(e)?.unwrap_or_default();
-            let blobs: Vec<Option<Vec<u8>>> =
-                r.try_get::<_, Option<_>>(7).map_err(e)?.unwrap_or_default();
-            let rows: Vec<BlobRow> = channels
-                .into_iter()
-                .zip(versions)
-                .zip(types.into_iter().zip(blobs))
-                .map(|((channel, version), (type_name, blob))| BlobRow {
-                    channel,
-                    version,
-                    type_name: type_name.unwrap_or_default(),
-                    blob,
-                })
-                .collect();
-            let json: String = r
-                .try_get::<_, Option<String>>(2)
-                .map_err(e)?
-                .unwrap_or_default();
-            let named: Vec<&BlobRow> = rows.iter().collect();
-            out[i] = pgformat::assemble_with(&json, &named, &self.keys)
-                .with_context(|| format!("checkpoint {checkpoint_id} of thread '{thread_id}'"))
-                .and_then(|a| {
-                    Ok(Some(CheckpointRow {
-                        thread_id: thread_id.to_owned(),
-                        checkpoint_ns: ns.to_owned(),
-                        checkpoint_id: checkpoint_id.to_owned(),
-                        parent_checkpoint_id: r.try_get(1).map_err(e)?,
-                        type_name: a.type_name,
-                        checkpoint: a.bytes,
-                        metadata: r
-                            .try_get::<_, Option<String>>(3)
-                            .map_err(e)?
-                            .map(String::into_bytes),
-                    }))
+            if open.as_ref().is_none_or(|o| o.i != i) {
+                if let Some(done) = open.take() {
+                    if done.i > i {
+                        bail!("the server sent the checkpoints out of order");
+                    }
+                    let at = done.i;
+                    out[at] = assemble(done);
+                }
+                open = Some(Open {
+                    i,
+                    parent: r.try_get(1).map_err(e)?,
+                    json: r
+                        .try_get::<_, Option<String>>(2)
+                        .map_err(e)?
+                        .unwrap_or_default(),
+                    metadata: r.try_get(3).map_err(e)?,
+                    blobs: Vec::new(),
                 });
+            }
+            // A checkpoint without blobs comes as one row with none.
+            if let (Some(o), Some(channel)) =
+                (open.as_mut(), r.try_get::<_, Option<String>>(4).map_err(e)?)
+            {
+                o.blobs.push(BlobRow {
+                    channel,
+                    version: r
+                        .try_get::<_, Option<String>>(5)
+                        .map_err(e)?
+                        .unwrap_or_default(),
+                    type_name: r
+                        .try_get::<_, Option<String>>(6)
+                        .map_err(e)?
+                        .unwrap_or_default(),
+                    blob: r.try_get(7).map_err(e)?,
+                });
+            }
+        }
+        if let Some(done) = open.take() {
+            let at = done.i;
+            out[at] = assemble(done);
         }
         Ok(out)
     }
