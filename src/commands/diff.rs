@@ -77,13 +77,8 @@ pub fn run_on(
     let thread = &args.thread.thread;
     let (to, to_stored, to_deltas) =
         crate::read::load_shallow(store, &keys, thread, &g.ns, args.to.as_deref())?;
-    let from_id = match &args.from {
-        Some(id) => Some(crate::read::resolve_checkpoint_id(
-            store, thread, &g.ns, id,
-        )?),
-        None => to.row.parent_checkpoint_id.clone(),
-    };
-    let from = match &from_id {
+    // `--from` may be a prefix: the checkpoint read names its whole id.
+    let from = match args.from.as_ref().or(to.row.parent_checkpoint_id.as_ref()) {
         Some(id) => Some(crate::read::load_shallow(
             store,
             &keys,
@@ -93,6 +88,7 @@ pub fn run_on(
         )?),
         None => None,
     };
+    let from_id = from.as_ref().map(|(cp, _, _)| cp.row.checkpoint_id.clone());
     let after = Side::of(&to, &to_stored)?;
     let before = match &from {
         Some((cp, stored, _)) => Side::of(cp, stored)?,

@@ -37,18 +37,24 @@ pub fn fetch_checkpoint(
     id: Option<&str>,
 ) -> Result<CheckpointRow> {
     require_thread(store, thread, ns)?;
-    let full = match id {
-        Some(id) => Some(resolve_checkpoint_id(store, thread, ns, id)?),
-        None => None,
-    };
-    store
-        .checkpoint(thread, ns, full.as_deref())?
-        .ok_or_else(|| {
-            Missing::NoCheckpoints {
-                thread: thread.to_owned(),
+    // A whole id is read once (on Postgres a row comes with its blobs); only a prefix that is
+    // no id of its own is resolved first.
+    let row = match id {
+        None => store.checkpoint(thread, ns, None)?,
+        Some(id) => match store.checkpoint(thread, ns, Some(id))? {
+            Some(row) => Some(row),
+            None => {
+                let full = resolve_checkpoint_id(store, thread, ns, id)?;
+                store.checkpoint(thread, ns, Some(&full))?
             }
-            .into()
-        })
+        },
+    };
+    row.ok_or_else(|| {
+        Missing::NoCheckpoints {
+            thread: thread.to_owned(),
+        }
+        .into()
+    })
 }
 
 /// Loads and decodes the pending writes of a checkpoint (decrypted with `keys` when

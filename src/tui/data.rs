@@ -579,7 +579,7 @@ fn find_args(pattern: Option<String>, meta: Vec<String>) -> FindArgs {
 /// `show`'s text of a checkpoint in parts: the header line, each message (a blank line and
 /// its `pretty_print()`), then the other channels and what the thread waits on. The
 /// messages stay in their stored list and are rendered when their part is asked for; the
-/// same lines as `show` prints, made terminal-safe as [`Source::text`] makes them.
+/// same lines as `show` prints, made terminal-safe as `Source::text` makes them.
 pub struct ShowParts {
     state: crate::read::State,
     spans: Vec<std::ops::Range<usize>>,
