@@ -486,6 +486,35 @@ impl Target {
         })
     }
 
+    /// Opens the connection and sets memctl's session up on it: the named schema (if any)
+    /// first on the `search_path`, and `lock_timeout` = `busy_timeout`.
+    pub fn connect_session(&self, busy_timeout: Duration) -> Result<postgres::Client> {
+        let mut client = self.connect()?;
+        let mut sql = String::new();
+        if let Some(schema) = &self.schema {
+            sql.push_str(&format!(
+                "SET search_path TO {}; ",
+                super::quote_ident(schema)
+            ));
+        }
+        let ms = busy_timeout.as_millis().min(i32::MAX as u128);
+        sql.push_str(&format!("SET lock_timeout = {ms}"));
+        client.batch_execute(&sql).map_err(|e| self.error(&e))?;
+        Ok(client)
+    }
+
+    /// A server error as one line that names the database (its password scrubbed).
+    pub fn error(&self, e: &postgres::Error) -> anyhow::Error {
+        anyhow!(
+            "{}",
+            self.scrub(&format!(
+                "PostgreSQL error on '{}': {}",
+                self.shown,
+                error_text(e)
+            ))
+        )
+    }
+
     /// `text` with the password (if any) replaced by `***`: the last guard before anything
     /// reaches the user.
     pub fn scrub(&self, text: &str) -> String {

@@ -86,26 +86,8 @@ impl PostgresStore {
         if let Some(s) = schema {
             target.use_schema(s)?;
         }
-        let mut client = target.connect()?;
-        let store_err = |e: postgres::Error| {
-            anyhow!(
-                "{}",
-                target.scrub(&format!(
-                    "PostgreSQL error on '{}': {}",
-                    target.shown,
-                    conn::error_text(&e)
-                ))
-            )
-        };
-        if let Some(schema) = &target.schema {
-            client
-                .batch_execute(&format!("SET search_path TO {}", quote_ident(schema)))
-                .map_err(store_err)?;
-        }
-        let ms = busy_timeout.as_millis().min(i32::MAX as u128);
-        client
-            .batch_execute(&format!("SET lock_timeout = {ms}"))
-            .map_err(store_err)?;
+        let mut client = target.connect_session(busy_timeout)?;
+        let store_err = |e: postgres::Error| target.error(&e);
         if access == Access::ReadOnly {
             client
                 .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")

@@ -18,7 +18,6 @@ use postgres::Client;
 use std::cell::RefCell;
 
 use super::conn::{self, Target};
-use super::quote_ident;
 use crate::storage::store::{
     in_batches, is_under, Backend, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal,
     RemovedItem, StoreItem, StoreRow, StoreShape, VectorRow, SWEEP_BATCH,
@@ -87,26 +86,9 @@ impl PgItemStore {
         if let Some(s) = schema {
             target.use_schema(s)?;
         }
-        let mut client = target.connect()?;
+        let mut client = target.connect_session(busy_timeout)?;
         let shown = target.shown.clone();
-        let err = |e: postgres::Error| {
-            anyhow!(
-                "{}",
-                target.scrub(&format!(
-                    "PostgreSQL error on '{shown}': {}",
-                    conn::error_text(&e)
-                ))
-            )
-        };
-        if let Some(schema) = &target.schema {
-            client
-                .batch_execute(&format!("SET search_path TO {}", quote_ident(schema)))
-                .map_err(err)?;
-        }
-        let ms = busy_timeout.as_millis().min(i32::MAX as u128);
-        client
-            .batch_execute(&format!("SET lock_timeout = {ms}"))
-            .map_err(err)?;
+        let err = |e: postgres::Error| target.error(&e);
         if access == Access::ReadOnly {
             client
                 .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -157,26 +139,9 @@ impl PgItemStore {
     /// A level newer than memctl knows is refused before anything is written.
     pub fn setup(url: &str, busy_timeout: Duration) -> Result<()> {
         let target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
-        let mut client = target.connect()?;
+        let mut client = target.connect_session(busy_timeout)?;
         let shown = target.shown.clone();
-        let err = |e: postgres::Error| {
-            anyhow!(
-                "{}",
-                target.scrub(&format!(
-                    "PostgreSQL error on '{shown}': {}",
-                    conn::error_text(&e)
-                ))
-            )
-        };
-        if let Some(schema) = &target.schema {
-            client
-                .batch_execute(&format!("SET search_path TO {}", quote_ident(schema)))
-                .map_err(err)?;
-        }
-        let ms = busy_timeout.as_millis().min(i32::MAX as u128);
-        client
-            .batch_execute(&format!("SET lock_timeout = {ms}"))
-            .map_err(err)?;
+        let err = |e: postgres::Error| target.error(&e);
         // Checked first, so that a level memctl does not know gets nothing written.
         let exists = client
             .query_one("SELECT to_regclass('store_migrations')::text", &[])
