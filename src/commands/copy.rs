@@ -63,53 +63,36 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     let same_pg_recrypted = same_db
         && changes.recrypts()
         && matches!(storage::locate(source_path), Ok(Location::Postgres(_)));
+    let access = match args.dry_run {
+        true => Access::ReadOnly,
+        false => Access::ReadWrite,
+    };
     let target: Option<Box<dyn CheckpointStore>> = match &args.to {
         _ if same_pg_recrypted => Some(storage::open(
             source_path,
             g.schema.as_deref(),
-            match args.dry_run {
-                true => Access::ReadOnly,
-                false => Access::ReadWrite,
-            },
+            access,
             busy,
             &changes.target_keys(),
         )?),
         _ if same_db => None,
         None => None,
         Some(to) => match storage::locate(to).map_err(|e| Usage(e.to_string()))? {
-            Location::Postgres(_) => {
-                let access = match args.dry_run {
-                    true => Access::ReadOnly,
-                    false => Access::ReadWrite,
-                };
-                Some(storage::open(
-                    to,
-                    None,
-                    access,
-                    busy,
-                    &changes.target_keys(),
-                )?)
-            }
-            Location::File if to.exists() => {
-                let access = match args.dry_run {
-                    true => Access::ReadOnly,
-                    false => Access::ReadWrite,
-                };
-                Some(storage::open(
-                    to,
-                    None,
-                    access,
-                    busy,
-                    &changes.target_keys(),
-                )?)
-            }
-            Location::File => {
+            // A new file: made by the copy (nothing made in a dry run).
+            Location::File if !to.exists() => {
                 created = true;
                 match args.dry_run {
                     true => None,
                     false => Some(Box::new(SqliteStore::create_new(to, busy)?)),
                 }
             }
+            Location::File | Location::Postgres(_) => Some(storage::open(
+                to,
+                None,
+                access,
+                busy,
+                &changes.target_keys(),
+            )?),
         },
     };
     let target_store: Option<&dyn CheckpointStore> = match (&target, same_db) {

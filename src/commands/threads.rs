@@ -274,7 +274,7 @@ fn replay_if_needed(
 
 /// With `--sort updated --limit N` (and no filter that needs every thread's state): the threads
 /// that can be among the first N rows, chosen from the primary key alone
-/// ([`crate::ops::activity::newest_threads`]); `None` when every thread must be read.
+/// ([`crate::ops::activity::Newest`]); `None` when every thread must be read.
 fn newest_only(
     store: &dyn crate::storage::CheckpointStore,
     args: &ThreadsListArgs,
