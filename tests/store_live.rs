@@ -169,10 +169,22 @@ fn deletes_beside_a_live_app_lose_no_write() {
             assert!(now.values().all(|v| v.get("seed").is_none()));
         }
     }
-    // rm and forget took the items as they read them: no seed value is left, and whatever is
-    // left is the app's last write of that key.
-    assert!(rm["items"].as_u64().expect("items") > 500, "{rm}");
-    assert!(forgot["store"]["items"].as_u64().expect("items") > 500);
+    // rm and forget took the items as they read them: every seeded key was deleted by them or
+    // rewritten by the app (how many of each depends on the machine's speed, not asserted),
+    // no seed value is left, and whatever is left is the app's last write of that key.
+    let rewritten = |prefix: &str| {
+        finals
+            .keys()
+            .filter(|k| k.starts_with(&format!("{prefix}|")))
+            .count()
+    };
+    let rm_n = rm["items"].as_u64().expect("items") as usize;
+    assert!(rm_n > 0 && rm_n + rewritten("live.bulk") >= BULK, "{rm}");
+    let forgot_n = forgot["store"]["items"].as_u64().expect("items") as usize;
+    assert!(
+        forgot_n > 0 && forgot_n + rewritten("users.u-9.memories") >= U9,
+        "{forgot:#}"
+    );
     // forget says what the app wrote meanwhile: NOT CLEAN (exit 3) when the app put items in
     // u-9's namespace after forget read it, naming only those.
     let remaining = forgot["verification"]["remaining"]
