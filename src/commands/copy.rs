@@ -13,6 +13,27 @@ use crate::model::checkpoint::{StoredMessages, MESSAGES};
 use crate::output::copy::{write_copy, CopyReport, SharedVersion};
 use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore, ThreadRows};
 
+/// The database a copy or migration writes into (`--to`): opened when it exists (a Postgres
+/// URL, an existing file), a new SQLite file made when `create` (`None`, nothing made, when
+/// not: a dry run). The flag: `to` is a new file.
+pub(super) fn open_target(
+    to: &Path,
+    access: Access,
+    create: bool,
+    busy: Duration,
+    keys: &Keyring,
+) -> Result<(Option<Box<dyn CheckpointStore>>, bool)> {
+    let location = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
+    if location == Location::File && !to.exists() {
+        let made: Option<Box<dyn CheckpointStore>> = match create {
+            true => Some(Box::new(SqliteStore::create_new(to, busy)?)),
+            false => None,
+        };
+        return Ok((made, true));
+    }
+    Ok((Some(storage::open(to, None, access, busy, keys)?), false))
+}
+
 /// Runs `copy`.
 pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     if args.all {
@@ -77,23 +98,12 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         )?),
         _ if same_db => None,
         None => None,
-        Some(to) => match storage::locate(to).map_err(|e| Usage(e.to_string()))? {
-            // A new file: made by the copy (nothing made in a dry run).
-            Location::File if !to.exists() => {
-                created = true;
-                match args.dry_run {
-                    true => None,
-                    false => Some(Box::new(SqliteStore::create_new(to, busy)?)),
-                }
-            }
-            Location::File | Location::Postgres(_) => Some(storage::open(
-                to,
-                None,
-                access,
-                busy,
-                &changes.target_keys(),
-            )?),
-        },
+        Some(to) => {
+            let (target, new_file) =
+                open_target(to, access, !args.dry_run, busy, &changes.target_keys())?;
+            created = new_file;
+            target
+        }
     };
     let target_store: Option<&dyn CheckpointStore> = match (&target, same_db) {
         (Some(t), _) => Some(&**t),
@@ -197,20 +207,8 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         true => Access::ReadOnly,
         false => Access::ReadWrite,
     };
-    let location = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
-    let new_file = location == Location::File && !to.exists();
-    let target: Option<Box<dyn CheckpointStore>> =
-        match (new_file, args.dry_run || pairs.is_empty()) {
-            (false, _) => Some(storage::open(
-                to,
-                None,
-                access,
-                busy,
-                &changes.target_keys(),
-            )?),
-            (true, true) => None,
-            (true, false) => Some(Box::new(SqliteStore::create_new(to, busy)?)),
-        };
+    let create = !args.dry_run && !pairs.is_empty();
+    let (target, new_file) = open_target(to, access, create, busy, &changes.target_keys())?;
     let shown = Some(storage::shown_path(to));
     let copied = copy_threads(
         &*source,

@@ -13,7 +13,7 @@ use super::copy::Changes;
 use crate::cli::{GlobalArgs, MigrateArgs};
 use crate::exit::{Partial, Usage};
 use crate::output::copy::{write_migrate, MigrateReport, MigratedThread, SharedVersion};
-use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore};
+use crate::storage::{self, Access, CheckpointStore};
 
 /// Runs `migrate`.
 pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()> {
@@ -38,19 +38,13 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
         true => Access::ReadOnly,
         false => Access::ReadWrite,
     };
-    let location = storage::locate(&args.to).map_err(|e| Usage(e.to_string()))?;
-    let created = location == Location::File && !args.to.exists();
-    let target: Option<Box<dyn CheckpointStore>> = match (created, args.dry_run) {
-        (false, _) => Some(storage::open(
-            &args.to,
-            None,
-            access,
-            busy,
-            &changes.target_keys(),
-        )?),
-        (true, true) => None,
-        (true, false) => Some(Box::new(SqliteStore::create_new(&args.to, busy)?)),
-    };
+    let (target, created) = super::copy::open_target(
+        &args.to,
+        access,
+        !args.dry_run,
+        busy,
+        &changes.target_keys(),
+    )?;
     let mut report = MigrateReport {
         to: storage::shown_path(&args.to),
         dry_run: args.dry_run,
