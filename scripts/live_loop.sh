@@ -24,6 +24,9 @@ export MEMCTL_PYTHON_OLD="$ROOT/.venv/old/bin/python"
 export MEMCTL_PYTHON_PG="$ROOT/.venv/pg/bin/python"
 export MEMCTL_PYTHON_DEEP="$ROOT/.venv/deep/bin/python"
 export MEMCTL_NODE_MODULES="$ROOT/fixtures/js/node_modules"
+# The Python harnesses need hash seed 0 and re-exec themselves without it, importing
+# LangGraph twice (~1 s of CPU each run): every Python the tests start gets it from here.
+export PYTHONHASHSEED=0
 
 
 # Every test that runs beside a live app ("live" in its name), in the files that hold them.

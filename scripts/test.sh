@@ -61,6 +61,9 @@ export MEMCTL_PYTHON_PG="$ROOT/.venv/pg/bin/python"
 export MEMCTL_PYTHON_DEEP="$ROOT/.venv/deep/bin/python"
 export MEMCTL_PYTHON_VEC="$ROOT/.venv/vec/bin/python"
 export MEMCTL_NODE_MODULES="$ROOT/fixtures/js/node_modules"
+# The Python harnesses need hash seed 0 and re-exec themselves without it, importing
+# LangGraph twice (~1 s of CPU each run): every Python the tests start gets it from here.
+export PYTHONHASHSEED=0
 # A snapshot that does not match fails the run and leaves no .snap.new behind.
 export INSTA_UPDATE=no
 cargo test --locked --no-fail-fast --features env-tests

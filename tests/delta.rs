@@ -13,7 +13,7 @@ use common::delta_states;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{fixture, run_err, run_json, run_ok, s, temp_copy};
+use common::{fixture, run_err, run_json, run_ok, s, temp_copy, Harness};
 use serde_json::Value as Json;
 
 /// What LangGraph shows of every checkpoint of every thread of `db`.
@@ -24,32 +24,29 @@ fn langgraph_states(db: &std::path::Path) -> Json {
 /// [`langgraph_states`], with the graphs of threads not named after theirs
 /// (`THREAD=GRAPH,...`).
 fn langgraph_states_of(db: &std::path::Path, graphs: &str) -> Json {
-    let out = Command::new(python("new"))
-        .arg(common::root().join("tests/interop/harness.py"))
-        .args(["delta-states", "--db", s(db), "--graphs", graphs])
-        .output()
-        .expect("the harness runs");
-    assert!(
-        out.status.success(),
-        "harness delta-states failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("harness JSON")
+    let out =
+        Harness::new("new", "harness.py").run(&["delta-states", "--db", s(db), "--graphs", graphs]);
+    assert!(out.ok, "harness delta-states failed:\n{}", out.stderr);
+    serde_json::from_str(&out.stdout).expect("harness JSON")
 }
 
 /// harness.py `continue` of `thread` (graph `graph`) on a copy of `db`: whether it ran, its
 /// JSON report, and its stderr.
 fn carry_on(db: &std::path::Path, thread: &str, graph: &str) -> (bool, Json, String) {
-    let out = Command::new(python("new"))
-        .arg(common::root().join("tests/interop/harness.py"))
-        .args(["continue", "--db", s(db), "--thread", thread, "--copy"])
-        .args(["--graph", graph])
-        .output()
-        .expect("the harness runs");
+    let out = Harness::new("new", "harness.py").run(&[
+        "continue",
+        "--db",
+        s(db),
+        "--thread",
+        thread,
+        "--copy",
+        "--graph",
+        graph,
+    ]);
     (
-        out.status.success(),
-        serde_json::from_slice(&out.stdout).unwrap_or(Json::Null),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.ok,
+        serde_json::from_str(&out.stdout).unwrap_or(Json::Null),
+        out.stderr,
     )
 }
 
@@ -434,25 +431,17 @@ fn a_paused_delta_thread_is_refused_like_any_paused_thread() {
 /// What LangGraph sees of a thread of a delta.sqlite copy (harness.py state).
 fn langgraph_state(db: &std::path::Path, thread: &str) -> Json {
     let graph = format!("delta:{thread}");
-    let out = Command::new(python("new"))
-        .arg(common::root().join("tests/interop/harness.py"))
-        .args([
-            "state",
-            "--db",
-            s(db),
-            "--thread",
-            thread,
-            "--graph",
-            &graph,
-        ])
-        .output()
-        .expect("the harness runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("state JSON")
+    let out = Harness::new("new", "harness.py").run(&[
+        "state",
+        "--db",
+        s(db),
+        "--thread",
+        thread,
+        "--graph",
+        &graph,
+    ]);
+    assert!(out.ok, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).expect("state JSON")
 }
 
 #[test]

@@ -6,6 +6,7 @@ pub mod delta_states;
 pub mod pg;
 pub mod store;
 pub mod tmux;
+pub mod zygote;
 
 use std::path::{Path, PathBuf};
 
@@ -199,7 +200,10 @@ pub fn run_parallel<T: Send>(cases: Vec<T>, f: impl Fn(T) -> Result<(), String> 
 /// One run of a Python harness with real LangGraph (`tests/interop/SCRIPT` under the venv
 /// of `gen`), with no AES key from the developer's shell unless given.
 pub struct Harness {
-    cmd: std::process::Command,
+    python: PathBuf,
+    script: PathBuf,
+    /// Changes to the test process's environment (`None`: removed).
+    env: Vec<(String, Option<String>)>,
 }
 
 /// What a harness run left: whether it succeeded, and its output.
@@ -214,30 +218,37 @@ pub struct Ran {
 
 #[allow(dead_code)]
 impl Harness {
-    /// `tests/interop/{script}` run by the Python of venv `gen` (`new`, `old`, `pg`, `deep`).
+    /// `tests/interop/{script}` run by the Python of venv `gen` (`new`, `old`, `pg`, `deep`),
+    /// through that script's fork server (`zygote`): LangGraph imported once per test process.
+    /// PYTHONHASHSEED=0, as the harnesses need it (set/frozenset bytes; they re-exec
+    /// themselves without it).
     pub fn new(gen: &str, script: &str) -> Self {
-        let mut cmd = std::process::Command::new(python(gen));
-        cmd.arg(root().join("tests/interop").join(script))
-            .env_remove("LANGGRAPH_AES_KEY")
-            .env_remove("MEMCTL_INTEROP_OLD_AES_KEY");
-        Harness { cmd }
+        Harness {
+            python: python(gen),
+            script: root().join("tests/interop").join(script),
+            env: vec![
+                ("PYTHONHASHSEED".into(), Some("0".into())),
+                ("LANGGRAPH_AES_KEY".into(), None),
+                ("MEMCTL_INTEROP_OLD_AES_KEY".into(), None),
+            ],
+        }
     }
 
     /// With an environment variable set (e.g. `LANGGRAPH_AES_KEY`).
     pub fn env(mut self, name: &str, value: Option<&str>) -> Self {
         if let Some(v) = value {
-            self.cmd.env(name, v);
+            self.env.push((name.into(), Some(v.into())));
         }
         self
     }
 
     /// Runs it with `args`.
-    pub fn run(mut self, args: &[&str]) -> Ran {
-        let out = self.cmd.args(args).output().expect("the harness runs");
+    pub fn run(self, args: &[&str]) -> Ran {
+        let out = zygote::run(&self.python, &self.script, args, &self.env);
         Ran {
-            ok: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            ok: out.code == 0,
+            stdout: out.stdout,
+            stderr: out.stderr,
         }
     }
 }
