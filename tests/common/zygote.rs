@@ -31,8 +31,11 @@ pub struct Output {
     pub stderr: String,
 }
 
-fn servers() -> &'static Mutex<HashMap<(PathBuf, PathBuf), Arc<Server>>> {
-    static SERVERS: OnceLock<Mutex<HashMap<(PathBuf, PathBuf), Arc<Server>>>> = OnceLock::new();
+/// The running servers of this test process, by (Python, script).
+type Servers = Mutex<HashMap<(PathBuf, PathBuf), Arc<Server>>>;
+
+fn servers() -> &'static Servers {
+    static SERVERS: OnceLock<Servers> = OnceLock::new();
     SERVERS.get_or_init(Default::default)
 }
 
