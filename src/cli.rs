@@ -395,10 +395,11 @@ pub struct TokensArgs {
     #[arg(long, value_name = "N", requires = "all")]
     pub limit: Option<usize>,
 
-    /// With --all: the order (`thread`: thread-id order). Memory holds 32 bytes per thread
-    /// at most; `--sort thread` with `--format json`/`jsonl` writes each row as it is counted
-    /// (and stops at --limit). Sorted by tokens, and as a table (its widths need every row),
-    /// the list is written once every thread is counted (the rows wait in a temporary file).
+    /// With --all: the order (`thread`: thread-id order). Threads are counted a batch at a
+    /// time: `--sort thread` with `--format json`/`jsonl` writes each row as it is counted (and
+    /// stops at --limit); sorted by tokens, and as a table (its widths need every row), the
+    /// list is written once every thread is counted, its rows waiting in a temporary file (32
+    /// bytes per thread in memory).
     #[arg(long, value_enum, default_value_t = TokensSort::Tokens, requires = "all")]
     pub sort: TokensSort,
 
@@ -581,11 +582,11 @@ pub enum ThreadsCommand {
 /// Arguments of `threads list`.
 #[derive(Debug, Args)]
 pub struct ThreadsListArgs {
-    /// Sort order (largest / newest first; `thread`: thread-id order). Every order holds 32
-    /// bytes per thread in memory at most; `--sort thread` with `--format json`/`jsonl` writes
-    /// each row as it is read (and stops reading at --limit). A sorted list, and a table
-    /// (its widths need every row), is written once every thread is read (the rows wait in a
-    /// temporary file).
+    /// Sort order (largest / newest first; `thread`: thread-id order). Threads are read a
+    /// batch at a time: `--sort thread` with `--format json`/`jsonl` writes each row as it is
+    /// read (and stops at --limit); a sorted list, and a table (its widths need every row), is
+    /// written once every thread is read, its rows waiting in a temporary file (32 bytes per
+    /// thread in memory).
     #[arg(long, value_enum, default_value_t = ThreadSort::Updated)]
     pub sort: ThreadSort,
 
