@@ -10,6 +10,9 @@ Per backend:
   first output    `tokens --all --format jsonl`: time to its first line, and the whole run
                   goal: first line < 1 s, peak RSS < 100 MB
   whole list      `threads list --format jsonl` (every thread)      peak RSS < 100 MB
+  streamed        `tokens --all --sort thread --format jsonl` and `threads list --sort thread
+                  --format jsonl` (rows written as read): first line, all, peak RSS
+                  goal: first line < 1 s, peak RSS < 100 MB
   prune           `prune --idle 30d --yes` on a copy, while a stand-in app (the real saver's
                   `put` of a new checkpoint every 20 ms, in a thread of its own) keeps
                   writing: threads deleted, wall time, the app's longest and p99 put
@@ -185,6 +188,10 @@ def main() -> int:
                                for _ in range(a.repeat)])
         r["list_all"] = fastest([run([memctl, "threads", "list", "--db", db, "--format", "jsonl"])
                                  for _ in range(a.repeat)])
+        r["tokens_stream"] = fastest([run([memctl, "tokens", "--all", "--sort", "thread", "--db", db,
+                                           "--format", "jsonl"]) for _ in range(a.repeat)])
+        r["list_stream"] = fastest([run([memctl, "threads", "list", "--sort", "thread", "--db", db,
+                                         "--format", "jsonl"]) for _ in range(a.repeat)])
         prune = [memctl, "prune", "--idle", "30d", "--yes", "--format", "json"]
         if kind == "sqlite":
             work = a.db.with_name("scale-prune.sqlite")
@@ -224,6 +231,11 @@ def main() -> int:
               f"all {tok['wall']:.1f} s, {tok['rss_mib']:.0f} MiB | first < 1 s, < 100 MB |")
         print(f"| {kind} | threads list (all, jsonl) | {la['wall']:.1f} s, {la['rss_mib']:.0f} MiB "
               f"| < 100 MB |")
+        for key, what in (("tokens_stream", "tokens --all --sort thread (jsonl)"),
+                          ("list_stream", "threads list --sort thread (jsonl)")):
+            m = r[key]
+            print(f"| {kind} | {what} | first line {m['first'] or float('nan'):.2f} s, "
+                  f"all {m['wall']:.1f} s, {m['rss_mib']:.0f} MiB | first < 1 s, < 100 MB |")
         deleted = f"{pr['memctl']['deleted_threads']:,} threads deleted"
         app = pr["app"]
         print(f"| {kind} | prune --idle 30d beside an app | {pr['memctl']['wall']:.1f} s ({deleted}); "

@@ -2220,7 +2220,7 @@ _memctl() {
             fi
             case "${prev}" in
                 --sort)
-                    COMPREPLY=($(compgen -W "updated size messages checkpoints tokens" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "updated size messages checkpoints tokens thread" -- "${cur}"))
                     return 0
                     ;;
                 --limit)
@@ -2320,7 +2320,7 @@ _memctl() {
             fi
             case "${prev}" in
                 --sort)
-                    COMPREPLY=($(compgen -W "updated size messages checkpoints tokens" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "updated size messages checkpoints tokens thread" -- "${cur}"))
                     return 0
                     ;;
                 --limit)
@@ -2371,7 +2371,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__tokens)
-            opts="-t -q -h --thread --all --limit --counter --model --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -q -h --thread --all --limit --sort --counter --model --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2387,6 +2387,10 @@ _memctl() {
                     ;;
                 --limit)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "tokens thread" -- "${cur}"))
                     return 0
                     ;;
                 --counter)

@@ -61,11 +61,12 @@ complete -c memctl -n "__fish_memctl_needs_command" -f -a "completions" -d 'Prin
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "man" -d 'Write man pages: memctl.1 and one page per command (memctl-threads-list.1, …)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "browse" -d 'Browse threads, history, checkpoints and the Store in a full-screen terminal UI (read-only: actions are shown as memctl commands, never run)'
 complete -c memctl -n "__fish_memctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l sort -d 'Sort order (largest / newest first)' -r -f -a "updated\t'Most recently updated first'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l sort -d 'Sort order (largest / newest first; `thread`: thread-id order). Threads are read a batch at a time: `--sort thread` with `--format json`/`jsonl` writes each row as it is read (and stops at --limit); a sorted list, and a table (its widths need every row), is written once every thread is read, its rows waiting in a temporary file (32 bytes per thread in memory)' -r -f -a "updated\t'Most recently updated first'
 size\t'Largest stored size first'
 messages\t'Most messages first'
 checkpoints\t'Most checkpoints first'
-tokens\t'Most tokens first (approximate counter)'"
+tokens\t'Most tokens first (approximate counter)'
+thread\t'Thread-id order (the primary key\'s, bytewise): rows are written as they are read'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l limit -d 'Show at most this many threads' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l min-tokens -d 'Only threads whose latest state has at least this many tokens (approximate counter)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -l meta -d 'Only threads whose metadata (the configurable keys the app passed, in any of their checkpoints) or latest state channel KEY equals VALUE; repeat to require several. The threads `forget --meta` would delete' -r
@@ -82,11 +83,12 @@ complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_se
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -f -a "list" -d 'One row per thread: checkpoints, messages, last step, last update, size'
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and not __fish_seen_subcommand_from list help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l sort -d 'Sort order (largest / newest first)' -r -f -a "updated\t'Most recently updated first'
+complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l sort -d 'Sort order (largest / newest first; `thread`: thread-id order). Threads are read a batch at a time: `--sort thread` with `--format json`/`jsonl` writes each row as it is read (and stops at --limit); a sorted list, and a table (its widths need every row), is written once every thread is read, its rows waiting in a temporary file (32 bytes per thread in memory)' -r -f -a "updated\t'Most recently updated first'
 size\t'Largest stored size first'
 messages\t'Most messages first'
 checkpoints\t'Most checkpoints first'
-tokens\t'Most tokens first (approximate counter)'"
+tokens\t'Most tokens first (approximate counter)'
+thread\t'Thread-id order (the primary key\'s, bytewise): rows are written as they are read'"
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l limit -d 'Show at most this many threads' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l min-tokens -d 'Only threads whose latest state has at least this many tokens (approximate counter)' -r
 complete -c memctl -n "__fish_memctl_using_subcommand threads; and __fish_seen_subcommand_from list" -l meta -d 'Only threads whose metadata (the configurable keys the app passed, in any of their checkpoints) or latest state channel KEY equals VALUE; repeat to require several. The threads `forget --meta` would delete' -r
@@ -162,6 +164,8 @@ complete -c memctl -n "__fish_memctl_using_subcommand diff" -s q -l quiet -d 'Pr
 complete -c memctl -n "__fish_memctl_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -s t -l thread -d 'The thread to count, message by message' -r
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l limit -d 'With --all: show at most this many threads' -r
+complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l sort -d 'With --all: the order (`thread`: thread-id order). Threads are counted a batch at a time: `--sort thread` with `--format json`/`jsonl` writes each row as it is counted (and stops at --limit); sorted by tokens, and as a table (its widths need every row), the list is written once every thread is counted, its rows waiting in a temporary file (32 bytes per thread in memory)' -r -f -a "tokens\t'Most tokens first (ties in thread-id order)'
+thread\t'Thread-id order (the primary key\'s, bytewise): rows are written as they are read'"
 complete -c memctl -n "__fish_memctl_using_subcommand tokens" -l counter -d 'The token counter' -r -f -a "approx\t'LangChain\'s count_tokens_approximately (default parameters)'
 o200k\t'tiktoken o200k_base with langchain_openai\'s chat framing (gpt-4o, gpt-4.1, gpt-5, o1, o3)'
 cl100k\t'tiktoken cl100k_base with langchain_openai\'s chat framing (gpt-4, gpt-3.5-turbo)'

@@ -395,6 +395,14 @@ pub struct TokensArgs {
     #[arg(long, value_name = "N", requires = "all")]
     pub limit: Option<usize>,
 
+    /// With --all: the order (`thread`: thread-id order). Threads are counted a batch at a
+    /// time: `--sort thread` with `--format json`/`jsonl` writes each row as it is counted (and
+    /// stops at --limit); sorted by tokens, and as a table (its widths need every row), the
+    /// list is written once every thread is counted, its rows waiting in a temporary file (32
+    /// bytes per thread in memory).
+    #[arg(long, value_enum, default_value_t = TokensSort::Tokens, requires = "all")]
+    pub sort: TokensSort,
+
     /// The counter.
     #[command(flatten)]
     pub counter: CounterArgs,
@@ -574,7 +582,11 @@ pub enum ThreadsCommand {
 /// Arguments of `threads list`.
 #[derive(Debug, Args)]
 pub struct ThreadsListArgs {
-    /// Sort order (largest / newest first).
+    /// Sort order (largest / newest first; `thread`: thread-id order). Threads are read a
+    /// batch at a time: `--sort thread` with `--format json`/`jsonl` writes each row as it is
+    /// read (and stops at --limit); a sorted list, and a table (its widths need every row), is
+    /// written once every thread is read, its rows waiting in a temporary file (32 bytes per
+    /// thread in memory).
     #[arg(long, value_enum, default_value_t = ThreadSort::Updated)]
     pub sort: ThreadSort,
 
@@ -606,6 +618,17 @@ pub enum ThreadSort {
     Checkpoints,
     /// Most tokens first (approximate counter).
     Tokens,
+    /// Thread-id order (the primary key's, bytewise): rows are written as they are read.
+    Thread,
+}
+
+/// Sort keys for `tokens --all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TokensSort {
+    /// Most tokens first (ties in thread-id order).
+    Tokens,
+    /// Thread-id order (the primary key's, bytewise): rows are written as they are read.
+    Thread,
 }
 
 /// Names a thread: `--thread ID`, or the id alone (`memctl show tools`).

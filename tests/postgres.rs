@@ -1007,3 +1007,16 @@ fn one_corrupt_row_on_postgres_hides_no_other_thread() {
         assert_eq!(fingerprint(&db), before, "{what}: written");
     }
 }
+
+/// On Postgres too: `threads list` and `tokens --all` stream through a portal and print what
+/// the collected, sorted list printed; the store's streams equal its collected reads in batches
+/// of any size, stopped early too.
+#[test]
+fn whole_database_lists_stream_what_they_collect_on_postgres() {
+    let db = TestDb::fixture("streamed");
+    let mut failures = common::listing::lists_stream_as_they_collect(&db.url);
+    failures.extend(common::listing::stores_stream_what_they_collect(
+        std::path::Path::new(&db.url),
+    ));
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -598,3 +598,21 @@ fn a_limited_list_sorted_by_update_is_the_head_of_the_whole_list() {
         }
     }
 }
+
+/// `threads list` and `tokens --all` stream in thread-id order and print what the collected,
+/// sorted list printed (order, limits, totals); the SQLite store's streams equal its collected
+/// reads in batches of any size.
+#[test]
+fn whole_database_lists_stream_what_they_collect() {
+    let mut failures = Vec::new();
+    for name in ["new.sqlite", "old.sqlite", "postgres-mirror.sqlite"] {
+        let db = fixture(name);
+        for f in common::listing::lists_stream_as_they_collect(s(&db)) {
+            failures.push(format!("{name}: {f}"));
+        }
+        for f in common::listing::stores_stream_what_they_collect(&db) {
+            failures.push(format!("{name}: {f}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

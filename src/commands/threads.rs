@@ -8,7 +8,8 @@ use crate::cli::{Format, GlobalArgs, ThreadSort, ThreadsListArgs};
 use crate::codec::aes::Keyring;
 use crate::model::channels::is_delta;
 use crate::model::checkpoint::MESSAGES;
-use crate::output::{self, human, table};
+use crate::output::listing::{Listing, Order};
+use crate::output::{self, human};
 use crate::read::replay::stored_messages_location;
 use crate::tokens::approx;
 
@@ -27,179 +28,93 @@ struct ThreadRow {
     bytes: u64,
 }
 
-/// Runs `threads list`.
+/// The columns of the table.
+const HEADERS: [&str; 8] = [
+    "thread_id",
+    "checkpoints",
+    "messages",
+    "tokens",
+    "last_step",
+    "updated_at",
+    "age",
+    "bytes",
+];
+
+/// What the listed threads showed on the way that is reported after the list.
+#[derive(Default)]
+struct Seen {
+    /// Threads read.
+    total: usize,
+    /// Threads encrypted and read without a key.
+    locked: usize,
+    /// Threads whose latest state did not read (listed without it), with why.
+    unreadable: Vec<(String, String)>,
+}
+
+/// Runs `threads list`: the threads are read a batch at a time in thread-id order and written
+/// as they come (`--sort thread`, JSON) or once all are read (sorted, or a table), with
+/// memory flat in the number of threads ([`crate::output::listing`]).
 pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Result<()> {
     let store = super::open_read_only(g)?;
     let keys = super::keys(g);
     let now = human::now(g.now.as_deref())?;
-    let (ids, summaries, facts) = match newest_only(&*store, args)? {
+    let conditions = args
+        .meta
+        .iter()
+        .map(|m| crate::ops::find::MetaCondition::parse(m))
+        .collect::<Result<Vec<_>>>()?;
+    let format = output::resolve_format(g.format);
+    let order = match args.sort {
+        ThreadSort::Thread => Order::AsRead,
+        _ => Order::Descending,
+    };
+    let mut listing = Listing::new(out, format, order, args.limit);
+    let mut seen = Seen::default();
+    let mut take = |summaries: Vec<crate::storage::ThreadSummary>| -> Result<bool> {
+        for r in rows_of(&*store, &keys, summaries, &mut seen)? {
+            if !conditions.is_empty() {
+                match crate::read::meta_selects_thread(&*store, &keys, &r.thread_id, &conditions) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => {
+                        let why = format!("could not check --meta: {e:#}");
+                        seen.unreadable.push((r.thread_id, why));
+                        continue;
+                    }
+                }
+            }
+            if args
+                .min_tokens
+                .is_some_and(|min| r.tokens.is_none_or(|t| t < min))
+            {
+                continue;
+            }
+            let age = r.updated_at.map(|t| now.as_second() - t.as_second());
+            let record = r.record(age);
+            if !listing.push(
+                sort_key(args.sort, &r),
+                r.edited_at.is_some(),
+                &record,
+                || r.cells(age),
+            )? {
+                return Ok(false);
+            }
+        }
+        Ok(listing.wants_more())
+    };
+    match newest_only(&*store, args)? {
         // `--sort updated --limit N`: only the threads that can be in the first N rows are
         // summed up and decoded; which those are, the checkpoint ids tell (the app's clock).
         Some(threads) => {
-            let summaries = store.summaries_of(&threads)?;
-            let ids: Vec<(String, String)> = summaries
-                .iter()
-                .filter_map(|t| Some((t.thread_id.clone(), t.latest_root_id.clone()?)))
-                .collect();
-            let facts = crate::read::map_latest(&*store, &ids, |row| latest_facts(&keys, row));
-            (ids, summaries, facts)
+            take(store.summaries_of(&threads)?)?;
         }
-        None => {
-            // Sizes and counts (one scan of each table) on a second connection, while the
-            // latest blob of each thread is read and decoded here and on the other cores.
-            let ids = store.latest_root_ids()?;
-            let sizes_store = store.reopen_read_only()?;
-            let (summaries, facts) = std::thread::scope(|s| {
-                let sizes = s.spawn(move || -> Result<Vec<crate::storage::ThreadSummary>> {
-                    let mut all = Vec::new();
-                    sizes_store.for_each_thread(&mut |t| {
-                        all.push(t);
-                        Ok(())
-                    })?;
-                    Ok(all)
-                });
-                let facts = crate::read::map_latest(&*store, &ids, |row| latest_facts(&keys, row));
-                (sizes.join(), facts)
-            });
-            let summaries = match summaries {
-                Ok(s) => s?,
-                Err(panic) => std::panic::resume_unwind(panic),
-            };
-            (ids, summaries, facts)
-        }
-    };
-    // A thread whose latest checkpoint does not decode is listed without its state and
-    // reported at the end (exit 3); it never hides the others.
-    let mut unreadable: Vec<(String, String)> = Vec::new();
-    let mut facts: std::collections::HashMap<String, LatestFacts> = ids
-        .into_iter()
-        .zip(facts?)
-        // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
-        .map(|((thread, id), f)| {
-            let f = f.and_then(|f| replay_if_needed(&*store, &keys, &thread, &id, f));
-            (thread, f)
-        })
-        .filter_map(|(thread, f)| match f {
-            Ok(f) => Some((thread, f)),
-            Err(e) => {
-                unreadable.push((thread, format!("{e:#}")));
-                None
-            }
-        })
-        .collect();
-    // Encrypted threads read without a key (none set): listed with what needs no decryption.
-    let locked = facts.values().filter(|f| f.locked).count();
-    let mut rows = Vec::with_capacity(summaries.len());
-    for t in summaries {
-        let facts = match t.latest_root_id {
-            Some(_) => facts.remove(&t.thread_id).unwrap_or_default(),
-            None => LatestFacts::default(),
-        };
-        let edited = t
-            .latest_root_id
-            .as_deref()
-            .is_some_and(crate::ops::activity::edited_by_memctl);
-        rows.push(ThreadRow {
-            updated_at: crate::ops::activity::last_app_activity(&t.latest_id, facts.updated_at),
-            edited_at: if edited { facts.updated_at } else { None },
-            thread_id: t.thread_id,
-            checkpoints: t.checkpoints,
-            namespaces: t.namespaces,
-            messages: facts.messages,
-            tokens: facts.tokens,
-            last_step: facts.step,
-            bytes: t.bytes,
-        });
+        // Sizes and counts on a second connection, while the latest blob of each thread is
+        // read and decoded here and on the other cores.
+        None => crate::read::stream::threads(&*store, &mut take)?,
     }
-    let total = rows.len();
-    if !args.meta.is_empty() {
-        let conditions = args
-            .meta
-            .iter()
-            .map(|m| crate::ops::find::MetaCondition::parse(m))
-            .collect::<Result<Vec<_>>>()?;
-        let mut kept = Vec::with_capacity(rows.len());
-        for r in rows {
-            match crate::read::meta_selects_thread(&*store, &keys, &r.thread_id, &conditions) {
-                Ok(true) => kept.push(r),
-                Ok(false) => {}
-                Err(e) => unreadable.push((r.thread_id, format!("could not check --meta: {e:#}"))),
-            }
-        }
-        rows = kept;
-    }
-    if let Some(min) = args.min_tokens {
-        rows.retain(|r| r.tokens.is_some_and(|t| t >= min));
-    }
-    match args.sort {
-        ThreadSort::Updated => rows.sort_by_key(|r| std::cmp::Reverse(r.updated_at)),
-        ThreadSort::Size => rows.sort_by_key(|r| std::cmp::Reverse(r.bytes)),
-        ThreadSort::Messages => rows.sort_by_key(|r| std::cmp::Reverse(r.messages)),
-        ThreadSort::Checkpoints => rows.sort_by_key(|r| std::cmp::Reverse(r.checkpoints)),
-        ThreadSort::Tokens => rows.sort_by_key(|r| std::cmp::Reverse(r.tokens)),
-    }
-    if let Some(limit) = args.limit {
-        rows.truncate(limit);
-    }
-    let age = |r: &ThreadRow| r.updated_at.map(|t| now.as_second() - t.as_second());
-    match output::resolve_format(g.format) {
-        Format::Table => {
-            let mut t = table::new_table(&[
-                "thread_id",
-                "checkpoints",
-                "messages",
-                "tokens",
-                "last_step",
-                "updated_at",
-                "age",
-                "bytes",
-            ]);
-            table::align_right(&mut t, &[1, 2, 3, 4, 7]);
-            for r in &rows {
-                t.add_row(vec![
-                    human::id(&r.thread_id),
-                    r.checkpoints.to_string(),
-                    r.messages.map_or("-".into(), |m| m.to_string()),
-                    r.tokens.map_or("-".into(), |m| m.to_string()),
-                    r.last_step.map_or("-".into(), |s| s.to_string()),
-                    r.updated_at.as_ref().map_or("-".into(), human::utc),
-                    // `*`: the latest state is memctl's edit (see the note below the table).
-                    match (age(r), r.edited_at.is_some()) {
-                        (None, _) => "-".into(),
-                        (Some(a), false) => human::age(a),
-                        (Some(a), true) => format!("{}*", human::age(a)),
-                    },
-                    human::bytes(r.bytes),
-                ]);
-            }
-            if rows.is_empty() {
-                writeln!(out, "no threads")?;
-            } else {
-                writeln!(out, "{}", table::render(&t))?;
-            }
-        }
-        format => {
-            let records: Vec<ThreadRecord<'_>> = rows
-                .iter()
-                .map(|r| ThreadRecord {
-                    thread_id: &r.thread_id,
-                    checkpoints: r.checkpoints,
-                    namespaces: r.namespaces,
-                    messages: r.messages,
-                    tokens: r.tokens,
-                    last_step: r.last_step,
-                    updated_at: r.updated_at.as_ref().map(human::utc),
-                    age_seconds: age(r),
-                    edited_by_memctl: r.edited_at.is_some(),
-                    edited_at: r.edited_at.as_ref().map(human::utc),
-                    bytes: r.bytes,
-                })
-                .collect();
-            output::write_records(out, format, &records)?;
-        }
-    }
-    let edited = rows.iter().filter(|r| r.edited_at.is_some()).count();
-    if edited > 0 && !g.quiet && output::resolve_format(g.format) == Format::Table {
+    let written = listing.finish(&HEADERS, &[1, 2, 3, 4, 7], Some("no threads"))?;
+    let edited = written.flagged;
+    if edited > 0 && !g.quiet && format == Format::Table {
         eprintln!(
             "note: * {} edited by memctl since the app last wrote {}: AGE and UPDATED_AT are the app's last activity, which prune --idle, gc and --min-idle go by (memctl's edits keep the app's time)",
             match edited {
@@ -209,8 +124,8 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             if edited == 1 { "it" } else { "them" }
         );
     }
-    if locked > 0 && !g.quiet {
-        let (what, their) = match locked {
+    if seen.locked > 0 && !g.quiet {
+        let (what, their) = match seen.locked {
             1 => ("1 thread is".to_owned(), "its"),
             n => (format!("{n} threads are"), "their"),
         };
@@ -219,7 +134,121 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             var = keys.var()
         );
     }
-    super::report_unreadable(&unreadable, total, "are listed without their state")
+    super::report_unreadable(
+        &seen.unreadable,
+        seen.total,
+        "are listed without their state",
+    )
+}
+
+/// A row's place in the order `sort` asks for (larger first; `i128::MIN`: none, last).
+fn sort_key(sort: ThreadSort, r: &ThreadRow) -> i128 {
+    let none = i128::MIN;
+    match sort {
+        ThreadSort::Updated => r.updated_at.map_or(none, |t| t.as_nanosecond()),
+        ThreadSort::Size => i128::from(r.bytes),
+        ThreadSort::Messages => r.messages.map_or(none, |m| m as i128),
+        ThreadSort::Checkpoints => i128::from(r.checkpoints),
+        ThreadSort::Tokens => r.tokens.map_or(none, i128::from),
+        ThreadSort::Thread => 0,
+    }
+}
+
+/// The rows of one batch of threads (`summaries`, in thread-id order): each thread's latest
+/// root checkpoint read and decoded on all cores (a DeltaChannel thread's messages rebuilt
+/// from its older rows). A thread whose latest checkpoint does not decode is listed without
+/// its state and reported at the end (exit 3); it never hides the others.
+fn rows_of(
+    store: &dyn crate::storage::CheckpointStore,
+    keys: &Keyring,
+    summaries: Vec<crate::storage::ThreadSummary>,
+    seen: &mut Seen,
+) -> Result<Vec<ThreadRow>> {
+    let ids: Vec<(String, String)> = summaries
+        .iter()
+        .filter_map(|t| Some((t.thread_id.clone(), t.latest_root_id.clone()?)))
+        .collect();
+    let facts = crate::read::map_latest(store, &ids, |row| latest_facts(keys, row))?;
+    let mut facts: std::collections::HashMap<String, LatestFacts> = ids
+        .into_iter()
+        .zip(facts)
+        .map(|((thread, id), f)| {
+            let f = f.and_then(|f| replay_if_needed(store, keys, &thread, &id, f));
+            (thread, f)
+        })
+        .filter_map(|(thread, f)| match f {
+            Ok(f) => Some((thread, f)),
+            Err(e) => {
+                seen.unreadable.push((thread, format!("{e:#}")));
+                None
+            }
+        })
+        .collect();
+    // Encrypted threads read without a key (none set): listed with what needs no decryption.
+    seen.locked += facts.values().filter(|f| f.locked).count();
+    seen.total += summaries.len();
+    Ok(summaries
+        .into_iter()
+        .map(|t| {
+            let facts = match t.latest_root_id {
+                Some(_) => facts.remove(&t.thread_id).unwrap_or_default(),
+                None => LatestFacts::default(),
+            };
+            let edited = t
+                .latest_root_id
+                .as_deref()
+                .is_some_and(crate::ops::activity::edited_by_memctl);
+            ThreadRow {
+                updated_at: crate::ops::activity::last_app_activity(&t.latest_id, facts.updated_at),
+                edited_at: if edited { facts.updated_at } else { None },
+                thread_id: t.thread_id,
+                checkpoints: t.checkpoints,
+                namespaces: t.namespaces,
+                messages: facts.messages,
+                tokens: facts.tokens,
+                last_step: facts.step,
+                bytes: t.bytes,
+            }
+        })
+        .collect())
+}
+
+impl ThreadRow {
+    /// The row in JSON (`age`: seconds since the app's last activity).
+    fn record(&self, age: Option<i64>) -> ThreadRecord<'_> {
+        ThreadRecord {
+            thread_id: &self.thread_id,
+            checkpoints: self.checkpoints,
+            namespaces: self.namespaces,
+            messages: self.messages,
+            tokens: self.tokens,
+            last_step: self.last_step,
+            updated_at: self.updated_at.as_ref().map(human::utc),
+            age_seconds: age,
+            edited_by_memctl: self.edited_at.is_some(),
+            edited_at: self.edited_at.as_ref().map(human::utc),
+            bytes: self.bytes,
+        }
+    }
+
+    /// The row's table cells ([`HEADERS`]).
+    fn cells(&self, age: Option<i64>) -> Vec<String> {
+        vec![
+            human::id(&self.thread_id),
+            self.checkpoints.to_string(),
+            self.messages.map_or("-".into(), |m| m.to_string()),
+            self.tokens.map_or("-".into(), |m| m.to_string()),
+            self.last_step.map_or("-".into(), |s| s.to_string()),
+            self.updated_at.as_ref().map_or("-".into(), human::utc),
+            // `*`: the latest state is memctl's edit (see the note below the table).
+            match (age, self.edited_at.is_some()) {
+                (None, _) => "-".into(),
+                (Some(a), false) => human::age(a),
+                (Some(a), true) => format!("{}*", human::age(a)),
+            },
+            human::bytes(self.bytes),
+        ]
+    }
 }
 
 /// What `threads list` shows of a thread's latest root checkpoint: its messages and tokens

@@ -6,10 +6,11 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
-use crate::cli::{CounterKind, Format, GlobalArgs, TokensArgs};
+use crate::cli::{CounterKind, Format, GlobalArgs, TokensArgs, TokensSort};
 use crate::codec::Value;
 use crate::model::checkpoint::StoredMessages;
 use crate::model::Message;
+use crate::output::listing::{Listing, Order};
 use crate::output::tokens::{
     MessageTokens, MessageUsage, MessagesReport, ThreadTokens, UsageReport,
 };
@@ -46,7 +47,7 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
             } else {
                 Some(super::resolve_counter(&args.counter)?)
             };
-            per_thread(g, &*store, counter, args.limit, out)
+            per_thread(g, &*store, counter, args, out)
         }
     }
 }
@@ -105,52 +106,59 @@ fn usage_report<'a>(thread: &'a str, n: usize, read: &ReadMessage<'_>) -> Result
     Ok(UsageReport::new(thread, rows))
 }
 
-/// Every thread's latest state, counted on all cores: the main thread reads blobs, workers
-/// decode and count.
+/// Every thread's latest state, counted on all cores: the threads come a batch at a time in
+/// thread-id order (read on a second handle), the main thread reads their blobs, workers
+/// decode and count; rows are written as they come (`--sort thread`, JSON) or once all are
+/// counted ([`crate::output::listing`]).
 fn per_thread(
     g: &GlobalArgs,
     store: &dyn crate::storage::CheckpointStore,
     counter: Option<Counter>,
-    limit: Option<usize>,
+    args: &TokensArgs,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let latest = store.latest_root_ids()?;
-    let total = latest.len();
     let keys = super::keys(g);
+    let format = output::resolve_format(g.format);
+    let order = match args.sort {
+        TokensSort::Tokens => Order::Descending,
+        TokensSort::Thread => Order::AsRead,
+    };
+    let counter_name = counter.map(|c| c.name());
+    let mut listing = Listing::new(out, format, order, args.limit);
+    let mut total = 0;
     let mut unreadable: Vec<(String, String)> = Vec::new();
-    let mut rows: Vec<ThreadTokens> = latest
-        .iter()
-        .zip(crate::read::map_latest(store, &latest, |row| {
-            count_row(&keys, row, counter)
-        })?)
-        // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
-        .map(|((thread, id), r)| {
+    crate::read::stream::latest_root_ids(store, &mut |latest| {
+        total += latest.len();
+        let counted =
+            crate::read::map_latest(store, &latest, |row| count_row(&keys, row, counter))?;
+        for ((thread, id), r) in latest.iter().zip(counted) {
+            // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
             let r = match r {
                 Ok(None) => count_state(store, &keys, thread, id, counter),
                 Ok(Some(t)) => Ok(t),
                 Err(e) => Err(e),
             };
-            ((thread, id), r)
-        })
-        .filter_map(|((thread, _), r)| match r {
-            Ok(r) => Some(r),
-            Err(e) => {
-                unreadable.push((thread.clone(), format!("{e:#}")));
-                None
+            let row = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    unreadable.push((thread.clone(), format!("{e:#}")));
+                    continue;
+                }
+            };
+            // Most tokens first; a thread without a count last.
+            let key = row.tokens.map_or(i128::MIN, i128::from);
+            let record = row.record(counter_name.as_deref());
+            if !listing.push(key, false, &record, || row.cells())? {
+                return Ok(false);
             }
-        })
-        .collect();
-    rows.sort_by(|a, b| {
-        b.tokens
-            .cmp(&a.tokens)
-            .then_with(|| a.thread_id.cmp(&b.thread_id))
-    });
-    if let Some(limit) = limit {
-        rows.truncate(limit);
+        }
+        Ok(listing.wants_more())
+    })?;
+    let header = output::tokens::threads_tokens_header(counter_name.as_deref());
+    let written = listing.finish(&["thread_id", "messages", &header], &[1, 2], None)?;
+    if format == Format::Table {
+        output::tokens::write_threads_total(out, counter_name.as_deref(), &written)?;
     }
-    let counter_name = counter.map(|c| c.name());
-    let format = output::resolve_format(g.format);
-    output::tokens::write_threads(out, format, counter_name.as_deref(), &rows)?;
     super::report_unreadable(&unreadable, total, "are left out")
 }
 

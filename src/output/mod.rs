@@ -11,6 +11,7 @@ pub mod forget;
 pub mod gc;
 pub mod history;
 pub mod human;
+pub mod listing;
 pub mod missing;
 pub mod progress;
 pub mod prune;
@@ -18,6 +19,7 @@ pub mod rekey;
 pub mod rewrite;
 pub mod sanitize;
 pub mod show;
+pub mod spill;
 pub mod stats;
 pub mod store;
 pub mod stream;
@@ -96,27 +98,36 @@ impl RecordStream {
         out: &mut dyn Write,
         records: &[T],
     ) -> Result<()> {
-        let lines = self.lines;
         let parts = crate::par::map_owned(records.iter().collect(), crate::par::cores(), |r| {
-            if lines {
-                serde_json::to_vec(r)
-            } else {
-                serde_json::to_vec_pretty(r).map(|v| indent_element(&v))
-            }
+            self.encode(r)
         });
         for part in parts {
-            let part = part?;
-            match (lines, self.written) {
-                (true, _) => {}
-                (false, 0) => out.write_all(b"[\n")?,
-                (false, _) => out.write_all(b",\n")?,
-            }
-            out.write_all(&part)?;
-            if lines {
-                out.write_all(b"\n")?;
-            }
-            self.written += 1;
+            self.write_encoded(out, &part?)?;
         }
+        Ok(())
+    }
+
+    /// One record as this stream writes it ([`RecordStream::write_encoded`] writes it).
+    pub fn encode<T: serde::Serialize>(&self, record: &T) -> Result<Vec<u8>> {
+        Ok(if self.lines {
+            serde_json::to_vec(record)?
+        } else {
+            indent_element(&serde_json::to_vec_pretty(record)?)
+        })
+    }
+
+    /// Writes a record [`RecordStream::encode`] made after the ones written before.
+    pub fn write_encoded(&mut self, out: &mut dyn Write, part: &[u8]) -> Result<()> {
+        match (self.lines, self.written) {
+            (true, _) => {}
+            (false, 0) => out.write_all(b"[\n")?,
+            (false, _) => out.write_all(b",\n")?,
+        }
+        out.write_all(part)?;
+        if self.lines {
+            out.write_all(b"\n")?;
+        }
+        self.written += 1;
         Ok(())
     }
 

@@ -108,11 +108,62 @@ pub struct ThreadTokens {
 
 /// One thread of `tokens --all` in JSON: [`ThreadTokens`] and the counter's name.
 #[derive(Serialize)]
-struct ThreadRecord<'a> {
+pub struct ThreadRecord<'a> {
     thread_id: &'a str,
     messages: usize,
     tokens: Option<u64>,
     counter: &'a str,
+}
+
+/// The name a report gives the counter `counter` (`None`: the provider's usage).
+fn counter_name(counter: Option<&str>) -> &str {
+    counter.unwrap_or("usage (last input_tokens)")
+}
+
+impl ThreadTokens {
+    /// The thread in JSON, counted by `counter` (`None`: the provider's usage).
+    pub fn record<'a>(&'a self, counter: Option<&'a str>) -> ThreadRecord<'a> {
+        ThreadRecord {
+            thread_id: &self.thread_id,
+            messages: self.messages,
+            tokens: self.tokens,
+            counter: counter_name(counter),
+        }
+    }
+
+    /// The thread's cells in the table (`thread_id`, `messages`, the tokens).
+    pub fn cells(&self) -> Vec<String> {
+        vec![
+            human::id(&self.thread_id),
+            self.messages.to_string(),
+            self.tokens.map_or("-".into(), |n| n.to_string()),
+        ]
+    }
+}
+
+/// The header of `tokens --all`'s tokens column for `counter` (`None`: the provider's usage).
+pub fn threads_tokens_header(counter: Option<&str>) -> String {
+    match counter {
+        Some(c) => format!("tokens ({c})"),
+        None => "last input tokens (usage)".to_owned(),
+    }
+}
+
+/// The line under `tokens --all`'s table: the threads written and their tokens (the sum of
+/// the rows' keys: their tokens).
+pub fn write_threads_total(
+    out: &mut dyn Write,
+    counter: Option<&str>,
+    written: &super::listing::Written,
+) -> Result<()> {
+    writeln!(
+        out,
+        "{}, {} tokens ({})",
+        human::count(written.rows as u64, "thread"),
+        written.key_sum,
+        counter_name(counter)
+    )?;
+    Ok(())
 }
 
 /// Writes `tokens --thread`'s report in `format`.
@@ -121,20 +172,20 @@ pub fn write_messages(out: &mut dyn Write, format: Format, r: &MessagesReport<'_
         return super::write_document(out, format, r);
     }
     let tokens_header = format!("tokens ({})", r.counter);
-    write_table(
+    table::write_chunked(
         out,
         &["#", "type", "id", &tokens_header, "text"],
         &[0, 3],
         r.messages.len(),
         |i| {
             let m = &r.messages[i];
-            vec![
+            Ok(vec![
                 i.to_string(),
                 m.kind.to_owned(),
                 human::id(m.id.as_deref().unwrap_or("-")),
                 m.tokens.to_string(),
                 m.text.clone(),
-            ]
+            ])
         },
     )?;
     let extra = if r.list_overhead > 0 {
@@ -181,153 +232,4 @@ pub fn write_usage(out: &mut dyn Write, format: Format, r: &UsageReport<'_>) -> 
         r.total_tokens
     )?;
     Ok(())
-}
-
-/// Writes `tokens --all`'s report in `format`: `rows` counted by the counter named `counter`
-/// (`None`: the provider's usage, the last input tokens).
-pub fn write_threads(
-    out: &mut dyn Write,
-    format: Format,
-    counter: Option<&str>,
-    rows: &[ThreadTokens],
-) -> Result<()> {
-    let counter_name = counter.unwrap_or("usage (last input_tokens)");
-    if format != Format::Table {
-        let records: Vec<ThreadRecord<'_>> = rows
-            .iter()
-            .map(|r| ThreadRecord {
-                thread_id: &r.thread_id,
-                messages: r.messages,
-                tokens: r.tokens,
-                counter: counter_name,
-            })
-            .collect();
-        return super::write_records(out, format, &records);
-    }
-    let tokens_header = match counter {
-        Some(c) => format!("tokens ({c})"),
-        None => "last input tokens (usage)".to_owned(),
-    };
-    let mut t = table::new_table(&["thread_id", "messages", &tokens_header]);
-    table::align_right(&mut t, &[1, 2]);
-    for r in rows.iter() {
-        t.add_row(vec![
-            human::id(&r.thread_id),
-            r.messages.to_string(),
-            r.tokens.map_or("-".into(), |n| n.to_string()),
-        ]);
-    }
-    writeln!(out, "{}", table::render(&t))?;
-    writeln!(
-        out,
-        "{}, {} tokens ({counter_name})",
-        human::count(rows.len() as u64, "thread"),
-        rows.iter().filter_map(|r| r.tokens).sum::<u64>()
-    )?;
-    Ok(())
-}
-
-/// Rows a table is laid out and rendered with at a time.
-const TABLE_CHUNK: usize = 2048;
-
-/// Writes the table of `n` rows (`row(i)` gives the cells of row `i`) byte for byte as
-/// `writeln!(out, "{}", table::render(&t))` writes the whole table `t` (made by
-/// [`table::new_table`] with these headers, `right` aligned right), without ever holding
-/// more than a chunk of rows as table cells: a table of 100,000 messages as comfy-table cells
-/// is ~150 MB.
-///
-/// How: a table's layout depends on its content only through each column's widest cell,
-/// unless a column must wrap (then comfy-table looks at every cell's words). So the widest
-/// cell of each column is measured first (by comfy-table, a chunk at a time); a probe table of
-/// the header and one row of cells that wide tells the layout. When that row is laid out on
-/// one line, nothing wraps: each chunk is rendered with the same probe row first (so the
-/// layout is the same), and its lines after the header and the probe row are written. When
-/// it wraps, the whole table is built as before.
-fn write_table(
-    out: &mut dyn Write,
-    headers: &[&str],
-    right: &[usize],
-    n: usize,
-    row: impl Fn(usize) -> Vec<String>,
-) -> Result<()> {
-    let with_rows = |probes: &[Vec<String>], rows: std::ops::Range<usize>| {
-        let mut t = table::new_table(headers);
-        table::align_right(&mut t, right);
-        for p in probes {
-            t.add_row(p.clone());
-        }
-        for i in rows {
-            t.add_row(row(i));
-        }
-        table::render(&t)
-    };
-    if n <= TABLE_CHUNK {
-        writeln!(out, "{}", with_rows(&[], 0..n))?;
-        return Ok(());
-    }
-    let mut widths = vec![0u16; headers.len()];
-    for start in (0..n).step_by(TABLE_CHUNK) {
-        let mut t = comfy_table::Table::new();
-        for i in start..n.min(start + TABLE_CHUNK) {
-            t.add_row(row(i));
-        }
-        for (w, m) in widths.iter_mut().zip(t.column_max_content_widths()) {
-            *w = (*w).max(m);
-        }
-    }
-    let probe: Vec<String> = widths.iter().map(|&w| "x".repeat(w.into())).collect();
-    let one = with_rows(std::slice::from_ref(&probe), 0..0);
-    let two = with_rows(&[probe.clone(), probe.clone()], 0..0);
-    let (lines_one, lines_two) = (one.split('\n').count(), two.split('\n').count());
-    let probe_lines = lines_two.saturating_sub(lines_one);
-    if probe_lines != 1 {
-        // A column wraps: comfy-table needs every cell to lay it out.
-        writeln!(out, "{}", with_rows(&[], 0..n))?;
-        return Ok(());
-    }
-    let header_lines = lines_one - probe_lines;
-    for line in one.split('\n').take(header_lines) {
-        writeln!(out, "{line}")?;
-    }
-    for start in (0..n).step_by(TABLE_CHUNK) {
-        let text = with_rows(
-            std::slice::from_ref(&probe),
-            start..n.min(start + TABLE_CHUNK),
-        );
-        for line in text.split('\n').skip(header_lines + probe_lines) {
-            writeln!(out, "{line}")?;
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The chunked table is the whole table's bytes (layout from the widest cells).
-    #[test]
-    fn chunked_tables_are_the_whole_tables_bytes() {
-        let headers = ["#", "type", "id", "tokens (approx)", "text"];
-        let row = |i: usize| {
-            vec![
-                i.to_string(),
-                ["human", "ai", "tool"][i % 3].to_owned(),
-                format!("id-{}", "x".repeat(i % 17)),
-                (i * 7919 % 1000).to_string(),
-                format!("{} é😀 end", "word ".repeat(i % 9)),
-            ]
-        };
-        for n in [0, 1, TABLE_CHUNK, TABLE_CHUNK + 1, 2 * TABLE_CHUNK + 5] {
-            let mut got = Vec::new();
-            write_table(&mut got, &headers, &[0, 3], n, row).expect("writes");
-            let mut t = table::new_table(&headers);
-            table::align_right(&mut t, &[0, 3]);
-            for i in 0..n {
-                t.add_row(row(i));
-            }
-            let want = format!("{}\n", table::render(&t));
-            assert!(String::from_utf8_lossy(&got) == want, "{n} rows differ");
-        }
-    }
 }

@@ -1,15 +1,17 @@
 //! Reading a thread's state, below the commands and above `ops`, `storage` and `model`:
 //! which threads and checkpoints there are ([`thread`]), a checkpoint loaded whole or shallow
 //! ([`checkpoint`]), its DeltaChannels replayed as `get_state` shows them ([`replay`]), the
-//! channels of its state ([`state`]), a thread's history ([`history`]), and the latest checkpoints of threads in batches
-//! ([`latest`]). Nothing here knows clap or renders: the commands and `browse` read through
-//! these functions and hand what they read to `output`.
+//! channels of its state ([`state`]), a thread's history ([`history`]), the latest
+//! checkpoints of threads in batches ([`latest`]), and every thread streamed in thread-id
+//! order ([`stream`]). Nothing here knows clap or renders: the commands and `browse` read
+//! through these functions and hand what they read to `output`.
 
 pub mod checkpoint;
 pub mod history;
 pub mod latest;
 pub mod replay;
 pub mod state;
+pub mod stream;
 pub mod thread;
 
 pub use crate::ops::edit::{decode_writes, LoadedCheckpoint};

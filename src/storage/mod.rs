@@ -598,6 +598,27 @@ pub trait CheckpointStore: Send {
     /// Calls `f` for every thread's aggregates, in thread-id order.
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()>;
 
+    /// Calls `f` with every thread's aggregates (as [`Self::for_each_thread`] gives them) a
+    /// batch of at most `batch` threads at a time, in thread-id order, streamed from the
+    /// primary key: memory flat in the number of threads. Stops when `f` returns false. `f`
+    /// must not use this store (on Postgres the stream holds its connection): read with
+    /// another handle ([`Self::reopen_read_only`]).
+    fn stream_threads(
+        &self,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
+    ) -> Result<()>;
+
+    /// Calls `f` with `(thread_id, latest root checkpoint id)` of every thread that has a root
+    /// checkpoint (as [`Self::latest_root_ids`] gives them) a batch of at most `batch` at a
+    /// time, in thread-id order, streamed: memory flat in the number of threads. Stops when
+    /// `f` returns false; `f` must not use this store (see [`Self::stream_threads`]).
+    fn stream_latest_root_ids(
+        &self,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
+    ) -> Result<()>;
+
     /// Calls `f(thread_id, largest checkpoint id in any namespace)` for every thread, in no
     /// particular order, streamed (what the app's last activity is read from,
     /// [`crate::ops::activity`]; the primary key alone answers it); stops when `f` returns

@@ -671,50 +671,99 @@ impl PostgresStore {
     /// Every thread's aggregates (or those of `only`), in thread-id order. Aggregates only
     /// (`pg_column_size` reads no value).
     fn summaries(&self, only: Option<&[String]>) -> Result<Vec<ThreadSummary>> {
-        let filter = match only {
-            Some(_) => "WHERE thread_id = ANY($1)",
-            None => "",
-        };
-        let sql = format!(
-            "SELECT c.thread_id, c.n, c.namespaces, c.latest_root, c.latest, \
-                    c.bytes + COALESCE(w.bytes, 0) + COALESCE(b.bytes, 0) \
-             FROM (SELECT thread_id, count(*) AS n, count(DISTINCT checkpoint_ns) AS namespaces, \
-                          max(checkpoint_id COLLATE \"C\") FILTER (WHERE checkpoint_ns = '') AS latest_root, \
-                          max(checkpoint_id COLLATE \"C\") AS latest, \
-                          sum(pg_column_size(checkpoint) + pg_column_size(metadata))::bigint AS bytes \
-                   FROM checkpoints {filter} GROUP BY thread_id) c \
-             LEFT JOIN (SELECT thread_id, sum(octet_length(blob))::bigint AS bytes FROM checkpoint_writes {filter} GROUP BY thread_id) w \
-                    ON w.thread_id = c.thread_id \
-             LEFT JOIN (SELECT thread_id, sum(COALESCE(octet_length(blob), 0))::bigint AS bytes FROM checkpoint_blobs {filter} GROUP BY thread_id) b \
-                    ON b.thread_id = c.thread_id \
-             ORDER BY c.thread_id COLLATE \"C\""
-        );
+        let sql = summaries_sql(only.is_some());
         let rows = match only {
             Some(ids) => self.query(&sql, &[&ids])?,
             None => self.query(&sql, &[])?,
         };
+        rows.iter().map(|r| self.summary_of(r)).collect()
+    }
+
+    /// A row of [`summaries_sql`] as a [`ThreadSummary`].
+    fn summary_of(&self, r: &postgres::Row) -> Result<ThreadSummary> {
         let e = |e| self.err(e);
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            out.push(ThreadSummary {
-                thread_id: r.try_get(0).map_err(e)?,
-                checkpoints: r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64,
-                namespaces: r.try_get::<_, i64>(2).map_err(e)?.max(0) as u64,
-                latest_root_id: r.try_get(3).map_err(e)?,
-                latest_id: r
-                    .try_get::<_, Option<String>>(4)
-                    .map_err(e)?
-                    .unwrap_or_default(),
-                bytes: r
-                    .try_get::<_, Option<i64>>(5)
-                    .map_err(e)?
-                    .unwrap_or(0)
-                    .max(0) as u64,
-            });
+        Ok(ThreadSummary {
+            thread_id: r.try_get(0).map_err(e)?,
+            checkpoints: r.try_get::<_, i64>(1).map_err(e)?.max(0) as u64,
+            namespaces: r.try_get::<_, i64>(2).map_err(e)?.max(0) as u64,
+            latest_root_id: r.try_get(3).map_err(e)?,
+            latest_id: r
+                .try_get::<_, Option<String>>(4)
+                .map_err(e)?
+                .unwrap_or_default(),
+            bytes: r
+                .try_get::<_, Option<i64>>(5)
+                .map_err(e)?
+                .unwrap_or(0)
+                .max(0) as u64,
+        })
+    }
+
+    /// Runs `sql` (no parameters) through a portal in a read-only transaction of its own and
+    /// hands its rows to `f` `batch` at a time, until they end or `f` returns false: the
+    /// server keeps the result, memctl holds one batch. Inside a batch transaction (a
+    /// transaction is already open: a portal would need its own) the rows are read at once.
+    fn stream_rows(
+        &self,
+        sql: &str,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<postgres::Row>) -> Result<bool>,
+    ) -> Result<()> {
+        let e = |e| self.err(e);
+        if self.in_batch.load(std::sync::atomic::Ordering::SeqCst) {
+            let rows = self.query(sql, &[])?;
+            let mut rows = rows.into_iter().peekable();
+            while rows.peek().is_some() {
+                if !f(rows.by_ref().take(batch.max(1)).collect())? {
+                    break;
+                }
+            }
+            return Ok(());
         }
-        Ok(out)
+        let mut c = self.client();
+        let mut tx = c.build_transaction().read_only(true).start().map_err(e)?;
+        let portal = tx.bind(sql, &[]).map_err(e)?;
+        let max = i32::try_from(batch.max(1)).unwrap_or(i32::MAX);
+        loop {
+            let rows = tx.query_portal(&portal, max).map_err(e)?;
+            let last = rows.len() < batch.max(1);
+            if rows.is_empty() || !f(rows)? || last {
+                break;
+            }
+        }
+        tx.commit().map_err(e)
     }
 }
+
+/// The per-thread aggregates of every thread (`filtered`: of the threads in `$1`), in
+/// thread-id order (bytewise, as SQLite orders them).
+fn summaries_sql(filtered: bool) -> String {
+    let filter = if filtered {
+        "WHERE thread_id = ANY($1)"
+    } else {
+        ""
+    };
+    format!(
+        "SELECT c.thread_id, c.n, c.namespaces, c.latest_root, c.latest, \
+                c.bytes + COALESCE(w.bytes, 0) + COALESCE(b.bytes, 0) \
+         FROM (SELECT thread_id, count(*) AS n, count(DISTINCT checkpoint_ns) AS namespaces, \
+                      max(checkpoint_id COLLATE \"C\") FILTER (WHERE checkpoint_ns = '') AS latest_root, \
+                      max(checkpoint_id COLLATE \"C\") AS latest, \
+                      sum(pg_column_size(checkpoint) + pg_column_size(metadata))::bigint AS bytes \
+               FROM checkpoints {filter} GROUP BY thread_id) c \
+         LEFT JOIN (SELECT thread_id, sum(octet_length(blob))::bigint AS bytes FROM checkpoint_writes {filter} GROUP BY thread_id) w \
+                ON w.thread_id = c.thread_id \
+         LEFT JOIN (SELECT thread_id, sum(COALESCE(octet_length(blob), 0))::bigint AS bytes FROM checkpoint_blobs {filter} GROUP BY thread_id) b \
+                ON b.thread_id = c.thread_id \
+         ORDER BY c.thread_id COLLATE \"C\""
+    )
+}
+
+/// `(thread_id, latest root checkpoint id)` of every thread with a root checkpoint, in
+/// thread-id order (bytewise).
+const LATEST_ROOT_IDS: &str =
+    "SELECT thread_id, max(checkpoint_id COLLATE \"C\") FROM checkpoints \
+     WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY thread_id COLLATE \"C\"";
 
 impl CheckpointStore for PostgresStore {
     fn generation(&self) -> SchemaGeneration {
@@ -745,6 +794,34 @@ impl CheckpointStore for PostgresStore {
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
         // Collected first so that `f` may use this store again.
         self.summaries(None)?.into_iter().try_for_each(f)
+    }
+
+    fn stream_threads(
+        &self,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
+    ) -> Result<()> {
+        self.stream_rows(&summaries_sql(false), batch, &mut |rows| {
+            let summaries = rows
+                .iter()
+                .map(|r| self.summary_of(r))
+                .collect::<Result<Vec<_>>>()?;
+            f(summaries)
+        })
+    }
+
+    fn stream_latest_root_ids(
+        &self,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
+    ) -> Result<()> {
+        self.stream_rows(LATEST_ROOT_IDS, batch, &mut |rows| {
+            let ids = rows
+                .iter()
+                .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
+                .collect::<Result<Vec<_>>>()?;
+            f(ids)
+        })
     }
 
     fn for_each_latest_id(&self, f: &mut dyn FnMut(&str, &str) -> bool) -> Result<()> {
@@ -791,14 +868,10 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn latest_root_ids(&self) -> Result<Vec<(String, String)>> {
-        self.query(
-            "SELECT thread_id, max(checkpoint_id COLLATE \"C\") FROM checkpoints WHERE checkpoint_ns = '' \
-             GROUP BY thread_id ORDER BY thread_id COLLATE \"C\"",
-            &[],
-        )?
-        .iter()
-        .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
-        .collect()
+        self.query(LATEST_ROOT_IDS, &[])?
+            .iter()
+            .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
+            .collect()
     }
 
     fn latest_checkpoint_id(&self, thread_id: &str, ns: &str) -> Result<Option<String>> {

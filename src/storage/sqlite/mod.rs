@@ -461,6 +461,87 @@ impl CheckpointStore for SqliteStore {
         Ok(())
     }
 
+    fn stream_threads(
+        &self,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
+    ) -> Result<()> {
+        // The primary key's order: each thread's rows come together, so only one thread's
+        // aggregates and one batch are held (for_each_thread scans in storage order instead,
+        // faster, holding every thread).
+        let sql_err = |e| self.sql_error(e);
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT thread_id, {CHECKPOINT_FACTS} FROM checkpoints ORDER BY thread_id"
+            ))
+            .map_err(sql_err)?;
+        let mut rows = stmt.query([]).map_err(sql_err)?;
+        let mut out = Vec::with_capacity(batch);
+        let mut current: Option<(Vec<u8>, ThreadAgg)> = None;
+        loop {
+            let row = rows.next().map_err(sql_err)?;
+            let thread = row.map(|r| key(r, 0)).transpose().map_err(sql_err)?;
+            if current
+                .as_ref()
+                .is_some_and(|(t, _)| thread.as_deref() != Some(&t[..]))
+            {
+                if let Some((t, agg)) = current.take() {
+                    out.push(self.with_writes(agg, &t)?);
+                }
+                if out.len() >= batch && !f(std::mem::take(&mut out))? {
+                    return Ok(());
+                }
+            }
+            let (Some(row), Some(thread)) = (row, thread) else {
+                break;
+            };
+            let agg = match &mut current {
+                Some((_, agg)) => agg,
+                None => {
+                    &mut current
+                        .insert((thread.into_owned(), ThreadAgg::default()))
+                        .1
+                }
+            };
+            agg.add_checkpoint(row, 1).map_err(sql_err)?;
+        }
+        if !out.is_empty() {
+            f(out)?;
+        }
+        Ok(())
+    }
+
+    fn stream_latest_root_ids(
+        &self,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
+    ) -> Result<()> {
+        let sql_err = |e| self.sql_error(e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT thread_id, MAX(checkpoint_id) FROM checkpoints WHERE checkpoint_ns = '' \
+                 GROUP BY thread_id ORDER BY thread_id",
+            )
+            .map_err(sql_err)?;
+        let mut rows = stmt.query([]).map_err(sql_err)?;
+        let mut out = Vec::with_capacity(batch);
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            out.push((
+                text(row, 0).map_err(sql_err)?,
+                text(row, 1).map_err(sql_err)?,
+            ));
+            if out.len() >= batch && !f(std::mem::take(&mut out))? {
+                return Ok(());
+            }
+        }
+        if !out.is_empty() {
+            f(out)?;
+        }
+        Ok(())
+    }
+
     fn for_each_latest_id(&self, f: &mut dyn FnMut(&str, &str) -> bool) -> Result<()> {
         // The primary key's index alone (thread_id, checkpoint_ns, checkpoint_id) covers it.
         let sql_err = |e| self.sql_error(e);
@@ -506,15 +587,7 @@ impl CheckpointStore for SqliteStore {
             if agg.checkpoints == 0 {
                 continue;
             }
-            let writes: i64 = self
-                .conn
-                .prepare_cached(
-                    "SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes WHERE thread_id = ?1",
-                )
-                .and_then(|mut st| st.query_row([thread], |r| r.get(0)))
-                .map_err(sql_err)?;
-            agg.bytes += writes.max(0) as u64;
-            out.push(agg.summary(thread.as_bytes()));
+            out.push(self.with_writes(agg, thread.as_bytes())?);
         }
         Ok(out)
     }
@@ -1040,6 +1113,29 @@ impl Needles {
             left > 0
         })?;
         Ok(hit)
+    }
+}
+
+impl SqliteStore {
+    /// `agg`'s summary with the bytes of the thread's writes added (one search of the
+    /// writes' primary key; `thread` bound as the TEXT it was read as).
+    fn with_writes(&self, mut agg: ThreadAgg, thread: &[u8]) -> Result<ThreadSummary> {
+        let writes: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes WHERE thread_id = ?1",
+            )
+            .and_then(|mut st| {
+                st.query_row(
+                    [rusqlite::types::ToSqlOutput::Borrowed(ValueRef::Text(
+                        thread,
+                    ))],
+                    |r| r.get(0),
+                )
+            })
+            .map_err(|e| self.sql_error(e))?;
+        agg.bytes += writes.max(0) as u64;
+        Ok(agg.summary(thread))
     }
 }
 
