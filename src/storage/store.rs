@@ -383,7 +383,7 @@ pub fn store_shape(db: &Path, busy_timeout: Duration) -> Result<Option<StoreShap
 /// store at a lower level gets the missing migrations, as `setup()` gives it), with the
 /// vector tables as a `SqliteStore` with an embedding index makes them when `vectors`, and
 /// opens it for writing. A level newer than memctl knows is refused before anything is
-/// written.
+/// written. A SQLite file that does not exist yet is made, with the Store's tables alone.
 pub fn setup_store(db: &Path, vectors: bool, busy_timeout: Duration) -> Result<Box<dyn ItemStore>> {
     if let Some(url) = db.to_str().filter(|d| super::postgres::conn::is_url(d)) {
         if vectors {
