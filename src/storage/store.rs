@@ -309,8 +309,9 @@ pub trait ItemStore {
 
     /// After a deletion (Postgres): `VACUUM (ANALYZE)` on the store's tables, as the
     /// checkpoint tables get it. Nothing to do on SQLite: the file is reclaimed whole.
-    fn vacuum(&self) -> Result<()> {
-        Ok(())
+    /// True when a `VACUUM` ran.
+    fn vacuum(&self) -> Result<bool> {
+        Ok(false)
     }
 
     /// Fails with one line unless memctl may write to this store: its migration level must be
