@@ -351,6 +351,16 @@ fn a_changed_item_is_reported_and_replaced_only_with_replace() {
     assert_eq!(r["store"]["copied"], json!(15), "{r}");
     assert_eq!(r["threads"], json!([]), "{r}");
     assert_eq!(lg("view", s(&alone), false), lg("view", s(&src), false));
+    // The store alone: the new file has the tables SqliteStore.setup() makes, no saver's.
+    let made = rusqlite::Connection::open(&alone).expect("open");
+    let saver: i64 = made
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name IN ('checkpoints', 'writes')",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(saver, 0, "no checkpoint table made in the target");
 }
 
 #[test]

@@ -13,6 +13,13 @@ use crate::model::checkpoint::{StoredMessages, MESSAGES};
 use crate::output::copy::{write_copy, CopyReport, SharedVersion};
 use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore, ThreadRows};
 
+/// True when `to` names a SQLite file that does not exist yet (a target memctl makes); a
+/// malformed connection string is a usage error.
+pub(super) fn is_new_file(to: &Path) -> Result<bool> {
+    let location = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
+    Ok(location == Location::File && !to.exists())
+}
+
 /// The database a copy or migration writes into (`--to`): opened when it exists (a Postgres
 /// URL, an existing file), a new SQLite file made when `create` (`None`, nothing made, when
 /// not: a dry run). The flag: `to` is a new file.
@@ -23,8 +30,7 @@ pub(super) fn open_target(
     busy: Duration,
     keys: &Keyring,
 ) -> Result<(Option<Box<dyn CheckpointStore>>, bool)> {
-    let location = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
-    if location == Location::File && !to.exists() {
+    if is_new_file(to)? {
         let made: Option<Box<dyn CheckpointStore>> = match create {
             true => Some(Box::new(SqliteStore::create_new(to, busy)?)),
             false => None,

@@ -84,6 +84,8 @@ struct StoreErasure {
     erased: Option<StoreErased>,
     /// The items deleted (namespace as stored, key).
     gone: Vec<(String, String)>,
+    /// A `VACUUM` ran on the store's tables (Postgres) after the deletion.
+    vacuumed: bool,
 }
 
 /// Runs `forget`: the request → the threads and store items it selects (asked first) →
@@ -175,6 +177,8 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             &mut tally,
             &mut reclaim,
         )?;
+        // The store's own tables were vacuumed after its deletion (Postgres).
+        reclaim.vacuumed |= erasure.vacuumed;
         (Some(v), busy)
     };
 
@@ -605,7 +609,7 @@ fn erase_items(
     }
     pb.finish_and_clear();
     if !dry_run && !erasure.gone.is_empty() {
-        s.vacuum()?;
+        erasure.vacuumed = s.vacuum()?;
     }
     erasure.erased = Some(erased);
     Ok(erasure)

@@ -24,9 +24,14 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
         return Err(Usage("--to names --db itself: nothing to migrate".into()).into());
     }
     let changes = Changes::new(g, args.materialize, args.new_key_env.as_deref())?;
-    // A SQLite file with a LangGraph store and no checkpoints: its store alone moves.
-    let source = super::open(g, Access::ReadOnly)
-        .or_else(|e| super::store::checkpoints_or_store_only(g, Access::ReadOnly, e))?;
+    // A database with a LangGraph store and no checkpoint tables: its store alone moves.
+    let (source, store_only) = match super::open(g, Access::ReadOnly) {
+        Ok(s) => (s, false),
+        Err(e) => (
+            super::store::checkpoints_or_store_only(g, Access::ReadOnly, e)?,
+            true,
+        ),
+    };
     let mut threads = super::copy::thread_ids(&*source)?;
     threads.sort();
     // A wrong key stops the run before anything is written (or a file created).
@@ -38,13 +43,18 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
         true => Access::ReadOnly,
         false => Access::ReadWrite,
     };
-    let (target, created) = super::copy::open_target(
-        &args.to,
-        access,
-        !args.dry_run,
-        busy,
-        &changes.target_keys(),
-    )?;
+    // Without threads to write, the target's checkpoint tables are neither opened nor made:
+    // the store's tables alone are (a new file is made with them, see `setup_store`).
+    let (target, created) = match store_only {
+        true => (None, super::copy::is_new_file(&args.to)?),
+        false => super::copy::open_target(
+            &args.to,
+            access,
+            !args.dry_run,
+            busy,
+            &changes.target_keys(),
+        )?,
+    };
     let mut report = MigrateReport {
         to: storage::shown_path(&args.to),
         dry_run: args.dry_run,

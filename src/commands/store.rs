@@ -14,8 +14,8 @@ use crate::output::store::{
 };
 use crate::output::{confirm, human, resolve_format, sanitize};
 use crate::storage::store::{open_store, ItemStore, Removal, StoreItem};
-use crate::storage::Access;
 use crate::storage::SchemaConflict;
+use crate::storage::{postgres, sqlite, Access, CheckpointStore, Location};
 
 /// Runs a `store` subcommand.
 pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()> {
@@ -174,39 +174,47 @@ pub(super) fn open_if_any(g: &GlobalArgs, access: Access) -> Result<Option<Box<d
     }
 }
 
-/// The checkpoint tables, when opening them (`open`) failed with `first`: a SQLite file
-/// that holds a LangGraph store and no checkpoint tables (an app using `SqliteStore` alone)
-/// is read as a saver with no checkpoints, with one note on stderr ("no checkpoints in
-/// this database"), so `forget`, `stats` and `find` work on its store; anything else
-/// fails with `first`.
+/// The checkpoint tables, when opening them (`open`) failed with `first`: a database that
+/// holds a LangGraph store and no checkpoint tables (an app using `SqliteStore` or
+/// `PostgresStore` alone) is read as a saver with no threads, with one note on stderr ("no
+/// checkpoints in this database"), so `forget`, `stats`, `find` and `migrate` work on its
+/// store; anything else (no store, some of the saver's tables, a usage error) fails with
+/// `first`. Nothing is created in the database.
 pub(super) fn checkpoints_or_store_only(
     g: &GlobalArgs,
     access: Access,
     first: anyhow::Error,
-) -> Result<Box<dyn crate::storage::CheckpointStore>> {
+) -> Result<Box<dyn CheckpointStore>> {
     let Some(path) = g.db.as_deref() else {
         return Err(first);
     };
-    if first.is::<Usage>()
-        || g.schema.is_some()
-        || !matches!(
-            crate::storage::locate(path),
-            Ok(crate::storage::Location::File)
-        )
-    {
+    if first.is::<Usage>() {
         return Err(first);
     }
     let busy = Duration::from_millis(g.busy_timeout);
-    match crate::storage::sqlite::store::saver_of_store_only(path, access, busy) {
-        Ok(Some(saver)) => {
-            eprintln!(
-                "memctl: '{}': no checkpoints in this database (a LangGraph store only)",
-                sanitize::one_line(&crate::storage::shown_path(path))
-            );
-            Ok(Box::new(saver))
+    let saver: Option<Box<dyn CheckpointStore>> = match crate::storage::locate(path) {
+        Ok(Location::File) if g.schema.is_none() => {
+            sqlite::store::saver_of_store_only(path, access, busy)
+                .ok()
+                .flatten()
+                .map(|s| Box::new(s) as _)
         }
-        _ => Err(first),
-    }
+        Ok(Location::Postgres(url)) if first.is::<postgres::NoSaverTable>() => {
+            postgres::no_checkpoints::saver_of_store_only(url, g.schema.as_deref(), busy)
+                .ok()
+                .flatten()
+                .map(|s| Box::new(s) as _)
+        }
+        _ => None,
+    };
+    let Some(saver) = saver else {
+        return Err(first);
+    };
+    eprintln!(
+        "memctl: '{}': no checkpoints in this database (a LangGraph store only)",
+        sanitize::one_line(&crate::storage::shown_path(path))
+    );
+    Ok(saver)
 }
 
 /// Opens the store of the database `--db` / `MEMCTL_DB` names.

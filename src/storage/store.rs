@@ -309,8 +309,9 @@ pub trait ItemStore {
 
     /// After a deletion (Postgres): `VACUUM (ANALYZE)` on the store's tables, as the
     /// checkpoint tables get it. Nothing to do on SQLite: the file is reclaimed whole.
-    fn vacuum(&self) -> Result<()> {
-        Ok(())
+    /// True when a `VACUUM` ran.
+    fn vacuum(&self) -> Result<bool> {
+        Ok(false)
     }
 
     /// Fails with one line unless memctl may write to this store: its migration level must be
@@ -383,7 +384,7 @@ pub fn store_shape(db: &Path, busy_timeout: Duration) -> Result<Option<StoreShap
 /// store at a lower level gets the missing migrations, as `setup()` gives it), with the
 /// vector tables as a `SqliteStore` with an embedding index makes them when `vectors`, and
 /// opens it for writing. A level newer than memctl knows is refused before anything is
-/// written.
+/// written. A SQLite file that does not exist yet is made, with the Store's tables alone.
 pub fn setup_store(db: &Path, vectors: bool, busy_timeout: Duration) -> Result<Box<dyn ItemStore>> {
     if let Some(url) = db.to_str().filter(|d| super::postgres::conn::is_url(d)) {
         if vectors {

@@ -17,6 +17,7 @@
 pub mod conn;
 pub mod copy;
 pub mod format;
+pub mod no_checkpoints;
 pub mod store;
 
 use std::collections::HashMap;
@@ -93,8 +94,12 @@ impl PostgresStore {
                 .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 .map_err(store_err)?;
         }
-        let generation = detect_schema(&mut client, &target)
-            .map_err(|e| anyhow!("{}", target.scrub(&format!("{e:#}"))))?;
+        let generation = detect_schema(&mut client, &target).map_err(|e| {
+            match e.downcast::<NoSaverTable>() {
+                Ok(missing) => missing.into(),
+                Err(e) => anyhow!("{}", target.scrub(&format!("{e:#}"))),
+            }
+        })?;
         Ok(PostgresStore {
             client: Mutex::new(client),
             url: url.to_owned(),
@@ -1613,9 +1618,7 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn out_of_reach(&self) -> Vec<String> {
-        vec![
-            "PostgreSQL: VACUUM makes deleted rows' space reusable but does not overwrite it; old row versions stay in the table files until reused, in the server's WAL segments and WAL archive until recycled, on replicas, and in backups and snapshots".into(),
-        ]
+        vec![OUT_OF_REACH.into()]
     }
 
     /// None: the server's files are out of memctl's reach (its rows are searched instead).
@@ -1799,6 +1802,45 @@ impl PostgresStore {
     }
 }
 
+/// A database without one of `PostgresSaver`'s tables (the first missing one named): not a
+/// saver's database (a caller may find a LangGraph store alone there, see
+/// [`no_checkpoints::saver_of_store_only`]).
+#[derive(Debug, thiserror::Error)]
+#[error("'{shown}' has no '{table}' table in {where_}: not a PostgresSaver database (name the saver's schema with --schema NAME or ?schema=NAME in the URL if it uses another one)")]
+pub struct NoSaverTable {
+    /// The database as messages show it (password masked).
+    shown: String,
+    /// The first table missing.
+    table: &'static str,
+    /// Where it was looked for.
+    where_: String,
+}
+
+/// `PostgresSaver.setup()`'s tables, in the order its error names the first one missing.
+pub(crate) const SAVER_TABLES: [&str; 4] = [
+    "checkpoints",
+    "checkpoint_blobs",
+    "checkpoint_writes",
+    "checkpoint_migrations",
+];
+
+/// Whether each of `tables` is found where the session looks (the schema on the
+/// `search_path`, see [`Target::connect_session`]), in the order given.
+pub(crate) fn tables_found(c: &mut Client, tables: &[&str]) -> Result<Vec<bool>, postgres::Error> {
+    let names: Vec<&str> = tables.to_vec();
+    c.query(
+        "SELECT to_regclass(t.name) IS NOT NULL FROM unnest($1::text[]) WITH ORDINALITY t(name, i) \
+         ORDER BY t.i",
+        &[&names],
+    )?
+    .iter()
+    .map(|r| r.try_get(0))
+    .collect()
+}
+
+/// What keeps a Postgres database's deleted bytes beyond memctl's reach (forget's receipt).
+pub(crate) const OUT_OF_REACH: &str = "PostgreSQL: VACUUM makes deleted rows' space reusable but does not overwrite it; old row versions stay in the table files until reused, in the server's WAL segments and WAL archive until recycled, on replicas, and in backups and snapshots";
+
 /// Checks the saver's tables and migration level; returns the generation (`task_path` at 9).
 fn detect_schema(c: &mut Client, target: &Target) -> Result<SchemaGeneration> {
     let shown = &target.shown;
@@ -1808,28 +1850,14 @@ fn detect_schema(c: &mut Client, target: &Target) -> Result<SchemaGeneration> {
     };
     let err =
         |e: postgres::Error| anyhow!("PostgreSQL error on '{shown}': {}", conn::error_text(&e));
-    let r = c
-        .query_one(
-            "SELECT to_regclass('checkpoints')::text, to_regclass('checkpoint_blobs')::text, \
-                    to_regclass('checkpoint_writes')::text, to_regclass('checkpoint_migrations')::text",
-            &[],
-        )
-        .map_err(err)?;
-    for (i, table) in [
-        "checkpoints",
-        "checkpoint_blobs",
-        "checkpoint_writes",
-        "checkpoint_migrations",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let found: Option<String> = r.try_get(i).map_err(err)?;
-        if found.is_none() {
-            bail!(
-                "'{shown}' has no '{table}' table in {where_}: not a PostgresSaver database (name the saver's schema with --schema NAME or ?schema=NAME in the URL if it uses another one)"
-            );
+    let found = tables_found(c, &SAVER_TABLES).map_err(err)?;
+    if let Some((table, _)) = SAVER_TABLES.iter().zip(found).find(|(_, found)| !found) {
+        return Err(NoSaverTable {
+            shown: target.scrub(shown),
+            table,
+            where_,
         }
+        .into());
     }
     let columns: Vec<(String, String)> = c
         .query(

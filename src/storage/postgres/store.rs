@@ -535,7 +535,7 @@ impl ItemStore for PgItemStore {
         Ok((n.max(0) as u64, b.max(0) as u64))
     }
 
-    fn vacuum(&self) -> Result<()> {
+    fn vacuum(&self) -> Result<bool> {
         let tables = if self.has_vectors {
             "store, store_vectors"
         } else {
@@ -544,7 +544,8 @@ impl ItemStore for PgItemStore {
         self.client
             .borrow_mut()
             .batch_execute(&format!("VACUUM (ANALYZE) {tables}"))
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.err(e))?;
+        Ok(true)
     }
 
     fn delete_unchanged_batch(

@@ -124,9 +124,43 @@ impl SqliteItemStore {
     /// Brings the file's Store tables to [`KNOWN_MIGRATION`] as `SqliteStore.setup()` does
     /// (creating them when there are none: the same statements, one `store_migrations` row
     /// per level), with the vector tables too when `vectors`, in one transaction. A level newer
-    /// than memctl knows is refused, nothing written. The file must exist.
+    /// than memctl knows is refused, nothing written. A file that does not exist is made with
+    /// the Store's tables alone (no checkpoint table), as `SqliteStore.setup()` makes a new
+    /// file; it is removed again if that fails.
     pub fn setup(path: &Path, vectors: bool, busy_timeout: Duration) -> Result<()> {
+        if std::fs::symlink_metadata(path).is_err() {
+            return Self::create_new(path, vectors, busy_timeout);
+        }
         let mut conn = connect(path, Access::ReadWrite, busy_timeout)?;
+        Self::setup_on(&mut conn, path, vectors)
+    }
+
+    /// [`SqliteItemStore::setup`] of a file that does not exist: made (never over another
+    /// file: `create_new`), set up, removed again on failure.
+    fn create_new(path: &Path, vectors: bool, busy_timeout: Duration) -> Result<()> {
+        let shown = crate::storage::shown_path(path);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .with_context(|| format!("cannot create '{shown}'"))?;
+        let made = (|| -> Result<()> {
+            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let mut conn =
+                Connection::open_with_flags(path, flags).map_err(|e| explain(e, path))?;
+            conn.busy_timeout(busy_timeout)
+                .context("cannot set the busy timeout")?;
+            Self::setup_on(&mut conn, path, vectors)
+        })();
+        if let Err(e) = made {
+            let _ = std::fs::remove_file(path);
+            return Err(e.context(format!("cannot create '{shown}'")));
+        }
+        Ok(())
+    }
+
+    /// [`SqliteItemStore::setup`] on an open connection: one transaction.
+    fn setup_on(conn: &mut Connection, path: &Path, vectors: bool) -> Result<()> {
         let e = |e| explain(e, path);
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
