@@ -170,10 +170,13 @@ impl PostgresStore {
         let params: [&(dyn ToSql + Sync); 4] = [&thread_id, &ns, &channels, &versions];
         let mut it = c.query_raw(&stmt, params).map_err(e)?;
         let mut ahead: Option<(usize, BlobRow)> = None;
+        // The rows have all come (a finished result is not asked for more: its connection
+        // says "closed").
+        let mut ended = false;
         let mut blobs: HashMap<(String, String), BlobRow> = HashMap::new();
         for (i, h) in heads.iter().enumerate() {
             loop {
-                if ahead.is_none() {
+                if ahead.is_none() && !ended {
                     ahead = match it.next().map_err(e)? {
                         Some(r) => {
                             let ord = usize::try_from(r.try_get::<_, i64>(4).map_err(e)? - 1)
@@ -183,7 +186,10 @@ impl PostgresStore {
                                 .ok_or_else(|| anyhow!("unexpected blob position"))?;
                             Some((named_first, blob_row(&r)?))
                         }
-                        None => None,
+                        None => {
+                            ended = true;
+                            None
+                        }
                     };
                 }
                 match ahead.take() {
