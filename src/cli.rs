@@ -287,7 +287,10 @@ pub enum Command {
     /// SQLite file (created in SqliteSaver's 3.x layout when it does not exist, else written in
     /// its own generation) or a PostgreSQL database (its saver's tables, in their layout). One
     /// transaction per thread; resumable: threads already there and equal are skipped, a
-    /// thread that differs is reported and left as it is unless --replace.
+    /// thread that differs is reported and left as it is unless --replace. A thread new to the
+    /// target is streamed a checkpoint at a time (memory follows the largest checkpoint); one
+    /// already there (compared, replaced) and every thread under --materialize is read whole
+    /// into memory.
     #[command(after_help = "Examples:
   memctl migrate --db app.sqlite --to postgresql://app@db/prod --dry-run
   memctl migrate --db app.sqlite --to postgresql://app@db/prod

@@ -11,7 +11,7 @@ use crate::codec::aes::{self, AesKey, KeyIssue, Keyring};
 use crate::exit::Usage;
 use crate::model::checkpoint::{StoredMessages, MESSAGES};
 use crate::output::copy::{write_copy, CopyReport, SharedVersion};
-use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore, ThreadRows};
+use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore, ThreadRow, ThreadRows};
 
 /// True when `to` names a SQLite file that does not exist yet (a target memctl makes); a
 /// malformed connection string is a usage error.
@@ -326,15 +326,15 @@ pub fn copy_threads(
                 pairs.len()
             )
         };
-        let mut rows = source.read_thread(from).with_context(done)?;
-        let changed = changes.apply(source, from, &mut rows).with_context(done)?;
-        let mut plan = crate::ops::copy::plan(rows, from, to_thread, None).with_context(done)?;
-        changed.add_to(&mut plan.counts);
-        let written = match (dry_run, target) {
-            (false, Some(t)) => t
-                .write_thread(to_thread, &plan.rows, replace)
-                .with_context(done)?,
-            _ => storage::WrittenThread {
+        let target = target.filter(|_| !dry_run);
+        let (counts, written) = match changes.streams() {
+            true => stream_thread(source, target, from, to_thread, changes, replace),
+            false => whole_thread(source, target, from, to_thread, changes, replace),
+        }
+        .with_context(done)?;
+        let written = match target {
+            Some(_) => written,
+            None => storage::WrittenThread {
                 replaced: there,
                 shared_versions: vec![],
             },
@@ -347,11 +347,70 @@ pub fn copy_threads(
             dry_run,
             created: false,
             replaced: written.replaced,
-            counts: plan.counts,
+            counts,
             shared_versions: SharedVersion::list(written.shared_versions),
         });
     }
     Ok(reports)
+}
+
+/// Copies thread `from` of `source` into `target` as `to` a row at a time (see
+/// [`CheckpointStore::visit_thread`] and [`CheckpointStore::write_thread_from`]): one
+/// transaction, as [`whole_thread`] writes it, without holding the whole thread. `changes`
+/// must stream ([`Changes::streams`]). Without a target (a dry run) the rows are read and
+/// counted, nothing written.
+pub fn stream_thread(
+    source: &dyn CheckpointStore,
+    target: Option<&dyn CheckpointStore>,
+    from: &str,
+    to: &str,
+    changes: &Changes,
+    replace: bool,
+) -> Result<(crate::ops::copy::CopyCounts, storage::WrittenThread)> {
+    let mut planner = crate::ops::copy::Planner::new(from, to);
+    let mut changed = Changed::default();
+    let written = {
+        let mut feed = |sink: &mut dyn FnMut(storage::RowRef<'_>) -> Result<()>| {
+            source.visit_thread(from, &mut |mut row| {
+                changes.apply_row(from, &mut row, &mut changed)?;
+                planner.row(&mut row);
+                sink(row.as_ref())
+            })?;
+            // A thread without a checkpoint: an error, so that nothing is written.
+            planner.counts().map(drop)
+        };
+        match target {
+            Some(t) => t.write_thread_from(to, replace, &mut feed)?,
+            None => {
+                feed(&mut |_| Ok(()))?;
+                storage::WrittenThread::default()
+            }
+        }
+    };
+    let mut counts = planner.counts()?;
+    changed.add_to(&mut counts);
+    Ok((counts, written))
+}
+
+/// [`stream_thread`] with the whole thread read first (what `--materialize` needs: it reads
+/// other checkpoints of the source while it changes one).
+pub fn whole_thread(
+    source: &dyn CheckpointStore,
+    target: Option<&dyn CheckpointStore>,
+    from: &str,
+    to: &str,
+    changes: &Changes,
+    replace: bool,
+) -> Result<(crate::ops::copy::CopyCounts, storage::WrittenThread)> {
+    let mut rows = source.read_thread(from)?;
+    let changed = changes.apply(source, from, &mut rows)?;
+    let mut plan = crate::ops::copy::plan(rows, from, to, None)?;
+    changed.add_to(&mut plan.counts);
+    let written = match target {
+        Some(t) => t.write_thread(to, &plan.rows, replace)?,
+        None => storage::WrittenThread::default(),
+    };
+    Ok((plan.counts, written))
 }
 
 /// What a copy changes in the values on the way (`--materialize`, `--key-env` /
@@ -427,6 +486,13 @@ impl Changes {
         })
     }
 
+    /// True when the changes can be made a row at a time, as a copy streams a thread
+    /// ([`Changes::apply_row`]): all but `--materialize`, which reads other checkpoints of the
+    /// source to rebuild a checkpoint's values.
+    pub fn streams(&self) -> bool {
+        !self.materialize
+    }
+
     /// True when the values' encryption changes (the key is then checked before anything is
     /// written, see [`Changes::check_keys`]).
     pub fn recrypts(&self) -> bool {
@@ -462,17 +528,62 @@ impl Changes {
             return Ok(changed);
         }
         for c in &mut rows.checkpoints {
-            let what = format!("checkpoint {} of thread '{thread}'", c.checkpoint_id);
-            self.recrypt_value(&mut c.type_name, &mut c.checkpoint, &what, &mut changed)?;
+            self.recrypt_checkpoint(thread, c, &mut changed)?;
         }
         for w in &mut rows.writes {
-            let what = format!(
-                "the '{}' write of task {} on checkpoint {} of thread '{thread}'",
-                w.row.channel, w.row.task_id, w.checkpoint_id
-            );
-            self.recrypt_value(&mut w.row.type_name, &mut w.row.value, &what, &mut changed)?;
+            self.recrypt_write(thread, w, &mut changed)?;
         }
         Ok(changed)
+    }
+
+    /// [`Changes::apply`] to one row of thread `thread`, for a copy that streams it (counted
+    /// in `changed`): the changes that [`Changes::streams`] allows, an error for the others.
+    pub fn apply_row(
+        &self,
+        thread: &str,
+        row: &mut ThreadRow,
+        changed: &mut Changed,
+    ) -> Result<()> {
+        if self.materialize {
+            bail!("--materialize reads the whole thread: it cannot be applied a row at a time");
+        }
+        self.recrypt_row(thread, row, changed)
+    }
+
+    /// One row's value decrypted or put under the new key, as the flags ask.
+    fn recrypt_row(&self, thread: &str, row: &mut ThreadRow, changed: &mut Changed) -> Result<()> {
+        if !self.recrypts() {
+            return Ok(());
+        }
+        match row {
+            ThreadRow::Checkpoint(c) => self.recrypt_checkpoint(thread, c, changed),
+            ThreadRow::Write(w) => self.recrypt_write(thread, w, changed),
+        }
+    }
+
+    /// A checkpoint's value decrypted or put under the new key.
+    fn recrypt_checkpoint(
+        &self,
+        thread: &str,
+        c: &mut storage::CheckpointRow,
+        changed: &mut Changed,
+    ) -> Result<()> {
+        let what = format!("checkpoint {} of thread '{thread}'", c.checkpoint_id);
+        self.recrypt_value(&mut c.type_name, &mut c.checkpoint, &what, changed)
+    }
+
+    /// A pending write's value decrypted or put under the new key.
+    fn recrypt_write(
+        &self,
+        thread: &str,
+        w: &mut storage::ThreadWrite,
+        changed: &mut Changed,
+    ) -> Result<()> {
+        let what = format!(
+            "the '{}' write of task {} on checkpoint {} of thread '{thread}'",
+            w.row.channel, w.row.task_id, w.checkpoint_id
+        );
+        self.recrypt_value(&mut w.row.type_name, &mut w.row.value, &what, changed)
     }
 
     /// Checks the keys on the source before anything is written: applies the changes to
@@ -482,10 +593,24 @@ impl Changes {
         if !self.recrypts() {
             return Ok(());
         }
+        /// The visit's stop: a value was opened.
+        #[derive(Debug, thiserror::Error)]
+        #[error("a key was checked")]
+        struct Opened;
         for t in threads {
-            let mut rows = source.read_thread(t)?;
-            if self.apply(source, t, &mut rows)?.opened_sealed {
-                break;
+            let mut changed = Changed::default();
+            // A row at a time (the encryption's changes need nothing else: --materialize,
+            // which does, is made when the thread is copied).
+            let visited = source.visit_thread(t, &mut |mut row| {
+                self.recrypt_row(t, &mut row, &mut changed)?;
+                match changed.opened_sealed {
+                    true => Err(Opened.into()),
+                    false => Ok(()),
+                }
+            });
+            match visited {
+                Err(e) if e.is::<Opened>() => break,
+                other => other?,
             }
         }
         Ok(())

@@ -1,8 +1,11 @@
 //! `memctl migrate --to DB`: every thread of `--db` into another database of either backend,
-//! one transaction per thread, in the target's own layout (`CheckpointStore::write_thread`).
-//! Resumable: a thread already there and equal (`ops::copy::same_thread`) is skipped; one that
-//! differs is reported and left alone unless `--replace`. Then the LangGraph Store, item by
-//! item in batches, the same way (`super::migrate_store`).
+//! one transaction per thread, in the target's own layout (`CheckpointStore::write_thread_from`).
+//! A thread absent from the target is streamed a checkpoint at a time (`copy::stream_thread`):
+//! what is held is about its largest checkpoint, not the whole thread. Resumable: a thread
+//! already there and equal (`ops::copy::same_thread`) is skipped; one that differs is
+//! reported and left alone unless `--replace` (these, and `--materialize`, read the whole
+//! thread). Then the LangGraph Store, item by item in batches, the same way
+//! (`super::migrate_store`).
 
 use std::io::Write;
 use std::time::Duration;
@@ -119,12 +122,30 @@ fn migrate_thread(
     changes: &Changes,
     args: &MigrateArgs,
 ) -> Result<MigratedThread> {
+    let there = match target {
+        Some(t) => t.thread_exists(thread)?,
+        None => false,
+    };
+    // Absent from the target: streamed, a checkpoint at a time, unless --materialize needs
+    // the whole thread.
+    if !there && changes.streams() {
+        let target = target.filter(|_| !args.dry_run);
+        let (counts, written) =
+            super::copy::stream_thread(source, target, thread, thread, changes, false)?;
+        return Ok(MigratedThread {
+            thread: thread.to_owned(),
+            action: "copy".to_owned(),
+            counts,
+            shared_versions: SharedVersion::list(written.shared_versions),
+        });
+    }
+    // There already (compared whole with what is there) or --materialize: the whole thread.
     let mut rows = source.read_thread(thread)?;
     let changed = changes.apply(source, thread, &mut rows)?;
     let mut plan = crate::ops::copy::plan(rows, thread, thread, None)?;
     changed.add_to(&mut plan.counts);
-    let theirs = match target {
-        Some(t) if t.thread_exists(thread)? => Some(changes.comparable(t.read_thread(thread)?)),
+    let theirs = match (target, there) {
+        (Some(t), true) => Some(changes.comparable(t.read_thread(thread)?)),
         _ => None,
     };
     let action = match theirs {

@@ -15,7 +15,7 @@ use serde_json::Value as Json;
 use crate::codec::msgpack::{self, Value};
 use crate::ops::forget::Findings;
 use crate::ops::purge::{is_structural, redact, ERASED};
-use crate::storage::ThreadRows;
+use crate::storage::{CheckpointRow, ThreadRow, ThreadRows, ThreadWrite};
 
 /// What a copy writes, counted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -84,25 +84,78 @@ pub fn plan(mut source: ThreadRows, from: &str, to: &str, at: Option<&str>) -> R
             .writes
             .retain(|w| kept(&w.checkpoint_ns, &w.checkpoint_id));
     }
-    let mut counts = CopyCounts::default();
-    let mut namespaces = HashSet::new();
-    for c in &mut source.checkpoints {
-        namespaces.insert(c.checkpoint_ns.clone());
-        c.thread_id = to.to_owned();
-        if let (Some(m), true) = (&c.metadata, from != to) {
-            if let Some(new) = rewrite_metadata(m, from, to) {
-                c.metadata = Some(new);
-                counts.metadata_rewritten += 1;
-            }
-        }
-    }
-    counts.checkpoints = source.checkpoints.len() as u64;
-    counts.namespaces = namespaces.len() as u64;
-    counts.writes = source.writes.len() as u64;
+    let mut planner = Planner::new(from, to);
+    source
+        .checkpoints
+        .iter_mut()
+        .for_each(|c| planner.checkpoint(c));
+    source.writes.iter().for_each(|w| planner.write(w));
     Ok(CopyPlan {
         rows: source,
-        counts,
+        counts: planner.counts()?,
     })
+}
+
+/// [`plan`] a row at a time, for a copy that streams a thread (no fork): each checkpoint
+/// gets the new thread id (and its metadata's `thread_id` the new one where it named the
+/// old), and the rows are counted.
+#[derive(Debug)]
+pub struct Planner<'a> {
+    from: &'a str,
+    to: &'a str,
+    counts: CopyCounts,
+    namespaces: HashSet<String>,
+}
+
+impl<'a> Planner<'a> {
+    /// The plan of a copy of thread `from` as thread `to`.
+    pub fn new(from: &'a str, to: &'a str) -> Planner<'a> {
+        Planner {
+            from,
+            to,
+            counts: CopyCounts::default(),
+            namespaces: HashSet::new(),
+        }
+    }
+
+    /// A row of the thread, changed as the copy writes it.
+    pub fn row(&mut self, row: &mut ThreadRow) {
+        match row {
+            ThreadRow::Checkpoint(c) => self.checkpoint(c),
+            ThreadRow::Write(w) => self.write(w),
+        }
+    }
+
+    /// A checkpoint of the thread, changed as the copy writes it.
+    pub fn checkpoint(&mut self, c: &mut CheckpointRow) {
+        if !self.namespaces.contains(&c.checkpoint_ns) {
+            self.namespaces.insert(c.checkpoint_ns.clone());
+        }
+        c.thread_id = self.to.to_owned();
+        if let (Some(m), true) = (&c.metadata, self.from != self.to) {
+            if let Some(new) = rewrite_metadata(m, self.from, self.to) {
+                c.metadata = Some(new);
+                self.counts.metadata_rewritten += 1;
+            }
+        }
+        self.counts.checkpoints += 1;
+    }
+
+    /// A pending write of the thread (counted; it is copied as it is).
+    pub fn write(&mut self, _w: &ThreadWrite) {
+        self.counts.writes += 1;
+    }
+
+    /// What the copy writes, counted; an error when the thread had no checkpoint.
+    pub fn counts(&self) -> Result<CopyCounts> {
+        if self.counts.checkpoints == 0 {
+            bail!("thread '{}' has no checkpoint", self.from);
+        }
+        Ok(CopyCounts {
+            namespaces: self.namespaces.len() as u64,
+            ..self.counts.clone()
+        })
+    }
 }
 
 /// `(ns, id)` of the checkpoints a fork at root checkpoint `at` keeps: `at` and its ancestors
@@ -670,6 +723,35 @@ mod tests {
             Some(&br#"{"step": -1, "parents": {}}"#[..]),
             "metadata without the thread is kept byte for byte"
         );
+    }
+
+    #[test]
+    fn the_planner_a_row_at_a_time_plans_what_plan_plans() {
+        let whole = plan(thread(), "a", "b", None).expect("plans");
+        let mut planner = Planner::new("a", "b");
+        let mut rows: Vec<ThreadRow> = thread()
+            .checkpoints
+            .into_iter()
+            .map(ThreadRow::Checkpoint)
+            .chain(thread().writes.into_iter().map(ThreadRow::Write))
+            .collect();
+        rows.iter_mut().for_each(|r| planner.row(r));
+        assert_eq!(planner.counts().expect("counted"), whole.counts);
+        let metadata: Vec<_> = rows
+            .iter()
+            .filter_map(|r| match r {
+                ThreadRow::Checkpoint(c) => Some((c.thread_id.clone(), c.metadata.clone())),
+                ThreadRow::Write(_) => None,
+            })
+            .collect();
+        let expected: Vec<_> = whole
+            .rows
+            .checkpoints
+            .iter()
+            .map(|c| (c.thread_id.clone(), c.metadata.clone()))
+            .collect();
+        assert_eq!(metadata, expected);
+        assert!(Planner::new("a", "b").counts().is_err(), "no checkpoint");
     }
 
     #[test]

@@ -80,6 +80,38 @@ pub struct ThreadRows {
     pub writes: Vec<ThreadWrite>,
 }
 
+/// One row of a thread as [`CheckpointStore::visit_thread`] gives it.
+#[derive(Debug, Clone)]
+pub enum ThreadRow {
+    /// A checkpoint row (assembled, on Postgres).
+    Checkpoint(CheckpointRow),
+    /// A pending-write row.
+    Write(ThreadWrite),
+}
+
+impl ThreadRow {
+    /// The row, borrowed, as a writer's sink takes it.
+    pub fn as_ref(&self) -> RowRef<'_> {
+        match self {
+            ThreadRow::Checkpoint(c) => RowRef::Checkpoint(c),
+            ThreadRow::Write(w) => RowRef::Write(w),
+        }
+    }
+}
+
+/// One row of a thread handed to [`CheckpointStore::write_thread_from`]'s sink.
+#[derive(Debug, Clone, Copy)]
+pub enum RowRef<'a> {
+    /// A checkpoint row, as `SqliteSaver` stores it (see [`ThreadRows`]).
+    Checkpoint(&'a CheckpointRow),
+    /// A pending-write row.
+    Write(&'a ThreadWrite),
+}
+
+/// What feeds [`CheckpointStore::write_thread_from`]: called once with the writer's sink, it
+/// hands the sink every row of the thread.
+pub type RowFeed<'a> = &'a mut dyn FnMut(&mut dyn FnMut(RowRef<'_>) -> Result<()>) -> Result<()>;
+
 /// What [`CheckpointStore::write_thread`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WrittenThread {
@@ -888,7 +920,29 @@ pub trait CheckpointStore: Send {
 
     /// Every checkpoint and pending write of a thread (all namespaces), read in one
     /// consistent snapshot. A thread with no checkpoint gives empty rows.
-    fn read_thread(&self, thread_id: &str) -> Result<ThreadRows>;
+    fn read_thread(&self, thread_id: &str) -> Result<ThreadRows> {
+        let mut rows = ThreadRows::default();
+        self.visit_thread(thread_id, &mut |row| {
+            match row {
+                ThreadRow::Checkpoint(c) => rows.checkpoints.push(c),
+                ThreadRow::Write(w) => rows.writes.push(w),
+            }
+            Ok(())
+        })?;
+        Ok(rows)
+    }
+
+    /// [`CheckpointStore::read_thread`] a row at a time: `f` is given the rows in that order
+    /// (the checkpoints, namespace by namespace, oldest first, then the writes), all read in
+    /// one consistent snapshot, and only the rows not yet given plus what assembling the
+    /// next checkpoint needs are held (a whole thread never is). An error from `f` stops the
+    /// reading and is returned. `f` must not use this store (a server connection is busy
+    /// with the reading until it ends).
+    fn visit_thread(
+        &self,
+        thread_id: &str,
+        f: &mut dyn FnMut(ThreadRow) -> Result<()>,
+    ) -> Result<()>;
 
     /// Writes `rows` as thread `thread_id` (each row's own thread id is ignored), in one
     /// transaction, in this database's own layout, as its saver's `put` / `put_writes` would
@@ -899,6 +953,26 @@ pub trait CheckpointStore: Send {
         thread_id: &str,
         rows: &ThreadRows,
         replace: bool,
+    ) -> Result<WrittenThread> {
+        self.write_thread_from(thread_id, replace, &mut |sink| {
+            rows.checkpoints
+                .iter()
+                .try_for_each(|c| sink(RowRef::Checkpoint(c)))?;
+            rows.writes.iter().try_for_each(|w| sink(RowRef::Write(w)))
+        })
+    }
+
+    /// [`CheckpointStore::write_thread`] fed a row at a time: inside the thread's one
+    /// transaction, `feed` is called once with a sink and hands it every row of the thread
+    /// (in [`ThreadRows`]' order); what the sink was given is written as it comes (a server
+    /// gets it in bulk statements of a few MiB), so the whole thread is never held. An error
+    /// from `feed` (or a feed that gave no checkpoint) rolls the transaction back: nothing of
+    /// the thread is written.
+    fn write_thread_from(
+        &self,
+        thread_id: &str,
+        replace: bool,
+        feed: RowFeed<'_>,
     ) -> Result<WrittenThread>;
 
     // ---- rewriting values in place (rekey) ---------------------------------------------------

@@ -1,27 +1,64 @@
-//! Whole threads in and out of `PostgresSaver`'s tables (`copy`, `export`, `migrate`).
+//! Whole threads in and out of `PostgresSaver`'s tables (`copy`, `export`, `migrate`), a row
+//! at a time.
 //!
-//! Reading assembles every checkpoint as the other commands read them ([`super::format`]).
-//! Writing splits each one again with [`pgformat::split`], the way `PostgresSaver.put` stores a
-//! checkpoint: primitives inline in the JSONB, one blob row per `(channel, version)` (shared,
-//! so a version already stored is not stored again), and the write rows as `put_writes` stores
-//! them (`task_path` on migration level 9).
+//! Reading assembles every checkpoint as the other commands read them ([`super::format`]),
+//! one at a time: the blob rows come in the order the checkpoints first name them, and each
+//! goes once the last checkpoint naming it is handed over. Writing splits each checkpoint
+//! again with [`pgformat::split`], the way `PostgresSaver.put` stores a checkpoint: primitives
+//! inline in the JSONB, one blob row per `(channel, version)` (shared, so a version already
+//! stored is not stored again), and the write rows as `put_writes` stores them (`task_path` on
+//! migration level 9); the rows go in by `COPY` every few MiB.
+
+use std::collections::HashMap;
 
 use anyhow::{anyhow, bail, Context, Result};
 use postgres::binary_copy::BinaryCopyInWriter;
-use postgres::types::Type;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::{ToSql, Type};
+use postgres::Client;
 use serde_json::Value as Json;
 
-use super::format as pgformat;
-use super::{get_str, version_text, PostgresStore};
+use super::format::{self as pgformat, BlobRow};
+use super::{blob_row, get_str, named_versions, version_text, PostgresStore};
 use crate::codec::aes;
 use crate::storage::{
-    Access, SchemaGeneration, TargetExists, ThreadRows, ThreadWrite, WriteRow, WrittenThread,
+    Access, CheckpointRow, RowFeed, RowRef, SchemaGeneration, TargetExists, ThreadRow, ThreadWrite,
+    WriteRow, WrittenThread,
 };
 
+/// A checkpoint row without its blob values: the JSONB as text (primitives inline, the
+/// channel versions), small beside the values.
+struct Head {
+    ns: String,
+    id: String,
+    parent: Option<String>,
+    json: String,
+    metadata: Option<String>,
+}
+
+/// The blob rows a namespace's checkpoints name, each once, in the order they are first
+/// named (`$3`, `$4`: channels and versions; `ord` says which one a row is).
+const BLOBS_SQL: &str = "SELECT b.channel, b.version, b.type, b.blob, k.ord \
+     FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS k(channel, version, ord) \
+     JOIN checkpoint_blobs b ON b.thread_id = $1 AND b.checkpoint_ns = $2 \
+       AND b.channel = k.channel AND b.version = k.version \
+     ORDER BY k.ord";
+
+/// The bytes of blob and write values a writer holds before it sends what it holds (a
+/// `COPY` per table).
+const FLUSH_BYTES: usize = 4 << 20;
+/// The checkpoint rows a writer holds before it sends what it holds (each a few KiB: the
+/// checkpoint JSONB without its blob values, and the metadata).
+const FLUSH_CHECKPOINTS: usize = 256;
+
 impl PostgresStore {
-    /// [`crate::storage::CheckpointStore::read_thread`]: a read-only store reads in its one
+    /// [`crate::storage::CheckpointStore::visit_thread`]: a read-only store reads in its one
     /// snapshot; a writable one opens a `REPEATABLE READ` transaction for the reads.
-    pub(super) fn read_whole_thread(&self, thread_id: &str) -> Result<ThreadRows> {
+    pub(super) fn visit_whole_thread(
+        &self,
+        thread_id: &str,
+        f: &mut dyn FnMut(ThreadRow) -> Result<()>,
+    ) -> Result<()> {
         let batch = self.in_batch.load(std::sync::atomic::Ordering::SeqCst);
         let own = self.access == Access::ReadWrite && !batch;
         if own {
@@ -29,38 +66,41 @@ impl PostgresStore {
                 .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 .map_err(|e| self.err(e))?;
         }
-        let read = self.read_rows(thread_id);
+        let read = self.visit_rows(thread_id, f);
         if own {
             let _ = self.client().batch_execute("COMMIT");
         }
         read
     }
 
-    fn read_rows(&self, thread_id: &str) -> Result<ThreadRows> {
-        let mut checkpoints = Vec::new();
-        for ns in crate::storage::CheckpointStore::namespaces(self, thread_id)? {
-            let mut rows = self.assembled(thread_id, &ns)?;
-            rows.reverse();
-            for row in &mut rows {
-                // Without the key an encrypted value is left out of the assembled checkpoint
-                // (its type says so): such a checkpoint cannot be written anywhere whole.
-                if row.type_name != "msgpack"
-                    && (self.keys.is_unset() || !row.type_name.starts_with("msgpack+"))
-                {
-                    bail!(
-                        "checkpoint {} of thread '{thread_id}' holds a '{}' value: memctl copies encrypted Postgres values only with their key (--key-env)",
-                        row.checkpoint_id,
-                        row.type_name.escape_debug()
-                    );
-                }
-                // As SqliteSaver stores it: json.dumps of the dict PostgresSaver loads.
-                if let Some(m) = row.metadata.take() {
-                    let json: Json = serde_json::from_slice(&m).context("stored metadata")?;
-                    row.metadata = Some(crate::codec::pyjson::dumps(&json).into_bytes());
-                }
-            }
-            checkpoints.extend(rows);
+    fn visit_rows(
+        &self,
+        thread_id: &str,
+        f: &mut dyn FnMut(ThreadRow) -> Result<()>,
+    ) -> Result<()> {
+        let e = |e| self.err(e);
+        let heads = self
+            .query(
+                "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint::text, metadata::text \
+                 FROM checkpoints WHERE thread_id = $1 \
+                 ORDER BY checkpoint_ns COLLATE \"C\", checkpoint_id COLLATE \"C\"",
+                &[&thread_id],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(Head {
+                    ns: get_str(r, 0)?,
+                    id: get_str(r, 1)?,
+                    parent: r.try_get(2).map_err(e)?,
+                    json: get_str(r, 3)?,
+                    metadata: r.try_get(4).map_err(e)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for namespace in heads.chunk_by(|a, b| a.ns == b.ns) {
+            self.visit_namespace(thread_id, namespace, f)?;
         }
+        drop(heads);
         let sql = match self.generation {
             SchemaGeneration::V3 => {
                 "SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob \
@@ -73,45 +113,154 @@ impl PostgresStore {
                  ORDER BY checkpoint_ns COLLATE \"C\", checkpoint_id COLLATE \"C\", task_id COLLATE \"C\", idx"
             }
         };
+        let mut c = self.client();
+        let params: [&(dyn ToSql + Sync); 1] = [&thread_id];
+        let mut it = c.query_raw(sql, params).map_err(e)?;
+        while let Some(r) = it.next().map_err(e)? {
+            f(ThreadRow::Write(ThreadWrite {
+                checkpoint_ns: get_str(&r, 0)?,
+                checkpoint_id: get_str(&r, 1)?,
+                row: WriteRow {
+                    task_id: get_str(&r, 2)?,
+                    task_path: get_str(&r, 3)?,
+                    idx: i64::from(r.try_get::<_, i32>(4).map_err(e)?),
+                    channel: get_str(&r, 5)?,
+                    type_name: get_str(&r, 6)?,
+                    value: r
+                        .try_get::<_, Option<Vec<u8>>>(7)
+                        .map_err(e)?
+                        .unwrap_or_default(),
+                },
+            }))?;
+        }
+        Ok(())
+    }
+
+    /// The checkpoints of one namespace (`heads`, oldest first), each assembled and handed to
+    /// `f` in turn. The blob rows they name come in one query, in the order they are first
+    /// named, each read when the checkpoint naming it first is assembled and dropped once the
+    /// last one naming it is: what is held is what the checkpoints still to come share.
+    fn visit_namespace(
+        &self,
+        thread_id: &str,
+        heads: &[Head],
+        f: &mut dyn FnMut(ThreadRow) -> Result<()>,
+    ) -> Result<()> {
         let e = |e| self.err(e);
-        let writes = self
-            .query(sql, &[&thread_id])?
-            .iter()
-            .map(|r| {
-                Ok(ThreadWrite {
-                    checkpoint_ns: get_str(r, 0)?,
-                    checkpoint_id: get_str(r, 1)?,
-                    row: WriteRow {
-                        task_id: get_str(r, 2)?,
-                        task_path: get_str(r, 3)?,
-                        idx: i64::from(r.try_get::<_, i32>(4).map_err(e)?),
-                        channel: get_str(r, 5)?,
-                        type_name: get_str(r, 6)?,
-                        value: r
-                            .try_get::<_, Option<Vec<u8>>>(7)
-                            .map_err(e)?
-                            .unwrap_or_default(),
-                    },
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(ThreadRows {
-            checkpoints,
-            writes,
+        let Some(ns) = heads.first().map(|h| h.ns.as_str()) else {
+            return Ok(());
+        };
+        // Each (channel, version) named: the checkpoint naming it first, and last.
+        let named: Vec<Vec<(String, String)>> =
+            heads.iter().map(|h| named_versions(&h.json)).collect();
+        let mut first: Vec<usize> = Vec::new();
+        let (mut channels, mut versions) = (Vec::new(), Vec::new());
+        let mut last: HashMap<&(String, String), usize> = HashMap::new();
+        for (i, keys) in named.iter().enumerate() {
+            for k in keys {
+                if last.insert(k, i).is_none() {
+                    first.push(i);
+                    channels.push(k.0.as_str());
+                    versions.push(k.1.as_str());
+                }
+            }
+        }
+        let mut c = self.client();
+        let stmt = self.prepared(&mut c, BLOBS_SQL)?;
+        let params: [&(dyn ToSql + Sync); 4] = [&thread_id, &ns, &channels, &versions];
+        let mut it = c.query_raw(&stmt, params).map_err(e)?;
+        let mut ahead: Option<(usize, BlobRow)> = None;
+        // The rows have all come (a finished result is not asked for more: its connection
+        // says "closed").
+        let mut ended = false;
+        let mut blobs: HashMap<(String, String), BlobRow> = HashMap::new();
+        for (i, h) in heads.iter().enumerate() {
+            loop {
+                if ahead.is_none() && !ended {
+                    ahead = match it.next().map_err(e)? {
+                        Some(r) => {
+                            let ord = usize::try_from(r.try_get::<_, i64>(4).map_err(e)? - 1)
+                                .map_err(|_| anyhow!("unexpected blob position"))?;
+                            let named_first = *first
+                                .get(ord)
+                                .ok_or_else(|| anyhow!("unexpected blob position"))?;
+                            Some((named_first, blob_row(&r)?))
+                        }
+                        None => {
+                            ended = true;
+                            None
+                        }
+                    };
+                }
+                match ahead.take() {
+                    Some((at, b)) if at <= i => {
+                        blobs.insert((b.channel.clone(), b.version.clone()), b);
+                    }
+                    other => {
+                        ahead = other;
+                        break;
+                    }
+                }
+            }
+            let these: Vec<&BlobRow> = named[i].iter().filter_map(|k| blobs.get(k)).collect();
+            let row = self.assembled_row(thread_id, h, &these)?;
+            for k in &named[i] {
+                if last.get(k) == Some(&i) {
+                    blobs.remove(k);
+                }
+            }
+            f(ThreadRow::Checkpoint(row))?;
+        }
+        Ok(())
+    }
+
+    /// One checkpoint assembled from its head and the blob rows it names, as `SqliteSaver`
+    /// stores it (the metadata as the `json.dumps` text of the dict `PostgresSaver` loads).
+    fn assembled_row(
+        &self,
+        thread_id: &str,
+        h: &Head,
+        blobs: &[&BlobRow],
+    ) -> Result<CheckpointRow> {
+        let what = || format!("checkpoint {} of thread '{thread_id}'", h.id);
+        let a = pgformat::assemble_with(&h.json, blobs, &self.keys).with_context(what)?;
+        // Without the key an encrypted value is left out of the assembled checkpoint (its type
+        // says so): such a checkpoint cannot be written anywhere whole.
+        if a.type_name != "msgpack"
+            && (self.keys.is_unset() || !a.type_name.starts_with("msgpack+"))
+        {
+            bail!(
+                "{} holds a '{}' value: memctl copies encrypted Postgres values only with their key (--key-env)",
+                what(),
+                a.type_name.escape_debug()
+            );
+        }
+        let metadata = match &h.metadata {
+            Some(m) => {
+                let json: Json = serde_json::from_str(m).context("stored metadata")?;
+                Some(crate::codec::pyjson::dumps(&json).into_bytes())
+            }
+            None => None,
+        };
+        Ok(CheckpointRow {
+            thread_id: thread_id.to_owned(),
+            checkpoint_ns: h.ns.clone(),
+            checkpoint_id: h.id.clone(),
+            parent_checkpoint_id: h.parent.clone(),
+            type_name: a.type_name,
+            checkpoint: a.bytes,
+            metadata,
         })
     }
 
-    /// [`crate::storage::CheckpointStore::write_thread`]: one transaction holding the table
-    /// locks (a savepoint inside a batch).
-    pub(super) fn write_whole_thread(
+    /// [`crate::storage::CheckpointStore::write_thread_from`]: one transaction holding the
+    /// table locks (a savepoint inside a batch).
+    pub(super) fn write_thread_rows(
         &self,
         thread_id: &str,
-        rows: &ThreadRows,
         replace: bool,
+        feed: RowFeed<'_>,
     ) -> Result<WrittenThread> {
-        if rows.checkpoints.is_empty() {
-            bail!("nothing to write: the thread has no checkpoint");
-        }
         self.write_tx(|c| {
             let e = |e| self.err(e);
             let exists: bool = c
@@ -135,141 +284,239 @@ impl PostgresStore {
                     .map_err(e)?;
                 }
             }
-            // The rows go in by `COPY ... FROM STDIN (FORMAT binary)`, one per table, inside
-            // this transaction: the same rows `put` / `put_writes` insert, without a round trip
-            // per row. The thread's rows are absent here (checked, or deleted just above, under
-            // the table locks), and a (ns, channel, version) is sent once (`stored`), so no row
-            // can conflict: nothing for `put`'s ON CONFLICT to do.
-            let mut blobs = BinaryCopyInWriter::new(
-                c.copy_in(
-                    "COPY checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-                     FROM STDIN (FORMAT binary)",
-                )
-                .map_err(e)?,
-                &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::BYTEA],
-            );
-            // The value stored under each (ns, channel, version), as its length and hash (not
-            // the bytes: a long thread is not held twice): `put` stores a version once.
-            let mut stored: std::collections::HashMap<(&str, String, String), (usize, u64)> =
-                std::collections::HashMap::new();
-            let digest = |b: &[u8]| {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                b.hash(&mut h);
-                (b.len(), h.finish())
-            };
-            let mut shared_versions = Vec::new();
-            let mut checkpoints = Vec::with_capacity(rows.checkpoints.len());
-            for row in &rows.checkpoints {
-                let what = format!(
-                    "checkpoint {} of thread '{}'",
-                    row.checkpoint_id, row.thread_id
-                );
-                let opened = self.keys.open(&row.type_name, &row.checkpoint, &what)?;
-                if opened.type_name != "msgpack" {
-                    bail!(
-                        "{what} is of type '{}': PostgresSaver's tables hold msgpack checkpoints",
-                        opened.type_name.escape_debug()
-                    );
-                }
-                let key = match opened.sealed {
-                    true => Some(self.keys.key(&what)?.clone()),
-                    false => None,
-                };
-                let split = pgformat::split(&opened.bytes).with_context(|| what.clone())?;
-                let versions = split.checkpoint.get("channel_versions");
-                for (channel, type_name, blob) in split.blobs {
-                    let version = versions
-                        .and_then(|v| v.get(&channel))
-                        .map(version_text)
-                        .ok_or_else(|| {
-                            anyhow!("{what}: channel '{channel}' has a value but no version")
-                        })?;
-                    match stored.entry((row.checkpoint_ns.as_str(), channel, version)) {
-                        std::collections::hash_map::Entry::Occupied(first) => {
-                            if *first.get() != digest(&blob) {
-                                shared_versions
-                                    .push((row.checkpoint_id.clone(), first.key().1.clone()));
-                            }
-                        }
-                        std::collections::hash_map::Entry::Vacant(v) => {
-                            let (ns, channel, version) = v.key();
-                            let sealed = key.as_ref().map(|key| aes::seal(key, type_name, &blob));
-                            let (type_name, value) = match &sealed {
-                                Some((t, b)) => (t.as_str(), b),
-                                None => (type_name, &blob),
-                            };
-                            blobs
-                                .write(&[&thread_id, ns, channel, version, &type_name, value])
-                                .map_err(e)?;
-                            v.insert(digest(&blob));
-                        }
-                    }
-                }
-                let metadata: Json = match &row.metadata {
-                    Some(m) => serde_json::from_slice(m)
-                        .with_context(|| format!("{what}: its metadata is not JSON"))?,
-                    None => Json::Object(Default::default()),
-                };
-                checkpoints.push((row, split.checkpoint, metadata));
+            let mut out = ThreadCopy::new(self, thread_id);
+            feed(&mut |row| out.take(c, row))?;
+            out.flush(c)?;
+            if out.checkpoints_seen == 0 {
+                bail!("nothing to write: the thread has no checkpoint");
             }
-            blobs.finish().map_err(e)?;
-            let mut copy = BinaryCopyInWriter::new(
-                c.copy_in(
-                    "COPY checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
-                     FROM STDIN (FORMAT binary)",
-                )
-                .map_err(e)?,
-                &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::JSONB, Type::JSONB],
+            Ok(WrittenThread {
+                replaced: exists,
+                shared_versions: out.shared_versions,
+            })
+        })
+    }
+}
+
+/// A thread's rows on their way into the tables, inside the write transaction: each
+/// checkpoint split as `put` splits it, and the rows held until they are sent by
+/// `COPY ... FROM STDIN (FORMAT binary)`, one statement per table every few MiB
+/// ([`FLUSH_BYTES`]). The same rows `put` / `put_writes` insert, without a round trip per row:
+/// the thread's rows are absent (checked, or deleted, under the table locks), and a
+/// (ns, channel, version) is sent once (`stored`), so no row can conflict: nothing for `put`'s
+/// ON CONFLICT to do.
+struct ThreadCopy<'s> {
+    store: &'s PostgresStore,
+    thread_id: &'s str,
+    /// The value stored under each (ns, channel, version), as its length and hash (not the
+    /// bytes: a long thread is not held): `put` stores a version once.
+    stored: HashMap<(String, String, String), (usize, u64)>,
+    /// See [`WrittenThread::shared_versions`].
+    shared_versions: Vec<(String, String)>,
+    /// Blob rows to send: ns, channel, version, type, value.
+    blobs: Vec<(String, String, String, String, Vec<u8>)>,
+    /// Checkpoint rows to send: ns, id, parent, and the two JSONB documents (the checkpoint
+    /// without its blob values, the metadata).
+    checkpoints: Vec<(String, String, Option<String>, Json, Json)>,
+    /// Write rows to send.
+    writes: Vec<ThreadWrite>,
+    /// Bytes of the blob and write values held.
+    held: usize,
+    checkpoints_seen: usize,
+}
+
+impl<'s> ThreadCopy<'s> {
+    fn new(store: &'s PostgresStore, thread_id: &'s str) -> ThreadCopy<'s> {
+        ThreadCopy {
+            store,
+            thread_id,
+            stored: HashMap::new(),
+            shared_versions: Vec::new(),
+            blobs: Vec::new(),
+            checkpoints: Vec::new(),
+            writes: Vec::new(),
+            held: 0,
+            checkpoints_seen: 0,
+        }
+    }
+
+    /// Takes one row; sends what is held when it has grown past the limits.
+    fn take(&mut self, c: &mut Client, row: RowRef<'_>) -> Result<()> {
+        match row {
+            RowRef::Checkpoint(row) => self.checkpoint(row)?,
+            RowRef::Write(w) => {
+                self.held += w.row.value.len();
+                self.writes.push(w.clone());
+            }
+        }
+        if self.held >= FLUSH_BYTES || self.checkpoints.len() >= FLUSH_CHECKPOINTS {
+            self.flush(c)?;
+        }
+        Ok(())
+    }
+
+    /// A checkpoint split: the blob rows of the versions not stored yet, and its row.
+    fn checkpoint(&mut self, row: &CheckpointRow) -> Result<()> {
+        let keys = &self.store.keys;
+        self.checkpoints_seen += 1;
+        let what = format!(
+            "checkpoint {} of thread '{}'",
+            row.checkpoint_id, row.thread_id
+        );
+        let opened = keys.open(&row.type_name, &row.checkpoint, &what)?;
+        if opened.type_name != "msgpack" {
+            bail!(
+                "{what} is of type '{}': PostgresSaver's tables hold msgpack checkpoints",
+                opened.type_name.escape_debug()
             );
-            for (row, checkpoint, metadata) in &checkpoints {
+        }
+        let key = match opened.sealed {
+            true => Some(keys.key(&what)?.clone()),
+            false => None,
+        };
+        let split = pgformat::split(&opened.bytes).with_context(|| what.clone())?;
+        let versions = split.checkpoint.get("channel_versions");
+        for (channel, type_name, blob) in split.blobs {
+            let version = versions
+                .and_then(|v| v.get(&channel))
+                .map(version_text)
+                .ok_or_else(|| anyhow!("{what}: channel '{channel}' has a value but no version"))?;
+            let k = (row.checkpoint_ns.clone(), channel, version);
+            if let Some(first) = self.stored.get(&k) {
+                if *first != digest(&blob) {
+                    self.shared_versions
+                        .push((row.checkpoint_id.clone(), k.1.clone()));
+                }
+                continue;
+            }
+            self.stored.insert(k.clone(), digest(&blob));
+            let (type_name, value) = match &key {
+                Some(key) => aes::seal(key, type_name, &blob),
+                None => (type_name.to_owned(), blob),
+            };
+            self.held += value.len();
+            let (ns, channel, version) = k;
+            self.blobs.push((ns, channel, version, type_name, value));
+        }
+        let metadata: Json = match &row.metadata {
+            Some(m) => serde_json::from_slice(m)
+                .with_context(|| format!("{what}: its metadata is not JSON"))?,
+            None => Json::Object(Default::default()),
+        };
+        self.checkpoints.push((
+            row.checkpoint_ns.clone(),
+            row.checkpoint_id.clone(),
+            row.parent_checkpoint_id.clone(),
+            split.checkpoint,
+            metadata,
+        ));
+        Ok(())
+    }
+
+    /// Sends what is held: a `COPY` per table that has rows waiting.
+    fn flush(&mut self, c: &mut Client) -> Result<()> {
+        let store = self.store;
+        let e = |e| store.err(e);
+        let thread_id = self.thread_id;
+        if !self.blobs.is_empty() {
+            let mut copy = self.copy_in(
+                c,
+                "COPY checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+                 FROM STDIN (FORMAT binary)",
+                &[
+                    Type::TEXT,
+                    Type::TEXT,
+                    Type::TEXT,
+                    Type::TEXT,
+                    Type::TEXT,
+                    Type::BYTEA,
+                ],
+            )?;
+            for (ns, channel, version, type_name, value) in self.blobs.drain(..) {
+                copy.write(&[&thread_id, &ns, &channel, &version, &type_name, &value])
+                    .map_err(e)?;
+            }
+            copy.finish().map_err(e)?;
+        }
+        if !self.checkpoints.is_empty() {
+            let mut copy = self.copy_in(
+                c,
+                "COPY checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+                 FROM STDIN (FORMAT binary)",
+                &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::JSONB, Type::JSONB],
+            )?;
+            for (ns, id, parent, checkpoint, metadata) in self.checkpoints.drain(..) {
                 copy.write(&[
                     &thread_id,
-                    &row.checkpoint_ns,
-                    &row.checkpoint_id,
-                    &row.parent_checkpoint_id,
+                    &ns,
+                    &id,
+                    &parent,
                     &postgres::types::Json(checkpoint),
                     &postgres::types::Json(metadata),
                 ])
                 .map_err(e)?;
             }
             copy.finish().map_err(e)?;
-            if !rows.writes.is_empty() {
-                let (sql, types): (&str, &[Type]) = match self.generation {
-                    SchemaGeneration::V3 => (
-                        "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-                         FROM STDIN (FORMAT binary)",
-                        &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::INT4, Type::TEXT, Type::TEXT, Type::BYTEA],
-                    ),
-                    SchemaGeneration::V2 => (
-                        "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
-                         FROM STDIN (FORMAT binary)",
-                        &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::INT4, Type::TEXT, Type::TEXT, Type::BYTEA],
-                    ),
-                };
-                let mut copy = BinaryCopyInWriter::new(c.copy_in(sql).map_err(e)?, types);
-                for w in &rows.writes {
-                    let idx = i32::try_from(w.row.idx)
-                        .map_err(|_| anyhow!("write index {} out of range", w.row.idx))?;
-                    let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> =
-                        vec![&thread_id, &w.checkpoint_ns, &w.checkpoint_id, &w.row.task_id];
-                    if self.generation == SchemaGeneration::V3 {
-                        params.push(&w.row.task_path);
-                    }
-                    params.extend([
-                        &idx as &(dyn postgres::types::ToSql + Sync),
-                        &w.row.channel,
-                        &w.row.type_name,
-                        &w.row.value,
-                    ]);
-                    copy.write(&params).map_err(e)?;
+        }
+        if !self.writes.is_empty() {
+            let v3 = store.generation == SchemaGeneration::V3;
+            let (sql, types): (&'static str, &[Type]) = match v3 {
+                true => (
+                    "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+                     FROM STDIN (FORMAT binary)",
+                    &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::INT4, Type::TEXT, Type::TEXT, Type::BYTEA],
+                ),
+                false => (
+                    "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
+                     FROM STDIN (FORMAT binary)",
+                    &[Type::TEXT, Type::TEXT, Type::TEXT, Type::TEXT, Type::INT4, Type::TEXT, Type::TEXT, Type::BYTEA],
+                ),
+            };
+            let mut copy = self.copy_in(c, sql, types)?;
+            for w in self.writes.drain(..) {
+                let idx = i32::try_from(w.row.idx)
+                    .map_err(|_| anyhow!("write index {} out of range", w.row.idx))?;
+                let mut params: Vec<&(dyn ToSql + Sync)> = vec![
+                    &thread_id,
+                    &w.checkpoint_ns,
+                    &w.checkpoint_id,
+                    &w.row.task_id,
+                ];
+                if v3 {
+                    params.push(&w.row.task_path);
                 }
-                copy.finish().map_err(e)?;
+                params.extend([
+                    &idx as &(dyn ToSql + Sync),
+                    &w.row.channel,
+                    &w.row.type_name,
+                    &w.row.value,
+                ]);
+                copy.write(&params).map_err(e)?;
             }
-            Ok(WrittenThread {
-                replaced: exists,
-                shared_versions,
-            })
-        })
+            copy.finish().map_err(e)?;
+        }
+        self.held = 0;
+        Ok(())
     }
+
+    /// A `COPY ... FROM STDIN (FORMAT binary)` started on `c` (its statement prepared once
+    /// per connection).
+    fn copy_in<'c>(
+        &self,
+        c: &'c mut Client,
+        sql: &'static str,
+        types: &[Type],
+    ) -> Result<BinaryCopyInWriter<'c>> {
+        let stmt = self.store.prepared(c, sql)?;
+        let writer = c.copy_in(&stmt).map_err(|e| self.store.err(e))?;
+        Ok(BinaryCopyInWriter::new(writer, types))
+    }
+}
+
+/// A value's length and hash: what [`ThreadCopy`] keeps of a stored blob.
+fn digest(b: &[u8]) -> (usize, u64) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    b.hash(&mut h);
+    (b.len(), h.finish())
 }

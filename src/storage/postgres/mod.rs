@@ -1650,17 +1650,21 @@ impl CheckpointStore for PostgresStore {
     /// primary-key order from the key the last page ended on. Rows an app adds behind the
     /// cursor during the pass are not visited (the app writes them with its current key). A
     /// write page is one transaction holding the write locks, as every change memctl makes.
-    fn read_thread(&self, thread_id: &str) -> Result<crate::storage::ThreadRows> {
-        self.read_whole_thread(thread_id)
-    }
-
-    fn write_thread(
+    fn visit_thread(
         &self,
         thread_id: &str,
-        rows: &crate::storage::ThreadRows,
+        f: &mut dyn FnMut(crate::storage::ThreadRow) -> Result<()>,
+    ) -> Result<()> {
+        self.visit_whole_thread(thread_id, f)
+    }
+
+    fn write_thread_from(
+        &self,
+        thread_id: &str,
         replace: bool,
+        feed: crate::storage::RowFeed<'_>,
     ) -> Result<crate::storage::WrittenThread> {
-        self.write_whole_thread(thread_id, rows, replace)
+        self.write_thread_rows(thread_id, replace, feed)
     }
 
     fn rewrite_values(
@@ -1954,6 +1958,15 @@ fn version_text(v: &Json) -> String {
 
 /// The blob rows a checkpoint's `channel_versions` name.
 fn named_blobs<'a>(json: &str, blobs: &'a HashMap<(String, String), BlobRow>) -> Vec<&'a BlobRow> {
+    named_versions(json)
+        .iter()
+        .filter_map(|k| blobs.get(k))
+        .collect()
+}
+
+/// The `(channel, version)` keys of the blob rows a checkpoint's `channel_versions` name, in
+/// their order there (a checkpoint JSONB that does not parse names none).
+fn named_versions(json: &str) -> Vec<(String, String)> {
     let Ok(Json::Object(root)) = serde_json::from_str::<Json>(json) else {
         return vec![];
     };
@@ -1962,7 +1975,7 @@ fn named_blobs<'a>(json: &str, blobs: &'a HashMap<(String, String), BlobRow>) ->
     };
     versions
         .iter()
-        .filter_map(|(k, v)| blobs.get(&(k.clone(), version_text(v))))
+        .map(|(k, v)| (k.clone(), version_text(v)))
         .collect()
 }
 

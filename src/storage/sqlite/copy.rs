@@ -8,7 +8,9 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
 use super::{blob, explain, opt_text, text, SqliteStore};
-use crate::storage::{SchemaGeneration, TargetExists, ThreadRows, ThreadWrite, WrittenThread};
+use crate::storage::{
+    RowFeed, RowRef, SchemaGeneration, TargetExists, ThreadRow, ThreadWrite, WrittenThread,
+};
 
 /// The tables `SqliteSaver.setup()` creates (langgraph-checkpoint-sqlite 3.x), and the WAL
 /// mode it sets.
@@ -62,22 +64,31 @@ impl SqliteStore {
         SqliteStore::open_read_write(path, busy_timeout)
     }
 
-    /// [`crate::storage::CheckpointStore::read_thread`]: one read transaction.
-    pub(super) fn read_whole_thread(&self, thread_id: &str) -> Result<ThreadRows> {
+    /// [`crate::storage::CheckpointStore::visit_thread`]: one read transaction, each row
+    /// handed over as SQLite steps to it.
+    pub(super) fn visit_whole_thread(
+        &self,
+        thread_id: &str,
+        f: &mut dyn FnMut(ThreadRow) -> Result<()>,
+    ) -> Result<()> {
         let own = self.conn.is_autocommit();
         if own {
             self.conn
                 .execute_batch("BEGIN")
                 .map_err(|e| self.sql_error(e))?;
         }
-        let read = self.read_rows(thread_id);
+        let read = self.visit_rows(thread_id, f);
         if own {
             let _ = self.conn.execute_batch("COMMIT");
         }
         read
     }
 
-    fn read_rows(&self, thread_id: &str) -> Result<ThreadRows> {
+    fn visit_rows(
+        &self,
+        thread_id: &str,
+        f: &mut dyn FnMut(ThreadRow) -> Result<()>,
+    ) -> Result<()> {
         let e = |e| self.sql_error(e);
         let mut stmt = self
             .conn
@@ -86,11 +97,12 @@ impl SqliteStore {
                  FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id",
             )
             .map_err(e)?;
-        let checkpoints = stmt
-            .query_map([thread_id], SqliteStore::checkpoint_row)
-            .map_err(e)?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(e)?;
+        let mut rows = stmt.query([thread_id]).map_err(e)?;
+        while let Some(r) = rows.next().map_err(e)? {
+            f(ThreadRow::Checkpoint(
+                SqliteStore::checkpoint_row(r).map_err(e)?,
+            ))?;
+        }
         let task_path = match self.generation {
             SchemaGeneration::V3 => "task_path",
             SchemaGeneration::V2 => "''",
@@ -102,8 +114,9 @@ impl SqliteStore {
                  FROM writes WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, {task_path}, task_id, idx"
             ))
             .map_err(e)?;
-        let writes = stmt
-            .query_map([thread_id], |r| {
+        let mut rows = stmt.query([thread_id]).map_err(e)?;
+        while let Some(r) = rows.next().map_err(e)? {
+            let write = (|| {
                 Ok(ThreadWrite {
                     checkpoint_ns: text(r, 0)?,
                     checkpoint_id: text(r, 1)?,
@@ -116,24 +129,22 @@ impl SqliteStore {
                         value: blob(r, 7)?.unwrap_or_default(),
                     },
                 })
-            })
-            .map_err(e)?
-            .collect::<rusqlite::Result<Vec<_>>>()
+            })()
             .map_err(e)?;
-        Ok(ThreadRows {
-            checkpoints,
-            writes,
-        })
+            f(ThreadRow::Write(write))?;
+        }
+        Ok(())
     }
 
-    /// [`crate::storage::CheckpointStore::write_thread`]: one `BEGIN IMMEDIATE` transaction
-    /// (a savepoint inside a batch). Rows are inserted as `SqliteSaver.put` / `put_writes`
-    /// insert them; a 2.x file has no `task_path` column, and its writes get none.
-    pub(super) fn write_whole_thread(
+    /// [`crate::storage::CheckpointStore::write_thread_from`]: one `BEGIN IMMEDIATE`
+    /// transaction (a savepoint inside a batch), each row inserted as it comes, as
+    /// `SqliteSaver.put` / `put_writes` insert them; a 2.x file has no `task_path` column,
+    /// and its writes get none.
+    pub(super) fn write_thread_rows(
         &self,
         thread_id: &str,
-        rows: &ThreadRows,
         replace: bool,
+        feed: RowFeed<'_>,
     ) -> Result<WrittenThread> {
         self.in_update(replace, || {
             let e = |e| self.sql_error(e);
@@ -155,26 +166,7 @@ impl SqliteStore {
                 tx.execute("DELETE FROM checkpoints WHERE thread_id = ?", [thread_id])
                     .map_err(e)?;
             }
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?)",
-                )
-                .map_err(e)?;
-            for c in &rows.checkpoints {
-                insert
-                    .execute(rusqlite::params![
-                        thread_id,
-                        c.checkpoint_ns,
-                        c.checkpoint_id,
-                        c.parent_checkpoint_id,
-                        c.type_name,
-                        c.checkpoint,
-                        c.metadata
-                    ])
-                    .map_err(e)?;
-            }
-            let sql = match self.generation {
+            let write_sql = match self.generation {
                 SchemaGeneration::V3 => {
                     "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value) \
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
@@ -184,23 +176,49 @@ impl SqliteStore {
                      VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?8, ?9)"
                 }
             };
-            let mut insert = tx.prepare_cached(sql).map_err(e)?;
-            for w in &rows.writes {
-                insert
-                    .execute(rusqlite::params![
-                        thread_id,
-                        w.checkpoint_ns,
-                        w.checkpoint_id,
-                        w.row.task_id,
-                        w.row.task_path,
-                        w.row.idx,
-                        w.row.channel,
-                        w.row.type_name,
-                        w.row.value
-                    ])
-                    .map_err(e)?;
-            }
-            if rows.checkpoints.is_empty() {
+            let mut checkpoints = 0usize;
+            feed(&mut |row| {
+                match row {
+                    RowRef::Checkpoint(c) => {
+                        checkpoints += 1;
+                        tx.prepare_cached(
+                            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+                             VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        )
+                        .and_then(|mut insert| {
+                            insert.execute(rusqlite::params![
+                                thread_id,
+                                c.checkpoint_ns,
+                                c.checkpoint_id,
+                                c.parent_checkpoint_id,
+                                c.type_name,
+                                c.checkpoint,
+                                c.metadata
+                            ])
+                        })
+                        .map_err(e)?;
+                    }
+                    RowRef::Write(w) => {
+                        tx.prepare_cached(write_sql)
+                            .and_then(|mut insert| {
+                                insert.execute(rusqlite::params![
+                                    thread_id,
+                                    w.checkpoint_ns,
+                                    w.checkpoint_id,
+                                    w.row.task_id,
+                                    w.row.task_path,
+                                    w.row.idx,
+                                    w.row.channel,
+                                    w.row.type_name,
+                                    w.row.value
+                                ])
+                            })
+                            .map_err(e)?;
+                    }
+                }
+                Ok(())
+            })?;
+            if checkpoints == 0 {
                 bail!("nothing to write: the thread has no checkpoint");
             }
             Ok(WrittenThread {

@@ -406,17 +406,21 @@ impl CheckpointStore for SqliteStore {
         self.value_page(from, size, write, rewrite)
     }
 
-    fn read_thread(&self, thread_id: &str) -> Result<crate::storage::ThreadRows> {
-        self.read_whole_thread(thread_id)
-    }
-
-    fn write_thread(
+    fn visit_thread(
         &self,
         thread_id: &str,
-        rows: &crate::storage::ThreadRows,
+        f: &mut dyn FnMut(crate::storage::ThreadRow) -> Result<()>,
+    ) -> Result<()> {
+        self.visit_whole_thread(thread_id, f)
+    }
+
+    fn write_thread_from(
+        &self,
+        thread_id: &str,
         replace: bool,
+        feed: crate::storage::RowFeed<'_>,
     ) -> Result<crate::storage::WrittenThread> {
-        self.write_whole_thread(thread_id, rows, replace)
+        self.write_thread_rows(thread_id, replace, feed)
     }
 
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
