@@ -17,8 +17,8 @@ use anyhow::{bail, Result};
 use super::conn::Target;
 use crate::storage::{
     BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow, CheckpointStore, Deleted,
-    Erased, FileStats, Leftover, NewRows, Orphans, SchemaGeneration, ServerSpace, ThreadRows,
-    ThreadSummary, WriteRow, WrittenThread,
+    Erased, FileStats, Leftover, NewRows, Orphans, RowFeed, SchemaGeneration, ServerSpace,
+    ThreadRow, ThreadSummary, WriteRow, WrittenThread,
 };
 
 /// A Postgres database without `PostgresSaver`'s tables, read as a saver with no threads.
@@ -240,11 +240,27 @@ impl CheckpointStore for NoCheckpoints {
         Ok(vec![])
     }
 
-    fn read_thread(&self, _: &str) -> Result<ThreadRows> {
-        Ok(ThreadRows::default())
+    fn visit_thread(&self, _: &str, _: &mut dyn FnMut(ThreadRow) -> Result<()>) -> Result<()> {
+        Ok(())
     }
 
-    fn write_thread(&self, _: &str, _: &ThreadRows, _: bool) -> Result<WrittenThread> {
+    fn write_thread_from(&self, _: &str, _: bool, _: RowFeed<'_>) -> Result<WrittenThread> {
         self.refuse()
+    }
+
+    fn stream_threads(
+        &self,
+        _: usize,
+        _: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    fn stream_latest_root_ids(
+        &self,
+        _: usize,
+        _: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
+    ) -> Result<()> {
+        Ok(())
     }
 }
