@@ -1,6 +1,6 @@
 //! Rows of a whole-database list kept out of memory until they are printed: each row's bytes
-//! go to a buffer and, past [`IN_MEMORY`], to an anonymous temporary file; memory holds one
-//! 32-byte [`Entry`] per row (its sort key, where its bytes are, one flag). Sorting sorts the
+//! go to a buffer and, past `IN_MEMORY`, to an anonymous temporary file; memory holds one
+//! 32-byte `Entry` per row (its sort key, where its bytes are, one flag). Sorting sorts the
 //! entries (an external sort whose rows stay on disk); the rows are then read back one at a
 //! time in that order.
 
