@@ -4,8 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
-use rusqlite::{Connection, OpenFlags};
+use anyhow::{bail, Result};
 
 use super::{blob, explain, opt_text, text, SqliteStore};
 use crate::storage::{
@@ -43,24 +42,9 @@ impl SqliteStore {
     /// `SqliteSaver.setup()` makes them) and opens it for writing. A path that exists is an
     /// error: nothing is overwritten.
     pub fn create_new(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
-        let shown = crate::storage::shown_path(path);
-        // create_new: refuses an existing file, atomically.
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .with_context(|| format!("cannot create '{shown}'"))?;
-        let made = (|| -> Result<()> {
-            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-            let conn = Connection::open_with_flags(path, flags).map_err(|e| explain(e, path))?;
-            conn.execute_batch(SETUP_SQL)
-                .map_err(|e| explain(e, path))?;
-            Ok(())
-        })();
-        if let Err(e) = made {
-            let _ = std::fs::remove_file(path);
-            return Err(e.context(format!("cannot create '{shown}'")));
-        }
+        super::make_new_file(path, |conn| {
+            conn.execute_batch(SETUP_SQL).map_err(|e| explain(e, path))
+        })?;
         SqliteStore::open_read_write(path, busy_timeout)
     }
 

@@ -884,6 +884,34 @@ fn detect_schema(conn: &Connection, path: &Path) -> Result<SchemaGeneration> {
     })
 }
 
+/// Makes a new SQLite file at `path` (never over another file: `create_new`, atomically) and
+/// runs `setup` on a read-write connection to it; on failure the new file is removed again,
+/// so a failed set-up leaves nothing behind.
+pub(crate) fn make_new_file(
+    path: &Path,
+    setup: impl FnOnce(&mut rusqlite::Connection) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let shown = crate::storage::shown_path(path);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("cannot create '{shown}'"))?;
+    let made = (|| -> anyhow::Result<()> {
+        let flags =
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn =
+            rusqlite::Connection::open_with_flags(path, flags).map_err(|e| explain(e, path))?;
+        setup(&mut conn)
+    })();
+    if let Err(e) = made {
+        let _ = std::fs::remove_file(path);
+        return Err(e.context(format!("cannot create '{shown}'")));
+    }
+    Ok(())
+}
+
 /// Turns SQLite's codes into sentences a user can act on.
 pub fn explain(e: rusqlite::Error, path: &Path) -> anyhow::Error {
     let shown = crate::storage::shown_path(path);

@@ -138,25 +138,11 @@ impl SqliteItemStore {
     /// [`SqliteItemStore::setup`] of a file that does not exist: made (never over another
     /// file: `create_new`), set up, removed again on failure.
     fn create_new(path: &Path, vectors: bool, busy_timeout: Duration) -> Result<()> {
-        let shown = crate::storage::shown_path(path);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .with_context(|| format!("cannot create '{shown}'"))?;
-        let made = (|| -> Result<()> {
-            let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-            let mut conn =
-                Connection::open_with_flags(path, flags).map_err(|e| explain(e, path))?;
+        super::make_new_file(path, |conn| {
             conn.busy_timeout(busy_timeout)
                 .context("cannot set the busy timeout")?;
-            Self::setup_on(&mut conn, path, vectors)
-        })();
-        if let Err(e) = made {
-            let _ = std::fs::remove_file(path);
-            return Err(e.context(format!("cannot create '{shown}'")));
-        }
-        Ok(())
+            Self::setup_on(conn, path, vectors)
+        })
     }
 
     /// [`SqliteItemStore::setup`] on an open connection: one transaction.
