@@ -402,15 +402,27 @@ pub fn whole_thread(
     changes: &Changes,
     replace: bool,
 ) -> Result<(crate::ops::copy::CopyCounts, storage::WrittenThread)> {
-    let mut rows = source.read_thread(from)?;
-    let changed = changes.apply(source, from, &mut rows)?;
-    let mut plan = crate::ops::copy::plan(rows, from, to, None)?;
-    changed.add_to(&mut plan.counts);
+    let plan = planned_whole(source, from, to, changes)?;
     let written = match target {
         Some(t) => t.write_thread(to, &plan.rows, replace)?,
         None => storage::WrittenThread::default(),
     };
     Ok((plan.counts, written))
+}
+
+/// Thread `from` of `source` read whole, `changes` applied, planned as thread `to`: the rows a
+/// whole-thread copy writes and their counts.
+pub fn planned_whole(
+    source: &dyn CheckpointStore,
+    from: &str,
+    to: &str,
+    changes: &Changes,
+) -> Result<crate::ops::copy::CopyPlan> {
+    let mut rows = source.read_thread(from)?;
+    let changed = changes.apply(source, from, &mut rows)?;
+    let mut plan = crate::ops::copy::plan(rows, from, to, None)?;
+    changed.add_to(&mut plan.counts);
+    Ok(plan)
 }
 
 /// What a copy changes in the values on the way (`--materialize`, `--key-env` /

@@ -140,10 +140,7 @@ fn migrate_thread(
         });
     }
     // There already (compared whole with what is there) or --materialize: the whole thread.
-    let mut rows = source.read_thread(thread)?;
-    let changed = changes.apply(source, thread, &mut rows)?;
-    let mut plan = crate::ops::copy::plan(rows, thread, thread, None)?;
-    changed.add_to(&mut plan.counts);
+    let plan = super::copy::planned_whole(source, thread, thread, changes)?;
     let theirs = match (target, there) {
         (Some(t), true) => Some(changes.comparable(t.read_thread(thread)?)),
         _ => None,
