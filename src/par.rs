@@ -148,6 +148,31 @@ pub fn pipeline_batches<I, T: Send, R: Send>(
     pending.map_or(Ok(()), done)
 }
 
+/// Runs `produce` on this thread and `consume` on a thread of its own, joined by a channel
+/// that holds at most `depth` items: a scan on one core, the work on what it read on the
+/// other (the scan's connection stays on this thread). `produce` gets a `send` that returns
+/// false once `consume` has stopped (it should stop too); `consume` reads until `produce`
+/// returns. The consumer's error comes first when both fail.
+pub fn beside<T: Send, A: Send>(
+    depth: usize,
+    produce: impl FnOnce(&mut dyn FnMut(T) -> bool) -> Result<()>,
+    consume: impl FnOnce(std::sync::mpsc::Receiver<T>) -> Result<A> + Send,
+) -> Result<A> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(depth);
+    std::thread::scope(|s| {
+        let consumer = s.spawn(move || consume(rx));
+        let produced = produce(&mut |item| tx.send(item).is_ok());
+        drop(tx);
+        let consumed = match consumer.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let value = consumed?;
+        produced?;
+        Ok(value)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -159,5 +184,50 @@ mod tests {
             v.iter().map(|x| x * 2).collect::<Vec<_>>()
         );
         assert_eq!(super::map_owned(vec![7u8], 2, |x| x), vec![7]);
+    }
+
+    #[test]
+    fn beside_hands_over_everything_and_reports_errors() {
+        let sum = super::beside(
+            2,
+            |send| {
+                for i in 1..=100u64 {
+                    assert!(send(i));
+                }
+                Ok(())
+            },
+            |rx| Ok(rx.iter().sum::<u64>()),
+        );
+        assert_eq!(sum.expect("summed"), 5050);
+        // The consumer stops: the producer is told, and the consumer's error is returned.
+        let mut refused = 0;
+        let r: anyhow::Result<()> = super::beside(
+            1,
+            |send| {
+                for i in 0..10u8 {
+                    if !send(i) {
+                        refused += 1;
+                        break;
+                    }
+                }
+                anyhow::bail!("producer")
+            },
+            |rx| {
+                let _ = rx.recv();
+                anyhow::bail!("consumer")
+            },
+        );
+        assert_eq!(r.expect_err("an error").to_string(), "consumer");
+        assert_eq!(refused, 1);
+        // The producer fails: its error is returned after the consumer has drained.
+        let r = super::beside(
+            1,
+            |send| {
+                send(1u8);
+                anyhow::bail!("producer")
+            },
+            |rx| Ok(rx.iter().count()),
+        );
+        assert_eq!(r.expect_err("an error").to_string(), "producer");
     }
 }

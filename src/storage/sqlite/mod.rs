@@ -5,6 +5,7 @@ pub mod freed;
 pub mod freemap;
 pub mod kept_open;
 pub mod maintenance;
+pub mod namespaces;
 pub mod rekey;
 pub mod store;
 pub mod wal;

@@ -17,10 +17,11 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
+use super::namespaces;
 use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
 use crate::storage::store::{
-    is_under, Backend, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem,
-    StoreItem, StoreRow, StoreShape, VectorRow, SWEEP_BATCH,
+    Backend, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
+    StoreRow, StoreShape, VectorRow, SWEEP_BATCH,
 };
 use crate::storage::Access;
 
@@ -601,10 +602,8 @@ impl ItemStore for SqliteItemStore {
     }
 
     fn namespaces(&self, prefix: Option<&str>) -> Result<Vec<NamespaceSummary>> {
-        // One pass over the table in storage order, grouped here: SQLite's own `GROUP BY
-        // prefix` walks the prefix index and looks every row up from it (one B-tree descent
-        // per item), 1.3-1.6x the time of the plain scan (BENCHMARKS.md, "Store").
-        // `octet_length` reads a value's size from its row's header, not its bytes.
+        // The scan here, the grouping on another core (`namespaces`). `octet_length` reads a
+        // value's size from its row's header, not its bytes.
         let now = self.now()?;
         let sql = format!(
             "SELECT prefix, octet_length(value), {}, updated_at FROM store",
@@ -612,62 +611,40 @@ impl ItemStore for SqliteItemStore {
         );
         let mut st = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
         let mut rows = st.query([&now]).map_err(|e| self.err(e))?;
-        // Per namespace: its summary and the newest `updated_at` as bytes (kept in one buffer
-        // that is overwritten, not reallocated, as newer rows come: items of a namespace are
-        // usually written over time, so most rows carry a newer time than the last).
-        let mut groups: fnv::FnvHashMap<String, (NamespaceSummary, Vec<u8>)> = Default::default();
-        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-            let ns = match r.get_ref(0).map_err(|e| self.err(e))? {
-                rusqlite::types::ValueRef::Text(t) => std::str::from_utf8(t).map_err(|_| {
-                    anyhow::anyhow!("'{}': a store namespace is not UTF-8 text", self.shown)
-                })?,
-                _ => anyhow::bail!("'{}': a store namespace is not text", self.shown),
-            };
-            if prefix.is_some_and(|p| !is_under(ns, p)) {
-                continue;
-            }
-            let bytes = r.get::<_, Option<i64>>(1).map_err(|e| self.err(e))?;
-            let expired = r.get::<_, Option<bool>>(2).map_err(|e| self.err(e))?;
-            let updated = match r.get_ref(3).map_err(|e| self.err(e))? {
-                rusqlite::types::ValueRef::Text(t) => Some(t),
-                _ => None,
-            };
-            let (g, newest) = match groups.get_mut(ns) {
-                Some(g) => g,
-                None => groups.entry(ns.to_owned()).or_insert((
-                    NamespaceSummary {
-                        prefix: ns.to_owned(),
-                        items: 0,
-                        bytes: 0,
-                        expired: 0,
-                        newest_update: None,
-                    },
-                    Vec::new(),
-                )),
-            };
-            g.items += 1;
-            g.bytes += bytes.unwrap_or(0).max(0) as u64;
-            g.expired += u64::from(expired.unwrap_or(false));
-            if let Some(u) = updated {
-                if g.newest_update.is_none() || newest.as_slice() < u {
-                    newest.clear();
-                    newest.extend_from_slice(u);
-                    // Marks "seen"; the text is made once, at the end.
-                    g.newest_update.get_or_insert_with(String::new);
+        let scan = |send: &mut dyn FnMut(namespaces::Rows) -> bool| -> Result<()> {
+            let mut batch = namespaces::Rows::default();
+            while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+                let ns = match r.get_ref(0).map_err(|e| self.err(e))? {
+                    rusqlite::types::ValueRef::Text(t) => t,
+                    _ => anyhow::bail!("'{}': a store namespace is not text", self.shown),
+                };
+                let bytes = r.get::<_, Option<i64>>(1).map_err(|e| self.err(e))?;
+                let expired = r.get::<_, Option<bool>>(2).map_err(|e| self.err(e))?;
+                let updated = match r.get_ref(3).map_err(|e| self.err(e))? {
+                    rusqlite::types::ValueRef::Text(t) => Some(t),
+                    _ => None,
+                };
+                let size = u64::try_from(bytes.unwrap_or(0)).unwrap_or(0);
+                batch.push(ns, updated, size, expired.unwrap_or(false));
+                if batch.len() == namespaces::BATCH && !send(std::mem::take(&mut batch)) {
+                    return Ok(());
                 }
             }
-        }
-        let mut all: Vec<NamespaceSummary> = groups
-            .into_values()
-            .map(|(mut n, newest)| {
-                if n.newest_update.is_some() {
-                    n.newest_update = Some(rfc3339(&String::from_utf8_lossy(&newest)));
-                }
-                n
-            })
-            .collect();
-        all.sort_by(|a, b| a.prefix.as_bytes().cmp(b.prefix.as_bytes()));
-        Ok(all)
+            if !batch.is_empty() {
+                send(batch);
+            }
+            Ok(())
+        };
+        let shown = &self.shown;
+        let group = |batches: std::sync::mpsc::Receiver<namespaces::Rows>| {
+            let mut groups = namespaces::Groups::new(prefix);
+            for b in batches {
+                groups.add(&b).with_context(|| format!("'{shown}'"))?;
+            }
+            Ok(groups)
+        };
+        let groups = crate::par::beside(namespaces::DEPTH, scan, group)?;
+        Ok(groups.finish(rfc3339))
     }
 
     fn items(&self, prefix: &str, limit: Option<usize>) -> Result<Vec<StoreItem>> {
