@@ -77,8 +77,38 @@ pub fn run_on(
     let thread = &args.thread.thread;
     let (to, to_stored, to_deltas) =
         crate::read::load_shallow(store, &keys, thread, &g.ns, args.to.as_deref())?;
+    let to = Loaded {
+        cp: &to,
+        messages: &to_stored,
+        deltas: &to_deltas,
+    };
+    run_against(store, g, args.from.as_deref(), to, out)
+}
+
+/// A checkpoint already read (shallow, as [`crate::read::load_shallow`] gives it).
+#[derive(Clone, Copy)]
+pub struct Loaded<'a> {
+    /// The checkpoint.
+    pub cp: &'a LoadedCheckpoint,
+    /// Its message list, stored.
+    pub messages: &'a StoredMessages,
+    /// Its DeltaChannels' values.
+    pub deltas: &'a [crate::read::DeltaValue],
+}
+
+/// `diff` of `to`, a checkpoint already read (the browser's shown one), against `from` (a
+/// checkpoint id or prefix; `to`'s parent when `None`), read from `store`.
+pub fn run_against(
+    store: &dyn crate::storage::CheckpointStore,
+    g: &GlobalArgs,
+    from: Option<&str>,
+    to: Loaded<'_>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let keys = super::keys(g);
+    let thread = &to.cp.row.thread_id;
     // `--from` may be a prefix: the checkpoint read names its whole id.
-    let from = match args.from.as_ref().or(to.row.parent_checkpoint_id.as_ref()) {
+    let from = match from.or(to.cp.row.parent_checkpoint_id.as_deref()) {
         Some(id) => Some(crate::read::load_shallow(
             store,
             &keys,
@@ -89,7 +119,7 @@ pub fn run_on(
         None => None,
     };
     let from_id = from.as_ref().map(|(cp, _, _)| cp.row.checkpoint_id.clone());
-    let after = Side::of(&to, &to_stored)?;
+    let after = Side::of(to.cp, to.messages)?;
     let before = match &from {
         Some((cp, stored, _)) => Side::of(cp, stored)?,
         None => Side {
@@ -98,7 +128,7 @@ pub fn run_on(
         },
     };
     let md = diff_messages(&before, &after)?;
-    let to_values = crate::read::state_values(&to, &to_deltas);
+    let to_values = crate::read::state_values(to.cp, to.deltas);
     let from_values = from
         .as_ref()
         .map(|(f, _, deltas)| crate::read::state_values(f, deltas))
@@ -110,8 +140,8 @@ pub fn run_on(
         thread_id: thread,
         from: from_id.as_deref(),
         from_step: from_cp.and_then(|f| f.metadata.step()),
-        to: &to.row.checkpoint_id,
-        to_step: to.metadata.step(),
+        to: &to.cp.row.checkpoint_id,
+        to_step: to.cp.metadata.step(),
         before: &before,
         after: &after,
         messages: md,

@@ -147,7 +147,14 @@ impl CheckpointView {
                 Some(doc) => doc,
                 None => Doc::lazy(Box::new(src.show(&self.thread, &self.id)?)),
             },
-            Mode::Diff => Doc::full(src.diff(&self.thread, &self.id)?.lines),
+            Mode::Diff => {
+                let chat = match self.mode {
+                    Mode::Show => Some(&self.doc),
+                    _ => self.shown.as_ref(),
+                };
+                let shown = chat.and_then(|d| d.source()).and_then(ShowParts::of_parts);
+                Doc::full(src.diff(&self.thread, &self.id, shown)?.lines)
+            }
             // Filled in by `start_tokens` below.
             Mode::Tokens => Doc::full(Vec::new()),
         };

@@ -473,20 +473,34 @@ impl Source {
         })
     }
 
-    /// `diff --to ID` (against its parent) as it prints.
-    pub fn diff(&self, thread: &str, id: &str) -> Result<Text> {
-        let args = DiffArgs {
-            thread: ThreadArg {
-                thread: thread.to_owned(),
-            },
-            from: None,
-            to: Some(id.to_owned()),
-        };
+    /// `diff --to ID` (against its parent) as it prints. `shown` is checkpoint `id` when the
+    /// browser has read it already (for its chat): then only the parent is read.
+    pub fn diff(&self, thread: &str, id: &str, shown: Option<&ShowParts>) -> Result<Text> {
+        let shown = shown.filter(|s| s.state.cp.row.checkpoint_id == id);
         // On the database the views keep open (no new connection).
         self.with_store(|store, _| {
             let g = self.global(Format::Table);
             let mut buf = Vec::new();
-            crate::commands::diff::run_on(store, &g, &args, &mut buf)?;
+            match shown {
+                Some(s) => {
+                    let to = crate::commands::diff::Loaded {
+                        cp: &s.state.cp,
+                        messages: &s.state.messages,
+                        deltas: &s.state.deltas,
+                    };
+                    crate::commands::diff::run_against(store, &g, None, to, &mut buf)?
+                }
+                None => {
+                    let args = DiffArgs {
+                        thread: ThreadArg {
+                            thread: thread.to_owned(),
+                        },
+                        from: None,
+                        to: Some(id.to_owned()),
+                    };
+                    crate::commands::diff::run_on(store, &g, &args, &mut buf)?
+                }
+            }
             Ok(Text {
                 lines: screen_lines(&String::from_utf8_lossy(&buf)),
             })
