@@ -74,7 +74,60 @@ impl Rows {
     }
 }
 
-/// One namespace's running totals.
+/// Bytes held in place up to [`INLINE`] of them (a namespace such as
+/// `users.u-12345.memories`, a stored time), on the heap beyond: a lookup among many
+/// namespaces compares them without a second cache miss.
+#[derive(Clone)]
+enum Bytes {
+    Inline { len: u8, buf: [u8; INLINE] },
+    Heap(Box<[u8]>),
+}
+
+/// Bytes [`Bytes`] keeps in place.
+const INLINE: usize = 32;
+
+impl Bytes {
+    fn new(b: &[u8]) -> Bytes {
+        match u8::try_from(b.len()) {
+            Ok(len) if b.len() <= INLINE => {
+                let mut buf = [0; INLINE];
+                buf[..b.len()].copy_from_slice(b);
+                Bytes::Inline { len, buf }
+            }
+            _ => Bytes::Heap(b.into()),
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Inline { len, buf } => &buf[..usize::from(*len)],
+            Bytes::Heap(b) => b,
+        }
+    }
+}
+
+impl PartialEq for Bytes {
+    fn eq(&self, other: &Bytes) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Bytes {}
+
+impl std::hash::Hash for Bytes {
+    // As `[u8]` hashes: a lookup by `&[u8]` finds it (`Borrow`).
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for Bytes {
+    fn borrow(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+/// One namespace's running totals (kept beside its name in the map's table).
 #[derive(Default)]
 struct Group {
     /// Not under the `--prefix` asked for: its rows are skipped.
@@ -82,15 +135,14 @@ struct Group {
     items: u64,
     bytes: u64,
     expired: u64,
-    /// The newest `updated_at` as stored (compared as bytes, as SQLite's `max` does; kept in
-    /// one buffer that is overwritten, not reallocated).
-    newest: Option<Vec<u8>>,
+    /// The newest `updated_at` as stored (compared as bytes, as SQLite's `max` does).
+    newest: Option<Bytes>,
 }
 
 /// The namespaces seen so far, keyed by their stored bytes.
 pub struct Groups<'a> {
     under: Option<&'a str>,
-    map: FnvHashMap<Vec<u8>, Group>,
+    map: FnvHashMap<Bytes, Group>,
 }
 
 impl<'a> Groups<'a> {
@@ -112,7 +164,7 @@ impl<'a> Groups<'a> {
                     let text = std::str::from_utf8(ns)
                         .map_err(|_| anyhow::anyhow!("a store namespace is not UTF-8 text"))?;
                     let excluded = self.under.is_some_and(|p| !is_under(text, p));
-                    self.map.entry(ns.to_vec()).or_insert(Group {
+                    self.map.entry(Bytes::new(ns)).or_insert(Group {
                         excluded,
                         ..Group::default()
                     })
@@ -125,13 +177,8 @@ impl<'a> Groups<'a> {
             g.bytes += row.bytes;
             g.expired += u64::from(row.expired);
             if let Some(u) = updated {
-                match &mut g.newest {
-                    Some(n) if n.as_slice() >= u => {}
-                    Some(n) => {
-                        n.clear();
-                        n.extend_from_slice(u);
-                    }
-                    None => g.newest = Some(u.to_vec()),
+                if g.newest.as_ref().is_none_or(|n| n.as_slice() < u) {
+                    g.newest = Some(Bytes::new(u));
                 }
             }
         }
@@ -146,11 +193,13 @@ impl<'a> Groups<'a> {
             .filter(|(_, g)| !g.excluded)
             .map(|(ns, g)| NamespaceSummary {
                 // Checked to be UTF-8 when first seen.
-                prefix: String::from_utf8_lossy(&ns).into_owned(),
+                prefix: String::from_utf8_lossy(ns.as_slice()).into_owned(),
                 items: g.items,
                 bytes: g.bytes,
                 expired: g.expired,
-                newest_update: g.newest.map(|n| shown(&String::from_utf8_lossy(&n))),
+                newest_update: g
+                    .newest
+                    .map(|n| shown(&String::from_utf8_lossy(n.as_slice()))),
             })
             .collect();
         all.sort_by(|a, b| a.prefix.as_bytes().cmp(b.prefix.as_bytes()));
@@ -224,6 +273,24 @@ mod tests {
             .map(|n| n.prefix)
             .collect();
         assert_eq!(names, ["a", "a.c"]);
+    }
+
+    #[test]
+    fn long_names_and_times_are_kept_whole() {
+        let long = "n".repeat(INLINE + 1);
+        let later = format!("2026-01-02 00:00:00.{}", "9".repeat(INLINE));
+        let mut g = Groups::new(None);
+        g.add(&batch(&[
+            (&long, Some(&later), 1, false),
+            (&long[..INLINE], Some("2026-01-01"), 1, false),
+            (&long, Some("2026-01-01"), 1, false),
+        ]))
+        .expect("added");
+        let all = g.finish(|s| s.to_owned());
+        assert_eq!(all.len(), 2);
+        assert_eq!((all[1].prefix.as_str(), all[1].items), (long.as_str(), 2));
+        assert_eq!(all[1].newest_update.as_deref(), Some(later.as_str()));
+        assert_eq!(all[0].items, 1);
     }
 
     #[test]
