@@ -952,8 +952,9 @@ impl StoreCheck<'_> {
     fn search(&self, texts: &[String]) -> Result<(Vec<Vec<String>>, Vec<Hit>)> {
         let mut held = vec![Vec::new(); texts.len()];
         let mut failures = Vec::new();
-        let searcher = aho_corasick::AhoCorasick::new(texts)
-            .context("cannot build the search for the removed strings")?;
+        // The texts that have fewer than five places yet: a word every item holds is
+        // decoded five times, not once per item, and no longer searched for after that.
+        let mut open = crate::ops::needles::Needles::new(texts)?;
         let wanted: Vec<&str> = texts.iter().map(String::as_str).collect();
         self.store.for_each_item(&mut |prefix, key, value| {
             let place = || format!("store item '{key}' in namespace '{prefix}'");
@@ -970,15 +971,11 @@ impl StoreCheck<'_> {
                     raw: vec![],
                 });
             }
-            // Decoded only when it may hold a text that has fewer than five places yet (a
-            // word every item holds is decoded five times, not once per item).
-            let open = |i: usize| held[i].len() < 5;
+            // Decoded only when it may hold an open text (escaped JSON may hold any).
             let wanted_here = if unescaped {
-                searcher
-                    .find_overlapping_iter(value)
-                    .any(|m| open(m.pattern().as_usize()))
+                open.any_in(value)
             } else {
-                (0..texts.len()).any(open)
+                !open.done()
             };
             if texts.is_empty() || !wanted_here {
                 return Ok(());
@@ -987,6 +984,9 @@ impl StoreCheck<'_> {
             for (i, h) in hits.into_iter().enumerate() {
                 if h && held[i].len() < 5 {
                     held[i].push(place());
+                    if held[i].len() == 5 {
+                        open.close(i)?;
+                    }
                 }
             }
             Ok(())

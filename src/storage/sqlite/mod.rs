@@ -1074,11 +1074,11 @@ pub fn read_in_pieces(path: &Path, overlap: usize, f: &mut dyn FnMut(&[u8]) -> b
 /// one pass (Aho-Corasick: a forget of a long thread searches for thousands of strings).
 pub fn find_in_files(files: &[PathBuf], needles: &[String]) -> Result<Vec<Vec<String>>> {
     let mut found = vec![Vec::new(); needles.len()];
-    let Some(search) = Needles::new(needles)? else {
+    if needles.is_empty() {
         return Ok(found);
-    };
+    }
     for path in files {
-        let seen = search.seen(|overlap, f| read_in_pieces(path, overlap, f))?;
+        let seen = seen_in(needles, |overlap, f| read_in_pieces(path, overlap, f))?;
         for (i, _) in seen.into_iter().enumerate().filter(|(_, h)| *h) {
             found[i].push(crate::storage::shown_path(path));
         }
@@ -1093,59 +1093,37 @@ fn find_in_ranges(
     needles: &[String],
 ) -> Result<Vec<Vec<String>>> {
     let mut found = vec![Vec::new(); needles.len()];
-    let Some(search) = Needles::new(needles)? else {
+    if needles.is_empty() {
         return Ok(found);
-    };
-    let seen = search.seen(|overlap, f| freemap::search_ranges(path, ranges, overlap, f))?;
+    }
+    let seen = seen_in(needles, |overlap, f| {
+        freemap::search_ranges(path, ranges, overlap, f)
+    })?;
     for (i, _) in seen.into_iter().enumerate().filter(|(_, h)| *h) {
         found[i].push(path.display().to_string());
     }
     Ok(found)
 }
 
-/// Many strings searched for in one pass over pieces of bytes (Aho-Corasick).
-struct Needles {
-    searcher: aho_corasick::AhoCorasick,
-    /// How many bytes consecutive pieces must share so that no match is cut in two.
-    overlap: usize,
-    count: usize,
-}
-
-impl Needles {
-    /// The search for `needles`; `None` when there are none.
-    fn new(needles: &[String]) -> Result<Option<Needles>> {
-        if needles.is_empty() {
-            return Ok(None);
+/// Which of `needles` appear in the pieces `read` hands over (it is given the overlap the
+/// pieces must share and a visitor that answers whether to go on: not once all were seen).
+fn seen_in(
+    needles: &[String],
+    read: impl FnOnce(usize, &mut dyn FnMut(&[u8]) -> bool) -> Result<()>,
+) -> Result<Vec<bool>> {
+    let mut search = crate::ops::needles::Needles::new(needles)?;
+    let mut hit = vec![false; needles.len()];
+    let mut failed = None;
+    read(search.overlap(), &mut |piece| {
+        if let Err(e) = search.close_all_in(piece, &mut |i| hit[i] = true) {
+            failed = Some(e);
+            return false;
         }
-        let searcher = aho_corasick::AhoCorasick::new(needles)
-            .context("cannot build the search for the removed strings")?;
-        let overlap = needles.iter().map(String::len).max().unwrap_or(1).max(1) - 1;
-        Ok(Some(Needles {
-            searcher,
-            overlap,
-            count: needles.len(),
-        }))
-    }
-
-    /// Which needles appear in the pieces `read` hands over (it is given the overlap the
-    /// pieces must share and a visitor that answers whether to go on: not once all were seen).
-    fn seen(
-        &self,
-        read: impl FnOnce(usize, &mut dyn FnMut(&[u8]) -> bool) -> Result<()>,
-    ) -> Result<Vec<bool>> {
-        let mut hit = vec![false; self.count];
-        let mut left = self.count;
-        read(self.overlap, &mut |piece| {
-            for m in self.searcher.find_overlapping_iter(piece) {
-                let i = m.pattern().as_usize();
-                if !hit[i] {
-                    hit[i] = true;
-                    left -= 1;
-                }
-            }
-            left > 0
-        })?;
-        Ok(hit)
+        !search.done()
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(hit),
     }
 }
 
