@@ -200,3 +200,49 @@ fn a_thread_named_human_is_forgotten_clean_on_postgres() {
     assert_eq!(thread_rows(&db, "carol-chat"), kept);
     assert!(rows_holding(&db, "human") > 0, "the type tags stay");
 }
+
+/// A matched text left where memctl does not rewrite (a kept thread's metadata, holding it
+/// JSON-escaped) and in a row it cannot decode (a write stored as pickle): the one pass
+/// over every row finds both (as JSON writes the one, as bytes the other) and names the
+/// rows, so the receipt is NOT CLEAN and never holds the text.
+#[test]
+fn matches_left_in_metadata_and_an_undecodable_row_are_found_on_postgres() {
+    let db = loaded("forget_left");
+    let nickname = "call me \"Ally\" please";
+    {
+        let mut c = db.client();
+        let n = c
+            .execute(
+                "UPDATE checkpoints SET metadata = jsonb_set(metadata, '{nickname}', to_jsonb($1::text)) \
+                 WHERE thread_id = 'carol-chat'",
+                &[&nickname],
+            )
+            .expect("update");
+        assert!(n > 0);
+        c.execute(
+            "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
+             VALUES ('kept', '', 'x', 't', 0, 'messages', 'pickle', convert_to('..12 Elm Street..', 'UTF8'))",
+            &[],
+        )
+        .expect("insert");
+    }
+    let (code, receipt) = forget(
+        &db,
+        &[
+            "--match",
+            &format!("{nickname}|12 Elm Street"),
+            "--regex",
+            "--force",
+        ],
+    );
+    assert_ne!(code, 0, "{receipt}");
+    assert_eq!(receipt["verification"]["clean"], false, "{receipt}");
+    let remaining = receipt["verification"]["remaining"].to_string();
+    assert!(remaining.contains("carol-chat"), "{receipt}");
+    assert!(remaining.contains("pending write"), "{receipt}");
+    let text = receipt.to_string();
+    assert!(
+        !text.contains("Ally") && !text.contains("Elm Street"),
+        "the receipt holds the text: {text}"
+    );
+}

@@ -4,6 +4,7 @@
 //! Storage takes and returns plain rows and bytes: it knows nothing of messages, edits, exit
 //! codes or the command line.
 
+pub mod holding;
 pub mod postgres;
 pub mod sqlite;
 pub mod store;

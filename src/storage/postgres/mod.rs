@@ -620,6 +620,49 @@ impl PostgresStore {
         Ok((opened.bytes.into_owned(), key))
     }
 
+    /// For each of `texts`, up to fifteen rows holding it as text: (thread, the row named for
+    /// a person). One pass over every row of the three tables, every text at once
+    /// ([`crate::storage::holding`]): a forget searches for thousands of strings, and a scan
+    /// per string took an hour on 1 GB (BENCHMARKS.md, "Postgres floors"). The rows come
+    /// through a portal, a batch at a time; inside a batch transaction (no portal of its
+    /// own) the server filters each text's rows instead, one query per text.
+    fn rows_holding_all(&self, texts: &[String]) -> Result<Vec<Vec<(String, String)>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        if self.in_batch.load(std::sync::atomic::Ordering::SeqCst) {
+            return texts.iter().map(|t| self.rows_holding(t)).collect();
+        }
+        let mut holding = crate::storage::holding::Holding::new(texts, 15)?;
+        let e = |e| self.err(e);
+        self.stream_rows(
+            "SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote_literal(thread_id), \
+                    'json', convert_to(checkpoint::text, 'UTF8'), convert_to(metadata::text, 'UTF8') \
+               FROM checkpoints \
+             UNION ALL \
+             SELECT thread_id, 'the blob of channel ' || quote_literal(channel) || ' version ' || version \
+                    || ' of thread ' || quote_literal(thread_id), type, blob, NULL \
+               FROM checkpoint_blobs \
+             UNION ALL \
+             SELECT thread_id, 'a pending write to ' || quote_literal(channel) || ' on checkpoint ' \
+                    || checkpoint_id || ' of thread ' || quote_literal(thread_id), type, blob, NULL \
+               FROM checkpoint_writes",
+            // Few rows a fetch: a thread's messages blob can be megabytes.
+            8,
+            &mut |rows| {
+                for r in &rows {
+                    let kind: Option<String> = r.try_get(2).map_err(e)?;
+                    let value: Option<&[u8]> = r.try_get(3).map_err(e)?;
+                    let metadata: Option<&[u8]> = r.try_get(4).map_err(e)?;
+                    let values = [(value, kind.as_deref().unwrap_or_default()), (metadata, "json")];
+                    holding.row(&values, || Ok((get_str(r, 0)?, get_str(r, 1)?)))?;
+                }
+                Ok(true)
+            },
+        )?;
+        Ok(holding.finish())
+    }
+
     /// Up to fifteen rows holding `needle` as text: (thread, the row named for a person). In the JSONB
     /// columns the text is searched as JSON writes it (`"`, `\` and control characters
     /// escaped), which is how `checkpoint::text` shows a string value.
@@ -1628,8 +1671,8 @@ impl CheckpointStore for PostgresStore {
 
     fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
         let mut out = Vec::new();
-        for text in texts {
-            let rows = self.rows_holding(text)?;
+        let holding = self.rows_holding_all(texts)?;
+        for (text, rows) in texts.iter().zip(holding) {
             let (here, elsewhere): (Vec<_>, Vec<_>) =
                 rows.into_iter().partition(|(t, _)| t == thread_id);
             if here.is_empty() && elsewhere.is_empty() {

@@ -1445,7 +1445,7 @@ impl SqliteStore {
             }
         }
         let mut out = Vec::new();
-        let holding = self.rows_holding(&texts.iter().collect::<Vec<_>>())?;
+        let holding = self.rows_holding(texts)?;
         for ((text, files), rows) in texts.iter().zip(in_file).zip(holding) {
             let (here, elsewhere): (Vec<_>, Vec<_>) =
                 rows.into_iter().partition(|(t, _)| t == thread_id);
@@ -1471,78 +1471,35 @@ impl SqliteStore {
     /// as JSON writes it (see [`crate::storage::json_escaped`]). One pass over every row, every text at
     /// once (Aho-Corasick): a forget searches for thousands of strings. Rows are searched
     /// whole, so a text that the file splits across two overflow pages is found here too.
-    fn rows_holding(&self, texts: &[&String]) -> Result<Vec<Vec<(String, String)>>> {
-        let mut out = vec![Vec::new(); texts.len()];
-        if texts.is_empty() {
-            return Ok(out);
-        }
-        let escaped: Vec<String> = texts
-            .iter()
-            .map(|t| crate::storage::json_escaped(t))
-            .collect();
-        let build = |texts: &[&str]| {
-            aho_corasick::AhoCorasick::new(texts)
-                .context("cannot build the search for the removed strings")
-        };
-        let plain = build(&texts.iter().map(|t| t.as_str()).collect::<Vec<_>>())?;
-        let json = build(&escaped.iter().map(String::as_str).collect::<Vec<_>>())?;
+    fn rows_holding(&self, texts: &[String]) -> Result<Vec<Vec<(String, String)>>> {
+        let mut holding = crate::storage::holding::Holding::new(texts, 5)?;
         let sql = |e| self.sql_error(e);
-        let mut seen = vec![false; texts.len()];
-        let mut scan = |query: &str, out: &mut Vec<Vec<(String, String)>>| -> Result<()> {
+        let mut scan = |query: &str| -> Result<()> {
             let mut stmt = self.conn.prepare(query).map_err(sql)?;
             let mut rows = stmt.query([]).map_err(sql)?;
             while let Some(row) = rows.next().map_err(sql)? {
-                seen.iter_mut().for_each(|s| *s = false);
-                let mut any = false;
                 let type_name = key(row, 4).map_err(sql)?;
                 let type_name = String::from_utf8_lossy(&type_name);
-                for (col, searcher) in [(2, &plain), (3, &json)] {
-                    let bytes = key(row, col).map_err(sql)?;
-                    let kind = if col == 2 { type_name.as_ref() } else { "json" };
-                    let mut candidates: Vec<usize> = searcher
-                        .find_overlapping_iter(bytes.as_ref())
-                        .map(|m| m.pattern().as_usize())
-                        .filter(|i| !seen[*i])
-                        .collect();
-                    candidates.sort_unstable();
-                    candidates.dedup();
-                    if candidates.is_empty() {
-                        continue;
-                    }
-                    // Only as text the app wrote: a thread named `human` is not "found" in
-                    // every message's type tag (a row memctl cannot decode counts whole).
-                    let wanted: Vec<&str> = candidates.iter().map(|i| texts[*i].as_str()).collect();
-                    let held = crate::model::stored_text::rows_hold_texts(kind, &bytes, &wanted);
-                    for (i, h) in candidates.into_iter().zip(held) {
-                        if h {
-                            seen[i] = true;
-                            any = true;
-                        }
-                    }
-                }
-                if !any {
-                    continue;
-                }
-                let (thread, place) = (text(row, 0).map_err(sql)?, text(row, 1).map_err(sql)?);
-                for (i, _) in seen.iter().enumerate().filter(|(_, s)| **s) {
-                    if out[i].len() < 5 {
-                        out[i].push((thread.clone(), place.clone()));
-                    }
-                }
+                let (value, metadata) = (key(row, 2).map_err(sql)?, key(row, 3).map_err(sql)?);
+                let values = [
+                    (Some(value.as_ref()), type_name.as_ref()),
+                    (Some(metadata.as_ref()), "json"),
+                ];
+                holding.row(&values, || {
+                    Ok((text(row, 0).map_err(sql)?, text(row, 1).map_err(sql)?))
+                })?;
             }
             Ok(())
         };
         scan(
             "SELECT thread_id, 'checkpoint ' || checkpoint_id || ' of thread ' || quote(thread_id), \
                     checkpoint, CAST(metadata AS BLOB), type FROM checkpoints",
-            &mut out,
         )?;
         scan(
             "SELECT thread_id, 'a pending write to ' || quote(channel) || ' on checkpoint ' \
                     || checkpoint_id || ' of thread ' || quote(thread_id), value, NULL, type FROM writes",
-            &mut out,
         )?;
-        Ok(out)
+        Ok(holding.finish())
     }
 }
 

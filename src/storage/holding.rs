@@ -1,0 +1,176 @@
+//! Which stored rows still hold any of many removed strings, found in one pass over the rows
+//! (the verification of `forget` and `rm --purge`, on either backend): every row is searched
+//! for every string at once (Aho-Corasick, in its stored bytes and in the JSON-escaped form a
+//! JSON column writes), and a row that may hold one is decoded to tell a string the app wrote
+//! from a type tag or key (see [`crate::model::stored_text`]).
+
+use aho_corasick::AhoCorasick;
+use anyhow::{Context, Result};
+
+/// The search and, for each string, the rows found so far holding it.
+pub struct Holding<'a> {
+    texts: &'a [String],
+    /// The strings not yet named `limit` times, each as stored and, where that differs,
+    /// JSON-escaped (`None` once every string is named enough).
+    search: Option<AhoCorasick>,
+    /// For each pattern of `search`, the string it stands for.
+    text_of: Vec<usize>,
+    /// Rows named per string, at most.
+    limit: usize,
+    found: Vec<Vec<(String, String)>>,
+    /// Strings the current row holds (reset per row).
+    seen: Vec<bool>,
+}
+
+impl<'a> Holding<'a> {
+    /// A search for `texts`, naming up to `limit` rows for each.
+    pub fn new(texts: &'a [String], limit: usize) -> Result<Holding<'a>> {
+        let mut h = Holding {
+            texts,
+            search: None,
+            text_of: Vec::new(),
+            limit,
+            found: vec![Vec::new(); texts.len()],
+            seen: vec![false; texts.len()],
+        };
+        h.rebuild()?;
+        Ok(h)
+    }
+
+    /// The search for the strings still open: a string named `limit` times is no longer
+    /// looked for (a word many rows hold stops costing a decode per row).
+    fn rebuild(&mut self) -> Result<()> {
+        let mut patterns = Vec::new();
+        self.text_of.clear();
+        for (i, t) in self.texts.iter().enumerate() {
+            if self.found[i].len() >= self.limit {
+                continue;
+            }
+            let escaped = super::json_escaped(t);
+            if escaped != *t {
+                patterns.push(escaped);
+                self.text_of.push(i);
+            }
+            patterns.push(t.clone());
+            self.text_of.push(i);
+        }
+        self.search = if patterns.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasick::new(patterns)
+                    .context("cannot build the search for the removed strings")?,
+            )
+        };
+        Ok(())
+    }
+
+    /// Searches one row: its values, each with the type it decodes as (`msgpack`, `json`,
+    /// or another: a row memctl cannot decode counts whole when its bytes hold a string),
+    /// `None` for NULL. `name` gives (thread, the row named for a person); it is called only
+    /// when the row holds a string.
+    pub fn row(
+        &mut self,
+        values: &[(Option<&[u8]>, &str)],
+        name: impl FnOnce() -> Result<(String, String)>,
+    ) -> Result<()> {
+        let Some(search) = &self.search else {
+            return Ok(());
+        };
+        self.seen.iter_mut().for_each(|s| *s = false);
+        let mut any = false;
+        for (bytes, kind) in values {
+            let Some(bytes) = bytes else { continue };
+            // Most rows hold none: a leftmost search skips through them (its prefilter);
+            // only a row that holds one is searched for every string it holds.
+            if !search.is_match(*bytes) {
+                continue;
+            }
+            let mut candidates: Vec<usize> = search
+                .find_overlapping_iter(*bytes)
+                .map(|m| self.text_of[m.pattern().as_usize()])
+                .filter(|i| !self.seen[*i])
+                .collect();
+            if candidates.is_empty() {
+                continue;
+            }
+            candidates.sort_unstable();
+            candidates.dedup();
+            let wanted: Vec<&str> = candidates.iter().map(|i| self.texts[*i].as_str()).collect();
+            let held = crate::model::stored_text::rows_hold_texts(kind, bytes, &wanted);
+            for (i, h) in candidates.into_iter().zip(held) {
+                if h {
+                    self.seen[i] = true;
+                    any = true;
+                }
+            }
+        }
+        if !any {
+            return Ok(());
+        }
+        let (thread, place) = name()?;
+        let mut closed = false;
+        for (i, _) in self.seen.iter().enumerate().filter(|(_, s)| **s) {
+            if self.found[i].len() < self.limit {
+                self.found[i].push((thread.clone(), place.clone()));
+                closed |= self.found[i].len() == self.limit;
+            }
+        }
+        if closed {
+            self.rebuild()?;
+        }
+        Ok(())
+    }
+
+    /// For each string (in the order given), the rows named as holding it.
+    pub fn finish(self) -> Vec<Vec<(String, String)>> {
+        self.found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(n: &str) -> impl FnOnce() -> Result<(String, String)> + '_ {
+        move || Ok(("t".to_owned(), n.to_owned()))
+    }
+
+    #[test]
+    fn finds_strings_as_stored_and_as_json_writes_them() {
+        let texts = vec![
+            "say \"hi\"".to_owned(),
+            "Berlin".to_owned(),
+            "zz".to_owned(),
+        ];
+        let mut h = Holding::new(&texts, 1).expect("built");
+        // Raw bytes of a type memctl does not decode: counted whole.
+        h.row(&[(Some(b"..say \"hi\".."), "bytes")], name("a"))
+            .expect("row");
+        // JSON: found in its escaped form, and only as a string value.
+        h.row(
+            &[(Some(br#"{"m": "we say \"hi\" in Berlin"}"#), "json")],
+            name("b"),
+        )
+        .expect("row");
+        h.row(
+            &[(Some(br#"{"Berlin": 1}"#), "json"), (None, "json")],
+            name("c"),
+        )
+        .expect("row");
+        let found = h.finish();
+        assert_eq!(found[0], vec![("t".to_owned(), "a".to_owned())]);
+        assert_eq!(found[1], vec![("t".to_owned(), "b".to_owned())]);
+        assert!(found[2].is_empty());
+    }
+
+    #[test]
+    fn names_at_most_the_limit() {
+        let texts = vec!["x".to_owned()];
+        let mut h = Holding::new(&texts, 2).expect("built");
+        for n in ["1", "2", "3"] {
+            h.row(&[(Some(b"x"), "bytes")], name(n)).expect("row");
+        }
+        assert_eq!(h.finish()[0].len(), 2);
+    }
+}
