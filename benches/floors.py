@@ -783,6 +783,35 @@ def table(bench: Bench) -> list[str]:
 # ---- perf ----------------------------------------------------------------------------------
 
 
+def fixed_cost(a, admin) -> list[str]:
+    """What a process costs before any work: memctl `threads list` and `tokens --all` on an
+    empty saver database (start, connect, check the schema), psql running `SELECT 1`."""
+    if a.load_only:
+        return []
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    db = "floors_empty"
+    admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+    admin.execute(f"CREATE DATABASE {db}")
+    url = db_url(a.url, db)
+    with PostgresSaver.from_conn_string(url) as s:
+        s.setup()
+    script = a.work / "empty.sql"
+    script.write_text("SELECT 1;\n")
+    walls: dict[str, list[float]] = {"memctl threads list": [], "memctl tokens --all": [], "psql SELECT 1": []}
+    for _ in range(max(a.runs, 3)):
+        walls["memctl threads list"].append(run_once(
+            [a.memctl, "threads", "list", "--db", url, "--format", "json"], a.work / "empty.out")[0])
+        walls["memctl tokens --all"].append(run_once(
+            [a.memctl, "tokens", "--all", "--db", url, "--format", "json"], a.work / "empty.out")[0])
+        walls["psql SELECT 1"].append(run_once(psql_cmd(url, script), a.work / "empty.out")[0])
+    admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+    cells = ", ".join(f"{k} {statistics.median(v):.3f} s" for k, v in walls.items())
+    line = f"Fixed cost of a process on an empty saver database (median of {len(walls['psql SELECT 1'])}, load {load_avg()}): {cells}."
+    log(line)
+    return [line]
+
+
 def perf_split(bench: Bench, label: str, make_cmd, rewrite: bool) -> dict:
     """One more run of a command (make_cmd(db)) under `perf record -a`: the CPU samples of the
     process itself (all its threads), of its server backends (pids polled from
@@ -879,6 +908,7 @@ def main() -> int:
            f"(shared_buffers {admin.execute('SHOW shared_buffers').fetchone()[0]}, fsync "
            f"{admin.execute('SHOW fsync').fetchone()[0]}); {platform.machine()}, {os.cpu_count()} cores; "
            f"load average {load_avg()} at the start.", ""]
+    out += fixed_cost(a, admin) + [""]
     for scale in a.scale:
         src = f"floors_x{scale:g}_src".replace(".", "_")
         info = ensure_loaded(admin, a, scale, src)
