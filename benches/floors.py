@@ -366,6 +366,9 @@ def replay_script(work: Path, tag: str, diff: Diff, after_url: str, read: str = 
                     csv.writer(fh, quoting=csv.QUOTE_ALL).writerows(keys)
                 lines += [f"CREATE TEMP TABLE d_{table} ({key_cols(table)});",
                           f"\\copy d_{table} FROM '{f}' (FORMAT csv)",
+                          # A temporary table has no statistics until analyzed: without them the
+                          # planner guessed a plan that took 32 s instead of ~1 s at scale 10.
+                          f"ANALYZE d_{table};",
                           f"DELETE FROM {table} t USING d_{table} d WHERE {key_join(table, 'd')};"]
         if diff.reparented:
             f = work / f"{tag}-parents.csv"
@@ -375,6 +378,7 @@ def replay_script(work: Path, tag: str, diff: Diff, after_url: str, read: str = 
                     fh.write(",".join(fields) + "\n")
             lines += [f"CREATE TEMP TABLE p ({key_cols('checkpoints')}, parent text);",
                       f"\\copy p FROM '{f}' (FORMAT csv, NULL '\\N')",
+                      "ANALYZE p;",
                       f"UPDATE checkpoints t SET parent_checkpoint_id = p.parent FROM p WHERE {key_join('checkpoints', 'p')};"]
         for table in ("checkpoint_blobs", "checkpoint_writes", "checkpoints"):
             keys = diff.inserted[table]
@@ -508,6 +512,9 @@ class Bench:
         name = f"floors_{self.tag.replace('.', '_')}_{self.copies}"
         self.admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         self.admin.execute(f"CREATE DATABASE {name} TEMPLATE {self.src} STRATEGY FILE_COPY")
+        # The copy's 0.5-5 GB sit dirty in the page cache: flushed now, or their writeback
+        # competes with the measured run (a 5 GB copy's floor for gc took 7 s or 28 s).
+        os.sync()
         return name
 
     def drop(self, name: str) -> None:
@@ -805,7 +812,12 @@ def fixed_cost(a, admin) -> list[str]:
         walls["memctl tokens --all"].append(run_once(
             [a.memctl, "tokens", "--all", "--db", url, "--format", "json"], a.work / "empty.out")[0])
         walls["psql SELECT 1"].append(run_once(psql_cmd(url, script), a.work / "empty.out")[0])
+    # What a round trip costs here: 10,000 statements from one psql session, one at a time.
+    many = a.work / "many.sql"
+    many.write_text("SELECT 1;\n" * 10_000)
+    trips = statistics.median(run_once(psql_cmd(url, many), a.work / "empty.out")[0] for _ in range(3))
     admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+    walls["psql 10,000 × SELECT 1 (one session)"] = [trips]
     cells = ", ".join(f"{k} {statistics.median(v):.3f} s" for k, v in walls.items())
     line = f"Fixed cost of a process on an empty saver database (median of {len(walls['psql SELECT 1'])}, load {load_avg()}): {cells}."
     log(line)
