@@ -4,7 +4,8 @@ same job, run by `psql`, on the realistic data at each --scale, in one run. Runs
 .venv/pg (langgraph-checkpoint-postgres, for the loaded database's sample check).
 
     .venv/pg/bin/python benches/floors.py --url ADMIN_URL --memctl target/release/memctl \
-        --scale 1 10 [--work DIR] [--runs 3] [--big-runs 1] [--perf] [--markdown OUT.md]
+        --scale 1 10 [--work DIR] [--runs 3] [--big-runs 1] [--timeout 300] [--perf] \
+        [--markdown OUT.md] [--load-only]
 
 ADMIN_URL: a superuser URL of a scratch server with pg_stat_statements loaded
 (`shared_preload_libraries = 'pg_stat_statements'`; the script creates the extension in the
@@ -17,15 +18,18 @@ admin database). Per scale N:
    metadata gets the `user_id` an app passing `configurable={"user_id": ...}` would have
    written (`user-00`..`user-19`, from the thread id's md5) for `forget --meta`, and
    `VACUUM ANALYZE`. Cached: a later run reuses floors_xN_src (WORK/floors_xN_src.json).
-2. for each job, memctl (release, `--format json`, `--yes`; trim and forget also with
+2. for each job, memctl (release, `--format json`, `--yes` where it has one; trim also with
    `--settle 0s`) and then its floor through `psql -f` (a script written to WORK), each
-   `--runs` times (`--big-runs` for scales above 2), every rewriting run on its own copy
-   (CREATE DATABASE ... TEMPLATE ... STRATEGY FILE_COPY). Around each measured process
-   pg_stat_statements is reset and read (that database's statements: total_exec_time, calls).
-   Floors (the same rows as memctl's run; see FLOORS below) are checked: row counts and keys
-   after the floor equal to memctl's result, or the same threads found.
-3. prints the table; with --perf, one more run of each job above 1.25x under
-   `perf record -a` splits its CPU between memctl and its server backends.
+   `--runs` times (`--big-runs` for scales above 2; forget once: see `forget_note`), every
+   rewriting run on its own copy (CREATE DATABASE ... TEMPLATE ... STRATEGY FILE_COPY, then
+   sync). Around each measured process pg_stat_statements is reset and read (that database's
+   statements: total_exec_time, calls; the top ones kept in WORK/xN-JOB-*.statements). A memctl
+   run past --timeout is killed and reported as longer. Floors (the same rows as memctl's run:
+   the SQL constants and the *_script functions below) are checked: the keys of every table
+   after the floor equal to memctl's copy's, or the same threads found.
+3. prints the tables; with --perf, one more run of each job above 1.25x, memctl and its floor,
+   under `perf record -a` splits the CPU between the client, its server backends and the rest.
+   A first line gives the fixed cost of a process (empty database) and of a round trip.
 """
 
 from __future__ import annotations
