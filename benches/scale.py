@@ -147,6 +147,20 @@ def sampler(url: str, stop: threading.Event, got: list) -> None:
             time.sleep(0.01)
 
 
+def wal_watch(path: str, stop: threading.Event, got: list) -> None:
+    """Every 20 ms: the size of the SQLite file's `-wal` when it changed (CLOCK_MONOTONIC)."""
+    last = None
+    while not stop.is_set():
+        try:
+            size = os.stat(f"{path}-wal").st_size
+        except FileNotFoundError:
+            size = 0
+        if size != last:
+            got.append([round(time.monotonic(), 3), size])
+            last = size
+        time.sleep(0.02)
+
+
 def beside_app(kind: str, target: str, memctl: list[str]) -> dict:
     """memctl's run while the stand-in app puts a checkpoint every 20 ms (on Postgres with the
     server's lock waits sampled beside it)."""
@@ -158,9 +172,9 @@ def beside_app(kind: str, target: str, memctl: list[str]) -> dict:
         sys.exit("scale.py: the stand-in app did not start")
     time.sleep(0.5)
     stop, samples = threading.Event(), []
-    watch = threading.Thread(target=sampler, args=(target, stop, samples), daemon=True)
-    if kind == "postgres":
-        watch.start()
+    watch = threading.Thread(target=sampler if kind == "postgres" else wal_watch,
+                             args=(target, stop, samples), daemon=True)
+    watch.start()
     t_start = time.monotonic()
     load_before = os.getloadavg()
     try:
@@ -175,7 +189,8 @@ def beside_app(kind: str, target: str, memctl: list[str]) -> dict:
     m["deleted_threads"] = report["deleted"]["threads"]
     out, _ = app.communicate(timeout=60)
     m["load_after"] = os.getloadavg()
-    return {"memctl": m, "app": json.loads(out.strip().splitlines()[-1]), "server_waits": samples,
+    return {"memctl": m, "app": json.loads(out.strip().splitlines()[-1]),
+            ("server_waits" if kind == "postgres" else "wal_sizes"): samples,
             "memctl_started_s": round(t_start, 3)}
 
 
@@ -249,7 +264,7 @@ def main() -> int:
             continue
         prune = [memctl, "prune", "--idle", "30d", "--yes", "--format", "json"]
         if kind == "sqlite":
-            work = a.db.with_name("scale-prune.sqlite")
+            work = a.db.with_name(a.db.stem + ".prune.sqlite")
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{work}{suffix}").unlink(missing_ok=True)
             shutil.copyfile(a.db, work)
@@ -306,9 +321,14 @@ def main() -> int:
                 f"p99 {(app['p99_s'] or 0) * 1000:.0f} ms", "longest < 100 ms")
             for at, took in app.get("slow", []):
                 print(f"  slow put at {at - pr['memctl_started_s']:+.2f} s (from memctl's start): {took * 1000:.0f} ms")
-            waits = pr.get("server_waits") or []
-            print(f"  server: {len(waits)} samples of waiting/blocking/autovacuum backends"
-                  + (f" (full list in {js})" if waits else ""))
+            if "server_waits" in pr:
+                waits = pr["server_waits"]
+                print(f"  server: {len(waits)} samples of waiting/blocking/autovacuum backends"
+                      + (f" (full list in {js})" if waits else ""))
+            if pr.get("wal_sizes"):
+                sizes = pr["wal_sizes"]
+                print(f"  -wal: largest {max(b for _, b in sizes) / 2**20:.0f} MiB, {len(sizes)} changes "
+                      f"(timeline in {js})")
     return 0
 
 
