@@ -1045,7 +1045,14 @@ fn prune_behind_a_vacuum_lock_fails_whole_at_busy_timeout_then_succeeds() {
         .expect("holder locks");
     let prune = |busy: &str| {
         memctl()
-            .args(["prune", "--thread", "tools", "--yes", "--busy-timeout", busy])
+            .args([
+                "prune",
+                "--thread",
+                "tools",
+                "--yes",
+                "--busy-timeout",
+                busy,
+            ])
             .args(["--db", &db.url, "--format", "json"])
             .output()
             .expect("runs")
@@ -1053,15 +1060,16 @@ fn prune_behind_a_vacuum_lock_fails_whole_at_busy_timeout_then_succeeds() {
     let out = prune("400");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
-    assert!(
-        err.contains("holds the checkpoint tables locked"),
-        "{err}"
-    );
+    assert!(err.contains("holds the checkpoint tables locked"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert_eq!(rows_of(&db, "tools"), before, "nothing deleted");
     holder.batch_execute("COMMIT").expect("holder commits");
     let out = prune("400");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(rows_of(&db, "tools"), 0);
 }
 
@@ -1079,12 +1087,23 @@ fn prune_takes_the_locks_once_a_vacuum_lock_is_released() {
         holder.batch_execute("COMMIT").expect("holder commits");
     });
     let out = memctl()
-        .args(["prune", "--thread", "tools", "--yes", "--busy-timeout", "20000"])
+        .args([
+            "prune",
+            "--thread",
+            "tools",
+            "--yes",
+            "--busy-timeout",
+            "20000",
+        ])
         .args(["--db", &db.url, "--format", "json"])
         .output()
         .expect("runs");
     release.join().expect("holder thread");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Json = serde_json::from_slice(&out.stdout).expect("json report");
     assert_eq!(report["deleted"]["threads"], 1, "{report}");
     assert_eq!(rows_of(&db, "tools"), 0);
