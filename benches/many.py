@@ -16,6 +16,12 @@ first, as an app appends them.
 
     .venv/new/bin/python benches/many.py --threads 1000000 --out /work/bench/many/m1.sqlite
 
+With --pg URL the same threads go into a PostgresSaver database instead (benches/many_pg.py:
+the templates are migrated there by `memctl migrate`, then cloned by set-based SQL inside the
+server; --out then only names the templates file and the `.json` summary):
+
+    .venv/pg/bin/python benches/many.py --threads 1000000 --out /tmp/m1m-pg --pg URL [--check]
+
 A `.json` summary beside the file records the counts, sizes and the cut-off ages.
 """
 
@@ -32,6 +38,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 UUID_EPOCH = 0x01B21DD213814000  # 100-ns intervals between 1582-10-15 and 1970-01-01
 WORDS = ("the order shipped yesterday refund policy account password reset invoice plan upgrade "
          "delivery address tracking number support agent billing cycle discount code weekend "
@@ -81,6 +88,19 @@ def make_templates(path: Path, n: int, seed: int) -> None:
                        {"configurable": {"thread_id": str(uuid.UUID(int=rng.getrandbits(128), version=4))}})
 
 
+def make_plan(threads: int, seed: int, now: datetime) -> list[tuple[datetime, int]]:
+    """(last activity, clone number) of every clone, oldest first: 90 % active in the last
+    30 days, 10 % idle 30-120 days."""
+    rng = random.Random(seed)
+    plan = []
+    for j in range(threads):
+        old = rng.random() < 0.10
+        days = 30 + rng.random() * 90 if old else rng.random() * 29.9
+        plan.append((now - timedelta(days=days), j))
+    plan.sort()
+    return plan
+
+
 def clone_id(seed: int, j: int) -> str:
     return str(uuid.UUID(bytes=hashlib.md5(f"{seed}/{j}".encode()).digest(), version=4))
 
@@ -91,11 +111,23 @@ def main() -> int:
     ap.add_argument("--templates", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--pg", metavar="URL",
+                    help="load a PostgresSaver database instead (URL of an empty or new one): "
+                         "the templates migrated by memctl, the clones made inside Postgres")
+    ap.add_argument("--memctl", type=Path, default=ROOT / "target/release/memctl",
+                    help="memctl binary (--pg: migrates the templates)")
+    ap.add_argument("--check", action="store_true",
+                    help="--pg: then continue one clone with LangGraph (writes to it)")
     a = ap.parse_args()
     t0 = time.perf_counter()
     out = a.out
     tmpl_path = out.with_name(out.stem + ".templates.sqlite")
     make_templates(tmpl_path, a.templates, a.seed)
+    if a.pg:
+        import many_pg
+
+        now = datetime.now(timezone.utc)
+        return many_pg.load(a, tmpl_path, make_plan(a.threads, a.seed, now), now, t0)
     src = sqlite3.connect(tmpl_path)
     templates = []
     for (tid,) in src.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id"):
@@ -115,13 +147,7 @@ def main() -> int:
     conn = sqlite3.connect(out, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     now = datetime.now(timezone.utc)
-    rng = random.Random(a.seed)
-    plan = []
-    for j in range(a.threads):
-        old = rng.random() < 0.10
-        days = 30 + rng.random() * 90 if old else rng.random() * 29.9
-        plan.append((now - timedelta(days=days), j))
-    plan.sort()
+    plan = make_plan(a.threads, a.seed, now)
     idle_30d = sum(1 for when, _ in plan if now - when > timedelta(days=30))
     cp_rows, w_rows = [], []
     written = {"checkpoints": 0, "writes": 0}

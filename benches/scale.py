@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -53,9 +54,10 @@ if kind == "sqlite":
 else:
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
-    saver = PostgresSaver(psycopg.connect(target, autocommit=True, prepare_threshold=0))
+    saver = PostgresSaver(psycopg.connect(target, autocommit=True, prepare_threshold=0,
+                                          application_name="scale-app"))
 cfg = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-waits, failures, stop, step = [], 0, False, 0
+waits, slow, failures, stop, step = [], [], 0, False, 0
 def done(*_):
     global stop
     stop = True
@@ -67,13 +69,15 @@ while not stop:
     try:
         cfg = saver.put(cfg, cp, {"source": "loop", "step": step, "parents": {}}, {})
         waits.append(time.monotonic() - t0)
+        if waits[-1] >= 0.05:
+            slow.append([round(t0, 3), round(waits[-1], 3)])  # CLOCK_MONOTONIC: the bench's too
     except Exception as e:
         failures += 1
         print(f"app: {e}", file=sys.stderr)
     step += 1
     time.sleep(0.02)
 waits.sort()
-print(json.dumps({"puts": len(waits), "failures": failures,
+print(json.dumps({"puts": len(waits), "failures": failures, "slow": slow,
                   "max_s": waits[-1] if waits else None,
                   "p99_s": waits[max(0, int(len(waits) * 0.99) - 1)] if waits else None}))
 '''
@@ -121,8 +125,45 @@ def fastest(runs: list[dict]) -> dict:
     return best
 
 
+SAMPLE_SQL = """
+SELECT a.pid, a.application_name, a.backend_type, a.state, a.wait_event_type, a.wait_event,
+       pg_blocking_pids(a.pid), now() - a.xact_start, left(a.query, 120)
+FROM pg_stat_activity a
+WHERE a.pid <> pg_backend_pid() AND a.datname = current_database()
+  AND (a.wait_event_type = 'Lock' OR cardinality(pg_blocking_pids(a.pid)) > 0
+       OR a.backend_type = 'autovacuum worker')"""
+
+
+def sampler(url: str, stop: threading.Event, got: list) -> None:
+    """Every 10 ms: the backends of `url`'s database that wait on a lock, block one, or are
+    autovacuum, with what they wait on and who blocks them (the server's view of a stall)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as c:
+        while not stop.is_set():
+            at = round(time.monotonic(), 3)  # the app's clock too (CLOCK_MONOTONIC)
+            for r in c.execute(SAMPLE_SQL).fetchall():
+                got.append([at, *[x.total_seconds() if hasattr(x, "total_seconds") else x for x in r]])
+            time.sleep(0.01)
+
+
+def wal_watch(path: str, stop: threading.Event, got: list) -> None:
+    """Every 20 ms: the size of the SQLite file's `-wal` when it changed (CLOCK_MONOTONIC)."""
+    last = None
+    while not stop.is_set():
+        try:
+            size = os.stat(f"{path}-wal").st_size
+        except FileNotFoundError:
+            size = 0
+        if size != last:
+            got.append([round(time.monotonic(), 3), size])
+            last = size
+        time.sleep(0.02)
+
+
 def beside_app(kind: str, target: str, memctl: list[str]) -> dict:
-    """memctl's run while the stand-in app puts a checkpoint every 20 ms."""
+    """memctl's run while the stand-in app puts a checkpoint every 20 ms (on Postgres with the
+    server's lock waits sampled beside it)."""
     thread = f"beside-app-{os.getpid()}"
     app = subprocess.Popen([sys.executable, "-c", APP, kind, target, thread],
                            stdout=subprocess.PIPE, text=True)
@@ -130,19 +171,35 @@ def beside_app(kind: str, target: str, memctl: list[str]) -> dict:
     if app.stdout.readline().strip() != "ready":
         sys.exit("scale.py: the stand-in app did not start")
     time.sleep(0.5)
+    stop, samples = threading.Event(), []
+    watch = threading.Thread(target=sampler if kind == "postgres" else wal_watch,
+                             args=(target, stop, samples), daemon=True)
+    watch.start()
+    t_start = time.monotonic()
+    load_before = os.getloadavg()
     try:
         m = run(memctl, keep=True)
+        m["load_before"] = load_before
     finally:
         app.terminate()
+        stop.set()
+    if watch.is_alive():
+        watch.join(timeout=5)
     report = json.loads(m.pop("stdout"))
     m["deleted_threads"] = report["deleted"]["threads"]
     out, _ = app.communicate(timeout=60)
-    return {"memctl": m, "app": json.loads(out.strip().splitlines()[-1])}
+    m["load_after"] = os.getloadavg()
+    return {"memctl": m, "app": json.loads(out.strip().splitlines()[-1]),
+            ("server_waits" if kind == "postgres" else "wal_sizes"): samples,
+            "memctl_started_s": round(t_start, 3)}
 
 
 def db_url(admin: str, db: str) -> str:
     base, _, query = admin.partition("?")
     return base.rsplit("/", 1)[0] + f"/{db}" + (f"?{query}" if query else "")
+
+
+MEASURES = ("list50", "tokens", "list_all", "tokens_stream", "list_stream", "prune")
 
 
 def main() -> int:
@@ -153,51 +210,67 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1_000_000, help="threads of a new --db")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--skip-sqlite", action="store_true", help="measure the Postgres copy only")
+    ap.add_argument("--measures", default=",".join(MEASURES),
+                    help=f"comma-separated subset of {','.join(MEASURES)}")
     a = ap.parse_args()
     memctl = str(a.memctl.resolve())
-    if not a.db.exists():
-        subprocess.run([sys.executable, str(ROOT / "benches/many.py"), "--threads", str(a.threads),
-                        "--out", str(a.db)], check=True)
-    meta = json.loads(Path(f"{a.db}.json").read_text())
-    out: dict = {"data": meta, "load": os.getloadavg(), "backends": {}}
-    targets = [("sqlite", str(a.db))]
+    measures = a.measures.split(",")
+    out: dict = {"load": os.getloadavg(), "backends": {}}
+    targets = []
+    if not a.skip_sqlite:
+        if not a.db.exists():
+            subprocess.run([sys.executable, str(ROOT / "benches/many.py"), "--threads", str(a.threads),
+                            "--out", str(a.db)], check=True)
+        out["data"] = json.loads(Path(f"{a.db}.json").read_text())
+        targets.append(("sqlite", str(a.db)))
     if a.pg:
         import psycopg
-        from langgraph.checkpoint.postgres import PostgresSaver
 
         url = db_url(a.pg, "memctl_scale")
         with psycopg.connect(a.pg, autocommit=True) as c:
             exists = c.execute("SELECT 1 FROM pg_database WHERE datname = 'memctl_scale'").fetchone()
+        pg_meta = Path(f"{a.db}.pg.json")
         if not exists:
+            # The same threads as many.py's SQLite file, cloned inside the server (many_pg.py):
+            # `memctl migrate` of a million threads takes about half an hour.
             with psycopg.connect(a.pg, autocommit=True) as c:
                 c.execute("CREATE DATABASE memctl_scale")
-            with PostgresSaver.from_conn_string(url) as saver:
-                saver.setup()
             t0 = time.perf_counter()
-            m = run([memctl, "migrate", "--db", str(a.db), "--to", url, "--format", "json", "--quiet"])
-            out["pg_load"] = {"seconds": time.perf_counter() - t0, "rss_mib": m["rss_mib"]}
-            with psycopg.connect(url, autocommit=True) as c:
-                c.execute("VACUUM ANALYZE")
+            subprocess.run([sys.executable, str(ROOT / "benches/many.py"), "--threads", str(a.threads),
+                            "--out", f"{a.db}.pg", "--pg", url, "--memctl", memctl], check=True)
+            out["pg_load"] = {"seconds": time.perf_counter() - t0}
+        out["pg_data"] = json.loads(pg_meta.read_text()) if pg_meta.exists() else None
         targets.append(("postgres", url))
+
+    def timed(key: str, cmd: list[str]) -> None:
+        if key in measures:
+            load = os.getloadavg()
+            r[key] = fastest([run(cmd) for _ in range(a.repeat)])
+            r[key]["load"] = [load, os.getloadavg()]
 
     for kind, db in targets:
         r: dict = {}
-        r["list50"] = fastest([run([memctl, "threads", "list", "--db", db, "--limit", "50", "--sort",
-                                    "updated", "--format", "json"]) for _ in range(a.repeat)])
-        r["tokens"] = fastest([run([memctl, "tokens", "--all", "--db", db, "--format", "jsonl"])
-                               for _ in range(a.repeat)])
-        r["list_all"] = fastest([run([memctl, "threads", "list", "--db", db, "--format", "jsonl"])
-                                 for _ in range(a.repeat)])
-        r["tokens_stream"] = fastest([run([memctl, "tokens", "--all", "--sort", "thread", "--db", db,
-                                           "--format", "jsonl"]) for _ in range(a.repeat)])
-        r["list_stream"] = fastest([run([memctl, "threads", "list", "--sort", "thread", "--db", db,
-                                         "--format", "jsonl"]) for _ in range(a.repeat)])
+        timed("list50", [memctl, "threads", "list", "--db", db, "--limit", "50", "--sort", "updated",
+                         "--format", "json"])
+        timed("tokens", [memctl, "tokens", "--all", "--db", db, "--format", "jsonl"])
+        timed("list_all", [memctl, "threads", "list", "--db", db, "--format", "jsonl"])
+        timed("tokens_stream", [memctl, "tokens", "--all", "--sort", "thread", "--db", db,
+                                "--format", "jsonl"])
+        timed("list_stream", [memctl, "threads", "list", "--sort", "thread", "--db", db,
+                              "--format", "jsonl"])
+        out["backends"][kind] = r
+        if "prune" not in measures:
+            continue
         prune = [memctl, "prune", "--idle", "30d", "--yes", "--format", "json"]
         if kind == "sqlite":
-            work = a.db.with_name("scale-prune.sqlite")
+            work = a.db.with_name(a.db.stem + ".prune.sqlite")
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{work}{suffix}").unlink(missing_ok=True)
             shutil.copyfile(a.db, work)
+            # The copy's gigabytes of dirty pages would otherwise be flushed by the first fsync
+            # of the file: the app's first automatic checkpoint, a put of about 1 s (measured).
+            os.sync()
             r["prune"] = beside_app("sqlite", str(work), prune + ["--db", str(work)])
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{work}{suffix}").unlink(missing_ok=True)
@@ -206,7 +279,7 @@ def main() -> int:
 
             with psycopg.connect(a.pg, autocommit=True) as c:
                 c.execute("DROP DATABASE IF EXISTS memctl_scale_prune")
-                c.execute("CREATE DATABASE memctl_scale_prune TEMPLATE memctl_scale")
+                c.execute("CREATE DATABASE memctl_scale_prune TEMPLATE memctl_scale STRATEGY FILE_COPY")
             work_url = db_url(a.pg, "memctl_scale_prune")
             r["prune"] = beside_app("postgres", work_url, prune + ["--db", work_url])
             with psycopg.connect(a.pg, autocommit=True) as c:
@@ -217,30 +290,48 @@ def main() -> int:
     js.parent.mkdir(parents=True, exist_ok=True)
     js.write_text(json.dumps(out, indent=2))
 
-    print(f"\n{meta['threads']:,} threads, {meta['checkpoints']:,} checkpoints, "
-          f"{meta['bytes'] / 2**30:.2f} GiB (SQLite); fastest of {a.repeat} runs; load "
-          f"{out['load'][0]:.1f} before, {out['load_after'][0]:.1f} after")
+    for key in ("data", "pg_data"):
+        meta = out.get(key)
+        if meta:
+            print(f"\n{meta['threads']:,} threads, {meta['checkpoints']:,} checkpoints, "
+                  f"{meta['bytes'] / 2**30:.2f} GiB ({'Postgres' if key == 'pg_data' else 'SQLite'})")
+    print(f"fastest of {a.repeat} runs; load {out['load'][0]:.1f} before, {out['load_after'][0]:.1f} after")
     if "pg_load" in out:
-        print(f"Postgres copy made by memctl migrate in {out['pg_load']['seconds']:.0f} s")
-    print("\n| backend | measure | memctl | goal |\n|---|---|---|---|")
+        print(f"Postgres copy made by many.py --pg in {out['pg_load']['seconds']:.0f} s")
+    print("\n| backend | measure | memctl | load (1 min) | goal |\n|---|---|---|---|---|")
     for kind, r in out["backends"].items():
-        l50, tok, la, pr = r["list50"], r["tokens"], r["list_all"], r["prune"]
-        print(f"| {kind} | threads list --limit 50 --sort updated | {l50['wall']:.2f} s, "
-              f"{l50['rss_mib']:.0f} MiB | < 1 s |")
-        print(f"| {kind} | tokens --all (jsonl) | first line {tok['first'] or float('nan'):.2f} s, "
-              f"all {tok['wall']:.1f} s, {tok['rss_mib']:.0f} MiB | first < 1 s, < 100 MB |")
-        print(f"| {kind} | threads list (all, jsonl) | {la['wall']:.1f} s, {la['rss_mib']:.0f} MiB "
-              f"| < 100 MB |")
-        for key, what in (("tokens_stream", "tokens --all --sort thread (jsonl)"),
+        def row(what: str, m: dict, figure: str, goal: str) -> None:
+            load = f"{m['load'][0][0]:.1f} → {m['load'][1][0]:.1f}" if "load" in m else ""
+            print(f"| {kind} | {what} | {figure} | {load} | {goal} |")
+
+        if "list50" in r:
+            m = r["list50"]
+            row("threads list --limit 50 --sort updated", m, f"{m['wall']:.2f} s, {m['rss_mib']:.0f} MiB", "< 1 s")
+        for key, what in (("tokens", "tokens --all (jsonl)"), ("list_all", "threads list (all, jsonl)"),
+                          ("tokens_stream", "tokens --all --sort thread (jsonl)"),
                           ("list_stream", "threads list --sort thread (jsonl)")):
-            m = r[key]
-            print(f"| {kind} | {what} | first line {m['first'] or float('nan'):.2f} s, "
-                  f"all {m['wall']:.1f} s, {m['rss_mib']:.0f} MiB | first < 1 s, < 100 MB |")
-        deleted = f"{pr['memctl']['deleted_threads']:,} threads deleted"
-        app = pr["app"]
-        print(f"| {kind} | prune --idle 30d beside an app | {pr['memctl']['wall']:.1f} s ({deleted}); "
-              f"app: {app['puts']} puts, {app['failures']} failed, longest "
-              f"{(app['max_s'] or 0) * 1000:.0f} ms, p99 {(app['p99_s'] or 0) * 1000:.0f} ms | longest < 100 ms |")
+            if key in r:
+                m = r[key]
+                row(what, m, f"first line {m['first'] or float('nan'):.2f} s, all {m['wall']:.1f} s, "
+                    f"{m['rss_mib']:.0f} MiB", "first < 1 s where it streams, < 100 MB")
+        if "prune" in r:
+            pr = r["prune"]
+            app, m = pr["app"], pr["memctl"]
+            m["load"] = [m.get("load_before", out["load"]), m["load_after"]]
+            row("prune --idle 30d beside an app", m,
+                f"{m['wall']:.1f} s ({m['deleted_threads']:,} threads deleted, {m['rss_mib']:.0f} MiB); app: "
+                f"{app['puts']} puts, {app['failures']} failed, longest {(app['max_s'] or 0) * 1000:.0f} ms, "
+                f"p99 {(app['p99_s'] or 0) * 1000:.0f} ms", "longest < 100 ms")
+            for at, took in app.get("slow", []):
+                print(f"  slow put at {at - pr['memctl_started_s']:+.2f} s (from memctl's start): {took * 1000:.0f} ms")
+            if "server_waits" in pr:
+                waits = pr["server_waits"]
+                print(f"  server: {len(waits)} samples of waiting/blocking/autovacuum backends"
+                      + (f" (full list in {js})" if waits else ""))
+            if pr.get("wal_sizes"):
+                sizes = pr["wal_sizes"]
+                print(f"  -wal: largest {max(b for _, b in sizes) / 2**20:.0f} MiB, {len(sizes)} changes "
+                      f"(timeline in {js})")
     return 0
 
 

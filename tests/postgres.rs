@@ -1020,3 +1020,91 @@ fn whole_database_lists_stream_what_they_collect_on_postgres() {
     ));
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Rows of thread `t` in the saver's three tables.
+fn rows_of(db: &TestDb, t: &str) -> i64 {
+    db.count(&format!(
+        "SELECT (SELECT count(*) FROM checkpoints WHERE thread_id = '{t}') \
+              + (SELECT count(*) FROM checkpoint_blobs WHERE thread_id = '{t}') \
+              + (SELECT count(*) FROM checkpoint_writes WHERE thread_id = '{t}')"
+    ))
+}
+
+/// A session holding `SHARE UPDATE EXCLUSIVE` on `checkpoints` (what VACUUM, ANALYZE and
+/// autovacuum hold) past `--busy-timeout`: memctl's lock request, which steps out of the
+/// server's queue and asks again, still ends in the one-line busy error, exit non-zero and
+/// nothing deleted; once the holder commits the same prune deletes the thread.
+#[test]
+fn prune_behind_a_vacuum_lock_fails_whole_at_busy_timeout_then_succeeds() {
+    let db = TestDb::fixture("lock_queue_busy");
+    let before = rows_of(&db, "tools");
+    assert!(before > 0);
+    let mut holder = db.client();
+    holder
+        .batch_execute("BEGIN; LOCK TABLE checkpoints IN SHARE UPDATE EXCLUSIVE MODE")
+        .expect("holder locks");
+    let prune = |busy: &str| {
+        memctl()
+            .args([
+                "prune",
+                "--thread",
+                "tools",
+                "--yes",
+                "--busy-timeout",
+                busy,
+            ])
+            .args(["--db", &db.url, "--format", "json"])
+            .output()
+            .expect("runs")
+    };
+    let out = prune("400");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("holds the checkpoint tables locked"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(rows_of(&db, "tools"), before, "nothing deleted");
+    holder.batch_execute("COMMIT").expect("holder commits");
+    let out = prune("400");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(rows_of(&db, "tools"), 0);
+}
+
+/// The same lock released while memctl waits (stepping out of the queue and asking again):
+/// memctl takes the locks then and deletes the thread, exit 0.
+#[test]
+fn prune_takes_the_locks_once_a_vacuum_lock_is_released() {
+    let db = TestDb::fixture("lock_queue_release");
+    let mut holder = db.client();
+    holder
+        .batch_execute("BEGIN; LOCK TABLE checkpoints IN SHARE UPDATE EXCLUSIVE MODE")
+        .expect("holder locks");
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        holder.batch_execute("COMMIT").expect("holder commits");
+    });
+    let out = memctl()
+        .args([
+            "prune",
+            "--thread",
+            "tools",
+            "--yes",
+            "--busy-timeout",
+            "20000",
+        ])
+        .args(["--db", &db.url, "--format", "json"])
+        .output()
+        .expect("runs");
+    release.join().expect("holder thread");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Json = serde_json::from_slice(&out.stdout).expect("json report");
+    assert_eq!(report["deleted"]["threads"], 1, "{report}");
+    assert_eq!(rows_of(&db, "tools"), 0);
+}

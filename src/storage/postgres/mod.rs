@@ -12,11 +12,13 @@
 //! only then does memctl check that the thread has not moved. So the check and the change are
 //! atomic even though the app's own writes run at READ COMMITTED, and a blob memctl deletes
 //! can never be one that an app's checkpoint committing next would name. `lock_timeout` is
-//! `--busy-timeout`.
+//! `--busy-timeout`; a lock request that has to wait steps out of the server's queue now and
+//! then so that it does not hold the app's writes back ([`lock`]).
 
 pub mod conn;
 pub mod copy;
 pub mod format;
+pub mod lock;
 pub mod no_checkpoints;
 pub mod store;
 
@@ -43,10 +45,6 @@ use format::{self as pgformat, BlobRow};
 /// The highest `checkpoint_migrations` level memctl knows (langgraph-checkpoint-postgres
 /// 3.2.0: `checkpoint_writes.task_path`).
 pub const KNOWN_MIGRATION: i32 = 9;
-
-/// Tables a write transaction locks, in `put`'s order.
-const LOCK_SQL: &str =
-    "LOCK TABLE checkpoint_blobs, checkpoints, checkpoint_writes IN SHARE ROW EXCLUSIVE MODE";
 
 /// A `PostgresSaver` database.
 pub struct PostgresStore {
@@ -164,20 +162,17 @@ impl PostgresStore {
     fn write_tx<T>(&self, f: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
         let mut c = self.client();
         let batch = self.in_batch.load(std::sync::atomic::Ordering::SeqCst);
-        let (start, ok, undo) = if batch {
+        let (ok, undo) = if batch {
+            c.batch_execute("SAVEPOINT memctl_update")
+                .map_err(|e| self.err(e))?;
             (
-                "SAVEPOINT memctl_update".to_owned(),
                 "RELEASE memctl_update",
                 "ROLLBACK TO memctl_update; RELEASE memctl_update",
             )
         } else {
-            (
-                format!("BEGIN ISOLATION LEVEL READ COMMITTED; {LOCK_SQL}"),
-                "COMMIT",
-                "ROLLBACK",
-            )
+            lock::begin_locked(&mut c, self.busy_timeout).map_err(|e| self.err(e))?;
+            ("COMMIT", "ROLLBACK")
         };
-        c.batch_execute(&start).map_err(|e| self.err(e))?;
         match f(&mut c) {
             Ok(v) => {
                 c.batch_execute(ok).map_err(|e| self.err(e))?;
@@ -1434,8 +1429,7 @@ impl CheckpointStore for PostgresStore {
 
     fn begin_batch(&self) -> Result<()> {
         let mut c = self.client();
-        c.batch_execute(&format!("BEGIN ISOLATION LEVEL READ COMMITTED; {LOCK_SQL}"))
-            .map_err(|e| self.err(e))?;
+        lock::begin_locked(&mut c, self.busy_timeout).map_err(|e| self.err(e))?;
         self.in_batch
             .store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(())
