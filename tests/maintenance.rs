@@ -731,3 +731,68 @@ fn a_threads_age_after_an_edit_is_what_prune_goes_by() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A transaction that fails after others were committed: the threads already deleted are
+/// reported (exit 3 with one line), the failed batch and the rest are untouched, never "an
+/// error" that hides what was done.
+#[test]
+fn prune_reports_what_it_deleted_before_a_transaction_failed() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let now = fixture_now(&db);
+    let args = |dry: bool| {
+        let mut a = vec![
+            "prune",
+            "--db",
+            s(&db),
+            "--idle",
+            "30m",
+            "--now",
+            &now,
+            "--batch",
+            "1",
+            "--yes",
+            "--format",
+            "json",
+        ];
+        if dry {
+            a.push("--dry-run");
+        }
+        a.iter().map(|x| x.to_string()).collect::<Vec<String>>()
+    };
+    let plan = run_json(&args(true).iter().map(String::as_str).collect::<Vec<_>>());
+    let order: Vec<String> = plan["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter_map(|t| t["thread_id"].as_str().map(str::to_owned))
+        .collect();
+    assert!(order.len() >= 3, "{plan}");
+    // The third thread's batch fails (its delete is refused inside the transaction).
+    let victim = &order[2];
+    Connection::open(&db)
+        .expect("open")
+        .execute_batch(&format!(
+            "CREATE TRIGGER held BEFORE DELETE ON checkpoints WHEN OLD.thread_id = '{victim}' \
+             BEGIN SELECT RAISE(ABORT, 'held by the test'); END;"
+        ))
+        .expect("trigger");
+    let real = args(false);
+    let (code, report, stderr) = run_code(&real.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, Some(3), "{stderr}\n{report}");
+    assert!(stderr.contains("transaction failed"), "{stderr}");
+    assert!(stderr.contains("held by the test"), "{stderr}");
+    let reported: Vec<&str> = report["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter_map(|t| t["thread_id"].as_str())
+        .collect();
+    assert_eq!(reported, [order[0].as_str(), order[1].as_str()], "{report}");
+    assert_eq!(report["deleted"]["threads"], 2, "{report}");
+    for t in &order[..2] {
+        assert_eq!(thread_rows(&db, t).0, 0, "{t} is reported deleted");
+    }
+    for t in &order[2..] {
+        assert!(thread_rows(&db, t).0 > 0, "{t} was left untouched");
+    }
+}

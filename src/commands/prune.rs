@@ -56,42 +56,33 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
     // Ctrl-C from here on stops before the next transaction, and the report is written whole
     // (see crate::interrupt).
     let _batch = crate::interrupt::Batch::enter();
-    let (deleted, not_processed) = match m.dry_run {
-        true => (Deleted::default(), 0),
-        false => delete(&*store, args.batch, &mut sel)?,
+    let (deleted, not_processed, failure) = match m.dry_run {
+        true => (Deleted::default(), 0, None),
+        false => delete(&*store, args.batch, &mut sel),
     };
+    if let Some(e) = failure {
+        if not_processed == sel.selected.len() {
+            // Nothing was deleted (a batch is one transaction): the error alone.
+            return Err(e);
+        }
+        // Batches before it were committed: they are reported, then the error (exit 3).
+        sel.selected.truncate(sel.selected.len() - not_processed);
+        drop_moved(&mut sel);
+        let report = report(m.dry_run, &sel, deleted, (0, 0), None);
+        output::prune::render(out, output::resolve_format(g.format), &report)?;
+        return Err(crate::exit::Partial(format!(
+            "{} threads were deleted, then a transaction failed and {not_processed} were left \
+             untouched: {e:#}",
+            sel.selected.len()
+        ))
+        .into());
+    }
     let interrupted = not_processed > 0;
     // The threads not processed are not reported as deleted.
     sel.selected.truncate(sel.selected.len() - not_processed);
+    drop_moved(&mut sel);
     let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
-    let would: u64 = sel.selected.iter().map(|(t, _)| t.bytes).sum();
-    let report = PruneReport {
-        dry_run: m.dry_run,
-        threads: sel
-            .selected
-            .iter()
-            .map(|(t, age)| PrunedThread {
-                thread_id: t.thread_id.clone(),
-                checkpoints: t.checkpoints,
-                bytes: t.bytes,
-                age_seconds: *age,
-            })
-            .collect(),
-        skipped: sel
-            .skipped
-            .iter()
-            .map(|(id, why)| SkippedThread {
-                thread_id: id.clone(),
-                reason: why.clone(),
-            })
-            .collect(),
-        deleted,
-        bytes_reclaimed: deleted.bytes,
-        would_reclaim: m.dry_run.then_some(would),
-        file_bytes_before: before,
-        file_bytes_after: after,
-        vacuumed: matches!(vacuum, Some(Ok(()))),
-    };
+    let report = report(m.dry_run, &sel, deleted, (before, after), vacuum.as_ref());
     output::prune::render(out, output::resolve_format(g.format), &report)?;
     if g.quiet {
         // The report is hidden: the threads an operator must act on are still named (not
@@ -115,6 +106,53 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         .into()),
         _ => Ok(()),
     }
+}
+
+/// The report of what was done: `sel.selected` holds the threads deleted (or, in a dry run,
+/// that would be).
+fn report(
+    dry_run: bool,
+    sel: &Selection<'_>,
+    deleted: Deleted,
+    (before, after): (u64, u64),
+    vacuum: Option<&Result<()>>,
+) -> PruneReport {
+    let would: u64 = sel.selected.iter().map(|(t, _)| t.bytes).sum();
+    PruneReport {
+        dry_run,
+        threads: sel
+            .selected
+            .iter()
+            .map(|(t, age)| PrunedThread {
+                thread_id: t.thread_id.clone(),
+                checkpoints: t.checkpoints,
+                bytes: t.bytes,
+                age_seconds: *age,
+            })
+            .collect(),
+        skipped: sel
+            .skipped
+            .iter()
+            .map(|(id, why)| SkippedThread {
+                thread_id: id.clone(),
+                reason: why.clone(),
+            })
+            .collect(),
+        deleted,
+        bytes_reclaimed: deleted.bytes,
+        would_reclaim: dry_run.then_some(would),
+        file_bytes_before: before,
+        file_bytes_after: after,
+        vacuumed: matches!(vacuum, Some(Ok(()))),
+    }
+}
+
+/// Takes the threads that moved while memctl worked (left alone, and listed as skipped) out
+/// of the selected ones: the report's `threads` are the ones deleted.
+fn drop_moved(sel: &mut Selection<'_>) {
+    let skipped = &sel.skipped;
+    sel.selected
+        .retain(|(t, _)| !skipped.iter().any(|(id, _)| *id == t.thread_id));
 }
 
 /// The threads of `all` that the filters select (they combine: a named thread is deleted
@@ -210,13 +248,13 @@ const TARGET_TRANSACTION: std::time::Duration = std::time::Duration::from_millis
 /// transaction takes longer than [`TARGET_TRANSACTION`]), leaving the database to a live app
 /// between two transactions when another process has the file open
 /// ([`crate::ops::batch::pause_after`]; a server queues the app's wait instead); a thread that moved while memctl worked is left alone
-/// (skipped, and a problem). Returns what was deleted and how many
-/// selected threads were not reached (interrupted).
+/// (skipped, and a problem). Returns what was deleted, how many selected threads were not
+/// reached (interrupted, or after a failed transaction) and the failure, if any.
 fn delete(
     store: &dyn CheckpointStore,
     per_batch: usize,
     sel: &mut Selection<'_>,
-) -> Result<(Deleted, usize)> {
+) -> (Deleted, usize, Option<anyhow::Error>) {
     let mut deleted = Deleted::default();
     let pb = progress::bar(sel.selected.len() as u64, "prune");
     let max = per_batch.max(1);
@@ -235,7 +273,14 @@ fn delete(
             .map(|(t, _)| (t.thread_id.clone(), t.latest_id.clone()))
             .collect();
         let started = std::time::Instant::now();
-        let (d, moved) = store.delete_threads(&ids)?;
+        let (d, moved) = match store.delete_threads(&ids) {
+            Ok(done) => done,
+            Err(e) => {
+                // This batch's transaction was rolled back: it and the rest are untouched.
+                pb.finish_and_clear();
+                return (deleted, sel.selected.len() - i, Some(e));
+            }
+        };
         let took = started.elapsed();
         per = crate::ops::batch::next_size(per, max, took, TARGET_TRANSACTION);
         if pause {
@@ -251,7 +296,7 @@ fn delete(
         }
     }
     pb.finish_and_clear();
-    Ok((deleted, not_processed))
+    (deleted, not_processed, None)
 }
 
 /// Checks that a thread's latest root checkpoint (or latest of any namespace, for a thread
