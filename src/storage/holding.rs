@@ -15,6 +15,8 @@ pub struct Holding<'a> {
     search: Option<AhoCorasick>,
     /// For each pattern of `search`, the string it stands for.
     text_of: Vec<usize>,
+    /// How many of `search`'s strings are named enough since it was built.
+    stale: crate::ops::needles::Stale,
     /// Rows named per string, at most.
     limit: usize,
     found: Vec<Vec<(String, String)>>,
@@ -29,6 +31,7 @@ impl<'a> Holding<'a> {
             texts,
             search: None,
             text_of: Vec::new(),
+            stale: crate::ops::needles::Stale::new(0),
             limit,
             found: vec![Vec::new(); texts.len()],
             seen: vec![false; texts.len()],
@@ -38,7 +41,9 @@ impl<'a> Holding<'a> {
     }
 
     /// The search for the strings still open: a string named `limit` times is no longer
-    /// looked for (a word many rows hold stops costing a decode per row).
+    /// looked for (a word many rows hold stops costing a decode per row). Rebuilt when
+    /// enough of its strings are ([`crate::ops::needles::Stale`]); until then their matches
+    /// are skipped.
     fn rebuild(&mut self) -> Result<()> {
         let mut patterns = Vec::new();
         self.text_of.clear();
@@ -54,6 +59,8 @@ impl<'a> Holding<'a> {
             patterns.push(t.clone());
             self.text_of.push(i);
         }
+        let open = self.texts.len() - self.found.iter().filter(|f| f.len() >= self.limit).count();
+        self.stale = crate::ops::needles::Stale::new(open);
         self.search = if patterns.is_empty() {
             None
         } else {
@@ -86,10 +93,11 @@ impl<'a> Holding<'a> {
             if !search.is_match(*bytes) {
                 continue;
             }
+            let (found, limit) = (&self.found, self.limit);
             let mut candidates: Vec<usize> = search
                 .find_overlapping_iter(*bytes)
                 .map(|m| self.text_of[m.pattern().as_usize()])
-                .filter(|i| !self.seen[*i])
+                .filter(|i| !self.seen[*i] && found[*i].len() < limit)
                 .collect();
             if candidates.is_empty() {
                 continue;
@@ -109,14 +117,16 @@ impl<'a> Holding<'a> {
             return Ok(());
         }
         let (thread, place) = name()?;
-        let mut closed = false;
+        let mut rebuild = false;
         for (i, _) in self.seen.iter().enumerate().filter(|(_, s)| **s) {
             if self.found[i].len() < self.limit {
                 self.found[i].push((thread.clone(), place.clone()));
-                closed |= self.found[i].len() == self.limit;
+                if self.found[i].len() == self.limit {
+                    rebuild |= self.stale.close_one();
+                }
             }
         }
-        if closed {
+        if rebuild {
             self.rebuild()?;
         }
         Ok(())
