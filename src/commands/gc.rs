@@ -74,6 +74,9 @@ struct Pass {
     failed: usize,
     /// Threads not reached (interrupted).
     not_processed: usize,
+    /// The error that stopped the pass; the rows before it stand (their transactions were
+    /// committed).
+    failure: Option<anyhow::Error>,
 }
 
 /// Runs `gc`.
@@ -85,8 +88,21 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     let min_idle = parse_seconds(&m.min_idle)?;
     let threads = threads_to_look_at(&*store, args.thread.as_deref())?;
     confirm(args, &threads, now, min_idle)?;
-    let pass = collect(&*store, &keys, args, &threads, now, min_idle)?;
-    let interrupted = pass.not_processed > 0;
+    let mut pass = collect(&*store, &keys, args, &threads, now, min_idle);
+    let failure = pass.failure.take();
+    if let Some(e) = failure {
+        // Rows planned but not applied when it stopped: not done, not reported.
+        if !m.dry_run {
+            pass.rows.retain(|r| r.status != GcStatus::WouldDelete);
+        }
+        if !pass.rows.iter().any(|r| r.status == GcStatus::Collected) {
+            // Nothing was deleted: the error alone.
+            return Err(e);
+        }
+        pass.failure = Some(e);
+    }
+    let failure = pass.failure.take();
+    let interrupted = pass.not_processed > 0 || failure.is_some();
     let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
     let would = pass.rows.iter().fold(Deleted::default(), |mut d, r| {
         d.add(r.deleted());
@@ -108,6 +124,12 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
         quiet_problems(&report.threads);
     }
     match vacuum {
+        _ if failure.is_some() => Err(crate::exit::Partial(format!(
+            "the threads reported were collected, then a transaction failed and the rest were \
+             left untouched: {:#}",
+            failure.unwrap_or_else(|| anyhow::anyhow!("unknown error"))
+        ))
+        .into()),
         _ if interrupted => Err(crate::interrupt::Interrupted(pass.not_processed).into()),
         Some(Err(e)) => Err(super::partial_if_busy(e)),
         _ if pass.failed > 0 => Err(crate::exit::Partial(format!(
@@ -192,11 +214,30 @@ fn collect(
     threads: &[ThreadSummary],
     now: jiff::Timestamp,
     min_idle: i64,
-) -> Result<Pass> {
-    let m = &args.maintenance;
-    let keep = usize::try_from(args.keep_checkpoints).unwrap_or(usize::MAX);
+) -> Pass {
     let mut pass = Pass::default();
     let pb = progress::bar(threads.len() as u64, "gc");
+    if let Err(e) = walk(store, keys, args, threads, now, min_idle, &mut pass, &pb) {
+        pass.failure = Some(e);
+    }
+    pb.finish_and_clear();
+    pass
+}
+
+/// [`collect`]'s pass, into `pass`; an error stops it (the chunks applied before stand).
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    args: &GcArgs,
+    threads: &[ThreadSummary],
+    now: jiff::Timestamp,
+    min_idle: i64,
+    pass: &mut Pass,
+    pb: &indicatif::ProgressBar,
+) -> Result<()> {
+    let m = &args.maintenance;
+    let keep = usize::try_from(args.keep_checkpoints).unwrap_or(usize::MAX);
     let _batch = crate::interrupt::Batch::enter();
     // The checkpoint lists are read for a chunk of threads at a time (one round trip to a
     // server per chunk, memory bounded by the chunk).
@@ -296,9 +337,7 @@ fn collect(
             apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)?;
         }
     }
-    apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)?;
-    pb.finish_and_clear();
-    Ok(pass)
+    apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)
 }
 
 /// What gc does with a thread whose checkpoints are `infos`, keeping `keep` per namespace:
