@@ -292,6 +292,12 @@ pub fn encode_into(out: &mut impl Out, v: &Value) {
     write_value(out, v);
 }
 
+/// Writes the header of a map of `n` entries in the smallest form: what [`encode`] writes for
+/// a map memctl built ([`Value::map`]), for writers that put the entries after it themselves.
+pub fn write_map_header(out: &mut impl Out, n: usize) {
+    write_len(out, n, None, Some(0x80), 15, [0, 0xde, 0xdf]);
+}
+
 /// The byte steps of msgpack's readers (this decoder and `lazy`'s checker): big-endian
 /// integers and lengths taken from a position that moves forward.
 pub(crate) trait Bytes<'a> {

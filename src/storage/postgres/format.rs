@@ -9,16 +9,24 @@
 //!
 //! [`assemble`] does what `PostgresSaver._load_checkpoint_tuple` does (`{**inline,
 //! **blobs}`, `empty` rows skipped) and encodes the result as the msgpack map `SqliteSaver`
-//! stores, so every command reads both backends the same way. [`split`] does what
-//! `PostgresSaver.put` does with a checkpoint memctl made.
+//! stores, so every command reads both backends the same way. A plain `msgpack` blob goes in
+//! as its stored bytes (checked, not decoded: decoding and re-encoding it gives the same
+//! bytes); the other rows are decoded. [`split`] does what `PostgresSaver.put` does with a
+//! checkpoint memctl made.
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value as Json;
 
 use crate::codec::aes::{self, Keyring};
 use crate::codec::json::json_to_value;
+use crate::codec::lazy;
 use crate::codec::msgpack::{self, Value};
 use crate::codec::Decoded;
+
+#[cfg(test)]
+mod reference;
+#[cfg(test)]
+mod same_bytes;
 
 /// A `checkpoint_blobs` row.
 #[derive(Debug, Clone)]
@@ -86,10 +94,10 @@ pub fn assemble_with(
         Some(_) => bail!("the checkpoint JSONB's channel_versions is not an object"),
     };
     let mut type_name = "msgpack".to_owned();
-    let mut values: Vec<(Value, Value)> = Vec::new();
+    let mut values: Vec<(String, Slot)> = Vec::new();
     if let Some(Json::Object(inline)) = obj.get("channel_values") {
         for (k, v) in inline {
-            values.push((Value::str(k.clone()), json_to_value(v)));
+            values.push((k.clone(), Slot::Value(json_to_value(v))));
         }
     }
     for blob in blobs {
@@ -100,60 +108,19 @@ pub fn assemble_with(
         if !referenced || blob.type_name == "empty" {
             continue;
         }
-        let stored = blob.blob.as_deref().unwrap_or_default();
-        let sealed = aes::split_type(&blob.type_name).1.is_some();
-        let opened;
-        let (inner, bytes) = if sealed && !keys.is_unset() {
-            let what = format!("its '{}' value", blob.channel.escape_debug());
-            opened = keys.open(&blob.type_name, stored, &what)?;
-            key = Some(keys.key(&what)?.clone());
-            (opened.type_name, &*opened.bytes)
-        } else {
-            (blob.type_name.as_str(), stored)
+        let value = match spliceable(blob) {
+            Some(bytes) => Slot::Bytes(bytes),
+            None => match decoded(blob, keys, &mut key, &mut type_name)? {
+                Some(v) => Slot::Value(v),
+                None => continue,
+            },
         };
-        let value = if inner.contains('+') || inner == "pickle" {
-            type_name = blob.type_name.clone();
-            continue;
-        } else {
-            match crate::codec::decode_typed(inner, bytes).with_context(|| {
-                format!(
-                    "blob of channel '{}' version {}",
-                    blob.channel.escape_debug(),
-                    blob.version
-                )
-            })? {
-                Decoded::Msgpack(v) => v,
-                Decoded::Json(j) => json_to_value(&j),
-                Decoded::Null => Value::Nil,
-                Decoded::Bytes(b) | Decoded::ByteArray(b) => Value::Bin(msgpack::Bin {
-                    bytes: b,
-                    marker: None,
-                }),
-                Decoded::Pickle(_) => unreachable_pickle()?,
-            }
-        };
-        match values
-            .iter_mut()
-            .find(|(k, _)| k.as_str() == Some(&blob.channel))
-        {
+        match values.iter_mut().find(|(k, _)| *k == blob.channel) {
             Some(slot) => slot.1 = value,
-            None => values.push((Value::str(blob.channel.clone()), value)),
+            None => values.push((blob.channel.clone(), value)),
         }
     }
-    let mut entries: Vec<(Value, Value)> = Vec::with_capacity(obj.len() + 1);
-    for key in KEY_ORDER {
-        if key == "channel_values" {
-            entries.push((Value::str(key), Value::map(std::mem::take(&mut values))));
-        } else if let Some(v) = obj.get(key) {
-            entries.push((Value::str(key), json_to_value(v)));
-        }
-    }
-    for (k, v) in &obj {
-        if !KEY_ORDER.contains(&k.as_str()) {
-            entries.push((Value::str(k.clone()), json_to_value(v)));
-        }
-    }
-    let bytes = msgpack::encode(&Value::map(entries));
+    let bytes = encode_checkpoint(&obj, &values);
     Ok(match key {
         Some(key) if type_name == "msgpack" => {
             let (type_name, bytes) = aes::seal(&key, "msgpack", &bytes);
@@ -161,6 +128,119 @@ pub fn assemble_with(
         }
         _ => Assembled { type_name, bytes },
     })
+}
+
+/// A channel value of the assembled checkpoint.
+enum Slot<'a> {
+    /// A value to encode: inline in the JSONB, or a blob row that was decoded.
+    Value(Value),
+    /// A plain `msgpack` blob written as it is (see [`spliceable`]).
+    Bytes(&'a [u8]),
+}
+
+/// The bytes of a blob row that go into the assembled checkpoint as they are: a plain
+/// `msgpack` row that is exactly one value [`msgpack::decode`] accepts (checked by
+/// [`lazy::check`], which accepts what `decode` accepts and builds nothing). Decoding such a
+/// value and encoding it again gives back its bytes (every node keeps the marker it was read
+/// with), so the splice is what the decode would give, without the value tree. Every other row
+/// is decoded ([`decoded`]): the other types are transformed (`json`, `bytes`, `null`),
+/// encrypted rows are opened or left out, and a blob that does not decode gets the decode's
+/// error.
+fn spliceable(blob: &BlobRow) -> Option<&[u8]> {
+    if blob.type_name != "msgpack" {
+        return None;
+    }
+    let bytes = blob.blob.as_deref().unwrap_or_default();
+    lazy::check(bytes).ok().map(|()| bytes)
+}
+
+/// A blob row's value decoded by its type, opened first with `keys` when it is encrypted (the
+/// key it took goes to `key`); `None` when it is left out (a type memctl does not decode, or
+/// encrypted without a key), its type then in `type_name`.
+fn decoded(
+    blob: &BlobRow,
+    keys: &Keyring,
+    key: &mut Option<std::sync::Arc<aes::AesKey>>,
+    type_name: &mut String,
+) -> Result<Option<Value>> {
+    let stored = blob.blob.as_deref().unwrap_or_default();
+    let sealed = aes::split_type(&blob.type_name).1.is_some();
+    let opened;
+    let (inner, bytes) = if sealed && !keys.is_unset() {
+        let what = format!("its '{}' value", blob.channel.escape_debug());
+        opened = keys.open(&blob.type_name, stored, &what)?;
+        *key = Some(keys.key(&what)?.clone());
+        (opened.type_name, &*opened.bytes)
+    } else {
+        (blob.type_name.as_str(), stored)
+    };
+    if inner.contains('+') || inner == "pickle" {
+        type_name.clone_from(&blob.type_name);
+        return Ok(None);
+    }
+    let value = match crate::codec::decode_typed(inner, bytes).with_context(|| {
+        format!(
+            "blob of channel '{}' version {}",
+            blob.channel.escape_debug(),
+            blob.version
+        )
+    })? {
+        Decoded::Msgpack(v) => v,
+        Decoded::Json(j) => json_to_value(&j),
+        Decoded::Null => Value::Nil,
+        Decoded::Bytes(b) | Decoded::ByteArray(b) => Value::Bin(msgpack::Bin {
+            bytes: b,
+            marker: None,
+        }),
+        Decoded::Pickle(_) => unreachable_pickle()?,
+    };
+    Ok(Some(value))
+}
+
+/// The checkpoint as the msgpack map `SqliteSaver` stores: the keys in [`KEY_ORDER`] (then the
+/// others in stored order), `channel_values` from `values`. What encoding the map built of
+/// them gives ([`msgpack::encode`]), spliced values copied in place.
+fn encode_checkpoint(obj: &serde_json::Map<String, Json>, values: &[(String, Slot)]) -> Vec<u8> {
+    // `None`: the channel values.
+    let mut entries: Vec<(&str, Option<&Json>)> = Vec::with_capacity(obj.len() + 1);
+    for key in KEY_ORDER {
+        if key == "channel_values" {
+            entries.push((key, None));
+        } else if let Some(v) = obj.get(key) {
+            entries.push((key, Some(v)));
+        }
+    }
+    for (k, v) in obj {
+        if !KEY_ORDER.contains(&k.as_str()) {
+            entries.push((k, Some(v)));
+        }
+    }
+    let spliced: usize = values
+        .iter()
+        .map(|(_, s)| match s {
+            Slot::Bytes(b) => b.len(),
+            Slot::Value(_) => 0,
+        })
+        .sum();
+    let mut out = Vec::with_capacity(spliced + 256);
+    msgpack::write_map_header(&mut out, entries.len());
+    for (k, v) in entries {
+        msgpack::encode_into(&mut out, &Value::str(k));
+        match v {
+            Some(v) => msgpack::encode_into(&mut out, &json_to_value(v)),
+            None => {
+                msgpack::write_map_header(&mut out, values.len());
+                for (channel, slot) in values {
+                    msgpack::encode_into(&mut out, &Value::str(channel.as_str()));
+                    match slot {
+                        Slot::Value(v) => msgpack::encode_into(&mut out, v),
+                        Slot::Bytes(b) => out.extend_from_slice(b),
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 fn unreachable_pickle() -> Result<Value> {
