@@ -796,3 +796,79 @@ fn prune_reports_what_it_deleted_before_a_transaction_failed() {
         assert!(thread_rows(&db, t).0 > 0, "{t} was left untouched");
     }
 }
+
+/// gc applies a chunk of threads one transaction each: a failure on the third leaves the two
+/// before it collected, and they are reported (exit 3 with one line), the rest untouched.
+#[test]
+fn gc_reports_what_it_collected_before_a_transaction_failed() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let now = fixture_now(&db);
+    let args = |dry: bool| {
+        let mut a: Vec<String> = [
+            "gc",
+            "--all",
+            "--db",
+            s(&db),
+            "--keep-checkpoints",
+            "1",
+            "--min-idle",
+            "0s",
+            "--now",
+            &now,
+            "--yes",
+            "--format",
+            "json",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        if dry {
+            a.push("--dry-run".into());
+        }
+        a
+    };
+    let plan = run_json(&args(true).iter().map(String::as_str).collect::<Vec<_>>());
+    let order: Vec<String> = plan["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter(|t| t["status"] == "would delete")
+        .filter_map(|t| t["thread_id"].as_str().map(str::to_owned))
+        .collect();
+    assert!(order.len() >= 3, "{plan}");
+    let victim = &order[2];
+    Connection::open(&db)
+        .expect("open")
+        .execute_batch(&format!(
+            "CREATE TRIGGER held BEFORE DELETE ON checkpoints WHEN OLD.thread_id = '{victim}' \
+             BEGIN SELECT RAISE(ABORT, 'held by the test'); END;"
+        ))
+        .expect("trigger");
+    let before: Vec<(i64, i64)> = order.iter().map(|t| thread_rows(&db, t)).collect();
+    let real = args(false);
+    let (code, report, stderr) = run_code(&real.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, Some(3), "{stderr}\n{report}");
+    assert!(stderr.contains("held by the test"), "{stderr}");
+    let collected: Vec<&str> = report["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter(|t| t["status"] == "collected")
+        .filter_map(|t| t["thread_id"].as_str())
+        .collect();
+    assert_eq!(
+        collected,
+        [order[0].as_str(), order[1].as_str()],
+        "{report}"
+    );
+    for (t, was) in order.iter().zip(&before).take(2) {
+        assert!(thread_rows(&db, t).0 < was.0, "{t} is reported collected");
+    }
+    for (t, was) in order.iter().zip(&before).skip(2) {
+        assert_eq!(thread_rows(&db, t), *was, "{t} was left untouched");
+    }
+    assert!(
+        !report["threads"].to_string().contains(victim.as_str()),
+        "{report}"
+    );
+}

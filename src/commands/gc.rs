@@ -476,14 +476,24 @@ fn apply_pending(
         .iter()
         .map(|&i| item(rows, &pending[i], false, true))
         .collect();
-    let done = store.apply_gc_many(&items)?;
+    // Stopped part-way: the threads applied before the error are reported, the rest stay
+    // planned (not reported), then the error.
+    let (done, stopped) = match store.apply_gc_many(&items) {
+        Ok(done) => (done, None),
+        Err(e) => match e.downcast::<crate::storage::GcStopped>() {
+            Ok(s) => (s.done, Some(s.error)),
+            Err(e) => return Err(e),
+        },
+    };
     let mut outcome: Vec<Option<Option<Deleted>>> = vec![None; pending.len()];
     for (&i, d) in go.iter().zip(done) {
         outcome[i] = Some(d);
     }
-    for (p, d) in pending.drain(..).zip(outcome) {
+    for (i, (p, d)) in pending.drain(..).zip(outcome).enumerate() {
         let row = &mut rows[p.row];
         match d {
+            // Not reached before the error: still planned, left out of the report.
+            None if stopped.is_some() && !moved[i] => continue,
             Some(Some(d)) => {
                 row.set(GcStatus::Collected, None);
                 row.set_deleted(d);
@@ -503,7 +513,7 @@ fn apply_pending(
             ),
         }
     }
-    Ok(())
+    stopped.map_or(Ok(()), Err)
 }
 
 /// How long DeltaChannel snapshots stand before the rows below them are deleted (see

@@ -276,6 +276,28 @@ pub struct CheckpointRewrite {
     pub metadata: Vec<u8>,
 }
 
+/// [`CheckpointStore::apply_gc_many`] stopped by `error` after the first `done.len()` threads
+/// were applied (committed): what each of those did, so that the report can say it.
+#[derive(Debug, thiserror::Error)]
+#[error("{error:#}")]
+pub struct GcStopped {
+    /// The outcome of each thread applied before the error, in order.
+    pub done: Vec<Option<Deleted>>,
+    /// The error.
+    pub error: anyhow::Error,
+}
+
+impl GcStopped {
+    /// `error`, carrying `done` when some threads were applied before it.
+    pub fn after(done: Vec<Option<Deleted>>, error: anyhow::Error) -> anyhow::Error {
+        if done.is_empty() {
+            error
+        } else {
+            GcStopped { done, error }.into()
+        }
+    }
+}
+
 /// One thread's part of [`CheckpointStore::apply_gc_many`]: the arguments of
 /// [`CheckpointStore::apply_gc`].
 #[derive(Debug, Clone, Copy)]
@@ -874,8 +896,16 @@ pub trait CheckpointStore: Send {
     /// (checked, and left alone when it moved). A server backend runs them in one
     /// transaction, each thread a savepoint, taking the table locks once instead of once per
     /// thread. On an error the threads before it stay applied.
+    /// An error after some threads were applied is a [`GcStopped`] holding what those did.
     fn apply_gc_many(&self, items: &[GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
-        items.iter().map(|i| i.apply_on(self)).collect()
+        let mut done = Vec::with_capacity(items.len());
+        for i in items {
+            match i.apply_on(self) {
+                Ok(d) => done.push(d),
+                Err(error) => return Err(GcStopped::after(done, error)),
+            }
+        }
+        Ok(done)
     }
 
     /// Gives deleted space back so deleted bytes are gone (SQLite: WAL checkpoint, `VACUUM`,

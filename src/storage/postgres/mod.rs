@@ -1618,7 +1618,7 @@ impl CheckpointStore for PostgresStore {
                 Err(e) => {
                     // The threads before it are kept (their savepoints were released).
                     self.commit_batch()?;
-                    return Err(e);
+                    return Err(crate::storage::GcStopped::after(out, e));
                 }
             }
         }
