@@ -760,34 +760,16 @@ fn prune_reports_what_it_deleted_before_a_transaction_failed() {
         a.iter().map(|x| x.to_string()).collect::<Vec<String>>()
     };
     let plan = run_json(&args(true).iter().map(String::as_str).collect::<Vec<_>>());
-    let order: Vec<String> = plan["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .filter_map(|t| t["thread_id"].as_str().map(str::to_owned))
-        .collect();
+    let order = thread_ids(&plan, None);
     assert!(order.len() >= 3, "{plan}");
     // The third thread's batch fails (its delete is refused inside the transaction).
-    let victim = &order[2];
-    Connection::open(&db)
-        .expect("open")
-        .execute_batch(&format!(
-            "CREATE TRIGGER held BEFORE DELETE ON checkpoints WHEN OLD.thread_id = '{victim}' \
-             BEGIN SELECT RAISE(ABORT, 'held by the test'); END;"
-        ))
-        .expect("trigger");
-    let real = args(false);
-    let (code, report, stderr) = run_code(&real.iter().map(String::as_str).collect::<Vec<_>>());
+    refuse_deletes_of(&db, &order[2]);
+    let (code, report, stderr) =
+        run_code(&args(false).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, Some(3), "{stderr}\n{report}");
     assert!(stderr.contains("transaction failed"), "{stderr}");
     assert!(stderr.contains("held by the test"), "{stderr}");
-    let reported: Vec<&str> = report["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .filter_map(|t| t["thread_id"].as_str())
-        .collect();
-    assert_eq!(reported, [order[0].as_str(), order[1].as_str()], "{report}");
+    assert_eq!(thread_ids(&report, None), order[..2], "{report}");
     assert_eq!(report["deleted"]["threads"], 2, "{report}");
     for t in &order[..2] {
         assert_eq!(thread_rows(&db, t).0, 0, "{t} is reported deleted");
@@ -828,25 +810,13 @@ fn gc_reports_what_it_collected_before_a_transaction_failed() {
         a
     };
     let plan = run_json(&args(true).iter().map(String::as_str).collect::<Vec<_>>());
-    let order: Vec<String> = plan["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .filter(|t| t["status"] == "would delete")
-        .filter_map(|t| t["thread_id"].as_str().map(str::to_owned))
-        .collect();
+    let order = thread_ids(&plan, Some("would delete"));
     assert!(order.len() >= 3, "{plan}");
     let victim = &order[2];
-    Connection::open(&db)
-        .expect("open")
-        .execute_batch(&format!(
-            "CREATE TRIGGER held BEFORE DELETE ON checkpoints WHEN OLD.thread_id = '{victim}' \
-             BEGIN SELECT RAISE(ABORT, 'held by the test'); END;"
-        ))
-        .expect("trigger");
+    refuse_deletes_of(&db, victim);
     let before: Vec<(i64, i64)> = order.iter().map(|t| thread_rows(&db, t)).collect();
-    let real = args(false);
-    let (code, report, stderr) = run_code(&real.iter().map(String::as_str).collect::<Vec<_>>());
+    let (code, report, stderr) =
+        run_code(&args(false).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, Some(3), "{stderr}\n{report}");
     assert!(stderr.contains("held by the test"), "{stderr}");
     let collected: Vec<&str> = report["threads"]
@@ -871,4 +841,26 @@ fn gc_reports_what_it_collected_before_a_transaction_failed() {
         !report["threads"].to_string().contains(victim.as_str()),
         "{report}"
     );
+}
+
+/// The `thread_id`s of a report's `threads` (those with `status`, when given), in order.
+fn thread_ids(report: &serde_json::Value, status: Option<&str>) -> Vec<String> {
+    report["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter(|t| status.is_none_or(|s| t["status"] == s))
+        .filter_map(|t| t["thread_id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A trigger that makes every delete of `thread`'s checkpoints fail (its transaction with it).
+fn refuse_deletes_of(db: &Path, thread: &str) {
+    Connection::open(db)
+        .expect("open")
+        .execute_batch(&format!(
+            "CREATE TRIGGER held BEFORE DELETE ON checkpoints WHEN OLD.thread_id = '{thread}' \
+             BEGIN SELECT RAISE(ABORT, 'held by the test'); END;"
+        ))
+        .expect("trigger");
 }
