@@ -131,7 +131,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
     let store_meta = picks.iter().filter(|p| p.by_meta).count();
     tally.pattern_matched = picks.iter().any(|p| !p.matched.is_empty());
     confirm(args, &sel.doomed, pattern.is_some(), picks.len(), dry_run)?;
-    let deletion = delete_threads(
+    let mut deletion = delete_threads(
         &*store,
         keys,
         &sel.doomed,
@@ -171,7 +171,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
             &*store,
             keys,
             &threads,
-            &deletion,
+            &mut deletion,
             given,
             check,
             &mut tally,
@@ -624,7 +624,7 @@ fn reclaim_and_verify(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     threads: &[ThreadSummary],
-    deletion: &Deletion,
+    deletion: &mut Deletion,
     pattern: Option<(&Pattern, &str)>,
     items: Option<StoreCheck<'_>>,
     tally: &mut Tally,
@@ -647,11 +647,14 @@ fn reclaim_and_verify(
             .filter(|d| !remaining_ids.iter().any(|r| r.contains(d.as_str())))
             .cloned(),
     );
-    removed.extend(deletion.strings.iter().cloned());
+    // Moved, never copied: a forget of many threads erases tens of megabytes of text.
+    removed.append(&mut deletion.strings);
     let must = std::mem::take(&mut tally.must);
-    let removed: Vec<String> = removed.difference(&must).cloned().collect();
-    let (must, short_a) = searchable(must);
-    let (removed, short_b) = searchable(removed);
+    let removed: Vec<String> = removed.into_iter().filter(|r| !must.contains(r)).collect();
+    let (mut all, short_a) = searchable(must);
+    let must = all.len();
+    let (mut removed, short_b) = searchable(removed);
+    all.append(&mut removed);
     reclaim.bytes_before = store.file_stats()?.file_bytes;
     let phase = progress::phase("forget", "zeroing free pages");
     let search = || {
@@ -659,8 +662,7 @@ fn reclaim_and_verify(
         verify(
             store,
             keys,
-            &must,
-            &removed,
+            (&all, must),
             short_a + short_b,
             pattern,
             items.as_ref(),
@@ -818,23 +820,23 @@ fn collect_strings(
     Ok(matched)
 }
 
-/// Searches the database for each of `must` and `removed` (every byte of a SQLite file and
+/// Searches the database for each of `all` (the strings that must be gone, then the other
+/// removed ones: `all.0[..all.1]` and `all.0[all.1..]`; every byte of a SQLite file and
 /// its `-wal`, every row on a server, and the decrypted values of encrypted rows when a key
 /// is given) and, on a file, for the pattern itself (as given) in its raw bytes.
 fn verify(
     store: &dyn CheckpointStore,
     keys: &Keyring,
-    must: &[String],
-    removed: &[String],
+    (all, must): (&[String], usize),
     too_short: usize,
     pattern: Option<(&Pattern, &str)>,
     items: Option<&StoreCheck<'_>>,
 ) -> Result<Verification> {
-    let all: Vec<String> = must.iter().chain(removed).cloned().collect();
-    let mut leftovers = store.find_leftovers("", &all)?;
+    let (must, removed) = all.split_at(must);
+    let mut leftovers = store.find_leftovers("", all)?;
     if keys.has_key() {
-        let sealed = batch::search_sealed(store, keys, "", &all)?;
-        batch::merge_leftovers(&mut leftovers, "", &all, sealed.found);
+        let sealed = batch::search_sealed(store, keys, "", all)?;
+        batch::merge_leftovers(&mut leftovers, "", all, sealed.found);
     }
     // The store's rows: a text a kept item holds is in a row (its own data, or a leftover
     // when it must be gone); items the request still selects, and vectors of deleted items,
@@ -842,7 +844,7 @@ fn verify(
     let mut store_hits = Vec::new();
     if let Some(check) = items {
         let every_byte = store.free_space()?.is_none();
-        let (held, still) = check.search(&all)?;
+        let (held, still) = check.search(all)?;
         for (text, places) in all.iter().zip(held) {
             if places.is_empty() {
                 continue;

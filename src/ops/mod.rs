@@ -16,6 +16,7 @@
 //! - [`suggest`]: "did you mean" for a mistyped thread id.
 
 pub mod activity;
+pub mod anchors;
 pub mod batch;
 pub mod copy;
 pub mod duration;

@@ -2,13 +2,14 @@
 //! found often enough): `forget`'s verification asks which removed strings are still anywhere
 //! in the file and which kept items hold them.
 //!
-//! The strings are searched with one Aho-Corasick automaton (overlapping: every occurrence of
-//! every string). A string found is closed; the automaton is rebuilt for the strings still
-//! open once enough of its strings are closed ([`Stale`]): a common word found early stops
-//! costing anything, and thousands of strings are not rebuilt thousands of times.
+//! The strings are searched with one Aho-Corasick automaton over their anchors
+//! ([`crate::ops::anchors`]; overlapping: every occurrence of every string). A string found is
+//! closed; the automaton is rebuilt for the strings still open once enough of its strings are
+//! closed ([`Stale`]): a common word found early stops costing anything, and thousands of
+//! strings are not rebuilt thousands of times.
 
-use aho_corasick::AhoCorasick;
-use anyhow::{Context, Result};
+use crate::ops::anchors::Anchors;
+use anyhow::Result;
 
 /// When an automaton whose strings are partly closed is rebuilt: a small one as soon as one
 /// of its strings closes (cheap), a large one once a quarter of its strings have (a rebuild
@@ -46,9 +47,8 @@ pub struct Needles {
     texts: Vec<String>,
     open: Vec<bool>,
     left: usize,
-    /// The search (`None` when no string is open) and, for each of its patterns, the string.
-    searcher: Option<AhoCorasick>,
-    text_of: Vec<usize>,
+    /// The search for the strings open when it was built (`None` when none is open).
+    searcher: Option<Anchors>,
     stale: Stale,
     /// The longest string's length in bytes.
     longest: usize,
@@ -62,7 +62,6 @@ impl Needles {
             open: vec![true; texts.len()],
             left: texts.len(),
             searcher: None,
-            text_of: Vec::new(),
             stale: Stale::new(0),
             longest: texts.iter().map(String::len).max().unwrap_or(0),
         };
@@ -104,11 +103,15 @@ impl Needles {
         let Some(s) = &self.searcher else {
             return false;
         };
-        if !self.stale.any() {
-            return s.is_match(hay);
+        if !s.may_hold(hay) {
+            return false;
         }
-        s.find_overlapping_iter(hay)
-            .any(|m| self.open[self.text_of[m.pattern().as_usize()]])
+        let mut any = false;
+        s.each_in(hay, &|i| self.texts[i].as_bytes(), &mut |i| {
+            any = self.open[i];
+            !any
+        });
+        any
     }
 
     /// Every open string `hay` holds, each closed as it is found; `found` is told each one's
@@ -118,15 +121,13 @@ impl Needles {
             return Ok(());
         };
         let mut hits = Vec::new();
-        for m in s.find_overlapping_iter(hay) {
-            let i = self.text_of[m.pattern().as_usize()];
-            if self.open[i] && !hits.contains(&i) {
+        let (open, left) = (&self.open, self.left);
+        s.each_in(hay, &|i| self.texts[i].as_bytes(), &mut |i| {
+            if open[i] && !hits.contains(&i) {
                 hits.push(i);
-                if hits.len() == self.left {
-                    break;
-                }
             }
-        }
+            hits.len() < left
+        });
         for i in hits {
             found(i);
             self.close(i)?;
@@ -135,17 +136,10 @@ impl Needles {
     }
 
     fn rebuild(&mut self) -> Result<()> {
-        self.text_of = (0..self.texts.len()).filter(|&i| self.open[i]).collect();
-        self.stale = Stale::new(self.text_of.len());
-        self.searcher = if self.text_of.is_empty() {
-            None
-        } else {
-            let texts = self.text_of.iter().map(|&i| self.texts[i].as_str());
-            Some(
-                AhoCorasick::new(texts)
-                    .context("cannot build the search for the removed strings")?,
-            )
-        };
+        self.stale = Stale::new(self.left);
+        self.searcher = None;
+        let open = (0..self.texts.len()).filter(|&i| self.open[i]);
+        self.searcher = Anchors::new(open.map(|i| (i, self.texts[i].as_bytes())))?;
         Ok(())
     }
 }

@@ -1,20 +1,21 @@
 //! Which stored rows still hold any of many removed strings, found in one pass over the rows
 //! (the verification of `forget` and `rm --purge`, on either backend): every row is searched
-//! for every string at once (Aho-Corasick, in its stored bytes and in the JSON-escaped form a
-//! JSON column writes), and a row that may hold one is decoded to tell a string the app wrote
+//! for every string at once (Aho-Corasick over anchors, [`crate::ops::anchors`], in its stored
+//! bytes and in the JSON-escaped form a JSON column writes), and a row that may hold one is decoded to tell a string the app wrote
 //! from a type tag or key (see [`crate::model::stored_text`]).
 
-use aho_corasick::AhoCorasick;
-use anyhow::{Context, Result};
+use crate::ops::anchors::Anchors;
+use anyhow::Result;
 
 /// The search and, for each string, the rows found so far holding it.
 pub struct Holding<'a> {
     texts: &'a [String],
+    /// Each string's JSON-escaped form, where it differs from the string.
+    escaped: Vec<Option<String>>,
     /// The strings not yet named `limit` times, each as stored and, where that differs,
-    /// JSON-escaped (`None` once every string is named enough).
-    search: Option<AhoCorasick>,
-    /// For each pattern of `search`, the string it stands for.
-    text_of: Vec<usize>,
+    /// JSON-escaped (`None` once every string is named enough). Form `2 * i` is string `i`
+    /// as stored, `2 * i + 1` escaped.
+    search: Option<Anchors>,
     /// How many of `search`'s strings are named enough since it was built.
     stale: crate::ops::needles::Stale,
     /// Rows named per string, at most.
@@ -29,8 +30,11 @@ impl<'a> Holding<'a> {
     pub fn new(texts: &'a [String], limit: usize) -> Result<Holding<'a>> {
         let mut h = Holding {
             texts,
+            escaped: texts
+                .iter()
+                .map(|t| Some(super::json_escaped(t)).filter(|e| e != t))
+                .collect(),
             search: None,
-            text_of: Vec::new(),
             stale: crate::ops::needles::Stale::new(0),
             limit,
             found: vec![Vec::new(); texts.len()],
@@ -45,31 +49,27 @@ impl<'a> Holding<'a> {
     /// enough of its strings are ([`crate::ops::needles::Stale`]); until then their matches
     /// are skipped.
     fn rebuild(&mut self) -> Result<()> {
-        let mut patterns = Vec::new();
-        self.text_of.clear();
-        for (i, t) in self.texts.iter().enumerate() {
-            if self.found[i].len() >= self.limit {
-                continue;
-            }
-            let escaped = super::json_escaped(t);
-            if escaped != *t {
-                patterns.push(escaped);
-                self.text_of.push(i);
-            }
-            patterns.push(t.clone());
-            self.text_of.push(i);
-        }
-        let open = self.texts.len() - self.found.iter().filter(|f| f.len() >= self.limit).count();
-        self.stale = crate::ops::needles::Stale::new(open);
-        self.search = if patterns.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasick::new(patterns)
-                    .context("cannot build the search for the removed strings")?,
-            )
-        };
+        let open: Vec<usize> = (0..self.texts.len())
+            .filter(|&i| self.found[i].len() < self.limit)
+            .collect();
+        self.stale = crate::ops::needles::Stale::new(open.len());
+        self.search = None;
+        let (texts, escaped) = (self.texts, &self.escaped);
+        let forms = open.into_iter().flat_map(|i| {
+            let e = escaped[i].as_deref().map(|e| (2 * i + 1, e.as_bytes()));
+            std::iter::once((2 * i, texts[i].as_bytes())).chain(e)
+        });
+        self.search = Anchors::new(forms)?;
         Ok(())
+    }
+
+    /// Form `form`'s bytes (see `search`).
+    fn form(&self, form: usize) -> &[u8] {
+        let i = form / 2;
+        match (form % 2, &self.escaped[i]) {
+            (1, Some(e)) => e.as_bytes(),
+            _ => self.texts[i].as_bytes(),
+        }
     }
 
     /// Searches one row: its values, each with the type it decodes as (`msgpack`, `json`,
@@ -90,15 +90,18 @@ impl<'a> Holding<'a> {
             let Some(bytes) = bytes else { continue };
             // Most rows hold none: a leftmost search skips through them (its prefilter);
             // only a row that holds one is searched for every string it holds.
-            if !search.is_match(*bytes) {
+            if !search.may_hold(bytes) {
                 continue;
             }
-            let (found, limit) = (&self.found, self.limit);
-            let mut candidates: Vec<usize> = search
-                .find_overlapping_iter(*bytes)
-                .map(|m| self.text_of[m.pattern().as_usize()])
-                .filter(|i| !self.seen[*i] && found[*i].len() < limit)
-                .collect();
+            let (found, limit, seen) = (&self.found, self.limit, &self.seen);
+            let mut candidates: Vec<usize> = Vec::new();
+            search.each_in(bytes, &|f| self.form(f), &mut |f| {
+                let i = f / 2;
+                if !seen[i] && found[i].len() < limit {
+                    candidates.push(i);
+                }
+                true
+            });
             if candidates.is_empty() {
                 continue;
             }
