@@ -246,3 +246,40 @@ fn matches_left_in_metadata_and_an_undecodable_row_are_found_on_postgres() {
         "the receipt holds the text: {text}"
     );
 }
+
+/// The strings a deleted thread's rows held are the same whether its checkpoints are stored
+/// whole (SqliteSaver: each row assembled) or split into blobs (PostgresSaver: each blob read
+/// once, every version of `messages`, also ones a later checkpoint no longer names): the same
+/// threads deleted, the same number of strings searched for afterwards.
+#[test]
+fn a_deleted_threads_strings_are_the_same_from_blobs_as_from_whole_checkpoints() {
+    let db = loaded("forget_strings");
+    let (_dir, file) = common::temp_copy(&common::fixture("forget.sqlite"));
+    let (code, from_blobs) = forget(&db, &["--meta", "user_id=42", "--yes"]);
+    assert_eq!(code, 0, "{from_blobs}");
+    let out = memctl()
+        .args([
+            "forget",
+            "--db",
+            common::s(&file),
+            "--settle",
+            "0s",
+            "--format",
+            "json",
+        ])
+        .args(["--meta", "user_id=42", "--yes"])
+        .output()
+        .expect("memctl runs");
+    let whole: Json = serde_json::from_slice(&out.stdout).expect("a JSON receipt");
+    assert_eq!(
+        from_blobs["deleted"]["threads"],
+        whole["deleted"]["threads"]
+    );
+    let strings = &from_blobs["verification"]["strings"];
+    assert!(strings.as_u64().is_some_and(|n| n > 10), "{from_blobs}");
+    assert_eq!(
+        strings, &whole["verification"]["strings"],
+        "{from_blobs}\n{whole}"
+    );
+    assert_eq!(from_blobs["verification"]["clean"], true, "{from_blobs}");
+}

@@ -20,7 +20,7 @@ use crate::ops::outcome::Status;
 use crate::output::forget::{Line, Planned, StoreLine};
 use crate::output::progress;
 use crate::storage::store::ItemStore;
-use crate::storage::{Access, CheckpointStore, Deleted, Leftover, ThreadSummary};
+use crate::storage::{Access, CheckpointStore, Deleted, Leftover, ThreadSummary, ValueOf};
 
 use super::batch::{self, Options, Target};
 
@@ -799,7 +799,8 @@ pub(crate) fn findings(
 }
 
 /// Adds the strings of every message a thread's rows hold to `out`. Returns true when
-/// `pattern` matches one of its rows (the bytes as stored, decrypted).
+/// `pattern` matches one of its rows (the bytes as stored, decrypted). Each stored value is
+/// decoded once ([`CheckpointStore::visit_values`]), not every checkpoint assembled.
 fn collect_strings(
     store: &dyn CheckpointStore,
     keys: &Keyring,
@@ -808,12 +809,20 @@ fn collect_strings(
     out: &mut BTreeSet<String>,
 ) -> Result<bool> {
     let mut matched = false;
-    each_row(store, keys, thread, &mut |row| {
-        matched = matched || pattern.is_some_and(|p| p.maybe_in(row.bytes));
-        if row.checkpoint.is_some() && row.type_name == "msgpack" {
-            if let Ok(v) = crate::codec::msgpack::decode(row.bytes) {
+    let mut visit = |type_name: &str, kind: ValueOf, bytes: &[u8]| {
+        matched = matched || pattern.is_some_and(|p| p.maybe_in(bytes));
+        if kind != ValueOf::Metadata && type_name == "msgpack" {
+            if let Ok(v) = crate::codec::msgpack::decode(bytes) {
                 message_strings(&v, out);
             }
+        }
+    };
+    store.visit_values(thread, &mut |v| {
+        if aes::split_type(v.type_name).1.is_some() {
+            let opened = keys.open(v.type_name, v.bytes, v.place)?;
+            visit(opened.type_name, v.kind, &opened.bytes);
+        } else {
+            visit(v.type_name, v.kind, v.bytes);
         }
         Ok(())
     })?;

@@ -81,6 +81,30 @@ pub struct ThreadRows {
     pub writes: Vec<ThreadWrite>,
 }
 
+/// One stored value of a thread, as [`CheckpointStore::visit_values`] gives it.
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadValue<'a> {
+    /// Where it is, for a person (no thread id).
+    pub place: &'a str,
+    /// What it is part of.
+    pub kind: ValueOf,
+    /// Its serialization type (`msgpack`, `json`, an encrypted type…).
+    pub type_name: &'a str,
+    /// Its bytes as stored.
+    pub bytes: &'a [u8],
+}
+
+/// What a [`ThreadValue`] is part of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueOf {
+    /// A checkpoint (on Postgres its JSON or one of its blobs).
+    Checkpoint,
+    /// A checkpoint's metadata.
+    Metadata,
+    /// A pending write.
+    Write,
+}
+
 /// One row of a thread as [`CheckpointStore::visit_thread`] gives it.
 #[derive(Debug, Clone)]
 pub enum ThreadRow {
@@ -974,6 +998,46 @@ pub trait CheckpointStore: Send {
         thread_id: &str,
         f: &mut dyn FnMut(ThreadRow) -> Result<()>,
     ) -> Result<()>;
+
+    /// Every value thread `thread_id` stores, each once and as stored (not decrypted): each
+    /// checkpoint's metadata and value, and each pending write. Where the checkpoint's value
+    /// is split over rows (Postgres: its JSON and a blob per channel version, one blob shared
+    /// by every checkpoint that names it) each row is given once, not assembled. `forget`
+    /// collects a deleted thread's strings this way. `f` must not use this store.
+    fn visit_values(
+        &self,
+        thread_id: &str,
+        f: &mut dyn FnMut(ThreadValue<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.visit_thread(thread_id, &mut |row| match row {
+            ThreadRow::Checkpoint(c) => {
+                let place = format!("checkpoint {}", c.checkpoint_id);
+                if let Some(m) = &c.metadata {
+                    f(ThreadValue {
+                        place: &format!("the metadata of {place}"),
+                        kind: ValueOf::Metadata,
+                        type_name: "json",
+                        bytes: m,
+                    })?;
+                }
+                f(ThreadValue {
+                    place: &place,
+                    kind: ValueOf::Checkpoint,
+                    type_name: &c.type_name,
+                    bytes: &c.checkpoint,
+                })
+            }
+            ThreadRow::Write(w) => f(ThreadValue {
+                place: &format!(
+                    "a pending write to '{}' on checkpoint {}",
+                    w.row.channel, w.checkpoint_id
+                ),
+                kind: ValueOf::Write,
+                type_name: &w.row.type_name,
+                bytes: &w.row.value,
+            }),
+        })
+    }
 
     /// Writes `rows` as thread `thread_id` (each row's own thread id is ignored), in one
     /// transaction, in this database's own layout, as its saver's `put` / `put_writes` would

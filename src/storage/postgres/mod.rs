@@ -21,6 +21,7 @@ pub mod format;
 pub mod lock;
 pub mod no_checkpoints;
 pub mod store;
+mod values;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -1693,6 +1694,14 @@ impl CheckpointStore for PostgresStore {
         f: &mut dyn FnMut(crate::storage::ThreadRow) -> Result<()>,
     ) -> Result<()> {
         self.visit_whole_thread(thread_id, f)
+    }
+
+    fn visit_values(
+        &self,
+        thread_id: &str,
+        f: &mut dyn FnMut(crate::storage::ThreadValue<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.visit_stored_values(thread_id, f)
     }
 
     fn write_thread_from(
