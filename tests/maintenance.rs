@@ -864,3 +864,178 @@ fn refuse_deletes_of(db: &Path, thread: &str) {
         ))
         .expect("trigger");
 }
+
+/// `id` (a uuid6) about a day older: its time's top 32 bits (units of 26.8 s) moved back,
+/// which keeps the order of a thread's ids.
+fn a_day_older(id: &str) -> String {
+    let high = u32::from_str_radix(&id[..8], 16).expect("a uuid6") - 3220;
+    format!("{high:08x}{}", &id[8..])
+}
+
+/// Copies `from`'s rows (those matching `rows`) as thread `to`, their ids a day older when
+/// `old`.
+fn clone_thread(conn: &Connection, from: &str, to: &str, rows: &str, old: bool) {
+    for table in ["checkpoints", "writes"] {
+        conn.execute_batch(&format!(
+            "DROP TABLE IF EXISTS temp.c; \
+             CREATE TEMP TABLE c AS SELECT * FROM {table} WHERE thread_id = '{from}' AND {rows}; \
+             UPDATE temp.c SET thread_id = '{to}';"
+        ))
+        .expect("copy rows");
+        if old {
+            let cols = if table == "checkpoints" {
+                vec!["checkpoint_id", "parent_checkpoint_id"]
+            } else {
+                vec!["checkpoint_id"]
+            };
+            for col in cols {
+                let ids: Vec<String> = conn
+                    .prepare(&format!(
+                        "SELECT DISTINCT {col} FROM temp.c WHERE {col} IS NOT NULL"
+                    ))
+                    .expect("ids")
+                    .query_map([], |r| r.get(0))
+                    .expect("ids")
+                    .collect::<Result<_, _>>()
+                    .expect("ids");
+                for id in ids {
+                    conn.execute(
+                        &format!("UPDATE temp.c SET {col} = ?1 WHERE {col} = ?2"),
+                        [a_day_older(&id), id],
+                    )
+                    .expect("older id");
+                }
+            }
+        }
+        conn.execute_batch(&format!("INSERT INTO {table} SELECT * FROM temp.c"))
+            .expect("insert clones");
+    }
+}
+
+/// More threads than prune reads in one chunk (a few hundred): every third clone a day old,
+/// a few of those unreadable, and one old thread with no root namespace. By age prune
+/// selects the old readable ones in thread-id order, and reports the unreadable ones and
+/// the recent ones (`--min-idle`) as skipped in that order too, as a dry run says; named
+/// ones are deleted as asked, and a name that is no thread is an error that suggests one.
+#[test]
+fn prune_of_many_threads_selects_and_reports_them_in_order() {
+    let (_d, db) = temp_copy(&fixture("new.sqlite"));
+    let now = fixture_now(&db);
+    let conn = Connection::open(&db).expect("open");
+    let mut old: Vec<String> = vec!["noroot".into()];
+    let mut recent: Vec<String> =
+        run_json(&["threads", "list", "--db", s(&db), "--format", "json"])
+            .as_array()
+            .expect("threads")
+            .iter()
+            .map(|t| t["thread_id"].as_str().expect("id").to_owned())
+            .collect();
+    for i in 0..260 {
+        let id = format!("c{i:03}");
+        clone_thread(&conn, "1", &id, "1 = 1", i % 3 == 0);
+        if i % 3 == 0 {
+            old.push(id);
+        } else {
+            recent.push(id);
+        }
+    }
+    clone_thread(&conn, "subgraph", "noroot", "checkpoint_ns != ''", true);
+    drop(conn);
+    let noroot = count(
+        &db,
+        "SELECT COUNT(*) FROM checkpoints WHERE thread_id = 'noroot'",
+    );
+    let unreadable = ["c099", "c102", "c201"];
+    for t in unreadable {
+        truncate_latest(&db, t);
+    }
+    old.sort();
+    let mut skipped: Vec<String> = recent
+        .iter()
+        .cloned()
+        .chain(unreadable.iter().map(|t| t.to_string()))
+        .collect();
+    skipped.sort();
+    let deleted: Vec<String> = old
+        .iter()
+        .filter(|t| !unreadable.contains(&t.as_str()))
+        .cloned()
+        .collect();
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "prune",
+            "--db",
+            s(&db),
+            "--idle",
+            "30m",
+            "--min-idle",
+            "2h",
+            "--now",
+            &now,
+            "--format",
+            "json",
+        ];
+        a.extend_from_slice(extra);
+        run_code(&a)
+    };
+    let ids = |v: &serde_json::Value, key: &str| -> Vec<String> {
+        v[key]
+            .as_array()
+            .expect(key)
+            .iter()
+            .map(|t| t["thread_id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    let (code, dry, stderr) = args(&["--dry-run"]);
+    assert_eq!(code, Some(3), "unreadable threads: exit 3: {stderr}");
+    assert_eq!(ids(&dry, "threads"), deleted);
+    assert_eq!(ids(&dry, "skipped"), skipped);
+    for t in dry["threads"].as_array().expect("threads") {
+        let n = if t["thread_id"] == "noroot" {
+            noroot
+        } else {
+            6
+        };
+        assert_eq!(t["checkpoints"], n, "{t}");
+        assert!(t["age_seconds"].as_i64().is_some_and(|a| a > 86_000), "{t}");
+    }
+    for t in dry["skipped"].as_array().expect("skipped") {
+        let why = t["reason"].as_str().expect("reason");
+        let id = t["thread_id"].as_str().expect("id");
+        match unreadable.contains(&id) {
+            true => assert!(why.starts_with("failed: "), "{t}"),
+            false => assert!(why.contains("--min-idle 2h"), "{t}"),
+        }
+    }
+    let (code, run, stderr) = args(&[]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert_eq!(
+        run["threads"], dry["threads"],
+        "the run deletes what the dry run said"
+    );
+    assert_eq!(run["skipped"], dry["skipped"]);
+    assert_eq!(run["deleted"]["threads"], deleted.len());
+    for t in &deleted {
+        assert_eq!(thread_rows(&db, t), (0, 0), "{t}");
+    }
+    for t in &skipped {
+        assert!(thread_rows(&db, t).0 > 0, "{t} kept");
+    }
+    // Named: deleted as asked (unreadable or not), in thread-id order.
+    let out = run_json(&[
+        "prune",
+        "--db",
+        s(&db),
+        "--thread",
+        "c102",
+        "--thread",
+        "c001",
+        "--now",
+        &now,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(ids(&out, "threads"), ["c001", "c102"]);
+    let err = common::run_err(&["prune", "--db", s(&db), "--thread", "c0011"]);
+    assert!(err.contains("c0011") && err.contains("c001"), "{err}");
+}

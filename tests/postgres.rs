@@ -1108,3 +1108,190 @@ fn prune_takes_the_locks_once_a_vacuum_lock_is_released() {
     assert_eq!(report["deleted"]["threads"], 1, "{report}");
     assert_eq!(rows_of(&db, "tools"), 0);
 }
+
+/// The index `stats` recommends on a large `checkpoints` table.
+const CHECKPOINT_ID_INDEX: &str = "CREATE INDEX CONCURRENTLY IF NOT EXISTS \
+     checkpoints_checkpoint_id_c_idx ON checkpoints (checkpoint_id COLLATE \"C\")";
+
+/// The fixture with 300 more threads, clones of thread `1` (`c000`...`c299`): every third
+/// a day older (the time in its ids moved back), the others with thread `1`'s very ids
+/// (their times tie).
+fn many_threads(hint: &str) -> TestDb {
+    let db = TestDb::fixture(hint);
+    let id = |col: &str| {
+        format!(
+            "CASE WHEN g % 3 = 0 THEN lpad(to_hex(('x' || substr({col}, 1, 8))::bit(32)::bigint - 3220), 8, '0') \
+             || substr({col}, 9) ELSE {col} END"
+        )
+    };
+    let clone = "'c' || lpad(g::text, 3, '0')";
+    db.client()
+        .batch_execute(&format!(
+            "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+             SELECT {clone}, checkpoint_ns, {}, {}, type, checkpoint, metadata \
+             FROM checkpoints, generate_series(0, 299) g WHERE thread_id = '1'; \
+             INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+             SELECT {clone}, checkpoint_ns, channel, version, type, blob \
+             FROM checkpoint_blobs, generate_series(0, 299) g WHERE thread_id = '1'; \
+             INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+             SELECT {clone}, checkpoint_ns, {}, task_id, task_path, idx, channel, type, blob \
+             FROM checkpoint_writes, generate_series(0, 299) g WHERE thread_id = '1'; \
+             ANALYZE",
+            id("checkpoint_id"),
+            id("parent_checkpoint_id"),
+            id("checkpoint_id")
+        ))
+        .expect("clone threads");
+    db
+}
+
+/// Scans of the index so far, as the server counts them (its counters lag a little).
+fn index_scans(db: &TestDb) -> i64 {
+    db.count(
+        "SELECT COALESCE(sum(idx_scan), 0)::bigint FROM pg_stat_user_indexes \
+         WHERE indexrelname = 'checkpoints_checkpoint_id_c_idx'",
+    )
+}
+
+/// `threads list --sort updated --limit N` reads the newest rows of an index on the
+/// checkpoint ids when there is one, and lists exactly the threads it lists without it (ties
+/// in time included), which are the first N of the whole list.
+#[test]
+fn newest_threads_come_from_an_index_on_checkpoint_ids_and_are_the_same() {
+    let db = many_threads("newest_index");
+    let list = |extra: &[&str]| {
+        let mut a = vec![
+            // One time for every run: the ages do not move between them.
+            "--now",
+            "2027-01-01T00:00:00Z",
+            "threads",
+            "list",
+            "--db",
+            &db.url,
+            "--sort",
+            "updated",
+            "--format",
+            "json",
+        ];
+        a.extend_from_slice(extra);
+        run_json(&a)
+    };
+    let all = list(&[]);
+    let all = all.as_array().expect("rows");
+    assert!(all.len() > 300, "{}", all.len());
+    let limits = ["1", "3", "50", "250", "400"];
+    let plain: Vec<Json> = limits.iter().map(|n| list(&["--limit", n])).collect();
+    for (n, got) in limits.iter().zip(&plain) {
+        let n: usize = n.parse().expect("n");
+        assert_eq!(
+            got.as_array().expect("rows")[..],
+            all[..n.min(all.len())],
+            "--limit {n}"
+        );
+    }
+    db.client()
+        .batch_execute(CHECKPOINT_ID_INDEX)
+        .expect("create the index");
+    db.client()
+        .batch_execute("ANALYZE checkpoints")
+        .expect("analyze");
+    let scans = index_scans(&db);
+    for (n, want) in limits.iter().zip(&plain) {
+        assert_eq!(&list(&["--limit", n]), want, "--limit {n} with the index");
+    }
+    let started = std::time::Instant::now();
+    while index_scans(&db) <= scans && started.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(index_scans(&db) > scans, "the index was read");
+    // A small table: stats has no advice (it gives it from 500,000 checkpoints on).
+    let st = run_json(&["stats", "--db", &db.url, "--format", "json"]);
+    assert!(
+        st["postgres"].get("index_advice").is_none(),
+        "{}",
+        st["postgres"]
+    );
+}
+
+/// prune by age among more threads than it reads at once, on Postgres: the old readable
+/// clones are selected in thread-id order, the unreadable one and the recent ones are
+/// skipped in that order, the dry run says what the run does.
+#[test]
+fn prune_of_many_threads_on_postgres_reports_them_in_order() {
+    let db = many_threads("prune_many");
+
+    let listed = run_json(&["threads", "list", "--db", &db.url, "--format", "json"]);
+    let listed = listed.as_array().expect("rows");
+    let newest: jiff::Timestamp = listed
+        .iter()
+        .filter_map(|r| r["updated_at"].as_str()?.parse().ok())
+        .max()
+        .expect("a time");
+    let now = (newest + jiff::SignedDuration::from_secs(3600)).to_string();
+    let mut old = Vec::new();
+    let mut skipped = Vec::new();
+    for r in listed {
+        let id = r["thread_id"].as_str().expect("id").to_owned();
+        let n: usize = id
+            .strip_prefix('c')
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        match id.starts_with('c') && n % 3 == 0 && id != "c099" {
+            true => old.push(id),
+            false => skipped.push(id),
+        }
+    }
+    db.client()
+        .batch_execute(
+            "UPDATE checkpoints SET checkpoint = '\"x\"'::jsonb WHERE thread_id = 'c099' \
+             AND checkpoint_ns = '' AND checkpoint_id = (SELECT max(checkpoint_id COLLATE \"C\") \
+             FROM checkpoints WHERE thread_id = 'c099' AND checkpoint_ns = '')",
+        )
+        .expect("corrupt c099");
+    old.sort();
+    skipped.sort();
+    let prune = |dry: bool| {
+        let mut cmd = memctl();
+        cmd.args([
+            "prune",
+            "--db",
+            &db.url,
+            "--idle",
+            "30m",
+            "--min-idle",
+            "2h",
+            "--now",
+            &now,
+            "--format",
+            "json",
+        ]);
+        if dry {
+            cmd.arg("--dry-run");
+        }
+        let out = cmd.output().expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Json>(&out.stdout).expect("JSON")
+    };
+    let ids = |v: &Json, key: &str| -> Vec<String> {
+        v[key]
+            .as_array()
+            .expect(key)
+            .iter()
+            .map(|t| t["thread_id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    let dry = prune(true);
+    assert_eq!(ids(&dry, "threads"), old);
+    assert_eq!(ids(&dry, "skipped"), skipped);
+    let run = prune(false);
+    assert_eq!(run["threads"], dry["threads"]);
+    assert_eq!(run["skipped"], dry["skipped"]);
+    assert_eq!(run["deleted"]["threads"], old.len());
+    assert_eq!(rows_of(&db, "c003"), 0);
+    assert!(rows_of(&db, "c099") > 0 && rows_of(&db, "c001") > 0);
+}

@@ -1680,3 +1680,56 @@ fn rm_purge_scrubs_a_match_only_the_history_holds_on_postgres() {
         assert!(ok, "{thread}: LangGraph continues:\n{text}");
     }
 }
+
+/// The index `stats` recommends on a large `checkpoints` table (`checkpoint_id` in byte
+/// order) changes nothing for LangGraph: with it, PostgresSaver loads every thread as before
+/// (`get_tuple`, `list`) and continues it (`put`, `put_writes`), and memctl's newest-first
+/// lists then name the threads LangGraph just wrote as the whole list does (that they read
+/// the index on a larger table: tests/postgres.rs).
+#[test]
+fn langgraph_reads_and_writes_as_before_with_the_recommended_index() {
+    let db = TestDb::fixture("checkpoint_id_index");
+    db.client()
+        .batch_execute(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS checkpoints_checkpoint_id_c_idx \
+             ON checkpoints (checkpoint_id COLLATE \"C\")",
+        )
+        .expect("create the index");
+    let exp_path = common::root().join("fixtures/expected/postgres.json");
+    let (ok, text) = harness(&[
+        "check-all",
+        "--url",
+        &db.url,
+        "--expected",
+        common::s(&exp_path),
+    ]);
+    assert!(ok, "with the index:\n{text}");
+    let history = harness_json(&["history", "--url", &db.url, "--thread", "1"]);
+    assert!(history.to_string().contains("checkpoint"), "{history}");
+    let list = |extra: &[&str]| {
+        let mut a = vec![
+            "--now",
+            "2027-01-01T00:00:00Z",
+            "threads",
+            "list",
+            "--db",
+            &db.url,
+            "--sort",
+            "updated",
+            "--format",
+            "json",
+        ];
+        a.extend_from_slice(extra);
+        run_json(&a)
+    };
+    let all = list(&[]);
+    let all = all.as_array().expect("rows");
+    for n in [1, 3, 100] {
+        let got = list(&["--limit", &n.to_string()]);
+        assert_eq!(
+            got.as_array().expect("rows")[..],
+            all[..n.min(all.len())],
+            "--limit {n}"
+        );
+    }
+}

@@ -6,29 +6,15 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{GlobalArgs, PruneArgs};
-use crate::codec::aes::{self, Keyring};
-use crate::ops::activity::idle_seconds;
 use crate::ops::duration::parse_seconds;
 use crate::output::prune::{PruneReport, PrunedThread, SkippedThread};
 use crate::output::{self, human, progress};
-use crate::storage::{CheckpointStore, Deleted, ThreadSummary};
+use crate::storage::{CheckpointStore, Deleted};
 
 use super::batch::open_for_writing;
-use crate::read::LoadedCheckpoint;
+use select::{select, Filters, Selection};
 
-/// The threads prune selects, and the ones it leaves alone.
-#[derive(Default)]
-struct Selection<'a> {
-    /// The threads to delete, with their age (seconds since the app last wrote them).
-    selected: Vec<(&'a ThreadSummary, Option<i64>)>,
-    /// The threads left alone, and why.
-    skipped: Vec<(String, String)>,
-    /// The skipped threads an operator must act on (unreadable, or moved while memctl
-    /// worked): thread, status, why.
-    problems: Vec<(String, &'static str, String)>,
-    /// Threads that could not be read.
-    failed: usize,
-}
+mod select;
 
 /// Runs `prune`.
 pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> {
@@ -38,20 +24,13 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
     let now = human::now(g.now.as_deref())?;
     let idle = args.idle.as_deref().map(parse_seconds).transpose()?;
     let min_idle = parse_seconds(&m.min_idle)?;
-    let mut all: Vec<ThreadSummary> = Vec::new();
-    store.for_each_thread(&mut |t| {
-        all.push(t);
-        Ok(())
-    })?;
-    for t in &args.thread {
-        if !all.iter().any(|s| &s.thread_id == t) {
-            return Err(crate::read::no_thread_among(
-                t,
-                all.iter().map(|s| s.thread_id.as_str()),
-            ));
-        }
-    }
-    let mut sel = select(&*store, &keys, args, &all, now, idle, min_idle);
+    let filters = Filters {
+        args,
+        now,
+        idle,
+        min_idle,
+    };
+    let mut sel = select(&*store, &keys, &filters)?;
     confirm(args, &sel.selected)?;
     // Ctrl-C from here on stops before the next transaction, and the report is written whole
     // (see crate::interrupt).
@@ -112,22 +91,22 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
 /// that would be).
 fn report(
     dry_run: bool,
-    sel: &Selection<'_>,
+    sel: &Selection,
     deleted: Deleted,
     (before, after): (u64, u64),
     vacuum: Option<&Result<()>>,
 ) -> PruneReport {
-    let would: u64 = sel.selected.iter().map(|(t, _)| t.bytes).sum();
+    let would: u64 = sel.selected.iter().map(|t| t.bytes).sum();
     PruneReport {
         dry_run,
         threads: sel
             .selected
             .iter()
-            .map(|(t, age)| PrunedThread {
+            .map(|t| PrunedThread {
                 thread_id: t.thread_id.clone(),
                 checkpoints: t.checkpoints,
                 bytes: t.bytes,
-                age_seconds: *age,
+                age_seconds: t.age,
             })
             .collect(),
         skipped: sel
@@ -149,77 +128,19 @@ fn report(
 
 /// Takes the threads that moved while memctl worked (left alone, and listed as skipped) out
 /// of the selected ones: the report's `threads` are the ones deleted.
-fn drop_moved(sel: &mut Selection<'_>) {
-    let skipped = &sel.skipped;
+fn drop_moved(sel: &mut Selection) {
+    let skipped: std::collections::HashSet<&str> =
+        sel.skipped.iter().map(|(id, _)| id.as_str()).collect();
     sel.selected
-        .retain(|(t, _)| !skipped.iter().any(|(id, _)| *id == t.thread_id));
-}
-
-/// The threads of `all` that the filters select (they combine: a named thread is deleted
-/// only if it is also idle enough when `--idle` is given too), less the ones written within
-/// `--min-idle` and, among those found by age, the unreadable ones.
-fn select<'a>(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    args: &PruneArgs,
-    all: &'a [ThreadSummary],
-    now: jiff::Timestamp,
-    idle: Option<i64>,
-    min_idle: i64,
-) -> Selection<'a> {
-    let mut sel = Selection::default();
-    for t in all {
-        let named = args.thread.is_empty() || args.thread.contains(&t.thread_id);
-        // The app's last activity (memctl's own edits keep their parent's time).
-        let age = idle_seconds(&t.latest_id, None, now);
-        let idle_enough = match (idle, age) {
-            (Some(limit), Some(a)) => a >= limit,
-            (Some(_), None) => false,
-            (None, _) => true,
-        };
-        if !(named && idle_enough) {
-            continue;
-        }
-        if age.is_some_and(|a| a < min_idle) {
-            sel.skipped.push((
-                t.thread_id.clone(),
-                format!(
-                    "written {} ago (--min-idle {})",
-                    human::age(age.unwrap_or(0)),
-                    args.maintenance.min_idle
-                ),
-            ));
-            continue;
-        }
-        // A thread found by age whose latest state does not decode is reported and left
-        // alone: memctl does not "clean" what it cannot read. One named with --thread is
-        // deleted as asked.
-        if !args.thread.contains(&t.thread_id) {
-            if let Err(e) = latest_is_readable(store, keys, &t.thread_id) {
-                sel.problems.push((
-                    t.thread_id.clone(),
-                    "failed",
-                    format!("{e:#}; left untouched"),
-                ));
-                sel.skipped.push((
-                    t.thread_id.clone(),
-                    format!("failed: {e:#}; left untouched"),
-                ));
-                sel.failed += 1;
-                continue;
-            }
-        }
-        sel.selected.push((t, age));
-    }
-    sel
+        .retain(|t| !skipped.contains(t.thread_id.as_str()));
 }
 
 /// On a terminal, asks first (when any thread is selected).
-fn confirm(args: &PruneArgs, selected: &[(&ThreadSummary, Option<i64>)]) -> Result<()> {
+fn confirm(args: &PruneArgs, selected: &[select::Chosen]) -> Result<()> {
     if selected.is_empty() {
         return Ok(());
     }
-    let bytes: u64 = selected.iter().map(|(t, _)| t.bytes).sum();
+    let bytes: u64 = selected.iter().map(|t| t.bytes).sum();
     output::confirm::confirm(
         &output::confirm::Question {
             command: "prune",
@@ -227,12 +148,12 @@ fn confirm(args: &PruneArgs, selected: &[(&ThreadSummary, Option<i64>)]) -> Resu
                 "delete {} ({}, {})",
                 human::count(selected.len() as u64, "thread"),
                 human::count(
-                    selected.iter().map(|(t, _)| t.checkpoints).sum::<u64>(),
+                    selected.iter().map(|t| t.checkpoints).sum::<u64>(),
                     "checkpoint"
                 ),
                 human::bytes(bytes)
             ),
-            threads: selected.iter().map(|(t, _)| t.thread_id.clone()).collect(),
+            threads: selected.iter().map(|t| t.thread_id.clone()).collect(),
         },
         args.maintenance.yes,
         args.maintenance.dry_run,
@@ -253,7 +174,7 @@ const TARGET_TRANSACTION: std::time::Duration = std::time::Duration::from_millis
 fn delete(
     store: &dyn CheckpointStore,
     per_batch: usize,
-    sel: &mut Selection<'_>,
+    sel: &mut Selection,
 ) -> (Deleted, usize, Option<anyhow::Error>) {
     let mut deleted = Deleted::default();
     let pb = progress::bar(sel.selected.len() as u64, "prune");
@@ -270,7 +191,7 @@ fn delete(
         let batch = &sel.selected[i..sel.selected.len().min(i + per)];
         let ids: Vec<(String, String)> = batch
             .iter()
-            .map(|(t, _)| (t.thread_id.clone(), t.latest_id.clone()))
+            .map(|t| (t.thread_id.clone(), t.latest_id.clone()))
             .collect();
         let started = std::time::Instant::now();
         let (d, moved) = match store.delete_threads(&ids) {
@@ -297,26 +218,4 @@ fn delete(
     }
     pb.finish_and_clear();
     (deleted, not_processed, None)
-}
-
-/// Checks that a thread's latest root checkpoint (or latest of any namespace, for a thread
-/// without a root one) decodes; an encrypted one only when a key is given (prune needs none).
-fn latest_is_readable(store: &dyn CheckpointStore, keys: &Keyring, thread: &str) -> Result<()> {
-    let row = match store.checkpoint(thread, "", None)? {
-        Some(row) => row,
-        None => {
-            let ns = store.namespaces(thread)?;
-            match ns.first() {
-                Some(ns) => match store.checkpoint(thread, ns, None)? {
-                    Some(row) => row,
-                    None => return Ok(()),
-                },
-                None => return Ok(()),
-            }
-        }
-    };
-    if aes::split_type(&row.type_name).1.is_some() && !keys.has_key() {
-        return Ok(());
-    }
-    LoadedCheckpoint::open(keys, row).map(|_| ())
 }

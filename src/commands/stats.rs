@@ -71,7 +71,9 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
             .collect(),
         write_bytes_by_channel: ChannelBytes::rows(&writes),
         orphans,
-        postgres: server.as_ref().map(PostgresReport::new),
+        postgres: server
+            .as_ref()
+            .map(|s| PostgresReport::new(s, checkpoint_rows)),
         unmeasured_checkpoints: undecodable,
         encrypted_checkpoints: (sealed.rows > 0).then(|| SealedReport {
             rows: sealed.rows,

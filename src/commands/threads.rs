@@ -302,14 +302,19 @@ fn replay_if_needed(
 }
 
 /// With `--sort updated --limit N` (and no filter that needs every thread's state): the threads
-/// that can be among the first N rows, chosen from the primary key alone
-/// ([`crate::ops::activity::Newest`]); `None` when every thread must be read.
+/// that can be among the first N rows, chosen from an index on the checkpoint ids when there
+/// is one ([`crate::storage::CheckpointStore::newest_threads`]), else from the primary key
+/// alone ([`crate::ops::activity::Newest`]); `None` when every thread must be read.
 fn newest_only(
     store: &dyn crate::storage::CheckpointStore,
     args: &ThreadsListArgs,
 ) -> Result<Option<Vec<String>>> {
     match (args.sort, args.limit) {
         (ThreadSort::Updated, Some(n)) if args.meta.is_empty() && args.min_tokens.is_none() => {
+            // An index on the checkpoint ids gives them from the newest rows (Postgres).
+            if let Some(threads) = store.newest_threads(n)? {
+                return Ok(Some(threads));
+            }
             let mut newest = crate::ops::activity::Newest::new(n);
             let mut all_uuid6 = true;
             store.for_each_latest_id(&mut |thread, id| {

@@ -81,6 +81,71 @@ impl Newest {
     }
 }
 
+/// What the newest checkpoint rows of a database say of the threads a list sorted by the
+/// app's last activity and cut to `n` rows can hold ([`newest_of_rows`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum NewestRows {
+    /// These threads: the same ones [`Newest`] gathers from every thread's latest id.
+    Threads(Vec<String>),
+    /// More rows are needed: a thread below the last row given could still be among them.
+    More,
+    /// A row's id is not a uuid6 in its usual lowercase text: the ids' byte order may not be
+    /// their time order, so every thread must be read.
+    Unordered,
+}
+
+/// The threads of the first `n` rows of a list sorted by the app's last activity (every
+/// thread at least as new as the `n`-th newest, as [`Newest`] keeps them), from `rows`: the
+/// `(thread, checkpoint id)` of the database's checkpoints with the largest ids, largest
+/// first, as an index on the id gives them (`exhausted`: there are no more). A thread's
+/// first row is its largest id, and uuid6 ids in their lowercase text sort by their time, so
+/// once `n` threads are seen the rest are older than the `n`-th, except those whose ids tie
+/// with it in time, which may follow.
+pub fn newest_of_rows(n: usize, rows: &[(String, String)], exhausted: bool) -> NewestRows {
+    let mut seen = std::collections::HashSet::new();
+    let mut firsts: Vec<(Timestamp, &str)> = Vec::new();
+    let mut last = None;
+    for (thread, id) in rows {
+        let Some(t) = canonical_uuid6_time(id) else {
+            return NewestRows::Unordered;
+        };
+        if seen.insert(thread.as_str()) {
+            firsts.push((t, thread));
+        }
+        last = Some(t);
+    }
+    let keep = |cut: Option<Timestamp>| {
+        NewestRows::Threads(
+            firsts
+                .iter()
+                .filter(|(t, _)| cut.is_none_or(|c| *t >= c))
+                .map(|(_, thread)| (*thread).to_owned())
+                .collect(),
+        )
+    };
+    if n == 0 {
+        return NewestRows::Threads(Vec::new());
+    }
+    match firsts.get(n - 1) {
+        Some((cut, _)) if exhausted || last.is_some_and(|l| l < *cut) => keep(Some(*cut)),
+        _ if exhausted => keep(None),
+        _ => NewestRows::More,
+    }
+}
+
+/// True when `id` is a uuid6 written as LangGraph and memctl write it (lowercase, hyphens):
+/// then its byte order among such ids is its time order.
+pub fn sorts_by_time(id: &str) -> bool {
+    canonical_uuid6_time(id).is_some()
+}
+
+/// The time of an id that [`sorts_by_time`].
+fn canonical_uuid6_time(id: &str) -> Option<Timestamp> {
+    let u = uuid::Uuid::parse_str(id).ok()?;
+    (u.hyphenated().to_string() == id).then_some(())?;
+    id_time(id)
+}
+
 /// Whether memctl made the checkpoint `id` (its edit is the thread's latest state): memctl's
 /// uuid6 ids have a zero node, where LangGraph's (Python and JS) have 48 random bits.
 pub fn edited_by_memctl(id: &str) -> bool {
@@ -172,5 +237,57 @@ mod tests {
             ),
             Some(60)
         );
+    }
+
+    #[test]
+    fn the_newest_rows_give_what_newest_gathers_or_ask_for_more() {
+        let id = |sec: u32, node: u32| format!("1f1ed4{sec:02x}-0000-6121-8009-{node:012x}");
+        // (thread, id), largest id first: t1 has several rows; t3 and t4 tie in time.
+        let rows: Vec<(String, String)> = [
+            ("t1", id(9, 2)),
+            ("t1", id(9, 1)),
+            ("t2", id(8, 0)),
+            ("t1", id(7, 0)),
+            ("t4", id(6, 1)),
+            ("t3", id(6, 0)),
+            ("t5", id(5, 0)),
+        ]
+        .iter()
+        .map(|(t, i)| (t.to_string(), i.clone()))
+        .collect();
+        let got = |n, k: usize, exhausted| newest_of_rows(n, &rows[..k], exhausted);
+        let threads = |v: &[&str]| NewestRows::Threads(v.iter().map(|s| s.to_string()).collect());
+        assert_eq!(
+            got(2, 3, false),
+            NewestRows::More,
+            "t2's time may tie below"
+        );
+        assert_eq!(got(2, 4, false), threads(&["t1", "t2"]));
+        assert_eq!(got(3, 5, false), NewestRows::More, "t4's tie may follow");
+        assert_eq!(got(3, 6, false), NewestRows::More);
+        assert_eq!(got(3, 7, false), threads(&["t1", "t2", "t4", "t3"]));
+        assert_eq!(got(9, 7, false), NewestRows::More);
+        assert_eq!(got(9, 7, true), threads(&["t1", "t2", "t4", "t3", "t5"]));
+        assert_eq!(got(0, 0, false), threads(&[]));
+        // The same threads as Newest from each thread's largest id.
+        let mut newest = Newest::new(3);
+        for (t, i) in [
+            ("t1", id(9, 2)),
+            ("t2", id(8, 0)),
+            ("t4", id(6, 1)),
+            ("t3", id(6, 0)),
+            ("t5", id(5, 0)),
+        ] {
+            assert!(newest.push(t, &i));
+        }
+        let mut want = newest.threads();
+        want.sort();
+        assert_eq!(want, ["t1", "t2", "t3", "t4"]);
+        // An id whose bytes may not sort by its time: give up.
+        let mut odd = rows.clone();
+        odd[2].1 = odd[2].1.to_uppercase();
+        assert_eq!(newest_of_rows(2, &odd, false), NewestRows::Unordered);
+        odd[2].1 = "not-a-uuid".into();
+        assert_eq!(newest_of_rows(2, &odd, true), NewestRows::Unordered);
     }
 }

@@ -145,6 +145,15 @@ fn write_server_space(out: &mut dyn Write, space: &PostgresReport) -> Result<()>
     }
     writeln!(out, "\n{}", table::render(&t))?;
     writeln!(out, "{}", vacuum_advice(space))?;
+    if let Some(sql) = space.index_advice {
+        writeln!(
+            out,
+            "An index would help: `threads list --sort updated --limit N` scans every thread's \
+             latest checkpoint id without one (seconds at millions of rows); with it, only the \
+             newest rows. LangGraph does not read by it and works as before (each put also \
+             updates it). Create it with:\n  {sql};"
+        )?;
+    }
     let mut b = table::new_table(&["blob channel", "rows", "bytes"]);
     table::align_right(&mut b, &[1, 2]);
     for ch in &space.blob_bytes_by_channel {
@@ -262,12 +271,22 @@ pub struct PostgresReport<'a> {
     pub blob_bytes_by_channel: Vec<ChannelBytes<'a>>,
     /// Blob rows no checkpoint names.
     pub orphaned_blobs: RowsBytes,
+    /// With many checkpoints and no index that gives the newest ones: the statement that
+    /// creates one (`threads list --sort updated --limit N` then reads the newest rows
+    /// instead of every thread's; LangGraph does not read by it). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_advice: Option<&'a str>,
 }
 
 impl<'a> PostgresReport<'a> {
-    /// The report of what the server said of its tables.
-    pub fn new(space: &'a ServerSpace) -> PostgresReport<'a> {
+    /// The report of what the server said of its tables, which hold `checkpoints` checkpoint
+    /// rows.
+    pub fn new(space: &'a ServerSpace, checkpoints: u64) -> PostgresReport<'a> {
         PostgresReport {
+            index_advice: space
+                .index_advice
+                .as_deref()
+                .filter(|_| checkpoints >= crate::storage::postgres::newest::INDEX_ADVICE_ROWS),
             tables: &space.tables,
             dead_rows: space.dead_rows(),
             vacuum_would_help: space.dead_rows() > 0,
@@ -346,5 +365,33 @@ impl<'a> ChannelBytes<'a> {
                 bytes: *n,
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_is_recommended_only_for_a_large_table_without_one() {
+        let sql = "CREATE INDEX CONCURRENTLY ...";
+        let space = ServerSpace {
+            index_advice: Some(sql.into()),
+            ..ServerSpace::default()
+        };
+        let rows = crate::storage::postgres::newest::INDEX_ADVICE_ROWS;
+        assert_eq!(PostgresReport::new(&space, rows).index_advice, Some(sql));
+        assert_eq!(PostgresReport::new(&space, rows - 1).index_advice, None);
+        let json = serde_json::to_value(PostgresReport::new(&space, 10)).expect("json");
+        assert!(json.get("index_advice").is_none(), "{json}");
+        let indexed = ServerSpace::default();
+        assert_eq!(PostgresReport::new(&indexed, rows * 10).index_advice, None);
+        let mut text = Vec::new();
+        write_server_space(&mut text, &PostgresReport::new(&space, rows)).expect("written");
+        let text = String::from_utf8(text).expect("text");
+        assert!(
+            text.contains(sql) && text.contains("LangGraph does not read by it"),
+            "{text}"
+        );
     }
 }

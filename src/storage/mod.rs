@@ -415,6 +415,10 @@ pub struct ServerSpace {
     pub orphaned_blobs: u64,
     /// Their stored bytes.
     pub orphaned_blob_bytes: u64,
+    /// The statement that creates an index on `checkpoints (checkpoint_id COLLATE "C")`, so
+    /// that the newest threads are read from the newest rows alone; `None` when an index
+    /// already serves (see [`crate::storage::postgres::newest`]).
+    pub index_advice: Option<String>,
 }
 
 /// One of the saver's tables as the server accounts for it.
@@ -703,6 +707,16 @@ pub trait CheckpointStore: Send {
     /// [`crate::ops::activity`]; the primary key alone answers it); stops when `f` returns
     /// false.
     fn for_each_latest_id(&self, f: &mut dyn FnMut(&str, &str) -> bool) -> Result<()>;
+
+    /// The threads that a list sorted by the app's last activity, newest first, and cut to
+    /// `n` rows can hold (the ones [`crate::ops::activity::Newest`] gathers from
+    /// [`Self::for_each_latest_id`]), when an index answers it from the newest rows alone;
+    /// `None` when there is no such index (or it cannot tell): the caller then reads every
+    /// thread's latest id.
+    fn newest_threads(&self, n: usize) -> Result<Option<Vec<String>>> {
+        let _ = n;
+        Ok(None)
+    }
 
     /// The aggregates of the given threads, as [`Self::for_each_thread`] gives them, in
     /// thread-id order; a thread without checkpoints is left out.

@@ -19,6 +19,7 @@ pub mod conn;
 pub mod copy;
 pub mod format;
 pub mod lock;
+pub mod newest;
 pub mod no_checkpoints;
 pub mod store;
 mod values;
@@ -892,6 +893,10 @@ impl CheckpointStore for PostgresStore {
         self.summaries(Some(thread_ids))
     }
 
+    fn newest_threads(&self, n: usize) -> Result<Option<Vec<String>>> {
+        self.newest_by_index(n)
+    }
+
     fn thread_exists(&self, thread_id: &str) -> Result<bool> {
         Ok(!self
             .query(
@@ -1401,6 +1406,7 @@ impl CheckpointStore for PostgresStore {
             .ok_or_else(|| anyhow!("no orphan blob counts"))?;
         space.orphaned_blobs = n(r, 0)?;
         space.orphaned_blob_bytes = n(r, 1)?;
+        space.index_advice = self.index_advice()?;
         Ok(Some(space))
     }
 
