@@ -151,6 +151,20 @@ pub struct NewRows<'a> {
     pub writes: &'a [NewWrite],
 }
 
+/// One thread's part of [`CheckpointStore::append_updates`]: the arguments of
+/// [`CheckpointStore::append_update`] without a rewrite.
+#[derive(Debug, Clone, Copy)]
+pub struct UpdateItem<'a> {
+    /// The thread.
+    pub thread_id: &'a str,
+    /// The namespace.
+    pub ns: &'a str,
+    /// The rows to append.
+    pub rows: NewRows<'a>,
+    /// The pending writes `rows.parent_id` must still have.
+    pub expected_writes: usize,
+}
+
 /// A write row an update records on its parent checkpoint.
 #[derive(Debug, Clone)]
 pub struct NewWrite {
@@ -816,6 +830,20 @@ pub trait CheckpointStore: Send {
         expected_writes: usize,
         rewrite: Option<BlobRewriter<'_>>,
     ) -> Result<usize>;
+
+    /// [`CheckpointStore::append_update`] (without a rewrite) of several threads, each on its
+    /// own terms: in the order asked, each thread's outcome (a [`ThreadMoved`] error for one
+    /// that moved, an error of its own for one that cannot be written; nothing of such a
+    /// thread is written, the others are). Inside a batch (see
+    /// [`CheckpointStore::begin_batch`]) a server backend checks and writes them all in a few
+    /// statements instead of four round trips per thread; an error it cannot pin on one thread
+    /// makes it write them one at a time instead, as this default does.
+    fn append_updates(&self, items: &[UpdateItem<'_>]) -> Vec<Result<usize>> {
+        items
+            .iter()
+            .map(|i| self.append_update(i.thread_id, i.ns, &i.rows, i.expected_writes, None))
+            .collect()
+    }
 
     /// Scrubs a thread's history in place (`forget`, when its latest state keeps every
     /// message): every stored blob of the thread (all namespaces) that `rewrite` changes is

@@ -22,6 +22,8 @@ pub mod lock;
 pub mod no_checkpoints;
 pub mod store;
 
+mod append;
+
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -315,12 +317,15 @@ impl PostgresStore {
             .map_err(e)?;
         let latest: Option<String> = r.try_get(0).map_err(e)?;
         let writes: i64 = r.try_get(1).map_err(e)?;
-        ThreadMoved::check(thread_id, latest, rows.parent_id, writes, expected_writes)?;
         let parent_versions: Option<String> = r.try_get(2).map_err(e)?;
-        Ok(match parent_versions {
-            Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
-            None => Json::Null,
-        })
+        checked_parent(
+            thread_id,
+            rows,
+            expected_writes,
+            latest,
+            writes,
+            parent_versions,
+        )
     }
 
     fn append_locked(
@@ -334,28 +339,8 @@ impl PostgresStore {
     ) -> Result<usize> {
         let e = |e| self.err(e);
         let parent_versions = self.check_parent(c, thread_id, ns, rows, expected_writes)?;
-        // Postgres takes each value whole (a bytea parameter): the pieces are joined here. An
-        // encrypted checkpoint (sealed whole, as a SqliteSaver row) is opened, split, and each
-        // blob value sealed on its own with the same key, as EncryptedSerializer stores them;
-        // the write rows come sealed already.
-        let joined = rows.checkpoint.to_vec();
-        let what = format!("the new checkpoint of thread '{thread_id}'");
-        let opened = self.keys.open(rows.checkpoint_type, &joined, &what)?;
-        if opened.type_name != "msgpack" {
-            bail!(
-                "memctl writes msgpack checkpoints only, not '{}'",
-                opened.type_name
-            );
-        }
-        let key = match opened.sealed {
-            true => Some(self.keys.key(&what)?.clone()),
-            false => None,
-        };
-        let split = pgformat::split(&opened.bytes)?;
-        let b = BlobColumns::new(&split, &parent_versions, key.as_deref())?;
-        let w = WriteColumns::new(rows.writes)?;
-        let metadata: Json =
-            serde_json::from_slice(rows.metadata).context("the new metadata is not JSON")?;
+        let p = self.prepare_append(thread_id, rows, &parent_versions)?;
+        let (b, w) = (&p.blobs, &p.writes);
         // One statement for the blob rows, the write rows and the checkpoint (`put` and
         // `put_writes`' rows; one round trip instead of one per row).
         let insert = self.prepared(c, append_sql(self.generation))?;
@@ -366,7 +351,7 @@ impl PostgresStore {
                 &ns,
                 &rows.checkpoint_id,
                 &rows.parent_id,
-                &postgres::types::Json(&split.checkpoint),
+                &postgres::types::Json(&p.checkpoint),
                 &b.channels,
                 &b.versions,
                 &b.types,
@@ -377,7 +362,7 @@ impl PostgresStore {
                 &w.channels,
                 &w.types,
                 &w.values,
-                &postgres::types::Json(&metadata),
+                &postgres::types::Json(&p.metadata),
             ],
         )
         .map_err(e)?;
@@ -1414,6 +1399,10 @@ impl CheckpointStore for PostgresStore {
         self.write_tx(|c| self.append_locked(c, thread_id, ns, rows, expected_writes, rewrite))
     }
 
+    fn append_updates(&self, items: &[crate::storage::UpdateItem<'_>]) -> Vec<Result<usize>> {
+        self.append_many(items)
+    }
+
     fn rewrite_thread(
         &self,
         thread_id: &str,
@@ -2016,23 +2005,38 @@ fn named_versions(json: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// What [`PostgresStore::check_parent`] read of a thread (its latest checkpoint in the
+/// namespace, the parent's pending writes and its `channel_versions` text), checked: a
+/// [`ThreadMoved`] error when the thread moved, else the parent's `channel_versions` (null
+/// when it has none).
+fn checked_parent(
+    thread_id: &str,
+    rows: &NewRows<'_>,
+    expected_writes: usize,
+    latest: Option<String>,
+    writes: i64,
+    parent_versions: Option<String>,
+) -> Result<Json> {
+    ThreadMoved::check(thread_id, latest, rows.parent_id, writes, expected_writes)?;
+    Ok(match parent_versions {
+        Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
+        None => Json::Null,
+    })
+}
+
 /// A msgpack checkpoint `{"channel_values": {channel: <blob>}}` around one stored value.
 /// The blob rows `put` stores for a new checkpoint, as columns (one array parameter each):
 /// only the channels whose version changed from the parent's, sealed with `key` when the
 /// checkpoint was encrypted.
-struct BlobColumns<'a> {
-    channels: Vec<&'a str>,
+struct BlobColumns {
+    channels: Vec<String>,
     versions: Vec<String>,
     types: Vec<String>,
     blobs: Vec<Vec<u8>>,
 }
 
-impl<'a> BlobColumns<'a> {
-    fn new(
-        split: &'a pgformat::Split,
-        parent_versions: &Json,
-        key: Option<&AesKey>,
-    ) -> Result<Self> {
+impl BlobColumns {
+    fn new(split: &pgformat::Split, parent_versions: &Json, key: Option<&AesKey>) -> Result<Self> {
         let versions = split.checkpoint.get("channel_versions");
         let mut out = BlobColumns {
             channels: Vec::new(),
@@ -2054,7 +2058,7 @@ impl<'a> BlobColumns<'a> {
                 Some(key) => aes::seal(key, type_name, blob),
                 None => ((*type_name).to_owned(), blob.clone()),
             };
-            out.channels.push(channel.as_str());
+            out.channels.push(channel.clone());
             out.versions.push(version);
             out.types.push(type_name);
             out.blobs.push(blob);
