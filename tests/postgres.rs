@@ -1105,6 +1105,57 @@ fn gc_reports_what_it_collected_before_a_statement_failed_on_postgres() {
     );
 }
 
+/// gc checks what it keeps of a whole chunk of threads in a few reads: a thread whose latest
+/// checkpoint does not decode (its messages blob truncated) is reported failed and left
+/// untouched, and only it: every other thread is collected (exit 3).
+#[test]
+fn gc_leaves_only_the_unreadable_thread_of_a_chunk_alone_on_postgres() {
+    let db = TestDb::fixture("gc_unreadable");
+    let victim = "1";
+    db.client()
+        .batch_execute(&format!(
+            "UPDATE checkpoint_blobs b SET blob = substring(b.blob from 1 for 5) FROM checkpoints c \
+             WHERE b.thread_id = '{victim}' AND c.thread_id = '{victim}' AND c.checkpoint_ns = '' \
+             AND b.checkpoint_ns = '' AND b.channel = 'messages' \
+             AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' \
+             AND c.checkpoint_id = (SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints \
+                                    WHERE thread_id = '{victim}' AND checkpoint_ns = '')"
+        ))
+        .expect("corrupt");
+    let before = rows_of(&db, victim);
+    let out = memctl()
+        .args([
+            "gc",
+            "--all",
+            "--keep-checkpoints",
+            "1",
+            "--min-idle",
+            "0s",
+            "--yes",
+        ])
+        .args(["--db", &db.url, "--format", "json"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let report: Json = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let rows = report["threads"].as_array().expect("threads");
+    let failed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .filter_map(|r| r["thread_id"].as_str())
+        .collect();
+    assert_eq!(failed, [victim], "{report}");
+    let collected = rows.iter().filter(|r| r["status"] == "collected").count();
+    assert!(collected >= 3, "{report}");
+    assert!(
+        rows.iter()
+            .all(|r| matches!(r["status"].as_str(), Some("collected" | "failed"))),
+        "{report}"
+    );
+    assert_eq!(rows_of(&db, victim), before, "{victim} was left untouched");
+}
+
 /// `trim --all` writes a batch's threads in one statement: when it fails (a trigger refuses
 /// the new checkpoint of one thread), it is rolled back and the threads are written one at a
 /// time, so only that thread fails (exit 3) and every other one is trimmed, as when each
