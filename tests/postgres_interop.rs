@@ -520,6 +520,144 @@ fn a_live_apps_held_turn_wins_over_a_concurrent_rewrite() {
     });
 }
 
+/// `trim --all` writes a batch of threads in a few statements: the app moves two threads of
+/// the batch between memctl's read and its write (one gets a new checkpoint, the other a
+/// pending write: a run started on it). The test holds a lock that lets memctl read but not
+/// write, moves the two threads while memctl waits for it, then lets go. Only those two are
+/// left alone and reported skipped; every other thread is trimmed, as real LangGraph's
+/// update_state trims it.
+#[test]
+fn a_thread_the_app_moves_during_a_batch_is_the_only_one_left_alone() {
+    let db = TestDb::fixture("batch_moved");
+    let (moved, run_started) = ("tools", "custom-state");
+    let latest = |c: &mut postgres::Client, t: &str| -> String {
+        c.query_one(
+            "SELECT max(checkpoint_id COLLATE \"C\") FROM checkpoints WHERE thread_id = $1 AND checkpoint_ns = ''",
+            &[&t],
+        )
+        .expect("latest")
+        .get(0)
+    };
+    let mut app = db.client();
+    let before = latest(&mut app, moved);
+    // memctl reads freely; its write lock (SHARE ROW EXCLUSIVE) waits for this one.
+    app.batch_execute(
+        "BEGIN; LOCK TABLE checkpoint_blobs, checkpoints, checkpoint_writes IN SHARE MODE",
+    )
+    .expect("lock");
+    let mut cmd = memctl();
+    cmd.args(["trim", "--all", "--keep", "2", "--db", &db.url])
+        .args([
+            "--busy-timeout",
+            "60000",
+            "--settle",
+            "0s",
+            "--format",
+            "json",
+        ])
+        .timeout(std::time::Duration::from_secs(120));
+    let run = std::thread::spawn(move || cmd.output().expect("memctl runs"));
+    let watch = std::cell::RefCell::new(db.client());
+    common::wait_for("memctl to wait for its write lock", || {
+        watch
+            .borrow_mut()
+            .query_one(
+                "SELECT count(*) FROM pg_locks l JOIN pg_class r ON r.oid = l.relation \
+                 WHERE NOT l.granted AND l.mode = 'ShareRowExclusiveLock' \
+                   AND r.relname IN ('checkpoint_blobs', 'checkpoints', 'checkpoint_writes')",
+                &[],
+            )
+            .map(|r| r.get::<_, i64>(0) > 0)
+            .unwrap_or(false)
+    });
+    // The app's new checkpoint on one thread (its latest one again, under a later id), and
+    // a pending write on the latest checkpoint of another.
+    let newer = later_id(&before);
+    app.execute(
+        "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) \
+         SELECT thread_id, checkpoint_ns, $2, checkpoint_id, type, checkpoint, metadata FROM checkpoints \
+         WHERE thread_id = $1 AND checkpoint_ns = '' AND checkpoint_id = $3",
+        &[&moved, &newer, &before],
+    )
+    .expect("the app's checkpoint");
+    let started_at = latest(&mut app, run_started);
+    app.execute(
+        "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+         VALUES ($1, '', $2, 'app-task', '', 0, 'messages', 'msgpack', '\\x90'::bytea)",
+        &[&run_started, &started_at],
+    )
+    .expect("the app's pending write");
+    app.batch_execute("COMMIT").expect("commit");
+    let out = run.join().expect("memctl thread");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Json = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let status = |t: &str| -> (String, String) {
+        let row = report["threads"]
+            .as_array()
+            .expect("threads")
+            .iter()
+            .find(|r| r["thread_id"] == t)
+            .unwrap_or_else(|| panic!("{t} is not in the report: {report}"));
+        (
+            row["status"].as_str().unwrap_or_default().to_owned(),
+            row["notes"].to_string(),
+        )
+    };
+    let (s, notes) = status(moved);
+    assert_eq!(s, "skipped", "{report}");
+    assert!(
+        notes.contains(&format!("latest checkpoint is now {newer}")),
+        "{notes}"
+    );
+    let (s, notes) = status(run_started);
+    assert_eq!(s, "skipped", "{report}");
+    assert!(notes.contains("a run started on it"), "{notes}");
+    // Nothing of memctl's on the two: the app's rows are the newest.
+    assert_eq!(latest(&mut app, moved), newer);
+    assert_eq!(latest(&mut app, run_started), started_at);
+    for t in THREADS.iter().filter(|t| ![moved, run_started].contains(t)) {
+        assert_eq!(status(t).0, "rewritten", "{t}: {report}");
+        // LangGraph makes its change on a copy of its own (one per thread).
+        let original = TestDb::fixture(&format!("batch_moved_orig_{t}"));
+        let (ok, text) = harness(&[
+            "check-rewrite",
+            "--original",
+            &original.url,
+            "--rewritten",
+            &db.url,
+            "--thread",
+            t,
+            "--graph",
+            &graph_of(t),
+            "--expect",
+            &json!({"mode": "trim", "max_tokens": 2, "counter": "len"}).to_string(),
+        ]);
+        let fails: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(ok, "{t}:\n{}", fails.join("\n"));
+    }
+}
+
+/// A checkpoint id that sorts just after `id` (its last hex digit moved up, with carry).
+fn later_id(id: &str) -> String {
+    let mut chars: Vec<char> = id.chars().collect();
+    for c in chars.iter_mut().rev() {
+        match c.to_digit(16) {
+            Some(15) => *c = '0',
+            Some(d) => {
+                *c = char::from_digit(d + 1, 16).unwrap_or('f');
+                break;
+            }
+            None => {}
+        }
+    }
+    chars.into_iter().collect()
+}
+
 /// An app writing through PostgresSaver on two threads while memctl gcs, prunes and trims the
 /// others, several rounds: the app sees no error and loses no message.
 #[test]

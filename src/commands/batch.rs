@@ -14,7 +14,7 @@ use crate::ops::edit::{is_key_error, prepare, Editable, Filters, Planned, Refusa
 use crate::ops::outcome::{Outcome, Status};
 use crate::output::{human, progress};
 use crate::read::latest::{load_editable, read_latest_batch};
-use crate::storage::{BlobKind, CheckpointStore, Erased, Leftover, ThreadMoved};
+use crate::storage::{BlobKind, CheckpointStore, Erased, Leftover, ThreadMoved, UpdateItem};
 use crate::tokens::Counter;
 
 /// Opens the database for a command that writes (never creating it); with `dry_run`,
@@ -226,6 +226,33 @@ pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> R
         }
     }
     Ok(outcome)
+}
+
+/// The plain appends of a batch (an update without `--purge`: what [`write`] does with
+/// `append_update` alone) written together ([`CheckpointStore::append_updates`]): per item,
+/// the outcome of its append, or `None` for an item that is not one (written by [`write`]).
+fn append_plain(store: &dyn CheckpointStore, items: &[Step]) -> Vec<Option<Result<usize>>> {
+    fn plain(s: &Step) -> Option<(&Planned, &crate::ops::update::Update)> {
+        match s {
+            Step::Write(p) if p.purge.is_none() => p.update.as_ref().map(|u| (&**p, u)),
+            _ => None,
+        }
+    }
+    let updates: Vec<UpdateItem<'_>> = items
+        .iter()
+        .filter_map(plain)
+        .map(|(p, u)| UpdateItem {
+            thread_id: &p.outcome.thread_id,
+            ns: "",
+            rows: u.rows(),
+            expected_writes: p.expected_writes,
+        })
+        .collect();
+    let mut results = store.append_updates(&updates).into_iter();
+    items
+        .iter()
+        .map(|s| plain(s).and_then(|_| results.next()))
+        .collect()
 }
 
 /// Erases the bytes a purge freed without locking a live app out
@@ -516,7 +543,8 @@ pub fn run_with(
     }
     let filters = target.filters();
     let ids = targets(store, target)?;
-    // Ctrl-C from here on stops after the thread being written (see crate::interrupt).
+    // Ctrl-C from here on stops after the thread being written (see crate::interrupt; a
+    // batch's plain appends are written together: after them).
     let _batch = crate::interrupt::Batch::enter();
     let handed = std::cell::Cell::new(0usize);
     let outer = report;
@@ -584,20 +612,35 @@ pub fn run_with(
                 store.begin_batch()?;
                 wrote = true;
             }
-            let mut done = Vec::with_capacity(batch.len());
+            let items: Vec<Step> = batch.into_iter().flatten().collect();
+            // The plain appends go first, together (a few statements on a server instead of
+            // a few per thread); each still has its own outcome.
+            let appended = match writing && !crate::interrupt::requested() {
+                true => append_plain(store, &items),
+                false => items.iter().map(|_| None).collect(),
+            };
+            let mut done = Vec::with_capacity(items.len());
             let mut interrupted = false;
-            for item in batch.into_iter().flatten() {
-                if crate::interrupt::requested() {
-                    // The threads written so far are committed below; the rest are not
-                    // processed.
+            for (item, appended) in items.into_iter().zip(appended) {
+                if appended.is_none() && crate::interrupt::requested() {
+                    // The threads written so far are committed below (and reported); the
+                    // rest are not processed.
                     interrupted = true;
-                    break;
+                    continue;
                 }
                 done.push(match item {
                     Step::Done(o) => o,
                     Step::Write(planned) => {
                         let thread = planned.outcome.thread_id.clone();
-                        match write(store, keys, *planned) {
+                        let written = match appended {
+                            Some(r) => r.map(|_| {
+                                let mut o = planned.outcome;
+                                o.status = planned.on_write;
+                                o
+                            }),
+                            None => write(store, keys, *planned),
+                        };
+                        match written {
                             Ok(o) => o,
                             Err(e) if e.is::<ThreadMoved>() => {
                                 Outcome::skipped(&thread, e.to_string())

@@ -10,11 +10,10 @@ use std::io::Write;
 use anyhow::{Context, Result};
 
 use crate::cli::{GcArgs, GlobalArgs};
-use crate::codec::aes::{self, Keyring};
+use crate::codec::aes::Keyring;
 use crate::model::delta::{self, Reducer};
 use crate::ops::activity::idle_seconds;
 use crate::ops::duration::parse_seconds;
-use crate::ops::edit::open_checkpoint;
 use crate::ops::gc::{
     is_delta, plan, plan_without_seeds, prefer_snapshots, with_snapshots, CheckpointInfo, GcPlan,
 };
@@ -23,6 +22,8 @@ use crate::output::{self, human, progress};
 use crate::storage::{CheckpointRewrite, CheckpointStore, Deleted, ThreadSummary};
 
 use super::batch::open_for_writing;
+
+mod readable;
 use crate::read::LoadedCheckpoint;
 
 /// What [`snapshots`] found.
@@ -60,6 +61,8 @@ enum Decision {
         rewrites: Vec<CheckpointRewrite>,
         /// How a DeltaChannel thread stays exact, and why it keeps the chain.
         way: Option<(DeltaWay, Option<String>)>,
+        /// What stays (checked readable before anything goes).
+        kept: Vec<CheckpointInfo>,
     },
 }
 
@@ -244,12 +247,15 @@ fn walk(
     let mut infos_of = HashMap::new();
     // The deletions planned in the current chunk, applied together at its end.
     let mut pending: Vec<Pending> = Vec::new();
+    // The threads decided since, waiting for their chunk's readability check.
+    let mut decided = Decided::default();
     for (i, t) in threads.iter().enumerate() {
         if crate::interrupt::requested() {
             pass.not_processed = threads.len() - i;
             break;
         }
         if i % INFO_CHUNK == 0 {
+            decided.record(store, keys, m.dry_run, pass, &mut pending);
             apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)?;
             let chunk: Vec<&str> = threads[i..threads.len().min(i + INFO_CHUNK)]
                 .iter()
@@ -274,76 +280,164 @@ fn walk(
             )
         } else {
             let infos = match infos_of.remove(t.thread_id.as_str()) {
-                Some(infos) => infos,
-                None => store.checkpoint_infos(&t.thread_id)?,
+                Some(infos) => Ok(infos),
+                None => store.checkpoint_infos(&t.thread_id),
             };
-            decide(store, keys, &t.thread_id, &infos, keep)
-        };
-        let (plan, rewrites, way) = match decision {
-            Decision::Nothing => continue,
-            Decision::Report(status, why) => {
-                pass.failed += usize::from(status == GcStatus::Failed);
-                let mut row = GcThread::new(&t.thread_id, t.checkpoints, status);
-                row.reason = Some(why);
-                pass.rows.push(row);
-                continue;
+            match infos {
+                Ok(infos) => decide(store, keys, &t.thread_id, &infos, keep),
+                Err(e) => {
+                    // The threads decided before it are reported.
+                    decided.record(store, keys, m.dry_run, pass, &mut pending);
+                    return Err(e);
+                }
             }
-            Decision::Unreadable {
-                why,
-                way,
-                rewritten,
-            } => {
-                pass.failed += 1;
-                let mut row = GcThread::new(&t.thread_id, t.checkpoints, GcStatus::Failed);
-                row.reason = Some(why);
-                row.set_way(way);
-                row.rewritten_checkpoints = rewritten;
-                pass.rows.push(row);
-                continue;
-            }
-            Decision::Collect {
-                plan,
-                rewrites,
-                way,
-            } => (plan, rewrites, way),
         };
-        // Set when the deletion is applied (see apply_pending); a dry run's stands.
-        let mut row = GcThread::new(&t.thread_id, t.checkpoints, GcStatus::WouldDelete);
-        row.set_way(way);
-        row.rewritten_checkpoints = rewrites.len() as u64;
-        if m.dry_run {
-            row.set_deleted(Deleted {
-                checkpoints: plan.delete.len() as u64,
-                writes: plan.writes,
-                bytes: plan.bytes,
-                ..Deleted::default()
-            });
-        } else {
-            pending.push(Pending {
-                row: pass.rows.len(),
-                plan,
-                rewrites,
-                expected_latest: t.latest_id.clone(),
-            });
-        }
-        pass.rows.push(row);
+        decided.items.push((t, decision));
         // DeltaChannel snapshots can be large: they are not held past a few MiB.
         let held: usize = pending
             .iter()
             .flat_map(|p| &p.rewrites)
+            .chain(decided.rewrites())
             .map(|r| r.checkpoint.len())
             .sum();
         if held > PENDING_BYTES {
+            decided.record(store, keys, m.dry_run, pass, &mut pending);
             apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)?;
         }
     }
+    decided.record(store, keys, m.dry_run, pass, &mut pending);
     apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)
+}
+
+/// Threads decided (in order) whose rows wait for the readability check of what they keep,
+/// made for all of them at once ([`readable::check_many`]).
+#[derive(Default)]
+struct Decided<'t> {
+    items: Vec<(&'t ThreadSummary, Decision)>,
+}
+
+impl Decided<'_> {
+    /// The DeltaChannel snapshots held.
+    fn rewrites(&self) -> impl Iterator<Item = &CheckpointRewrite> {
+        self.items.iter().flat_map(|(_, d)| match d {
+            Decision::Collect { rewrites, .. } => rewrites.as_slice(),
+            _ => &[],
+        })
+    }
+
+    /// Checks what the threads to collect keep (a thread whose kept checkpoints do not
+    /// decode is reported and left alone: its older history may be all that is left of
+    /// it), then records every thread's row in order ([`record`]); empties the list.
+    fn record(
+        &mut self,
+        store: &dyn CheckpointStore,
+        keys: &Keyring,
+        dry_run: bool,
+        pass: &mut Pass,
+        pending: &mut Vec<Pending>,
+    ) {
+        let items = std::mem::take(&mut self.items);
+        let wanted: Vec<readable::Wanted<'_>> = items
+            .iter()
+            .filter_map(|(t, d)| match d {
+                Decision::Collect { kept, .. } => {
+                    Some((t.thread_id.as_str(), kept.iter().collect()))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut checked = readable::check_many(store, keys, &wanted).into_iter();
+        for (t, decision) in items {
+            let decision = match decision {
+                Decision::Collect {
+                    rewrites,
+                    way,
+                    plan,
+                    kept,
+                } => match checked.next() {
+                    Some(Err(e)) => Decision::Unreadable {
+                        why: format!("{e:#}"),
+                        way,
+                        rewritten: rewrites.len() as u64,
+                    },
+                    _ => Decision::Collect {
+                        plan,
+                        rewrites,
+                        way,
+                        kept,
+                    },
+                },
+                d => d,
+            };
+            record(t, decision, dry_run, pass, pending);
+        }
+    }
+}
+
+/// Records a decided thread: its row in the report (not for [`Decision::Nothing`]), and a real
+/// run's deletion in `pending`.
+fn record(
+    t: &ThreadSummary,
+    decision: Decision,
+    dry_run: bool,
+    pass: &mut Pass,
+    pending: &mut Vec<Pending>,
+) {
+    let (plan, rewrites, way) = match decision {
+        Decision::Nothing => return,
+        Decision::Report(status, why) => {
+            pass.failed += usize::from(status == GcStatus::Failed);
+            let mut row = GcThread::new(&t.thread_id, t.checkpoints, status);
+            row.reason = Some(why);
+            pass.rows.push(row);
+            return;
+        }
+        Decision::Unreadable {
+            why,
+            way,
+            rewritten,
+        } => {
+            pass.failed += 1;
+            let mut row = GcThread::new(&t.thread_id, t.checkpoints, GcStatus::Failed);
+            row.reason = Some(why);
+            row.set_way(way);
+            row.rewritten_checkpoints = rewritten;
+            pass.rows.push(row);
+            return;
+        }
+        Decision::Collect {
+            plan,
+            rewrites,
+            way,
+            ..
+        } => (plan, rewrites, way),
+    };
+    // Set when the deletion is applied (see apply_pending); a dry run's stands.
+    let mut row = GcThread::new(&t.thread_id, t.checkpoints, GcStatus::WouldDelete);
+    row.set_way(way);
+    row.rewritten_checkpoints = rewrites.len() as u64;
+    if dry_run {
+        row.set_deleted(Deleted {
+            checkpoints: plan.delete.len() as u64,
+            writes: plan.writes,
+            bytes: plan.bytes,
+            ..Deleted::default()
+        });
+    } else {
+        pending.push(Pending {
+            row: pass.rows.len(),
+            plan,
+            rewrites,
+            expected_latest: t.latest_id.clone(),
+        });
+    }
+    pass.rows.push(row);
 }
 
 /// What gc does with a thread whose checkpoints are `infos`, keeping `keep` per namespace:
 /// the plan (on a DeltaChannel thread, the one with snapshots when they leave fewer bytes),
-/// checked readable. What stays must be readable: a thread whose kept checkpoints do not
-/// decode is reported and left alone (its older history may be all that is left of it).
+/// to be checked readable ([`readable::check_many`], for a chunk of threads at once: see
+/// [`Decided::record`]).
 fn decide(
     store: &dyn CheckpointStore,
     keys: &Keyring,
@@ -379,14 +473,8 @@ fn decide(
     if p.delete.is_empty() {
         return Decision::Nothing;
     }
-    if let Err(e) = check_readable(store, keys, thread, &p.kept(infos)) {
-        return Decision::Unreadable {
-            why: format!("{e:#}"),
-            way,
-            rewritten: rewrites.len() as u64,
-        };
-    }
     Decision::Collect {
+        kept: p.kept(infos).into_iter().cloned().collect(),
         plan: p,
         rewrites,
         way,
@@ -526,83 +614,6 @@ const PENDING_BYTES: usize = 16 << 20;
 
 /// Threads whose checkpoint lists are read at once.
 const INFO_CHUNK: usize = 64;
-
-/// Kept checkpoints of a thread read at once by [`check_readable`].
-const READ_CHUNK: usize = 8;
-
-/// Checks that the checkpoints gc keeps decode (blob and metadata), with the pending writes
-/// of the latest root one: what the thread will be after the gc. Encrypted rows are checked
-/// when a key is given (decrypted with it); without one they are left to their AES tag, as
-/// gc needs no key.
-fn check_readable(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    kept: &[&CheckpointInfo],
-) -> Result<()> {
-    let latest_root = kept
-        .iter()
-        .filter(|c| c.ns.is_empty())
-        .map(|c| c.id.as_str())
-        .max();
-    let at: Vec<(&str, &str, &str)> = kept
-        .iter()
-        .map(|c| (thread, c.ns.as_str(), c.id.as_str()))
-        .collect();
-    for chunk in at.chunks(READ_CHUNK) {
-        for (c, row) in chunk.iter().zip(store.checkpoints_at(chunk)?) {
-            check_kept(store, keys, thread, c, row?, latest_root)?;
-        }
-    }
-    Ok(())
-}
-
-/// [`check_readable`] of one kept checkpoint `c` (`(thread, ns, id)`), read as `row`.
-fn check_kept(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    c: &(&str, &str, &str),
-    row: Option<crate::storage::CheckpointRow>,
-    latest_root: Option<&str>,
-) -> Result<()> {
-    let unreadable = |type_name: &str| aes::split_type(type_name).1.is_some() && !keys.has_key();
-    let (_, ns, id) = *c;
-    let Some(row) = row else {
-        return Ok(());
-    };
-    if unreadable(&row.type_name) {
-        return Ok(()); // encrypted and no key: its AES tag guards it
-    }
-    let (row, _) = open_checkpoint(keys, row)?;
-    if row.type_name == "msgpack" {
-        // Checked in place (what a full decode refuses, without building the value: a
-        // checkpoint of 100,000 messages is not held twice).
-        crate::codec::lazy::check(&row.checkpoint).with_context(|| {
-            format!(
-                "cannot decode checkpoint {} of thread '{thread}'",
-                row.checkpoint_id
-            )
-        })?;
-        crate::model::Metadata::parse(row.metadata.as_deref()).with_context(|| {
-            format!(
-                "bad metadata on checkpoint {} of thread '{thread}'",
-                row.checkpoint_id
-            )
-        })?;
-    } else {
-        LoadedCheckpoint::decode(row.clone())?;
-    }
-    if ns.is_empty() && Some(id) == latest_root {
-        let writes = store.writes(thread, &row.checkpoint_ns, &row.checkpoint_id)?;
-        let writes = writes
-            .into_iter()
-            .filter(|w| !unreadable(&w.type_name))
-            .collect();
-        crate::read::decode_writes(keys, writes, thread, &row.checkpoint_id)?;
-    }
-    Ok(())
-}
 
 /// The rewrites that let `snap` delete every older checkpoint of a DeltaChannel thread: each
 /// kept checkpoint whose parent goes gets a `_DeltaSnapshot` of every DeltaChannel it does

@@ -175,6 +175,20 @@ pub struct NewRows<'a> {
     pub writes: &'a [NewWrite],
 }
 
+/// One thread's part of [`CheckpointStore::append_updates`]: the arguments of
+/// [`CheckpointStore::append_update`] without a rewrite.
+#[derive(Debug, Clone, Copy)]
+pub struct UpdateItem<'a> {
+    /// The thread.
+    pub thread_id: &'a str,
+    /// The namespace.
+    pub ns: &'a str,
+    /// The rows to append.
+    pub rows: NewRows<'a>,
+    /// The pending writes `rows.parent_id` must still have.
+    pub expected_writes: usize,
+}
+
 /// A write row an update records on its parent checkpoint.
 #[derive(Debug, Clone)]
 pub struct NewWrite {
@@ -855,6 +869,20 @@ pub trait CheckpointStore: Send {
         rewrite: Option<BlobRewriter<'_>>,
     ) -> Result<usize>;
 
+    /// [`CheckpointStore::append_update`] (without a rewrite) of several threads, each on its
+    /// own terms: in the order asked, each thread's outcome (a [`ThreadMoved`] error for one
+    /// that moved, an error of its own for one that cannot be written; nothing of such a
+    /// thread is written, the others are). Inside a batch (see
+    /// [`CheckpointStore::begin_batch`]) a server backend checks and writes them all in a few
+    /// statements instead of four round trips per thread; an error it cannot pin on one thread
+    /// makes it write them one at a time instead, as this default does.
+    fn append_updates(&self, items: &[UpdateItem<'_>]) -> Vec<Result<usize>> {
+        items
+            .iter()
+            .map(|i| self.append_update(i.thread_id, i.ns, &i.rows, i.expected_writes, None))
+            .collect()
+    }
+
     /// Scrubs a thread's history in place (`forget`, when its latest state keeps every
     /// message): every stored blob of the thread (all namespaces) that `rewrite` changes is
     /// replaced, in one transaction (a savepoint inside a batch), after checking that
@@ -932,8 +960,9 @@ pub trait CheckpointStore: Send {
 
     /// [`CheckpointStore::apply_gc`] of several threads, in order, each on its own terms
     /// (checked, and left alone when it moved). A server backend runs them in one
-    /// transaction, each thread a savepoint, taking the table locks once instead of once per
-    /// thread. On an error the threads before it stay applied.
+    /// transaction, taking the table locks once instead of once per thread: all of them in
+    /// one statement when none rewrites a checkpoint, else (or when that statement fails,
+    /// rolled back) each thread a savepoint. On an error the threads before it stay applied.
     /// An error after some threads were applied is a [`GcStopped`] holding what those did.
     fn apply_gc_many(&self, items: &[GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
         let mut done = Vec::with_capacity(items.len());

@@ -24,6 +24,9 @@ pub mod no_checkpoints;
 pub mod store;
 mod values;
 
+mod append;
+mod gc;
+
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -317,12 +320,15 @@ impl PostgresStore {
             .map_err(e)?;
         let latest: Option<String> = r.try_get(0).map_err(e)?;
         let writes: i64 = r.try_get(1).map_err(e)?;
-        ThreadMoved::check(thread_id, latest, rows.parent_id, writes, expected_writes)?;
         let parent_versions: Option<String> = r.try_get(2).map_err(e)?;
-        Ok(match parent_versions {
-            Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
-            None => Json::Null,
-        })
+        checked_parent(
+            thread_id,
+            rows,
+            expected_writes,
+            latest,
+            writes,
+            parent_versions,
+        )
     }
 
     fn append_locked(
@@ -336,28 +342,8 @@ impl PostgresStore {
     ) -> Result<usize> {
         let e = |e| self.err(e);
         let parent_versions = self.check_parent(c, thread_id, ns, rows, expected_writes)?;
-        // Postgres takes each value whole (a bytea parameter): the pieces are joined here. An
-        // encrypted checkpoint (sealed whole, as a SqliteSaver row) is opened, split, and each
-        // blob value sealed on its own with the same key, as EncryptedSerializer stores them;
-        // the write rows come sealed already.
-        let joined = rows.checkpoint.to_vec();
-        let what = format!("the new checkpoint of thread '{thread_id}'");
-        let opened = self.keys.open(rows.checkpoint_type, &joined, &what)?;
-        if opened.type_name != "msgpack" {
-            bail!(
-                "memctl writes msgpack checkpoints only, not '{}'",
-                opened.type_name
-            );
-        }
-        let key = match opened.sealed {
-            true => Some(self.keys.key(&what)?.clone()),
-            false => None,
-        };
-        let split = pgformat::split(&opened.bytes)?;
-        let b = BlobColumns::new(&split, &parent_versions, key.as_deref())?;
-        let w = WriteColumns::new(rows.writes)?;
-        let metadata: Json =
-            serde_json::from_slice(rows.metadata).context("the new metadata is not JSON")?;
+        let p = self.prepare_append(thread_id, rows, &parent_versions)?;
+        let (b, w) = (&p.blobs, &p.writes);
         // One statement for the blob rows, the write rows and the checkpoint (`put` and
         // `put_writes`' rows; one round trip instead of one per row).
         let insert = self.prepared(c, append_sql(self.generation))?;
@@ -368,7 +354,7 @@ impl PostgresStore {
                 &ns,
                 &rows.checkpoint_id,
                 &rows.parent_id,
-                &postgres::types::Json(&split.checkpoint),
+                &postgres::types::Json(&p.checkpoint),
                 &b.channels,
                 &b.versions,
                 &b.types,
@@ -379,7 +365,7 @@ impl PostgresStore {
                 &w.channels,
                 &w.types,
                 &w.values,
-                &postgres::types::Json(&metadata),
+                &postgres::types::Json(&p.metadata),
             ],
         )
         .map_err(e)?;
@@ -1421,6 +1407,10 @@ impl CheckpointStore for PostgresStore {
         self.write_tx(|c| self.append_locked(c, thread_id, ns, rows, expected_writes, rewrite))
     }
 
+    fn append_updates(&self, items: &[crate::storage::UpdateItem<'_>]) -> Vec<Result<usize>> {
+        self.append_many(items)
+    }
+
     fn rewrite_thread(
         &self,
         thread_id: &str,
@@ -1609,8 +1599,9 @@ impl CheckpointStore for PostgresStore {
         })
     }
 
-    /// One transaction for all of them, each thread a savepoint (see
-    /// [`CheckpointStore::begin_batch`]): the table locks are taken once. Taking them once per
+    /// One transaction for all of them (see [`CheckpointStore::begin_batch`]): the table locks
+    /// are taken once. In it one statement for all the threads ([`gc`]), or, when some rewrite
+    /// checkpoints or that statement failed, each thread a savepoint. Taking them once per
     /// thread made gc wait a second (`deadlock_timeout`) each time autovacuum had started on
     /// one of the tables after gc's own deletions, until the server cancelled it.
     fn apply_gc_many(&self, items: &[crate::storage::GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
@@ -1618,6 +1609,19 @@ impl CheckpointStore for PostgresStore {
             return items.iter().map(|i| i.apply_on(self)).collect();
         }
         self.begin_batch()?;
+        // All in one statement when it can be; else (or when it failed, rolled back) one
+        // thread at a time.
+        match self.gc_together(items) {
+            Ok(Some(done)) => {
+                self.commit_batch()?;
+                return Ok(done);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let _ = self.commit_batch();
+                return Err(e);
+            }
+        }
         let mut out = Vec::with_capacity(items.len());
         for i in items {
             match i.apply_on(self) {
@@ -2031,23 +2035,38 @@ fn named_versions(json: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// What [`PostgresStore::check_parent`] read of a thread (its latest checkpoint in the
+/// namespace, the parent's pending writes and its `channel_versions` text), checked: a
+/// [`ThreadMoved`] error when the thread moved, else the parent's `channel_versions` (null
+/// when it has none).
+fn checked_parent(
+    thread_id: &str,
+    rows: &NewRows<'_>,
+    expected_writes: usize,
+    latest: Option<String>,
+    writes: i64,
+    parent_versions: Option<String>,
+) -> Result<Json> {
+    ThreadMoved::check(thread_id, latest, rows.parent_id, writes, expected_writes)?;
+    Ok(match parent_versions {
+        Some(t) => serde_json::from_str(&t).context("the parent's channel_versions")?,
+        None => Json::Null,
+    })
+}
+
 /// A msgpack checkpoint `{"channel_values": {channel: <blob>}}` around one stored value.
 /// The blob rows `put` stores for a new checkpoint, as columns (one array parameter each):
 /// only the channels whose version changed from the parent's, sealed with `key` when the
 /// checkpoint was encrypted.
-struct BlobColumns<'a> {
-    channels: Vec<&'a str>,
+struct BlobColumns {
+    channels: Vec<String>,
     versions: Vec<String>,
     types: Vec<String>,
     blobs: Vec<Vec<u8>>,
 }
 
-impl<'a> BlobColumns<'a> {
-    fn new(
-        split: &'a pgformat::Split,
-        parent_versions: &Json,
-        key: Option<&AesKey>,
-    ) -> Result<Self> {
+impl BlobColumns {
+    fn new(split: &pgformat::Split, parent_versions: &Json, key: Option<&AesKey>) -> Result<Self> {
         let versions = split.checkpoint.get("channel_versions");
         let mut out = BlobColumns {
             channels: Vec::new(),
@@ -2069,7 +2088,7 @@ impl<'a> BlobColumns<'a> {
                 Some(key) => aes::seal(key, type_name, blob),
                 None => ((*type_name).to_owned(), blob.clone()),
             };
-            out.channels.push(channel.as_str());
+            out.channels.push(channel.clone());
             out.versions.push(version);
             out.types.push(type_name);
             out.blobs.push(blob);
