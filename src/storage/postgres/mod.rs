@@ -133,25 +133,20 @@ impl PostgresStore {
     }
 
     /// The id of this read-only store's snapshot, exported for other sessions to read in
-    /// (`pg_export_snapshot()`, valid while this transaction lasts); `None` where the server
-    /// refuses (a savepoint keeps this store's transaction usable then).
+    /// (`pg_export_snapshot()`, valid while this transaction lasts); `None` on a standby in
+    /// recovery, whose connections then read in snapshots of their own. (Not inside a
+    /// savepoint: the server exports no snapshot from a subtransaction. An error here is the
+    /// command's: this store's transaction is then aborted.)
     fn export_snapshot(&self) -> Result<Option<String>> {
         let mut c = self.client();
-        c.batch_execute("SAVEPOINT memctl_export")
-            .map_err(|e| self.err(e))?;
-        match c.query_one("SELECT pg_export_snapshot()", &[]) {
-            Ok(row) => {
-                let id: String = row.try_get(0).map_err(|e| self.err(e))?;
-                c.batch_execute("RELEASE SAVEPOINT memctl_export")
-                    .map_err(|e| self.err(e))?;
-                Ok(Some(id))
-            }
-            Err(_) => {
-                c.batch_execute("ROLLBACK TO SAVEPOINT memctl_export")
-                    .map_err(|e| self.err(e))?;
-                Ok(None)
-            }
-        }
+        let e = |e| self.err(e);
+        c.query_one(
+            "SELECT CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_export_snapshot() END",
+            &[],
+        )
+        .and_then(|row| row.try_get(0))
+        .map_err(e)
+        .context("cannot share this connection's snapshot with the others of --jobs (--jobs 1 reads on one)")
     }
 
     fn client(&self) -> MutexGuard<'_, Client> {
@@ -866,8 +861,8 @@ impl CheckpointStore for PostgresStore {
     }
 
     /// In this store's snapshot when it is read-only (its transaction exports it): the new
-    /// handle reads exactly what this one reads. Where the server refuses to export one, a
-    /// handle of its own ([`CheckpointStore::reopen_read_only`]).
+    /// handle reads exactly what this one reads. On a standby in recovery, in a snapshot of
+    /// its own, as [`CheckpointStore::reopen_read_only`] opens it.
     fn reopen_beside(&self) -> Result<Box<dyn CheckpointStore>> {
         let snapshot = match self.access {
             Access::ReadOnly => self.export_snapshot()?,
