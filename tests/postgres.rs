@@ -1201,3 +1201,48 @@ fn a_jobs_connection_refused_is_one_clear_error() {
         ))
         .expect("drop role");
 }
+
+/// `--jobs`' extra connections read in the first one's snapshot: a thread committed after the
+/// command's store was opened is seen by neither (a handle opened on its own sees it).
+#[test]
+fn jobs_connections_read_in_the_first_ones_snapshot() {
+    use memctl::storage::{open, Access};
+    let db = TestDb::fixture("jobs_snapshot");
+    let keys = memctl::codec::aes::Keyring::none();
+    let first = open(
+        std::path::Path::new(&db.url),
+        None,
+        Access::ReadOnly,
+        std::time::Duration::from_secs(5),
+        &keys,
+    )
+    .expect("open");
+    let before: Vec<String> = first
+        .latest_root_ids()
+        .expect("ids")
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    let (thread, _) = first.latest_root_ids().expect("ids")[0].clone();
+    db.client()
+        .batch_execute(&format!(
+            "INSERT INTO checkpoints SELECT 'late-' || thread_id, checkpoint_ns, checkpoint_id, \
+             parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = '{thread}'"
+        ))
+        .expect("a thread committed meanwhile");
+    let late = format!("late-{thread}");
+    let beside = first.reopen_beside().expect("beside");
+    assert!(!beside.thread_exists(&late).expect("reads"));
+    let ids: Vec<String> = beside
+        .latest_root_ids()
+        .expect("ids")
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    assert_eq!(ids, before);
+    assert!(first
+        .reopen_read_only()
+        .expect("own")
+        .thread_exists(&late)
+        .expect("reads"));
+}
