@@ -613,7 +613,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__find)
-            opts="-e -i -t -q -h --regex --ignore-case --meta --history --thread --count --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-e -i -t -q -h --regex --ignore-case --meta --history --thread --count --jobs --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -628,6 +628,10 @@ _memctl() {
                     return 0
                     ;;
                 -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2213,7 +2217,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads)
-            opts="-q -h --sort --limit --min-tokens --meta --db --schema --format --ns --busy-timeout --key-env --quiet --now --help list help"
+            opts="-q -h --sort --limit --min-tokens --meta --jobs --db --schema --format --ns --busy-timeout --key-env --quiet --now --help list help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2232,6 +2236,10 @@ _memctl() {
                     return 0
                     ;;
                 --meta)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2313,7 +2321,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__threads__subcmd__list)
-            opts="-q -h --sort --limit --min-tokens --meta --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-q -h --sort --limit --min-tokens --meta --jobs --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2332,6 +2340,10 @@ _memctl() {
                     return 0
                     ;;
                 --meta)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2371,7 +2383,7 @@ _memctl() {
             return 0
             ;;
         memctl__subcmd__tokens)
-            opts="-t -q -h --thread --all --limit --sort --counter --model --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
+            opts="-t -q -h --thread --all --limit --sort --jobs --counter --model --db --schema --format --ns --busy-timeout --key-env --quiet --now --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2391,6 +2403,10 @@ _memctl() {
                     ;;
                 --sort)
                     COMPREPLY=($(compgen -W "tokens thread" -- "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --counter)

@@ -406,6 +406,15 @@ pub struct TokensArgs {
     #[arg(long, value_enum, default_value_t = TokensSort::Tokens, requires = "all")]
     pub sort: TokensSort,
 
+    /// With --all: read connections at once: the threads' latest checkpoints are read in
+    /// batches of 64 on up to N connections (one per 3 batches at most), each batch decoded
+    /// on the thread that read it, and merged back in order: the output is the same as with one (on
+    /// PostgreSQL every connection reads in the first one's snapshot). Default: on PostgreSQL
+    /// the server's max_parallel_workers_per_gather + 1, at most this machine's cores; on a
+    /// SQLite file 1 (its reads already run beside the decoding).
+    #[arg(long, value_name = "N", value_parser = parse_jobs, requires = "all")]
+    pub jobs: Option<usize>,
+
     /// The counter.
     #[command(flatten)]
     pub counter: CounterArgs,
@@ -606,6 +615,15 @@ pub struct ThreadsListArgs {
     /// threads `forget --meta` would delete.
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_meta)]
     pub meta: Vec<String>,
+
+    /// Read connections at once: the threads' latest checkpoints are read in batches of
+    /// 64 on up to N connections (one per 3 batches at most), each batch decoded on the thread
+    /// that read it, and merged back in order: the output is the same as with one (on
+    /// PostgreSQL every connection reads in the first one's snapshot). Default: on PostgreSQL
+    /// the server's max_parallel_workers_per_gather + 1, at most this machine's cores; on a
+    /// SQLite file 1 (its reads already run beside the decoding).
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
 }
 
 /// Sort keys for `threads list`.
@@ -885,6 +903,15 @@ pub struct FindArgs {
     /// Print how many hits each thread has instead of the hits.
     #[arg(long)]
     pub count: bool,
+
+    /// Read connections at once: the threads' latest checkpoints are read in batches of
+    /// 64 on up to N connections (one per 3 batches at most), each batch decoded on the thread
+    /// that read it, and merged back in order: the output is the same as with one (on
+    /// PostgreSQL every connection reads in the first one's snapshot). Default: on PostgreSQL
+    /// the server's max_parallel_workers_per_gather + 1, at most this machine's cores; on a
+    /// SQLite file 1 (its reads already run beside the decoding).
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
 }
 
 /// Arguments of `forget`.
@@ -1229,6 +1256,16 @@ fn parse_meta(text: &str) -> Result<String, String> {
     crate::ops::find::MetaCondition::parse(text)
         .map(|_| text.to_owned())
         .map_err(|e| e.to_string())
+}
+
+/// `--jobs N` (threads list, tokens --all, find): 1 to
+/// [`crate::read::readers::MAX_JOBS`] connections.
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    let max = crate::read::readers::MAX_JOBS;
+    match text.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("expected a number of connections from 1 to {max}")),
+    }
 }
 
 /// `rm --match REGEX`: a valid regular expression (Rust regex syntax).

@@ -1,6 +1,7 @@
 //! Every concurrency helper of memctl, in one place: work split across the machine's cores
 //! ([`map_owned`], [`par_in_order`] for the messages of a long thread) and the read → work →
-//! write [`pipeline`] of whole-file commands and batch rewrites. (The SQLite backend's WAL
+//! write [`pipeline`] of whole-file commands and batch rewrites, and batches read on several
+//! connections at once ([`in_batches`], `--jobs`). (The SQLite backend's WAL
 //! checkpointer thread lives with the backend, in `storage::sqlite::wal`.)
 
 use std::sync::{Mutex, PoisonError};
@@ -80,7 +81,7 @@ pub fn par_in_order<'a, R: Send + 'a>(
 
 /// Items [`pipeline`] reads per batch: few enough to keep memory flat on any file, enough to
 /// keep every core busy.
-const BATCH: usize = 64;
+pub const BATCH: usize = 64;
 
 /// Reads `items` with `read` on this thread, a batch at a time, runs `work` on every read
 /// value on all cores, and hands each batch's results, in order, to `done` on this thread.
@@ -148,6 +149,78 @@ pub fn pipeline_batches<I, T: Send, R: Send>(
     pending.map_or(Ok(()), done)
 }
 
+/// A reader of [`in_batches`]: reads and works on one batch of items, one result per item,
+/// in order.
+pub type BatchReader<'a, I, R> = dyn FnMut(&[I]) -> Result<Vec<R>> + 'a;
+
+/// A reader of [`in_batches`] that runs on a thread of its own (it owns its handle).
+pub type SentReader<'a, I, R> = Box<dyn FnMut(&[I]) -> Result<Vec<R>> + Send + 'a>;
+
+/// `items` split into batches of `batch` read on several readers at once: `here` on this
+/// thread and each of `away` on a thread of its own. Each reader takes the next batch from a
+/// shared queue until none is left (a reader that drew quick batches takes more of them);
+/// the results come back in the order of `items`, whichever reader read them, so the merge
+/// is exactly what one reader would have returned. The first error stops every reader at its
+/// next batch and is returned (the one of the earliest batch among those that failed).
+pub fn in_batches<I: Sync, R: Send>(
+    items: &[I],
+    batch: usize,
+    here: &mut BatchReader<'_, I, R>,
+    away: Vec<SentReader<'_, I, R>>,
+) -> Result<Vec<R>> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let batches: Vec<&[I]> = items.chunks(batch.max(1)).collect();
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let slots: Mutex<Vec<Option<Vec<R>>>> = Mutex::new(batches.iter().map(|_| None).collect());
+    let failed: Mutex<Option<(usize, anyhow::Error)>> = Mutex::new(None);
+    let run = |read: &mut BatchReader<'_, I, R>| {
+        while !stop.load(Ordering::Relaxed) {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(b) = batches.get(k) else { break };
+            let read = read(b).and_then(|values| {
+                anyhow::ensure!(values.len() == b.len(), "a batch read lost items");
+                Ok(values)
+            });
+            match read {
+                Ok(values) => {
+                    slots.lock().unwrap_or_else(PoisonError::into_inner)[k] = Some(values);
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    let mut f = failed.lock().unwrap_or_else(PoisonError::into_inner);
+                    if f.as_ref().is_none_or(|(first, _)| k < *first) {
+                        *f = Some((k, e));
+                    }
+                    break;
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        let run = &run;
+        let handles: Vec<_> = away
+            .into_iter()
+            .map(|mut read| s.spawn(move || run(&mut *read)))
+            .collect();
+        run(here);
+        for h in handles {
+            if let Err(panic) = h.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+    if let Some((_, e)) = failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        return Err(e);
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for slot in slots.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        // Every batch was read when no reader failed.
+        out.extend(slot.ok_or_else(|| anyhow::anyhow!("a batch was not read"))?);
+    }
+    Ok(out)
+}
+
 /// Runs `produce` on this thread and `consume` on a thread of its own, joined by a channel
 /// that holds at most `depth` items: a scan on one core, the work on what it read on the
 /// other (the scan's connection stays on this thread). `produce` gets a `send` that returns
@@ -184,6 +257,66 @@ mod tests {
             v.iter().map(|x| x * 2).collect::<Vec<_>>()
         );
         assert_eq!(super::map_owned(vec![7u8], 2, |x| x), vec![7]);
+    }
+
+    #[test]
+    fn in_batches_merges_in_order_whoever_reads() {
+        use super::{in_batches, SentReader};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let items: Vec<u32> = (0..1000).collect();
+        // Readers of different speeds, each tagging what it read: the merge is in item order
+        // and every reader took part (the slow one is slow from its first batch).
+        let took: Vec<AtomicUsize> = (0..3).map(|_| AtomicUsize::new(0)).collect();
+        let reader = |who: usize, pause: u64| {
+            let took = &took;
+            move |b: &[u32]| -> anyhow::Result<Vec<(u32, usize)>> {
+                took[who].fetch_add(1, Ordering::Relaxed);
+                std::thread::sleep(std::time::Duration::from_micros(pause));
+                Ok(b.iter().map(|x| (x * 2, who)).collect())
+            }
+        };
+        let mut here = reader(0, 50);
+        let away: Vec<SentReader<'_, u32, (u32, usize)>> =
+            vec![Box::new(reader(1, 500)), Box::new(reader(2, 0))];
+        let got = in_batches(&items, 7, &mut here, away).expect("read");
+        let values: Vec<u32> = got.iter().map(|(v, _)| *v).collect();
+        assert_eq!(values, items.iter().map(|x| x * 2).collect::<Vec<_>>());
+        let batches: usize = took.iter().map(|t| t.load(Ordering::Relaxed)).sum();
+        assert_eq!(batches, 1000usize.div_ceil(7));
+        assert!(took.iter().all(|t| t.load(Ordering::Relaxed) > 0));
+        // Nothing to read, and one reader alone.
+        let mut one = |b: &[u32]| -> anyhow::Result<Vec<u32>> { Ok(b.to_vec()) };
+        assert!(in_batches(&[], 4, &mut one, vec![])
+            .expect("empty")
+            .is_empty());
+        assert_eq!(
+            in_batches(&items, 64, &mut one, vec![]).expect("one"),
+            items
+        );
+    }
+
+    #[test]
+    fn in_batches_stops_on_the_first_error() {
+        use super::{in_batches, SentReader};
+        let items: Vec<u32> = (0..100).collect();
+        let mut here = |b: &[u32]| -> anyhow::Result<Vec<u32>> {
+            if b.contains(&50) {
+                anyhow::bail!("batch of 50 failed");
+            }
+            Ok(b.to_vec())
+        };
+        let away: Vec<SentReader<'_, u32, u32>> = vec![Box::new(|b: &[u32]| {
+            if b.contains(&50) {
+                anyhow::bail!("batch of 50 failed");
+            }
+            Ok(b.to_vec())
+        })];
+        let e = in_batches(&items, 10, &mut here, away).expect_err("an error");
+        assert_eq!(e.to_string(), "batch of 50 failed");
+        // A reader that returns fewer values than items is an error, not a shifted merge.
+        let mut short = |b: &[u32]| -> anyhow::Result<Vec<u32>> { Ok(b[1..].to_vec()) };
+        let e = in_batches(&items, 10, &mut short, vec![]).expect_err("lost items");
+        assert_eq!(e.to_string(), "a batch read lost items");
     }
 
     #[test]

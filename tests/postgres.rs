@@ -1466,3 +1466,141 @@ fn prune_of_many_threads_on_postgres_reports_them_in_order() {
     assert_eq!(rows_of(&db, "c003"), 0);
     assert!(rows_of(&db, "c099") > 0 && rows_of(&db, "c001") > 0);
 }
+
+/// `--jobs` (#30): on a database of many threads (the fixtures' threads cloned), `threads
+/// list`, `tokens --all` and `find` print the same bytes and exit the same on several
+/// connections as on one — DeltaChannel threads, whose states are rebuilt, and a damaged
+/// thread (named on stderr, exit 3) included.
+#[test]
+fn jobs_print_what_one_connection_prints_on_postgres() {
+    let tables = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"];
+    let mut failures = Vec::new();
+    for (what, db) in [
+        ("fixture", TestDb::fixture("jobs")),
+        ("delta", TestDb::delta_fixture("jobs_delta")),
+    ] {
+        let n = db.count("SELECT count(DISTINCT thread_id) FROM checkpoints");
+        let mut c = db.client();
+        // Enough threads for three connections of three batches of 64 each.
+        for sql in common::jobs::clone_threads_sql(&tables, (700 / n.max(1)) as usize) {
+            c.batch_execute(&sql)
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        let n = db.count("SELECT count(DISTINCT thread_id) FROM checkpoints");
+        assert!(n >= 9 * 64, "{what}: {n} threads");
+        let found = common::jobs::outputs_equal_across_jobs(&db.url, &["3"]);
+        failures.extend(found.into_iter().map(|f| format!("{what}: {f}")));
+        if what == "fixture" {
+            // One thread's latest messages blob cut short: its error, the same on every count.
+            let cut = "UPDATE checkpoint_blobs SET blob = substring(blob from 1 for 5) \
+                       WHERE thread_id = (SELECT max(thread_id) FROM checkpoint_blobs \
+                                          WHERE channel = 'messages' AND thread_id LIKE '%~copy3') \
+                       AND channel = 'messages'";
+            assert!(c.execute(cut, &[]).expect(cut) >= 1);
+            let found = common::jobs::outputs_equal_across_jobs(&db.url, &["3"]);
+            failures.extend(found.into_iter().map(|f| format!("{what}, damaged: {f}")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// A connection `--jobs` cannot open (the role's connection limit) is one line on stderr and
+/// a non-zero exit, with nothing listed and no panic.
+#[test]
+fn a_jobs_connection_refused_is_one_clear_error() {
+    let db = TestDb::fixture("jobs_refused");
+    let n = db.count("SELECT count(DISTINCT thread_id) FROM checkpoints");
+    let mut c = db.client();
+    // Enough threads for three connections in the first batch of 1,024 the lists stream.
+    for sql in common::jobs::clone_threads_sql(
+        &["checkpoints", "checkpoint_blobs", "checkpoint_writes"],
+        (1100 / n.max(1)) as usize,
+    ) {
+        c.batch_execute(&sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let role = format!("jobs_limited_{}", std::process::id());
+    c.batch_execute(&format!(
+        "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN CONNECTION LIMIT 2; \
+         GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}"
+    ))
+    .expect("role");
+    let url = db.url.replacen("postgres@", &format!("{role}@"), 1);
+    assert_ne!(url, db.url, "the test URL names user postgres");
+    // Two connections at most with --jobs 1: the command's and the lists' stream (find: the
+    // Store's lookup, after the search); three at once with --jobs 3, whatever the stream
+    // does meanwhile (it may have read every thread and closed).
+    for cmd in [
+        &["threads", "list", "--sort", "thread", "--format", "jsonl"][..],
+        &["tokens", "--all", "--sort", "thread", "--format", "jsonl"],
+        &["find", "a", "--format", "jsonl"],
+    ] {
+        memctl()
+            .args(cmd)
+            .args(["--db", &url, "--jobs", "1"])
+            .assert()
+            .success();
+        let out = memctl()
+            .args(cmd)
+            .args(["--db", &url, "--jobs", "3"])
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{cmd:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{cmd:?}: {stderr}");
+        assert!(stderr.contains("connection"), "{cmd:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{cmd:?}: printed before failing");
+    }
+    drop(c);
+    db.client()
+        .batch_execute(&format!(
+            "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}; DROP ROLE {role}"
+        ))
+        .expect("drop role");
+}
+
+/// `--jobs`' extra connections read in the first one's snapshot: a thread committed after the
+/// command's store was opened is seen by neither (a handle opened on its own sees it).
+#[test]
+fn jobs_connections_read_in_the_first_ones_snapshot() {
+    use memctl::storage::{open, Access};
+    let db = TestDb::fixture("jobs_snapshot");
+    let keys = memctl::codec::aes::Keyring::none();
+    let first = open(
+        std::path::Path::new(&db.url),
+        None,
+        Access::ReadOnly,
+        std::time::Duration::from_secs(5),
+        &keys,
+    )
+    .expect("open");
+    let before: Vec<String> = first
+        .latest_root_ids()
+        .expect("ids")
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    let (thread, _) = first.latest_root_ids().expect("ids")[0].clone();
+    db.client()
+        .batch_execute(&format!(
+            "INSERT INTO checkpoints SELECT 'late-' || thread_id, checkpoint_ns, checkpoint_id, \
+             parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints WHERE thread_id = '{thread}'"
+        ))
+        .expect("a thread committed meanwhile");
+    let late = format!("late-{thread}");
+    let beside = first.reopen_beside().expect("beside");
+    assert!(!beside.thread_exists(&late).expect("reads"));
+    let ids: Vec<String> = beside
+        .latest_root_ids()
+        .expect("ids")
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    assert_eq!(ids, before);
+    assert!(first
+        .reopen_read_only()
+        .expect("own")
+        .thread_exists(&late)
+        .expect("reads"));
+}

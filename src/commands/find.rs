@@ -181,7 +181,8 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     } else {
         latest
     };
-    let results = crate::read::map_latest(&*store, &ids, |row| {
+    let readers = crate::read::Readers::new(&*store, args.jobs);
+    let results = crate::read::map_latest(&readers, &ids, |row| {
         search(&keys, row, pattern.as_ref(), &conditions)
     })?;
     let mut hits = Vec::new();

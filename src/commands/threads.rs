@@ -70,8 +70,9 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
     };
     let mut listing = Listing::new(out, format, order, args.limit);
     let mut seen = Seen::default();
+    let readers = crate::read::Readers::new(&*store, args.jobs);
     let mut take = |summaries: Vec<crate::storage::ThreadSummary>| -> Result<bool> {
-        for r in rows_of(&*store, &keys, summaries, &mut seen)? {
+        for r in rows_of(&readers, &keys, summaries, &mut seen)? {
             if !conditions.is_empty() {
                 match crate::read::meta_selects_thread(&*store, &keys, &r.thread_id, &conditions) {
                     Ok(true) => {}
@@ -155,11 +156,11 @@ fn sort_key(sort: ThreadSort, r: &ThreadRow) -> i128 {
 }
 
 /// The rows of one batch of threads (`summaries`, in thread-id order): each thread's latest
-/// root checkpoint read and decoded on all cores (a DeltaChannel thread's messages rebuilt
-/// from its older rows). A thread whose latest checkpoint does not decode is listed without
-/// its state and reported at the end (exit 3); it never hides the others.
+/// root checkpoint read on `readers` and decoded on all cores (a DeltaChannel thread's
+/// messages rebuilt from its older rows). A thread whose latest checkpoint does not decode is
+/// listed without its state and reported at the end (exit 3); it never hides the others.
 fn rows_of(
-    store: &dyn crate::storage::CheckpointStore,
+    readers: &crate::read::Readers<'_>,
     keys: &Keyring,
     summaries: Vec<crate::storage::ThreadSummary>,
     seen: &mut Seen,
@@ -168,7 +169,8 @@ fn rows_of(
         .iter()
         .filter_map(|t| Some((t.thread_id.clone(), t.latest_root_id.clone()?)))
         .collect();
-    let facts = crate::read::map_latest(store, &ids, |row| latest_facts(keys, row))?;
+    let store = readers.store();
+    let facts = crate::read::map_latest(readers, &ids, |row| latest_facts(keys, row))?;
     let mut facts: std::collections::HashMap<String, LatestFacts> = ids
         .into_iter()
         .zip(facts)
@@ -271,7 +273,8 @@ pub fn latest_states(
     keys: &Keyring,
     ids: &[(String, String)],
 ) -> Result<Vec<Result<LatestState>>> {
-    let facts = crate::read::map_latest(store, ids, |row| latest_facts(keys, row))?;
+    let readers = crate::read::Readers::one(store);
+    let facts = crate::read::map_latest(&readers, ids, |row| latest_facts(keys, row))?;
     Ok(ids
         .iter()
         .zip(facts)

@@ -107,8 +107,8 @@ fn usage_report<'a>(thread: &'a str, n: usize, read: &ReadMessage<'_>) -> Result
 }
 
 /// Every thread's latest state, counted on all cores: the threads come a batch at a time in
-/// thread-id order (read on a second handle), the main thread reads their blobs, workers
-/// decode and count; rows are written as they come (`--sort thread`, JSON) or once all are
+/// thread-id order (read on a second handle), the main thread reads their blobs (with
+/// `--jobs`, several connections do), workers decode and count; rows are written as they come (`--sort thread`, JSON) or once all are
 /// counted ([`crate::output::listing`]).
 fn per_thread(
     g: &GlobalArgs,
@@ -127,10 +127,11 @@ fn per_thread(
     let mut listing = Listing::new(out, format, order, args.limit);
     let mut total = 0;
     let mut unreadable: Vec<(String, String)> = Vec::new();
+    let readers = crate::read::Readers::new(store, args.jobs);
     crate::read::stream::latest_root_ids(store, &mut |latest| {
         total += latest.len();
         let counted =
-            crate::read::map_latest(store, &latest, |row| count_row(&keys, row, counter))?;
+            crate::read::map_latest(&readers, &latest, |row| count_row(&keys, row, counter))?;
         for ((thread, id), r) in latest.iter().zip(counted) {
             // A DeltaChannel thread's messages are rebuilt from its older rows, read here.
             let r = match r {

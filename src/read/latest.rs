@@ -10,40 +10,54 @@ use crate::ops::edit::{prepare, Editable, Filters, LatestRows};
 use crate::storage::{CheckpointRow, CheckpointStore};
 
 use super::checkpoint::decode_shallow;
+use super::readers::Readers;
 use super::replay::state_messages;
 use super::thread::require_thread;
 
 /// Reads the root-namespace checkpoints `ids` names (`(thread, checkpoint id)`) and hands each
-/// row to `f` on all cores (see [`crate::par::pipeline`]); results keep the order of `ids`. A row that
-/// cannot be read (on Postgres a checkpoint is assembled from its blobs as it is read: a
-/// damaged blob, a bad type tag) is that thread's error, never the others'.
+/// row to `f`; results keep the order of `ids`. On one handle the rows are read here a batch
+/// at a time and `f` runs on all cores (see [`crate::par::pipeline`]); with more
+/// ([`Readers`], `--jobs`) the batches are shared out among the handles, each reading and
+/// running `f` on a thread of its own, and merged back in order ([`crate::par::in_batches`]).
+/// A row that cannot be read (on Postgres a checkpoint is assembled from its blobs as it is
+/// read: a damaged blob, a bad type tag) is that thread's error, never the others'.
 pub fn map_latest<R: Send>(
-    store: &dyn CheckpointStore,
+    readers: &Readers<'_>,
     ids: &[(String, String)],
     f: impl Fn(CheckpointRow) -> Result<R> + Sync,
 ) -> Result<Vec<Result<R>>> {
+    let n = readers.split_across(ids.len().div_ceil(crate::par::BATCH))?;
+    if n > 1 {
+        return readers.with_handles(n, |here, others| {
+            let f = &f;
+            let mut read_here = |batch: &[(String, String)]| -> Result<Vec<Result<R>>> {
+                Ok(rows_at(here, batch)?
+                    .into_iter()
+                    .map(|row| row.and_then(f))
+                    .collect())
+            };
+            let away: Vec<crate::par::SentReader<'_, (String, String), Result<R>>> = others
+                .iter_mut()
+                .map(|store| {
+                    Box::new(
+                        move |batch: &[(String, String)]| -> Result<Vec<Result<R>>> {
+                            Ok(rows_at(&**store, batch)?
+                                .into_iter()
+                                .map(|row| row.and_then(f))
+                                .collect())
+                        },
+                    ) as crate::par::SentReader<'_, _, _>
+                })
+                .collect();
+            crate::par::in_batches(ids, crate::par::BATCH, &mut read_here, away)
+        });
+    }
+    let store = readers.store();
     let mut out = Vec::with_capacity(ids.len());
     crate::par::pipeline_batches(
         ids,
         crate::par::cores(),
-        |batch| {
-            let keys: Vec<(&str, &str, &str)> = batch
-                .iter()
-                .map(|(thread, id)| (thread.as_str(), "", id.as_str()))
-                .collect();
-            store
-                .checkpoints_at(&keys)?
-                .into_iter()
-                .zip(batch)
-                .map(|(row, (thread, _))| {
-                    Ok(row.and_then(|row| {
-                        row.with_context(|| {
-                            format!("thread '{thread}' vanished while memctl read it")
-                        })
-                    }))
-                })
-                .collect()
-        },
+        |batch| rows_at(store, batch),
         |row: Result<CheckpointRow>| row.and_then(&f),
         |results| {
             out.extend(results);
@@ -51,6 +65,29 @@ pub fn map_latest<R: Send>(
         },
     )?;
     Ok(out)
+}
+
+/// The root checkpoints `batch` names, read in one call ([`CheckpointStore::checkpoints_at`]):
+/// each its own outcome (a thread gone since its id was read is an error of its own); the
+/// outer error is the database's.
+fn rows_at(
+    store: &dyn CheckpointStore,
+    batch: &[(String, String)],
+) -> Result<Vec<Result<CheckpointRow>>> {
+    let keys: Vec<(&str, &str, &str)> = batch
+        .iter()
+        .map(|(thread, id)| (thread.as_str(), "", id.as_str()))
+        .collect();
+    Ok(store
+        .checkpoints_at(&keys)?
+        .into_iter()
+        .zip(batch)
+        .map(|(row, (thread, _))| {
+            row.and_then(|row| {
+                row.with_context(|| format!("thread '{thread}' vanished while memctl read it"))
+            })
+        })
+        .collect())
 }
 
 /// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes; for

@@ -2,13 +2,15 @@
 //! which threads and checkpoints there are ([`thread`]), a checkpoint loaded whole or shallow
 //! ([`checkpoint`]), its DeltaChannels replayed as `get_state` shows them ([`replay`]), the
 //! channels of its state ([`state`]), a thread's history ([`history`]), the latest
-//! checkpoints of threads in batches ([`latest`]), and every thread streamed in thread-id
+//! checkpoints of threads in batches ([`latest`]) on one connection or several
+//! ([`readers`]), and every thread streamed in thread-id
 //! order ([`stream`]). Nothing here knows clap or renders: the commands and `browse` read
 //! through these functions and hand what they read to `output`.
 
 pub mod checkpoint;
 pub mod history;
 pub mod latest;
+pub mod readers;
 pub mod replay;
 pub mod state;
 pub mod stream;
@@ -20,6 +22,7 @@ pub use checkpoint::{
     load_writes, message_list, stored_list, State,
 };
 pub use latest::{load_editable, map_latest, read_latest};
+pub use readers::Readers;
 pub use replay::{needs_replay, DeltaValue, Origin};
 pub use state::{is_internal_channel, state_values};
 pub use thread::{

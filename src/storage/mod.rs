@@ -680,6 +680,21 @@ pub trait CheckpointStore: Send {
     /// A second read-only handle on the same database, for work on another core.
     fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>>;
 
+    /// A read-only handle for reading beside this one (`--jobs`): on a server, in this
+    /// handle's snapshot where it can be shared, so that both read the same rows; else as
+    /// [`Self::reopen_read_only`].
+    fn reopen_beside(&self) -> Result<Box<dyn CheckpointStore>> {
+        self.reopen_read_only()
+    }
+
+    /// How many processes the database lets one query use by its own configuration, for
+    /// reads on several connections (`--jobs`): on PostgreSQL its
+    /// `max_parallel_workers_per_gather` plus the leader; `None` for a file, which has no
+    /// such setting.
+    fn query_parallelism(&self) -> Result<Option<usize>> {
+        Ok(None)
+    }
+
     /// False when no other process had the database open when memctl opened it (then no app
     /// commit can be queued behind memctl's); true when memctl cannot tell.
     fn might_be_shared(&self) -> bool;

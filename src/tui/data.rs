@@ -287,6 +287,7 @@ impl Source {
             limit: None,
             min_tokens: None,
             meta: Vec::new(),
+            jobs: None,
         };
         self.json(|g, out| crate::commands::threads::list(g, &args, out))
     }
@@ -383,6 +384,7 @@ impl Source {
             limit: None,
             min_tokens: None,
             meta: vec![condition.to_owned()],
+            jobs: None,
         };
         let (rows, _): (Vec<ThreadRec>, _) =
             self.json(|g, out| crate::commands::threads::list(g, &args, out))?;
@@ -587,6 +589,7 @@ fn find_args(pattern: Option<String>, meta: Vec<String>) -> FindArgs {
         history: false,
         thread: None,
         count: false,
+        jobs: None,
     }
 }
 

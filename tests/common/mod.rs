@@ -3,6 +3,7 @@
 
 pub mod chat_server;
 pub mod delta_states;
+pub mod jobs;
 pub mod listing;
 pub mod pg;
 pub mod store;

@@ -86,6 +86,19 @@ impl PostgresStore {
         busy_timeout: Duration,
         keys: Keyring,
     ) -> Result<PostgresStore> {
+        Self::open_in(url, schema, access, busy_timeout, keys, None)
+    }
+
+    /// [`PostgresStore::open`]; a read-only store's transaction reads in `snapshot` (one that
+    /// another session exported with `pg_export_snapshot()` and still holds) when given.
+    fn open_in(
+        url: &str,
+        schema: Option<&str>,
+        access: Access,
+        busy_timeout: Duration,
+        keys: Keyring,
+        snapshot: Option<&str>,
+    ) -> Result<PostgresStore> {
         let mut target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
         if let Some(s) = schema {
             target.use_schema(s)?;
@@ -96,6 +109,13 @@ impl PostgresStore {
             client
                 .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 .map_err(store_err)?;
+            if let Some(id) = snapshot {
+                // The id is the server's own (`pg_export_snapshot()`), quoted all the same.
+                let id = id.replace('\'', "''");
+                client
+                    .batch_execute(&format!("SET TRANSACTION SNAPSHOT '{id}'"))
+                    .map_err(store_err)?;
+            }
         }
         let generation = detect_schema(&mut client, &target).map_err(|e| {
             match e.downcast::<NoSaverTable>() {
@@ -115,6 +135,23 @@ impl PostgresStore {
             in_batch: std::sync::atomic::AtomicBool::new(false),
             statements: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The id of this read-only store's snapshot, exported for other sessions to read in
+    /// (`pg_export_snapshot()`, valid while this transaction lasts); `None` on a standby in
+    /// recovery, whose connections then read in snapshots of their own. (Not inside a
+    /// savepoint: the server exports no snapshot from a subtransaction. An error here is the
+    /// command's: this store's transaction is then aborted.)
+    fn export_snapshot(&self) -> Result<Option<String>> {
+        let mut c = self.client();
+        let e = |e| self.err(e);
+        c.query_one(
+            "SELECT CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_export_snapshot() END",
+            &[],
+        )
+        .and_then(|row| row.try_get(0))
+        .map_err(e)
+        .context("cannot share this connection's snapshot with the others of --jobs (--jobs 1 reads on one)")
     }
 
     fn client(&self) -> MutexGuard<'_, Client> {
@@ -809,6 +846,42 @@ impl CheckpointStore for PostgresStore {
             self.busy_timeout,
             self.keys.clone(),
         )?))
+    }
+
+    /// In this store's snapshot when it is read-only (its transaction exports it): the new
+    /// handle reads exactly what this one reads. On a standby in recovery, in a snapshot of
+    /// its own, as [`CheckpointStore::reopen_read_only`] opens it.
+    fn reopen_beside(&self) -> Result<Box<dyn CheckpointStore>> {
+        let snapshot = match self.access {
+            Access::ReadOnly => self.export_snapshot()?,
+            _ => None,
+        };
+        Ok(Box::new(PostgresStore::open_in(
+            &self.url,
+            self.schema.as_deref(),
+            Access::ReadOnly,
+            self.busy_timeout,
+            self.keys.clone(),
+            snapshot.as_deref(),
+        )?))
+    }
+
+    /// `max_parallel_workers_per_gather` + 1 (read with `missing_ok`: a server without the
+    /// setting gives none, and this store's transaction stays usable).
+    fn query_parallelism(&self) -> Result<Option<usize>> {
+        let mut c = self.client();
+        let e = |e| self.err(e);
+        let shown: Option<String> = c
+            .query_one(
+                "SELECT current_setting('max_parallel_workers_per_gather', true)",
+                &[],
+            )
+            .map_err(e)?
+            .try_get(0)
+            .map_err(e)?;
+        Ok(shown
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .map(|n| n.saturating_add(1)))
     }
 
     /// Always true: a server is there to be shared.
