@@ -975,9 +975,8 @@ pub trait CheckpointStore: Send {
 
     /// [`CheckpointStore::apply_gc`] of several threads, in order, each on its own terms
     /// (checked, and left alone when it moved). A server backend runs them in one
-    /// transaction, taking the table locks once instead of once per thread: all of them in
-    /// one statement when none rewrites a checkpoint, else (or when that statement fails,
-    /// rolled back) each thread a savepoint. On an error the threads before it stay applied.
+    /// transaction, each thread a savepoint, taking the table locks once instead of once per
+    /// thread. On an error the threads before it stay applied.
     /// An error after some threads were applied is a [`GcStopped`] holding what those did.
     fn apply_gc_many(&self, items: &[GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
         let mut done = Vec::with_capacity(items.len());

@@ -25,7 +25,6 @@ pub mod store;
 mod values;
 
 mod append;
-mod gc;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -1672,9 +1671,8 @@ impl CheckpointStore for PostgresStore {
         })
     }
 
-    /// One transaction for all of them (see [`CheckpointStore::begin_batch`]): the table locks
-    /// are taken once. In it one statement for all the threads ([`gc`]), or, when some rewrite
-    /// checkpoints or that statement failed, each thread a savepoint. Taking them once per
+    /// One transaction for all of them, each thread a savepoint (see
+    /// [`CheckpointStore::begin_batch`]): the table locks are taken once. Taking them once per
     /// thread made gc wait a second (`deadlock_timeout`) each time autovacuum had started on
     /// one of the tables after gc's own deletions, until the server cancelled it.
     fn apply_gc_many(&self, items: &[crate::storage::GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
@@ -1682,19 +1680,6 @@ impl CheckpointStore for PostgresStore {
             return items.iter().map(|i| i.apply_on(self)).collect();
         }
         self.begin_batch()?;
-        // All in one statement when it can be; else (or when it failed, rolled back) one
-        // thread at a time.
-        match self.gc_together(items) {
-            Ok(Some(done)) => {
-                self.commit_batch()?;
-                return Ok(done);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                let _ = self.commit_batch();
-                return Err(e);
-            }
-        }
         let mut out = Vec::with_capacity(items.len());
         for i in items {
             match i.apply_on(self) {
