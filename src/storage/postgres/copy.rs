@@ -59,6 +59,12 @@ impl PostgresStore {
         thread_id: &str,
         f: &mut dyn FnMut(ThreadRow) -> Result<()>,
     ) -> Result<()> {
+        self.in_read_snapshot(|| self.visit_rows(thread_id, f))
+    }
+
+    /// Runs `read` in one snapshot: a read-only store reads in its own; a writable one
+    /// outside a batch opens a `REPEATABLE READ` transaction for it.
+    pub(super) fn in_read_snapshot<T>(&self, read: impl FnOnce() -> Result<T>) -> Result<T> {
         let batch = self.in_batch.load(std::sync::atomic::Ordering::SeqCst);
         let own = self.access == Access::ReadWrite && !batch;
         if own {
@@ -66,11 +72,11 @@ impl PostgresStore {
                 .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 .map_err(|e| self.err(e))?;
         }
-        let read = self.visit_rows(thread_id, f);
+        let out = read();
         if own {
             let _ = self.client().batch_execute("COMMIT");
         }
-        read
+        out
     }
 
     fn visit_rows(

@@ -3,8 +3,8 @@
 //! `PostgresSaver` indexes `checkpoints` by its primary key `(thread_id, checkpoint_ns,
 //! checkpoint_id)` and by `thread_id`: which threads the app wrote last, only a scan of the
 //! whole primary key tells (every thread's largest id, 2.5 s at 3,000,000 rows). With an
-//! index whose first column is `checkpoint_id` in bytewise order (the one [`INDEX_ADVICE`]
-//! names), the newest rows come first and a few hundred of them name the newest threads
+//! index whose first column is `checkpoint_id` in bytewise order (the one `stats` recommends:
+//! `INDEX_ADVICE`), the newest rows come first and a few hundred of them name the newest threads
 //! ([`crate::ops::activity::newest_of_rows`]). LangGraph never reads by this index; an extra
 //! index only costs its upkeep on each `put`.
 

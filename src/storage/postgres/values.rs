@@ -9,7 +9,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 
 use super::{get_str, PostgresStore};
-use crate::storage::{Access, ThreadValue, ValueOf};
+use crate::storage::{ThreadValue, ValueOf};
 
 impl PostgresStore {
     /// [`crate::storage::CheckpointStore::visit_values`], in one snapshot (a writable store
@@ -19,18 +19,7 @@ impl PostgresStore {
         thread_id: &str,
         f: &mut dyn FnMut(ThreadValue<'_>) -> Result<()>,
     ) -> Result<()> {
-        let batch = self.in_batch.load(std::sync::atomic::Ordering::SeqCst);
-        let own = self.access == Access::ReadWrite && !batch;
-        if own {
-            self.client()
-                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                .map_err(|e| self.err(e))?;
-        }
-        let read = self.stream_values(thread_id, f);
-        if own {
-            let _ = self.client().batch_execute("COMMIT");
-        }
-        read
+        self.in_read_snapshot(|| self.stream_values(thread_id, f))
     }
 
     fn stream_values(
@@ -66,50 +55,23 @@ impl PostgresStore {
             })?;
         }
         drop(it);
-        let mut it = c
-            .query_raw(
-                "SELECT channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = $1",
-                params,
-            )
-            .map_err(e)?;
-        while let Some(r) = it.next().map_err(e)? {
-            let place = format!(
-                "the value of channel '{}' at version {}",
-                get_str(&r, 0)?,
-                get_str(&r, 1)?
-            );
-            f(ThreadValue {
-                place: &place,
-                kind: ValueOf::Checkpoint,
-                type_name: &get_str(&r, 2)?,
-                bytes: r
-                    .try_get::<_, Option<&[u8]>>(3)
-                    .map_err(e)?
-                    .unwrap_or_default(),
-            })?;
-        }
-        drop(it);
-        let mut it = c
-            .query_raw(
-                "SELECT checkpoint_id, channel, type, blob FROM checkpoint_writes WHERE thread_id = $1",
-                params,
-            )
-            .map_err(e)?;
-        while let Some(r) = it.next().map_err(e)? {
-            let place = format!(
-                "a pending write to '{}' on checkpoint {}",
-                get_str(&r, 1)?,
-                get_str(&r, 0)?
-            );
-            f(ThreadValue {
-                place: &place,
-                kind: ValueOf::Write,
-                type_name: &get_str(&r, 2)?,
-                bytes: r
-                    .try_get::<_, Option<&[u8]>>(3)
-                    .map_err(e)?
-                    .unwrap_or_default(),
-            })?;
+        let blobs = "SELECT 'the value of channel ' || quote_literal(channel) || ' at version ' || version, \
+                     type, blob FROM checkpoint_blobs WHERE thread_id = $1";
+        let writes = "SELECT 'a pending write to ' || quote_literal(channel) || ' on checkpoint ' || checkpoint_id, \
+                      type, blob FROM checkpoint_writes WHERE thread_id = $1";
+        for (sql, kind) in [(blobs, ValueOf::Checkpoint), (writes, ValueOf::Write)] {
+            let mut it = c.query_raw(sql, params).map_err(e)?;
+            while let Some(r) = it.next().map_err(e)? {
+                f(ThreadValue {
+                    place: &get_str(&r, 0)?,
+                    kind,
+                    type_name: &get_str(&r, 1)?,
+                    bytes: r
+                        .try_get::<_, Option<&[u8]>>(2)
+                        .map_err(e)?
+                        .unwrap_or_default(),
+                })?;
+            }
         }
         Ok(())
     }
