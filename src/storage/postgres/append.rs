@@ -289,38 +289,37 @@ fn size_of(p: &Prepared<'_>) -> usize {
 /// rows (with `task_path` on the 3.x schema) and their checkpoints, as the one-thread
 /// statement (`append_sql`) does for one.
 fn append_many_sql(generation: SchemaGeneration) -> &'static str {
+    /// The statement, around the write rows' columns (`task_path` only in the 3.x schema).
+    macro_rules! append_many {
+        ($write_columns:literal, $write_values:literal) => {
+            concat!(
+                "WITH b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
+                   SELECT k.thread_id, k.ns, k.channel, k.version, k.type, k.blob \
+                   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[]) \
+                     AS k(thread_id, ns, channel, version, type, blob) \
+                   ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING), \
+                 w AS (INSERT INTO checkpoint_writes (",
+                $write_columns,
+                ") SELECT ",
+                $write_values,
+                " FROM unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int4[], $13::text[], $14::text[], $15::bytea[]) \
+                     AS k(thread_id, ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
+                   ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING) \
+                 INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
+                 SELECT k.thread_id, k.ns, k.id, k.parent, k.checkpoint, k.metadata \
+                 FROM unnest($16::text[], $17::text[], $18::text[], $19::text[], $20::jsonb[], $21::jsonb[]) \
+                   AS k(thread_id, ns, id, parent, checkpoint, metadata)"
+            )
+        };
+    }
     match generation {
-        SchemaGeneration::V3 => {
-            "WITH b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-               SELECT k.thread_id, k.ns, k.channel, k.version, k.type, k.blob \
-               FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[]) \
-                 AS k(thread_id, ns, channel, version, type, blob) \
-               ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING), \
-             w AS (INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-               SELECT k.thread_id, k.ns, k.checkpoint_id, k.task_id, k.task_path, k.idx, k.channel, k.type, k.blob \
-               FROM unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int4[], $13::text[], $14::text[], $15::bytea[]) \
-                 AS k(thread_id, ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-               ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING) \
-             INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
-             SELECT k.thread_id, k.ns, k.id, k.parent, k.checkpoint, k.metadata \
-             FROM unnest($16::text[], $17::text[], $18::text[], $19::text[], $20::jsonb[], $21::jsonb[]) \
-               AS k(thread_id, ns, id, parent, checkpoint, metadata)"
-        }
-        SchemaGeneration::V2 => {
-            "WITH b AS (INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) \
-               SELECT k.thread_id, k.ns, k.channel, k.version, k.type, k.blob \
-               FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bytea[]) \
-                 AS k(thread_id, ns, channel, version, type, blob) \
-               ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING), \
-             w AS (INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob) \
-               SELECT k.thread_id, k.ns, k.checkpoint_id, k.task_id, k.idx, k.channel, k.type, k.blob \
-               FROM unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int4[], $13::text[], $14::text[], $15::bytea[]) \
-                 AS k(thread_id, ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \
-               ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO NOTHING) \
-             INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata) \
-             SELECT k.thread_id, k.ns, k.id, k.parent, k.checkpoint, k.metadata \
-             FROM unnest($16::text[], $17::text[], $18::text[], $19::text[], $20::jsonb[], $21::jsonb[]) \
-               AS k(thread_id, ns, id, parent, checkpoint, metadata)"
-        }
+        SchemaGeneration::V3 => append_many!(
+            "thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob",
+            "k.thread_id, k.ns, k.checkpoint_id, k.task_id, k.task_path, k.idx, k.channel, k.type, k.blob"
+        ),
+        SchemaGeneration::V2 => append_many!(
+            "thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob",
+            "k.thread_id, k.ns, k.checkpoint_id, k.task_id, k.idx, k.channel, k.type, k.blob"
+        ),
     }
 }
