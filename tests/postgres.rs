@@ -1066,14 +1066,7 @@ fn gc_reports_what_it_collected_before_a_statement_failed_on_postgres() {
         .collect();
     assert!(order.len() >= 3, "{plan}");
     let victim = &order[2];
-    db.client()
-        .batch_execute(&format!(
-            "CREATE FUNCTION held() RETURNS trigger LANGUAGE plpgsql AS \
-               $$ BEGIN RAISE EXCEPTION 'held by the test'; END $$; \
-             CREATE TRIGGER held BEFORE DELETE ON checkpoints FOR EACH ROW \
-               WHEN (OLD.thread_id = '{victim}') EXECUTE FUNCTION held()"
-        ))
-        .expect("trigger");
+    refuse_on_checkpoints(&db, "DELETE", victim);
     let before: Vec<i64> = order.iter().map(|t| rows_of(&db, t)).collect();
     let out = memctl().args(args(false)).output().expect("runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1164,14 +1157,7 @@ fn gc_leaves_only_the_unreadable_thread_of_a_chunk_alone_on_postgres() {
 fn trim_all_fails_only_the_thread_whose_insert_fails_on_postgres() {
     let db = TestDb::fixture("trim_batch_fallback");
     let victim = "tools";
-    db.client()
-        .batch_execute(&format!(
-            "CREATE FUNCTION held() RETURNS trigger LANGUAGE plpgsql AS \
-               $$ BEGIN RAISE EXCEPTION 'held by the test'; END $$; \
-             CREATE TRIGGER held BEFORE INSERT ON checkpoints FOR EACH ROW \
-               WHEN (NEW.thread_id = '{victim}') EXECUTE FUNCTION held()"
-        ))
-        .expect("trigger");
+    refuse_on_checkpoints(&db, "INSERT", victim);
     let before = rows_of(&db, victim);
     let out = memctl()
         .args(["trim", "--all", "--keep", "2", "--settle", "0s"])
@@ -1603,4 +1589,18 @@ fn jobs_connections_read_in_the_first_ones_snapshot() {
         .expect("own")
         .thread_exists(&late)
         .expect("reads"));
+}
+
+/// A trigger on `checkpoints` that refuses every `event` (`INSERT`, `DELETE`) of `thread`'s
+/// rows with the error "held by the test".
+fn refuse_on_checkpoints(db: &TestDb, event: &str, thread: &str) {
+    let row = if event == "DELETE" { "OLD" } else { "NEW" };
+    db.client()
+        .batch_execute(&format!(
+            "CREATE FUNCTION held() RETURNS trigger LANGUAGE plpgsql AS \
+               $$ BEGIN RAISE EXCEPTION 'held by the test'; END $$; \
+             CREATE TRIGGER held BEFORE {event} ON checkpoints FOR EACH ROW \
+               WHEN ({row}.thread_id = '{thread}') EXECUTE FUNCTION held()"
+        ))
+        .expect("trigger");
 }
