@@ -265,11 +265,19 @@ mod tests {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let items: Vec<u32> = (0..1000).collect();
         // Readers of different speeds, each tagging what it read: the merge is in item order
-        // and every reader took part (the slow one is slow from its first batch).
+        // and every reader took part (the slow one is slow from its first batch). Each waits
+        // in its first batch until all three hold one: on a loaded machine a reader's thread
+        // may otherwise start after the others have read every batch.
         let took: Vec<AtomicUsize> = (0..3).map(|_| AtomicUsize::new(0)).collect();
+        let all_started = std::sync::Barrier::new(3);
         let reader = |who: usize, pause: u64| {
             let took = &took;
+            let all_started = &all_started;
+            let mut first = true;
             move |b: &[u32]| -> anyhow::Result<Vec<(u32, usize)>> {
+                if std::mem::take(&mut first) {
+                    all_started.wait();
+                }
                 took[who].fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(std::time::Duration::from_micros(pause));
                 Ok(b.iter().map(|x| (x * 2, who)).collect())
