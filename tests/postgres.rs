@@ -1021,6 +1021,56 @@ fn whole_database_lists_stream_what_they_collect_on_postgres() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// The lists stream in bytewise thread-id order whatever `thread_id`'s collation: on the
+/// test server's `C` database memctl walks the primary key's order (issue #30), and where the
+/// column sorts otherwise (ICU, set on the three tables here) the server sorts bytewise. The
+/// thread ids are ones the two orders disagree on (checked, so the test can tell).
+#[test]
+fn whole_database_lists_stream_in_byte_order_whatever_the_collation() {
+    let names = ["B", "a", "Z", "_x", "ab", "a-b", "\u{e4}", "A~"];
+    for collation in [None, Some("und-x-icu")] {
+        let db = TestDb::fixture("collation");
+        let mut c = db.client();
+        let tables = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"];
+        for t in tables {
+            for name in names {
+                let sql = format!(
+                    "INSERT INTO {t} SELECT (jsonb_populate_record(x, jsonb_build_object('thread_id', $1::text))).* \
+                     FROM {t} x WHERE thread_id = '1'"
+                );
+                c.execute(&sql, &[&name])
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
+            if let Some(coll) = collation {
+                let sql =
+                    format!("ALTER TABLE {t} ALTER COLUMN thread_id TYPE text COLLATE \"{coll}\"");
+                c.batch_execute(&sql)
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
+        }
+        let server: Vec<String> = c
+            .query_one(
+                "SELECT array_agg(DISTINCT thread_id ORDER BY thread_id) FROM checkpoints",
+                &[],
+            )
+            .expect("order")
+            .get(0);
+        let mut bytewise = server.clone();
+        bytewise.sort_unstable();
+        assert_eq!(
+            server == bytewise,
+            collation.is_none(),
+            "{collation:?}: the server's order {server:?}"
+        );
+        let failures = common::listing::lists_stream_as_they_collect(&db.url);
+        assert!(
+            failures.is_empty(),
+            "{collation:?}: {}",
+            failures.join("\n\n")
+        );
+    }
+}
+
 /// Rows of thread `t` in the saver's three tables.
 fn rows_of(db: &TestDb, t: &str) -> i64 {
     db.count(&format!(

@@ -21,6 +21,7 @@ pub mod format;
 pub mod lock;
 pub mod newest;
 pub mod no_checkpoints;
+pub mod order;
 pub mod store;
 mod values;
 
@@ -68,6 +69,9 @@ pub struct PostgresStore {
     /// The statements run once per thread, prepared once per connection: a statement given
     /// as text is prepared anew each time, a round trip of its own.
     statements: Mutex<HashMap<&'static str, postgres::Statement>>,
+    /// Whether `checkpoints.thread_id` sorts bytewise on this server (asked once; see
+    /// [`order`]).
+    bytewise_threads: std::sync::OnceLock<bool>,
 }
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
@@ -133,6 +137,7 @@ impl PostgresStore {
             generation,
             in_batch: std::sync::atomic::AtomicBool::new(false),
             statements: Mutex::new(HashMap::new()),
+            bytewise_threads: std::sync::OnceLock::new(),
         })
     }
 
@@ -738,7 +743,7 @@ impl PostgresStore {
     /// Every thread's aggregates (or those of `only`), in thread-id order. Aggregates only
     /// (`pg_column_size` reads no value).
     fn summaries(&self, only: Option<&[String]>) -> Result<Vec<ThreadSummary>> {
-        let sql = summaries_sql(only.is_some());
+        let sql = summaries_sql(only.is_some(), self.thread_order()?);
         let rows = match only {
             Some(ids) => self.query(&sql, &[&ids])?,
             None => self.query(&sql, &[])?,
@@ -765,46 +770,11 @@ impl PostgresStore {
                 .max(0) as u64,
         })
     }
-
-    /// Runs `sql` (no parameters) through a portal in a read-only transaction of its own and
-    /// hands its rows to `f` `batch` at a time, until they end or `f` returns false: the
-    /// server keeps the result, memctl holds one batch. Inside a batch transaction (a
-    /// transaction is already open: a portal would need its own) the rows are read at once.
-    fn stream_rows(
-        &self,
-        sql: &str,
-        batch: usize,
-        f: &mut dyn FnMut(Vec<postgres::Row>) -> Result<bool>,
-    ) -> Result<()> {
-        let e = |e| self.err(e);
-        if self.in_batch.load(std::sync::atomic::Ordering::SeqCst) {
-            let rows = self.query(sql, &[])?;
-            let mut rows = rows.into_iter().peekable();
-            while rows.peek().is_some() {
-                if !f(rows.by_ref().take(batch.max(1)).collect())? {
-                    break;
-                }
-            }
-            return Ok(());
-        }
-        let mut c = self.client();
-        let mut tx = c.build_transaction().read_only(true).start().map_err(e)?;
-        let portal = tx.bind(sql, &[]).map_err(e)?;
-        let max = i32::try_from(batch.max(1)).unwrap_or(i32::MAX);
-        loop {
-            let rows = tx.query_portal(&portal, max).map_err(e)?;
-            let last = rows.len() < batch.max(1);
-            if rows.is_empty() || !f(rows)? || last {
-                break;
-            }
-        }
-        tx.commit().map_err(e)
-    }
 }
 
 /// The per-thread aggregates of every thread (`filtered`: of the threads in `$1`), in
-/// thread-id order (bytewise, as SQLite orders them).
-fn summaries_sql(filtered: bool) -> String {
+/// thread-id order (bytewise, as SQLite orders them; `order`: [`PostgresStore::thread_order`]).
+fn summaries_sql(filtered: bool, order: &str) -> String {
     let filter = if filtered {
         "WHERE thread_id = ANY($1)"
     } else {
@@ -822,15 +792,18 @@ fn summaries_sql(filtered: bool) -> String {
                 ON w.thread_id = c.thread_id \
          LEFT JOIN (SELECT thread_id, sum(COALESCE(octet_length(blob), 0))::bigint AS bytes FROM checkpoint_blobs {filter} GROUP BY thread_id) b \
                 ON b.thread_id = c.thread_id \
-         ORDER BY c.thread_id COLLATE \"C\""
+         ORDER BY c.{order}"
     )
 }
 
 /// `(thread_id, latest root checkpoint id)` of every thread with a root checkpoint, in
-/// thread-id order (bytewise).
-const LATEST_ROOT_IDS: &str =
-    "SELECT thread_id, max(checkpoint_id COLLATE \"C\") FROM checkpoints \
-     WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY thread_id COLLATE \"C\"";
+/// thread-id order (bytewise; `order`: [`PostgresStore::thread_order`]).
+fn latest_root_ids_sql(order: &str) -> String {
+    format!(
+        "SELECT thread_id, max(checkpoint_id COLLATE \"C\") FROM checkpoints \
+         WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY {order}"
+    )
+}
 
 impl CheckpointStore for PostgresStore {
     fn generation(&self) -> SchemaGeneration {
@@ -904,13 +877,17 @@ impl CheckpointStore for PostgresStore {
         batch: usize,
         f: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
     ) -> Result<()> {
-        self.stream_rows(&summaries_sql(false), batch, &mut |rows| {
-            let summaries = rows
-                .iter()
-                .map(|r| self.summary_of(r))
-                .collect::<Result<Vec<_>>>()?;
-            f(summaries)
-        })
+        self.stream_rows(
+            &summaries_sql(false, self.thread_order()?),
+            batch,
+            &mut |rows| {
+                let summaries = rows
+                    .iter()
+                    .map(|r| self.summary_of(r))
+                    .collect::<Result<Vec<_>>>()?;
+                f(summaries)
+            },
+        )
     }
 
     fn stream_latest_root_ids(
@@ -918,13 +895,17 @@ impl CheckpointStore for PostgresStore {
         batch: usize,
         f: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
     ) -> Result<()> {
-        self.stream_rows(LATEST_ROOT_IDS, batch, &mut |rows| {
-            let ids = rows
-                .iter()
-                .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
-                .collect::<Result<Vec<_>>>()?;
-            f(ids)
-        })
+        self.stream_rows(
+            &latest_root_ids_sql(self.thread_order()?),
+            batch,
+            &mut |rows| {
+                let ids = rows
+                    .iter()
+                    .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
+                    .collect::<Result<Vec<_>>>()?;
+                f(ids)
+            },
+        )
     }
 
     fn for_each_latest_id(&self, f: &mut dyn FnMut(&str, &str) -> bool) -> Result<()> {
@@ -975,7 +956,7 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn latest_root_ids(&self) -> Result<Vec<(String, String)>> {
-        self.query(LATEST_ROOT_IDS, &[])?
+        self.query(&latest_root_ids_sql(self.thread_order()?), &[])?
             .iter()
             .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
             .collect()
