@@ -30,6 +30,11 @@ admin database). Per scale N:
 3. prints the tables; with --perf, one more run of each job above 1.25x, memctl and its floor,
    under `perf record -a` splits the CPU between the client, its server backends and the rest.
    A first line gives the fixed cost of a process (empty database) and of a round trip.
+4. with --threads N (default 1,000,000; 0 skips it): benches/scale.py's Postgres measures on N
+   short threads in database memctl_scale (made by benches/many.py --pg when missing, about
+   4 minutes and 6.7 GiB at a million): `threads list --limit 50 --sort updated` without and
+   with the index `memctl stats` recommends, the first line and peak RSS of the whole-database
+   lists, and `prune --idle 30d` beside an app (its longest put).
 """
 
 from __future__ import annotations
@@ -896,6 +901,19 @@ def perf_lines(bench: Bench) -> list[str]:
     return lines
 
 
+def many_threads(a: argparse.Namespace) -> list[str]:
+    """benches/scale.py's Postgres measures (its table, printed as it goes) on `a.threads`
+    short threads: the first rows of the streamed lists, the newest 50 threads with and
+    without the index `stats` recommends, memory, and prune beside an app."""
+    log(f"scale.py on {a.threads:,} threads (database memctl_scale)")
+    cmd = [sys.executable, str(HERE / "scale.py"), "--db", str(a.work / f"many-{a.threads}"), "--skip-sqlite",
+           "--pg", a.url, "--memctl", a.memctl, "--threads", str(a.threads), "--repeat", "1",
+           "--json", str(a.work / "scale.json")]
+    text = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
+    print(text, flush=True)
+    return [f"{a.threads:,} short threads (benches/scale.py, Postgres only):", "", *text.splitlines(), ""]
+
+
 # ---- main --------------------------------------------------------------------------------
 
 
@@ -912,6 +930,9 @@ def main() -> int:
     ap.add_argument("--markdown", type=Path)
     ap.add_argument("--timeout", type=float, default=300,
                     help="seconds after which a memctl run is killed and reported as longer")
+    ap.add_argument("--threads", type=int, default=1_000_000,
+                    help="then benches/scale.py on this many short threads in database memctl_scale "
+                         "(made by benches/many.py --pg when missing); 0: skip")
     ap.add_argument("--load-only", action="store_true",
                     help="generate and load each scale's database (cached for a later run), measure nothing")
     a = ap.parse_args()
@@ -944,6 +965,8 @@ def main() -> int:
         print(text, flush=True)
         out += lines + [""]
         (a.work / f"table-x{scale:g}.md").write_text(text + "\n")
+    if a.threads and not a.load_only:
+        out += many_threads(a)
     if a.markdown:
         a.markdown.write_text("\n".join(out) + "\n")
     return 0

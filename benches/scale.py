@@ -7,6 +7,8 @@ exist: --threads, default 1,000,000), and with --pg ADMIN_URL its Postgres copy 
 Per backend:
 
   list 50         `threads list --limit 50 --sort updated`          goal: < 1 s
+  list 50, index  Postgres: the same, with the index `memctl stats` recommends (its
+                  `postgres.index_advice` statement, run here and dropped after)
   first output    `tokens --all --format jsonl`: time to its first line, and the whole run
                   goal: first line < 1 s, peak RSS < 100 MB
   whole list      `threads list --format jsonl` (every thread)      peak RSS < 100 MB
@@ -199,7 +201,32 @@ def db_url(admin: str, db: str) -> str:
     return base.rsplit("/", 1)[0] + f"/{db}" + (f"?{query}" if query else "")
 
 
-MEASURES = ("list50", "tokens", "list_all", "tokens_stream", "list_stream", "prune")
+MEASURES = ("list50", "list50_index", "tokens", "list_all", "tokens_stream", "list_stream", "prune")
+
+
+def with_advised_index(admin: str, memctl: str, db: str, measure) -> dict:
+    """`measure()` with the index `memctl stats` recommends on `db` (its
+    `postgres.index_advice` statement, run as given), dropped again afterwards; fails when
+    stats recommends none (the benchmark's table is large enough that it must)."""
+    import psycopg
+
+    stats = json.loads(subprocess.run([memctl, "stats", "--db", db, "--format", "json"], check=True,
+                                      capture_output=True, text=True).stdout)
+    advice = (stats.get("postgres") or {}).get("index_advice")
+    if not advice:
+        sys.exit(f"scale.py: memctl stats recommends no index on {db}")
+    t0 = time.perf_counter()
+    with psycopg.connect(db, autocommit=True) as c:
+        c.execute(advice)
+    built = time.perf_counter() - t0
+    try:
+        got = measure()
+    finally:
+        with psycopg.connect(db, autocommit=True) as c:
+            c.execute("DROP INDEX IF EXISTS checkpoints_checkpoint_id_c_idx")
+    got["index_seconds"] = built
+    got["advice"] = advice
+    return got
 
 
 def main() -> int:
@@ -243,16 +270,23 @@ def main() -> int:
         out["pg_data"] = json.loads(pg_meta.read_text()) if pg_meta.exists() else None
         targets.append(("postgres", url))
 
+    def timed_run(cmd: list[str]) -> dict:
+        load = os.getloadavg()
+        got = fastest([run(cmd) for _ in range(a.repeat)])
+        got["load"] = [load, os.getloadavg()]
+        return got
+
     def timed(key: str, cmd: list[str]) -> None:
         if key in measures:
-            load = os.getloadavg()
-            r[key] = fastest([run(cmd) for _ in range(a.repeat)])
-            r[key]["load"] = [load, os.getloadavg()]
+            r[key] = timed_run(cmd)
 
     for kind, db in targets:
         r: dict = {}
         timed("list50", [memctl, "threads", "list", "--db", db, "--limit", "50", "--sort", "updated",
                          "--format", "json"])
+        if kind == "postgres" and "list50_index" in measures:
+            r["list50_index"] = with_advised_index(a.pg, memctl, db, lambda: timed_run([
+                memctl, "threads", "list", "--db", db, "--limit", "50", "--sort", "updated", "--format", "json"]))
         timed("tokens", [memctl, "tokens", "--all", "--db", db, "--format", "jsonl"])
         timed("list_all", [memctl, "threads", "list", "--db", db, "--format", "jsonl"])
         timed("tokens_stream", [memctl, "tokens", "--all", "--sort", "thread", "--db", db,
@@ -307,6 +341,11 @@ def main() -> int:
         if "list50" in r:
             m = r["list50"]
             row("threads list --limit 50 --sort updated", m, f"{m['wall']:.2f} s, {m['rss_mib']:.0f} MiB", "< 1 s")
+        if "list50_index" in r:
+            m = r["list50_index"]
+            row("the same with the index `stats` recommends", m,
+                f"{m['wall']:.2f} s, {m['rss_mib']:.0f} MiB (index built in {m['index_seconds']:.0f} s: "
+                f"`{m['advice']}`)", "< 1 s")
         for key, what in (("tokens", "tokens --all (jsonl)"), ("list_all", "threads list (all, jsonl)"),
                           ("tokens_stream", "tokens --all --sort thread (jsonl)"),
                           ("list_stream", "threads list --sort thread (jsonl)")):
