@@ -15,6 +15,7 @@ use crate::model::channels::{is_delta, Location};
 use crate::model::checkpoint::StoredMessages;
 use crate::model::Message;
 use crate::ops::find::{excerpt, MetaCondition, Pattern};
+use crate::output::listing::{Listing, Order};
 use crate::output::{self, human, table};
 use crate::read::LoadedCheckpoint;
 use crate::storage::{CheckpointRow, CheckpointStore};
@@ -143,79 +144,38 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
         super::store::checkpoints_or_store_only(g, crate::storage::Access::ReadOnly, e)
     })?;
     let keys = super::keys(g);
-    let mut latest = store.latest_root_ids()?;
-    if let Some(only) = &args.thread {
-        latest.retain(|(t, _)| t == only);
-        if latest.is_empty() {
-            return Err(crate::read::unknown_thread(&*store, only));
-        }
-    }
-    let threads = latest.len();
+    let format = output::resolve_format(g.format);
+    let readers = crate::read::Readers::new(&*store, args.jobs);
+    let mut found = Found::new(out, format, args.count);
     // (thread, why, the why is a missing or wrong key).
     let mut failed: Vec<(String, String, bool)> = Vec::new();
-    let fail = |thread: String, e: anyhow::Error| {
-        let key = crate::ops::edit::is_key_error(&e);
-        (thread, format!("{e:#}"), key)
-    };
-    // --meta selects whole threads, as forget --meta does (one selection for both).
-    if !conditions.is_empty() {
-        let mut selected = Vec::with_capacity(latest.len());
-        for (thread, id) in latest {
-            match crate::read::meta_selects_thread(&*store, &keys, &thread, &conditions) {
-                Ok(true) => selected.push((thread, id)),
-                Ok(false) => {}
-                Err(e) => failed.push(fail(thread, e)),
-            }
-        }
-        latest = selected;
-    }
-    // The checkpoints searched: each thread's latest, or with --history all of its root ones.
-    let ids: Vec<(String, String)> = if args.history {
-        let mut all = Vec::new();
-        for (thread, _) in &latest {
-            for (id, _) in store.metadata(thread, "")? {
-                all.push((thread.clone(), id));
-            }
-        }
-        all
-    } else {
-        latest
-    };
-    let readers = crate::read::Readers::new(&*store, args.jobs);
-    let results = crate::read::map_latest(&readers, &ids, |row| {
-        search(&keys, row, pattern.as_ref(), &conditions)
-    })?;
-    let mut hits = Vec::new();
-    // DeltaChannel threads' states, rebuilt from their older rows (per thread for --history).
-    #[allow(clippy::type_complexity)]
-    let mut replayed: HashMap<
-        String,
-        Result<HashMap<String, Vec<Hit>>, (String, String, bool)>,
-    > = HashMap::new();
-    for ((thread, id), r) in ids.iter().zip(results) {
-        let r = match r {
-            Ok(Searched::Replay) if args.history => {
-                let found = replayed.entry(thread.clone()).or_insert_with(|| {
-                    search_delta_history(&*store, &keys, thread, pattern.as_ref(), &conditions)
-                        .map_err(|e| fail(thread.clone(), e))
-                });
-                match found {
-                    Ok(found) => Ok(found.remove(id).unwrap_or_default()),
-                    Err(e) => Err(e.clone()),
-                }
-            }
-            Ok(Searched::Replay) => {
-                search_delta_state(&*store, &keys, thread, id, pattern.as_ref(), &conditions)
-                    .map_err(|e| fail(thread.clone(), e))
-            }
-            Ok(Searched::Hits(h)) => Ok(h),
-            Err(e) => Err(fail(thread.clone(), e)),
+    let mut threads = 0;
+    let mut search_threads = |latest: Vec<(String, String)>, found: &mut Found<'_>| {
+        let batch = Batch {
+            store: &*store,
+            keys: &keys,
+            readers: &readers,
+            pattern: pattern.as_ref(),
+            conditions: &conditions,
+            history: args.history,
         };
-        match r {
-            Ok(h) => hits.extend(h),
-            Err(f) if !failed.iter().any(|(t, _, _)| *t == f.0) => failed.push(f),
-            Err(_) => {}
+        batch.search(latest, found, &mut failed)
+    };
+    match &args.thread {
+        Some(only) => {
+            let Some(id) = store.latest_checkpoint_id(only, "")? else {
+                return Err(crate::read::unknown_thread(&*store, only));
+            };
+            threads = 1;
+            search_threads(vec![(only.clone(), id)], &mut found)?;
         }
+        // A batch of threads at a time, in thread-id order: the hits are written as they
+        // come (JSON) or spilled (a table), never all held.
+        None => crate::read::stream::latest_root_ids(&*store, &mut |latest| {
+            threads += latest.len();
+            search_threads(latest, &mut found)?;
+            Ok(true)
+        })?,
     }
     // The LangGraph Store, when the database has one (not with --thread: one thread only).
     let store_hits = match super::store::open_if_any(g, crate::storage::Access::ReadOnly)? {
@@ -224,13 +184,107 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
         }
         _ => vec![],
     };
-    render(g, args, &hits, &store_hits, out)?;
+    let hits = found.finish(&store_hits)?;
     not_searched(&failed, threads)?;
-    if hits.is_empty() && store_hits.is_empty() {
+    if hits == 0 && store_hits.is_empty() {
         // Like grep: nothing matched is exit 1 (the empty result is the answer: no error line).
         return Err(crate::exit::NoMatch.into());
     }
     Ok(())
+}
+
+/// What one batch of threads is searched with.
+struct Batch<'a> {
+    store: &'a dyn CheckpointStore,
+    keys: &'a Keyring,
+    readers: &'a crate::read::Readers<'a>,
+    pattern: Option<&'a Pattern>,
+    conditions: &'a [MetaCondition],
+    history: bool,
+}
+
+impl Batch<'_> {
+    /// Searches `latest` (threads and their latest root checkpoints, in thread-id order; a
+    /// thread's checkpoints all in this batch) and hands the hits to `found` in that order;
+    /// a thread that cannot be searched goes to `failed`.
+    fn search(
+        &self,
+        latest: Vec<(String, String)>,
+        found: &mut Found<'_>,
+        failed: &mut Vec<(String, String, bool)>,
+    ) -> Result<()> {
+        let fail = |thread: String, e: anyhow::Error| {
+            let key = crate::ops::edit::is_key_error(&e);
+            (thread, format!("{e:#}"), key)
+        };
+        // --meta selects whole threads, as forget --meta does (one selection for both).
+        let latest = if self.conditions.is_empty() {
+            latest
+        } else {
+            let mut selected = Vec::with_capacity(latest.len());
+            for (thread, id) in latest {
+                match crate::read::meta_selects_thread(
+                    self.store,
+                    self.keys,
+                    &thread,
+                    self.conditions,
+                ) {
+                    Ok(true) => selected.push((thread, id)),
+                    Ok(false) => {}
+                    Err(e) => failed.push(fail(thread, e)),
+                }
+            }
+            selected
+        };
+        // The checkpoints searched: each thread's latest, or with --history all of its root ones.
+        let ids: Vec<(String, String)> = if self.history {
+            let mut all = Vec::new();
+            for (thread, _) in &latest {
+                for (id, _) in self.store.metadata(thread, "")? {
+                    all.push((thread.clone(), id));
+                }
+            }
+            all
+        } else {
+            latest
+        };
+        let (keys, pattern, conditions) = (self.keys, self.pattern, self.conditions);
+        let results = crate::read::map_latest(self.readers, &ids, |row| {
+            search(keys, row, pattern, conditions)
+        })?;
+        // DeltaChannel threads' states, rebuilt from their older rows (per thread for --history).
+        #[allow(clippy::type_complexity)]
+        let mut replayed: HashMap<
+            String,
+            Result<HashMap<String, Vec<Hit>>, (String, String, bool)>,
+        > = HashMap::new();
+        for ((thread, id), r) in ids.iter().zip(results) {
+            let r = match r {
+                Ok(Searched::Replay) if self.history => {
+                    let found = replayed.entry(thread.clone()).or_insert_with(|| {
+                        search_delta_history(self.store, keys, thread, pattern, conditions)
+                            .map_err(|e| fail(thread.clone(), e))
+                    });
+                    match found {
+                        Ok(found) => Ok(found.remove(id).unwrap_or_default()),
+                        Err(e) => Err(e.clone()),
+                    }
+                }
+                Ok(Searched::Replay) => {
+                    search_delta_state(self.store, keys, thread, id, pattern, conditions)
+                        .map_err(|e| fail(thread.clone(), e))
+                }
+                Ok(Searched::Hits(h)) => Ok(h),
+                Err(e) => Err(fail(thread.clone(), e)),
+            };
+            match r {
+                Ok(h) => found.add(h)?,
+                Err(f) if !failed.iter().any(|(t, _, _)| *t == f.0) => failed.push(f),
+                Err(_) => {}
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The threads that could not be searched, in one line: threads encrypted without the key
@@ -476,101 +530,164 @@ fn search_delta_history(
     }
 }
 
-fn render(
-    g: &GlobalArgs,
-    args: &FindArgs,
-    hits: &[Hit],
-    store_hits: &[StoreHit],
-    out: &mut dyn Write,
-) -> Result<()> {
-    let format = output::resolve_format(g.format);
-    if args.count {
-        let mut per_thread: Vec<(&str, usize)> = Vec::new();
+/// The threads table's headers and its right-aligned column.
+const HEADERS: [&str; 6] = ["thread_id", "checkpoint", "#", "message_id", "type", "text"];
+
+/// find's output, written as the hits come (a batch of threads at a time, in thread-id
+/// order): JSON as they come, a table's rows spilled until the last ([`Listing`]), `--count`'s
+/// line or record of each thread once its last hit is in.
+struct Found<'o> {
+    format: Format,
+    count: bool,
+    /// Thread hits so far.
+    hits: usize,
+    /// Threads with a hit so far.
+    threads: usize,
+    /// `--count`: the thread being counted and its hits so far.
+    counting: Option<(String, usize)>,
+    sink: Sink<'o>,
+}
+
+/// Where [`Found`] writes.
+enum Sink<'o> {
+    /// `--count` as text: a line per thread.
+    Lines(&'o mut dyn Write),
+    /// Records (the hits, or `--count`'s per thread in JSON), or the hits' table.
+    Listed(Listing<'o>),
+}
+
+/// A thread's count (`--count`, JSON).
+#[derive(Serialize)]
+struct Count<'a> {
+    thread_id: &'a str,
+    hits: usize,
+}
+
+/// A namespace's count: `namespace` instead of `thread_id`.
+#[derive(Serialize)]
+struct NsCount<'a> {
+    namespace: &'a [String],
+    hits: usize,
+}
+
+impl<'o> Found<'o> {
+    fn new(out: &'o mut dyn Write, format: Format, count: bool) -> Found<'o> {
+        let sink = match (count, format) {
+            (true, Format::Table) => Sink::Lines(out),
+            _ => Sink::Listed(Listing::new(out, format, Order::AsRead, None)),
+        };
+        Found {
+            format,
+            count,
+            hits: 0,
+            threads: 0,
+            counting: None,
+            sink,
+        }
+    }
+
+    /// Takes the hits of one checkpoint (after those of the checkpoints before it).
+    fn add(&mut self, hits: Vec<Hit>) -> Result<()> {
         for h in hits {
-            match per_thread.last_mut() {
-                Some((t, n)) if *t == h.thread_id => *n += 1,
-                _ => per_thread.push((&h.thread_id, 1)),
+            self.hits += 1;
+            if self.count {
+                match &mut self.counting {
+                    Some((t, n)) if *t == h.thread_id => *n += 1,
+                    _ => {
+                        self.write_count()?;
+                        self.counting = Some((h.thread_id, 1));
+                        self.threads += 1;
+                    }
+                }
+                continue;
+            }
+            if let Sink::Listed(listing) = &mut self.sink {
+                listing.push(i128::MIN, false, &h, || thread_row(&h))?;
             }
         }
-        let mut per_ns: Vec<(&[String], usize)> = Vec::new();
-        for h in store_hits {
-            match per_ns.last_mut() {
-                Some((ns, n)) if *ns == h.namespace.as_slice() => *n += 1,
-                _ => per_ns.push((&h.namespace, 1)),
-            }
-        }
-        #[derive(Serialize)]
-        struct Count<'a> {
-            thread_id: &'a str,
-            hits: usize,
-        }
-        /// A namespace's count: `namespace` instead of `thread_id`.
-        #[derive(Serialize)]
-        struct NsCount<'a> {
-            namespace: &'a [String],
-            hits: usize,
-        }
-        let counts: Vec<Count<'_>> = per_thread
-            .iter()
-            .map(|(t, n)| Count {
-                thread_id: t,
-                hits: *n,
-            })
-            .collect();
-        if format != Format::Table {
-            if per_ns.is_empty() {
-                return output::write_records(out, format, &counts);
-            }
-            let mut all: Vec<serde_json::Value> = counts
-                .iter()
-                .map(serde_json::to_value)
-                .collect::<serde_json::Result<_>>()?;
-            for (ns, n) in &per_ns {
-                all.push(serde_json::to_value(NsCount {
-                    namespace: ns,
-                    hits: *n,
-                })?);
-            }
-            return output::write_records(out, format, &all);
-        }
-        for c in &counts {
-            writeln!(out, "{}\t{}", human::id(c.thread_id), c.hits)?;
-        }
-        for (ns, n) in &per_ns {
-            writeln!(out, "store {}\t{n}", human::id(&ns.join(".")))?;
-        }
-        let mut summary = format!(
-            "{} in {}",
-            human::count((hits.len() + store_hits.len()) as u64, "hit"),
-            human::count(counts.len() as u64, "thread")
-        );
-        if !per_ns.is_empty() {
-            summary.push_str(&format!(
-                " and {} of the store",
-                human::count(per_ns.len() as u64, "namespace")
-            ));
-        }
-        writeln!(out, "{summary}")?;
-        return Ok(());
+        Ok(())
     }
-    if format != Format::Table {
+
+    /// Writes the count of the thread counted so far.
+    fn write_count(&mut self) -> Result<()> {
+        let Some((thread_id, hits)) = self.counting.take() else {
+            return Ok(());
+        };
+        match &mut self.sink {
+            Sink::Lines(out) => writeln!(out, "{}\t{hits}", human::id(&thread_id))?,
+            Sink::Listed(listing) => {
+                let record = Count {
+                    thread_id: &thread_id,
+                    hits,
+                };
+                listing.push(i128::MIN, false, &record, Vec::new)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the rest after the threads' hits: the Store's (after them in JSON, a table of
+    /// their own), the table, `--count`'s summary. Returns the threads' hits.
+    fn finish(mut self, store_hits: &[StoreHit]) -> Result<usize> {
+        self.write_count()?;
+        let hits = self.hits;
+        if self.count {
+            let mut per_ns: Vec<(&[String], usize)> = Vec::new();
+            for h in store_hits {
+                match per_ns.last_mut() {
+                    Some((ns, n)) if *ns == h.namespace.as_slice() => *n += 1,
+                    _ => per_ns.push((&h.namespace, 1)),
+                }
+            }
+            match self.sink {
+                Sink::Listed(mut listing) => {
+                    for (namespace, hits) in per_ns {
+                        listing.push(i128::MIN, false, &NsCount { namespace, hits }, Vec::new)?;
+                    }
+                    listing.finish(&[], &[], None)?;
+                }
+                Sink::Lines(out) => {
+                    for (ns, n) in &per_ns {
+                        writeln!(out, "store {}\t{n}", human::id(&ns.join(".")))?;
+                    }
+                    let mut summary = format!(
+                        "{} in {}",
+                        human::count((hits + store_hits.len()) as u64, "hit"),
+                        human::count(self.threads as u64, "thread")
+                    );
+                    if !per_ns.is_empty() {
+                        summary.push_str(&format!(
+                            " and {} of the store",
+                            human::count(per_ns.len() as u64, "namespace")
+                        ));
+                    }
+                    writeln!(out, "{summary}")?;
+                }
+            }
+            return Ok(hits);
+        }
+        let Sink::Listed(mut listing) = self.sink else {
+            return Ok(hits);
+        };
+        if self.format != Format::Table {
+            for h in store_hits {
+                listing.push(i128::MIN, false, h, Vec::new)?;
+            }
+            listing.finish(&[], &[], None)?;
+            return Ok(hits);
+        }
+        // The threads' hits first, then the store's.
+        let out = match (hits, store_hits.is_empty()) {
+            (0, true) => {
+                listing.finish(&HEADERS, &[2], Some("no hits"))?;
+                return Ok(hits);
+            }
+            (0, false) => listing.into_writer(),
+            _ => listing.finish_then(&HEADERS, &[2], None)?.1,
+        };
         if store_hits.is_empty() {
-            return output::write_records(out, format, hits);
+            return Ok(hits);
         }
-        let mut all: Vec<serde_json::Value> = hits
-            .iter()
-            .map(serde_json::to_value)
-            .collect::<serde_json::Result<_>>()?;
-        for h in store_hits {
-            all.push(serde_json::to_value(h)?);
-        }
-        return output::write_records(out, format, &all);
-    }
-    if hits.is_empty() && store_hits.is_empty() {
-        writeln!(out, "no hits")?;
-        return Ok(());
-    }
-    if !store_hits.is_empty() {
         let mut t = table::new_table(&["store namespace", "key", "text"]);
         for h in store_hits {
             let text = if h.key.is_none() {
@@ -589,28 +706,9 @@ fn render(
                 text,
             ]);
         }
-        if hits.is_empty() {
-            writeln!(out, "{}", table::render(&t))?;
-            return Ok(());
-        }
-        // The threads' hits first, then the store's.
-        let mut threads =
-            table::new_table(&["thread_id", "checkpoint", "#", "message_id", "type", "text"]);
-        table::align_right(&mut threads, &[2]);
-        for h in hits {
-            threads.add_row(thread_row(h));
-        }
-        writeln!(out, "{}", table::render(&threads))?;
         writeln!(out, "{}", table::render(&t))?;
-        return Ok(());
+        Ok(hits)
     }
-    let mut t = table::new_table(&["thread_id", "checkpoint", "#", "message_id", "type", "text"]);
-    table::align_right(&mut t, &[2]);
-    for h in hits {
-        t.add_row(thread_row(h));
-    }
-    writeln!(out, "{}", table::render(&t))?;
-    Ok(())
 }
 
 /// A thread hit's row of the table.

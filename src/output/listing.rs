@@ -122,15 +122,26 @@ impl<'o> Listing<'o> {
 
     /// Writes what is left: the sorted rows, or the table (`headers`, the `right`-aligned
     /// columns; `empty`: the line written instead of a table without rows).
-    pub fn finish(
+    pub fn finish(self, headers: &[&str], right: &[usize], empty: Option<&str>) -> Result<Written> {
+        self.finish_then(headers, right, empty)
+            .map(|(written, _)| written)
+    }
+
+    /// The writer, for what follows a list that writes nothing (a table without rows).
+    pub fn into_writer(self) -> &'o mut dyn Write {
+        self.out
+    }
+
+    /// [`Listing::finish`], handing back the writer for what follows the list.
+    pub fn finish_then(
         mut self,
         headers: &[&str],
         right: &[usize],
         empty: Option<&str>,
-    ) -> Result<Written> {
+    ) -> Result<(Written, &'o mut dyn Write)> {
         if let Some(stream) = self.stream.take() {
             stream.end(self.out)?;
-            return Ok(self.streamed);
+            return Ok((self.streamed, self.out));
         }
         if self.order == Order::Descending {
             self.spill.sort_descending();
@@ -158,7 +169,7 @@ impl<'o> Listing<'o> {
                 stream.end(self.out)?;
             }
         }
-        Ok(written)
+        Ok((written, self.out))
     }
 }
 

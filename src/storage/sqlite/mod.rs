@@ -225,7 +225,27 @@ impl CheckpointStore for SqliteStore {
     }
 
     /// A second read-only connection to the same file, for work on another core.
+    /// A file holding a LangGraph store and no checkpoints is opened as this handle was
+    /// ([`store::saver_of_store_only`]: empty checkpoint tables of its connection's own).
     fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>> {
+        let store_only = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM temp.sqlite_master WHERE name = 'checkpoints'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(|e| explain(e, &self.path))?
+            > 0;
+        if store_only {
+            if let Some(s) = store::saver_of_store_only(
+                &self.path,
+                crate::storage::Access::ReadOnly,
+                self.busy_timeout,
+            )? {
+                return Ok(Box::new(s));
+            }
+        }
         Ok(Box::new(SqliteStore::open_read_only(
             &self.path,
             self.busy_timeout,
