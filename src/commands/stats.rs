@@ -8,12 +8,12 @@ use anyhow::Result;
 use crate::cli::{GlobalArgs, StatsArgs};
 use crate::codec::aes::{self, Keyring};
 use crate::codec::msgpack;
+use crate::ops::sizes::ThreadSizes;
 use crate::output::stats::{
     ChannelBytes, LargeThread, PostgresReport, SealedReport, Spread, StatsReport, StoreNamespace,
     StoreStats,
 };
 use crate::output::{self};
-use crate::storage::ThreadSummary;
 
 /// Runs `stats`: the file, the threads and their spread, bytes per channel (encrypted
 /// checkpoints measured with the key), orphans, the server's space and the store → report.
@@ -23,14 +23,16 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
     })?;
     let file = store.file_stats()?;
     let (checkpoint_rows, write_rows) = store.row_counts()?;
-    let mut threads = Vec::new();
-    store.for_each_thread(&mut |t| {
-        threads.push(t);
-        Ok(())
+    // The threads stream past (a batch at a time, on a second handle): counted, their
+    // spread and the largest kept, never all held.
+    let mut sizes = ThreadSizes::new(args.top);
+    crate::read::stream::threads(&*store, &mut |batch| {
+        batch.into_iter().for_each(|t| sizes.add(t));
+        Ok(true)
     })?;
-    let spread = spread(&threads);
-    threads.sort_by_key(|t| std::cmp::Reverse(t.bytes));
-    let top: Vec<_> = threads.iter().take(args.top).collect();
+    let threads = sizes.threads();
+    let spread = sizes.spread();
+    let top = sizes.largest();
     let ChannelSizes {
         channels,
         undecodable,
@@ -48,10 +50,14 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
     let report = StatsReport {
         file,
         free_bytes,
-        threads: threads.len(),
+        threads,
         checkpoints: checkpoint_rows,
         writes: write_rows,
-        checkpoints_per_thread: spread,
+        checkpoints_per_thread: Spread {
+            min: spread.min,
+            median: spread.median,
+            max: spread.max,
+        },
         largest_threads: top
             .iter()
             .map(|t| LargeThread {
@@ -86,17 +92,6 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
     match sealed.error {
         Some(line) => Err(crate::exit::Partial(line).into()),
         None => Ok(()),
-    }
-}
-
-/// Checkpoints per thread: the fewest, the median and the most.
-fn spread(threads: &[ThreadSummary]) -> Spread {
-    let mut per_thread: Vec<u64> = threads.iter().map(|t| t.checkpoints).collect();
-    per_thread.sort_unstable();
-    Spread {
-        min: per_thread.first().copied().unwrap_or(0),
-        median: per_thread.get(per_thread.len() / 2).copied().unwrap_or(0),
-        max: per_thread.last().copied().unwrap_or(0),
     }
 }
 

@@ -29,6 +29,7 @@ pub mod needles;
 pub mod outcome;
 pub mod purge;
 pub mod remove;
+pub mod sizes;
 pub mod store;
 pub mod suggest;
 pub mod summarize;
