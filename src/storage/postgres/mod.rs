@@ -868,8 +868,20 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
-        // Collected first so that `f` may use this store again.
-        self.summaries(None)?.into_iter().try_for_each(f)
+        // Collected first so that `f` may use this store again; from the cursor a batch of
+        // rows at a time, so that the rows and the summaries are never all held together.
+        let mut all = Vec::new();
+        self.stream_rows(
+            &summaries_sql(false, self.thread_order()?),
+            1024,
+            &mut |rows| {
+                for r in &rows {
+                    all.push(self.summary_of(r)?);
+                }
+                Ok(true)
+            },
+        )?;
+        all.into_iter().try_for_each(f)
     }
 
     fn stream_threads(
