@@ -553,7 +553,7 @@ pub fn run_with(
         outer(done)
     };
     let pb = progress::bar(ids.len() as u64, opts.verb);
-    let mut settling = Settling::new(store, opts.settle);
+    let mut settling = Settling::new(store, opts.settle, &app_seal);
     // The first key problem, and how many threads had one.
     let key_problems = std::sync::Mutex::new((None::<String>, 0usize));
     let failed = |thread: &str, e: anyhow::Error| {
@@ -707,12 +707,14 @@ struct Settling<'a> {
     /// Committed batches with the time of their commit, oldest first.
     pending: std::collections::VecDeque<(std::time::Instant, Vec<Outcome>)>,
     /// A thread was (or in a dry run would be) written: until then nothing is handed over,
-    /// so that a run that fails on its key reports no partial list.
+    /// so that a run that fails on its key reports no partial list. Set from the start when
+    /// the database held no encrypted row (no key can fail: nothing is held, however many
+    /// threads there are).
     seen_something: bool,
 }
 
 impl<'a> Settling<'a> {
-    fn new(store: &'a dyn CheckpointStore, settle: Duration) -> Settling<'a> {
+    fn new(store: &'a dyn CheckpointStore, settle: Duration, seal: &AppSeal) -> Settling<'a> {
         // No app had the file open when memctl started (WAL mode, no -wal file): nothing can
         // be queued behind memctl's commits, so there is nothing to wait for.
         let settle = match store.might_be_shared() {
@@ -723,7 +725,7 @@ impl<'a> Settling<'a> {
             store,
             settle,
             pending: Default::default(),
-            seen_something: false,
+            seen_something: matches!(seal, AppSeal::Plain),
         }
     }
 

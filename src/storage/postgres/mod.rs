@@ -967,11 +967,15 @@ impl CheckpointStore for PostgresStore {
         .collect()
     }
 
+    /// From the cursor a batch of rows at a time (the rows and the ids are never all held
+    /// together).
     fn latest_root_ids(&self) -> Result<Vec<(String, String)>> {
-        self.query(&latest_root_ids_sql(self.thread_order()?), &[])?
-            .iter()
-            .map(|r| Ok((get_str(r, 0)?, get_str(r, 1)?)))
-            .collect()
+        let mut all = Vec::new();
+        self.stream_latest_root_ids(1024, &mut |ids| {
+            all.extend(ids);
+            Ok(true)
+        })?;
+        Ok(all)
     }
 
     fn latest_checkpoint_id(&self, thread_id: &str, ns: &str) -> Result<Option<String>> {
