@@ -614,6 +614,56 @@ fn whole_database_lists_stream_what_they_collect() {
             failures.push(format!("{name}: {f}"));
         }
     }
+    // The streamed summaries take each thread's writes from a second scan in thread order,
+    // merged: writes of threads that have no checkpoint (before, between and after the
+    // threads), and a thread id stored as a blob (SQLite orders blobs after text; the merge
+    // then stops and sums each thread's writes by itself) count as the collected read counts
+    // them.
+    let (_dir, db) = common::temp_copy(&fixture("new.sqlite"));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    let first: String = conn
+        .query_row("SELECT min(thread_id) FROM checkpoints", [], |r| r.get(0))
+        .expect("a thread");
+    for (orphan, id) in [
+        ("0000-orphan", "'0000-orphan'"),
+        ("m-orphan", "'m-orphan'"),
+        ("~orphan", "'~orphan'"),
+    ] {
+        conn.execute(
+            &format!(
+                "INSERT INTO writes SELECT {id}, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value \
+                 FROM writes WHERE thread_id = ?1"
+            ),
+            [&first],
+        )
+        .unwrap_or_else(|e| panic!("{orphan}: {e}"));
+    }
+    for table in ["checkpoints", "writes"] {
+        conn.execute(
+            &format!(
+                "INSERT INTO {table} SELECT CAST('zz-blob' AS BLOB), {} FROM {table} WHERE thread_id = ?1",
+                if table == "checkpoints" {
+                    "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+                } else {
+                    "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value"
+                }
+            ),
+            [&first],
+        )
+        .unwrap_or_else(|e| panic!("{table}: {e}"));
+    }
+    let numbers: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM writes WHERE typeof(thread_id) = 'blob'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert!(numbers > 0, "the blob thread has writes");
+    drop(conn);
+    for f in common::listing::stores_stream_what_they_collect(&db) {
+        failures.push(format!("orphans and a numeric id: {f}"));
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

@@ -493,7 +493,8 @@ impl CheckpointStore for SqliteStore {
     ) -> Result<()> {
         // The primary key's order: each thread's rows come together, so only one thread's
         // aggregates and one batch are held (for_each_thread scans in storage order instead,
-        // faster, holding every thread).
+        // faster, holding every thread). The writes' sizes come from a second scan in the
+        // same order, merged.
         let sql_err = |e| self.sql_error(e);
         let mut stmt = self
             .conn
@@ -502,8 +503,19 @@ impl CheckpointStore for SqliteStore {
             ))
             .map_err(sql_err)?;
         let mut rows = stmt.query([]).map_err(sql_err)?;
+        let mut writes_stmt = self
+            .conn
+            .prepare("SELECT thread_id, LENGTH(value) FROM writes ORDER BY thread_id")
+            .map_err(sql_err)?;
+        let mut writes = WriteSizes {
+            rows: writes_stmt.query([]).map_err(sql_err)?,
+            peeked: None,
+            merging: true,
+        };
         let mut out = Vec::with_capacity(batch);
         let mut current: Option<(Vec<u8>, ThreadAgg)> = None;
+        // The current thread's id is text (the only kind the merge with the writes follows).
+        let mut current_is_text = true;
         loop {
             let row = rows.next().map_err(sql_err)?;
             let thread = row.map(|r| key(r, 0)).transpose().map_err(sql_err)?;
@@ -511,8 +523,17 @@ impl CheckpointStore for SqliteStore {
                 .as_ref()
                 .is_some_and(|(t, _)| thread.as_deref() != Some(&t[..]))
             {
-                if let Some((t, agg)) = current.take() {
-                    out.push(self.with_writes(agg, &t)?);
+                if let Some((t, mut agg)) = current.take() {
+                    if !current_is_text {
+                        writes.merging = false;
+                    }
+                    match writes.of(&t).map_err(sql_err)? {
+                        Some(bytes) => {
+                            agg.bytes += bytes;
+                            out.push(agg.summary(&t));
+                        }
+                        None => out.push(self.with_writes(agg, &t)?),
+                    }
                 }
                 if out.len() >= batch && !f(std::mem::take(&mut out))? {
                     return Ok(());
@@ -524,6 +545,7 @@ impl CheckpointStore for SqliteStore {
             let agg = match &mut current {
                 Some((_, agg)) => agg,
                 None => {
+                    current_is_text = matches!(row.get_ref(0), Ok(ValueRef::Text(_)));
                     &mut current
                         .insert((thread.into_owned(), ThreadAgg::default()))
                         .1
@@ -1154,19 +1176,66 @@ impl SqliteStore {
         let writes: i64 = self
             .conn
             .prepare_cached(
-                "SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes WHERE thread_id = ?1",
+                "SELECT COALESCE(SUM(LENGTH(value)), 0) FROM writes WHERE thread_id IN (?1, ?2)",
             )
             .and_then(|mut st| {
+                // The id as text and as a blob: a thread's rows are its bytes, whichever
+                // type they were stored with (as the storage-order scan matches them).
                 st.query_row(
-                    [rusqlite::types::ToSqlOutput::Borrowed(ValueRef::Text(
-                        thread,
-                    ))],
+                    [
+                        rusqlite::types::ToSqlOutput::Borrowed(ValueRef::Text(thread)),
+                        rusqlite::types::ToSqlOutput::Borrowed(ValueRef::Blob(thread)),
+                    ],
                     |r| r.get(0),
                 )
             })
             .map_err(|e| self.sql_error(e))?;
         agg.bytes += writes.max(0) as u64;
         Ok(agg.summary(thread))
+    }
+}
+
+/// The `writes` rows' sizes in thread-id order, taken thread by thread beside the checkpoints
+/// read in the same order ([`CheckpointStore::stream_threads`]).
+struct WriteSizes<'s> {
+    rows: rusqlite::Rows<'s>,
+    /// The next row, read but not yet taken: its thread id and size.
+    peeked: Option<(Vec<u8>, u64)>,
+    /// False once a thread id that is not text was met (a blob: the column's text affinity
+    /// turns numbers into text): SQLite orders those apart from the text ones, so the merge
+    /// stops and each thread's writes are summed by a query of their own.
+    merging: bool,
+}
+
+impl WriteSizes<'_> {
+    /// The bytes of `thread`'s writes (a text thread id, after every thread asked before it
+    /// in byte order); `None` when the merge has stopped (the caller asks the table).
+    fn of(&mut self, thread: &[u8]) -> rusqlite::Result<Option<u64>> {
+        let mut sum = 0u64;
+        while self.merging {
+            if self.peeked.is_none() {
+                let Some(row) = self.rows.next()? else {
+                    return Ok(Some(sum));
+                };
+                let ValueRef::Text(id) = row.get_ref(0)? else {
+                    self.merging = false;
+                    break;
+                };
+                let n: Option<i64> = row.get(1)?;
+                self.peeked = Some((id.to_vec(), n.unwrap_or(0).max(0) as u64));
+            }
+            let Some((id, n)) = &self.peeked else {
+                continue;
+            };
+            match id.as_slice().cmp(thread) {
+                // Writes of a thread without checkpoints: not a thread, not counted.
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => sum += n,
+                std::cmp::Ordering::Greater => return Ok(Some(sum)),
+            }
+            self.peeked = None;
+        }
+        Ok(None)
     }
 }
 
