@@ -373,20 +373,7 @@ fn find_equals_a_python_reference_walking_every_checkpoint_with_langgraph() {
 /// and text) equals the hits grouped by thread, and the table has a row per hit.
 #[test]
 fn find_streams_across_batches_what_each_thread_holds() {
-    let (_dir, db) = temp_copy(&fixture("new.sqlite"));
-    let conn = rusqlite::Connection::open(&db).expect("open");
-    let n: i64 = conn
-        .query_row(
-            "SELECT count(DISTINCT thread_id) FROM checkpoints",
-            [],
-            |r| r.get(0),
-        )
-        .expect("count");
-    for sql in common::jobs::clone_threads_sql(&["checkpoints", "writes"], 2100 / n as usize) {
-        conn.execute_batch(&sql)
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    }
-    drop(conn);
+    let (_dir, db) = common::jobs::sqlite_with_many_threads("new.sqlite", 2100);
     let db = s(&db);
     for history in [false, true] {
         let mut args = vec!["the", "-i"];

@@ -674,20 +674,7 @@ fn whole_database_lists_stream_what_they_collect() {
 fn jobs_print_what_one_connection_prints_on_sqlite() {
     let mut failures = Vec::new();
     for name in ["new.sqlite", "old.sqlite", "delta.sqlite"] {
-        let (_dir, db) = common::temp_copy(&fixture(name));
-        let conn = rusqlite::Connection::open(&db).expect("open");
-        let n: i64 = conn
-            .query_row(
-                "SELECT count(DISTINCT thread_id) FROM checkpoints",
-                [],
-                |r| r.get(0),
-            )
-            .expect("count");
-        for sql in common::jobs::clone_threads_sql(&["checkpoints", "writes"], 700 / n as usize) {
-            conn.execute_batch(&sql)
-                .unwrap_or_else(|e| panic!("{name}: {sql}: {e}"));
-        }
-        drop(conn);
+        let (_dir, db) = common::jobs::sqlite_with_many_threads(name, 700);
         for f in common::jobs::outputs_equal_across_jobs(s(&db), &["2", "3"]) {
             failures.push(format!("{name}: {f}"));
         }

@@ -82,3 +82,25 @@ pub fn clone_threads_sql(tables: &[&str], copies: usize) -> Vec<String> {
     }
     sql
 }
+
+/// A temporary copy of the SQLite fixture `name` whose threads are cloned
+/// ([`clone_threads_sql`]) until there are about `threads` of them.
+pub fn sqlite_with_many_threads(
+    name: &str,
+    threads: usize,
+) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, db) = super::temp_copy(&super::fixture(name));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    let n: i64 = conn
+        .query_row(
+            "SELECT count(DISTINCT thread_id) FROM checkpoints",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    for sql in clone_threads_sql(&["checkpoints", "writes"], threads / n.max(1) as usize) {
+        conn.execute_batch(&sql)
+            .unwrap_or_else(|e| panic!("{name}: {sql}: {e}"));
+    }
+    (dir, db)
+}
