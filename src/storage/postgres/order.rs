@@ -7,7 +7,7 @@
 //! grouped read can walk them and hand out its first rows at once. Written as
 //! `ORDER BY thread_id COLLATE "C"` the server would sort the whole result first, even there
 //! (34 s before the first row at 1,000,000 threads): so the order clause names the column's
-//! own collation when it is bytewise ([`PostgresStore::thread_order`]).
+//! own collation when it is bytewise (`PostgresStore::thread_order`).
 //!
 //! The rows come from a `DECLARE`d cursor: the server plans it for its first rows
 //! (`cursor_tuple_fraction`), where a protocol-level portal is planned for all of them.
