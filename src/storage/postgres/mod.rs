@@ -740,14 +740,11 @@ impl PostgresStore {
 }
 
 impl PostgresStore {
-    /// Every thread's aggregates (or those of `only`), in thread-id order. Aggregates only
+    /// The aggregates of the threads `ids`, in thread-id order. Aggregates only
     /// (`pg_column_size` reads no value).
-    fn summaries(&self, only: Option<&[String]>) -> Result<Vec<ThreadSummary>> {
-        let sql = summaries_sql(only.is_some(), self.thread_order()?);
-        let rows = match only {
-            Some(ids) => self.query(&sql, &[&ids])?,
-            None => self.query(&sql, &[])?,
-        };
+    fn summaries(&self, ids: &[String]) -> Result<Vec<ThreadSummary>> {
+        let sql = summaries_sql(true, self.thread_order()?);
+        let rows = self.query(&sql, &[&ids])?;
         rows.iter().map(|r| self.summary_of(r)).collect()
     }
 
@@ -871,16 +868,10 @@ impl CheckpointStore for PostgresStore {
         // Collected first so that `f` may use this store again; from the cursor a batch of
         // rows at a time, so that the rows and the summaries are never all held together.
         let mut all = Vec::new();
-        self.stream_rows(
-            &summaries_sql(false, self.thread_order()?),
-            1024,
-            &mut |rows| {
-                for r in &rows {
-                    all.push(self.summary_of(r)?);
-                }
-                Ok(true)
-            },
-        )?;
+        self.stream_threads(1024, &mut |batch| {
+            all.extend(batch);
+            Ok(true)
+        })?;
         all.into_iter().try_for_each(f)
     }
 
@@ -941,7 +932,7 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn summaries_of(&self, thread_ids: &[String]) -> Result<Vec<ThreadSummary>> {
-        self.summaries(Some(thread_ids))
+        self.summaries(thread_ids)
     }
 
     fn newest_threads(&self, n: usize) -> Result<Option<Vec<String>>> {
