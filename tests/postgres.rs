@@ -1028,7 +1028,13 @@ fn whole_database_lists_stream_what_they_collect_on_postgres() {
 #[test]
 fn whole_database_lists_stream_in_byte_order_whatever_the_collation() {
     let names = ["B", "a", "Z", "_x", "ab", "a-b", "\u{e4}", "A~"];
-    for collation in [None, Some("und-x-icu")] {
+    // An ICU column, then the same with the indexes on `thread_id COLLATE "C"` that stats
+    // recommends there, which the reads then walk instead of sorting.
+    for (collation, indexed) in [
+        (None, false),
+        (Some("und-x-icu"), false),
+        (Some("und-x-icu"), true),
+    ] {
         let db = TestDb::fixture("collation");
         let mut c = db.client();
         let tables = ["checkpoints", "checkpoint_blobs", "checkpoint_writes"];
@@ -1062,12 +1068,42 @@ fn whole_database_lists_stream_in_byte_order_whatever_the_collation() {
             collation.is_none(),
             "{collation:?}: the server's order {server:?}"
         );
+        if indexed {
+            for sql in memctl::storage::postgres::order::THREAD_INDEX_ADVICE {
+                let sql = sql.replace("%I", "public");
+                c.batch_execute(&sql)
+                    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            }
+            // The tables are small: without these the planner would rather sort them.
+            let sql = format!(
+                "ALTER DATABASE \"{}\" SET enable_sort = off; ALTER DATABASE \"{}\" SET enable_seqscan = off",
+                db.name, db.name
+            );
+            c.batch_execute(&sql)
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
         let failures = common::listing::lists_stream_as_they_collect(&db.url);
         assert!(
             failures.is_empty(),
-            "{collation:?}: {}",
+            "{collation:?}, indexed {indexed}: {}",
             failures.join("\n\n")
         );
+        if indexed {
+            let scans = || {
+                db.count(
+                    "SELECT COALESCE(sum(idx_scan), 0)::bigint FROM pg_stat_user_indexes \
+                     WHERE indexrelname LIKE '%thread_id_c_idx'",
+                )
+            };
+            let started = std::time::Instant::now();
+            while scans() == 0 && started.elapsed().as_secs() < 10 {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            assert!(
+                scans() > 0,
+                "the reads walked the indexes on thread_id COLLATE \"C\""
+            );
+        }
     }
 }
 

@@ -1819,8 +1819,9 @@ fn rm_purge_scrubs_a_match_only_the_history_holds_on_postgres() {
     }
 }
 
-/// The index `stats` recommends on a large `checkpoints` table (`checkpoint_id` in byte
-/// order) changes nothing for LangGraph: with it, PostgresSaver loads every thread as before
+/// The indexes `stats` recommends on a large `checkpoints` table (`checkpoint_id` in byte
+/// order; `thread_id` in byte order on the three tables, where its collation is not bytewise)
+/// change nothing for LangGraph: with them, PostgresSaver loads every thread as before
 /// (`get_tuple`, `list`) and continues it (`put`, `put_writes`), and memctl's newest-first
 /// lists then name the threads LangGraph just wrote as the whole list does (that they read
 /// the index on a larger table: tests/postgres.rs).
@@ -1833,6 +1834,12 @@ fn langgraph_reads_and_writes_as_before_with_the_recommended_index() {
              ON checkpoints (checkpoint_id COLLATE \"C\")",
         )
         .expect("create the index");
+    for sql in memctl::storage::postgres::order::THREAD_INDEX_ADVICE {
+        let sql = sql.replace("%I", "public");
+        db.client()
+            .batch_execute(&sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
     let exp_path = common::root().join("fixtures/expected/postgres.json");
     let (ok, text) = harness(&[
         "check-all",

@@ -154,6 +154,19 @@ fn write_server_space(out: &mut dyn Write, space: &PostgresReport) -> Result<()>
              updates it). Create it with:\n  {sql};"
         )?;
     }
+    if !space.thread_index_advice.is_empty() {
+        writeln!(
+            out,
+            "Indexes would help: `thread_id`'s collation does not sort bytewise, so whole-database \
+             reads (`threads list`, `tokens --all`, `find`, `trim --all`) wait for the server to sort \
+             every thread before their first one (seconds at millions of threads); with them, they \
+             start at once. LangGraph does not read by them and works as before (each put also \
+             updates them). Create them with:"
+        )?;
+        for sql in space.thread_index_advice {
+            writeln!(out, "  {sql};")?;
+        }
+    }
     let mut b = table::new_table(&["blob channel", "rows", "bytes"]);
     table::align_right(&mut b, &[1, 2]);
     for ch in &space.blob_bytes_by_channel {
@@ -276,6 +289,12 @@ pub struct PostgresReport<'a> {
     /// instead of every thread's; LangGraph does not read by it). Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index_advice: Option<&'a str>,
+    /// With many checkpoints, where `thread_id`'s collation does not sort bytewise and no
+    /// indexes give that order: the statements that create them (whole-database reads then
+    /// stream their first threads at once instead of after the server's sort of every
+    /// thread; LangGraph does not read by them). Absent otherwise.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub thread_index_advice: &'a [String],
 }
 
 impl<'a> PostgresReport<'a> {
@@ -287,6 +306,13 @@ impl<'a> PostgresReport<'a> {
                 .index_advice
                 .as_deref()
                 .filter(|_| checkpoints >= crate::storage::postgres::newest::INDEX_ADVICE_ROWS),
+            thread_index_advice: if checkpoints
+                >= crate::storage::postgres::newest::INDEX_ADVICE_ROWS
+            {
+                &space.thread_index_advice
+            } else {
+                &[]
+            },
             tables: &space.tables,
             dead_rows: space.dead_rows(),
             vacuum_would_help: space.dead_rows() > 0,
@@ -391,6 +417,46 @@ mod tests {
         let text = String::from_utf8(text).expect("text");
         assert!(
             text.contains(sql) && text.contains("LangGraph does not read by it"),
+            "{text}"
+        );
+    }
+    #[test]
+    fn the_thread_indexes_are_recommended_only_for_a_large_table_without_them() {
+        let sql = [
+            "CREATE INDEX CONCURRENTLY a".to_owned(),
+            "CREATE INDEX CONCURRENTLY b".to_owned(),
+        ];
+        let space = ServerSpace {
+            thread_index_advice: sql.to_vec(),
+            ..ServerSpace::default()
+        };
+        let rows = crate::storage::postgres::newest::INDEX_ADVICE_ROWS;
+        let report = PostgresReport::new(&space, rows);
+        assert_eq!(
+            (report.thread_index_advice, report.index_advice),
+            (&sql[..], None)
+        );
+        assert!(PostgresReport::new(&space, rows - 1)
+            .thread_index_advice
+            .is_empty());
+        let json = serde_json::to_value(PostgresReport::new(&space, rows)).expect("json");
+        assert_eq!(
+            json["thread_index_advice"],
+            serde_json::json!(sql),
+            "{json}"
+        );
+        assert!(json.get("index_advice").is_none(), "{json}");
+        let small = serde_json::to_value(PostgresReport::new(&space, 10)).expect("json");
+        assert!(small.get("thread_index_advice").is_none(), "{small}");
+        let none =
+            serde_json::to_value(PostgresReport::new(&ServerSpace::default(), rows)).expect("json");
+        assert!(none.get("thread_index_advice").is_none(), "{none}");
+        let mut text = Vec::new();
+        write_server_space(&mut text, &PostgresReport::new(&space, rows)).expect("written");
+        let text = String::from_utf8(text).expect("text");
+        assert!(
+            text.contains("  CREATE INDEX CONCURRENTLY a;\n  CREATE INDEX CONCURRENTLY b;")
+                && text.contains("does not sort bytewise"),
             "{text}"
         );
     }

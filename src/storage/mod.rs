@@ -433,6 +433,10 @@ pub struct ServerSpace {
     /// that the newest threads are read from the newest rows alone; `None` when an index
     /// already serves (see [`crate::storage::postgres::newest`]).
     pub index_advice: Option<String>,
+    /// The statements that create indexes on `thread_id COLLATE "C"` of the saver's three
+    /// tables, where the column's collation is not bytewise and whole-database reads would
+    /// sort every thread first (see [`crate::storage::postgres::order`]); empty otherwise.
+    pub thread_index_advice: Vec<String>,
 }
 
 /// One of the saver's tables as the server accounts for it.

@@ -69,9 +69,9 @@ pub struct PostgresStore {
     /// The statements run once per thread, prepared once per connection: a statement given
     /// as text is prepared anew each time, a round trip of its own.
     statements: Mutex<HashMap<&'static str, postgres::Statement>>,
-    /// Whether `checkpoints.thread_id` sorts bytewise on this server (asked once; see
+    /// How the thread ids come in bytewise order on this server (asked once; see
     /// [`order`]).
-    bytewise_threads: std::sync::OnceLock<bool>,
+    thread_ids: std::sync::OnceLock<order::ThreadOrder>,
 }
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
@@ -137,7 +137,7 @@ impl PostgresStore {
             generation,
             in_batch: std::sync::atomic::AtomicBool::new(false),
             statements: Mutex::new(HashMap::new()),
-            bytewise_threads: std::sync::OnceLock::new(),
+            thread_ids: std::sync::OnceLock::new(),
         })
     }
 
@@ -743,7 +743,7 @@ impl PostgresStore {
     /// The aggregates of the threads `ids`, in thread-id order. Aggregates only
     /// (`pg_column_size` reads no value).
     fn summaries(&self, ids: &[String]) -> Result<Vec<ThreadSummary>> {
-        let sql = summaries_sql(true, self.thread_order()?);
+        let sql = summaries_sql(true, self.thread_ids()?);
         let rows = self.query(&sql, &[&ids])?;
         rows.iter().map(|r| self.summary_of(r)).collect()
     }
@@ -770,35 +770,37 @@ impl PostgresStore {
 }
 
 /// The per-thread aggregates of every thread (`filtered`: of the threads in `$1`), in
-/// thread-id order (bytewise, as SQLite orders them; `order`: [`PostgresStore::thread_order`]).
-fn summaries_sql(filtered: bool, order: &str) -> String {
+/// thread-id order (bytewise, as SQLite orders them; `order`: [`PostgresStore::thread_ids`]).
+fn summaries_sql(filtered: bool, order: order::ThreadOrder) -> String {
     let filter = if filtered {
         "WHERE thread_id = ANY($1)"
     } else {
         ""
     };
+    let (key, suffix) = (order.group_key(), order.order_suffix());
     format!(
         "SELECT c.thread_id, c.n, c.namespaces, c.latest_root, c.latest, \
                 c.bytes + COALESCE(w.bytes, 0) + COALESCE(b.bytes, 0) \
-         FROM (SELECT thread_id, count(*) AS n, count(DISTINCT checkpoint_ns) AS namespaces, \
+         FROM (SELECT {key} AS thread_id, count(*) AS n, count(DISTINCT checkpoint_ns) AS namespaces, \
                       max(checkpoint_id COLLATE \"C\") FILTER (WHERE checkpoint_ns = '') AS latest_root, \
                       max(checkpoint_id COLLATE \"C\") AS latest, \
                       sum(pg_column_size(checkpoint) + pg_column_size(metadata))::bigint AS bytes \
-               FROM checkpoints {filter} GROUP BY thread_id) c \
-         LEFT JOIN (SELECT thread_id, sum(octet_length(blob))::bigint AS bytes FROM checkpoint_writes {filter} GROUP BY thread_id) w \
+               FROM checkpoints {filter} GROUP BY 1) c \
+         LEFT JOIN (SELECT {key} AS thread_id, sum(octet_length(blob))::bigint AS bytes FROM checkpoint_writes {filter} GROUP BY 1) w \
                 ON w.thread_id = c.thread_id \
-         LEFT JOIN (SELECT thread_id, sum(COALESCE(octet_length(blob), 0))::bigint AS bytes FROM checkpoint_blobs {filter} GROUP BY thread_id) b \
+         LEFT JOIN (SELECT {key} AS thread_id, sum(COALESCE(octet_length(blob), 0))::bigint AS bytes FROM checkpoint_blobs {filter} GROUP BY 1) b \
                 ON b.thread_id = c.thread_id \
-         ORDER BY c.{order}"
+         ORDER BY c.thread_id{suffix}"
     )
 }
 
 /// `(thread_id, latest root checkpoint id)` of every thread with a root checkpoint, in
-/// thread-id order (bytewise; `order`: [`PostgresStore::thread_order`]).
-fn latest_root_ids_sql(order: &str) -> String {
+/// thread-id order (bytewise; `order`: [`PostgresStore::thread_ids`]).
+fn latest_root_ids_sql(order: order::ThreadOrder) -> String {
+    let (key, suffix) = (order.group_key(), order.order_suffix());
     format!(
-        "SELECT thread_id, max(checkpoint_id COLLATE \"C\") FROM checkpoints \
-         WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY {order}"
+        "SELECT {key} AS thread_id, max(checkpoint_id COLLATE \"C\") FROM checkpoints \
+         WHERE checkpoint_ns = '' GROUP BY 1 ORDER BY thread_id{suffix}"
     )
 }
 
@@ -881,7 +883,7 @@ impl CheckpointStore for PostgresStore {
         f: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
     ) -> Result<()> {
         self.stream_rows(
-            &summaries_sql(false, self.thread_order()?),
+            &summaries_sql(false, self.thread_ids()?),
             batch,
             &mut |rows| {
                 let summaries = rows
@@ -899,7 +901,7 @@ impl CheckpointStore for PostgresStore {
         f: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
     ) -> Result<()> {
         self.stream_rows(
-            &latest_root_ids_sql(self.thread_order()?),
+            &latest_root_ids_sql(self.thread_ids()?),
             batch,
             &mut |rows| {
                 let ids = rows
@@ -1453,6 +1455,7 @@ impl CheckpointStore for PostgresStore {
         space.orphaned_blobs = n(r, 0)?;
         space.orphaned_blob_bytes = n(r, 1)?;
         space.index_advice = self.index_advice()?;
+        space.thread_index_advice = self.thread_index_advice()?;
         Ok(Some(space))
     }
 

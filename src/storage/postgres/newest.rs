@@ -61,10 +61,15 @@ impl PostgresStore {
         if self.has_newest_index(PLANNED_ROWS)? {
             return Ok(None);
         }
+        self.advice_in_schema(INDEX_ADVICE)
+    }
+
+    /// `advice` (a statement on `%I.checkpoints`) in the schema of this store's `checkpoints`.
+    pub(super) fn advice_in_schema(&self, advice: &str) -> Result<Option<String>> {
         let rows = self.query(
             "SELECT format($1::text, n.nspname) FROM pg_class c \
              JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'checkpoints'::regclass",
-            &[&INDEX_ADVICE],
+            &[&advice],
         )?;
         match rows.first() {
             Some(r) => Ok(Some(super::get_str(r, 0)?)),
