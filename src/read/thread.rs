@@ -8,6 +8,7 @@ use crate::codec::aes::Keyring;
 use crate::codec::json::to_json;
 use crate::ops::find::MetaCondition;
 use crate::storage::CheckpointStore;
+use serde_json::Value as Json;
 
 use super::LoadedCheckpoint;
 
@@ -140,34 +141,75 @@ pub fn resolve_checkpoint_id(
     }
 }
 
-/// True when `--meta`'s conditions select the thread, for `find`, `forget` and `threads list` alike (see
-/// [`crate::ops::forget::meta_selects`]): each condition holds in the metadata of any of its
-/// checkpoints, in every namespace (LangGraph copies the app's `configurable` keys there; an
-/// erasure must not miss a thread whose latest checkpoint lost the key), or in a channel of
-/// its latest root state.
-pub fn meta_selects_thread(
+/// Which of `threads` `--meta`'s conditions select, for `find`, `forget`, `threads list` and
+/// `copy` alike (see [`crate::ops::forget::meta_selects`]): each condition holds in the
+/// metadata of any of a thread's checkpoints, in every namespace (LangGraph copies the app's
+/// `configurable` keys there; an erasure must not miss a thread whose latest checkpoint lost
+/// the key; metadata that is not JSON is passed over), or in a channel of its latest root
+/// state. In the order asked, each thread its own outcome (a latest state that does not open,
+/// such as one encrypted without its key, is that thread's error); the outer error is the
+/// database's. The metadata of all of them is read in one call
+/// ([`CheckpointStore::metadata_of`]); the latest root checkpoints of the threads it leaves
+/// undecided a batch at a time ([`CheckpointStore::checkpoints_at`]), decoded on all cores.
+pub fn meta_select(
     store: &dyn CheckpointStore,
     keys: &Keyring,
-    thread: &str,
+    threads: &[&str],
     conditions: &[MetaCondition],
-) -> Result<bool> {
+) -> Result<Vec<Result<bool>>> {
     use crate::ops::forget::meta_selects;
-    let mut metadata = Vec::new();
-    for ns in store.namespaces(thread)? {
-        for (_, m) in store.metadata(thread, &ns)? {
-            if let Some(j) = m.and_then(|b| serde_json::from_slice(&b).ok()) {
-                metadata.push(j);
-            }
-        }
-    }
+    let rows = store.metadata_of(threads)?;
+    anyhow::ensure!(
+        rows.len() == threads.len(),
+        "the database answered for {} threads of {}",
+        rows.len(),
+        threads.len()
+    );
     let none = |_: &str| None;
-    if meta_selects(conditions, &metadata, &none) {
-        return Ok(true);
+    let mut out: Vec<Result<bool>> = Vec::with_capacity(threads.len());
+    let mut metadata: Vec<Vec<Json>> = Vec::with_capacity(threads.len());
+    // The threads the metadata leaves undecided: (position, latest root checkpoint id).
+    let mut undecided: Vec<(usize, String)> = Vec::new();
+    for (i, rows) in rows.into_iter().enumerate() {
+        let parsed: Vec<Json> = rows
+            .iter()
+            .filter_map(|r| serde_json::from_slice(r.metadata.as_deref()?).ok())
+            .collect();
+        let selected = meta_selects(conditions, &parsed, &none);
+        // The first root row is the latest (the rows come newest first).
+        let latest = rows.into_iter().find(|r| r.checkpoint_ns.is_empty());
+        if let (false, Some(latest)) = (selected, latest) {
+            undecided.push((i, latest.checkpoint_id));
+        }
+        out.push(Ok(selected));
+        metadata.push(if selected { Vec::new() } else { parsed });
     }
-    let Some(row) = store.checkpoint(thread, "", None)? else {
-        return Ok(false);
+    let read = |batch: &[(usize, String)]| -> Result<Vec<(usize, Result<Option<_>>)>> {
+        let at: Vec<(&str, &str, &str)> = batch
+            .iter()
+            .map(|(i, id)| (threads[*i], "", id.as_str()))
+            .collect();
+        let rows = store.checkpoints_at(&at)?;
+        anyhow::ensure!(rows.len() == batch.len(), "a batch read lost checkpoints");
+        Ok(batch.iter().map(|(i, _)| *i).zip(rows).collect())
     };
-    let latest = LoadedCheckpoint::open(keys, row)?;
-    let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
-    Ok(meta_selects(conditions, &metadata, &channel))
+    let decide = |(i, row): (usize, Result<Option<crate::storage::CheckpointRow>>)| {
+        // A checkpoint gone since its metadata was read: no latest state (as before it).
+        let decided = row.and_then(|row| match row {
+            None => Ok(false),
+            Some(row) => {
+                let latest = LoadedCheckpoint::open(keys, row)?;
+                let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
+                Ok(meta_selects(conditions, &metadata[i], &channel))
+            }
+        });
+        (i, decided)
+    };
+    crate::par::pipeline_batches(&undecided, crate::par::cores(), read, decide, |decided| {
+        for (i, d) in decided {
+            out[i] = d;
+        }
+        Ok(())
+    })?;
+    Ok(out)
 }
