@@ -203,13 +203,14 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         })
         .map(|t| t.thread_id.as_str())
         .collect();
+    let readers = crate::read::Readers::one(&*source);
     let mut pairs = Vec::new();
     // --meta's selection a batch of threads at a time (a few queries per batch); the first
     // thread it cannot check stops the copy.
     for chunk in idle_enough.chunks(crate::read::stream::BATCH) {
         let selects = match conditions.is_empty() {
             true => chunk.iter().map(|_| Ok(true)).collect(),
-            false => crate::read::meta_select(&*source, &keys, chunk, &conditions)?,
+            false => crate::read::meta_select(&readers, &keys, chunk, &conditions)?,
         };
         for (thread, selected) in chunk.iter().zip(selects) {
             if selected? {

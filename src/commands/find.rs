@@ -223,7 +223,7 @@ impl Batch<'_> {
         } else {
             let threads: Vec<&str> = latest.iter().map(|(t, _)| t.as_str()).collect();
             let selects =
-                crate::read::meta_select(self.store, self.keys, &threads, self.conditions)?;
+                crate::read::meta_select(self.readers, self.keys, &threads, self.conditions)?;
             let mut selected = Vec::with_capacity(latest.len());
             for ((thread, id), s) in latest.into_iter().zip(selects) {
                 match s {

@@ -344,7 +344,8 @@ fn meta_select_or_report(
     conditions: &[MetaCondition],
 ) -> Vec<Result<bool, String>> {
     let ids: Vec<&str> = threads.iter().map(|t| t.thread_id.as_str()).collect();
-    match crate::read::meta_select(store, keys, &ids, conditions) {
+    let readers = crate::read::Readers::one(store);
+    match crate::read::meta_select(&readers, keys, &ids, conditions) {
         Ok(selects) => selects
             .into_iter()
             .map(|s| s.map_err(|e| format!("{e:#}")))

@@ -77,7 +77,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
             true => Vec::new(),
             false => {
                 let threads: Vec<&str> = rows.iter().map(|r| r.thread_id.as_str()).collect();
-                crate::read::meta_select(&*store, &keys, &threads, &conditions)?
+                crate::read::meta_select(&readers, &keys, &threads, &conditions)?
             }
         };
         let mut selects = selects.into_iter();

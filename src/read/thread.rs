@@ -2,15 +2,17 @@
 //! in full or by prefix (each refusal a [`Missing`], worded by `output::missing`, where the
 //! stored ids are made terminal-safe), and the threads a metadata condition selects.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
+use serde_json::Value as Json;
 
 use crate::codec::aes::Keyring;
 use crate::codec::json::to_json;
 use crate::ops::find::MetaCondition;
 use crate::storage::CheckpointStore;
-use serde_json::Value as Json;
 
-use super::LoadedCheckpoint;
+use super::{LoadedCheckpoint, Readers};
 
 /// What the database does not have, as the read layer says it (the ids as stored; the
 /// message is `output::missing`'s, one wording everywhere).
@@ -150,15 +152,15 @@ pub fn resolve_checkpoint_id(
 /// such as one encrypted without its key, is that thread's error); the outer error is the
 /// database's. The metadata of all of them is read in one call
 /// ([`CheckpointStore::metadata_of`]); the latest root checkpoints of the threads it leaves
-/// undecided a batch at a time ([`CheckpointStore::checkpoints_at`]), decoded on all cores.
+/// undecided as [`super::map_latest`] reads rows (on the `readers`, decoded on all cores).
 pub fn meta_select(
-    store: &dyn CheckpointStore,
+    readers: &Readers<'_>,
     keys: &Keyring,
     threads: &[&str],
     conditions: &[MetaCondition],
 ) -> Result<Vec<Result<bool>>> {
     use crate::ops::forget::meta_selects;
-    let rows = store.metadata_of(threads)?;
+    let rows = readers.store().metadata_of(threads)?;
     anyhow::ensure!(
         rows.len() == threads.len(),
         "the database answered for {} threads of {}",
@@ -167,9 +169,11 @@ pub fn meta_select(
     );
     let none = |_: &str| None;
     let mut out: Vec<Result<bool>> = Vec::with_capacity(threads.len());
-    let mut metadata: Vec<Vec<Json>> = Vec::with_capacity(threads.len());
-    // The threads the metadata leaves undecided: (position, latest root checkpoint id).
-    let mut undecided: Vec<(usize, String)> = Vec::new();
+    // The threads the metadata leaves undecided: their latest root checkpoints, their
+    // positions and their metadata.
+    let mut undecided: Vec<(String, String)> = Vec::new();
+    let mut at: Vec<usize> = Vec::new();
+    let mut metadata: HashMap<&str, Vec<Json>> = HashMap::new();
     for (i, rows) in rows.into_iter().enumerate() {
         let parsed: Vec<Json> = rows
             .iter()
@@ -179,37 +183,26 @@ pub fn meta_select(
         // The first root row is the latest (the rows come newest first).
         let latest = rows.into_iter().find(|r| r.checkpoint_ns.is_empty());
         if let (false, Some(latest)) = (selected, latest) {
-            undecided.push((i, latest.checkpoint_id));
+            undecided.push((threads[i].to_owned(), latest.checkpoint_id));
+            at.push(i);
+            metadata.insert(threads[i], parsed);
         }
         out.push(Ok(selected));
-        metadata.push(if selected { Vec::new() } else { parsed });
     }
-    let read = |batch: &[(usize, String)]| -> Result<Vec<(usize, Result<Option<_>>)>> {
-        let at: Vec<(&str, &str, &str)> = batch
-            .iter()
-            .map(|(i, id)| (threads[*i], "", id.as_str()))
-            .collect();
-        let rows = store.checkpoints_at(&at)?;
-        anyhow::ensure!(rows.len() == batch.len(), "a batch read lost checkpoints");
-        Ok(batch.iter().map(|(i, _)| *i).zip(rows).collect())
-    };
-    let decide = |(i, row): (usize, Result<Option<crate::storage::CheckpointRow>>)| {
-        // A checkpoint gone since its metadata was read: no latest state (as before it).
-        let decided = row.and_then(|row| match row {
+    let decided = super::latest::map_at(readers, &undecided, |(thread, _), row| {
+        match row? {
+            // Gone since its metadata was read: no latest state, as when there was none.
             None => Ok(false),
             Some(row) => {
                 let latest = LoadedCheckpoint::open(keys, row)?;
                 let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
-                Ok(meta_selects(conditions, &metadata[i], &channel))
+                let metadata = metadata.get(thread.as_str()).map_or(&[][..], Vec::as_slice);
+                Ok(meta_selects(conditions, metadata, &channel))
             }
-        });
-        (i, decided)
-    };
-    crate::par::pipeline_batches(&undecided, crate::par::cores(), read, decide, |decided| {
-        for (i, d) in decided {
-            out[i] = d;
         }
-        Ok(())
     })?;
+    for (i, d) in at.into_iter().zip(decided) {
+        out[i] = d;
+    }
     Ok(out)
 }
