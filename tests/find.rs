@@ -325,6 +325,30 @@ fn meta_selects_the_same_threads_across_batches() {
     }
 }
 
+/// `--meta`'s batched metadata read gives each thread the rows the per-thread reads gave, in
+/// their order, on every SQLite fixture.
+#[test]
+fn metadata_of_reads_what_the_per_thread_reads_read() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(common::root().join("fixtures")).expect("fixtures") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "sqlite") {
+            continue;
+        }
+        let store =
+            memctl::storage::SqliteStore::open_read_only(&path, std::time::Duration::from_secs(1))
+                .expect("opens");
+        let differences = common::meta::metadata_of_differences(&store);
+        assert!(
+            differences.is_empty(),
+            "{}: {differences:#?}",
+            path.display()
+        );
+        checked += 1;
+    }
+    assert!(checked > 10, "{checked} fixtures");
+}
+
 /// Like grep (#26): exit 0 when something matched, 1 when nothing did (no error line; the
 /// empty result is printed), in every output form and with --count.
 #[test]
