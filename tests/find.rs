@@ -199,6 +199,156 @@ fn find_meta_and_forget_meta_select_the_same_threads() {
     );
 }
 
+/// `--meta` decides a batch of threads at a time (#30). On a copy whose threads were cloned
+/// into more than one batch of 1,024, `find`, `threads list`, `forget --dry-run` and
+/// `copy --all --dry-run` select the same threads, exactly the ones the rule selects, on both
+/// sides of every seam: by any checkpoint's metadata (an old checkpoint's only, or a
+/// subgraph namespace's only; metadata that is not JSON passed over), or by a channel of the
+/// latest state.
+#[test]
+fn meta_selects_the_same_threads_across_batches() {
+    let (dir, db) = common::jobs::sqlite_with_many_threads("forget.sqlite", 2100);
+    let conn = rusqlite::Connection::open(&db).expect("opens");
+    for sql in [
+        // bob-chat's clones ~copy2…: user_id 99 in their oldest root checkpoint only.
+        "UPDATE checkpoints SET metadata = CAST(json_set(CAST(metadata AS TEXT), '$.user_id', '99') AS BLOB) \
+         WHERE thread_id LIKE 'bob-chat~copy2%' AND checkpoint_ns = '' AND checkpoint_id = \
+         (SELECT MIN(c.checkpoint_id) FROM checkpoints c WHERE c.thread_id = checkpoints.thread_id AND c.checkpoint_ns = '')",
+        // alice-sub's clones ~copy1…: 99 in the subgraph's namespace only.
+        "UPDATE checkpoints SET metadata = CAST(json_set(CAST(metadata AS TEXT), '$.user_id', '99') AS BLOB) \
+         WHERE thread_id LIKE 'alice-sub~copy1%' AND checkpoint_ns != ''",
+        // carol-chat's clones ~copy3…: their user_id 8 lost, in metadata that is not JSON
+        // (passed over) but for the latest's (which must read: their state is opened).
+        "UPDATE checkpoints SET metadata = CAST(json_remove(CAST(metadata AS TEXT), '$.user_id') AS BLOB) \
+         WHERE thread_id LIKE 'carol-chat~copy3%' AND checkpoint_ns = '' AND checkpoint_id = \
+         (SELECT MAX(c.checkpoint_id) FROM checkpoints c WHERE c.thread_id = checkpoints.thread_id AND c.checkpoint_ns = '')",
+        "UPDATE checkpoints SET metadata = CAST('not json' AS BLOB) \
+         WHERE thread_id LIKE 'carol-chat~copy3%' AND json_extract(metadata, '$.user_id') IS NOT NULL",
+    ] {
+        assert!(conn.execute(sql, []).expect("updates") > 0, "{sql}");
+    }
+    let all: i64 = conn
+        .query_row(
+            "SELECT count(DISTINCT thread_id) FROM checkpoints",
+            [],
+            |r| r.get(0),
+        )
+        .expect("counts");
+    assert!(all > 2048, "{all} threads");
+    let by_metadata = |value: &str| -> Vec<String> {
+        let mut stmt = conn
+            .prepare(
+                "SELECT DISTINCT thread_id FROM checkpoints WHERE json_valid(metadata) \
+                 AND CAST(json_extract(metadata, '$.user_id') AS TEXT) = ? ORDER BY thread_id",
+            )
+            .expect("prepares");
+        let rows = stmt
+            .query_map([value], |r| r.get::<_, String>(0))
+            .expect("queries");
+        rows.collect::<Result<_, _>>().expect("reads")
+    };
+    let profile: Vec<String> = by_metadata("42")
+        .into_iter()
+        .filter(|t| t.split("~copy").next() == Some("alice-profile"))
+        .collect();
+    let summary =
+        "summary=Known about the user: My name is Alice Example. / I moved to 12 Elm Street.";
+    let cases: Vec<(Vec<&str>, Vec<String>)> = vec![
+        (vec!["user_id=99"], by_metadata("99")),
+        (vec!["user_id=8"], by_metadata("8")),
+        (vec![summary], profile.clone()),
+        (vec!["user_id=42", summary], profile),
+    ];
+    let target = dir.path().join("none.sqlite");
+    let db = s(&db);
+    for (conditions, want) in cases {
+        assert!(want.len() > 100, "{conditions:?}: {} threads", want.len());
+        let mut meta = Vec::new();
+        for c in &conditions {
+            meta.extend(["--meta", c]);
+        }
+        let sorted = |mut t: Vec<String>| {
+            t.sort();
+            t.dedup();
+            t
+        };
+        let found = sorted(
+            places(&find(db, &meta))
+                .into_iter()
+                .map(|(t, _)| t)
+                .collect(),
+        );
+        let listed: Vec<String> = run_json(
+            &[
+                &["threads", "list", "--db", db, "--format", "json"][..],
+                &meta,
+            ]
+            .concat(),
+        )
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| t["thread_id"].as_str().unwrap_or_default().to_owned())
+        .collect();
+        let plan = run_json(
+            &[
+                &["forget", "--db", db, "--dry-run", "--format", "json"][..],
+                &meta,
+            ]
+            .concat(),
+        );
+        let doomed: Vec<String> = plan["threads"]
+            .as_array()
+            .expect("threads")
+            .iter()
+            .filter(|l| l["action"] == "would delete")
+            .map(|l| l["thread_id"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        let report = run_json(
+            &[
+                &["copy", "--db", db, "--all", "--dry-run", "--format", "json"][..],
+                &["--to", s(&target)],
+                &meta,
+            ]
+            .concat(),
+        );
+        let copied: Vec<String> = report["threads"]
+            .as_array()
+            .expect("threads")
+            .iter()
+            .map(|t| t["thread"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(found, want, "find {conditions:?}");
+        assert_eq!(sorted(listed), want, "threads list {conditions:?}");
+        assert_eq!(sorted(doomed), want, "forget {conditions:?}");
+        assert_eq!(sorted(copied), want, "copy {conditions:?}");
+    }
+}
+
+/// `--meta`'s batched metadata read gives each thread the rows the per-thread reads gave, in
+/// their order, on every SQLite fixture.
+#[test]
+fn metadata_of_reads_what_the_per_thread_reads_read() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(common::root().join("fixtures")).expect("fixtures") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "sqlite") {
+            continue;
+        }
+        let store =
+            memctl::storage::SqliteStore::open_read_only(&path, std::time::Duration::from_secs(1))
+                .expect("opens");
+        let differences = common::meta::metadata_of_differences(&store);
+        assert!(
+            differences.is_empty(),
+            "{}: {differences:#?}",
+            path.display()
+        );
+        checked += 1;
+    }
+    assert!(checked > 10, "{checked} fixtures");
+}
+
 /// Like grep (#26): exit 0 when something matched, 1 when nothing did (no error line; the
 /// empty result is printed), in every output form and with --count.
 #[test]

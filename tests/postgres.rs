@@ -1632,6 +1632,28 @@ fn a_jobs_connection_refused_is_one_clear_error() {
         .expect("drop role");
 }
 
+/// `--meta`'s batched metadata read (one query) gives each thread the rows the per-thread
+/// reads gave, in their order (`COLLATE "C"`), on the Postgres fixtures.
+#[test]
+fn metadata_of_reads_what_the_per_thread_reads_read_on_postgres() {
+    use memctl::storage::{open, Access};
+    for db in [
+        TestDb::fixture("metadata_of"),
+        TestDb::delta_fixture("metadata_of_delta"),
+    ] {
+        let store = open(
+            std::path::Path::new(&db.url),
+            None,
+            Access::ReadOnly,
+            std::time::Duration::from_secs(5),
+            &memctl::codec::aes::Keyring::none(),
+        )
+        .expect("open");
+        let differences = common::meta::metadata_of_differences(&*store);
+        assert!(differences.is_empty(), "{differences:#?}");
+    }
+}
+
 /// `--jobs`' extra connections read in the first one's snapshot: a thread committed after the
 /// command's store was opened is seen by neither (a handle opened on its own sees it).
 #[test]

@@ -194,18 +194,28 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         all.push(t);
         Ok(())
     })?;
-    let mut pairs = Vec::new();
-    for t in &all {
-        let idle_enough = match idle {
+    let idle_enough: Vec<&str> = all
+        .iter()
+        .filter(|t| match idle {
             None => true,
             Some(limit) => crate::ops::activity::idle_seconds(&t.latest_id, None, now)
                 .is_some_and(|a| a >= limit),
+        })
+        .map(|t| t.thread_id.as_str())
+        .collect();
+    let readers = crate::read::Readers::one(&*source);
+    let mut pairs = Vec::new();
+    // --meta's selection a batch of threads at a time (a few queries per batch); the first
+    // thread it cannot check stops the copy.
+    for chunk in idle_enough.chunks(crate::read::stream::BATCH) {
+        let selects = match conditions.is_empty() {
+            true => chunk.iter().map(|_| Ok(true)).collect(),
+            false => crate::read::meta_select(&readers, &keys, chunk, &conditions)?,
         };
-        let selected = idle_enough
-            && (conditions.is_empty()
-                || crate::read::meta_selects_thread(&*source, &keys, &t.thread_id, &conditions)?);
-        if selected {
-            pairs.push((t.thread_id.clone(), t.thread_id.clone()));
+        for (thread, selected) in chunk.iter().zip(selects) {
+            if selected? {
+                pairs.push((thread.to_string(), thread.to_string()));
+            }
         }
     }
     let busy = Duration::from_millis(g.busy_timeout);

@@ -221,14 +221,12 @@ impl Batch<'_> {
         let latest = if self.conditions.is_empty() {
             latest
         } else {
+            let threads: Vec<&str> = latest.iter().map(|(t, _)| t.as_str()).collect();
+            let selects =
+                crate::read::meta_select(self.readers, self.keys, &threads, self.conditions)?;
             let mut selected = Vec::with_capacity(latest.len());
-            for (thread, id) in latest {
-                match crate::read::meta_selects_thread(
-                    self.store,
-                    self.keys,
-                    &thread,
-                    self.conditions,
-                ) {
+            for ((thread, id), s) in latest.into_iter().zip(selects) {
+                match s {
                     Ok(true) => selected.push((thread, id)),
                     Ok(false) => {}
                     Err(e) => failed.push(fail(thread, e)),

@@ -302,29 +302,59 @@ fn select_threads<'a>(
     }
     // Phases on stderr (hidden when it is not a terminal, or with --quiet).
     let pb = progress::bar(threads.len() as u64, "forget: select");
-    for t in threads {
-        pb.inc(1);
-        let named = args.thread.contains(&t.thread_id);
-        let by_meta = !conditions.is_empty()
-            && match crate::read::meta_selects_thread(store, keys, &t.thread_id, conditions) {
-                Ok(yes) => yes,
-                Err(e) => {
+    // --meta's selection a batch of threads at a time (a few queries per batch).
+    for chunk in threads.chunks(crate::read::stream::BATCH) {
+        let selects = match conditions.is_empty() {
+            true => Vec::new(),
+            false => meta_select_or_report(store, keys, chunk, conditions),
+        };
+        let mut selects = selects.into_iter();
+        for t in chunk {
+            pb.inc(1);
+            let named = args.thread.contains(&t.thread_id);
+            let by_meta = match selects.next() {
+                None | Some(Ok(false)) => false,
+                Some(Ok(true)) => true,
+                Some(Err(why)) => {
                     sel.meta_unknown += 1;
                     tally.reported.push(Reported {
                         thread_id: t.thread_id.clone(),
-                        reason: format!("could not check --meta: {e:#}"),
+                        reason: format!("could not check --meta: {why}"),
                     });
                     false
                 }
             };
-        sel.meta_selected += usize::from(by_meta);
-        if named || by_meta {
-            sel.doomed.push(t);
+            sel.meta_selected += usize::from(by_meta);
+            if named || by_meta {
+                sel.doomed.push(t);
+            }
         }
     }
     // The select phase's line goes before the question (a bar redrawn over it would hide it).
     pb.finish_and_clear();
     sel
+}
+
+/// Whether `--meta` selects each of `threads` ([`crate::read::meta_select`]), or why it could
+/// not tell: a database error is every thread's of the batch (each is reported, none taken).
+fn meta_select_or_report(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    threads: &[ThreadSummary],
+    conditions: &[MetaCondition],
+) -> Vec<Result<bool, String>> {
+    let ids: Vec<&str> = threads.iter().map(|t| t.thread_id.as_str()).collect();
+    let readers = crate::read::Readers::one(store);
+    match crate::read::meta_select(&readers, keys, &ids, conditions) {
+        Ok(selects) => selects
+            .into_iter()
+            .map(|s| s.map_err(|e| format!("{e:#}")))
+            .collect(),
+        Err(e) => {
+            let why = format!("{e:#}");
+            threads.iter().map(|_| Err(why.clone())).collect()
+        }
+    }
 }
 
 /// On a terminal, the question before anything is written.

@@ -72,9 +72,18 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
     let mut seen = Seen::default();
     let readers = crate::read::Readers::new(&*store, args.jobs);
     let mut take = |summaries: Vec<crate::storage::ThreadSummary>| -> Result<bool> {
-        for r in rows_of(&readers, &keys, summaries, &mut seen)? {
-            if !conditions.is_empty() {
-                match crate::read::meta_selects_thread(&*store, &keys, &r.thread_id, &conditions) {
+        let rows = rows_of(&readers, &keys, summaries, &mut seen)?;
+        let selects = match conditions.is_empty() {
+            true => Vec::new(),
+            false => {
+                let threads: Vec<&str> = rows.iter().map(|r| r.thread_id.as_str()).collect();
+                crate::read::meta_select(&readers, &keys, &threads, &conditions)?
+            }
+        };
+        let mut selects = selects.into_iter();
+        for r in rows {
+            if let Some(s) = selects.next() {
+                match s {
                     Ok(true) => {}
                     Ok(false) => continue,
                     Err(e) => {

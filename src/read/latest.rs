@@ -26,6 +26,21 @@ pub fn map_latest<R: Send>(
     ids: &[(String, String)],
     f: impl Fn(CheckpointRow) -> Result<R> + Sync,
 ) -> Result<Vec<Result<R>>> {
+    map_at(readers, ids, |(thread, _), row| {
+        row.and_then(|row| {
+            row.with_context(|| format!("thread '{thread}' vanished while memctl read it"))
+        })
+        .and_then(&f)
+    })
+}
+
+/// [`map_latest`], where `f` is handed each `(thread, checkpoint id)` of `ids` with its row as
+/// read: `None` when there is no such checkpoint (any more), or the row's own error.
+pub fn map_at<R: Send>(
+    readers: &Readers<'_>,
+    ids: &[(String, String)],
+    f: impl Fn(&(String, String), Result<Option<CheckpointRow>>) -> Result<R> + Sync,
+) -> Result<Vec<Result<R>>> {
     let n = readers.split_across(ids.len().div_ceil(crate::par::BATCH))?;
     if n > 1 {
         return readers.with_handles(n, |here, others| {
@@ -33,7 +48,8 @@ pub fn map_latest<R: Send>(
             let mut read_here = |batch: &[(String, String)]| -> Result<Vec<Result<R>>> {
                 Ok(rows_at(here, batch)?
                     .into_iter()
-                    .map(|row| row.and_then(f))
+                    .zip(batch)
+                    .map(|(row, id)| f(id, row))
                     .collect())
             };
             let away: Vec<crate::par::SentReader<'_, (String, String), Result<R>>> = others
@@ -43,7 +59,8 @@ pub fn map_latest<R: Send>(
                         move |batch: &[(String, String)]| -> Result<Vec<Result<R>>> {
                             Ok(rows_at(&**store, batch)?
                                 .into_iter()
-                                .map(|row| row.and_then(f))
+                                .zip(batch)
+                                .map(|(row, id)| f(id, row))
                                 .collect())
                         },
                     ) as crate::par::SentReader<'_, _, _>
@@ -54,11 +71,13 @@ pub fn map_latest<R: Send>(
     }
     let store = readers.store();
     let mut out = Vec::with_capacity(ids.len());
+    // The ids by reference, so that each read row goes to the workers with its id.
+    let ids: Vec<&(String, String)> = ids.iter().collect();
     crate::par::pipeline_batches(
-        ids,
+        &ids,
         crate::par::cores(),
-        |batch| rows_at(store, batch),
-        |row: Result<CheckpointRow>| row.and_then(&f),
+        |batch| Ok(batch.iter().copied().zip(rows_at(store, batch)?).collect()),
+        |(id, row)| f(id, row),
         |results| {
             out.extend(results);
             Ok(())
@@ -68,26 +87,21 @@ pub fn map_latest<R: Send>(
 }
 
 /// The root checkpoints `batch` names, read in one call ([`CheckpointStore::checkpoints_at`]):
-/// each its own outcome (a thread gone since its id was read is an error of its own); the
-/// outer error is the database's.
-fn rows_at(
+/// each its own outcome (`None`: no such checkpoint); the outer error is the database's.
+fn rows_at<K: std::borrow::Borrow<(String, String)>>(
     store: &dyn CheckpointStore,
-    batch: &[(String, String)],
-) -> Result<Vec<Result<CheckpointRow>>> {
+    batch: &[K],
+) -> Result<Vec<Result<Option<CheckpointRow>>>> {
     let keys: Vec<(&str, &str, &str)> = batch
         .iter()
-        .map(|(thread, id)| (thread.as_str(), "", id.as_str()))
-        .collect();
-    Ok(store
-        .checkpoints_at(&keys)?
-        .into_iter()
-        .zip(batch)
-        .map(|(row, (thread, _))| {
-            row.and_then(|row| {
-                row.with_context(|| format!("thread '{thread}' vanished while memctl read it"))
-            })
+        .map(|k| {
+            let (thread, id) = k.borrow();
+            (thread.as_str(), "", id.as_str())
         })
-        .collect())
+        .collect();
+    let rows = store.checkpoints_at(&keys)?;
+    anyhow::ensure!(rows.len() == batch.len(), "a batch read lost checkpoints");
+    Ok(rows)
 }
 
 /// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes; for

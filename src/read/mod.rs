@@ -26,6 +26,6 @@ pub use readers::Readers;
 pub use replay::{needs_replay, DeltaValue, Origin};
 pub use state::{is_internal_channel, state_values};
 pub use thread::{
-    meta_selects_thread, no_thread, no_thread_among, require_thread, resolve_checkpoint_id,
-    unknown_thread, Missing,
+    meta_select, no_thread, no_thread_among, require_thread, resolve_checkpoint_id, unknown_thread,
+    Missing,
 };

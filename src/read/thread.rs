@@ -2,14 +2,17 @@
 //! in full or by prefix (each refusal a [`Missing`], worded by `output::missing`, where the
 //! stored ids are made terminal-safe), and the threads a metadata condition selects.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
+use serde_json::Value as Json;
 
 use crate::codec::aes::Keyring;
 use crate::codec::json::to_json;
 use crate::ops::find::MetaCondition;
 use crate::storage::CheckpointStore;
 
-use super::LoadedCheckpoint;
+use super::{LoadedCheckpoint, Readers};
 
 /// What the database does not have, as the read layer says it (the ids as stored; the
 /// message is `output::missing`'s, one wording everywhere).
@@ -140,34 +143,66 @@ pub fn resolve_checkpoint_id(
     }
 }
 
-/// True when `--meta`'s conditions select the thread, for `find`, `forget` and `threads list` alike (see
-/// [`crate::ops::forget::meta_selects`]): each condition holds in the metadata of any of its
-/// checkpoints, in every namespace (LangGraph copies the app's `configurable` keys there; an
-/// erasure must not miss a thread whose latest checkpoint lost the key), or in a channel of
-/// its latest root state.
-pub fn meta_selects_thread(
-    store: &dyn CheckpointStore,
+/// Which of `threads` `--meta`'s conditions select, for `find`, `forget`, `threads list` and
+/// `copy` alike (see [`crate::ops::forget::meta_selects`]): each condition holds in the
+/// metadata of any of a thread's checkpoints, in every namespace (LangGraph copies the app's
+/// `configurable` keys there; an erasure must not miss a thread whose latest checkpoint lost
+/// the key; metadata that is not JSON is passed over), or in a channel of its latest root
+/// state. In the order asked, each thread its own outcome (a latest state that does not open,
+/// such as one encrypted without its key, is that thread's error); the outer error is the
+/// database's. The metadata of all of them is read in one call
+/// ([`CheckpointStore::metadata_of`]); the latest root checkpoints of the threads it leaves
+/// undecided as [`super::map_latest`] reads rows (on the `readers`, decoded on all cores).
+pub fn meta_select(
+    readers: &Readers<'_>,
     keys: &Keyring,
-    thread: &str,
+    threads: &[&str],
     conditions: &[MetaCondition],
-) -> Result<bool> {
+) -> Result<Vec<Result<bool>>> {
     use crate::ops::forget::meta_selects;
-    let mut metadata = Vec::new();
-    for ns in store.namespaces(thread)? {
-        for (_, m) in store.metadata(thread, &ns)? {
-            if let Some(j) = m.and_then(|b| serde_json::from_slice(&b).ok()) {
-                metadata.push(j);
+    let rows = readers.store().metadata_of(threads)?;
+    anyhow::ensure!(
+        rows.len() == threads.len(),
+        "the database answered for {} threads of {}",
+        rows.len(),
+        threads.len()
+    );
+    let none = |_: &str| None;
+    let mut out: Vec<Result<bool>> = Vec::with_capacity(threads.len());
+    // The threads the metadata leaves undecided: their latest root checkpoints, their
+    // positions and their metadata.
+    let mut undecided: Vec<(String, String)> = Vec::new();
+    let mut at: Vec<usize> = Vec::new();
+    let mut metadata: HashMap<&str, Vec<Json>> = HashMap::new();
+    for (i, rows) in rows.into_iter().enumerate() {
+        let parsed: Vec<Json> = rows
+            .iter()
+            .filter_map(|r| serde_json::from_slice(r.metadata.as_deref()?).ok())
+            .collect();
+        let selected = meta_selects(conditions, &parsed, &none);
+        // The first root row is the latest (the rows come newest first).
+        let latest = rows.into_iter().find(|r| r.checkpoint_ns.is_empty());
+        if let (false, Some(latest)) = (selected, latest) {
+            undecided.push((threads[i].to_owned(), latest.checkpoint_id));
+            at.push(i);
+            metadata.insert(threads[i], parsed);
+        }
+        out.push(Ok(selected));
+    }
+    let decided = super::latest::map_at(readers, &undecided, |(thread, _), row| {
+        match row? {
+            // Gone since its metadata was read: no latest state, as when there was none.
+            None => Ok(false),
+            Some(row) => {
+                let latest = LoadedCheckpoint::open(keys, row)?;
+                let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
+                let metadata = metadata.get(thread.as_str()).map_or(&[][..], Vec::as_slice);
+                Ok(meta_selects(conditions, metadata, &channel))
             }
         }
+    })?;
+    for (i, d) in at.into_iter().zip(decided) {
+        out[i] = d;
     }
-    let none = |_: &str| None;
-    if meta_selects(conditions, &metadata, &none) {
-        return Ok(true);
-    }
-    let Some(row) = store.checkpoint(thread, "", None)? else {
-        return Ok(false);
-    };
-    let latest = LoadedCheckpoint::open(keys, row)?;
-    let channel = |k: &str| latest.checkpoint.channel(k).map(to_json);
-    Ok(meta_selects(conditions, &metadata, &channel))
+    Ok(out)
 }

@@ -40,6 +40,17 @@ pub struct CheckpointRow {
     pub metadata: Option<Vec<u8>>,
 }
 
+/// One checkpoint's metadata, without its blob, as [`CheckpointStore::metadata_of`] gives it.
+#[derive(Debug, Clone)]
+pub struct MetadataRow {
+    /// The namespace (`''` for the root graph).
+    pub checkpoint_ns: String,
+    /// The checkpoint id.
+    pub checkpoint_id: String,
+    /// The JSON metadata.
+    pub metadata: Option<Vec<u8>>,
+}
+
 /// One row of the `writes` table (pending writes of a checkpoint).
 #[derive(Debug, Clone)]
 pub struct WriteRow {
@@ -818,6 +829,13 @@ pub trait CheckpointStore: Send {
 
     /// `(checkpoint_id, metadata)` of every checkpoint of a thread and namespace (no blobs).
     fn metadata(&self, thread_id: &str, ns: &str) -> Result<Vec<(String, Option<Vec<u8>>)>>;
+
+    /// The metadata of every checkpoint, in every namespace, of each of `threads` (no blobs),
+    /// in the order asked: each thread's rows ordered by namespace, then newest checkpoint
+    /// first, as the database orders them (the first root row is the one
+    /// [`Self::checkpoint`]`(thread, "", None)` reads). A server backend reads them all in
+    /// one round trip; a thread without checkpoints has none.
+    fn metadata_of(&self, threads: &[&str]) -> Result<Vec<Vec<MetadataRow>>>;
 
     /// The pending writes of a checkpoint, in the order LangGraph reads them.
     fn writes(&self, thread_id: &str, ns: &str, checkpoint_id: &str) -> Result<Vec<WriteRow>>;

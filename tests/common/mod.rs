@@ -5,6 +5,7 @@ pub mod chat_server;
 pub mod delta_states;
 pub mod jobs;
 pub mod listing;
+pub mod meta;
 pub mod pg;
 pub mod store;
 pub mod tmux;

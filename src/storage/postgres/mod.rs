@@ -40,9 +40,9 @@ use serde_json::Value as Json;
 use crate::codec::aes::{self, AesKey, Keyring};
 use crate::storage::{
     Access, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow,
-    CheckpointStore, Deleted, FileStats, Leftover, NewRows, Orphans, PageSize, SchemaGeneration,
-    ServerSpace, StoredValue, TableSpace, ThreadMoved, ThreadSummary, ValueCursor, ValuePage,
-    ValueRewriter, WriteRow,
+    CheckpointStore, Deleted, FileStats, Leftover, MetadataRow, NewRows, Orphans, PageSize,
+    SchemaGeneration, ServerSpace, StoredValue, TableSpace, ThreadMoved, ThreadSummary,
+    ValueCursor, ValuePage, ValueRewriter, WriteRow,
 };
 use conn::Target;
 use format::{self as pgformat, BlobRow};
@@ -1200,6 +1200,38 @@ impl CheckpointStore for PostgresStore {
             Ok((get_str(r, 0)?, m.map(String::into_bytes)))
         })
         .collect()
+    }
+
+    /// One query for all the threads, ordered as `metadata` and `checkpoint` order them
+    /// (`COLLATE "C"`: byte order).
+    fn metadata_of(&self, threads: &[&str]) -> Result<Vec<Vec<MetadataRow>>> {
+        let mut out: Vec<Vec<MetadataRow>> = threads.iter().map(|_| Vec::new()).collect();
+        if threads.is_empty() {
+            return Ok(out);
+        }
+        let e = |e| self.err(e);
+        let mut c = self.client();
+        let stmt = self.prepared(
+            &mut c,
+            "SELECT k.i, c.checkpoint_ns, c.checkpoint_id, c.metadata::text \
+             FROM unnest($1::text[]) WITH ORDINALITY AS k(thread_id, i) \
+             JOIN checkpoints c ON c.thread_id = k.thread_id \
+             ORDER BY k.i, c.checkpoint_ns COLLATE \"C\", c.checkpoint_id COLLATE \"C\" DESC",
+        )?;
+        for r in c.query(&stmt, &[&threads]).map_err(e)? {
+            let i = usize::try_from(r.try_get::<_, i64>(0).map_err(e)?)
+                .ok()
+                .and_then(|i| i.checked_sub(1))
+                .filter(|i| *i < threads.len())
+                .ok_or_else(|| anyhow!("the server numbered a thread out of range"))?;
+            let metadata: Option<String> = r.try_get(3).map_err(e)?;
+            out[i].push(MetadataRow {
+                checkpoint_ns: get_str(&r, 1)?,
+                checkpoint_id: get_str(&r, 2)?,
+                metadata: metadata.map(String::into_bytes),
+            });
+        }
+        Ok(out)
     }
 
     fn writes(&self, thread_id: &str, ns: &str, checkpoint_id: &str) -> Result<Vec<WriteRow>> {

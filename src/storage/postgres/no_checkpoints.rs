@@ -17,8 +17,8 @@ use anyhow::{bail, Result};
 use super::conn::Target;
 use crate::storage::{
     BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow, CheckpointStore, Deleted,
-    Erased, FileStats, Leftover, NewRows, Orphans, RowFeed, SchemaGeneration, ServerSpace,
-    ThreadRow, ThreadSummary, WriteRow, WrittenThread,
+    Erased, FileStats, Leftover, MetadataRow, NewRows, Orphans, RowFeed, SchemaGeneration,
+    ServerSpace, ThreadRow, ThreadSummary, WriteRow, WrittenThread,
 };
 
 /// A Postgres database without `PostgresSaver`'s tables, read as a saver with no threads.
@@ -122,6 +122,10 @@ impl CheckpointStore for NoCheckpoints {
 
     fn metadata(&self, _: &str, _: &str) -> Result<Vec<(String, Option<Vec<u8>>)>> {
         Ok(vec![])
+    }
+
+    fn metadata_of(&self, threads: &[&str]) -> Result<Vec<Vec<MetadataRow>>> {
+        Ok(threads.iter().map(|_| Vec::new()).collect())
     }
 
     fn writes(&self, _: &str, _: &str, _: &str) -> Result<Vec<WriteRow>> {

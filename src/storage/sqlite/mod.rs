@@ -21,8 +21,8 @@ use crate::codec::pieces::Pieces;
 
 use crate::storage::{
     BlobKind, BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow, CheckpointStore,
-    Deleted, FileStats, Leftover, NewRows, Orphans, PageSize, SchemaGeneration, ThreadMoved,
-    ThreadSummary, ValueCursor, ValuePage, ValueRewriter, WriteRow,
+    Deleted, FileStats, Leftover, MetadataRow, NewRows, Orphans, PageSize, SchemaGeneration,
+    ThreadMoved, ThreadSummary, ValueCursor, ValuePage, ValueRewriter, WriteRow,
 };
 
 /// Columns memctl reads from `checkpoints`.
@@ -737,6 +737,33 @@ impl CheckpointStore for SqliteStore {
             .map_err(|e| self.sql_error(e))?;
         rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.sql_error(e))
+    }
+
+    /// A query per thread (on the primary key, in-process: a statement costs microseconds).
+    fn metadata_of(&self, threads: &[&str]) -> Result<Vec<Vec<MetadataRow>>> {
+        let sql_err = |e| self.sql_error(e);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT checkpoint_ns, checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? \
+                 ORDER BY checkpoint_ns, checkpoint_id DESC",
+            )
+            .map_err(sql_err)?;
+        threads
+            .iter()
+            .map(|thread| {
+                let rows = stmt
+                    .query_map([thread], |r| {
+                        Ok(MetadataRow {
+                            checkpoint_ns: text(r, 0)?,
+                            checkpoint_id: text(r, 1)?,
+                            metadata: blob(r, 2)?,
+                        })
+                    })
+                    .map_err(sql_err)?;
+                rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql_err)
+            })
+            .collect()
     }
 
     fn channel_writes(
