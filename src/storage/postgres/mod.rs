@@ -748,6 +748,16 @@ impl PostgresStore {
         rows.iter().map(|r| self.summary_of(r)).collect()
     }
 
+    /// The position among `n` asked threads of a row whose first column is the `ORDINALITY`
+    /// of `unnest($1::text[])` (counted from 1).
+    fn ordinal(&self, r: &postgres::Row, n: usize) -> Result<usize> {
+        usize::try_from(r.try_get::<_, i64>(0).map_err(|e| self.err(e))?)
+            .ok()
+            .and_then(|i| i.checked_sub(1))
+            .filter(|i| *i < n)
+            .ok_or_else(|| anyhow!("the server numbered a thread out of range"))
+    }
+
     /// A row of [`summaries_sql`] as a [`ThreadSummary`].
     fn summary_of(&self, r: &postgres::Row) -> Result<ThreadSummary> {
         let e = |e| self.err(e);
@@ -1219,11 +1229,7 @@ impl CheckpointStore for PostgresStore {
              ORDER BY k.i, c.checkpoint_ns COLLATE \"C\", c.checkpoint_id COLLATE \"C\" DESC",
         )?;
         for r in c.query(&stmt, &[&threads]).map_err(e)? {
-            let i = usize::try_from(r.try_get::<_, i64>(0).map_err(e)?)
-                .ok()
-                .and_then(|i| i.checked_sub(1))
-                .filter(|i| *i < threads.len())
-                .ok_or_else(|| anyhow!("the server numbered a thread out of range"))?;
+            let i = self.ordinal(&r, threads.len())?;
             let metadata: Option<String> = r.try_get(3).map_err(e)?;
             out[i].push(MetadataRow {
                 checkpoint_ns: get_str(&r, 1)?,
@@ -1267,11 +1273,7 @@ impl CheckpointStore for PostgresStore {
         )?;
         let mut out: Vec<Vec<CheckpointInfo>> = threads.iter().map(|_| Vec::new()).collect();
         for r in c.query(&stmt, &[&threads]).map_err(e)? {
-            let i = usize::try_from(r.try_get::<_, i64>(0).map_err(e)?)
-                .ok()
-                .and_then(|i| i.checked_sub(1))
-                .filter(|i| *i < threads.len())
-                .ok_or_else(|| anyhow!("the server numbered a thread out of range"))?;
+            let i = self.ordinal(&r, threads.len())?;
             let metadata: Option<String> = r.try_get(4).map_err(e)?;
             let root_parent = metadata
                 .as_deref()
