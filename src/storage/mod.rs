@@ -802,6 +802,11 @@ pub trait CheckpointStore: Send {
     /// thread-id order; a thread without checkpoints is left out.
     fn summaries_of(&self, thread_ids: &[String]) -> Result<Vec<ThreadSummary>>;
 
+    /// How many threads (with a checkpoint in any namespace) sort after `thread_id` in
+    /// thread-id order (bytewise, as the lists go): what a run stopped by Ctrl-C reports as
+    /// not processed without reading the rest of its list.
+    fn count_threads_after(&self, thread_id: &str) -> Result<u64>;
+
     /// True when the thread has at least one checkpoint (any namespace).
     fn thread_exists(&self, thread_id: &str) -> Result<bool>;
 

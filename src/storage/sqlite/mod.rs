@@ -664,6 +664,18 @@ impl CheckpointStore for SqliteStore {
         Ok(out)
     }
 
+    /// The primary key's index alone (a range past `thread_id`).
+    fn count_threads_after(&self, thread_id: &str) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM (SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id > ?1)",
+                [thread_id],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n.max(0) as u64)
+            .map_err(|e| self.sql_error(e))
+    }
+
     fn thread_exists(&self, thread_id: &str) -> Result<bool> {
         self.conn
             .query_row(
