@@ -475,18 +475,25 @@ impl Options {
     }
 }
 
-/// The threads `target` names: the one thread, or every thread that has a root checkpoint,
-/// with its latest root checkpoint id.
-fn targets(store: &dyn CheckpointStore, target: &Target) -> Result<Vec<(String, Option<String>)>> {
-    if let Some(thread) = &target.thread {
-        return Ok(vec![(thread.clone(), None)]);
-    }
-    Ok(store
-        .latest_root_ids()?
-        .into_iter()
-        .filter(|(t, _)| target.among.as_ref().is_none_or(|among| among.contains(t)))
-        .map(|(t, id)| (t, Some(id)))
-        .collect())
+/// Hands `take` the threads `target` names among every thread that has a root checkpoint,
+/// with its latest root checkpoint id, a page at a time in thread-id order
+/// ([`crate::read::stream::latest_root_ids_for_run`]: never all of them at once; a write run
+/// on a file pages on `store` itself between its transactions). Stops when `take` returns
+/// false.
+fn for_each_target_page(
+    store: &dyn CheckpointStore,
+    target: &Target,
+    writing: bool,
+    take: &mut dyn FnMut(Vec<(String, Option<String>)>) -> Result<bool>,
+) -> Result<()> {
+    crate::read::stream::latest_root_ids_for_run(store, writing, &mut |page| {
+        take(
+            page.into_iter()
+                .filter(|(t, _)| target.among.as_ref().is_none_or(|among| among.contains(t)))
+                .map(|(t, id)| (t, Some(id)))
+                .collect(),
+        )
+    })
 }
 
 /// Runs `edit` on the targeted threads and returns what happened to each, in thread order
@@ -542,7 +549,6 @@ pub fn run_with(
         return report(outcomes);
     }
     let filters = target.filters();
-    let ids = targets(store, target)?;
     // Ctrl-C from here on stops after the thread being written (see crate::interrupt; a
     // batch's plain appends are written together: after them).
     let _batch = crate::interrupt::Batch::enter();
@@ -552,7 +558,12 @@ pub fn run_with(
         handed.set(handed.get() + done.len());
         outer(done)
     };
-    let pb = progress::bar(ids.len() as u64, opts.verb);
+    // The threads are listed a page at a time as the run goes: the bar grows with them.
+    let pb = progress::bar(2, opts.verb);
+    pb.set_length(0);
+    // Threads listed so far (those not handed over when Ctrl-C stops the run were not
+    // processed).
+    let mut listed = 0usize;
     let mut settling = Settling::new(store, opts.settle, &app_seal);
     // The first key problem, and how many threads had one.
     let key_problems = std::sync::Mutex::new((None::<String>, 0usize));
@@ -568,102 +579,120 @@ pub fn run_with(
         Outcome::failed(thread, why)
     };
     let mut wrote = false; // a batch was begun: end_batches is due (see finish)
-    let result = crate::par::pipeline_batches(
-        &ids,
-        opts.workers,
-        |batch| {
-            // The thread being read, escaped like every string from the database.
-            if let Some((thread, _)) = batch.first() {
-                pb.set_message(human::id(thread));
-            }
-            Ok(read_latest_batch(store, keys, batch))
-        },
-        |(thread, rows)| {
-            // After Ctrl-C no new edit is begun (a summary's request is not sent): the
-            // threads left are reported not processed.
-            if crate::interrupt::requested() {
-                return None;
-            }
-            // The bar moves as each thread is edited (for summarize: as each thread's summary
-            // request is answered), not a write batch at a time.
-            let _tick = Tick(&pb);
-            let prepared = rows
-                .map_or_else(|e| Some(Err(e)), |r| prepare(r, keys, opts.force, &filters))
-                .map(|ed| ed.map(|ed| app_seal.apply(ed)));
-            prepared.map(|item| match item {
-                Err(e) if e.is::<Refusal>() => Step::Done(Outcome::skipped(&thread, e.to_string())),
-                Err(e) => Step::Done(failed(&thread, e)),
-                Ok(ed) => match edit(&ed).and_then(|p| app_seal.check_planned(&ed, &p).map(|()| p))
-                {
-                    Ok(p) => Step::Write(Box::new(p)),
+    let mut result: Result<()> = Ok(());
+    let pages = for_each_target_page(store, target, !opts.dry_run, &mut |ids| {
+        listed += ids.len();
+        if result.is_err() {
+            // Stopped: the rest of the list is only counted (after Ctrl-C, to say how many
+            // threads were not processed).
+            return Ok(result
+                .as_ref()
+                .is_err_and(|e| e.is::<crate::interrupt::Interrupted>()));
+        }
+        pb.inc_length(ids.len() as u64);
+        result = crate::par::pipeline_batches(
+            &ids,
+            opts.workers,
+            |batch| {
+                // The thread being read, escaped like every string from the database.
+                if let Some((thread, _)) = batch.first() {
+                    pb.set_message(human::id(thread));
+                }
+                Ok(read_latest_batch(store, keys, batch))
+            },
+            |(thread, rows)| {
+                // After Ctrl-C no new edit is begun (a summary's request is not sent): the
+                // threads left are reported not processed.
+                if crate::interrupt::requested() {
+                    return None;
+                }
+                // The bar moves as each thread is edited (for summarize: as each thread's summary
+                // request is answered), not a write batch at a time.
+                let _tick = Tick(&pb);
+                let prepared = rows
+                    .map_or_else(|e| Some(Err(e)), |r| prepare(r, keys, opts.force, &filters))
+                    .map(|ed| ed.map(|ed| app_seal.apply(ed)));
+                prepared.map(|item| match item {
                     Err(e) if e.is::<Refusal>() => {
                         Step::Done(Outcome::skipped(&thread, e.to_string()))
                     }
                     Err(e) => Step::Done(failed(&thread, e)),
-                },
-            })
-        },
-        |batch| {
-            let writing = !opts.dry_run
+                    Ok(ed) => {
+                        match edit(&ed).and_then(|p| app_seal.check_planned(&ed, &p).map(|()| p)) {
+                            Ok(p) => Step::Write(Box::new(p)),
+                            Err(e) if e.is::<Refusal>() => {
+                                Step::Done(Outcome::skipped(&thread, e.to_string()))
+                            }
+                            Err(e) => Step::Done(failed(&thread, e)),
+                        }
+                    }
+                })
+            },
+            |batch| {
+                let writing = !opts.dry_run
                 && batch
                     .iter()
                     .any(|p| matches!(p, Some(Step::Write(p)) if p.update.is_some() || p.scrub_at.is_some()));
-            if writing {
-                store.begin_batch()?;
-                wrote = true;
-            }
-            let items: Vec<Step> = batch.into_iter().flatten().collect();
-            // The plain appends go first, together (a few statements on a server instead of
-            // a few per thread); each still has its own outcome.
-            let appended = match writing && !crate::interrupt::requested() {
-                true => append_plain(store, &items),
-                false => items.iter().map(|_| None).collect(),
-            };
-            let mut done = Vec::with_capacity(items.len());
-            let mut interrupted = false;
-            for (item, appended) in items.into_iter().zip(appended) {
-                if appended.is_none() && crate::interrupt::requested() {
-                    // The threads written so far are committed below (and reported); the
-                    // rest are not processed.
-                    interrupted = true;
-                    continue;
+                if writing {
+                    store.begin_batch()?;
+                    wrote = true;
                 }
-                done.push(match item {
-                    Step::Done(o) => o,
-                    Step::Write(planned) => {
-                        let thread = planned.outcome.thread_id.clone();
-                        let written = match appended {
-                            Some(r) => r.map(|_| {
-                                let mut o = planned.outcome;
-                                o.status = planned.on_write;
-                                o
-                            }),
-                            None => write(store, keys, *planned),
-                        };
-                        match written {
-                            Ok(o) => o,
-                            Err(e) if e.is::<ThreadMoved>() => {
-                                Outcome::skipped(&thread, e.to_string())
-                            }
-                            // No thread can be written: one line for the run, not one failed
-                            // row per thread (the open transaction ends with the run).
-                            Err(e) if crate::storage::NotWritable::is_in(&e) => return Err(e),
-                            Err(e) => failed(&thread, e),
-                        }
+                let items: Vec<Step> = batch.into_iter().flatten().collect();
+                // The plain appends go first, together (a few statements on a server instead of
+                // a few per thread); each still has its own outcome.
+                let appended = match writing && !crate::interrupt::requested() {
+                    true => append_plain(store, &items),
+                    false => items.iter().map(|_| None).collect(),
+                };
+                let mut done = Vec::with_capacity(items.len());
+                let mut interrupted = false;
+                for (item, appended) in items.into_iter().zip(appended) {
+                    if appended.is_none() && crate::interrupt::requested() {
+                        // The threads written so far are committed below (and reported); the
+                        // rest are not processed.
+                        interrupted = true;
+                        continue;
                     }
-                });
-            }
-            if writing {
-                store.commit_batch()?;
-            }
-            settling.push(done);
-            // (A batch its workers left unplanned after Ctrl-C has no item to notice it.)
-            if interrupted || crate::interrupt::requested() {
-                return Err(crate::interrupt::Interrupted(0).into());
-            }
-            pb.suspend(|| settling.hand_over_due(report))
-        },
-    );
+                    done.push(match item {
+                        Step::Done(o) => o,
+                        Step::Write(planned) => {
+                            let thread = planned.outcome.thread_id.clone();
+                            let written = match appended {
+                                Some(r) => r.map(|_| {
+                                    let mut o = planned.outcome;
+                                    o.status = planned.on_write;
+                                    o
+                                }),
+                                None => write(store, keys, *planned),
+                            };
+                            match written {
+                                Ok(o) => o,
+                                Err(e) if e.is::<ThreadMoved>() => {
+                                    Outcome::skipped(&thread, e.to_string())
+                                }
+                                // No thread can be written: one line for the run, not one failed
+                                // row per thread (the open transaction ends with the run).
+                                Err(e) if crate::storage::NotWritable::is_in(&e) => return Err(e),
+                                Err(e) => failed(&thread, e),
+                            }
+                        }
+                    });
+                }
+                if writing {
+                    store.commit_batch()?;
+                }
+                settling.push(done);
+                // (A batch its workers left unplanned after Ctrl-C has no item to notice it.)
+                if interrupted || crate::interrupt::requested() {
+                    return Err(crate::interrupt::Interrupted(0).into());
+                }
+                pb.suspend(|| settling.hand_over_due(report))
+            },
+        );
+        Ok(true)
+    });
+    // An error listing the threads ends the run as an error of its own would.
+    let result = result.and(pages);
     pb.finish_and_clear();
     if let Err(e) = result {
         if wrote {
@@ -672,7 +701,7 @@ pub fn run_with(
         // What was committed before the error is reported (when it can still be checked).
         let _ = settling.hand_over_all(report);
         if e.is::<crate::interrupt::Interrupted>() {
-            return match ids.len().saturating_sub(handed.get()) {
+            return match listed.saturating_sub(handed.get()) {
                 // Ctrl-C after the last thread: the run is whole.
                 0 => Ok(()),
                 n => Err(crate::interrupt::Interrupted(n).into()),

@@ -17,7 +17,7 @@ use crate::ops::duration::parse_seconds;
 use crate::ops::gc::{
     is_delta, plan, plan_without_seeds, prefer_snapshots, with_snapshots, CheckpointInfo, GcPlan,
 };
-use crate::output::gc::{DeltaWay, GcReport, GcStatus, GcThread};
+use crate::output::gc::{DeltaWay, GcReport, GcRows, GcRowsReader, GcStatus, GcThread};
 use crate::output::{self, human, progress};
 use crate::storage::{CheckpointRewrite, CheckpointStore, Deleted, ThreadSummary};
 
@@ -69,8 +69,15 @@ enum Decision {
 /// The outcome of the pass over the threads.
 #[derive(Default)]
 struct Pass {
-    /// The threads reported, in order.
+    /// The rows of the threads being decided and applied (a chunk), in order: a row is
+    /// final once its chunk's deletions are applied ([`Pass::settle_rows`]).
     rows: Vec<GcThread>,
+    /// The final rows, in order, out of memory until the report is written.
+    reported: GcRows,
+    /// What the final rows delete (would delete, in a dry run).
+    would: Deleted,
+    /// A final row is `collected`.
+    collected: bool,
     /// What was deleted over all threads.
     total: Deleted,
     /// Threads that could not be read.
@@ -82,6 +89,23 @@ struct Pass {
     failure: Option<anyhow::Error>,
 }
 
+impl Pass {
+    /// Moves the rows of the current chunk, final now (its deletions applied, or stopped),
+    /// to the report. A real run's row still planned was not reached before an error: not
+    /// done, not reported.
+    fn settle_rows(&mut self, dry_run: bool) -> Result<()> {
+        for row in std::mem::take(&mut self.rows) {
+            if !dry_run && row.status == GcStatus::WouldDelete {
+                continue;
+            }
+            self.would.add(row.deleted());
+            self.collected |= row.status == GcStatus::Collected;
+            self.reported.push(&row)?;
+        }
+        Ok(())
+    }
+}
+
 /// Runs `gc`.
 pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     let m = &args.maintenance;
@@ -89,16 +113,12 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     let keys = super::keys(g);
     let now = human::now(g.now.as_deref())?;
     let min_idle = parse_seconds(&m.min_idle)?;
-    let threads = threads_to_look_at(&*store, args.thread.as_deref())?;
-    confirm(args, &threads, now, min_idle)?;
-    let mut pass = collect(&*store, &keys, args, &threads, now, min_idle);
+    let only = one_thread(&*store, args.thread.as_deref())?;
+    confirm(&*store, args, only.as_deref(), now, min_idle)?;
+    let mut pass = collect(&*store, &keys, args, only.as_deref(), now, min_idle);
     let failure = pass.failure.take();
     if let Some(e) = failure {
-        // Rows planned but not applied when it stopped: not done, not reported.
-        if !m.dry_run {
-            pass.rows.retain(|r| r.status != GcStatus::WouldDelete);
-        }
-        if !pass.rows.iter().any(|r| r.status == GcStatus::Collected) {
+        if !pass.collected {
             // Nothing was deleted: the error alone.
             return Err(e);
         }
@@ -107,15 +127,12 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     let failure = pass.failure.take();
     let interrupted = pass.not_processed > 0 || failure.is_some();
     let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
-    let would = pass.rows.iter().fold(Deleted::default(), |mut d, r| {
-        d.add(r.deleted());
-        d
-    });
+    let would = pass.would;
     let report = GcReport {
         dry_run: m.dry_run,
         keep_checkpoints: args.keep_checkpoints,
         would_delete: m.dry_run.then_some(would),
-        threads: pass.rows,
+        threads: pass.reported.reader()?,
         deleted: pass.total,
         bytes_reclaimed: pass.total.bytes,
         file_bytes_before: before,
@@ -124,7 +141,7 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     };
     output::gc::render(out, output::resolve_format(g.format), &report)?;
     if g.quiet {
-        quiet_problems(&report.threads);
+        quiet_problems(&report.threads)?;
     }
     match vacuum {
         _ if failure.is_some() => Err(crate::exit::Partial(format!(
@@ -149,42 +166,69 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     }
 }
 
-/// The threads gc looks at: every thread, or the one `--thread` names (which must exist).
-fn threads_to_look_at(
+/// The summary of the one thread `--thread` names (which must exist); `None` without
+/// `--thread` (every thread, streamed: [`for_each_page`]).
+fn one_thread(
     store: &dyn CheckpointStore,
     only: Option<&str>,
-) -> Result<Vec<ThreadSummary>> {
-    let mut threads: Vec<ThreadSummary> = Vec::new();
-    store.for_each_thread(&mut |t| {
-        if only.is_none_or(|only| only == t.thread_id) {
-            threads.push(t);
-        }
-        Ok(())
-    })?;
-    if let Some(t) = only {
-        if threads.is_empty() {
-            return Err(crate::read::unknown_thread(store, t));
-        }
+) -> Result<Option<Vec<ThreadSummary>>> {
+    let Some(t) = only else {
+        return Ok(None);
+    };
+    let threads: Vec<ThreadSummary> = store
+        .summaries_of(&[t.to_owned()])?
+        .into_iter()
+        .filter(|s| s.thread_id == t)
+        .collect();
+    if threads.is_empty() {
+        return Err(crate::read::unknown_thread(store, t));
     }
-    Ok(threads)
+    Ok(Some(threads))
+}
+
+/// Hands `take` the threads gc looks at a page at a time, in thread-id order: `only`, or
+/// every thread, never all held ([`crate::read::stream::threads_for_run`]; a real run on a
+/// file pages on `store` itself between its transactions). Stops when `take` returns false.
+fn for_each_page(
+    store: &dyn CheckpointStore,
+    only: Option<&[ThreadSummary]>,
+    writing: bool,
+    take: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
+) -> Result<()> {
+    match only {
+        Some(threads) => take(threads.to_vec()).map(|_| ()),
+        None => crate::read::stream::threads_for_run(store, writing, take),
+    }
 }
 
 /// On a terminal, asks first. gc decides per thread as it goes; the question names the
 /// threads it looks at and what it keeps of each (threads with no more than that are left
-/// as they are).
+/// as they are). Only when the question is asked are the threads read for it (a pass of
+/// their own; the candidates' ids are held for the question).
 fn confirm(
+    store: &dyn CheckpointStore,
     args: &GcArgs,
-    threads: &[ThreadSummary],
+    only: Option<&[ThreadSummary]>,
     now: jiff::Timestamp,
     min_idle: i64,
 ) -> Result<()> {
-    let candidates: Vec<&ThreadSummary> = threads
-        .iter()
-        .filter(|t| {
-            t.checkpoints > args.keep_checkpoints
+    let m = &args.maintenance;
+    if !output::confirm::asks(m.yes, m.dry_run) {
+        return Ok(());
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    let mut checkpoints = 0u64;
+    for_each_page(store, only, !m.dry_run, &mut |page| {
+        for t in page {
+            if t.checkpoints > args.keep_checkpoints
                 && idle_seconds(&t.latest_id, None, now).is_none_or(|a| a >= min_idle)
-        })
-        .collect();
+            {
+                checkpoints += t.checkpoints;
+                candidates.push(t.thread_id);
+            }
+        }
+        Ok(true)
+    })?;
     if candidates.is_empty() {
         return Ok(());
     }
@@ -195,15 +239,12 @@ fn confirm(
                 "delete all but the newest {} of each namespace in {} ({} now)",
                 human::count(args.keep_checkpoints, "checkpoint"),
                 human::count(candidates.len() as u64, "thread"),
-                human::count(
-                    candidates.iter().map(|t| t.checkpoints).sum::<u64>(),
-                    "checkpoint"
-                ),
+                human::count(checkpoints, "checkpoint"),
             ),
-            threads: candidates.iter().map(|t| t.thread_id.clone()).collect(),
+            threads: candidates,
         },
-        args.maintenance.yes,
-        args.maintenance.dry_run,
+        m.yes,
+        m.dry_run,
     )
 }
 
@@ -214,20 +255,51 @@ fn collect(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     args: &GcArgs,
-    threads: &[ThreadSummary],
+    only: Option<&[ThreadSummary]>,
     now: jiff::Timestamp,
     min_idle: i64,
 ) -> Pass {
+    let dry_run = args.maintenance.dry_run;
     let mut pass = Pass::default();
-    let pb = progress::bar(threads.len() as u64, "gc");
-    if let Err(e) = walk(store, keys, args, threads, now, min_idle, &mut pass, &pb) {
-        pass.failure = Some(e);
+    // The threads are read a page at a time as the pass goes: the bar grows with them.
+    let pb = progress::bar(2, "gc");
+    pb.set_length(0);
+    let _batch = crate::interrupt::Batch::enter();
+    // The last thread of the page Ctrl-C stopped in.
+    let mut stopped_in: Option<String> = None;
+    let listed = for_each_page(store, only, !dry_run, &mut |page| {
+        pb.inc_length(page.len() as u64);
+        let walked = walk(store, keys, args, &page, now, min_idle, &mut pass, &pb);
+        let settled = pass.settle_rows(dry_run);
+        match walked.and(settled) {
+            Ok(()) if pass.not_processed > 0 => {
+                stopped_in = page.last().map(|t| t.thread_id.clone());
+                Ok(false)
+            }
+            Ok(()) => Ok(true),
+            Err(e) => {
+                pass.failure = Some(e);
+                Ok(false)
+            }
+        }
+    });
+    // Interrupted: the threads after that page are counted, not read (reading the rest of
+    // the list took 31 s at a million threads on SQLite).
+    let rest = match (&stopped_in, only) {
+        (Some(last), None) => store.count_threads_after(last),
+        _ => Ok(0),
+    };
+    let rest = rest.map(|n| pass.not_processed += usize::try_from(n).unwrap_or(usize::MAX));
+    if let Err(e) = listed.and(rest).and_then(|()| pass.settle_rows(dry_run)) {
+        pass.failure.get_or_insert(e);
     }
     pb.finish_and_clear();
     pass
 }
 
-/// [`collect`]'s pass, into `pass`; an error stops it (the chunks applied before stand).
+/// [`collect`]'s pass over one page of `threads`, into `pass`; an error stops it (the
+/// chunks applied before stand). The page's rows are final when it returns (the caller
+/// moves them to the report).
 #[allow(clippy::too_many_arguments)]
 fn walk(
     store: &dyn CheckpointStore,
@@ -241,7 +313,6 @@ fn walk(
 ) -> Result<()> {
     let m = &args.maintenance;
     let keep = usize::try_from(args.keep_checkpoints).unwrap_or(usize::MAX);
-    let _batch = crate::interrupt::Batch::enter();
     // The checkpoint lists are read for a chunk of threads at a time (one round trip to a
     // server per chunk, memory bounded by the chunk).
     let mut infos_of = HashMap::new();
@@ -257,6 +328,7 @@ fn walk(
         if i % INFO_CHUNK == 0 {
             decided.record(store, keys, m.dry_run, pass, &mut pending);
             apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)?;
+            pass.settle_rows(m.dry_run)?;
             let chunk: Vec<&str> = threads[i..threads.len().min(i + INFO_CHUNK)]
                 .iter()
                 .map(|t| t.thread_id.as_str())
@@ -267,6 +339,7 @@ fn walk(
                 .zip(store.checkpoint_infos_of(&chunk)?)
                 .collect();
         }
+        pb.inc(1);
         pb.inc(1);
         let age = idle_seconds(&t.latest_id, None, now);
         let decision = if age.is_some_and(|a| a < min_idle) {
@@ -303,6 +376,7 @@ fn walk(
         if held > PENDING_BYTES {
             decided.record(store, keys, m.dry_run, pass, &mut pending);
             apply_pending(store, &mut pending, &mut pass.rows, &mut pass.total)?;
+            pass.settle_rows(m.dry_run)?;
         }
     }
     decided.record(store, keys, m.dry_run, pass, &mut pending);
@@ -483,8 +557,9 @@ fn decide(
 
 /// With `--quiet` the report is hidden: the threads an operator must act on are still named
 /// on stderr (unreadable ones, and ones that moved while memctl worked).
-fn quiet_problems(rows: &[GcThread]) {
-    for r in rows {
+fn quiet_problems(rows: &GcRowsReader) -> Result<()> {
+    for i in 0..rows.len() {
+        let r = rows.get(i)?;
         let why = r.reason.as_deref().unwrap_or("");
         match r.status {
             GcStatus::Failed => {
@@ -496,6 +571,7 @@ fn quiet_problems(rows: &[GcThread]) {
             _ => {}
         }
     }
+    Ok(())
 }
 
 /// A thread's planned deletion, waiting for the end of its chunk.

@@ -1,17 +1,19 @@
 //! The report of `gc`: a table of the threads it looked at with a totals line, or one JSON
 //! document with the threads and the totals.
 
+use std::cell::RefCell;
 use std::io::Write;
 
-use anyhow::Result;
-use serde::Serialize;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
 
 use crate::storage::Deleted;
 
+use super::tape::{Tape, TapeReader};
 use super::{human, table, Format};
 
 /// What gc did to a thread (JSON: the words in quotes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GcStatus {
     /// Dry run: its old checkpoints would go.
     #[serde(rename = "would delete")]
@@ -40,7 +42,7 @@ impl GcStatus {
 }
 
 /// How gc keeps a DeltaChannel thread's kept checkpoints exact (JSON: `snapshot`, `chain`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DeltaWay {
     /// The oldest kept checkpoints got snapshots of their DeltaChannels' values.
@@ -50,7 +52,7 @@ pub enum DeltaWay {
 }
 
 /// One thread of the `gc` report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GcThread {
     /// The thread.
     pub thread_id: String,
@@ -145,8 +147,79 @@ impl GcThread {
     }
 }
 
+/// The rows of a `gc` report as they become final, kept out of memory until the report is
+/// written (issue #30: a dry run at a million threads held a million rows).
+#[derive(Default)]
+pub struct GcRows {
+    tape: Tape,
+}
+
+impl GcRows {
+    /// No rows yet.
+    pub fn new() -> GcRows {
+        GcRows::default()
+    }
+
+    /// Appends a final row.
+    pub fn push(&mut self, row: &GcThread) -> Result<()> {
+        self.tape.push(&serde_json::to_vec(row)?)
+    }
+
+    /// Rows pushed.
+    pub fn len(&self) -> usize {
+        self.tape.len()
+    }
+
+    /// True when there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.tape.is_empty()
+    }
+
+    /// The rows, to write (in the order pushed).
+    pub fn reader(self) -> Result<GcRowsReader> {
+        Ok(GcRowsReader(RefCell::new(self.tape.reader()?)))
+    }
+}
+
+/// The rows of a `gc` report read back in order ([`GcRows::reader`]); serialized as the list
+/// of rows (what a `Vec<GcThread>` of them serializes to).
+pub struct GcRowsReader(RefCell<TapeReader>);
+
+impl GcRowsReader {
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.0.borrow().len()
+    }
+
+    /// True when there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `i`: the one after the last read, or the first again.
+    pub fn get(&self, i: usize) -> Result<GcThread> {
+        let mut tape = self.0.borrow_mut();
+        serde_json::from_slice(tape.get(i)?).context("a reported row does not read back")
+    }
+}
+
+impl Serialize for GcRowsReader {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let n = self.len();
+        let mut seq = s.serialize_seq(Some(n))?;
+        for i in 0..n {
+            let row = self
+                .get(i)
+                .map_err(|e| S::Error::custom(format!("{e:#}")))?;
+            seq.serialize_element(&row)?;
+        }
+        seq.end()
+    }
+}
+
 /// The report of `gc`: the threads it reported, then the totals.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Serialize)]
 pub struct GcReport {
     /// Nothing was written.
     pub dry_run: bool,
@@ -156,7 +229,7 @@ pub struct GcReport {
     pub would_delete: Option<Deleted>,
     /// The threads gc collected, skipped or could not read (threads with nothing to collect
     /// are left out).
-    pub threads: Vec<GcThread>,
+    pub threads: GcRowsReader,
     /// What was deleted over all threads.
     pub deleted: Deleted,
     /// The bytes of the deleted rows.
@@ -169,24 +242,30 @@ pub struct GcReport {
     pub vacuumed: bool,
 }
 
-/// Writes the `gc` report in `format`.
+/// Writes the `gc` report in `format`; the table's layout is the whole table's
+/// ([`table::write_chunked`]: the rows are read twice, never all held).
 pub fn render(out: &mut dyn Write, format: Format, r: &GcReport) -> Result<()> {
     if format != Format::Table {
         return super::write_document(out, format, r);
     }
-    let mut t = table::new_table(&["thread_id", "checkpoints", "deleted", "bytes", "status"]);
-    table::align_right(&mut t, &[1, 2, 3]);
-    for row in &r.threads {
-        t.add_row(vec![
-            human::id(&row.thread_id),
-            row.checkpoints.to_string(),
-            row.deleted_checkpoints.to_string(),
-            human::bytes(row.bytes),
-            row.status_text(),
-        ]);
-    }
-    if !r.threads.is_empty() {
-        writeln!(out, "{}", table::render(&t))?;
+    let n = r.threads.len();
+    if n > 0 {
+        table::write_chunked(
+            out,
+            &["thread_id", "checkpoints", "deleted", "bytes", "status"],
+            &[1, 2, 3],
+            n,
+            |i| {
+                let row = r.threads.get(i)?;
+                Ok(vec![
+                    human::id(&row.thread_id),
+                    row.checkpoints.to_string(),
+                    row.deleted_checkpoints.to_string(),
+                    human::bytes(row.bytes),
+                    row.status_text(),
+                ])
+            },
+        )?;
     }
     if r.dry_run {
         let would = r.would_delete.unwrap_or_default();
@@ -214,6 +293,117 @@ pub fn render(out: &mut dyn Write, format: Format, r: &GcReport) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A report whose rows were kept out of memory renders as the same report with every
+    /// row held did (the table in one piece, JSON and JSON lines through serde), past the
+    /// table's chunk and the tape's memory.
+    #[test]
+    fn a_report_from_kept_rows_is_the_report_of_held_rows() {
+        #[derive(Serialize)]
+        struct Held<'a> {
+            dry_run: bool,
+            keep_checkpoints: u64,
+            would_delete: Option<Deleted>,
+            threads: &'a [GcThread],
+            deleted: Deleted,
+            bytes_reclaimed: u64,
+            file_bytes_before: u64,
+            file_bytes_after: u64,
+            vacuumed: bool,
+        }
+        for n in [0usize, 1, 3, 3000, 40_000] {
+            let rows: Vec<GcThread> = (0..n)
+                .map(|i| {
+                    let mut r = GcThread::new(
+                        &format!("thread-{i}"),
+                        3 + i as u64 % 5,
+                        GcStatus::WouldDelete,
+                    );
+                    r.set_deleted(Deleted {
+                        checkpoints: 1,
+                        writes: 2,
+                        bytes: 800 + i as u64,
+                        ..Deleted::default()
+                    });
+                    if i % 7 == 3 {
+                        r.set(GcStatus::Skipped, Some(format!("written {i}s ago")));
+                    }
+                    if i % 11 == 5 {
+                        r.set_way(Some((DeltaWay::Chain, Some("stored as 'json'".into()))));
+                    }
+                    r
+                })
+                .collect();
+            for format in [Format::Table, Format::Json, Format::Jsonl] {
+                let mut kept = GcRows::new();
+                for r in &rows {
+                    kept.push(r).expect("keeps");
+                }
+                let would = Some(Deleted {
+                    checkpoints: n as u64,
+                    ..Deleted::default()
+                });
+                let report = GcReport {
+                    dry_run: true,
+                    keep_checkpoints: 2,
+                    would_delete: would,
+                    threads: kept.reader().expect("reads"),
+                    deleted: Deleted::default(),
+                    bytes_reclaimed: 0,
+                    file_bytes_before: 10,
+                    file_bytes_after: 10,
+                    vacuumed: false,
+                };
+                let mut got = Vec::new();
+                render(&mut got, format, &report).expect("renders");
+                let mut expected = Vec::new();
+                if format == Format::Table {
+                    let mut t = table::new_table(&[
+                        "thread_id",
+                        "checkpoints",
+                        "deleted",
+                        "bytes",
+                        "status",
+                    ]);
+                    table::align_right(&mut t, &[1, 2, 3]);
+                    for row in &rows {
+                        t.add_row(vec![
+                            human::id(&row.thread_id),
+                            row.checkpoints.to_string(),
+                            row.deleted_checkpoints.to_string(),
+                            human::bytes(row.bytes),
+                            row.status_text(),
+                        ]);
+                    }
+                    if !rows.is_empty() {
+                        writeln!(expected, "{}", table::render(&t)).expect("writes");
+                    }
+                    writeln!(
+                        expected,
+                        "dry run: would delete {} and {} ({}); nothing was written",
+                        human::count(n as u64, "checkpoint"),
+                        human::count(0u64, "write"),
+                        human::bytes(0)
+                    )
+                    .expect("writes");
+                } else {
+                    let held = Held {
+                        dry_run: true,
+                        keep_checkpoints: 2,
+                        would_delete: would,
+                        threads: &rows,
+                        deleted: Deleted::default(),
+                        bytes_reclaimed: 0,
+                        file_bytes_before: 10,
+                        file_bytes_after: 10,
+                        vacuumed: false,
+                    };
+                    super::super::write_document(&mut expected, format, &held).expect("writes");
+                }
+                assert!(got == expected, "{n} rows, {format:?}");
+            }
+        }
+    }
 
     /// The status is a word and its reason a field of its own, in JSON; the table keeps the
     /// one-column text.

@@ -24,6 +24,7 @@ pub mod stats;
 pub mod store;
 pub mod stream;
 pub mod table;
+pub mod tape;
 pub mod tokens;
 
 use std::io::Write;

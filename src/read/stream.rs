@@ -29,6 +29,47 @@ pub fn latest_root_ids(
     on_second_handle(store, |s, f| s.stream_latest_root_ids(BATCH, f), take)
 }
 
+/// Hands `take` every thread's aggregates a batch at a time, in thread-id order, for a run
+/// that works on each batch through `store` and, when `writing`, writes through it between
+/// batches. Where a read held open beside the writes would stall them (SQLite:
+/// [`CheckpointStore::second_reader_stalls_writes`]), a write run pages on `store` itself
+/// ([`CheckpointStore::page_threads`]); otherwise they stream from a second handle, in
+/// `store`'s snapshot where it can share it ([`CheckpointStore::reopen_beside`]).
+pub fn threads_for_run(
+    store: &dyn CheckpointStore,
+    writing: bool,
+    take: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
+) -> Result<()> {
+    if writing && store.second_reader_stalls_writes() {
+        return store.page_threads(BATCH, take);
+    }
+    beside(store, |s, f| s.stream_threads(BATCH, f), take)
+}
+
+/// `(thread, latest root checkpoint id)` of every thread a batch at a time, in thread-id
+/// order, for a run that works (and, when `writing`, writes) through `store`, as
+/// [`threads_for_run`] hands out the threads.
+pub fn latest_root_ids_for_run(
+    store: &dyn CheckpointStore,
+    writing: bool,
+    take: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
+) -> Result<()> {
+    if writing && store.second_reader_stalls_writes() {
+        return store.page_latest_root_ids(BATCH, take);
+    }
+    beside(store, |s, f| s.stream_latest_root_ids(BATCH, f), take)
+}
+
+/// [`on_second_handle`] on a handle from [`CheckpointStore::reopen_beside`].
+fn beside<T: Send>(
+    store: &dyn CheckpointStore,
+    produce: impl FnOnce(&dyn CheckpointStore, &mut dyn FnMut(Vec<T>) -> Result<bool>) -> Result<()>
+        + Send,
+    take: &mut dyn FnMut(Vec<T>) -> Result<bool>,
+) -> Result<()> {
+    run_beside(store.reopen_beside()?, produce, take)
+}
+
 /// Runs `produce` on a second read-only handle on `store` in a thread of its own, its batches
 /// handed to `take` here (at most two waiting between them); stops both when `take` returns
 /// false or fails.
@@ -38,7 +79,16 @@ fn on_second_handle<T: Send>(
         + Send,
     take: &mut dyn FnMut(Vec<T>) -> Result<bool>,
 ) -> Result<()> {
-    let reader = store.reopen_read_only()?;
+    run_beside(store.reopen_read_only()?, produce, take)
+}
+
+/// [`on_second_handle`] on `reader`.
+fn run_beside<T: Send>(
+    reader: Box<dyn CheckpointStore>,
+    produce: impl FnOnce(&dyn CheckpointStore, &mut dyn FnMut(Vec<T>) -> Result<bool>) -> Result<()>
+        + Send,
+    take: &mut dyn FnMut(Vec<T>) -> Result<bool>,
+) -> Result<()> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<T>>(2);
     std::thread::scope(|s| {
         let producer = s.spawn(move || produce(&*reader, &mut |batch| Ok(tx.send(batch).is_ok())));

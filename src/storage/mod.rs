@@ -746,6 +746,57 @@ pub trait CheckpointStore: Send {
         f: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
     ) -> Result<()>;
 
+    /// True when a read held open on a second handle stalls this handle's writes (SQLite: a
+    /// long read transaction blocks WAL checkpoints, and in rollback-journal mode the writer
+    /// itself). A whole-database write run then lists its threads with
+    /// [`Self::page_threads`] / [`Self::page_latest_root_ids`] on this handle, between its
+    /// write transactions, instead of streaming them beside ([`crate::read::stream`]).
+    fn second_reader_stalls_writes(&self) -> bool {
+        false
+    }
+
+    /// [`Self::stream_threads`] read on this handle a page at a time, each page a short query
+    /// of its own (keyset on the primary key: the threads after the last one handed out), so
+    /// that nothing is held open while `f` runs: `f` may use, and write through, this store.
+    /// A thread created after its place was passed is not seen. The default collects
+    /// [`Self::for_each_thread`] first (memory grows with the threads; a backend whose
+    /// [`Self::second_reader_stalls_writes`] is true pages instead).
+    fn page_threads(
+        &self,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
+    ) -> Result<()> {
+        let mut all = Vec::new();
+        self.for_each_thread(&mut |t| {
+            all.push(t);
+            Ok(())
+        })?;
+        let mut all = all.into_iter().peekable();
+        while all.peek().is_some() {
+            if !f(all.by_ref().take(batch.max(1)).collect())? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Self::stream_latest_root_ids`] read on this handle a page at a time, as
+    /// [`Self::page_threads`] reads the threads (the default collects
+    /// [`Self::latest_root_ids`] first).
+    fn page_latest_root_ids(
+        &self,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
+    ) -> Result<()> {
+        let mut all = self.latest_root_ids()?.into_iter().peekable();
+        while all.peek().is_some() {
+            if !f(all.by_ref().take(batch.max(1)).collect())? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Calls `f(thread_id, largest checkpoint id in any namespace)` for every thread, in no
     /// particular order, streamed (what the app's last activity is read from,
     /// [`crate::ops::activity`]; the primary key alone answers it); stops when `f` returns
@@ -765,6 +816,11 @@ pub trait CheckpointStore: Send {
     /// The aggregates of the given threads, as [`Self::for_each_thread`] gives them, in
     /// thread-id order; a thread without checkpoints is left out.
     fn summaries_of(&self, thread_ids: &[String]) -> Result<Vec<ThreadSummary>>;
+
+    /// How many threads (with a checkpoint in any namespace) sort after `thread_id` in
+    /// thread-id order (bytewise, as the lists go): what a run stopped by Ctrl-C reports as
+    /// not processed without reading the rest of its list.
+    fn count_threads_after(&self, thread_id: &str) -> Result<u64>;
 
     /// True when the thread has at least one checkpoint (any namespace).
     fn thread_exists(&self, thread_id: &str) -> Result<bool>;

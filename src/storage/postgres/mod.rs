@@ -951,6 +951,20 @@ impl CheckpointStore for PostgresStore {
         self.newest_by_index(n)
     }
 
+    /// In this store's snapshot (a read-only run's, which its stream shares); a range of the
+    /// primary key where the collation is bytewise ([`PostgresStore::thread_order`]).
+    fn count_threads_after(&self, thread_id: &str) -> Result<u64> {
+        let sql = format!(
+            "SELECT count(*) FROM (SELECT DISTINCT thread_id FROM checkpoints WHERE {} > $1) t",
+            self.thread_order()?
+        );
+        let rows = self.query(&sql, &[&thread_id])?;
+        match rows.first() {
+            Some(r) => Ok(r.try_get::<_, i64>(0).map_err(|e| self.err(e))?.max(0) as u64),
+            None => Ok(0),
+        }
+    }
+
     fn thread_exists(&self, thread_id: &str) -> Result<bool> {
         Ok(!self
             .query(

@@ -92,6 +92,10 @@ impl CheckpointStore for NoCheckpoints {
         Ok(vec![])
     }
 
+    fn count_threads_after(&self, _: &str) -> Result<u64> {
+        Ok(0)
+    }
+
     fn thread_exists(&self, _: &str) -> Result<bool> {
         Ok(false)
     }

@@ -6,6 +6,7 @@ pub mod freemap;
 pub mod kept_open;
 pub mod maintenance;
 pub mod namespaces;
+mod pages;
 pub mod rekey;
 pub mod store;
 pub mod wal;
@@ -196,6 +197,30 @@ impl CheckpointStore for SqliteStore {
     /// False: an app waiting for the write lock polls from its busy handler.
     fn queues_waiting_writers(&self) -> bool {
         false
+    }
+
+    /// True: a read held open beside a write run blocks WAL checkpoints (and, in
+    /// rollback-journal mode, the writer); a write run pages on its own handle instead.
+    fn second_reader_stalls_writes(&self) -> bool {
+        true
+    }
+
+    /// Keyset pages on this handle ([`pages`]).
+    fn page_threads(
+        &self,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
+    ) -> Result<()> {
+        self.thread_pages(batch, f)
+    }
+
+    /// Keyset pages on this handle ([`pages`]).
+    fn page_latest_root_ids(
+        &self,
+        batch: usize,
+        f: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
+    ) -> Result<()> {
+        self.latest_root_id_pages(batch, f)
     }
 
     /// `(thread_id, latest root checkpoint id)` of every thread, from the primary key only.
@@ -637,6 +662,18 @@ impl CheckpointStore for SqliteStore {
             out.push(self.with_writes(agg, thread.as_bytes())?);
         }
         Ok(out)
+    }
+
+    /// The primary key's index alone (a range past `thread_id`).
+    fn count_threads_after(&self, thread_id: &str) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM (SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id > ?1)",
+                [thread_id],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n.max(0) as u64)
+            .map_err(|e| self.sql_error(e))
     }
 
     fn thread_exists(&self, thread_id: &str) -> Result<bool> {
