@@ -1,16 +1,15 @@
 //! Rows of a whole-database list kept out of memory until they are printed: each row's bytes
-//! go to a buffer and, past `IN_MEMORY`, to an anonymous temporary file; memory holds one
+//! go to an [`super::overflow::Overflow`] (a buffer, then a temporary file); memory holds one
 //! 32-byte `Entry` per row (its sort key, where its bytes are, one flag). Sorting sorts the
 //! entries (an external sort whose rows stay on disk); the rows are then read back one at a
 //! time in that order.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 
 use anyhow::{Context, Result};
 
-/// Bytes of rows kept in memory before they move to a temporary file.
-const IN_MEMORY: usize = 4 << 20;
+use super::overflow::{Overflow, Stored};
 
 /// Where one row's bytes are, and what it is sorted by.
 #[derive(Clone, Copy)]
@@ -29,8 +28,7 @@ struct Entry {
 #[derive(Default)]
 pub struct Spill {
     entries: Vec<Entry>,
-    memory: Vec<u8>,
-    file: Option<BufWriter<File>>,
+    bytes: Overflow,
     written: u64,
 }
 
@@ -50,23 +48,7 @@ impl Spill {
             flag,
         });
         self.written += u64::from(len);
-        match &mut self.file {
-            Some(f) => f
-                .write_all(bytes)
-                .context("cannot write the temporary file")?,
-            None => {
-                self.memory.extend_from_slice(bytes);
-                if self.memory.len() > IN_MEMORY {
-                    let file = tempfile::tempfile().context("cannot make a temporary file")?;
-                    let mut file = BufWriter::with_capacity(1 << 16, file);
-                    file.write_all(&self.memory)
-                        .context("cannot write the temporary file")?;
-                    self.memory = Vec::new();
-                    self.file = Some(file);
-                }
-            }
-        }
-        Ok(())
+        self.bytes.write(&[bytes])
     }
 
     /// Rows pushed (or kept by [`Spill::truncate`]).
@@ -108,17 +90,13 @@ impl Spill {
 
     /// The rows, to read back in their current order.
     pub fn reader(self) -> Result<SpillReader> {
-        let file = match self.file {
-            Some(f) => Some(
-                f.into_inner()
-                    .map_err(|e| e.into_error())
-                    .context("cannot write the temporary file")?,
-            ),
-            None => None,
+        let (memory, file) = match self.bytes.finish()? {
+            Stored::Memory(m) => (m, None),
+            Stored::File(f) => (Vec::new(), Some(f)),
         };
         Ok(SpillReader {
             entries: self.entries,
-            memory: self.memory,
+            memory,
             file,
             buf: Vec::new(),
         })
@@ -183,8 +161,8 @@ mod tests {
             for (k, r) in &rows {
                 s.push(*k, k % 2 == 0, r.as_bytes()).expect("pushes");
             }
-            // 40 rows of 150,000 bytes are past IN_MEMORY: on disk.
-            assert_eq!(s.file.is_some(), width > 0);
+            // 40 rows of 150,000 bytes are past what memory keeps: on disk.
+            assert_eq!(s.bytes.on_disk(), width > 0);
             s.sort_descending();
             s.truncate(30);
             let flagged = s.flagged();

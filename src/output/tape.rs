@@ -1,22 +1,19 @@
 //! Rows kept out of memory in the order they come, read back in that order (from the first
 //! again as often as asked): a report whose rows are final one by one but printed together
 //! at the end (`gc`, issue #30). Unlike a [`super::spill::Spill`] nothing is held per row:
-//! each row is its length and its bytes, in a buffer and, past [`IN_MEMORY`], in an anonymous
-//! temporary file.
+//! each row is its length and its bytes, in an [`super::overflow::Overflow`].
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, Read, Seek, SeekFrom};
 
 use anyhow::{Context, Result};
 
-/// Bytes of rows kept in memory before they move to a temporary file.
-const IN_MEMORY: usize = 4 << 20;
+use super::overflow::{Overflow, Stored};
 
 /// Rows being written.
 #[derive(Default)]
 pub struct Tape {
-    memory: Vec<u8>,
-    file: Option<BufWriter<File>>,
+    bytes: Overflow,
     rows: usize,
 }
 
@@ -30,25 +27,7 @@ impl Tape {
     pub fn push(&mut self, bytes: &[u8]) -> Result<()> {
         let len = u32::try_from(bytes.len()).context("a reported row is over 4 GiB")?;
         self.rows += 1;
-        match &mut self.file {
-            Some(f) => f
-                .write_all(&len.to_le_bytes())
-                .and_then(|()| f.write_all(bytes))
-                .context("cannot write the temporary file"),
-            None => {
-                self.memory.extend_from_slice(&len.to_le_bytes());
-                self.memory.extend_from_slice(bytes);
-                if self.memory.len() > IN_MEMORY {
-                    let file = tempfile::tempfile().context("cannot make a temporary file")?;
-                    let mut file = BufWriter::with_capacity(1 << 16, file);
-                    file.write_all(&self.memory)
-                        .context("cannot write the temporary file")?;
-                    self.memory = Vec::new();
-                    self.file = Some(file);
-                }
-                Ok(())
-            }
-        }
+        self.bytes.write(&[&len.to_le_bytes(), bytes])
     }
 
     /// Rows pushed.
@@ -63,18 +42,14 @@ impl Tape {
 
     /// The rows, to read back in order.
     pub fn reader(self) -> Result<TapeReader> {
-        let source = match self.file {
-            Some(f) => {
-                let mut f = f
-                    .into_inner()
-                    .map_err(|e| e.into_error())
-                    .context("cannot write the temporary file")?;
+        let source = match self.bytes.finish()? {
+            Stored::File(mut f) => {
                 // Written up to here: read from the start.
                 f.seek(SeekFrom::Start(0))
                     .context("cannot read the temporary file")?;
                 Source::File(BufReader::with_capacity(1 << 16, f))
             }
-            None => Source::Memory(std::io::Cursor::new(self.memory)),
+            Stored::Memory(m) => Source::Memory(std::io::Cursor::new(m)),
         };
         Ok(TapeReader {
             source,
@@ -154,7 +129,7 @@ mod tests {
             for r in &rows {
                 t.push(r.as_bytes()).expect("pushes");
             }
-            assert_eq!(t.file.is_some(), width > 0);
+            assert_eq!(t.bytes.on_disk(), width > 0);
             let mut r = t.reader().expect("reads");
             assert_eq!(r.len(), 40);
             for _ in 0..2 {

@@ -952,11 +952,11 @@ impl CheckpointStore for PostgresStore {
     }
 
     /// In this store's snapshot (a read-only run's, which its stream shares); a range of the
-    /// primary key where the collation is bytewise ([`PostgresStore::thread_order`]).
+    /// primary key where the collation is bytewise (`order::ThreadOrder`).
     fn count_threads_after(&self, thread_id: &str) -> Result<u64> {
         let sql = format!(
             "SELECT count(*) FROM (SELECT DISTINCT thread_id FROM checkpoints WHERE {} > $1) t",
-            self.thread_order()?
+            self.thread_ids()?.bytewise_key()
         );
         let rows = self.query(&sql, &[&thread_id])?;
         match rows.first() {

@@ -82,6 +82,14 @@ impl ThreadOrder {
         }
     }
 
+    /// `thread_id` as an expression that compares bytewise (for a range such as `> $1`).
+    pub fn bytewise_key(self) -> &'static str {
+        match self {
+            ThreadOrder::Bytewise => "thread_id",
+            _ => "thread_id COLLATE \"C\"",
+        }
+    }
+
     /// What follows a grouped result's `thread_id` column in its `ORDER BY`.
     pub fn order_suffix(self) -> &'static str {
         match self {

@@ -205,7 +205,7 @@ impl CheckpointStore for SqliteStore {
         true
     }
 
-    /// Keyset pages on this handle ([`pages`]).
+    /// Keyset pages on this handle (`sqlite::pages`).
     fn page_threads(
         &self,
         batch: usize,
@@ -214,7 +214,7 @@ impl CheckpointStore for SqliteStore {
         self.thread_pages(batch, f)
     }
 
-    /// Keyset pages on this handle ([`pages`]).
+    /// Keyset pages on this handle (`sqlite::pages`).
     fn page_latest_root_ids(
         &self,
         batch: usize,
@@ -639,27 +639,12 @@ impl CheckpointStore for SqliteStore {
     }
 
     fn summaries_of(&self, thread_ids: &[String]) -> Result<Vec<ThreadSummary>> {
-        let sql_err = |e| self.sql_error(e);
         let mut out = Vec::with_capacity(thread_ids.len());
         let mut ids: Vec<&String> = thread_ids.iter().collect();
         ids.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
         ids.dedup();
         for thread in ids {
-            let mut agg = ThreadAgg::default();
-            let mut stmt = self
-                .conn
-                .prepare_cached(&format!(
-                    "SELECT {CHECKPOINT_FACTS} FROM checkpoints WHERE thread_id = ?1"
-                ))
-                .map_err(sql_err)?;
-            let mut rows = stmt.query([thread]).map_err(sql_err)?;
-            while let Some(row) = rows.next().map_err(sql_err)? {
-                agg.add_checkpoint(row, 0).map_err(sql_err)?;
-            }
-            if agg.checkpoints == 0 {
-                continue;
-            }
-            out.push(self.with_writes(agg, thread.as_bytes())?);
+            out.extend(self.summary_stored_as(thread, thread.as_bytes())?);
         }
         Ok(out)
     }

@@ -161,6 +161,16 @@ impl SqliteStore {
     /// The aggregates of the thread whose id is stored as `id` (`None` when it has no
     /// checkpoint left).
     fn summary_of_key(&self, id: &Key) -> Result<Option<ThreadSummary>> {
+        self.summary_stored_as(id, &id.bytes())
+    }
+
+    /// The aggregates of the thread whose id is stored as `id` (shown as `bytes`; `None`
+    /// when it has no checkpoint left): its checkpoints' facts, then its writes.
+    pub(super) fn summary_stored_as(
+        &self,
+        id: &dyn ToSql,
+        bytes: &[u8],
+    ) -> Result<Option<ThreadSummary>> {
         let sql_err = |e| self.sql_error(e);
         let mut agg = ThreadAgg::default();
         let mut stmt = self
@@ -176,6 +186,6 @@ impl SqliteStore {
         if agg.checkpoints == 0 {
             return Ok(None);
         }
-        self.with_writes(agg, &id.bytes()).map(Some)
+        self.with_writes(agg, bytes).map(Some)
     }
 }
