@@ -182,7 +182,7 @@ fn find_meta_and_forget_meta_select_the_same_threads() {
             .output()
             .expect("runs");
         let plan: Json = serde_json::from_slice(&out.stdout).expect("JSON");
-        let mut doomed = would_delete(&plan);
+        let mut doomed = common::would_delete(&plan);
         doomed.sort();
         assert!(!found.is_empty(), "{value}");
         assert_eq!(found, doomed, "user_id={value}");
@@ -291,7 +291,7 @@ fn meta_selects_the_same_threads_across_batches() {
             ]
             .concat(),
         );
-        let doomed = would_delete(&plan);
+        let doomed = common::would_delete(&plan);
         let report = run_json(
             &[
                 &["copy", "--db", db, "--all", "--dry-run", "--format", "json"][..],
@@ -588,15 +588,4 @@ fn find_streams_across_batches_what_each_thread_holds() {
         let rows = table.lines().filter(|l| l.contains('«')).count();
         assert_eq!(rows, hits.len(), "table rows");
     }
-}
-
-/// The threads a `forget --dry-run --format json` plan would delete, in its order.
-fn would_delete(plan: &Json) -> Vec<String> {
-    plan["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .filter(|l| l["action"] == "would delete")
-        .map(|l| l["thread_id"].as_str().unwrap_or_default().to_owned())
-        .collect()
 }

@@ -988,3 +988,70 @@ fn forget_shows_its_phases_on_a_terminal_only() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// forget streams the threads a batch at a time in each of its passes (selection, search,
+/// verification): over more threads than a batch, Alice's request deletes exactly the
+/// threads its dry run lists, scrubs exactly the ones it would scrub, leaves every other
+/// thread, and verifies the file clean (`--force`: the paused threads are scrubbed too).
+#[test]
+fn forget_deletes_and_scrubs_across_batches_of_threads() {
+    let (_dir, db) = common::jobs::sqlite_with_many_threads("forget.sqlite", 2100);
+    let db = s(&db);
+    let count = || -> usize {
+        common::run_json(&["threads", "list", "--db", db, "--format", "json"])
+            .as_array()
+            .expect("threads")
+            .len()
+    };
+    let before = count();
+    assert!(before > 2048, "{before} threads");
+    let run = |extra: &[&str]| -> std::process::Output {
+        memctl()
+            .args(["forget", "--db", db, "--format", "json", "--yes", "--force"])
+            .args(REQUEST)
+            .args(extra)
+            .output()
+            .expect("runs")
+    };
+    let plan: Json = serde_json::from_slice(&run(&["--dry-run"]).stdout).expect("plan");
+    let doomed = common::would_delete(&plan);
+    let scrub = common::threads_in_plan(&plan, "would scrub");
+    assert!(
+        doomed.len() > 1024 && scrub.len() > 100,
+        "{} to delete, {} to scrub",
+        doomed.len(),
+        scrub.len()
+    );
+    let out = run(&[]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let receipt: Json = serde_json::from_slice(&out.stdout).expect("receipt");
+    assert_eq!(
+        receipt["verification"]["clean"], true,
+        "{}",
+        receipt["verification"]
+    );
+    assert_eq!(
+        receipt["deleted_threads_sha256"].as_array().map(Vec::len),
+        Some(doomed.len())
+    );
+    assert_eq!(
+        receipt["scrubbed"]["threads"].as_u64(),
+        Some(scrub.len() as u64)
+    );
+    assert_eq!(count(), before - doomed.len());
+    let found = memctl()
+        .args(["find", "--db", db, "--regex", PATTERN])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        found.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&found.stdout)
+    );
+}

@@ -44,9 +44,9 @@ struct Tally {
 
 /// The threads the request deletes whole, and what selecting them found.
 #[derive(Default)]
-struct Selection<'a> {
+struct Selection {
     /// The threads to delete (named, or selected by `--meta`).
-    doomed: Vec<&'a ThreadSummary>,
+    doomed: Vec<ThreadSummary>,
     /// Threads named with `--thread` that are not in the database.
     absent: Vec<String>,
     /// Threads `--meta` selected.
@@ -107,15 +107,11 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         store.zero_deleted_content()?;
     }
     let keys = &opts.keys;
-    let mut threads: Vec<ThreadSummary> = Vec::new();
-    store.for_each_thread(&mut |t| {
-        threads.push(t);
-        Ok(())
-    })?;
     let mut tally = Tally::default();
 
-    // 1. Whole threads: the named ones, and those --meta selects.
-    let sel = select_threads(&*store, keys, args, &conditions, &threads, &mut tally);
+    // 1. Whole threads: the named ones, and those --meta selects. Each pass over the threads
+    // streams them a batch at a time (memory flat in the number of threads, issue #30).
+    let sel = select_threads(&*store, keys, args, &conditions, &mut tally)?;
     // The LangGraph Store's items the request selects, chosen before anything is written.
     let mut items = super::store::open_if_any(g, access)?;
     let picks = match &items {
@@ -142,7 +138,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
 
     // 2. --match over every other thread.
     let scrub = match &pattern {
-        Some(p) => scrub_matches(&*store, &opts, &threads, &sel.doomed, p, &mut tally)?,
+        Some(p) => scrub_matches(&*store, &opts, &sel.doomed, p, &mut tally)?,
         None => Scrub::default(),
     };
 
@@ -170,7 +166,6 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         let (v, busy) = reclaim_and_verify(
             &*store,
             keys,
-            &threads,
             &mut deletion,
             given,
             check,
@@ -281,37 +276,35 @@ fn verdict(
 
 /// The threads deleted whole: the ones `--thread` names (absent ones listed) and the ones
 /// `--meta` selects (a thread it cannot check is reported).
-fn select_threads<'a>(
+fn select_threads(
     store: &dyn CheckpointStore,
     keys: &Keyring,
     args: &ForgetArgs,
     conditions: &[MetaCondition],
-    threads: &'a [ThreadSummary],
     tally: &mut Tally,
-) -> Selection<'a> {
+) -> Result<Selection> {
     let mut sel = Selection::default();
-    for t in &args.thread {
-        if !threads.iter().any(|s| &s.thread_id == t) && !sel.absent.contains(t) {
-            sel.absent.push(t.clone());
-            tally.lines.push(Line::new(
-                t,
-                "absent",
-                "not in the database (already deleted?)",
-            ));
-        }
-    }
-    // Phases on stderr (hidden when it is not a terminal, or with --quiet).
-    let pb = progress::bar(threads.len() as u64, "forget: select");
-    // --meta's selection a batch of threads at a time (a few queries per batch).
-    for chunk in threads.chunks(crate::read::stream::BATCH) {
+    let mut named_seen: HashSet<&str> = HashSet::new();
+    // Phases on stderr (hidden when it is not a terminal, or with --quiet); the bar grows as
+    // the batches come.
+    let pb = progress::bar(2, "forget: select");
+    pb.set_length(0);
+    // Nothing is written while the threads stream (on a second handle, this one free for
+    // --meta's reads); --meta's selection a batch of threads at a time (a few queries per
+    // batch).
+    crate::read::stream::threads_for_run(store, false, &mut |batch| {
+        pb.inc_length(batch.len() as u64);
         let selects = match conditions.is_empty() {
             true => Vec::new(),
-            false => meta_select_or_report(store, keys, chunk, conditions),
+            false => meta_select_or_report(store, keys, &batch, conditions),
         };
         let mut selects = selects.into_iter();
-        for t in chunk {
+        for t in batch {
             pb.inc(1);
-            let named = args.thread.contains(&t.thread_id);
+            let named = args.thread.iter().find(|n| **n == t.thread_id);
+            if let Some(n) = named {
+                named_seen.insert(n.as_str());
+            }
             let by_meta = match selects.next() {
                 None | Some(Ok(false)) => false,
                 Some(Ok(true)) => true,
@@ -325,14 +318,25 @@ fn select_threads<'a>(
                 }
             };
             sel.meta_selected += usize::from(by_meta);
-            if named || by_meta {
+            if named.is_some() || by_meta {
                 sel.doomed.push(t);
             }
         }
-    }
+        Ok(true)
+    })?;
     // The select phase's line goes before the question (a bar redrawn over it would hide it).
     pb.finish_and_clear();
-    sel
+    for t in &args.thread {
+        if !named_seen.contains(t.as_str()) && !sel.absent.contains(t) {
+            sel.absent.push(t.clone());
+            tally.lines.push(Line::new(
+                t,
+                "absent",
+                "not in the database (already deleted?)",
+            ));
+        }
+    }
+    Ok(sel)
 }
 
 /// Whether `--meta` selects each of `threads` ([`crate::read::meta_select`]), or why it could
@@ -360,7 +364,7 @@ fn meta_select_or_report(
 /// On a terminal, the question before anything is written.
 fn confirm(
     args: &ForgetArgs,
-    doomed: &[&ThreadSummary],
+    doomed: &[ThreadSummary],
     pattern: bool,
     items: usize,
     dry_run: bool,
@@ -403,7 +407,7 @@ fn confirm(
 fn delete_threads(
     store: &dyn CheckpointStore,
     keys: &Keyring,
-    doomed: &[&ThreadSummary],
+    doomed: &[ThreadSummary],
     pattern: Option<&Pattern>,
     dry_run: bool,
     tally: &mut Tally,
@@ -456,55 +460,87 @@ fn delete_threads(
 fn scrub_matches(
     store: &dyn CheckpointStore,
     opts: &Options,
-    threads: &[ThreadSummary],
-    doomed: &[&ThreadSummary],
+    doomed: &[ThreadSummary],
     p: &Pattern,
     tally: &mut Tally,
 ) -> Result<Scrub> {
-    let (keys, dry_run) = (&opts.keys, opts.dry_run);
+    let keys = &opts.keys;
     let gone: HashSet<&str> = doomed.iter().map(|t| t.thread_id.as_str()).collect();
-    let mut scrub = Scrub::default();
     let mut found: HashMap<String, Findings> = HashMap::new();
     let mut key_problem: Option<String> = None;
-    let pb = progress::bar(
-        (threads.len() - gone.len().min(threads.len())) as u64,
-        "forget: search",
-    );
-    for t in threads
-        .iter()
-        .filter(|t| !gone.contains(t.thread_id.as_str()))
-    {
-        pb.inc(1);
-        match findings(store, keys, &t.thread_id, p) {
-            Ok(f) if f.is_empty() => {}
-            Ok(f) => {
-                tally.pattern_matched = true;
-                tally.untouched.extend(f.untouched.iter().cloned());
-                let (m, r) = f.verify_strings();
-                tally.must.extend(m);
-                tally.removed.extend(r);
-                if t.latest_root_id.is_none() {
-                    tally.reported.push(Reported {
+    let pb = progress::bar(2, "forget: search");
+    pb.set_length(0);
+    // The threads as they are now (the deleted ones gone), streamed beside this handle, which
+    // searches them; the scrubs are written once the search has ended.
+    crate::read::stream::threads_for_run(store, false, &mut |batch| {
+        for t in batch
+            .iter()
+            .filter(|t| !gone.contains(t.thread_id.as_str()))
+        {
+            pb.inc_length(1);
+            pb.inc(1);
+            search_thread(store, keys, t, p, tally, &mut found, &mut key_problem);
+        }
+        Ok(true)
+    })?;
+    pb.finish_and_clear();
+    scrub_found(store, opts, doomed, found, key_problem, tally)
+}
+
+/// Searches thread `t` for `p`: its findings go to `found`, what cannot be searched or
+/// rewritten to the tally (a key error also to `key_problem`).
+fn search_thread(
+    store: &dyn CheckpointStore,
+    keys: &Keyring,
+    t: &ThreadSummary,
+    p: &Pattern,
+    tally: &mut Tally,
+    found: &mut HashMap<String, Findings>,
+    key_problem: &mut Option<String>,
+) {
+    match findings(store, keys, &t.thread_id, p) {
+        Ok(f) if f.is_empty() => {}
+        Ok(f) => {
+            tally.pattern_matched = true;
+            tally.untouched.extend(f.untouched.iter().cloned());
+            let (m, r) = f.verify_strings();
+            tally.must.extend(m);
+            tally.removed.extend(r);
+            if t.latest_root_id.is_none() {
+                tally.reported.push(Reported {
                         thread_id: t.thread_id.clone(),
                         reason: "matches, but has no root namespace; memctl rewrites threads through their root state, so it was left as it is".into(),
                     });
-                    continue;
-                }
-                found.insert(t.thread_id.clone(), f);
+                return;
             }
-            Err(e) => {
-                tally.pattern_matched = true;
-                if crate::ops::edit::is_key_error(&e) {
-                    key_problem.get_or_insert_with(|| format!("{e:#}"));
-                }
-                tally.reported.push(Reported {
-                    thread_id: t.thread_id.clone(),
-                    reason: format!("could not be searched: {e:#}"),
-                });
+            found.insert(t.thread_id.clone(), f);
+        }
+        Err(e) => {
+            tally.pattern_matched = true;
+            if crate::ops::edit::is_key_error(&e) {
+                key_problem.get_or_insert_with(|| format!("{e:#}"));
             }
+            tally.reported.push(Reported {
+                thread_id: t.thread_id.clone(),
+                reason: format!("could not be searched: {e:#}"),
+            });
         }
     }
-    pb.finish_and_clear();
+}
+
+/// Scrubs the threads `found` holds (the batch driver: one transaction per thread) and
+/// reports what it did; `key_problem` with nothing found and nothing deleted is the run's
+/// one line.
+fn scrub_found(
+    store: &dyn CheckpointStore,
+    opts: &Options,
+    doomed: &[ThreadSummary],
+    found: HashMap<String, Findings>,
+    key_problem: Option<String>,
+    tally: &mut Tally,
+) -> Result<Scrub> {
+    let dry_run = opts.dry_run;
+    let mut scrub = Scrub::default();
     // Encrypted threads and no key (or the wrong one), and nothing else to do: one line.
     if let (Some(why), true, true) = (&key_problem, found.is_empty(), doomed.is_empty()) {
         anyhow::bail!("{why}; nothing was written");
@@ -653,28 +689,34 @@ fn erase_items(
 fn reclaim_and_verify(
     store: &dyn CheckpointStore,
     keys: &Keyring,
-    threads: &[ThreadSummary],
     deletion: &mut Deletion,
     pattern: Option<(&Pattern, &str)>,
     items: Option<StoreCheck<'_>>,
     tally: &mut Tally,
     reclaim: &mut Reclaim,
 ) -> Result<(Verification, Option<anyhow::Error>)> {
-    let remaining_ids: Vec<String> = threads
-        .iter()
-        .filter(|t| !deletion.ids.contains(&t.thread_id))
-        .map(|t| t.thread_id.clone())
-        .collect();
     // A deleted thread's id, like its other strings, must be in no byte outside the rows
     // (free space); a kept row that holds it as text holds its own conversation (a thread
     // named `human`, a word any chat may use), counted, not a leftover. Kept threads' ids are
-    // no text of any row.
+    // no text of any row: the deleted ids within a kept one (the threads streamed as they are
+    // now) are not searched for.
+    let deleted: HashSet<&str> = deletion.ids.iter().map(String::as_str).collect();
+    let mut within_kept: HashSet<&str> = HashSet::new();
+    crate::read::stream::threads(store, &mut |batch| {
+        for t in batch
+            .iter()
+            .filter(|t| !deleted.contains(t.thread_id.as_str()))
+        {
+            within_kept.extend(deleted.iter().filter(|d| t.thread_id.contains(**d)));
+        }
+        Ok(true)
+    })?;
     let mut removed = std::mem::take(&mut tally.removed);
     removed.extend(
         deletion
             .ids
             .iter()
-            .filter(|d| !remaining_ids.iter().any(|r| r.contains(d.as_str())))
+            .filter(|d| !within_kept.contains(d.as_str()))
             .cloned(),
     );
     // Moved, never copied: a forget of many threads erases tens of megabytes of text.

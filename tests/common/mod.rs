@@ -362,3 +362,20 @@ pub fn store_vec_harness(db: &Path, args: &[&str]) -> serde_json::Value {
         .run(&all)
         .expect_json(&all)
 }
+
+/// The threads a `forget --dry-run --format json` plan would delete, in its order.
+pub fn would_delete(plan: &serde_json::Value) -> Vec<String> {
+    threads_in_plan(plan, "would delete")
+}
+
+/// The threads of a `forget --format json` plan or receipt listing whose action is `action`,
+/// in its order.
+pub fn threads_in_plan(plan: &serde_json::Value, action: &str) -> Vec<String> {
+    plan["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .filter(|l| l["action"] == action)
+        .map(|l| l["thread_id"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
