@@ -43,12 +43,31 @@ pub fn meta_selects(
     metadata: &[Json],
     channel: &dyn Fn(&str) -> Option<Json>,
 ) -> bool {
+    let mut held = vec![false; conditions.len()];
+    for m in metadata {
+        held_in_metadata(conditions, m, &mut held);
+    }
+    meta_selects_held(conditions, &held, channel)
+}
+
+/// Marks in `held` (one flag per condition) the conditions that hold in one checkpoint's
+/// `metadata`: what [`meta_selects`] keeps of a thread's metadata, a checkpoint at a time.
+pub fn held_in_metadata(conditions: &[MetaCondition], metadata: &Json, held: &mut [bool]) {
+    for (c, h) in conditions.iter().zip(held.iter_mut()) {
+        *h |= metadata.get(&c.key).is_some_and(|v| c.matches(v));
+    }
+}
+
+/// [`meta_selects`] from the flags [`held_in_metadata`] set over a thread's checkpoints (a
+/// missing flag is a condition the metadata does not hold).
+pub fn meta_selects_held(
+    conditions: &[MetaCondition],
+    held: &[bool],
+    channel: &dyn Fn(&str) -> Option<Json>,
+) -> bool {
     !conditions.is_empty()
-        && conditions.iter().all(|c| {
-            metadata
-                .iter()
-                .any(|m| m.get(&c.key).is_some_and(|v| c.matches(v)))
-                || channel(&c.key).is_some_and(|v| c.matches(&v))
+        && conditions.iter().enumerate().all(|(i, c)| {
+            held.get(i).copied().unwrap_or(false) || channel(&c.key).is_some_and(|v| c.matches(&v))
         })
 }
 
