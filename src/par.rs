@@ -1,7 +1,8 @@
 //! Every concurrency helper of memctl, in one place: work split across the machine's cores
 //! ([`map_owned`], [`par_in_order`] for the messages of a long thread) and the read → work →
 //! write [`pipeline`] of whole-file commands and batch rewrites, and batches read on several
-//! connections at once ([`in_batches`], `--jobs`). (The SQLite backend's WAL
+//! connections at once ([`in_batches`], `--jobs`), or one scan split across connections
+//! ([`here_and_away`]). (The SQLite backend's WAL
 //! checkpointer thread lives with the backend, in `storage::sqlite::wal`.)
 
 use std::sync::{Mutex, PoisonError};
@@ -221,28 +222,25 @@ pub fn in_batches<I: Sync, R: Send>(
     Ok(out)
 }
 
-/// Runs `produce` on this thread and `consume` on a thread of its own, joined by a channel
-/// that holds at most `depth` items: a scan on one core, the work on what it read on the
-/// other (the scan's connection stays on this thread). `produce` gets a `send` that returns
-/// false once `consume` has stopped (it should stop too); `consume` reads until `produce`
-/// returns. The consumer's error comes first when both fail.
-pub fn beside<T: Send, A: Send>(
-    depth: usize,
-    produce: impl FnOnce(&mut dyn FnMut(T) -> bool) -> Result<()>,
-    consume: impl FnOnce(std::sync::mpsc::Receiver<T>) -> Result<A> + Send,
-) -> Result<A> {
-    let (tx, rx) = std::sync::mpsc::sync_channel(depth);
+/// `here` on this thread while `f` runs on each of `away` on a thread of its own (a part of
+/// a split scan on this thread's connection, the other parts on connections moved to theirs):
+/// the results in order, `here`'s first.
+pub fn here_and_away<T: Send, R: Send>(
+    here: impl FnOnce() -> R,
+    away: Vec<T>,
+    f: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let f = &f;
     std::thread::scope(|s| {
-        let consumer = s.spawn(move || consume(rx));
-        let produced = produce(&mut |item| tx.send(item).is_ok());
-        drop(tx);
-        let consumed = match consumer.join() {
-            Ok(r) => r,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        let value = consumed?;
-        produced?;
-        Ok(value)
+        let others: Vec<_> = away.into_iter().map(|t| s.spawn(move || f(t))).collect();
+        let mut all = vec![here()];
+        for h in others {
+            match h.join() {
+                Ok(r) => all.push(r),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        all
     })
 }
 
@@ -328,47 +326,13 @@ mod tests {
     }
 
     #[test]
-    fn beside_hands_over_everything_and_reports_errors() {
-        let sum = super::beside(
-            2,
-            |send| {
-                for i in 1..=100u64 {
-                    assert!(send(i));
-                }
-                Ok(())
-            },
-            |rx| Ok(rx.iter().sum::<u64>()),
+    fn here_and_away_keeps_order() {
+        let here = std::thread::current().id();
+        let got = super::here_and_away(
+            || (0, std::thread::current().id() == here),
+            vec![1, 2, 3],
+            |i| (i, std::thread::current().id() == here),
         );
-        assert_eq!(sum.expect("summed"), 5050);
-        // The consumer stops: the producer is told, and the consumer's error is returned.
-        let mut refused = 0;
-        let r: anyhow::Result<()> = super::beside(
-            1,
-            |send| {
-                for i in 0..10u8 {
-                    if !send(i) {
-                        refused += 1;
-                        break;
-                    }
-                }
-                anyhow::bail!("producer")
-            },
-            |rx| {
-                let _ = rx.recv();
-                anyhow::bail!("consumer")
-            },
-        );
-        assert_eq!(r.expect_err("an error").to_string(), "consumer");
-        assert_eq!(refused, 1);
-        // The producer fails: its error is returned after the consumer has drained.
-        let r = super::beside(
-            1,
-            |send| {
-                send(1u8);
-                anyhow::bail!("producer")
-            },
-            |rx| Ok(rx.iter().count()),
-        );
-        assert_eq!(r.expect_err("an error").to_string(), "producer");
+        assert_eq!(got, vec![(0, true), (1, false), (2, false), (3, false)]);
     }
 }

@@ -55,7 +55,7 @@ struct StoreHit {
     #[serde(rename = "match")]
     matched: String,
     after: String,
-    namespace: Vec<String>,
+    namespace: crate::ops::store::Labels,
     key: Option<String>,
 }
 
@@ -564,7 +564,7 @@ struct Count<'a> {
 /// A namespace's count: `namespace` instead of `thread_id`.
 #[derive(Serialize)]
 struct NsCount<'a> {
-    namespace: &'a [String],
+    namespace: &'a crate::ops::store::Labels,
     hits: usize,
 }
 
@@ -630,10 +630,10 @@ impl<'o> Found<'o> {
         self.write_count()?;
         let hits = self.hits;
         if self.count {
-            let mut per_ns: Vec<(&[String], usize)> = Vec::new();
+            let mut per_ns: Vec<(&crate::ops::store::Labels, usize)> = Vec::new();
             for h in store_hits {
                 match per_ns.last_mut() {
-                    Some((ns, n)) if *ns == h.namespace.as_slice() => *n += 1,
+                    Some((ns, n)) if *ns == &h.namespace => *n += 1,
                     _ => per_ns.push((&h.namespace, 1)),
                 }
             }
@@ -646,7 +646,7 @@ impl<'o> Found<'o> {
                 }
                 Sink::Lines(out) => {
                     for (ns, n) in &per_ns {
-                        writeln!(out, "store {}\t{n}", human::id(&ns.join(".")))?;
+                        writeln!(out, "store {}\t{n}", human::id(ns.joined()))?;
                     }
                     let mut summary = format!(
                         "{} in {}",
@@ -699,7 +699,7 @@ impl<'o> Found<'o> {
                 )
             };
             t.add_row(vec![
-                human::id(&h.namespace.join(".")),
+                human::id(h.namespace.joined()),
                 h.key.as_deref().map_or("-".into(), human::id),
                 text,
             ]);

@@ -141,7 +141,7 @@ fn same_dimensions(source: &dyn ItemStore, to: &Path, busy: Duration) -> Result<
 /// An item as the report names it: its namespace's labels and its key.
 fn name(prefix: &str, key: &str, action: &str) -> StoreItemName {
     StoreItemName {
-        namespace: prefix.split('.').map(str::to_owned).collect(),
+        namespace: crate::ops::store::labels(prefix),
         key: key.to_owned(),
         action: action.to_owned(),
     }

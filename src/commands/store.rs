@@ -33,7 +33,7 @@ pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()
             let records: Vec<NamespaceRecord> = rows
                 .into_iter()
                 .map(|n| NamespaceRecord {
-                    namespace: labels(&n.prefix),
+                    namespace: n.prefix.into(),
                     items: n.items,
                     bytes: n.bytes,
                     expired: n.expired,

@@ -10,8 +10,50 @@ use crate::ops::find::MetaCondition;
 use crate::storage::store::NamespaceSummary;
 
 /// A namespace's labels, as LangGraph decodes the stored text (`prefix.split('.')`).
-pub fn labels(prefix: &str) -> Vec<String> {
-    prefix.split('.').map(str::to_owned).collect()
+pub fn labels(prefix: &str) -> Labels {
+    Labels(prefix.to_owned())
+}
+
+/// A namespace's labels, held as the stored text (joined with `.`): written as the list of
+/// labels (JSON), ordered label by label, as a list of strings would be, without a string per
+/// label (`store namespaces` writes hundreds of thousands of them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Labels(String);
+
+impl Labels {
+    /// The labels, in order.
+    pub fn iter(&self) -> std::str::Split<'_, char> {
+        self.0.split('.')
+    }
+
+    /// The labels joined with `.`, as the store keeps them.
+    pub fn joined(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Labels {
+    fn from(prefix: String) -> Labels {
+        Labels(prefix)
+    }
+}
+
+impl Ord for Labels {
+    fn cmp(&self, other: &Labels) -> std::cmp::Ordering {
+        self.iter().cmp(other.iter())
+    }
+}
+
+impl PartialOrd for Labels {
+    fn partial_cmp(&self, other: &Labels) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl serde::Serialize for Labels {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
 }
 
 /// `summaries` (in namespace order) with every namespace cut to its first `depth` labels and
@@ -269,7 +311,15 @@ mod tests {
 
     #[test]
     fn labels_split_on_dots() {
-        assert_eq!(labels("users.u-42.memories"), ["users", "u-42", "memories"]);
-        assert_eq!(labels("prefs"), ["prefs"]);
+        let of = |p: &str| labels(p).iter().map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(of("users.u-42.memories"), ["users", "u-42", "memories"]);
+        assert_eq!(of("prefs"), ["prefs"]);
+        // Ordered label by label, as lists of labels are (not as the joined text).
+        assert!(labels("a.b") < labels("a-b"));
+        assert!("a.b" > "a-b");
+        assert_eq!(
+            serde_json::to_string(&labels("users.u-42")).expect("json"),
+            r#"["users","u-42"]"#
+        );
     }
 }

@@ -329,7 +329,7 @@ pub struct MigrateReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct StoreItemName {
     /// Its namespace's labels.
-    pub namespace: Vec<String>,
+    pub namespace: crate::ops::store::Labels,
     /// Its key.
     pub key: String,
     /// `differs` (left as it is) or `replace` (overwritten with `--replace`; to be, with
@@ -436,7 +436,7 @@ pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> 
             writeln!(
                 out,
                 "store item '{}' / '{}': {}",
-                one_line(&i.namespace.join(".")),
+                one_line(i.namespace.joined()),
                 one_line(&i.key),
                 match (i.action.as_str(), r.dry_run) {
                     ("replace", false) => "differed in the target: replaced",

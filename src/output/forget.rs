@@ -35,7 +35,7 @@ impl Line {
 #[derive(Debug, Clone, Serialize)]
 pub struct StoreLine {
     /// Its namespace (the labels).
-    pub namespace: Vec<String>,
+    pub namespace: crate::ops::store::Labels,
     /// Its key.
     pub key: String,
     /// `would delete` or `deleted`.
@@ -140,7 +140,7 @@ pub fn render(
             let mut t = table::new_table(&["store namespace", "key", "action", "detail"]);
             for l in items {
                 t.add_row(vec![
-                    human::id(&l.namespace.join(".")),
+                    human::id(l.namespace.joined()),
                     human::id(&l.key),
                     l.action.clone(),
                     human::preview(&l.detail, 200),

@@ -9,12 +9,13 @@ use serde::Serialize;
 
 use super::sanitize::{for_terminal, one_line};
 use super::{human, table, write_document, write_records, Format};
+use crate::ops::store::Labels;
 
 /// One namespace (`store namespaces`).
 #[derive(Debug, Clone, Serialize)]
 pub struct NamespaceRecord {
     /// Its labels.
-    pub namespace: Vec<String>,
+    pub namespace: Labels,
     /// Items in it.
     pub items: u64,
     /// Bytes of their values (JSON text).
@@ -29,7 +30,7 @@ pub struct NamespaceRecord {
 #[derive(Debug, Clone, Serialize)]
 pub struct ItemRecord {
     /// Its namespace's labels.
-    pub namespace: Vec<String>,
+    pub namespace: Labels,
     /// Its key.
     pub key: String,
     /// Bytes of its stored value.
@@ -55,7 +56,7 @@ pub struct ItemRecord {
 #[derive(Debug, Clone, Serialize)]
 pub struct RemovedRecord {
     /// Its namespace's labels.
-    pub namespace: Vec<String>,
+    pub namespace: Labels,
     /// Its key.
     pub key: String,
     /// Bytes of its value.
@@ -89,7 +90,7 @@ pub fn namespaces(out: &mut dyn Write, format: Format, rows: &[NamespaceRecord])
     let mut t = table::new_table(&["namespace", "items", "bytes", "expired", "updated"]);
     for r in rows {
         t.add_row(vec![
-            one_line(&r.namespace.join(".")),
+            one_line(r.namespace.joined()),
             r.items.to_string(),
             human::bytes(r.bytes),
             r.expired.to_string(),
@@ -160,7 +161,7 @@ pub fn removal(
         return Ok(());
     }
     let verb = if r.dry_run { "Would delete" } else { "Deleted" };
-    let mut namespaces: Vec<&[String]> = r.removed.iter().map(|i| &i.namespace[..]).collect();
+    let mut namespaces: Vec<&Labels> = r.removed.iter().map(|i| &i.namespace).collect();
     namespaces.dedup();
     writeln!(
         out,
@@ -177,7 +178,7 @@ pub fn removal(
     let mut t = table::new_table(&["namespace", "key", "bytes"]);
     for i in &r.removed {
         t.add_row(vec![
-            one_line(&i.namespace.join(".")),
+            one_line(i.namespace.joined()),
             one_line(&i.key),
             human::bytes(i.bytes),
         ]);

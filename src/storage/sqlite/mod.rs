@@ -8,6 +8,7 @@ pub mod maintenance;
 pub mod namespaces;
 mod pages;
 pub mod rekey;
+pub mod snapshot;
 pub mod store;
 pub mod wal;
 

@@ -2,76 +2,40 @@
 //!
 //! One pass over the table in storage order (SQLite's own `GROUP BY prefix` walks the prefix
 //! index and looks every row up from it: one B-tree descent per item, 1.3-1.6x the time of the
-//! plain scan; BENCHMARKS.md, "Store"). The scan is SQLite's work on this thread; the grouping
-//! (a hash lookup per row among up to hundreds of thousands of namespaces, mostly cache misses)
-//! runs beside it on a second core, fed a batch of [`Rows`] at a time.
+//! plain scan; BENCHMARKS.md, "Store"), split by rowid across the machine's cores, each part
+//! read and grouped on a connection of its own pinned to one state of the file
+//! ([`super::snapshot`]), the parts' groups merged at the end.
 
 use anyhow::Result;
 use fnv::FnvHashMap;
+use rusqlite::types::ValueRef;
+use rusqlite::Connection;
 
 use crate::storage::store::{is_under, NamespaceSummary};
 
-/// Rows handed from the scan to the grouping at once.
-pub const BATCH: usize = 4096;
-
-/// Batches in flight between the scan and the grouping.
-pub const DEPTH: usize = 4;
-
-/// A batch of scanned rows: each row's namespace and `updated_at` bytes side by side in one
-/// buffer (no allocation per row).
-#[derive(Default)]
-pub struct Rows {
-    text: Vec<u8>,
-    rows: Vec<Row>,
-}
-
-/// One scanned row; its texts are `text[start..ns_end]` and `text[ns_end..end]`.
-struct Row {
-    ns_end: usize,
-    end: usize,
-    /// `updated_at` is text (a NULL or other type has none).
-    has_update: bool,
-    bytes: u64,
-    expired: bool,
-}
-
-impl Rows {
-    /// Adds a row: its namespace, its `updated_at` when that is text, its value's size and
-    /// whether it has expired.
-    pub fn push(&mut self, ns: &[u8], updated: Option<&[u8]>, bytes: u64, expired: bool) {
-        self.text.extend_from_slice(ns);
-        let ns_end = self.text.len();
-        if let Some(u) = updated {
-            self.text.extend_from_slice(u);
-        }
-        self.rows.push(Row {
-            ns_end,
-            end: self.text.len(),
-            has_update: updated.is_some(),
-            bytes,
-            expired,
-        });
+/// Groups the rows `conn` reads with `sql`, which selects `prefix`, the value's size, whether
+/// the item has expired and `updated_at`, in that order, with `params`.
+pub fn scan(
+    conn: &Connection,
+    sql: &str,
+    params: &[&dyn rusqlite::ToSql],
+    groups: &mut Groups<'_>,
+) -> Result<()> {
+    let mut st = conn.prepare(sql)?;
+    let mut rows = st.query(params)?;
+    while let Some(r) = rows.next()? {
+        let ValueRef::Text(ns) = r.get_ref(0)? else {
+            anyhow::bail!("a store namespace is not text");
+        };
+        let size = u64::try_from(r.get::<_, Option<i64>>(1)?.unwrap_or(0)).unwrap_or(0);
+        let expired = r.get::<_, Option<bool>>(2)?.unwrap_or(false);
+        let updated = match r.get_ref(3)? {
+            ValueRef::Text(t) => Some(t),
+            _ => None,
+        };
+        groups.add(ns, updated, size, expired)?;
     }
-
-    /// Rows held.
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    /// No rows held.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (&[u8], Option<&[u8]>, &Row)> {
-        let mut start = 0;
-        self.rows.iter().map(move |r| {
-            let ns = &self.text[start..r.ns_end];
-            let updated = r.has_update.then(|| &self.text[r.ns_end..r.end]);
-            start = r.end;
-            (ns, updated, r)
-        })
-    }
+    Ok(())
 }
 
 /// Bytes held in place up to [`INLINE`] of them (a namespace such as
@@ -139,6 +103,15 @@ struct Group {
     newest: Option<Bytes>,
 }
 
+impl Group {
+    /// Keeps `u` when it is newer than the newest so far.
+    fn newest_at(&mut self, u: &[u8]) {
+        if self.newest.as_ref().is_none_or(|n| n.as_slice() < u) {
+            self.newest = Some(Bytes::new(u));
+        }
+    }
+}
+
 /// The namespaces seen so far, keyed by their stored bytes.
 pub struct Groups<'a> {
     under: Option<&'a str>,
@@ -154,43 +127,63 @@ impl<'a> Groups<'a> {
         }
     }
 
-    /// Counts a batch of rows. A namespace is checked (UTF-8, under the prefix) once, when
+    /// Counts a row: its namespace, its `updated_at` when that is text, its value's size and
+    /// whether it has expired. A namespace is checked (UTF-8, under the prefix) once, when
     /// first seen.
-    pub fn add(&mut self, batch: &Rows) -> Result<()> {
-        for (ns, updated, row) in batch.iter() {
-            let g = match self.map.get_mut(ns) {
-                Some(g) => g,
-                None => {
-                    let text = std::str::from_utf8(ns)
-                        .map_err(|_| anyhow::anyhow!("a store namespace is not UTF-8 text"))?;
-                    let excluded = self.under.is_some_and(|p| !is_under(text, p));
-                    self.map.entry(Bytes::new(ns)).or_insert(Group {
-                        excluded,
-                        ..Group::default()
-                    })
-                }
-            };
-            if g.excluded {
-                continue;
+    pub fn add(
+        &mut self,
+        ns: &[u8],
+        updated: Option<&[u8]>,
+        bytes: u64,
+        expired: bool,
+    ) -> Result<()> {
+        let g = match self.map.get_mut(ns) {
+            Some(g) => g,
+            None => {
+                let text = std::str::from_utf8(ns)
+                    .map_err(|_| anyhow::anyhow!("a store namespace is not UTF-8 text"))?;
+                let excluded = self.under.is_some_and(|p| !is_under(text, p));
+                self.map.entry(Bytes::new(ns)).or_insert(Group {
+                    excluded,
+                    ..Group::default()
+                })
             }
-            g.items += 1;
-            g.bytes += row.bytes;
-            g.expired += u64::from(row.expired);
-            if let Some(u) = updated {
-                if g.newest.as_ref().is_none_or(|n| n.as_slice() < u) {
-                    g.newest = Some(Bytes::new(u));
-                }
-            }
+        };
+        if g.excluded {
+            return Ok(());
+        }
+        g.items += 1;
+        g.bytes += bytes;
+        g.expired += u64::from(expired);
+        if let Some(u) = updated {
+            g.newest_at(u);
         }
         Ok(())
     }
 
+    /// Adds the groups of another part of the table.
+    pub fn merge(&mut self, other: Groups<'_>) {
+        for (ns, theirs) in other.map {
+            let g = self.map.entry(ns).or_insert(Group {
+                excluded: theirs.excluded,
+                ..Group::default()
+            });
+            g.items += theirs.items;
+            g.bytes += theirs.bytes;
+            g.expired += theirs.expired;
+            if let Some(u) = &theirs.newest {
+                g.newest_at(u.as_slice());
+            }
+        }
+    }
+
     /// The summaries, in bytewise namespace order; `updated_at` shown by `shown`.
     pub fn finish(self, shown: impl Fn(&str) -> String) -> Vec<NamespaceSummary> {
-        let mut all: Vec<NamespaceSummary> = self
-            .map
-            .into_iter()
-            .filter(|(_, g)| !g.excluded)
+        let mut all: Vec<(Bytes, Group)> =
+            self.map.into_iter().filter(|(_, g)| !g.excluded).collect();
+        // Sorted while the names are in place (no pointer to follow per comparison).
+        all.sort_unstable_by(|a, b| a.0.as_slice().cmp(b.0.as_slice()));
+        all.into_iter()
             .map(|(ns, g)| NamespaceSummary {
                 // Checked to be UTF-8 when first seen.
                 prefix: String::from_utf8_lossy(ns.as_slice()).into_owned(),
@@ -201,9 +194,7 @@ impl<'a> Groups<'a> {
                     .newest
                     .map(|n| shown(&String::from_utf8_lossy(n.as_slice()))),
             })
-            .collect();
-        all.sort_by(|a, b| a.prefix.as_bytes().cmp(b.prefix.as_bytes()));
-        all
+            .collect()
     }
 }
 
@@ -211,27 +202,40 @@ impl<'a> Groups<'a> {
 mod tests {
     use super::*;
 
-    fn batch(rows: &[(&str, Option<&str>, u64, bool)]) -> Rows {
-        let mut b = Rows::default();
-        for (ns, u, bytes, expired) in rows {
-            b.push(ns.as_bytes(), u.map(str::as_bytes), *bytes, *expired);
+    trait AddAll {
+        fn add_all(&mut self, rows: &[(&str, Option<&str>, u64, bool)]) -> Result<()>;
+    }
+
+    impl AddAll for Groups<'_> {
+        fn add_all(&mut self, rows: &[(&str, Option<&str>, u64, bool)]) -> Result<()> {
+            for (ns, u, bytes, expired) in rows {
+                self.add(ns.as_bytes(), u.map(str::as_bytes), *bytes, *expired)?;
+            }
+            Ok(())
         }
-        b
     }
 
     #[test]
-    fn groups_across_batches() {
+    fn groups_across_parts() {
         let mut g = Groups::new(None);
-        g.add(&batch(&[
+        g.add_all(&[
             ("a.b", Some("2026-01-02 00:00:00"), 10, false),
             ("a", None, 1, true),
             ("a.b", Some("2026-01-01 00:00:00"), 5, true),
-        ]))
+        ])
         .expect("added");
-        g.add(&batch(&[("a.b", Some("2026-01-03 00:00:00"), 1, false)]))
+        // Another part of the table, grouped on its own and merged.
+        let mut other = Groups::new(None);
+        other
+            .add_all(&[
+                ("a.b", Some("2026-01-03 00:00:00"), 1, false),
+                ("c", Some("2026-01-01 00:00:00"), 2, false),
+            ])
             .expect("added");
+        g.merge(other);
         let all = g.finish(|s| format!("<{s}>"));
-        assert_eq!(all.len(), 2);
+        assert_eq!(all.len(), 3);
+        assert_eq!((all[2].prefix.as_str(), all[2].items), ("c", 1));
         assert_eq!(
             (
                 all[0].prefix.as_str(),
@@ -260,19 +264,24 @@ mod tests {
     #[test]
     fn keeps_only_the_prefix_asked_for() {
         let mut g = Groups::new(Some("a"));
-        g.add(&batch(&[
+        g.add_all(&[
             ("a", None, 1, false),
             ("ab", None, 1, false),
             ("a.c", None, 1, false),
             ("b.a", None, 1, false),
-        ]))
+        ])
         .expect("added");
+        let mut other = Groups::new(Some("a"));
+        other
+            .add_all(&[("b.a", None, 1, false), ("a.d", None, 1, false)])
+            .expect("added");
+        g.merge(other);
         let names: Vec<String> = g
             .finish(|s| s.to_owned())
             .into_iter()
             .map(|n| n.prefix)
             .collect();
-        assert_eq!(names, ["a", "a.c"]);
+        assert_eq!(names, ["a", "a.c", "a.d"]);
     }
 
     #[test]
@@ -280,11 +289,11 @@ mod tests {
         let long = "n".repeat(INLINE + 1);
         let later = format!("2026-01-02 00:00:00.{}", "9".repeat(INLINE));
         let mut g = Groups::new(None);
-        g.add(&batch(&[
+        g.add_all(&[
             (&long, Some(&later), 1, false),
             (&long[..INLINE], Some("2026-01-01"), 1, false),
             (&long, Some("2026-01-01"), 1, false),
-        ]))
+        ])
         .expect("added");
         let all = g.finish(|s| s.to_owned());
         assert_eq!(all.len(), 2);
@@ -295,8 +304,6 @@ mod tests {
 
     #[test]
     fn refuses_a_namespace_that_is_not_utf8() {
-        let mut b = Rows::default();
-        b.push(b"a\xff", None, 1, false);
-        assert!(Groups::new(None).add(&b).is_err());
+        assert!(Groups::new(None).add(b"a\xff", None, 1, false).is_err());
     }
 }

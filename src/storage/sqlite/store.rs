@@ -18,6 +18,7 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags};
 
 use super::namespaces;
+use super::snapshot;
 use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
 use crate::storage::store::{
     Backend, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
@@ -68,6 +69,9 @@ pub struct SqliteItemStore {
     has_ttl_minutes: bool,
     /// `store_vectors` exists.
     has_vectors: bool,
+    /// How `conn` was opened (more connections for a split scan are opened the same way).
+    opening: Opening,
+    busy_timeout: Duration,
 }
 
 impl SqliteItemStore {
@@ -75,7 +79,8 @@ impl SqliteItemStore {
     /// opens it) and finds the store's tables.
     pub fn open(path: &Path, access: Access, busy_timeout: Duration) -> Result<SqliteItemStore> {
         let shown = path.display().to_string();
-        let conn = connect(path, access, busy_timeout)?;
+        let opening = Opening::of(path, access)?;
+        let conn = connect_as(path, opening, busy_timeout)?;
         let tables: Vec<String> = {
             let mut st = conn
                 .prepare(
@@ -115,11 +120,59 @@ impl SqliteItemStore {
             has_ttl,
             has_ttl_minutes,
             has_vectors: tables.iter().any(|t| t == "store_vectors"),
+            opening,
+            busy_timeout,
         })
     }
 
     fn err(&self, e: rusqlite::Error) -> anyhow::Error {
         explain(e, &self.path)
+    }
+
+    /// `read` over the `store` table's rows split by rowid (`read` gets a connection and an
+    /// inclusive rowid range) across up to [`snapshot::MOST`] connections, one thread each,
+    /// all pinned to one state of the file ([`snapshot::pin`]); the parts' results in rowid
+    /// order. Read on this store's connection alone, over every rowid, when the machine has
+    /// one core, the table is small, or the connections could not be pinned.
+    fn split_scan<T: Send>(
+        &self,
+        read: impl Fn(&Connection, (i64, i64)) -> Result<T> + Sync,
+    ) -> Result<Vec<T>> {
+        let parts = crate::par::cores().min(snapshot::MOST);
+        let whole = (i64::MIN, i64::MAX);
+        let worth = parts > 1
+            && self.conn.is_autocommit()
+            && snapshot::rowid_ranges(&self.conn, "store", parts)
+                .map_err(|e| e.context(format!("'{}'", self.shown)))?
+                .len()
+                > 1;
+        if !worth {
+            return Ok(vec![read(&self.conn, whole)?]);
+        }
+        let more = (1..parts)
+            .map(|_| connect_as(&self.path, self.opening, self.busy_timeout))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(mut pinned) = snapshot::pin(&self.conn, self.opening.locking(), more)
+            .map_err(|e| e.context(format!("'{}'", self.shown)))?
+        else {
+            return Ok(vec![read(&self.conn, whole)?]);
+        };
+        let ranges = snapshot::rowid_ranges(pinned.first(), "store", parts)
+            .map_err(|e| e.context(format!("'{}'", self.shown)))?;
+        if ranges.len() != parts {
+            return Ok(vec![read(pinned.first(), whole)?]);
+        }
+        let away: Vec<(Connection, (i64, i64))> = std::mem::take(&mut pinned.more)
+            .into_iter()
+            .zip(ranges[1..].iter().copied())
+            .collect();
+        crate::par::here_and_away(
+            || read(pinned.first(), ranges[0]),
+            away,
+            |(c, r)| read(&c, r),
+        )
+        .into_iter()
+        .collect()
     }
 
     /// Brings the file's Store tables to [`KNOWN_MIGRATION`] as `SqliteStore.setup()` does
@@ -340,28 +393,64 @@ impl SqliteItemStore {
 /// read-only (see [`super::SqliteStore::open_read_only`]: no `-wal` / `-shm` made, none
 /// removed on close).
 fn connect(path: &Path, access: Access, busy_timeout: Duration) -> Result<Connection> {
-    check_file(path)?;
+    connect_as(path, Opening::of(path, access)?, busy_timeout)
+}
+
+/// How [`connect`] opens a file: decided once, so that more connections to read beside the
+/// first ([`snapshot`]) are opened the same way, whatever side files appeared meanwhile.
+#[derive(Debug, Clone, Copy)]
+enum Opening {
+    /// A WAL-mode file with no `-wal`: read as it is, no lock taken, no side file made.
+    Immutable,
+    /// A `-wal` without its `-shm` (a backup's copy): read as the checkpoint reader reads it
+    /// (see `SqliteStore::open_read_only`), the WAL index in memory, no `-shm` made.
+    WalInMemory,
+    /// With SQLite's locks and side files.
+    Locked(Access),
+}
+
+impl Opening {
+    fn of(path: &Path, access: Access) -> Result<Opening> {
+        check_file(path)?;
+        Ok(match access {
+            Access::ReadOnly if is_wal_mode(path) && !sidecar(path, "-wal").exists() => {
+                Opening::Immutable
+            }
+            Access::ReadOnly
+                if cfg!(unix) && is_wal_mode(path) && !sidecar(path, "-shm").exists() =>
+            {
+                Opening::WalInMemory
+            }
+            _ => Opening::Locked(access),
+        })
+    }
+
+    fn locking(self) -> snapshot::Locking {
+        match self {
+            Opening::Locked(_) => snapshot::Locking::Locked,
+            Opening::Immutable | Opening::WalInMemory => snapshot::Locking::None,
+        }
+    }
+}
+
+/// A connection opened as `opening` says.
+fn connect_as(path: &Path, opening: Opening, busy_timeout: Duration) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-    let conn = match access {
-        Access::ReadOnly if is_wal_mode(path) && !sidecar(path, "-wal").exists() => {
+    let read_only = flags | OpenFlags::SQLITE_OPEN_READ_ONLY;
+    let conn = match opening {
+        Opening::Immutable => {
             let uri = format!("file:{}?immutable=1", uri_path(path));
-            Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
+            Connection::open_with_flags(&uri, read_only)
         }
-        // A -wal without its -shm (a backup's copy): read as the checkpoint reader reads
-        // it (see `SqliteStore::open_read_only`), the WAL index in memory, no -shm made.
-        Access::ReadOnly if cfg!(unix) && is_wal_mode(path) && !sidecar(path, "-shm").exists() => {
+        Opening::WalInMemory => {
             let uri = format!("file:{}?vfs=unix-none", uri_path(path));
-            Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_READ_ONLY).and_then(
-                |c| {
-                    c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
-                    Ok(c)
-                },
-            )
+            Connection::open_with_flags(&uri, read_only).and_then(|c| {
+                c.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+                Ok(c)
+            })
         }
-        Access::ReadOnly => {
-            Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_ONLY)
-        }
-        Access::ReadWrite => {
+        Opening::Locked(Access::ReadOnly) => Connection::open_with_flags(path, read_only),
+        Opening::Locked(Access::ReadWrite) => {
             Connection::open_with_flags(path, flags | OpenFlags::SQLITE_OPEN_READ_WRITE)
         }
     }
@@ -369,7 +458,7 @@ fn connect(path: &Path, access: Access, busy_timeout: Duration) -> Result<Connec
     .with_context(|| format!("cannot open '{}'", path.display()))?;
     conn.busy_timeout(busy_timeout)
         .context("cannot set the busy timeout")?;
-    if access == Access::ReadOnly {
+    if !matches!(opening, Opening::Locked(Access::ReadWrite)) {
         super::no_checkpoint_on_close(&conn, path)?;
     }
     Ok(conn)
@@ -602,48 +691,32 @@ impl ItemStore for SqliteItemStore {
     }
 
     fn namespaces(&self, prefix: Option<&str>) -> Result<Vec<NamespaceSummary>> {
-        // The scan here, the grouping on another core (`namespaces`). `octet_length` reads a
-        // value's size from its row's header, not its bytes.
+        // One scan of the table in storage order, split across cores (`namespaces`).
+        // `octet_length` reads a value's size from its row's header, not its bytes.
         let now = self.now()?;
         let sql = format!(
-            "SELECT prefix, octet_length(value), {}, updated_at FROM store",
+            "SELECT prefix, octet_length(value), {}, updated_at FROM store \
+             WHERE rowid BETWEEN ?2 AND ?3",
             self.expired_sql()
         );
-        let mut st = self.conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let mut rows = st.query([&now]).map_err(|e| self.err(e))?;
-        let scan = |send: &mut dyn FnMut(namespaces::Rows) -> bool| -> Result<()> {
-            let mut batch = namespaces::Rows::default();
-            while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-                let ns = match r.get_ref(0).map_err(|e| self.err(e))? {
-                    rusqlite::types::ValueRef::Text(t) => t,
-                    _ => anyhow::bail!("'{}': a store namespace is not text", self.shown),
-                };
-                let bytes = r.get::<_, Option<i64>>(1).map_err(|e| self.err(e))?;
-                let expired = r.get::<_, Option<bool>>(2).map_err(|e| self.err(e))?;
-                let updated = match r.get_ref(3).map_err(|e| self.err(e))? {
-                    rusqlite::types::ValueRef::Text(t) => Some(t),
-                    _ => None,
-                };
-                let size = u64::try_from(bytes.unwrap_or(0)).unwrap_or(0);
-                batch.push(ns, updated, size, expired.unwrap_or(false));
-                if batch.len() == namespaces::BATCH && !send(std::mem::take(&mut batch)) {
-                    return Ok(());
-                }
-            }
-            if !batch.is_empty() {
-                send(batch);
-            }
-            Ok(())
-        };
-        let shown = &self.shown;
-        let group = |batches: std::sync::mpsc::Receiver<namespaces::Rows>| {
+        let (path, shown) = (&self.path, &self.shown);
+        let parts = self.split_scan(|conn, (from, to)| {
             let mut groups = namespaces::Groups::new(prefix);
-            for b in batches {
-                groups.add(&b).with_context(|| format!("'{shown}'"))?;
-            }
+            namespaces::scan(conn, &sql, &[&now, &from, &to], &mut groups).map_err(|e| {
+                match e.downcast::<rusqlite::Error>() {
+                    Ok(e) => explain(e, path),
+                    Err(e) => e.context(format!("'{shown}'")),
+                }
+            })?;
             Ok(groups)
-        };
-        let groups = crate::par::beside(namespaces::DEPTH, scan, group)?;
+        })?;
+        let mut parts = parts.into_iter();
+        let mut groups = parts
+            .next()
+            .unwrap_or_else(|| namespaces::Groups::new(prefix));
+        for p in parts {
+            groups.merge(p);
+        }
         Ok(groups.finish(rfc3339))
     }
 
@@ -832,5 +905,82 @@ mod tests {
             rfc3339("2126-11-09 10:02:45+02:00"),
             "2126-11-09 10:02:45+02:00"
         );
+    }
+
+    /// The namespaces a split scan finds are those one `GROUP BY` finds, whether the file is
+    /// read with its locks (a `-wal` beside it: the connections pinned by `data_version`) or
+    /// as it is (no `-wal`: `immutable`).
+    #[test]
+    fn split_scan_finds_what_one_query_finds() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("store.sqlite");
+        let timeout = Duration::from_secs(5);
+        SqliteItemStore::setup(&path, false, timeout).expect("setup");
+        let app = Connection::open(&path).expect("app");
+        app.execute_batch("PRAGMA journal_mode=WAL; BEGIN")
+            .expect("begin");
+        // More rowids than one part takes, spread so that every namespace is in every part.
+        for i in 0..(snapshot::SPLIT_FROM * 2) {
+            let expires = match i % 7 {
+                0 => Some("2000-01-01 00:00:00"),
+                1 => Some("2999-01-01 00:00:00.000001+00:00"),
+                _ => None,
+            };
+            app.execute(
+                "INSERT INTO store (prefix, key, value, updated_at, expires_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                rusqlite::params![
+                    format!("users.u-{}.memories", i % 97),
+                    format!("k-{i}"),
+                    "x".repeat(usize::try_from(i % 13).expect("small")),
+                    format!("2026-01-01 00:00:{:02}", i % 60),
+                    expires
+                ],
+            )
+            .expect("insert");
+        }
+        app.execute_batch("COMMIT").expect("commit");
+        let expected: Vec<(String, u64, u64, u64, String)> = {
+            let mut st = app
+                .prepare(
+                    "SELECT prefix, count(*), sum(length(CAST(value AS BLOB))), \
+                     sum(expires_at IS NOT NULL AND expires_at < CURRENT_TIMESTAMP), \
+                     max(updated_at) FROM store GROUP BY prefix ORDER BY prefix",
+                )
+                .expect("prepare");
+            st.query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .expect("query")
+            .collect::<rusqlite::Result<_>>()
+            .expect("rows")
+        };
+        assert_eq!(expected.len(), 97);
+        let found = || -> Vec<(String, u64, u64, u64, String)> {
+            let store = SqliteItemStore::open(&path, Access::ReadOnly, timeout).expect("open");
+            // Split, on a machine with more than one core.
+            let parts = store.split_scan(|_, range| Ok(range)).expect("ranges");
+            assert_eq!(parts.len(), crate::par::cores().min(snapshot::MOST));
+            store
+                .namespaces(None)
+                .expect("namespaces")
+                .into_iter()
+                .map(|n| {
+                    let newest = n.newest_update.expect("updated");
+                    (
+                        n.prefix,
+                        n.items,
+                        n.bytes,
+                        n.expired,
+                        newest.replace('T', " ").replace("+00:00", ""),
+                    )
+                })
+                .collect()
+        };
+        assert!(sidecar(&path, "-wal").exists());
+        assert_eq!(found(), expected, "read with locks");
+        drop(app);
+        assert!(!sidecar(&path, "-wal").exists());
+        assert_eq!(found(), expected, "read as it is");
     }
 }
