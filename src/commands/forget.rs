@@ -924,7 +924,8 @@ fn verify(
     // make the erasure incomplete.
     let mut store_hits = Vec::new();
     if let Some(check) = items {
-        let every_byte = store.free_space()?.is_none();
+        // As the search of the bytes above decided (asking again would walk the file again).
+        let every_byte = !store.searched_free_space();
         let (held, still) = check.search(all)?;
         for (text, places) in all.iter().zip(held) {
             if places.is_empty() {
@@ -997,27 +998,31 @@ fn select_items(
     conditions: &[MetaCondition],
     pattern: Option<&Pattern>,
 ) -> Result<Vec<ItemPick>> {
-    let mut picks = Vec::new();
-    store.for_each_item(&mut |prefix, key, value| {
-        let by_meta = crate::ops::store::meta_selects_item(prefix, value, conditions);
-        let matched = match pattern {
-            Some(p) if p.maybe_in(value) || value.contains(&b'\\') => {
-                crate::ops::store::pattern_matches(value, p.regex())
+    // The table split across cores; the parts' picks in storage order.
+    let parts = crate::storage::store::visit_in_parts(
+        store,
+        || Ok(Vec::new()),
+        |picks: &mut Vec<ItemPick>, prefix, key, value| {
+            let by_meta = crate::ops::store::meta_selects_item(prefix, value, conditions);
+            let matched = match pattern {
+                Some(p) if p.maybe_in(value) || value.contains(&b'\\') => {
+                    crate::ops::store::pattern_matches(value, p.regex())
+                }
+                _ => BTreeSet::new(),
+            };
+            if by_meta || !matched.is_empty() {
+                picks.push(ItemPick {
+                    prefix: prefix.to_owned(),
+                    key: key.to_owned(),
+                    value: value.to_vec(),
+                    by_meta,
+                    matched,
+                });
             }
-            _ => BTreeSet::new(),
-        };
-        if by_meta || !matched.is_empty() {
-            picks.push(ItemPick {
-                prefix: prefix.to_owned(),
-                key: key.to_owned(),
-                value: value.to_vec(),
-                by_meta,
-                matched,
-            });
-        }
-        Ok(())
-    })?;
-    Ok(picks)
+            Ok(())
+        },
+    )?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// What the verification checks in the store.
@@ -1033,47 +1038,73 @@ impl StoreCheck<'_> {
     /// For each of `texts`, up to five kept items that hold it (named); and the failures:
     /// items the request still selects, vectors of deleted items.
     fn search(&self, texts: &[String]) -> Result<(Vec<Vec<String>>, Vec<Hit>)> {
-        let mut held = vec![Vec::new(); texts.len()];
-        let mut failures = Vec::new();
-        // The texts that have fewer than five places yet: a word every item holds is
-        // decoded five times, not once per item, and no longer searched for after that.
-        let mut open = crate::ops::needles::Needles::new(texts)?;
+        /// What one part of the table found.
+        struct Part {
+            held: Vec<Vec<String>>,
+            failures: Vec<Hit>,
+            /// The texts that have fewer than five places in this part yet: a word every item
+            /// holds is decoded five times, not once per item, and no longer searched for
+            /// after that.
+            open: crate::ops::needles::Needles,
+        }
         let wanted: Vec<&str> = texts.iter().map(String::as_str).collect();
-        self.store.for_each_item(&mut |prefix, key, value| {
-            let place = || format!("store item '{key}' in namespace '{prefix}'");
-            let still_meta = crate::ops::store::meta_selects_item(prefix, value, self.conditions);
-            let unescaped = !value.contains(&b'\\');
-            let still_match = self.pattern.is_some_and(|p| {
-                (p.maybe_in(value) || !unescaped)
-                    && !crate::ops::store::pattern_matches(value, p.regex()).is_empty()
-            });
-            if still_meta || still_match {
-                failures.push(Hit {
-                    sha256: digest(&format!("{prefix}/{key}")),
-                    rows: vec![format!("{} (still selected by the request)", place())],
-                    raw: vec![],
+        let (conditions, pattern) = (self.conditions, self.pattern);
+        // The table split across cores, each part searched on its own; the parts taken in
+        // storage order give the places one search in storage order would have named.
+        let parts = crate::storage::store::visit_in_parts(
+            self.store,
+            || {
+                Ok(Part {
+                    held: vec![Vec::new(); texts.len()],
+                    failures: Vec::new(),
+                    open: crate::ops::needles::Needles::new(texts)?,
+                })
+            },
+            |part: &mut Part, prefix, key, value| {
+                let place = || format!("store item '{key}' in namespace '{prefix}'");
+                let still_meta = crate::ops::store::meta_selects_item(prefix, value, conditions);
+                let unescaped = !value.contains(&b'\\');
+                let still_match = pattern.is_some_and(|p| {
+                    (p.maybe_in(value) || !unescaped)
+                        && !crate::ops::store::pattern_matches(value, p.regex()).is_empty()
                 });
-            }
-            // Decoded only when it may hold an open text (escaped JSON may hold any).
-            let wanted_here = if unescaped {
-                open.any_in(value)
-            } else {
-                !open.done()
-            };
-            if texts.is_empty() || !wanted_here {
-                return Ok(());
-            }
-            let hits = crate::ops::store::holds_texts(value, &wanted);
-            for (i, h) in hits.into_iter().enumerate() {
-                if h && held[i].len() < 5 {
-                    held[i].push(place());
-                    if held[i].len() == 5 {
-                        open.close(i)?;
+                if still_meta || still_match {
+                    part.failures.push(Hit {
+                        sha256: digest(&format!("{prefix}/{key}")),
+                        rows: vec![format!("{} (still selected by the request)", place())],
+                        raw: vec![],
+                    });
+                }
+                // Decoded only when it may hold an open text (escaped JSON may hold any).
+                let wanted_here = if unescaped {
+                    part.open.any_in(value)
+                } else {
+                    !part.open.done()
+                };
+                if texts.is_empty() || !wanted_here {
+                    return Ok(());
+                }
+                let hits = crate::ops::store::holds_texts(value, &wanted);
+                for (i, h) in hits.into_iter().enumerate() {
+                    if h && part.held[i].len() < 5 {
+                        part.held[i].push(place());
+                        if part.held[i].len() == 5 {
+                            part.open.close(i)?;
+                        }
                     }
                 }
+                Ok(())
+            },
+        )?;
+        let mut held = vec![Vec::new(); texts.len()];
+        let mut failures = Vec::new();
+        for part in parts {
+            for (all, found) in held.iter_mut().zip(part.held) {
+                all.extend(found);
+                all.truncate(5);
             }
-            Ok(())
-        })?;
+            failures.extend(part.failures);
+        }
         let vectors = self.store.vectors_of(self.gone)?;
         if vectors > 0 {
             failures.push(Hit {

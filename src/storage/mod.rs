@@ -1106,6 +1106,13 @@ pub trait CheckpointStore: Send {
     /// out.
     fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>>;
 
+    /// Whether the last [`Self::find_leftovers`] searched only the bytes outside every row
+    /// ([`Self::free_space`]), not every byte: then a text found there is left over even when
+    /// a live row holds it too. False when every byte was searched, or where no byte is.
+    fn searched_free_space(&self) -> bool {
+        false
+    }
+
     // ---- whole threads (copy, export, migrate) -----------------------------------------------
 
     /// Every checkpoint and pending write of a thread (all namespaces), read in one

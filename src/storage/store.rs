@@ -185,6 +185,38 @@ pub struct StoreShape {
 /// and its value's bytes.
 pub type ItemVisitor<'a> = &'a mut dyn FnMut(&str, &str, &[u8]) -> Result<()>;
 
+/// One part of a split visit of the items ([`ItemStore::for_each_item_in_parts`]): called
+/// once per part, on that part's thread, with the part's number (parts are numbered in
+/// storage order) and a `scan` that calls its visitor with every item of the part, in storage
+/// order.
+pub type PartVisit<'a> =
+    dyn Fn(usize, &mut dyn FnMut(ItemVisitor<'_>) -> Result<()>) -> Result<()> + Sync + 'a;
+
+/// Every item of `store` visited by `visit`, the items split into parts read at once
+/// ([`ItemStore::for_each_item_in_parts`]), each part with a state of its own made by `init`:
+/// the parts' states in storage order, so that taking them in turn sees the items in the order
+/// one visit would have.
+pub fn visit_in_parts<T: Send>(
+    store: &dyn ItemStore,
+    init: impl Fn() -> Result<T> + Sync,
+    visit: impl Fn(&mut T, &str, &str, &[u8]) -> Result<()> + Sync,
+) -> Result<Vec<T>> {
+    let done: std::sync::Mutex<Vec<(usize, T)>> = Default::default();
+    store.for_each_item_in_parts(&|part, scan| {
+        let mut state = init()?;
+        scan(&mut |prefix, key, value| visit(&mut state, prefix, key, value))?;
+        done.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((part, state));
+        Ok(())
+    })?;
+    let mut done = done
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    done.sort_by_key(|(part, _)| *part);
+    Ok(done.into_iter().map(|(_, state)| state).collect())
+}
+
 /// The Store's tables, read and written the way LangGraph reads and writes them.
 pub trait ItemStore {
     /// The database as it may be shown (a path, or a URL with its password redacted).
@@ -263,6 +295,14 @@ pub trait ItemStore {
     /// Calls `f` with every item, in storage order: its namespace as stored, its key and its
     /// value's bytes (JSON text), read without refreshing a TTL.
     fn for_each_item(&self, f: ItemVisitor<'_>) -> Result<()>;
+
+    /// [`Self::for_each_item`] split into parts read at once, each on a thread and a
+    /// connection of its own, all reading one state of the database (the SQLite backend, on a
+    /// machine of more than one core, for a table of many rows; one part, this connection's,
+    /// otherwise). Use it through [`visit_in_parts`].
+    fn for_each_item_in_parts(&self, part: &PartVisit<'_>) -> Result<()> {
+        part(0, &mut |visit| self.for_each_item(visit))
+    }
 
     /// How many rows of `store_vectors` belong to the items `items` (namespace as stored,
     /// key); 0 without that table.

@@ -59,6 +59,8 @@ pub struct SqliteStore {
     /// The WAL checkpointer of a batch rewrite (`None` inside until the first batch;
     /// `Some(None)` when the file is not in WAL mode).
     checkpointer: std::sync::Mutex<Option<Option<wal::WalCheckpointer>>>,
+    /// The last [`CheckpointStore::find_leftovers`] searched the file's free space only.
+    searched_free_space: std::cell::Cell<bool>,
 }
 
 impl SqliteStore {
@@ -148,6 +150,7 @@ impl SqliteStore {
             busy_timeout,
             shared,
             checkpointer: std::sync::Mutex::new(None),
+            searched_free_space: std::cell::Cell::new(false),
         })
     }
 
@@ -441,6 +444,10 @@ impl CheckpointStore for SqliteStore {
 
     fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
         self.leftovers(thread_id, texts)
+    }
+
+    fn searched_free_space(&self) -> bool {
+        self.searched_free_space.get()
     }
 
     fn rewrite_values(
@@ -1108,7 +1115,9 @@ impl ThreadAgg {
     }
 }
 
-fn key<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<std::borrow::Cow<'r, [u8]>> {
+/// A TEXT or BLOB column's bytes, borrowed from the row (numbers as they print; NULL is
+/// empty).
+pub(crate) fn key<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<std::borrow::Cow<'r, [u8]>> {
     Ok(match row.get_ref(i)? {
         ValueRef::Null => std::borrow::Cow::Borrowed(&[][..]),
         ValueRef::Text(t) | ValueRef::Blob(t) => std::borrow::Cow::Borrowed(t),
@@ -1571,6 +1580,7 @@ impl SqliteStore {
         // told apart: a text found there is left over whether or not a live row holds it too
         // (a thread named `human` is in every message's type tag). Otherwise every byte.
         let free = self.free_space()?;
+        self.searched_free_space.set(free.is_some());
         let hits = match &free {
             Some(ranges) => find_in_ranges(&self.path, ranges, &needles)?,
             None => find_in_files(&[self.path.clone(), wal], &needles)?,

@@ -21,8 +21,8 @@ use super::namespaces;
 use super::snapshot;
 use super::{blob, check_file, explain, is_wal_mode, opt_text, sidecar, text, uri_path};
 use crate::storage::store::{
-    Backend, ItemStore, ItemVisitor, NamespaceSummary, NoStore, Removal, RemovedItem, StoreItem,
-    StoreRow, StoreShape, VectorRow, SWEEP_BATCH,
+    Backend, ItemStore, ItemVisitor, NamespaceSummary, NoStore, PartVisit, Removal, RemovedItem,
+    StoreItem, StoreRow, StoreShape, VectorRow, SWEEP_BATCH,
 };
 use crate::storage::Access;
 
@@ -129,14 +129,18 @@ impl SqliteItemStore {
         explain(e, &self.path)
     }
 
-    /// `read` over the `store` table's rows split by rowid (`read` gets a connection and an
-    /// inclusive rowid range) across up to [`snapshot::MOST`] connections, one thread each,
+    fn blame(&self, e: anyhow::Error) -> anyhow::Error {
+        blame(e, &self.path)
+    }
+
+    /// `read` over the `store` table's rows split by rowid (`read` gets a connection, the
+    /// part's number and its inclusive rowid range) across up to [`snapshot::MOST`] connections, one thread each,
     /// all pinned to one state of the file ([`snapshot::pin`]); the parts' results in rowid
     /// order. Read on this store's connection alone, over every rowid, when the machine has
     /// one core, the table is small, or the connections could not be pinned.
     fn split_scan<T: Send>(
         &self,
-        read: impl Fn(&Connection, (i64, i64)) -> Result<T> + Sync,
+        read: impl Fn(&Connection, usize, (i64, i64)) -> Result<T> + Sync,
     ) -> Result<Vec<T>> {
         let parts = crate::par::cores().min(snapshot::MOST);
         let whole = (i64::MIN, i64::MAX);
@@ -147,7 +151,7 @@ impl SqliteItemStore {
                 .len()
                 > 1;
         if !worth {
-            return Ok(vec![read(&self.conn, whole)?]);
+            return Ok(vec![read(&self.conn, 0, whole)?]);
         }
         let more = (1..parts)
             .map(|_| connect_as(&self.path, self.opening, self.busy_timeout))
@@ -155,21 +159,23 @@ impl SqliteItemStore {
         let Some(mut pinned) = snapshot::pin(&self.conn, self.opening.locking(), more)
             .map_err(|e| e.context(format!("'{}'", self.shown)))?
         else {
-            return Ok(vec![read(&self.conn, whole)?]);
+            return Ok(vec![read(&self.conn, 0, whole)?]);
         };
         let ranges = snapshot::rowid_ranges(pinned.first(), "store", parts)
             .map_err(|e| e.context(format!("'{}'", self.shown)))?;
         if ranges.len() != parts {
-            return Ok(vec![read(pinned.first(), whole)?]);
+            return Ok(vec![read(pinned.first(), 0, whole)?]);
         }
-        let away: Vec<(Connection, (i64, i64))> = std::mem::take(&mut pinned.more)
+        let away: Vec<(Connection, usize, (i64, i64))> = std::mem::take(&mut pinned.more)
             .into_iter()
             .zip(ranges[1..].iter().copied())
+            .enumerate()
+            .map(|(i, (c, r))| (c, i + 1, r))
             .collect();
         crate::par::here_and_away(
-            || read(pinned.first(), ranges[0]),
+            || read(pinned.first(), 0, ranges[0]),
             away,
-            |(c, r)| read(&c, r),
+            |(c, i, r)| read(&c, i, r),
         )
         .into_iter()
         .collect()
@@ -389,6 +395,34 @@ impl SqliteItemStore {
     }
 }
 
+/// Calls `f` with each item of the `store` table `conn` reads whose rowid is within
+/// `from..=to`, in storage order; the namespace, key and value are borrowed from the row (no
+/// copy per item). Text that is not UTF-8 is shown lossily; NULL is empty.
+fn visit_items(conn: &Connection, (from, to): (i64, i64), f: ItemVisitor<'_>) -> Result<()> {
+    let mut st = conn.prepare(
+        "SELECT prefix, key, CAST(value AS BLOB) FROM store WHERE rowid BETWEEN ?1 AND ?2",
+    )?;
+    let mut rows = st.query([from, to])?;
+    while let Some(r) = rows.next()? {
+        let (prefix, key, value) = (super::key(r, 0)?, super::key(r, 1)?, super::key(r, 2)?);
+        f(
+            &String::from_utf8_lossy(&prefix),
+            &String::from_utf8_lossy(&key),
+            &value,
+        )?;
+    }
+    Ok(())
+}
+
+/// `e` told as an error of the file at `path` when SQLite raised it (what to do about it
+/// included: [`explain`]); any other error as it is.
+fn blame(e: anyhow::Error, path: &Path) -> anyhow::Error {
+    match e.downcast::<rusqlite::Error>() {
+        Ok(e) => explain(e, path),
+        Err(e) => e,
+    }
+}
+
 /// Opens the file (never creating it) with `access`, the way the checkpoint reader opens it
 /// read-only (see [`super::SqliteStore::open_read_only`]: no `-wal` / `-shm` made, none
 /// removed on close).
@@ -514,6 +548,7 @@ pub fn saver_of_store_only(
         busy_timeout,
         shared,
         checkpointer: std::sync::Mutex::new(None),
+        searched_free_space: std::cell::Cell::new(false),
     }))
 }
 
@@ -700,12 +735,13 @@ impl ItemStore for SqliteItemStore {
             self.expired_sql()
         );
         let (path, shown) = (&self.path, &self.shown);
-        let parts = self.split_scan(|conn, (from, to)| {
+        let parts = self.split_scan(|conn, _, (from, to)| {
             let mut groups = namespaces::Groups::new(prefix);
             namespaces::scan(conn, &sql, &[&now, &from, &to], &mut groups).map_err(|e| {
-                match e.downcast::<rusqlite::Error>() {
-                    Ok(e) => explain(e, path),
-                    Err(e) => e.context(format!("'{shown}'")),
+                if e.is::<rusqlite::Error>() {
+                    blame(e, path)
+                } else {
+                    e.context(format!("'{shown}'"))
                 }
             })?;
             Ok(groups)
@@ -748,17 +784,16 @@ impl ItemStore for SqliteItemStore {
     }
 
     fn for_each_item(&self, f: ItemVisitor<'_>) -> Result<()> {
-        let mut st = self
-            .conn
-            .prepare("SELECT prefix, key, CAST(value AS BLOB) FROM store")
-            .map_err(|e| self.err(e))?;
-        let mut rows = st.query([]).map_err(|e| self.err(e))?;
-        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-            let prefix = text(r, 0).map_err(|e| self.err(e))?;
-            let key = text(r, 1).map_err(|e| self.err(e))?;
-            let value = blob(r, 2).map_err(|e| self.err(e))?.unwrap_or_default();
-            f(&prefix, &key, &value)?;
-        }
+        visit_items(&self.conn, (i64::MIN, i64::MAX), f).map_err(|e| self.blame(e))
+    }
+
+    fn for_each_item_in_parts(&self, part: &PartVisit<'_>) -> Result<()> {
+        let path = &self.path;
+        self.split_scan(|conn, i, range| {
+            part(i, &mut |visit| {
+                visit_items(conn, range, visit).map_err(|e| blame(e, path))
+            })
+        })?;
         Ok(())
     }
 
@@ -907,19 +942,13 @@ mod tests {
         );
     }
 
-    /// The namespaces a split scan finds are those one `GROUP BY` finds, whether the file is
-    /// read with its locks (a `-wal` beside it: the connections pinned by `data_version`) or
-    /// as it is (no `-wal`: `immutable`).
-    #[test]
-    fn split_scan_finds_what_one_query_finds() {
-        let dir = tempfile::tempdir().expect("dir");
-        let path = dir.path().join("store.sqlite");
-        let timeout = Duration::from_secs(5);
-        SqliteItemStore::setup(&path, false, timeout).expect("setup");
-        let app = Connection::open(&path).expect("app");
+    /// A store of more items than one part of a split scan takes, every namespace in every
+    /// part, written by `app` (left open: the file has its `-wal`).
+    fn big_store(path: &Path) -> Connection {
+        SqliteItemStore::setup(path, false, Duration::from_secs(5)).expect("setup");
+        let app = Connection::open(path).expect("app");
         app.execute_batch("PRAGMA journal_mode=WAL; BEGIN")
             .expect("begin");
-        // More rowids than one part takes, spread so that every namespace is in every part.
         for i in 0..(snapshot::SPLIT_FROM * 2) {
             let expires = match i % 7 {
                 0 => Some("2000-01-01 00:00:00"),
@@ -940,6 +969,23 @@ mod tests {
             .expect("insert");
         }
         app.execute_batch("COMMIT").expect("commit");
+        app
+    }
+
+    /// The parts a split read of this store makes on this machine.
+    fn parts_here() -> usize {
+        crate::par::cores().min(snapshot::MOST)
+    }
+
+    /// The namespaces a split scan finds are those one `GROUP BY` finds, whether the file is
+    /// read with its locks (a `-wal` beside it: the connections pinned by `data_version`) or
+    /// as it is (no `-wal`: `immutable`).
+    #[test]
+    fn split_scan_finds_what_one_query_finds() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("store.sqlite");
+        let timeout = Duration::from_secs(5);
+        let app = big_store(&path);
         let expected: Vec<(String, u64, u64, u64, String)> = {
             let mut st = app
                 .prepare(
@@ -959,8 +1005,8 @@ mod tests {
         let found = || -> Vec<(String, u64, u64, u64, String)> {
             let store = SqliteItemStore::open(&path, Access::ReadOnly, timeout).expect("open");
             // Split, on a machine with more than one core.
-            let parts = store.split_scan(|_, range| Ok(range)).expect("ranges");
-            assert_eq!(parts.len(), crate::par::cores().min(snapshot::MOST));
+            let parts = store.split_scan(|_, _, range| Ok(range)).expect("ranges");
+            assert_eq!(parts.len(), parts_here());
             store
                 .namespaces(None)
                 .expect("namespaces")
@@ -982,5 +1028,44 @@ mod tests {
         drop(app);
         assert!(!sidecar(&path, "-wal").exists());
         assert_eq!(found(), expected, "read as it is");
+    }
+
+    /// Items visited in parts, the parts taken in order, are exactly those one visit sees, in
+    /// its order.
+    #[test]
+    fn items_visited_in_parts_are_one_visit_split() {
+        type Seen = Vec<(String, String, Vec<u8>)>;
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("store.sqlite");
+        let app = big_store(&path);
+        let check = || {
+            let store = SqliteItemStore::open(&path, Access::ReadOnly, Duration::from_secs(5))
+                .expect("open");
+            let mut one: Seen = Vec::new();
+            store
+                .for_each_item(&mut |p, k, v| {
+                    one.push((p.to_owned(), k.to_owned(), v.to_vec()));
+                    Ok(())
+                })
+                .expect("one visit");
+            let parts = crate::storage::store::visit_in_parts(
+                &store,
+                || Ok(Seen::new()),
+                |seen, p, k, v| {
+                    seen.push((p.to_owned(), k.to_owned(), v.to_vec()));
+                    Ok(())
+                },
+            )
+            .expect("in parts");
+            assert_eq!(parts.len(), parts_here());
+            assert_eq!(
+                one.len(),
+                usize::try_from(snapshot::SPLIT_FROM * 2).expect("fits")
+            );
+            assert_eq!(parts.concat(), one);
+        };
+        check();
+        drop(app);
+        check();
     }
 }
