@@ -20,6 +20,11 @@ use anyhow::{bail, ensure, Context, Result};
 /// made sure no WAL frame supersedes a page of the file. An error means the file is not laid
 /// out as expected: the caller then searches every byte.
 pub fn free_ranges(path: &Path, roots: &[u64]) -> Result<Vec<(u64, u64)>> {
+    free_ranges_in(path, roots, crate::par::cores().min(MOST_PARTS))
+}
+
+/// [`free_ranges`], the b-trees' subtrees shared across `parts` threads.
+fn free_ranges_in(path: &Path, roots: &[u64], parts: usize) -> Result<Vec<(u64, u64)>> {
     // Never closed: closing a descriptor of the file would drop SQLite's locks on it.
     let file = super::kept_open::open(path)
         .with_context(|| format!("cannot open '{}'", path.display()))?;
@@ -64,11 +69,34 @@ pub fn free_ranges(path: &Path, roots: &[u64]) -> Result<Vec<(u64, u64)>> {
         }
         trunk = next;
     }
-    let mut stack: Vec<u64> = std::iter::once(1).chain(roots.iter().copied()).collect();
-    while let Some(p) = stack.pop() {
+    // The top levels of the b-trees here, breadth first, until there are subtrees enough to
+    // share out evenly (a whole tree is not one subtree: the largest table is most of the
+    // file); the subtrees on the machine's cores, each walked as one walk would, then joined.
+    let parts = parts.max(1);
+    let mut top: std::collections::VecDeque<u64> =
+        std::iter::once(1).chain(roots.iter().copied()).collect();
+    let mut children = Vec::new();
+    while top.len() < SUBTREES_PER_PART * parts {
+        let Some(p) = top.pop_front() else { break };
         if p != 1 || !walk.seen[1] {
-            walk.btree_page(p, &mut stack)?;
+            walk.btree_page(p, &mut children)?;
+            top.extend(children.drain(..));
         }
+    }
+    let shares: Vec<Vec<u64>> = (0..parts)
+        .map(|i| top.iter().skip(i).step_by(parts).copied().collect())
+        .collect();
+    let walked = crate::par::map_owned(shares, parts, |mut stack| -> Result<Walk> {
+        let mut w = walk.beside()?;
+        while let Some(p) = stack.pop() {
+            if p != 1 || !walk.seen[1] {
+                w.btree_page(p, &mut stack)?;
+            }
+        }
+        Ok(w)
+    });
+    for w in walked {
+        walk.join(w?)?;
     }
     // Pages nothing points to (pointer-map pages, the lock-byte page, a page a crash lost):
     // searched whole.
@@ -162,6 +190,13 @@ fn varint(b: &[u8], at: usize) -> Result<(u64, usize)> {
     bail!("a bad varint")
 }
 
+/// The most threads a walk is shared across.
+const MOST_PARTS: usize = 4;
+
+/// Subtrees per thread before the walk is shared out (enough that one thread drawing the
+/// large ones does not leave the others idle for long).
+const SUBTREES_PER_PART: usize = 64;
+
 struct Walk {
     file: Arc<File>,
     page_size: u64,
@@ -173,6 +208,33 @@ struct Walk {
 }
 
 impl Walk {
+    /// A walk of other subtrees of the same file, on another thread: the pages it places
+    /// and the ranges it finds are its own until [`Walk::join`].
+    fn beside(&self) -> Result<Walk> {
+        Ok(Walk {
+            file: self.file.clone(),
+            page_size: self.page_size,
+            usable: self.usable,
+            pages: self.pages,
+            seen: vec![false; self.seen.len()],
+            free: Vec::new(),
+            buf: vec![0; self.buf.len()],
+        })
+    }
+
+    /// Takes in what a walk [`Walk::beside`] this one found; a page both placed is an error,
+    /// as it is when one walk reaches a page twice.
+    fn join(&mut self, other: Walk) -> Result<()> {
+        for (p, (mine, theirs)) in self.seen.iter_mut().zip(other.seen).enumerate() {
+            if theirs {
+                ensure!(!*mine, "page {p} is reached twice");
+                *mine = true;
+            }
+        }
+        self.free.extend(other.free);
+        Ok(())
+    }
+
     /// Marks page `p` as placed; a page placed twice or out of the file is an error.
     fn claim(&mut self, p: u64) -> Result<()> {
         ensure!(p >= 1 && p <= self.pages, "page {p} is outside the file");
@@ -402,5 +464,48 @@ mod tests {
             assert!(at.iter().any(|&i| !inside(i)), "{live}: {at:?} {ranges:?}");
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The walk shared across threads finds exactly what one walk finds, on a file whose
+    /// largest table spans thousands of pages (deleted rows, freeblocks, free pages and
+    /// overflow chains among them).
+    #[test]
+    fn a_shared_walk_finds_what_one_walk_finds() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("big.sqlite");
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        conn.execute_batch(
+            "PRAGMA secure_delete = OFF; CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB); \
+             CREATE INDEX t_v ON t (substr(v, 1, 8)); BEGIN;",
+        )
+        .expect("schema");
+        for k in 0..20_000i64 {
+            let size = if k % 997 == 0 { 9_000 } else { 300 + (k % 700) };
+            conn.execute(
+                "INSERT INTO t VALUES (?1, randomblob(?2))",
+                rusqlite::params![k, size],
+            )
+            .expect("insert");
+        }
+        conn.execute_batch("COMMIT; DELETE FROM t WHERE k % 7 = 0 OR k BETWEEN 5000 AND 6000;")
+            .expect("delete");
+        let roots: Vec<u64> = {
+            let mut st = conn
+                .prepare("SELECT rootpage FROM sqlite_master WHERE rootpage > 0")
+                .expect("prepare");
+            st.query_map([], |r| r.get::<_, i64>(0))
+                .expect("query")
+                .map(|r| r.expect("row") as u64)
+                .collect()
+        };
+        let one = free_ranges_in(&path, &roots, 1).expect("one walk");
+        assert!(one.len() > 1000, "{} ranges", one.len());
+        for parts in [2, 3, 4] {
+            assert_eq!(free_ranges_in(&path, &roots, parts).expect("shared"), one);
+        }
+        // A page two walks both reach is an error, as it is for one.
+        let twice: Vec<u64> = roots.iter().chain(&roots).copied().collect();
+        assert!(free_ranges_in(&path, &twice, 1).is_err());
+        assert!(free_ranges_in(&path, &twice, 3).is_err());
     }
 }

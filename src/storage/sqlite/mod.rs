@@ -1197,13 +1197,43 @@ fn find_in_ranges(
     if needles.is_empty() {
         return Ok(found);
     }
-    let seen = seen_in(needles, |overlap, f| {
-        freemap::search_ranges(path, ranges, overlap, f)
-    })?;
+    // The ranges shared out across the machine's cores by their bytes, each share searched
+    // on its own; a needle is seen when any share holds it.
+    let shares = share_ranges(ranges, crate::par::cores());
+    let seen_in_shares = crate::par::map_owned(shares, crate::par::cores(), |share| {
+        seen_in(needles, |overlap, f| {
+            freemap::search_ranges(path, &share, overlap, f)
+        })
+    });
+    let mut seen = vec![false; needles.len()];
+    for share in seen_in_shares {
+        for (all, here) in seen.iter_mut().zip(share?) {
+            *all |= here;
+        }
+    }
     for (i, _) in seen.into_iter().enumerate().filter(|(_, h)| *h) {
         found[i].push(path.display().to_string());
     }
     Ok(found)
+}
+
+/// `ranges` in `n` shares of about the same number of bytes, in order (a range is not cut).
+fn share_ranges(ranges: &[(u64, u64)], n: usize) -> Vec<Vec<(u64, u64)>> {
+    let total: u64 = ranges.iter().map(|(_, len)| len).sum();
+    let each = total.div_ceil(n.max(1) as u64).max(1);
+    let mut shares: Vec<Vec<(u64, u64)>> = vec![Vec::new()];
+    let mut bytes = 0;
+    for &r in ranges {
+        if bytes >= each {
+            shares.push(Vec::new());
+            bytes = 0;
+        }
+        bytes += r.1;
+        if let Some(last) = shares.last_mut() {
+            last.push(r);
+        }
+    }
+    shares
 }
 
 /// Which of `needles` appear in the pieces `read` hands over (it is given the overlap the
@@ -1707,5 +1737,25 @@ impl rusqlite::ToSql for BlobParam {
             BlobParam::Bytes(b) => b.to_sql(),
             BlobParam::Streamed(z) => z.to_sql(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_shared_whole_in_order_by_their_bytes() {
+        let ranges = [(0, 10), (10, 10), (40, 30), (90, 5), (100, 5)];
+        let two = share_ranges(&ranges, 2);
+        assert_eq!(
+            two,
+            vec![vec![(0, 10), (10, 10), (40, 30)], vec![(90, 5), (100, 5)]]
+        );
+        for n in 1..=6 {
+            assert_eq!(share_ranges(&ranges, n).concat(), ranges);
+            assert!(share_ranges(&ranges, n).len() <= n);
+        }
+        assert_eq!(share_ranges(&[], 2), vec![Vec::<(u64, u64)>::new()]);
     }
 }
