@@ -124,6 +124,11 @@ def fresh_copy(src: Path, dst: Path) -> Path:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{dst}{suffix}").unlink(missing_ok=True)
     shutil.copyfile(src, dst)
+    # Written out before either side runs: otherwise the copy's gigabyte of dirty pages is
+    # flushed during the run, and a side that writes (memctl's sweep and forget, the bare
+    # DELETE) waits for it where the read-only scan does not (forget: 1.9 s against 1.35 s).
+    with open(dst, "rb+") as f:
+        os.fsync(f.fileno())
     # Cold for neither side: read the copy once so both start from the page cache.
     with open(dst, "rb") as f:
         while f.read(1 << 22):
