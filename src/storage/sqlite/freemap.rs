@@ -404,6 +404,17 @@ impl super::SqliteStore {
 mod tests {
     use super::*;
 
+    /// The root pages of every table and index of `conn`'s file.
+    fn roots_of(conn: &rusqlite::Connection) -> Vec<u64> {
+        let mut st = conn
+            .prepare("SELECT rootpage FROM sqlite_master WHERE rootpage > 0")
+            .expect("prepare");
+        st.query_map([], |r| r.get::<_, i64>(0))
+            .expect("query")
+            .map(|r| r.expect("row") as u64)
+            .collect()
+    }
+
     #[test]
     fn free_ranges_hold_a_deleted_rows_text_and_no_live_one() {
         let dir = std::env::temp_dir().join(format!("memctl-freemap-{}", std::process::id()));
@@ -427,15 +438,7 @@ mod tests {
         }
         conn.execute("DELETE FROM t WHERE k IN ('b', 'd')", [])
             .expect("delete");
-        let roots: Vec<u64> = {
-            let mut st = conn
-                .prepare("SELECT rootpage FROM sqlite_master WHERE rootpage > 0")
-                .expect("prepare");
-            st.query_map([], |r| r.get::<_, i64>(0))
-                .expect("query")
-                .map(|r| r.expect("row") as u64)
-                .collect()
-        };
+        let roots = roots_of(&conn);
         let ranges = free_ranges(&path, &roots).expect("walks");
         let mut free = Vec::new();
         search_ranges(&path, &ranges, 0, &mut |b| {
@@ -489,15 +492,7 @@ mod tests {
         }
         conn.execute_batch("COMMIT; DELETE FROM t WHERE k % 7 = 0 OR k BETWEEN 5000 AND 6000;")
             .expect("delete");
-        let roots: Vec<u64> = {
-            let mut st = conn
-                .prepare("SELECT rootpage FROM sqlite_master WHERE rootpage > 0")
-                .expect("prepare");
-            st.query_map([], |r| r.get::<_, i64>(0))
-                .expect("query")
-                .map(|r| r.expect("row") as u64)
-                .collect()
-        };
+        let roots = roots_of(&conn);
         let one = free_ranges_in(&path, &roots, 1).expect("one walk");
         assert!(one.len() > 1000, "{} ranges", one.len());
         for parts in [2, 3, 4] {
