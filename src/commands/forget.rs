@@ -1039,13 +1039,13 @@ impl StoreCheck<'_> {
     /// items the request still selects, vectors of deleted items.
     fn search(&self, texts: &[String]) -> Result<(Vec<Vec<String>>, Vec<Hit>)> {
         /// What one part of the table found.
-        struct Part {
+        struct Part<'t> {
             held: Vec<Vec<String>>,
             failures: Vec<Hit>,
             /// The texts that have fewer than five places in this part yet: a word every item
             /// holds is decoded five times, not once per item, and no longer searched for
             /// after that.
-            open: crate::ops::needles::Needles,
+            open: crate::ops::needles::Needles<'t>,
         }
         let wanted: Vec<&str> = texts.iter().map(String::as_str).collect();
         let (conditions, pattern) = (self.conditions, self.pattern);
@@ -1060,7 +1060,7 @@ impl StoreCheck<'_> {
                     open: crate::ops::needles::Needles::new(texts)?,
                 })
             },
-            |part: &mut Part, prefix, key, value| {
+            |part: &mut Part<'_>, prefix, key, value| {
                 let place = || format!("store item '{key}' in namespace '{prefix}'");
                 let still_meta = crate::ops::store::meta_selects_item(prefix, value, conditions);
                 let unescaped = !value.contains(&b'\\');

@@ -42,9 +42,11 @@ impl Stale {
     }
 }
 
-/// The strings still open and their search.
-pub struct Needles {
-    texts: Vec<String>,
+/// The strings still open and their search; the strings are borrowed, not copied (a forget
+/// of many threads erases tens of megabytes of text, and a search split across cores has a
+/// `Needles` per part).
+pub struct Needles<'t> {
+    texts: &'t [String],
     open: Vec<bool>,
     left: usize,
     /// The search for the strings open when it was built (`None` when none is open).
@@ -54,11 +56,11 @@ pub struct Needles {
     longest: usize,
 }
 
-impl Needles {
+impl<'t> Needles<'t> {
     /// A search for every one of `texts` (none open when it is empty).
-    pub fn new(texts: &[String]) -> Result<Needles> {
+    pub fn new(texts: &'t [String]) -> Result<Needles<'t>> {
         let mut n = Needles {
-            texts: texts.to_vec(),
+            texts,
             open: vec![true; texts.len()],
             left: texts.len(),
             searcher: None,
@@ -163,7 +165,8 @@ mod tests {
     #[test]
     fn finds_strings_that_overlap_each_other() {
         // A leftmost search alone reports `ab` and hides `xabc` and `bcd`.
-        let mut n = Needles::new(&texts(&["xabc", "ab", "bcd", "zz"])).expect("built");
+        let t = texts(&["xabc", "ab", "bcd", "zz"]);
+        let mut n = Needles::new(&t).expect("built");
         assert_eq!(found_in(&mut n, "..xabcd.."), vec![0, 1, 2]);
         assert!(!n.done());
         assert!(n.is_open(3) && !n.is_open(0));
@@ -176,7 +179,8 @@ mod tests {
 
     #[test]
     fn closing_leaves_the_rest_searched() {
-        let mut n = Needles::new(&texts(&["alpha", "beta"])).expect("built");
+        let t = texts(&["alpha", "beta"]);
+        let mut n = Needles::new(&t).expect("built");
         assert_eq!(n.overlap(), 4);
         n.close(0).expect("closed");
         assert!(!n.any_in(b"alpha"));

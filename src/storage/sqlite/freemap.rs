@@ -191,7 +191,7 @@ fn varint(b: &[u8], at: usize) -> Result<(u64, usize)> {
 }
 
 /// The most threads a walk is shared across.
-const MOST_PARTS: usize = 4;
+pub(super) const MOST_PARTS: usize = 4;
 
 /// Subtrees per thread before the walk is shared out (enough that one thread drawing the
 /// large ones does not leave the others idle for long).

@@ -1197,10 +1197,11 @@ fn find_in_ranges(
     if needles.is_empty() {
         return Ok(found);
     }
-    // The ranges shared out across the machine's cores by their bytes, each share searched
-    // on its own; a needle is seen when any share holds it.
-    let shares = share_ranges(ranges, crate::par::cores());
-    let seen_in_shares = crate::par::map_owned(shares, crate::par::cores(), |share| {
+    // The ranges shared out across the machine's cores (up to four) by their bytes, each
+    // share searched on its own (an automaton each); a needle is seen when any share holds it.
+    let parts = crate::par::cores().min(freemap::MOST_PARTS);
+    let shares = share_ranges(ranges, parts);
+    let seen_in_shares = crate::par::map_owned(shares, parts, |share| {
         seen_in(needles, |overlap, f| {
             freemap::search_ranges(path, &share, overlap, f)
         })
