@@ -465,6 +465,73 @@ fn langgraph_reads_memctls_changes_as_its_own() {
     assert_eq!(carry["ok"], json!(true));
 }
 
+/// On a store large enough that memctl reads it split across cores (a connection per part,
+/// all on one state of the file): `store namespaces` counts what LangGraph lists, and
+/// `forget --meta` deletes exactly what `store.delete` of the selected namespace deletes on
+/// another copy, verified clean; real LangGraph reads both the same and carries on.
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (--features env-tests)"
+)]
+fn split_reads_of_a_large_store_match_langgraph() {
+    let (_a, ours) = temp_copy(&store_fixture());
+    // Rowids spanning more than one part takes (storage::sqlite::snapshot::SPLIT_FROM).
+    common::store_harness(&ours, &["seed", "--n", "25000"]);
+    let (_b, theirs) = temp_copy(&ours);
+    let listed = run_json(&["store", "namespaces", "--db", s(&ours), "--format", "json"]);
+    let before = common::store_harness(&ours, &["view"]);
+    let counts = |v: &serde_json::Value| -> Vec<(serde_json::Value, usize)> {
+        v["namespaces"]
+            .as_array()
+            .expect("namespaces")
+            .iter()
+            .map(|n| {
+                (
+                    n["namespace"].clone(),
+                    n["items"].as_array().expect("items").len(),
+                )
+            })
+            .collect()
+    };
+    let ours_counts: Vec<(serde_json::Value, usize)> = listed
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|n| {
+            (
+                n["namespace"].clone(),
+                n["items"].as_u64().expect("items") as usize,
+            )
+        })
+        .collect();
+    let mut theirs_counts = counts(&before);
+    theirs_counts.sort_by_key(|(n, _)| n.to_string());
+    let mut ours_sorted = ours_counts.clone();
+    ours_sorted.sort_by_key(|(n, _)| n.to_string());
+    assert_eq!(
+        ours_sorted, theirs_counts,
+        "store namespaces against list_namespaces + search"
+    );
+    let receipt = run_json(&[
+        "forget",
+        "--meta",
+        "user_id=b-7",
+        "--db",
+        s(&ours),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(receipt["store"]["items"], json!(500), "{receipt}");
+    assert_eq!(receipt["verification"]["clean"], json!(true), "{receipt}");
+    common::store_harness(&theirs, &["delete", "--ns", "bulk.b-7"]);
+    let view_ours = common::store_harness(&ours, &["view"]);
+    assert_eq!(view_ours, common::store_harness(&theirs, &["view"]));
+    assert!(!view_ours.to_string().contains("\"b-7\""));
+    let carry = common::store_harness(&ours, &["carry-on"]);
+    assert_eq!(carry["ok"], json!(true));
+}
+
 /// What people read: the tables and notes of every `store` command on the fixture (a temp
 /// copy for the sweep), as a transcript checked against tests/snapshots/store__tables.snap.
 #[test]

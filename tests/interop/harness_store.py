@@ -15,6 +15,9 @@ memctl left, or makes the same change the Python way on another copy.
                                          LIVE_WRITES until F exists, each round's number written
                                          to P; prints {"rounds", "errors", "final"} (the value
                                          of its last write of each key)
+    harness_store.py seed --db DB --n N  puts N items with store.batch: namespaces
+                                         ("bulk", "b-K") for K < 50, values {"user_id": "b-K",
+                                         "text": ...}; prints {"put": N}
     harness_store.py carry-on --db DB    the app carries on: put an item in a namespace memctl
                                          touched and a new one, get both back, list namespaces
 
@@ -77,7 +80,8 @@ def live(store, stop: Path, progress: Path) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["view", "delete", "sweep", "carry-on", "live"])
+    ap.add_argument("cmd", choices=["view", "delete", "sweep", "carry-on", "live", "seed"])
+    ap.add_argument("--n", type=int, default=0)
     ap.add_argument("--stop-file")
     ap.add_argument("--progress-file")
     ap.add_argument("--db", required=True)
@@ -103,6 +107,12 @@ def main() -> int:
         report = {"deleted": sorted(keys)}
     elif a.cmd == "sweep":
         report = {"swept": store.sweep_ttl()}
+    elif a.cmd == "seed":
+        from langgraph.store.base import PutOp
+        store.batch([PutOp(("bulk", f"b-{i % 50}"), f"k{i:06d}",
+                           {"user_id": f"b-{i % 50}", "text": f"bulk memory {i} ü"})
+                     for i in range(a.n)])
+        report = {"put": a.n}
     else:
         store.put(("users", "u-42", "memories"), "after", {"text": "written after memctl"})
         store.put(("fresh",), "k", {"v": "ü"})
