@@ -763,21 +763,6 @@ fn a_broken_delta_chain_on_postgres_is_one_clear_error() {
     }
 }
 
-/// libpq's keyword/value form of a test URL `postgresql://USER@HOST:PORT/DB`, with
-/// `password` (quoted as libpq wants: the test server trusts every local connection, so
-/// the password only has to be parsed, never checked).
-fn keyword_form(url: &str, password: &str) -> String {
-    let rest = url
-        .strip_prefix("postgresql://")
-        .expect("the test URL is postgresql://");
-    let (user, rest) = rest.split_once('@').expect("USER@");
-    let (hostport, db) = rest.split_once('/').expect("/DB");
-    let db = db.split('?').next().unwrap_or(db);
-    let (host, port) = hostport.split_once(':').expect("HOST:PORT");
-    let quoted = password.replace('\\', "\\\\").replace('\'', "\\'");
-    format!("host={host} port = {port} user={user} password='{quoted}' dbname={db} sslmode=disable")
-}
-
 #[test]
 fn libpq_keyword_form_and_sqlalchemy_urls_connect_and_other_forms_are_refused_masked() {
     let db = TestDb::fixture("conninfo");
@@ -796,7 +781,7 @@ fn libpq_keyword_form_and_sqlalchemy_urls_connect_and_other_forms_are_refused_ma
     let want = list(&db.url);
     assert!(want.contains("legacy-tools"), "{want}");
     let secret = "Sup3r Secr\\et'pw";
-    let keyword = keyword_form(&db.url, secret);
+    let keyword = pg::keyword_form(&db.url, secret);
     let with_pw = db.url.replacen("postgres@", "postgres:Sup3rSecretPw@", 1);
     let forms = [
         keyword.clone(),
@@ -854,7 +839,7 @@ print(json.dumps({"password": password, "threads": threads}))
         String::from_utf8_lossy(&out.stderr)
     );
     // An error on the keyword form shows it with the password masked.
-    let refused = keyword_form("postgresql://postgres@127.0.0.1:1/app", secret);
+    let refused = pg::keyword_form("postgresql://postgres@127.0.0.1:1/app", secret);
     let e = fails_cleanly(&["threads", "list", "--db", &refused], "Secr");
     assert!(
         e.contains("cannot connect") && e.contains("password=***"),

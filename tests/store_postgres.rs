@@ -501,3 +501,212 @@ fn a_langgraph_js_store_is_named_and_left_alone() {
         "the expired JS item is still there"
     );
 }
+
+/// memctl run in `cwd` (a directory that must stay empty: nothing of a connection string is
+/// ever a file): (exit code, stdout, stderr).
+fn run_in(cwd: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = memctl_bin()
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// #43: libpq's keyword form (`host=… password=… dbname=…`) names the server on every Store
+/// path, as it does for threads. Before, the Store's open path took only URLs: `migrate --to`
+/// a keyword DSN moved the threads to Postgres and wrote the Store into a new SQLite file in
+/// the current directory named after the DSN, password included, reporting "copied"; `store`,
+/// `stats`, `forget` failed with "no such file", `find` and `ttl` failed half-way. Now every
+/// command reads and writes the same as with the URL, nothing appears in the current
+/// directory, and the password is printed nowhere; a file named like the DSN does not
+/// capture it.
+#[test]
+fn a_keyword_connection_string_names_postgres_on_every_store_path() {
+    let secret = "Kw0rdSecretPw";
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let empty = |when: &str| {
+        let left: Vec<_> = std::fs::read_dir(cwd.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{when}: files in the current directory: {left:?}"
+        );
+    };
+    let no_secret = |what: &str, out: &str, err: &str| {
+        assert!(
+            !out.contains(secret) && !err.contains(secret),
+            "{what} printed the password: {out}{err}"
+        );
+    };
+
+    // migrate SQLite → Postgres named by keywords: the Store lands in Postgres.
+    let target = TestDb::fixture("kw_migrate");
+    target
+        .client()
+        .batch_execute(
+            "DELETE FROM checkpoint_writes; DELETE FROM checkpoint_blobs; DELETE FROM checkpoints",
+        )
+        .expect("empties");
+    let (dir, src) = common::temp_copy(&common::fixture("store.sqlite"));
+    let kw = common::pg::keyword_form(&target.url, secret);
+    let (code, out, err) = run_in(
+        cwd.path(),
+        &[
+            "migrate",
+            "--db",
+            common::s(&src),
+            "--to",
+            &kw,
+            "--format",
+            "json",
+        ],
+    );
+    no_secret("migrate", &out, &err);
+    assert_eq!(code, 0, "{err}");
+    let r: Json = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(r["store"]["copied"], json!(15), "{r}");
+    assert_eq!(target.count("SELECT count(*) FROM store"), 15);
+    empty("migrate");
+    drop(dir);
+
+    // Every Store path with the keyword form reads and writes as with the URL.
+    let db = TestDb::fixture("kw_paths");
+    let dump = std::fs::read_to_string(common::fixture("postgres-store.sql")).expect("dump");
+    db.client().batch_execute(&dump).expect("load the store");
+    let kw = common::pg::keyword_form(&db.url, secret);
+    let config = cwd
+        .path()
+        .join("..")
+        .join(format!("kw-{}.json", std::process::id()));
+    std::fs::write(
+        &config,
+        r#"{"checkpointer": {"ttl": {"strategy": "delete", "default_ttl": 60}}, "store": {"ttl": {"default_ttl": 60}}}"#,
+    )
+    .expect("config");
+    let config_s = config.to_str().expect("utf-8").to_owned();
+    let reads: Vec<Vec<&str>> = vec![
+        vec!["store", "namespaces", "--format", "json"],
+        vec!["store", "ls", "users.u-42.memories", "--format", "json"],
+        vec![
+            "store",
+            "get",
+            "users.u-42.memories",
+            "food",
+            "--format",
+            "json",
+        ],
+        vec!["stats", "--format", "json"],
+        vec!["find", "ramen", "--format", "json"],
+        vec![
+            "forget",
+            "--meta",
+            "user_id=u-42",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+        vec![
+            "store",
+            "rm",
+            "users.u-42.memories",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+        vec![
+            "store",
+            "sweep",
+            "--dry-run",
+            "--now",
+            "2100-01-01T00:00:00Z",
+            "--format",
+            "json",
+        ],
+        vec![
+            "ttl",
+            "--config",
+            &config_s,
+            "--dry-run",
+            "--now",
+            "2100-01-01T00:00:00Z",
+            "--format",
+            "json",
+        ],
+    ];
+    let stable = |text: &str| -> String {
+        // Timings and the database as shown differ between the two spellings.
+        text.replace(&kw.replace(secret, "***"), "DB")
+            .replace(&db.url, "DB")
+            .lines()
+            .filter(|l| !l.contains("\"seconds\"") && !l.contains("\"elapsed"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for args in &reads {
+        let with = |given: &str| {
+            let mut all = args.clone();
+            all.extend(["--db", given]);
+            run_in(cwd.path(), &all)
+        };
+        let (code, out, err) = with(&kw);
+        no_secret(&args.join(" "), &out, &err);
+        let (want_code, want, want_err) = with(&db.url);
+        assert_eq!(
+            code, want_code,
+            "{args:?}: {err} / with the URL: {want_err}"
+        );
+        assert_eq!(stable(&out), stable(&want), "{args:?}");
+        empty(&args.join(" "));
+    }
+    // A real sweep and a real store rm through the keyword form.
+    let (code, out, err) = run_in(
+        cwd.path(),
+        &[
+            "store",
+            "sweep",
+            "--db",
+            &kw,
+            "--now",
+            "2100-01-01T00:00:00Z",
+            "--format",
+            "json",
+        ],
+    );
+    no_secret("sweep", &out, &err);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        db.count("SELECT count(*) FROM store WHERE expires_at < '2100-01-01'"),
+        0
+    );
+    let (code, _, err) = run_in(
+        cwd.path(),
+        &["store", "rm", "users.u-42.memories", "--db", &kw, "--yes"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        db.count("SELECT count(*) FROM store WHERE prefix = 'users.u-42.memories'"),
+        0
+    );
+    empty("writes");
+
+    // A file named like the DSN (what the old migrate left) does not capture it.
+    std::fs::write(cwd.path().join(&kw), b"not a database").expect("a file named like the DSN");
+    let (code, out, err) = run_in(
+        cwd.path(),
+        &["store", "namespaces", "--db", &kw, "--format", "json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, want, _) = run_in(
+        cwd.path(),
+        &["store", "namespaces", "--db", &db.url, "--format", "json"],
+    );
+    assert_eq!(out, want);
+    let _ = std::fs::remove_file(&config);
+}

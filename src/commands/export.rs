@@ -33,7 +33,7 @@ pub fn run(g: &GlobalArgs, args: &ExportArgs, out: &mut dyn Write) -> Result<()>
                 .with_keys(super::keys(g)),
         ),
     };
-    if let Ok(storage::Location::Postgres(_)) = storage::locate(&args.output) {
+    if let Ok(storage::Location::Postgres(_)) = storage::locate_as(&args.output, "-o") {
         return Err(Usage("-o takes a file path: an export is a SQLite file (copy --to writes into a PostgreSQL database)".into()).into());
     }
     let shown = storage::shown_path(&args.output);

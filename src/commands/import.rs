@@ -19,7 +19,7 @@ pub fn run(g: &GlobalArgs, args: &ImportArgs, out: &mut dyn Write) -> Result<()>
         );
     }
     let busy = Duration::from_millis(g.busy_timeout);
-    storage::locate(&args.file).map_err(|e| Usage(e.to_string()))?;
+    storage::locate_as(&args.file, "the archive").map_err(|e| Usage(e.to_string()))?;
     let changes = super::copy::Changes::new(g, args.materialize, args.new_key_env.as_deref())?;
     let source = storage::open(&args.file, None, Access::ReadOnly, busy, &super::keys(g))?;
     let access = match args.dry_run {

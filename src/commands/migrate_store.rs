@@ -55,7 +55,7 @@ pub fn plan(g: &GlobalArgs, args: &MigrateArgs) -> Result<Option<Plan>> {
         ))
         .into());
     }
-    let to = match storage::locate(&args.to).map_err(|e| Usage(e.to_string()))? {
+    let to = match storage::locate_as(&args.to, "--to").map_err(|e| Usage(e.to_string()))? {
         Location::File => Backend::Sqlite,
         _ => Backend::Postgres,
     };

@@ -222,6 +222,7 @@ fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn ItemStore>> {
     let path =
         g.db.as_deref()
             .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
     let busy = Duration::from_millis(g.busy_timeout);
     open_store(path, g.schema.as_deref(), access, busy).map_err(|e| {
         match e.downcast::<SchemaConflict>() {

@@ -637,24 +637,34 @@ pub enum Location<'a> {
     File,
 }
 
-/// Tells a PostgreSQL connection string from a SQLite file: a `postgresql://` /
-/// `postgres://` / `postgresql+psycopg[2]://` URL is a server; an existing file is a file
-/// (whatever its name); libpq's keyword/value form (`host=… dbname=…`) is a server; anything
-/// else that looks like a connection string (a JDBC URL, a misspelt scheme, `key=value`
-/// pairs, a `password=`) is refused with [`postgres::conn::NotAConnectionString`], every password
-/// masked; the rest is a file name.
+/// Tells a PostgreSQL connection string from a SQLite file, for every surface (checkpoints
+/// and the Store) and every flag that names a database (`--db`, `--to`, `-o`, an import
+/// file): a `postgresql://` / `postgres://` / `postgresql+psycopg[2]://` URL is a server, and
+/// so is libpq's keyword/value form (`host=… dbname=…`), even where a file of that name
+/// exists (write `./NAME` for such a file); any other existing file is a file (whatever its
+/// name); anything else that looks like a connection string (a JDBC URL, a misspelt scheme,
+/// `key=value` pairs, a `password=`) is refused with
+/// [`postgres::conn::NotAConnectionString`], every password masked; the rest is a file name.
+/// A string that parses as a connection string is thus never opened, nor created, as a file.
 pub fn locate(
     db: &Path,
 ) -> std::result::Result<Location<'_>, postgres::conn::NotAConnectionString> {
-    let text = db.to_str();
-    if let Some(url) = text.filter(|t| postgres::conn::is_url(t)) {
-        return Ok(Location::Postgres(url));
+    locate_as(db, "--db")
+}
+
+/// [`locate`] for the value of `flag` (`--to`, `-o`, …): a refusal names that flag.
+pub fn locate_as<'a>(
+    db: &'a Path,
+    flag: &str,
+) -> std::result::Result<Location<'a>, postgres::conn::NotAConnectionString> {
+    if let Some(conn) = db
+        .to_str()
+        .filter(|t| postgres::conn::is_connection_string(t))
+    {
+        return Ok(Location::Postgres(conn));
     }
     if std::fs::symlink_metadata(db).is_ok() {
         return Ok(Location::File);
-    }
-    if let Some(conninfo) = text.filter(|t| postgres::conn::keyword_pairs(t).is_some()) {
-        return Ok(Location::Postgres(conninfo));
     }
     let lossy = db.to_string_lossy();
     if postgres::conn::looks_like_connection_string(&lossy) {
@@ -671,6 +681,7 @@ pub fn locate(
             ),
         };
         return Err(postgres::conn::NotAConnectionString {
+            flag: flag.to_owned(),
             shown: postgres::conn::redact(&lossy),
             why,
         });

@@ -381,7 +381,7 @@ pub fn open_store(
     access: Access,
     busy_timeout: Duration,
 ) -> Result<Box<dyn ItemStore>> {
-    if let Some(url) = db.to_str().filter(|d| super::postgres::conn::is_url(d)) {
+    if let super::Location::Postgres(url) = super::locate(db)? {
         return Ok(Box::new(super::postgres::store::PgItemStore::open(
             url,
             schema,
@@ -392,7 +392,7 @@ pub fn open_store(
     if let Some(s) = schema {
         anyhow::bail!(
             "schema '{s}' was given, but '{}' is a SQLite file, which has no schemas",
-            db.display()
+            super::shown_path(db)
         );
     }
     Ok(Box::new(super::sqlite::store::SqliteItemStore::open(
@@ -405,11 +405,7 @@ pub fn open_store(
 /// How the Store's tables stand in the database `db` names: `None` when it has no `store`
 /// table (or, for a file, when the file does not exist).
 pub fn store_shape(db: &Path, busy_timeout: Duration) -> Result<Option<StoreShape>> {
-    if db
-        .to_str()
-        .is_none_or(|d| !super::postgres::conn::is_url(d))
-        && !db.exists()
-    {
+    if super::locate(db)? == super::Location::File && !db.exists() {
         return Ok(None);
     }
     match open_store(db, None, Access::ReadOnly, busy_timeout) {
@@ -426,7 +422,7 @@ pub fn store_shape(db: &Path, busy_timeout: Duration) -> Result<Option<StoreShap
 /// opens it for writing. A level newer than memctl knows is refused before anything is
 /// written. A SQLite file that does not exist yet is made, with the Store's tables alone.
 pub fn setup_store(db: &Path, vectors: bool, busy_timeout: Duration) -> Result<Box<dyn ItemStore>> {
-    if let Some(url) = db.to_str().filter(|d| super::postgres::conn::is_url(d)) {
+    if let super::Location::Postgres(url) = super::locate(db)? {
         if vectors {
             anyhow::bail!(
                 "'{}': memctl cannot create a Postgres store's vector table (pgvector)",

@@ -34,6 +34,21 @@ pub fn with_db(url: &str, db: &str) -> String {
     format!("{base}/{db}{query}")
 }
 
+/// libpq's keyword/value form of a test URL `postgresql://USER@HOST:PORT/DB`, with
+/// `password` (quoted as libpq wants: the test server trusts every local connection, so
+/// the password only has to be parsed, never checked).
+pub fn keyword_form(url: &str, password: &str) -> String {
+    let rest = url
+        .strip_prefix("postgresql://")
+        .expect("the test URL is postgresql://");
+    let (user, rest) = rest.split_once('@').expect("USER@");
+    let (hostport, db) = rest.split_once('/').expect("/DB");
+    let db = db.split('?').next().unwrap_or(db);
+    let (host, port) = hostport.split_once(':').expect("HOST:PORT");
+    let quoted = password.replace('\\', "\\\\").replace('\'', "\\'");
+    format!("host={host} port = {port} user={user} password='{quoted}' dbname={db} sslmode=disable")
+}
+
 /// A client for `url` (no TLS: the test server is local).
 pub fn client(url: &str) -> postgres::Client {
     postgres::Client::connect(url, postgres::NoTls)

@@ -113,8 +113,10 @@ pub fn looks_like_connection_string(db: &str) -> bool {
 /// The error for a `--db` that is no file and no connection string memctl accepts, but looks
 /// like a connection string ([`looks_like_connection_string`]). `shown` is masked.
 #[derive(Debug, thiserror::Error)]
-#[error("--db '{shown}' is not a file, and not a connection string memctl accepts{why}: give a postgresql:// URL (or postgres://, postgresql+psycopg://, postgresql+psycopg2://), libpq's keyword form (host=… port=… user=… password=… dbname=…), or a SQLite file")]
+#[error("{flag} '{shown}' is not a file, and not a connection string memctl accepts{why}: give a postgresql:// URL (or postgres://, postgresql+psycopg://, postgresql+psycopg2://), libpq's keyword form (host=… port=… user=… password=… dbname=…), or a SQLite file")]
 pub struct NotAConnectionString {
+    /// The flag the value was given with (`--db`, `--to`, …).
+    pub flag: String,
     /// The value given, every password masked.
     pub shown: String,
     /// Why, when known (` (unknown keyword 'foo')`), or empty.
