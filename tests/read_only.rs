@@ -78,32 +78,49 @@ fn read_commands_leave_no_files_behind() {
     assert_eq!(std::fs::read(&db).expect("read"), before);
 }
 
-#[test]
-fn a_database_in_a_read_only_directory_is_read() {
+/// A copy of the binary that any user can run (the checkout may sit under a private home),
+/// in a temporary directory that lives as long as the first value.
+fn public_binary() -> (tempfile::TempDir, std::path::PathBuf) {
     use std::os::unix::fs::PermissionsExt;
-    let (dir, db) = wal_copy();
-    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).expect("chmod");
-    // A copy of the binary that any user can run (the checkout may sit under a private home).
     let bin_dir = tempfile::tempdir().expect("temp dir");
     std::fs::set_permissions(bin_dir.path(), std::fs::Permissions::from_mode(0o755))
         .expect("chmod");
     let bin = bin_dir.path().join("memctl");
     std::fs::copy(assert_cmd::cargo::cargo_bin("memctl"), &bin).expect("copy the binary");
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    // As root, permissions do not apply: run as nobody, who cannot write the directory.
-    let is_root = std::process::Command::new("id")
+    (bin_dir, bin)
+}
+
+/// True when the tests run as root.
+fn is_root() -> bool {
+    std::process::Command::new("id")
         .arg("-u")
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false);
+        .unwrap_or(false)
+}
+
+/// `program` run as `user` (the tests run as root to do that).
+fn as_user(user: &str, program: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new("runuser");
+    c.args(["-u", user, "--"]).arg(program);
+    c.env_remove("MEMCTL_DB");
+    c
+}
+
+#[test]
+fn a_database_in_a_read_only_directory_is_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, db) = wal_copy();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    let (_bin_dir, bin) = public_binary();
+    // As root, permissions do not apply: run as nobody, who cannot write the directory.
+    let is_root = is_root();
     for args in READS {
-        let mut cmd = if is_root {
-            let mut c = std::process::Command::new("runuser");
-            c.args(["-u", "nobody", "--"]).arg(&bin);
-            c
-        } else {
-            std::process::Command::new(&bin)
+        let mut cmd = match is_root {
+            true => as_user("nobody", &bin),
+            false => std::process::Command::new(&bin),
         };
         let out = cmd
             .args(args)
@@ -127,12 +144,9 @@ fn a_database_in_a_read_only_directory_is_read() {
         &["prune", "--idle", "1s", "--min-idle", "0s"],
     ];
     for args in writes {
-        let mut cmd = if is_root {
-            let mut c = std::process::Command::new("runuser");
-            c.args(["-u", "nobody", "--"]).arg(&bin);
-            c
-        } else {
-            std::process::Command::new(&bin)
+        let mut cmd = match is_root {
+            true => as_user("nobody", &bin),
+            false => std::process::Command::new(&bin),
         };
         let out = cmd
             .args(args)
@@ -303,4 +317,105 @@ fn a_hot_rollback_journal_is_named_as_such() {
         std::fs::read(&journal).expect("read"),
     );
     assert!(after == before, "the file and its journal are unchanged");
+}
+
+/// #43: a user who cannot write the app's database (another user's file, mode 644, in a
+/// directory anyone may write) is refused before SQLite opens it, and leaves nothing: before,
+/// SQLite opened the file read-only without a word and made `-wal` / `-shm` files owned by
+/// that user, and the app's next write failed ("attempt to write a readonly database") until
+/// someone deleted them. A file that user may write (mode 666) but does not own, with no app
+/// holding it open, is refused too: the `-wal` / `-shm` SQLite would make could lock the
+/// app's user out. As root, a rewrite of another user's file works, and the app (as its own
+/// user) writes afterwards. Two users: needs root (scripts/test.sh and CI run as root).
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs root to act as two users (scripts/test.sh's environment, --features env-tests)"
+)]
+fn another_users_database_is_refused_and_nothing_is_left_behind() {
+    use std::os::unix::fs::PermissionsExt;
+    assert!(
+        is_root(),
+        "this test acts as two users (an app's 'daemon' and memctl's 'nobody'): run it as root, as scripts/test.sh in CI does"
+    );
+    let (_bin_dir, bin) = public_binary();
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let app = dir.path().join("app.sqlite");
+    let src = dir.path().join("src.sqlite");
+    std::fs::copy(fixture("new.sqlite"), &src).expect("copy");
+    std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let app_s = s(&app).to_owned();
+    let src_s = s(&src).to_owned();
+    let reset = |mode: u32| {
+        // The Store fixture: WAL mode, threads and a store, as an app leaves it.
+        std::fs::copy(fixture("store.sqlite"), &app).expect("copy");
+        std::fs::set_permissions(&app, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        let ok = std::process::Command::new("chown")
+            .args(["daemon:daemon", &app_s])
+            .status()
+            .expect("chown runs");
+        assert!(ok.success());
+    };
+    let writes: Vec<Vec<&str>> = vec![
+        vec![
+            "store",
+            "sweep",
+            "--db",
+            &app_s,
+            "--now",
+            "2100-01-01T00:00:00Z",
+        ],
+        vec!["store", "rm", "prefs", "--db", &app_s, "--yes"],
+        vec!["trim", "--thread", "t-1", "--keep", "1", "--db", &app_s],
+        vec!["copy", "--db", &src_s, "--thread", "tools", "--to", &app_s],
+        vec!["import", &src_s, "--db", &app_s, "--thread", "tools"],
+        vec!["migrate", "--db", &src_s, "--to", &app_s],
+    ];
+    for (mode, says) in [
+        (0o644, "read-only for this user"),
+        (0o666, "belongs to another user"),
+    ] {
+        for args in &writes {
+            reset(mode);
+            let before = std::fs::read(&app).expect("read");
+            let out = as_user("nobody", &bin).args(args).output().expect("runs");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{mode:o} {args:?}: {stderr}");
+            assert!(stderr.contains(says), "{mode:o} {args:?}: {stderr}");
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+            assert_eq!(
+                listing(dir.path()),
+                ["app.sqlite", "src.sqlite"],
+                "{mode:o} {args:?} left files behind"
+            );
+            assert!(
+                std::fs::read(&app).expect("read") == before,
+                "{args:?} wrote"
+            );
+        }
+    }
+    // As root: SQLite hands what it makes to the file's owner, and the app writes on.
+    reset(0o644);
+    let out = std::process::Command::new(&bin)
+        .args(&writes[0])
+        .env_remove("MEMCTL_DB")
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let app_writes = std::process::Command::new("runuser")
+        .args(["-u", "daemon", "--", "/usr/bin/python3", "-c"])
+        .arg("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"INSERT INTO store (prefix, key, value) VALUES ('app', 'k', '{}')\"); c.commit(); print(c.execute('PRAGMA journal_mode').fetchone()[0])")
+        .arg(&app)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        app_writes.status.success(),
+        "the app cannot write after memctl: {}",
+        String::from_utf8_lossy(&app_writes.stderr)
+    );
 }

@@ -126,6 +126,9 @@ impl SqliteStore {
         what: &str,
     ) -> Result<SqliteStore> {
         check_file(path)?;
+        if mode.contains(OpenFlags::SQLITE_OPEN_READ_WRITE) {
+            check_writable(path)?;
+        }
         let flags = mode | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|e| explain(e, path))
@@ -917,6 +920,89 @@ fn no_checkpoint_on_close(conn: &Connection, path: &Path) -> Result<()> {
     .map_err(|e| explain(e, path))
     .with_context(|| format!("cannot open '{}'", crate::storage::shown_path(path)))?;
     Ok(())
+}
+
+/// Decides, before SQLite opens `path` for writing, whether this user may write it, so that a
+/// refusal creates nothing: SQLite opens a file it cannot write read-only without a word and
+/// makes its `-wal` / `-shm` files on the first read, owned by this user, where the app's
+/// next write then fails ("attempt to write a readonly database") until someone deletes
+/// them. Refused ([`super::NotWritable`], nothing opened or created):
+/// - a file, or an existing `-wal` / `-shm` / `-journal` beside it, that this user cannot
+///   write;
+/// - a directory this user cannot write, when SQLite would have to create a side file in it;
+/// - a WAL-mode file of another user with no `-shm` yet (no app has it open), when memctl
+///   does not run as root: SQLite would make the `-wal` / `-shm` as this user, with the
+///   file's mode, which the app's user may not be able to write. As root SQLite hands the
+///   files it makes to the database's owner itself.
+#[cfg(unix)]
+pub(crate) fn check_writable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let shown = crate::storage::shown_path(path);
+    let refuse = |why: String| -> Result<()> { Err(super::NotWritable(why).into()) };
+    if !may_write(path) {
+        return refuse(format!(
+            "cannot write '{shown}': the file is read-only for this user; nothing written"
+        ));
+    }
+    let wal = is_wal_mode(path);
+    let sides: &[&str] = match wal {
+        true => &["-wal", "-shm"],
+        false => &["-journal"],
+    };
+    let mut missing = false;
+    for suffix in sides {
+        let side = sidecar(path, suffix);
+        match std::fs::symlink_metadata(&side) {
+            Ok(_) if !may_write(&side) => {
+                return refuse(format!(
+                    "cannot write '{shown}': '{}' is not writable for this user (it belongs to another user, likely the app's: run memctl as that user); nothing written",
+                    crate::storage::shown_path(&side)
+                ))
+            }
+            Ok(_) => {}
+            Err(_) => missing = true,
+        }
+    }
+    if !missing {
+        return Ok(());
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !may_write(dir) {
+        return refuse(format!(
+            "cannot write '{shown}': its directory '{}' is not writable for this user, and SQLite creates its -journal / -wal files there; nothing written",
+            crate::storage::shown_path(dir)
+        ));
+    }
+    let owner = std::fs::metadata(path).map(|m| m.uid()).ok();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if wal && !sidecar(path, "-shm").exists() && me != 0 && owner.is_some_and(|o| o != me) {
+        return refuse(format!(
+            "cannot write '{shown}': it belongs to another user (uid {}), and SQLite would create its -wal / -shm files as this user, which can lock that user's app out; run memctl as the file's owner (or as root); nothing written",
+            owner.unwrap_or_default()
+        ));
+    }
+    Ok(())
+}
+
+/// On other systems SQLite's own errors say it ([`explain`]).
+#[cfg(not(unix))]
+pub(crate) fn check_writable(_path: &Path) -> Result<()> {
+    Ok(())
+}
+
+/// True when this process (its effective user and groups) may write `path`.
+#[cfg(unix)]
+fn may_write(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
 }
 
 /// Refuses paths that are missing or not regular files, before SQLite could create one.

@@ -81,7 +81,7 @@ impl SqliteItemStore {
     /// Opens the file (never creating it; read-only as [`super::SqliteStore::open_read_only`]
     /// opens it) and finds the store's tables.
     pub fn open(path: &Path, access: Access, busy_timeout: Duration) -> Result<SqliteItemStore> {
-        let shown = path.display().to_string();
+        let shown = crate::storage::shown_path(path);
         let opening = Opening::of(path, access)?;
         let conn = connect_as(path, opening, busy_timeout)?;
         let tables: Vec<String> = {
@@ -460,7 +460,11 @@ impl Opening {
             {
                 Opening::WalInMemory
             }
-            _ => Opening::Locked(access),
+            Access::ReadOnly => Opening::Locked(access),
+            Access::ReadWrite => {
+                super::check_writable(path)?;
+                Opening::Locked(access)
+            }
         })
     }
 
@@ -494,7 +498,7 @@ fn connect_as(path: &Path, opening: Opening, busy_timeout: Duration) -> Result<C
         }
     }
     .map_err(|e| explain(e, path))
-    .with_context(|| format!("cannot open '{}'", path.display()))?;
+    .with_context(|| format!("cannot open '{}'", crate::storage::shown_path(path)))?;
     conn.busy_timeout(busy_timeout)
         .context("cannot set the busy timeout")?;
     if !matches!(opening, Opening::Locked(Access::ReadWrite)) {
