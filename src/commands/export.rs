@@ -72,6 +72,15 @@ pub fn run(g: &GlobalArgs, args: &ExportArgs, out: &mut dyn Write) -> Result<()>
         }
     };
     let tmp = temp_beside(&args.output)?;
+    for stale in remove_stale_temporaries(&args.output) {
+        if !g.quiet {
+            eprintln!(
+                "memctl: removed '{}', the unfinished archive of an export that was killed (process {} is gone)",
+                crate::output::sanitize::one_line(&storage::shown_path(&stale.0)),
+                stale.1
+            );
+        }
+    }
     let built = build(g, &*source, &threads, redaction.as_mut(), &tmp);
     let (exported, searched) = match built {
         Ok(b) => b,
@@ -183,6 +192,10 @@ fn build(
     Ok((exported, (texts.len(), short)))
 }
 
+/// What the name of an archive being built for `-o NAME` starts with: `.NAME` and this,
+/// then the building process's id (see [`temp_beside`]).
+const TEMP_MARK: &str = ".memctl-export-";
+
 /// A name beside `path` for the archive while it is built (same directory: the final rename
 /// stays on one file system).
 fn temp_beside(path: &Path) -> Result<PathBuf> {
@@ -191,8 +204,71 @@ fn temp_beside(path: &Path) -> Result<PathBuf> {
         .ok_or_else(|| anyhow!("-o '{}' names no file", storage::shown_path(path)))?;
     let mut tmp = std::ffi::OsString::from(".");
     tmp.push(name);
-    tmp.push(format!(".memctl-export-{}", std::process::id()));
+    tmp.push(format!("{TEMP_MARK}{}", std::process::id()));
     Ok(path.with_file_name(tmp))
+}
+
+/// Removes the archives that exports to `path` left unfinished when they were killed
+/// (`kill -9`, a crash, a power cut: no code of theirs ran to remove them), with their
+/// `-wal` / `-shm` / `-journal`: those named by [`temp_beside`] for a process that no longer
+/// runs. One of a process that still runs (another export, or a process that took the
+/// number since) is left alone. Returns each archive removed and its process id.
+fn remove_stale_temporaries(path: &Path) -> Vec<(PathBuf, u32)> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Vec::new();
+    };
+    let dir = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(name);
+    prefix.push(TEMP_MARK);
+    let prefix = prefix.as_encoded_bytes().to_vec();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut stale = std::collections::BTreeMap::new();
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file.as_encoded_bytes().strip_prefix(prefix.as_slice()) else {
+            continue;
+        };
+        // The archive, or one of its side files (the archive may be gone already).
+        let id = ["-wal", "-shm", "-journal"]
+            .iter()
+            .find_map(|suffix| rest.strip_suffix(suffix.as_bytes()))
+            .unwrap_or(rest);
+        let Some((digits, pid)) = std::str::from_utf8(id)
+            .ok()
+            .filter(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|r| Some((r, r.parse::<u32>().ok()?)))
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !process_runs(pid) {
+            let mut base = std::ffi::OsString::from(".");
+            base.push(name);
+            base.push(TEMP_MARK);
+            base.push(digits);
+            stale.insert(dir.join(base), pid);
+        }
+    }
+    stale
+        .into_iter()
+        .inspect(|(archive, _)| remove_file_set(archive))
+        .collect()
+}
+
+/// True when a process with id `pid` runs (or may: one memctl cannot signal is another
+/// user's, and so alive).
+fn process_runs(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: signal 0 only checks whether the process exists; nothing is sent.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 fn suffixed(path: &Path, suffix: &str) -> PathBuf {
