@@ -12,6 +12,7 @@
 //! - [`output`]: tables, JSON, terminal-safe text;
 //! - [`par`]: work split across cores;
 //! - [`interrupt`]: Ctrl-C during a batch.
+//! - [`files`]: files read whole (a config, a template), capped.
 //! - [`version`]: what `--version` prints (the LangGraph formats this build knows).
 //! - [`tui`]: `memctl browse`, the read-only terminal browser.
 
@@ -20,6 +21,7 @@ pub mod codec;
 pub mod commands;
 pub mod endpoint;
 pub mod exit;
+pub mod files;
 pub mod interrupt;
 pub mod model;
 pub mod ops;

@@ -554,6 +554,11 @@ fn ttl_refuses_a_bad_config() {
         ),
         (r#"{"graphs": {}}"#, "nothing to apply"),
         ("not json", "not JSON"),
+        // #43: clamped without a word before.
+        (
+            r#"{"checkpointer": {"ttl": {"default_ttl": 1e30}}}"#,
+            "longer than the 1,000 years",
+        ),
     ] {
         let config = write_config(dir.path(), text);
         let err = common::run_err(&["ttl", "--config", s(&config), "--db", s(&db)]);
@@ -567,6 +572,9 @@ fn ttl_refuses_a_bad_config() {
         s(&db),
     ]);
     assert!(err.contains("cannot read"), "{err}");
+    // #43: a file that never ends is refused at 1 MiB (it was read to 7.4 GB in 20 s).
+    let err = common::run_err(&["ttl", "--config", "/dev/zero", "--db", s(&db)]);
+    assert!(err.contains("'/dev/zero' is larger than 1 MiB"), "{err}");
     assert_eq!(bytes_of(&db), before);
 }
 

@@ -17,13 +17,21 @@ use crate::ops::ttl::{parse, Strategy};
 use crate::output::{self, human};
 use crate::storage::Access;
 
+/// The largest `langgraph.json` memctl reads (1 MiB: a deployment's is a few KiB).
+const MAX_CONFIG: u64 = 1 << 20;
+
 /// `--min-idle` for the parts: a thread idle past its TTL is far older than this anyway.
 const MIN_IDLE: &str = "5m";
 
 /// Runs `ttl`.
 pub fn run(g: &GlobalArgs, args: &TtlArgs, out: &mut dyn Write) -> Result<()> {
-    let text = std::fs::read_to_string(&args.config)
-        .with_context(|| format!("cannot read '{}'", args.config.display()))?;
+    let text = crate::files::Whole {
+        named: "--config",
+        holds: "a langgraph.json",
+        hint: "; give the deployment's langgraph.json",
+        cap: MAX_CONFIG,
+    }
+    .read(&args.config)?;
     let policy = parse(&text).with_context(|| format!("'{}'", args.config.display()))?;
     let format = output::resolve_format(g.format);
     // Each part renders as JSON into a buffer (its document is kept whole in ours), or as its

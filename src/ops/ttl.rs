@@ -65,10 +65,18 @@ impl Policy {
     }
 }
 
+/// The longest TTL memctl applies, in minutes: 1,000 years. A longer one (`1e30`) cannot be
+/// turned into a time to compare with, and was clamped without a word before.
+pub const MAX_MINUTES: f64 = 1000.0 * 365.25 * 24.0 * 60.0;
+
 fn minutes(obj: &Json, path: &str, key: &str) -> Result<Option<f64>> {
     match obj.get(key) {
         None | Some(Json::Null) => Ok(None),
         Some(v) => match v.as_f64() {
+            Some(n) if n > MAX_MINUTES && n.is_finite() => bail!(
+                "{path}.{key} is {v} minutes, longer than the 1,000 years memctl applies ({} minutes); nothing done (leave {key} out if nothing should expire)",
+                MAX_MINUTES as u64
+            ),
             Some(n) if n > 0.0 && n.is_finite() => Ok(Some(n)),
             _ => bail!("{path}.{key} must be a positive number of minutes, not {v}"),
         },
@@ -163,6 +171,14 @@ mod tests {
                 "positive",
             ),
             (r#"{"store": {"ttl": 5}}"#, "object"),
+            (
+                r#"{"checkpointer": {"ttl": {"default_ttl": 1e30}}}"#,
+                "longer than the 1,000 years",
+            ),
+            (
+                r#"{"store": {"ttl": {"default_ttl": 1e300}}}"#,
+                "longer than the 1,000 years",
+            ),
         ] {
             let e = format!("{:#}", parse(text).expect_err(text));
             assert!(e.contains(says), "{text}: {e}");

@@ -637,7 +637,14 @@ fn percent_decode(s: &str) -> Result<String> {
 /// `*` matches anything, `\:` and `\\` escape; a unix socket matches `localhost`). As libpq,
 /// a file that others can read is ignored, with a warning.
 fn pgpass_lookup(file: &Path, config: &postgres::Config) -> Option<String> {
-    let text = std::fs::read_to_string(file).ok()?;
+    let text = crate::files::Whole {
+        named: "password file",
+        holds: "a password file",
+        hint: "",
+        cap: 1 << 20,
+    }
+    .read(file)
+    .ok()?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
