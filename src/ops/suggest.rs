@@ -1,15 +1,25 @@
 //! "Did you mean": the known names close to a mistyped one.
 
-/// The candidates `given` is likely a typo of, at most three, in the candidates' order: the
-/// same but for case, or one character different (one replaced, added or left out, case
-/// aside). `given` itself is never suggested.
+/// The candidates `given` is likely a typo of, at most three: first those the same but for
+/// case, then those one character different (one replaced, added or left out, case aside),
+/// each in the candidates' order. `given` itself is never suggested.
 pub fn near<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
     let lower = given.to_lowercase();
-    candidates
-        .into_iter()
-        .filter(|c| *c != given && within_one(&lower, &c.to_lowercase()))
-        .take(3)
-        .collect()
+    let (mut same_but_case, mut one_off) = (Vec::new(), Vec::new());
+    for c in candidates {
+        if c == given || same_but_case.len() == 3 {
+            continue;
+        }
+        let c_lower = c.to_lowercase();
+        if c_lower == lower {
+            same_but_case.push(c);
+        } else if one_off.len() < 3 && within_one(&lower, &c_lower) {
+            one_off.push(c);
+        }
+    }
+    same_but_case.extend(one_off);
+    same_but_case.truncate(3);
+    same_but_case
 }
 
 /// True when `a` and `b` are equal or one edit apart (a character replaced, added or removed).
@@ -50,6 +60,9 @@ mod tests {
         assert!(near("tls", ids).is_empty());
         assert!(near("tools", ids).iter().all(|s| *s != "tools"));
         assert_eq!(near("", ids), ["t"]);
-        assert_eq!(near("ü", ["u", "Ü"]), ["u", "Ü"]);
+        assert_eq!(near("ü", ["u", "Ü"]), ["Ü", "u"]);
+        // #43: the one that differs only by case comes first, however many are one off.
+        let numbered = ["t00", "t01", "t02", "t03", "t04", "t05"];
+        assert_eq!(near("T05", numbered), ["t05", "t00", "t01"]);
     }
 }
