@@ -285,7 +285,16 @@ fn dry_run_writes_nothing_and_lists_what_would_go() {
     let (_dir, db) = temp_copy(&fixture("forget.sqlite"));
     let before = std::fs::read(&db).expect("read");
     let (code, stdout) = forget(&db, &[&REQUEST[..], &["--dry-run"]].concat());
-    assert_eq!(code, 0, "{stdout}");
+    // #46: the paused thread keeps its match, so the real run ends NOT CLEAN (exit 3): the
+    // dry run says so and exits as the real run will (it exited 0 before).
+    assert_eq!(code, 3, "{stdout}");
+    assert!(
+        stdout.contains("the real run would not be clean"),
+        "{stdout}"
+    );
+    let (_real_dir, real_db) = temp_copy(&fixture("forget.sqlite"));
+    let (real_code, real) = forget(&real_db, &REQUEST);
+    assert_eq!(real_code, code, "the dry run predicts the real run: {real}");
     assert_eq!(
         std::fs::read(&db).expect("read"),
         before,

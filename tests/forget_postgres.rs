@@ -82,6 +82,22 @@ fn forget_on_postgres_leaves_no_row_with_the_text_and_langgraph_continues() {
             "--dry-run",
         ],
     );
+    // #46: without --force the paused thread keeps its match: the dry run exits 3, as that
+    // real run would; with --force, 0, as the real run below.
+    assert_eq!(code, 3, "{plan}");
+    assert_eq!(plan["reported"][0]["thread_id"], "bob-paused", "{plan}");
+    let (code, plan) = forget(
+        &db,
+        &[
+            "--meta",
+            "user_id=42",
+            "--match",
+            "Alice Example|12 Elm Street",
+            "--regex",
+            "--dry-run",
+            "--force",
+        ],
+    );
     assert_eq!(code, 0, "{plan}");
     assert_eq!(plan["dry_run"], true);
     assert_eq!(thread_rows(&db, "alice-chat"), alice_before);

@@ -823,7 +823,9 @@ fn find_and_forget() {
         ],
     );
     t.run_expect(0, &["find", "--meta", "user_id=42", "--db", &db]);
-    t.run_expect(0, &["forget", "--match", "Alice", "--dry-run", "--db", &db]);
+    // The paused thread keeps its match: the real run would end NOT CLEAN, and the dry run
+    // exits 3 as it would (#46).
+    t.run_expect(3, &["forget", "--match", "Alice", "--dry-run", "--db", &db]);
     t.run_expect(
         0,
         &["forget", "--meta", "user_id=42", "--dry-run", "--db", &db],

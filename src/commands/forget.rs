@@ -260,6 +260,13 @@ fn verdict(
         )
         .into());
     }
+    // The dry run exits as the real run would: what it reports, the real run leaves.
+    if dry_run && receipt.leaves_something() {
+        return Err(crate::exit::Partial(
+            "the erasure would not be complete: see the reported threads and untouched places; nothing was written".into(),
+        )
+        .into());
+    }
     let what = receipt.unmatched.describe(absent).join("; ");
     if receipt.matched_nothing() {
         anyhow::bail!("the request matched nothing ({what}); no thread was deleted or scrubbed");

@@ -627,11 +627,16 @@ impl Receipt {
         self.unmatched.all(&self.request)
     }
 
+    /// True when a run leaves something it was asked to erase: a thread reported (left
+    /// alone, or not finished) or a place the pattern matches that memctl does not change. A
+    /// dry run knows this before anything is written; the real run will not be clean.
+    pub fn leaves_something(&self) -> bool {
+        !self.reported.is_empty() || !self.untouched.is_empty()
+    }
+
     /// True when the run did everything it was asked and the verification is clean.
     pub fn complete(&self) -> bool {
-        self.reported.is_empty()
-            && self.untouched.is_empty()
-            && self.verification.as_ref().is_some_and(|v| v.clean)
+        !self.leaves_something() && self.verification.as_ref().is_some_and(|v| v.clean)
     }
 }
 

@@ -150,7 +150,13 @@ pub fn render(
         }
         reported(receipt, out)?;
         unmatched(receipt, out)?;
-        writeln!(out, "dry run: nothing was written")?;
+        match receipt.leaves_something() {
+            true => writeln!(
+                out,
+                "dry run: nothing was written; the real run would not be clean (the reported threads and untouched places above keep what they hold)"
+            )?,
+            false => writeln!(out, "dry run: nothing was written")?,
+        }
         return Ok(());
     }
     let r = receipt;
