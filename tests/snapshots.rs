@@ -561,6 +561,20 @@ fn trim() {
     let mut t = Session::new();
     let db = t.copy("new.sqlite", "t.sqlite");
     let db = s(&db).to_owned();
+    // A selection of no thread says so, with no header row over nothing (#46).
+    t.run_expect(
+        0,
+        &[
+            "trim",
+            "--db",
+            &db,
+            "--all",
+            "--keep",
+            "2",
+            "--min-messages",
+            "100000",
+        ],
+    );
     t.run_expect(
         0,
         &["trim", "--db", &db, "tools", "--keep", "4", "--dry-run"],

@@ -114,19 +114,9 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
             Planned::nothing_to_write(Outcome::failed(&thread, format!("{e:#}")))
         }))
     };
-    let (tally, result) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
-    if g.quiet || opts.dry_run {
-        return result;
-    }
-    let (sent, received) = tally.endpoint_tokens;
-    let count = |status: Status| tally.count(status);
-    eprintln!(
-        "summarized {}, skipped {}, failed {}, superseded by a live app {}; endpoint tokens: {sent} sent, {received} received",
-        crate::output::human::count(count(Status::Summarized) as u64, "thread"),
-        count(Status::Skipped) + count(Status::Unchanged),
-        count(Status::Failed),
-        count(Status::Superseded),
-    );
+    // The report's totals line (and JSON `totals`) is the one place the run's counts are
+    // given, the endpoint's tokens included.
+    let (_, result) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
     result
 }
 

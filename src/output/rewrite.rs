@@ -95,6 +95,14 @@ impl Report {
         }
         headers.extend(["checkpoint", "notes"]);
         let n = self.rows.len();
+        if n == 0 {
+            // No header row over nothing: the selection said so.
+            writeln!(out, "no thread selected: nothing to do")?;
+            if self.dry_run {
+                writeln!(out, "dry run: nothing was written")?;
+            }
+            return Ok(());
+        }
         let mut rows = self.rows.reader()?;
         table::write_chunked(out, &headers, &[], n, |i| {
             let mut row: Vec<String> = serde_json::from_slice(rows.get(i)?)
@@ -247,8 +255,14 @@ impl Totals {
             .map(|(s, n)| format!("{n} {s}"))
             .collect();
         let ((m0, m1), (t0, t1)) = (self.messages, self.tokens);
+        let endpoint = match self.endpoint_tokens {
+            Some((sent, received)) => {
+                format!("; endpoint tokens: {sent} sent, {received} received")
+            }
+            None => String::new(),
+        };
         format!(
-            "{}: {}; messages {m0} → {m1}, tokens ({}) {t0} → {t1}",
+            "{}: {}; messages {m0} → {m1}, tokens ({}) {t0} → {t1}{endpoint}",
             human::count(self.threads as u64, "thread"),
             by_status.join(", "),
             self.counter()
