@@ -1697,3 +1697,71 @@ fn refuse_on_checkpoints(db: &TestDb, event: &str, thread: &str) {
         ))
         .expect("trigger");
 }
+
+/// #46: a role without SELECT on the saver's tables is told so, with the table, the server's
+/// words and the privileges memctl needs (it was told the database "has the tables of
+/// ShallowPostgresSaver", because information_schema hides the columns of a table the role
+/// may not read). With SELECT granted it reads; a rewrite without INSERT/UPDATE/DELETE is
+/// refused in one line naming the table, nothing written; a Store without SELECT says so too.
+#[test]
+fn a_role_without_privileges_is_told_which_table_and_what_to_grant() {
+    let db = TestDb::fixture("noperm");
+    let role = format!("memctl_np_{}", std::process::id());
+    let admin = pg::admin_url();
+    pg::client(&admin)
+        .batch_execute(&format!(
+            "DROP ROLE IF EXISTS {role}; CREATE ROLE {role} LOGIN"
+        ))
+        .expect("role");
+    let url = db.url.replacen("postgres@", &format!("{role}@"), 1);
+    let e = fails_cleanly(&["threads", "list", "--db", &url], "");
+    assert!(
+        e.contains("permission denied for table checkpoints")
+            && e.contains("INSERT, UPDATE and DELETE")
+            && e.contains(&format!("TO \"{role}\""))
+            && !e.contains("Shallow"),
+        "{e}"
+    );
+    db.client()
+        .batch_execute(&format!(
+            "GRANT SELECT ON checkpoints, checkpoint_blobs, checkpoint_migrations TO {role}"
+        ))
+        .expect("grant");
+    let e = fails_cleanly(&["history", "--db", &url, "--thread", "legacy-tools"], "");
+    assert!(
+        e.contains("permission denied for table checkpoint_writes (role")
+            && !e.contains("table checkpoints"),
+        "{e}"
+    );
+    db.client()
+        .batch_execute(&format!("GRANT SELECT ON checkpoint_writes TO {role}"))
+        .expect("grant");
+    let listed = run_ok(&["threads", "list", "--db", &url, "--format", "json"]);
+    assert!(listed.contains("legacy-tools"), "{listed}");
+    let before = db.rows_digest();
+    let e = fails_cleanly(
+        &[
+            "trim",
+            "--db",
+            &url,
+            "--thread",
+            "legacy-tools",
+            "--keep",
+            "1",
+        ],
+        "",
+    );
+    assert!(e.contains("permission denied for table"), "{e}");
+    assert_eq!(db.rows_digest(), before, "nothing written");
+    let dump = std::fs::read_to_string(fixture("postgres-store.sql")).expect("the store dump");
+    db.client().batch_execute(&dump).expect("load the store");
+    let e = fails_cleanly(&["store", "namespaces", "--db", &url], "");
+    assert!(
+        e.contains("permission denied for table store") && e.contains("GRANT"),
+        "{e}"
+    );
+    drop(db);
+    pg::client(&admin)
+        .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role}"))
+        .ok();
+}

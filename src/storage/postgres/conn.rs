@@ -507,10 +507,16 @@ impl Target {
 
     /// A server error as one line that names the database (its password scrubbed).
     pub fn error(&self, e: &postgres::Error) -> anyhow::Error {
+        let hint = match e.code() {
+            Some(c) if *c == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE => {
+                " (memctl needs SELECT on the tables it reads, and INSERT, UPDATE and DELETE on those it rewrites: ask the tables' owner for a GRANT)"
+            }
+            _ => "",
+        };
         anyhow!(
             "{}",
             self.scrub(&format!(
-                "PostgreSQL error on '{}': {}",
+                "PostgreSQL error on '{}': {}{hint}",
                 self.shown,
                 error_text(e)
             ))

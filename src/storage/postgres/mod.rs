@@ -2016,10 +2016,40 @@ fn detect_schema(c: &mut Client, target: &Target) -> Result<SchemaGeneration> {
         }
         .into());
     }
+    // Privileges first: information_schema hides the columns of a table the role may not
+    // read, which looked like ShallowPostgresSaver's tables (no checkpoint_id) before.
+    let denied: Vec<String> = c
+        .query(
+            "SELECT t.name FROM unnest($1::text[]) WITH ORDINALITY t(name, i) \
+             WHERE NOT has_table_privilege(to_regclass(t.name), 'SELECT') ORDER BY t.i",
+            &[&SAVER_TABLES.to_vec()],
+        )
+        .map_err(err)?
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<_, postgres::Error>>()
+        .map_err(err)?;
+    if !denied.is_empty() {
+        let role: String = c
+            .query_one("SELECT current_user::text", &[])
+            .and_then(|r| r.try_get(0))
+            .map_err(err)?;
+        return Err(anyhow!(
+            "'{shown}': permission denied for table {} (role '{role}' has no SELECT on {}); memctl needs SELECT on {} to read, and INSERT, UPDATE and DELETE on checkpoints, checkpoint_blobs and checkpoint_writes for rewrites (as the tables' owner: GRANT SELECT ON {} TO \"{role}\")",
+            denied.join(", "),
+            if denied.len() == 1 { "it" } else { "them" },
+            SAVER_TABLES.join(", "),
+            denied.join(", "),
+        ));
+    }
+    // From the catalog, which every role may read: the columns of the tables found above.
     let columns: Vec<(String, String)> = c
         .query(
-            "SELECT table_name::text, column_name::text FROM information_schema.columns \
-             WHERE table_schema = current_schema() OR table_schema = ANY(current_schemas(false))",
+            "SELECT c.relname::text, a.attname::text FROM pg_attribute a \
+             JOIN pg_class c ON c.oid = a.attrelid \
+             WHERE a.attrelid = ANY(ARRAY[to_regclass('checkpoints'), \
+                   to_regclass('checkpoint_writes')]::oid[]) \
+               AND a.attnum > 0 AND NOT a.attisdropped",
             &[],
         )
         .map_err(err)?
