@@ -23,6 +23,32 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Command {
+    /// True for a command that only reads and prints data (`--quiet` silences its notes, never
+    /// the data it was asked for); false for the rewrites and maintenance whose report
+    /// `--quiet` hides.
+    pub fn is_read(&self) -> bool {
+        match self {
+            Command::Threads(_)
+            | Command::History(_)
+            | Command::Show(_)
+            | Command::Dump(_)
+            | Command::Diff(_)
+            | Command::Tokens(_)
+            | Command::Stats(_)
+            | Command::Find(_)
+            | Command::Browse(_)
+            | Command::Completions(_)
+            | Command::Man(_) => true,
+            Command::Store(s) => matches!(
+                s,
+                StoreCommand::Namespaces(_) | StoreCommand::Ls(_) | StoreCommand::Get(_)
+            ),
+            _ => false,
+        }
+    }
+}
+
 impl Cli {
     /// Folds a thread given as the first argument into `--thread`, so that commands read one
     /// field.
@@ -99,8 +125,9 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "NAME", value_parser = parse_env_name)]
     pub key_env: Option<String>,
 
-    /// Print nothing but errors (for cron): the report is hidden; threads that failed or
-    /// whose change did not take effect are still named on stderr, with why.
+    /// Print nothing but errors (for cron): a rewrite's report is hidden, and threads that
+    /// failed or whose change did not take effect are still named on stderr, with why; a
+    /// read command prints its data and no notes.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
 

@@ -626,3 +626,47 @@ fn quiet_still_names_the_failed_threads_and_why() {
         assert!(lines[1].contains("listed above"), "{args:?}: {stderr}");
     }
 }
+
+/// #46: `--quiet` silences notes, not results: a read command still prints the data it was
+/// asked for, the same bytes as without it. `find` with no hit writes nothing on stdout
+/// (`| wc -l` counts 0; the "no hits" note goes to stderr, and `--quiet` silences it), exit 1.
+#[test]
+fn quiet_read_commands_print_their_data_and_no_hit_prints_nothing() {
+    let db = fixture("new.sqlite");
+    let reads: [&[&str]; 7] = [
+        &["threads", "list", "--now", "2026-12-08T00:00:00Z"],
+        &["history", "--thread", "tools"],
+        &["show", "--thread", "tools"],
+        &["dump", "--thread", "tools"],
+        &["tokens", "--thread", "tools"],
+        &["find", "weather"],
+        &["stats"],
+    ];
+    for args in reads {
+        let mut args = args.to_vec();
+        args.extend(["--db", s(&db)]);
+        let loud = memctl().args(&args).output().expect("runs");
+        args.push("--quiet");
+        let quiet = memctl().args(&args).output().expect("runs");
+        assert!(quiet.status.success(), "{args:?}");
+        assert!(
+            !quiet.stdout.is_empty(),
+            "{args:?}: --quiet printed no data"
+        );
+        assert_eq!(quiet.stdout, loud.stdout, "{args:?}");
+    }
+    for quiet in [false, true] {
+        let mut args = vec!["find", "no-such-text-anywhere", "--db", s(&db)];
+        if quiet {
+            args.push("--quiet");
+        }
+        let out = memctl().args(&args).output().expect("runs");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: {:?}", out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        match quiet {
+            true => assert!(stderr.is_empty(), "{stderr}"),
+            false => assert_eq!(stderr.trim(), "memctl: no hits"),
+        }
+    }
+}

@@ -187,7 +187,14 @@ pub fn run(g: &GlobalArgs, args: &FindArgs, out: &mut dyn Write) -> Result<()> {
     let hits = found.finish(&store_hits)?;
     not_searched(&failed, threads)?;
     if hits == 0 && store_hits.is_empty() {
-        // Like grep: nothing matched is exit 1 (the empty result is the answer: no error line).
+        // Like grep: nothing matched is exit 1 (the empty result is the answer: no error
+        // line); a table says it in a note on stderr, stdout stays empty.
+        if !g.quiet
+            && !args.count
+            && crate::output::resolve_format(g.format) == crate::cli::Format::Table
+        {
+            eprintln!("memctl: no hits");
+        }
         return Err(crate::exit::NoMatch.into());
     }
     Ok(())
@@ -676,10 +683,8 @@ impl<'o> Found<'o> {
         }
         // The threads' hits first, then the store's.
         let out = match (hits, store_hits.is_empty()) {
-            (0, true) => {
-                listing.finish(&HEADERS, &[2], Some("no hits"))?;
-                return Ok(hits);
-            }
+            // Nothing on stdout (`| wc -l` counts 0): the caller's note says it on stderr.
+            (0, true) => return Ok(hits),
             (0, false) => listing.into_writer(),
             _ => listing.finish_then(&HEADERS, &[2], None)?.1,
         };

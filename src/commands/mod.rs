@@ -62,8 +62,14 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
         ))
         .into());
     }
+    // --quiet silences a rewrite's report (cron); a read command still prints the data it was
+    // asked for (its notes are what --quiet silences).
     let mut sink = std::io::sink();
-    let out: &mut dyn Write = if g.quiet { &mut sink } else { out };
+    let out: &mut dyn Write = if g.quiet && !cli.command.is_read() {
+        &mut sink
+    } else {
+        out
+    };
     // Every byte memctl prints passes the terminal sanitizer here: human text always (a
     // stored id or message holding ESC [2J cannot clear the screen), JSON on a terminal
     // (escaped as \uXXXX, which parses to the same document; pipes get serde_json's bytes).
