@@ -1395,8 +1395,9 @@ pub struct ExportArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Replace every match of this regular expression with `[erased]` (repeatable; the
-    /// patterns and what they matched are never printed).
+    /// Replace every match of this regular expression with `[erased]` (repeatable: each
+    /// pattern is searched on its own, and where matches overlap or touch the whole stretch
+    /// becomes one `[erased]`; the patterns and what they matched are never printed).
     #[arg(long, value_name = "REGEX")]
     pub redact: Vec<String>,
 }

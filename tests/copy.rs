@@ -366,8 +366,11 @@ fn a_redacted_export_is_the_thread_redacted_to_langgraph() {
             s(&archive),
             "--redact",
             "Paris|Berlin",
+            // Overlapping patterns, the shorter first: the whole stretch goes (#43).
             "--redact",
             "sunny",
+            "--redact",
+            r"sunny and \d+°C",
         ];
         for t in threads {
             args.extend(["--thread", t]);
@@ -377,17 +380,18 @@ fn a_redacted_export_is_the_thread_redacted_to_langgraph() {
             cases.push((f, src.clone(), archive.clone(), t));
         }
     }
-    // What LangGraph shows of the source, with every match replaced as the export replaces it.
+    // What LangGraph shows of the source, with every match replaced as the export replaces it
+    // (the union of the patterns' matches: `sunny and 21°C` whole).
     let redacted = |j: Json| -> Json {
         let text = j.to_string();
-        let text = ["Paris", "Berlin", "sunny"]
+        let text = ["sunny and 21°C", "Paris", "Berlin", "sunny"]
             .iter()
             .fold(text, |t, s| t.replace(s, "[erased]"));
         serde_json::from_str(&text).expect("JSON")
     };
     run_parallel(cases, |(f, src, archive, thread)| {
         let a = history(f, &src, thread, None)?;
-        if thread == "tools" && !a.to_string().contains("sunny") {
+        if thread == "tools" && !a.to_string().contains("sunny and 21°C") {
             return Err(format!("{}: the source has no match to redact", f.file));
         }
         let b = history(f, &archive, thread, None)?;

@@ -95,6 +95,120 @@ fn a_redacted_export_holds_no_byte_of_what_it_redacted() {
     assert_eq!(rows(&plain, None), rows(&src, Some("tools")));
 }
 
+/// A copy of new.sqlite whose thread `tools` says `It is pass ZQSECRET-3 in Paris.` where it
+/// said `It is sunny and 21°C in Paris.` (a replacement of the same length in the msgpack
+/// blobs, so every string keeps its length prefix).
+fn with_a_numbered_secret() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, db) = temp_copy(&fixture("new.sqlite"));
+    let (from, to) = ("sunny and 21°C".as_bytes(), "pass ZQSECRET-3".as_bytes());
+    assert_eq!(from.len(), to.len());
+    let c = rusqlite::Connection::open(&db).expect("opens");
+    let mut changed = 0;
+    for (table, column) in [("checkpoints", "checkpoint"), ("writes", "value")] {
+        let blobs: Vec<(i64, Vec<u8>)> = c
+            .prepare(&format!(
+                "SELECT rowid, {column} FROM {table} WHERE thread_id = 'tools'"
+            ))
+            .expect("prepares")
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("reads")
+            .collect::<Result<_, _>>()
+            .expect("reads");
+        for (rowid, mut blob) in blobs {
+            let mut hit = false;
+            let mut i = 0;
+            while i + from.len() <= blob.len() {
+                if &blob[i..i + from.len()] == from {
+                    blob[i..i + from.len()].copy_from_slice(to);
+                    hit = true;
+                }
+                i += 1;
+            }
+            if hit {
+                changed += 1;
+                c.execute(
+                    &format!("UPDATE {table} SET {column} = ? WHERE rowid = ?"),
+                    rusqlite::params![blob, rowid],
+                )
+                .expect("writes");
+            }
+        }
+    }
+    assert!(
+        changed > 0,
+        "the fixture's 'tools' thread holds the weather"
+    );
+    drop(c);
+    assert!(holds(&db, "It is pass ZQSECRET-3 in Paris."));
+    (dir, db)
+}
+
+#[test]
+fn overlapping_patterns_erase_every_match_whole_in_either_order() {
+    // #43: `--redact ZQSECRET --redact 'ZQSECRET-\d+'` left `[erased]-3` and said "verified".
+    let (dir, db) = with_a_numbered_secret();
+    let mut archives = Vec::new();
+    for (i, order) in [["ZQSECRET", r"ZQSECRET-\d+"], [r"ZQSECRET-\d+", "ZQSECRET"]]
+        .into_iter()
+        .enumerate()
+    {
+        let out = dir.path().join(format!("a{i}.sqlite"));
+        let (code, stdout, stderr) = run(&[
+            "export",
+            "--db",
+            s(&db),
+            "--thread",
+            "tools",
+            "-o",
+            s(&out),
+            "--redact",
+            order[0],
+            "--redact",
+            order[1],
+        ]);
+        assert_eq!(code, 0, "{order:?}: {stderr}");
+        assert!(
+            !holds(&out, "ZQSECRET") && !holds(&out, "[erased]-3"),
+            "{order:?}: the archive keeps a piece of the secret"
+        );
+        assert!(holds(&out, "It is pass [erased] in Paris."), "{order:?}");
+        // Searched for: what each pattern matched, and the whole stretch erased.
+        assert!(
+            stdout.contains("verified: no match left (2 matched texts searched for"),
+            "{order:?}: {stdout}"
+        );
+        assert!(!stdout.contains("ZQSECRET") && !stderr.contains("ZQSECRET"));
+        archives.push(out);
+    }
+    assert_eq!(
+        rows(&archives[0], None),
+        rows(&archives[1], None),
+        "the order of the patterns changes nothing"
+    );
+    // A piece of the secret left where memctl changes nothing (a pattern that also matches
+    // the tool's name) is still a match left: no archive, no "verified".
+    let out = dir.path().join("b.sqlite");
+    let (code, stdout, stderr) = run(&[
+        "export",
+        "--db",
+        s(&db),
+        "--thread",
+        "tools",
+        "-o",
+        s(&out),
+        "--redact",
+        "ZQSECRET",
+        "--redact",
+        r"ZQSECRET-\d+",
+        "--redact",
+        "get_weather",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("is left in the archive"), "{stderr}");
+    assert!(!stdout.contains("verified"), "{stdout}");
+    assert!(!out.exists());
+}
+
 #[test]
 fn an_encrypted_thread_is_exported_as_stored_and_never_redacted_blind() {
     let src = fixture("encrypted-new.sqlite");

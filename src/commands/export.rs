@@ -176,13 +176,13 @@ fn build(
     }
     let files = [tmp.to_path_buf(), suffixed(tmp, "-wal")];
     let hits = crate::storage::sqlite::find_in_files(&files, &needles)?;
-    // And the patterns themselves, over every byte: a match in what memctl leaves as it is
+    // And every pattern itself, over every byte: a match in what memctl leaves as it is
     // (an id, a name, a message type, a map key) is a match left too.
-    let raw = regex::bytes::Regex::new(r.pattern())?;
+    let raw = r.patterns().bytes_regexes()?;
     let mut raw_hit = false;
     for f in &files {
         crate::storage::sqlite::read_in_pieces(f, RAW_OVERLAP, &mut |piece| {
-            raw_hit |= raw.is_match(piece);
+            raw_hit |= raw.iter().any(|re| re.is_match(piece));
             !raw_hit
         })?;
     }

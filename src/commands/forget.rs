@@ -835,7 +835,7 @@ pub(crate) fn findings(
     thread: &str,
     pattern: &Pattern,
 ) -> Result<Findings> {
-    let mut f = Findings::new(pattern.regex());
+    let mut f = Findings::new(crate::ops::patterns::Patterns::one(pattern.regex().clone()));
     each_row(store, keys, thread, &mut |row| {
         let (place, type_name, bytes) = (row.place, row.type_name, row.bytes);
         let Some(checkpoint) = row.checkpoint else {

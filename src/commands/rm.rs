@@ -48,7 +48,7 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
                 KindArg::System => Kind::System,
             })
             .collect(),
-        pattern,
+        pattern: pattern.map(crate::ops::patterns::Patterns::one),
         all: args.all_messages,
     };
     let target = Target::thread(&args.thread.thread);

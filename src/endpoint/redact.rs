@@ -8,15 +8,20 @@
 //! - the exact secrets memctl knows (the API key, the URL's password and key parameters, the
 //!   Basic credentials ureq derives from the URL) become `***` wherever they appear, also
 //!   percent-encoded (`sk%2D…`, in any case and any mix of encoded and plain characters, as
-//!   a server reflecting a request's URL or form body writes them);
+//!   a server reflecting a request's URL or form body writes them); where two occurrences
+//!   overlap or touch (two secrets sharing characters, `abcd1234` and `1234wxyz` in
+//!   `abcd1234wxyz`) their union becomes one `***`, so no piece of either is left;
 //! - in any URL, the userinfo password becomes `***` (the user name stays);
 //! - the values of key parameters ([`SECRET_PARAMS`], any case) become `***`;
 //! - `Bearer …` tokens become `Bearer ***`.
 
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use base64::Engine;
 use regex::{Captures, Regex};
+
+use crate::ops::patterns::{replace_spans, union};
 
 /// What a redacted secret is replaced with.
 pub const MASK: &str = "***";
@@ -62,7 +67,8 @@ static BEARER: LazyLock<Regex> = LazyLock::new(|| {
 /// The secrets of one endpoint, to be removed from anything shown about it.
 #[derive(Clone, Default)]
 pub struct Secrets {
-    /// Longest first, so that a secret containing another is replaced whole.
+    /// Each secret once (all of their occurrences are found in the original text and masked
+    /// together, see [`Secrets::redact`]).
     exact: Vec<String>,
 }
 
@@ -108,24 +114,37 @@ impl Secrets {
             return;
         }
         self.exact.push(secret.to_owned());
-        self.exact.sort_by_key(|e| std::cmp::Reverse(e.len()));
     }
 
     /// `text` with every known secret, URL password, key parameter and bearer token
-    /// replaced by `***`.
+    /// replaced by `***`. The known secrets are found in the original text, every occurrence
+    /// of each (plain, and percent-encoded), overlapping ones too; the union of their byte
+    /// ranges is masked, each stretch where occurrences overlap or touch by one `***`.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_owned();
+        let mut spans = Vec::new();
         for secret in &self.exact {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), MASK);
+            plain_spans(text, secret, &mut spans);
+            if text.contains('%') {
+                encoded_spans(text, secret, &mut spans);
             }
         }
-        if out.contains('%') {
-            for secret in &self.exact {
-                out = replace_encoded(&out, secret);
-            }
-        }
+        let out = match spans.is_empty() {
+            true => text.to_owned(),
+            false => replace_spans(text, &union(spans), MASK),
+        };
         redact_patterns(&out)
+    }
+}
+
+/// Adds the byte range of every occurrence of `secret` in `text` (overlapping ones too) to
+/// `spans`.
+fn plain_spans(text: &str, secret: &str, spans: &mut Vec<Range<usize>>) {
+    let mut from = 0;
+    while let Some(pos) = text.get(from..).and_then(|t| t.find(secret)) {
+        let start = from + pos;
+        spans.push(start..start + secret.len());
+        // The next occurrence may start inside this one, at its next character.
+        from = start + text[start..].chars().next().map_or(1, char::len_utf8);
     }
 }
 
@@ -160,9 +179,9 @@ fn userinfo(url: &str) -> Option<(&str, Option<&str>)> {
     })
 }
 
-/// `text` with every stretch that percent-decodes to `secret` (`%XX` in either case, mixed
-/// with plain characters) replaced by `***`.
-fn replace_encoded(text: &str, secret: &str) -> String {
+/// Adds the byte range of every stretch of `text` that percent-decodes to `secret` (`%XX` in
+/// either case, mixed with plain characters; overlapping ones too) to `spans`.
+fn encoded_spans(text: &str, secret: &str, spans: &mut Vec<Range<usize>>) {
     let bytes = text.as_bytes();
     // The decoded bytes, and where each one starts in `text`.
     let mut decoded = Vec::with_capacity(bytes.len());
@@ -189,10 +208,9 @@ fn replace_encoded(text: &str, secret: &str) -> String {
     starts.push(bytes.len());
     let needle = secret.as_bytes();
     if needle.is_empty() || decoded.len() == bytes.len() {
-        return text.to_owned();
+        return;
     }
-    let mut out = String::with_capacity(text.len());
-    let (mut copied, mut from) = (0, 0);
+    let mut from = 0;
     while let Some(pos) = decoded[from..]
         .windows(needle.len())
         .position(|w| w == needle)
@@ -200,14 +218,10 @@ fn replace_encoded(text: &str, secret: &str) -> String {
         let (start, end) = (from + pos, from + pos + needle.len());
         let (text_start, text_end) = (starts[start], starts[end]);
         if text.is_char_boundary(text_start) && text.is_char_boundary(text_end) {
-            out.push_str(&text[copied..text_start]);
-            out.push_str(MASK);
-            copied = text_end;
+            spans.push(text_start..text_end);
         }
-        from = end;
+        from = start + 1;
     }
-    out.push_str(&text[copied..]);
-    out
 }
 
 /// `%XX` sequences decoded (invalid ones and non-UTF-8 results kept as written).
@@ -354,7 +368,41 @@ mod tests {
         );
         // Text around it, other encodings and a lone % stay as they are.
         assert_eq!(s.redact("100% of a%20b é%C3%A9"), "100% of a%20b é%C3%A9");
-        assert_eq!(replace_encoded("x%41y", "A"), "x***y");
+        let mut spans = Vec::new();
+        encoded_spans("x%41y", "A", &mut spans);
+        assert_eq!(spans, vec![(1..4)]);
+    }
+
+    #[test]
+    fn overlapping_secrets_are_masked_whole() {
+        let mut s = Secrets::default();
+        s.add("abcd1234");
+        s.add("1234wxyz");
+        // Overlapping, touching, nested, apart; in either order of adding.
+        let text = "a abcd1234wxyz b abcd12341234wxyz c 1234wxyzabcd1234 d abcd1234 e";
+        let want = "a *** b *** c *** d *** e";
+        assert_eq!(s.redact(text), want);
+        let mut t = Secrets::default();
+        t.add("1234wxyz");
+        t.add("abcd1234");
+        assert_eq!(t.redact(text), want);
+        let mut nested = Secrets::default();
+        nested.add("cd12");
+        nested.add("abcd1234");
+        assert_eq!(nested.redact("xabcd1234y cd12"), "x***y ***");
+        // One secret overlapping itself: every occurrence goes.
+        let mut same = Secrets::default();
+        same.add("aaaa");
+        assert_eq!(same.redact("xaaaaay"), "x***y");
+        // Percent-encoded, overlapping a plain one, across multi-byte characters.
+        let mut s = Secrets::default();
+        s.add("gé-1234");
+        s.add("1234-ü9");
+        assert_eq!(s.redact("[g%C3%A9-1234-ü9]"), "[***]");
+        assert_eq!(s.redact("[gé-1234%2D%C3%BC9] é"), "[***] é");
+        for shown in [s.redact("gé-1234-ü9"), s.redact("g%c3%a9%2D1234-%C3%BC9")] {
+            assert_eq!(shown, "***");
+        }
     }
 
     #[test]

@@ -14,7 +14,8 @@ use serde_json::Value as Json;
 
 use crate::codec::msgpack::{self, Value};
 use crate::ops::forget::Findings;
-use crate::ops::purge::{is_structural, redact, ERASED};
+use crate::ops::patterns::Patterns;
+use crate::ops::purge::{is_structural, redact};
 use crate::storage::{CheckpointRow, ThreadRow, ThreadRows, ThreadWrite};
 
 /// What a copy writes, counted.
@@ -369,15 +370,17 @@ pub struct RedactCounts {
     pub rows_redacted: u64,
 }
 
-/// `export --redact`: every match of the patterns in the string values of the rows of a thread
+/// `export --redact`: what the patterns match in the string values of the rows of a thread
 /// (messages, tool-call arguments, other channel values, pending writes: as `forget --match`
 /// redacts them, see [`crate::ops::purge::redact`]; and the metadata's values) replaced by
-/// [`ERASED`], each value re-encoded as LangGraph encodes it (msgpack: the stored form of
-/// everything untouched; JSON metadata: in the style it was written in). What the patterns
-/// matched is kept to be searched for afterwards (never shown).
+/// [`crate::ops::purge::ERASED`]: the union of every pattern's matches, each stretch where
+/// matches overlap or touch erased once (see [`Patterns`]), each value re-encoded as LangGraph
+/// encodes it (msgpack: the stored form of everything untouched; JSON metadata: in the style
+/// it was written in). What the patterns matched is kept to be searched for afterwards (never
+/// shown).
 #[derive(Debug, Clone)]
 pub struct Redaction {
-    pattern: Regex,
+    patterns: Patterns,
     /// Every text the patterns matched, collected by `forget`'s search.
     found: Findings,
     /// What changed so far.
@@ -388,10 +391,11 @@ pub struct Redaction {
 }
 
 impl Redaction {
-    /// One redaction for all of `patterns` (regular expressions, any of which matches). A
-    /// pattern that does not compile, or matches the empty string, is an error naming it by
-    /// position (a pattern may itself be a secret).
+    /// One redaction for all of `patterns` (regular expressions, each searched on its own:
+    /// what any of them matches is erased). A pattern that does not compile, or matches the
+    /// empty string, is an error naming it by position (a pattern may itself be a secret).
     pub fn new(patterns: &[String]) -> Result<Redaction> {
+        let mut res = Vec::with_capacity(patterns.len());
         for (i, p) in patterns.iter().enumerate() {
             let re = Regex::new(p).map_err(|e| {
                 anyhow::anyhow!(
@@ -406,16 +410,12 @@ impl Redaction {
                     i + 1
                 );
             }
+            res.push(re);
         }
-        let joined = patterns
-            .iter()
-            .map(|p| format!("(?:{p})"))
-            .collect::<Vec<_>>()
-            .join("|");
-        let pattern = Regex::new(&joined)?;
+        let patterns = Patterns::new(res);
         Ok(Redaction {
-            found: Findings::new(&pattern),
-            pattern,
+            found: Findings::new(patterns.clone()),
+            patterns,
             counts: RedactCounts::default(),
             keys: crate::codec::aes::Keyring::none(),
         })
@@ -459,12 +459,14 @@ impl Redaction {
         Ok(())
     }
 
-    /// The patterns, as one regular expression (any of them).
-    pub fn pattern(&self) -> &str {
-        self.pattern.as_str()
+    /// The patterns.
+    pub fn patterns(&self) -> &Patterns {
+        &self.patterns
     }
 
-    /// The texts the patterns matched (to be searched for in the written file's bytes).
+    /// The texts the patterns matched in the original rows (to be searched for in the written
+    /// file's bytes): each pattern's own matches, and each stretch erased where matches
+    /// overlap or touch.
     pub fn matched(&self) -> Vec<String> {
         self.found.verify_strings().0
     }
@@ -475,11 +477,11 @@ impl Redaction {
     pub fn remaining(&self, thread: &str, rows: &ThreadRows) -> Vec<String> {
         let mut left = Vec::new();
         for c in &rows.checkpoints {
-            let mut f = Findings::new(&self.pattern);
+            let mut f = Findings::new(self.patterns.clone());
             let (t, b) = self.opened(&c.type_name, &c.checkpoint);
             let hit = match decoded(&t, &b) {
                 Some(v) => f.visit(&v, true),
-                None => undecodable_match(&self.pattern, &t, &b),
+                None => undecodable_match(&self.patterns, &t, &b),
             };
             let meta = c
                 .metadata
@@ -491,11 +493,11 @@ impl Redaction {
             }
         }
         for w in &rows.writes {
-            let mut f = Findings::new(&self.pattern);
+            let mut f = Findings::new(self.patterns.clone());
             let (t, b) = self.opened(&w.row.type_name, &w.row.value);
             let hit = match decoded(&t, &b) {
                 Some(v) => f.visit(&v, false),
-                None => undecodable_match(&self.pattern, &t, &b),
+                None => undecodable_match(&self.patterns, &t, &b),
             };
             if hit {
                 left.push(format!(
@@ -548,7 +550,7 @@ impl Redaction {
                     true => v.get_mut("channel_values"),
                     false => Some(&mut v),
                 };
-                let n = target.map_or(0, |t| redact(&self.pattern, t));
+                let n = target.map_or(0, |t| redact(&self.patterns, t));
                 self.counts.strings_redacted += n as u64;
                 Ok((n > 0).then(|| msgpack::encode(&v)))
             }
@@ -561,7 +563,7 @@ impl Redaction {
                     true => j.get_mut("channel_values"),
                     false => Some(&mut j),
                 };
-                let n = target.map_or(0, |t| redact_json(&self.pattern, t, false));
+                let n = target.map_or(0, |t| redact_json(&self.patterns, t, false));
                 self.counts.strings_redacted += n as u64;
                 Ok((n > 0).then(|| serde_json::to_vec(&j)).transpose()?)
             }
@@ -570,7 +572,7 @@ impl Redaction {
                 what(),
                 self.keys.var()
             ),
-            _ if undecodable_match(&self.pattern, type_name, bytes) => bail!(
+            _ if undecodable_match(&self.patterns, type_name, bytes) => bail!(
                 "{}: a '{type_name}' value memctl cannot read (another serializer), so it cannot redact it; nothing written",
                 what()
             ),
@@ -586,7 +588,7 @@ impl Redaction {
             return None;
         }
         let compact = serde_json::to_vec(&json).ok()? == metadata;
-        let n = redact_json(&self.pattern, &mut json, true);
+        let n = redact_json(&self.patterns, &mut json, true);
         if n == 0 {
             return None;
         }
@@ -611,30 +613,33 @@ fn decoded(type_name: &str, bytes: &[u8]) -> Option<Value> {
 
 /// True when a value memctl cannot decode may hold a match: an encrypted one always (its
 /// bytes say nothing), a `null` one never, another kind when its bytes, read as text, do.
-fn undecodable_match(re: &Regex, type_name: &str, bytes: &[u8]) -> bool {
+fn undecodable_match(p: &Patterns, type_name: &str, bytes: &[u8]) -> bool {
     match type_name {
         "null" | "empty" => false,
         t if t.contains('+') => !bytes.is_empty(),
-        _ => re.is_match(&String::from_utf8_lossy(bytes)),
+        _ => p.is_match(&String::from_utf8_lossy(bytes)),
     }
 }
 
-/// Replaces every match of `re` in the string values of `j` by [`ERASED`] (map keys and the
-/// values of structural keys are left alone, as [`redact`] leaves them; at the top of a
+/// Erases what `p` matches in the string values of `j` (see [`Patterns::erase`]; map keys and
+/// the values of structural keys are left alone, as [`redact`] leaves them; at the top of a
 /// metadata document, LangGraph's own keys too). Returns how many strings changed.
-pub fn redact_json(re: &Regex, j: &mut Json, metadata_top: bool) -> usize {
+pub fn redact_json(p: &Patterns, j: &mut Json, metadata_top: bool) -> usize {
     match j {
-        Json::String(s) if re.is_match(s) => {
-            *s = re.replace_all(s, ERASED).into_owned();
-            1
-        }
-        Json::Array(items) => items.iter_mut().map(|x| redact_json(re, x, false)).sum(),
+        Json::String(s) => match p.erase(s) {
+            Some(erased) => {
+                *s = erased;
+                1
+            }
+            None => 0,
+        },
+        Json::Array(items) => items.iter_mut().map(|x| redact_json(p, x, false)).sum(),
         Json::Object(fields) => fields
             .iter_mut()
             .filter(|(k, _)| {
                 !(is_structural(k) || metadata_top && METADATA_KEYS_KEPT.contains(&k.as_str()))
             })
-            .map(|(_, x)| redact_json(re, x, false))
+            .map(|(_, x)| redact_json(p, x, false))
             .sum(),
         _ => 0,
     }
@@ -874,5 +879,59 @@ mod tests {
         assert!(e.to_string().contains("cannot redact"), "{e}");
         assert!(Redaction::new(&["(".into()]).is_err());
         assert!(Redaction::new(&["a?".into()]).is_err());
+    }
+
+    #[test]
+    fn overlapping_patterns_erase_the_union_and_verify_every_match() {
+        for order in [["ZQSECRET", r"ZQSECRET-\d+"], [r"ZQSECRET-\d+", "ZQSECRET"]] {
+            let mut rows = thread();
+            rows.checkpoints[0].metadata =
+                Some(br#"{"step": -1, "parents": {}, "note": "ZQSECRET-3"}"#.to_vec());
+            let value = crate::codec::json::json_to_value(&serde_json::json!({
+                "channel_values": {"messages": ["password is ZQSECRET-3", "ZQSECRET alone"]}
+            }));
+            rows.checkpoints[2].checkpoint = msgpack::encode(&value);
+            rows.writes[0].row.type_name = "json".into();
+            rows.writes[0].row.value = br#"{"to": "ZQSECRET-42ZQSECRET"}"#.to_vec();
+            let patterns: Vec<String> = order.iter().map(|p| p.to_string()).collect();
+            let mut r = Redaction::new(&patterns).expect("compiles");
+            r.apply("a", &mut rows).expect("redacts");
+            assert_eq!(
+                rows.checkpoints[0].metadata.as_deref(),
+                Some(&br#"{"step": -1, "parents": {}, "note": "[erased]"}"#[..]),
+                "{order:?}"
+            );
+            let cp = msgpack::decode(&rows.checkpoints[2].checkpoint).expect("decodes");
+            let messages: Vec<_> = cp
+                .get("channel_values")
+                .and_then(|v| v.get("messages"))
+                .and_then(Value::as_array)
+                .expect("messages")
+                .iter()
+                .map(|m| m.as_str().unwrap_or_default().to_owned())
+                .collect();
+            assert_eq!(
+                messages,
+                ["password is [erased]", "[erased] alone"],
+                "{order:?}"
+            );
+            // Two matches touching: one stretch, one marker.
+            assert_eq!(
+                rows.writes[0].row.value, br#"{"to":"[erased]"}"#,
+                "{order:?}"
+            );
+            // The verification looks for what each pattern matched and for each stretch.
+            assert_eq!(
+                r.matched(),
+                [
+                    "ZQSECRET",
+                    "ZQSECRET-3",
+                    "ZQSECRET-42",
+                    "ZQSECRET-42ZQSECRET"
+                ],
+                "{order:?}"
+            );
+            assert!(r.remaining("a", &rows).is_empty(), "{order:?}");
+        }
     }
 }

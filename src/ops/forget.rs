@@ -7,7 +7,6 @@
 
 use std::collections::BTreeSet;
 
-use regex::Regex;
 use serde::Serialize;
 use serde_json::Value as Json;
 use sha2::Digest;
@@ -19,6 +18,7 @@ use crate::model::Message;
 use crate::ops::edit::{plan, Editable, Planned};
 use crate::ops::find::MetaCondition;
 use crate::ops::outcome::{Outcome, Status};
+use crate::ops::patterns::Patterns;
 use crate::ops::purge::Scrub;
 use crate::ops::remove::{select_with, Selector};
 use crate::storage::{Deleted, Leftover};
@@ -85,7 +85,8 @@ pub struct Findings {
     pub strings: usize,
     /// Rows (checkpoints and writes) that hold a match.
     pub rows: usize,
-    /// Every text the pattern matched: each must be gone afterwards.
+    /// Every text the patterns matched (each pattern's own matches, and the merged stretch
+    /// the redaction erased where matches overlap or touch): each must be gone afterwards.
     pub matched: BTreeSet<String>,
     /// Where the pattern matches and memctl changes nothing (metadata, rows it cannot
     /// decode), for the report.
@@ -93,11 +94,12 @@ pub struct Findings {
 }
 
 impl Findings {
-    /// Nothing found yet, for `pattern`.
-    pub fn new(pattern: &Regex) -> Findings {
+    /// Nothing found yet, for `patterns` (`forget --match` and `rm --match --purge`: one;
+    /// `export --redact`: any number, see [`Patterns`]).
+    pub fn new(patterns: Patterns) -> Findings {
         Findings {
             scrub: Scrub {
-                redact: Some(pattern.clone()),
+                redact: Some(patterns),
                 ..Scrub::default()
             },
             messages: BTreeSet::new(),
@@ -108,8 +110,8 @@ impl Findings {
         }
     }
 
-    /// The pattern.
-    fn pattern(&self) -> Option<&Regex> {
+    /// The patterns.
+    fn pattern(&self) -> Option<&Patterns> {
         self.scrub.redact.as_ref()
     }
 
@@ -161,16 +163,18 @@ impl Findings {
         self.untouched.push(place);
     }
 
+    /// Notes what has to go of `text` (every pattern's own matches and the merged stretch
+    /// the redaction erases, see [`Patterns::note_matches`]); true when a pattern matches.
     fn note_matches(&mut self, text: &str) -> bool {
-        let Some(re) = self.pattern().cloned() else {
+        let Some(p) = self.scrub.redact.as_ref() else {
             return false;
         };
-        let mut any = false;
-        for m in re.find_iter(text) {
-            any = true;
-            self.matched.insert(m.as_str().to_owned());
-        }
-        any
+        let matched = &mut self.matched;
+        p.note_matches(text, &mut |t| {
+            if !matched.contains(t) {
+                matched.insert(t.to_owned());
+            }
+        })
     }
 
     fn walk(&mut self, v: &Value) -> bool {
@@ -659,10 +663,11 @@ pub fn scrub_history_only(ed: &Editable, planned: &mut Planned, found: &Findings
 mod tests {
     use super::*;
     use crate::codec::json::json_to_value;
+    use regex::Regex;
     use serde_json::json;
 
     fn findings(pattern: &str) -> Findings {
-        Findings::new(&Regex::new(pattern).expect("compiles"))
+        Findings::new(Patterns::one(Regex::new(pattern).expect("compiles")))
     }
 
     #[test]
@@ -789,6 +794,43 @@ mod tests {
         let (must, removed) = f.verify_strings();
         assert_eq!(must, ["Elm Street 12", "Elm Street 99"]);
         assert!(removed.contains(&"I live at Elm Street 12".to_owned()));
+    }
+
+    #[test]
+    fn the_scrub_erases_what_the_verification_searches_for() {
+        // Matches that touch are one erased stretch, and each text that went is searched for.
+        let mut f = findings(r"\d{4}");
+        let v = json_to_value(&json!({"summary": "card 12345678, pin 0000"}));
+        assert!(f.visit(&v, false));
+        let mut w = v.clone();
+        assert!(f.scrub.scrub_write(&mut w));
+        assert_eq!(
+            crate::codec::json::to_json(&w),
+            json!({"summary": "card [erased], pin [erased]"})
+        );
+        assert_eq!(f.verify_strings().0, ["0000", "1234", "12345678", "5678"]);
+        // One pattern matches as `find` shows it: leftmost-first, the first alternative that
+        // matches at a place wins (README: write the longer one first). What it erased is
+        // what the verification looks for.
+        let mut f = findings(r"ZQSECRET|ZQSECRET-\d+");
+        let v = json_to_value(&json!({"summary": "password is ZQSECRET-3"}));
+        assert!(f.visit(&v, false));
+        let mut w = v.clone();
+        assert!(f.scrub.scrub_write(&mut w));
+        assert_eq!(
+            crate::codec::json::to_json(&w),
+            json!({"summary": "password is [erased]-3"})
+        );
+        assert_eq!(f.verify_strings().0, ["ZQSECRET"]);
+        let mut f = findings(r"ZQSECRET(-\d+)?");
+        assert!(f.visit(&v, false));
+        let mut w = v.clone();
+        assert!(f.scrub.scrub_write(&mut w));
+        assert_eq!(
+            crate::codec::json::to_json(&w),
+            json!({"summary": "password is [erased]"})
+        );
+        assert_eq!(f.verify_strings().0, ["ZQSECRET-3"]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! - [`remove`]: which messages a removal takes, with their tool-call partners;
 //! - [`summarize`]: what a summary replaces, its prompt and its message;
 //! - [`update`]: the checkpoint and write row `graph.update_state` would append;
+//! - [`patterns`]: what a redaction erases (the union of every pattern's matches);
 //! - [`purge`]: scrubbing removed messages from history (`rm --purge`, `forget`);
 //! - [`forget`]: what erasing a person's data takes, its verification and its receipt;
 //! - [`find`]: what `find` matches;
@@ -27,6 +28,7 @@ pub mod gc;
 pub mod migrate_store;
 pub mod needles;
 pub mod outcome;
+pub mod patterns;
 pub mod purge;
 pub mod remove;
 pub mod sizes;

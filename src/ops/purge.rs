@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use crate::codec::msgpack::{Array, Value};
 use crate::model::{Kind, Message};
+use crate::ops::patterns::Patterns;
 use crate::storage::BlobKind;
 
 /// What a redaction puts where erased text was (`forget --match`).
@@ -42,9 +43,9 @@ pub struct Scrub {
     /// call without its answer is as invalid as an answer without its call).
     pub answered_call_ids: HashSet<String>,
     /// `forget --match`: text erased wherever it stands outside the removed messages (a
-    /// summary, another state channel, a tool call's arguments in a `Send`): each match in a
-    /// string value is replaced by [`ERASED`] (see [`redact`]).
-    pub redact: Option<regex::Regex>,
+    /// summary, another state channel, a tool call's arguments in a `Send`): what the
+    /// patterns match in a string value is replaced by [`ERASED`] (see [`redact`]).
+    pub redact: Option<Patterns>,
 }
 
 impl Scrub {
@@ -178,10 +179,7 @@ impl Scrub {
             return false;
         };
         let removed = self.scrub_inside(values);
-        let redacted = self
-            .redact
-            .as_ref()
-            .is_some_and(|re| redact(re, values) > 0);
+        let redacted = self.redact.as_ref().is_some_and(|p| redact(p, values) > 0);
         removed || redacted
     }
 
@@ -189,7 +187,7 @@ impl Scrub {
     /// true when something changed.
     pub fn scrub_write(&self, value: &mut Value) -> bool {
         let removed = self.scrub_list(value);
-        let redacted = self.redact.as_ref().is_some_and(|re| redact(re, value) > 0);
+        let redacted = self.redact.as_ref().is_some_and(|p| redact(p, value) > 0);
         removed || redacted
     }
 
@@ -219,28 +217,32 @@ impl Scrub {
     }
 }
 
-/// Replaces every match of `re` in the string values of `v` (map values and list items at
-/// any depth, the fields of typed objects) by [`ERASED`]; map keys, the values of
+/// Erases what `p` matches in the string values of `v` (map values and list items at any
+/// depth, the fields of typed objects): the union of every pattern's matches, each stretch
+/// replaced by [`ERASED`] once (see [`Patterns::erase`]); map keys, the values of
 /// `STRUCTURAL_KEYS` and the class path of typed objects are left alone. Returns how many
 /// strings changed.
-pub fn redact(re: &regex::Regex, v: &mut Value) -> usize {
+pub fn redact(p: &Patterns, v: &mut Value) -> usize {
     match v {
-        Value::Str(s) if re.is_match(&s.text) => {
-            s.text = re.replace_all(&s.text, ERASED).into_owned();
-            s.marker = None;
-            1
-        }
-        Value::Array(a) => a.items.iter_mut().map(|x| redact(re, x)).sum(),
+        Value::Str(s) => match p.erase(&s.text) {
+            Some(erased) => {
+                s.text = erased;
+                s.marker = None;
+                1
+            }
+            None => 0,
+        },
+        Value::Array(a) => a.items.iter_mut().map(|x| redact(p, x)).sum(),
         Value::Map(m) => m
             .entries
             .iter_mut()
             .filter(|(k, _)| k.as_str().is_none_or(|k| !is_structural(k)))
-            .map(|(_, x)| redact(re, x))
+            .map(|(_, x)| redact(p, x))
             .sum(),
         // A typed object: [module, class, arguments…]; only the arguments are data.
         Value::Ext(e) => match &mut e.payload {
             Value::Array(a) if a.items.len() > 2 => {
-                a.items[2..].iter_mut().map(|x| redact(re, x)).sum()
+                a.items[2..].iter_mut().map(|x| redact(p, x)).sum()
             }
             _ => 0,
         },

@@ -8,10 +8,10 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use anyhow::{bail, Result};
-use regex::Regex;
 
 use crate::model::outline::Shape;
 use crate::model::{Kind, Message};
+use crate::ops::patterns::Patterns;
 
 /// What to remove.
 #[derive(Debug, Default)]
@@ -23,8 +23,8 @@ pub struct Selector {
     /// Message kinds.
     pub kinds: Vec<Kind>,
     /// A pattern matched against what a person calls the message: its text, and its tool
-    /// calls' names and arguments.
-    pub pattern: Option<Regex>,
+    /// calls' names and arguments (a message any of the patterns matches is taken).
+    pub pattern: Option<Patterns>,
     /// Every message.
     pub all: bool,
 }
@@ -85,7 +85,7 @@ pub fn select_with<M: Shape>(
         for (i, m) in msgs.iter().enumerate() {
             let taken = sel.kinds.contains(&m.kind())
                 || match &sel.pattern {
-                    Some(re) => re.is_match(&searchable(i)?),
+                    Some(p) => p.is_match(&searchable(i)?),
                     None => false,
                 };
             if taken {
@@ -234,7 +234,7 @@ mod tests {
     fn pattern_index_and_kind() {
         let msgs = thread();
         let sel = Selector {
-            pattern: Some(Regex::new("hunter2").expect("re")),
+            pattern: Some(Patterns::one(regex::Regex::new("hunter2").expect("re"))),
             ..Default::default()
         };
         assert_eq!(
