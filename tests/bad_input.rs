@@ -91,8 +91,20 @@ fn missing_file_is_an_error_and_is_not_created() {
 
 #[test]
 fn no_db_given_says_how_to_give_one() {
-    let err = run_err(&["threads", "list"]);
-    assert!(err.contains("--db") && err.contains("MEMCTL_DB"), "{err}");
+    // A usage error (exit 2), for every command that needs a database (#46: it was exit 1).
+    for args in [
+        &["threads", "list"][..],
+        &["store", "ls", "a"],
+        &["copy", "--thread", "t", "--to-thread", "u"],
+        &["migrate", "--to", "x.sqlite"],
+        &["find", "x"],
+    ] {
+        let out = common::memctl().args(args).output().expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("--db") && err.contains("MEMCTL_DB"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
 }
 
 #[test]

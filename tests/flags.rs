@@ -83,7 +83,8 @@ fn an_empty_memctl_db_is_not_set() {
         .output()
         .expect("runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // A usage error, as the README's exit codes say (#46: it exited 1).
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no database given"), "{stderr}");
 }
 

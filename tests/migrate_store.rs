@@ -395,7 +395,8 @@ fn unknown_levels_and_vectors_the_target_cannot_hold_are_refused() {
     let digest = || pg.rows_digest();
     let rows = digest();
     let (code, _, err) = migrate(s(&fixture("store-vec.sqlite")), &pg.url, &[]);
-    assert_eq!(code, 2, "{err}");
+    // A refusal after reading the databases, not a usage error (#46: it exited 2).
+    assert_eq!(code, 1, "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("--without-vectors"), "{err}");
     assert_eq!(digest(), rows, "no thread written");
@@ -418,14 +419,14 @@ fn unknown_levels_and_vectors_the_target_cannot_hold_are_refused() {
     std::fs::copy(fixture("store.sqlite"), &plain).expect("copy");
     let before = bytes(&plain);
     let (code, _, err) = migrate(s(&fixture("store-vec.sqlite")), s(&plain), &[]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 1, "{err}");
     assert!(err.contains("no embedding index"), "{err}");
     assert_eq!(bytes(&plain), before, "nothing written");
     // Into a SQLite store whose index has vectors of another size: refused likewise.
     common::store::add_sqlite_vectors(&plain);
     let before = bytes(&plain);
     let (code, _, err) = migrate(s(&fixture("store-vec.sqlite")), s(&plain), &[]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("8 dimensions") && err.contains(" 1: "),
         "{err}"
@@ -580,7 +581,7 @@ fn a_postgres_store_at_an_unknown_level_is_refused() {
         .expect("count")
         .get(0);
     let (code, _, err) = migrate(s(&fixture("store.sqlite")), &pg.url, &[]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 1, "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("migration level 99"), "{err}");
     assert_eq!(pg.rows_digest(), rows, "no thread written");

@@ -48,12 +48,11 @@ pub fn plan(g: &GlobalArgs, args: &MigrateArgs) -> Result<Option<Plan>> {
     let busy = Duration::from_millis(g.busy_timeout);
     let shown_to = storage::shown_path(&args.to);
     if let Some(v) = source.migration().filter(|v| *v > source.known_migration()) {
-        return Err(Usage(format!(
+        anyhow::bail!(
             "'{}': the source's store is at migration level {v} (store_migrations), newer than memctl knows (up to {}): nothing migrated",
             source.shown(),
             source.known_migration()
-        ))
-        .into());
+        );
     }
     let to = match storage::locate_as(&args.to, "--to").map_err(|e| Usage(e.to_string()))? {
         Location::File => Backend::Sqlite,
@@ -68,16 +67,14 @@ pub fn plan(g: &GlobalArgs, args: &MigrateArgs) -> Result<Option<Plan>> {
         match t.migration {
             Some(v) if v <= known => {}
             Some(v) => {
-                return Err(Usage(format!(
+                anyhow::bail!(
                     "'{shown_to}': the target's store is at migration level {v} (store_migrations), newer than memctl knows (up to {known}): nothing migrated"
-                ))
-                .into())
+                );
             }
             None => {
-                return Err(Usage(format!(
+                anyhow::bail!(
                     "'{shown_to}': the target has a store table without a store_migrations level: nothing migrated"
-                ))
-                .into())
+                );
             }
         }
     }
@@ -109,11 +106,10 @@ pub fn plan(g: &GlobalArgs, args: &MigrateArgs) -> Result<Option<Plan>> {
             } else {
                 "memctl moves vectors only between SQLite files (pgvector's are another format)"
             };
-            return Err(Usage(format!(
+            anyhow::bail!(
                 "the source's store has {} (store_vectors) and {why}: nothing migrated; pass --without-vectors to migrate the items without them (the app's vector search finds an item again once the app writes it again)",
                 crate::output::human::count(vectors, "embedding vector")
-            ))
-            .into());
+            );
         }
     }
     Ok(Some(plan))
@@ -126,13 +122,12 @@ fn same_dimensions(source: &dyn ItemStore, to: &Path, busy: Duration) -> Result<
     let size = |(n, bytes): (u64, u64)| (n > 0).then(|| bytes / n);
     if let (Some(a), Some(b)) = (size(source.vector_space()?), size(target.vector_space()?)) {
         if a != b {
-            return Err(Usage(format!(
+            anyhow::bail!(
                 "the source's embedding vectors have {} dimensions, those of '{}' {}: another embedding index; nothing migrated (--without-vectors migrates the items without them)",
                 a / 4,
                 storage::shown_path(to),
                 b / 4
-            ))
-            .into());
+            );
         }
     }
     Ok(())

@@ -30,7 +30,7 @@ pub mod ttl;
 use std::io::Write;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 
 use crate::cli::{Cli, Command, GlobalArgs};
 use crate::codec::aes::{Keyring, KEY_ENV};
@@ -44,6 +44,9 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
     cli.normalize();
     let g = &cli.global;
     crate::output::progress::set_quiet(g.quiet);
+    if g.db.is_none() && !matches!(&cli.command, Command::Completions(_) | Command::Man(_)) {
+        return Err(Usage(NO_DB.into()).into());
+    }
     // Rewrites say themselves that they work on the root namespace.
     let namespaced = matches!(
         &cli.command,
@@ -131,11 +134,17 @@ pub fn open_read_only(g: &GlobalArgs) -> Result<Box<dyn CheckpointStore>> {
     open(g, Access::ReadOnly)
 }
 
+/// What a command that needs a database says without one (a usage error, exit 2).
+const NO_DB: &str = "no database given: pass --db PATH or set MEMCTL_DB";
+
+/// The database `--db` / `MEMCTL_DB` names; without one, a usage error.
+pub fn db_path(g: &GlobalArgs) -> Result<&std::path::Path> {
+    g.db.as_deref().ok_or_else(|| Usage(NO_DB.into()).into())
+}
+
 /// Opens the database named by `--db` / `MEMCTL_DB` with `access` (never creating it).
 pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> {
-    let path =
-        g.db.as_deref()
-            .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    let path = db_path(g)?;
     let location = crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
     let schema = g.schema.as_deref();
     if let Some(s) = schema {

@@ -219,9 +219,7 @@ pub(super) fn checkpoints_or_store_only(
 
 /// Opens the store of the database `--db` / `MEMCTL_DB` names.
 fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn ItemStore>> {
-    let path =
-        g.db.as_deref()
-            .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    let path = super::db_path(g)?;
     crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
     let busy = Duration::from_millis(g.busy_timeout);
     open_store(path, g.schema.as_deref(), access, busy).map_err(|e| {
