@@ -23,6 +23,58 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The command line as `memctl` parses it: `-h` gives each option's first sentence, on one
+/// line, and `--help` its whole text (clap shows a one-paragraph doc comment whole for both).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    shortened(Cli::command())
+}
+
+/// `cmd` and its subcommands with [`short_help`] as each option's `-h` text.
+fn shortened(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        let Some(help) = a.get_help().map(ToString::to_string) else {
+            return a;
+        };
+        // Room for what clap adds: ` [default: 5000]`, ` [env: MEMCTL_DB]`.
+        let extra: usize = a
+            .get_default_values()
+            .iter()
+            .map(|v| v.len() + " [default: ]".len())
+            .sum::<usize>()
+            + a.get_env().map_or(0, |e| e.len() + " [env: ]".len());
+        let short = short_help(&help, SHORT_HELP.saturating_sub(extra).max(24));
+        match a.get_long_help().is_none() && short != help {
+            true => a.help(short).long_help(help),
+            false => a,
+        }
+    })
+    .mut_subcommands(shortened)
+}
+
+/// The most characters of an option's `-h` text (it then fits one line beside the option's
+/// name on a terminal of 100 columns).
+const SHORT_HELP: usize = 60;
+
+/// The first sentence of `help` (up to a `. ` or the end), cut at a word before `most`
+/// characters with `…` when it is longer.
+fn short_help(help: &str, most: usize) -> String {
+    // A sentence ends at a `. ` before a capital letter or a code span (not in `e.g. 7d`).
+    let end = help.match_indices(". ").map(|(i, _)| i).find(|&i| {
+        help[i + 2..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_uppercase() || c == '`' || c == '-')
+    });
+    let first = end.map_or(help.trim_end_matches('.'), |i| &help[..i]);
+    if first.chars().count() <= most {
+        return first.to_owned();
+    }
+    let cut: String = first.chars().take(most - 1).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(a, _)| a);
+    format!("{}…", cut.trim_end_matches([',', ';', ':', '(', ' ']))
+}
+
 impl Command {
     /// True for a command that only reads and prints data (`--quiet` silences its notes, never
     /// the data it was asked for); false for the rewrites and maintenance whose report
@@ -93,7 +145,7 @@ pub struct GlobalArgs {
     /// not name another. Default: the server's search_path, normally `public`, where
     /// PostgresSaver puts them. Refused with a SQLite file.
     #[arg(long, env = "MEMCTL_SCHEMA", global = true, value_name = "NAME",
-          value_parser = parse_schema)]
+          hide_env_values = true, value_parser = parse_schema)]
     pub schema: Option<String>,
 
     /// Output format: a table for people (the default, on a terminal and in a pipe alike), or

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use memctl::{cli::Cli, commands, exit};
 
 fn main() -> ExitCode {
@@ -14,7 +14,10 @@ fn main() -> ExitCode {
             std::env::remove_var(var);
         }
     }
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&memctl::cli::command().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     memctl::interrupt::install();
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());

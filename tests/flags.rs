@@ -671,3 +671,57 @@ fn quiet_read_commands_print_their_data_and_no_hit_prints_nothing() {
         }
     }
 }
+
+/// #46: `-h` is the short form, one line per option (its first sentence; `--help` keeps the
+/// whole text), and no help shows `[env: MEMCTL_SCHEMA=]` for an unset variable.
+#[test]
+fn short_help_is_one_line_per_option_and_shows_no_empty_env_value() {
+    fn subcommands(cmd: &clap::Command, path: Vec<String>, all: &mut Vec<Vec<String>>) {
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            let mut p = path.clone();
+            p.push(sub.get_name().to_owned());
+            all.push(p.clone());
+            subcommands(sub, p, all);
+        }
+    }
+    let mut all = Vec::new();
+    subcommands(&memctl::cli::command(), Vec::new(), &mut all);
+    assert!(all.len() > 20, "{all:?}");
+    for path in &all {
+        let short = memctl()
+            .args(path)
+            .arg("-h")
+            .env_remove("MEMCTL_SCHEMA")
+            .env("COLUMNS", "100")
+            .output()
+            .expect("runs");
+        let text = String::from_utf8_lossy(&short.stdout);
+        assert!(short.status.success(), "{path:?}");
+        // An option's line, then continuation lines only for clap's list of possible values.
+        let mut option = String::new();
+        for line in text.lines() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with('-') && line.starts_with("  ") {
+                option = line.to_owned();
+            } else if line.starts_with("          ") && !option.is_empty() {
+                assert!(
+                    option.contains("[possible values:") || line.contains("possible values"),
+                    "{path:?} -h: an option's help takes more than one line:\n{option}\n{line}"
+                );
+            } else {
+                option.clear();
+            }
+        }
+        let long = memctl()
+            .args(path)
+            .arg("--help")
+            .env_remove("MEMCTL_SCHEMA")
+            .output()
+            .expect("runs");
+        let long = String::from_utf8_lossy(&long.stdout);
+        assert!(long.len() > text.len(), "{path:?}: --help is the long form");
+        for help in [&*text, &*long] {
+            assert!(!help.contains("MEMCTL_SCHEMA="), "{path:?}: {help}");
+        }
+    }
+}
