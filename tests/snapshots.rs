@@ -970,7 +970,8 @@ fn errors_of_common_bad_input() {
     }
     t.run_expect(1, &["trim", "--db", s(&missing), "tools", "--keep", "2"]);
     t.run_expect(1, &["prune", "--db", s(&text), "--idle", "1d"]);
-    t.run_expect(1, &["threads", "list"]);
+    // A usage error (#46: exit 1 before).
+    t.run_expect(2, &["threads", "list"]);
     for args in [
         &["show", "nope"][..],
         &["history", "nope"],
