@@ -534,6 +534,9 @@ fn split_reads_of_a_large_store_match_langgraph() {
 
 /// What people read: the tables and notes of every `store` command on the fixture (a temp
 /// copy for the sweep), as a transcript checked against tests/snapshots/store__tables.snap.
+/// #46: numbers aligned right, every time in one form (`2026-12-03T10:03:00Z`, as `threads
+/// list`); a namespace that does not exist is exit 1 with "did you mean" (also when written
+/// with `/`), a prefix of namespaces lists the namespaces under it.
 #[test]
 fn tables() {
     let (dir, copy) = temp_copy(&store_fixture());
@@ -554,6 +557,9 @@ fn tables() {
         ],
         vec!["store", "ls", "users.u-7.memories", "--db", s(&fixture_db)],
         vec!["store", "ls", "nothing.here", "--db", s(&fixture_db)],
+        vec!["store", "ls", "users.u-42", "--db", s(&fixture_db)],
+        vec!["store", "ls", "users/u-42/memories", "--db", s(&fixture_db)],
+        vec!["store", "ls", "users.u-42.memorie", "--db", s(&fixture_db)],
         vec![
             "store",
             "get",

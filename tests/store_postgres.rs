@@ -710,3 +710,20 @@ fn a_keyword_connection_string_names_postgres_on_every_store_path() {
     assert_eq!(out, want);
     let _ = std::fs::remove_file(&config);
 }
+
+/// #46: the Store's tables print every time in one form on both backends (Postgres gave
+/// `…00.000000+00:00`, SQLite `…00+00:00`): the same namespace of the two fixtures (written
+/// by real LangGraph from one generator, a few seconds apart) reads the same but for its
+/// digits. And a namespace that does not exist is exit 1.
+#[test]
+fn store_tables_read_the_same_on_both_backends() {
+    let db = TestDb::store_fixture("store_tables");
+    let sqlite = common::fixture("store.sqlite");
+    let table = |given: &str| run_ok(&["store", "ls", "users.u-42.memories", "--db", given]);
+    let digits = |t: &str| t.replace(|c: char| c.is_ascii_digit(), "D");
+    let pg = table(&db.url);
+    assert!(pg.contains("2026-") && !pg.contains("+00:00"), "{pg}");
+    assert_eq!(digits(&pg), digits(&table(common::s(&sqlite))));
+    let e = run_err(&["store", "ls", "users.u-42.memorie", "--db", &db.url]);
+    assert!(e.contains("did you mean 'users.u-42.memories'"), "{e}");
+}

@@ -30,26 +30,39 @@ pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()
             if let Some(d) = a.max_depth {
                 rows = to_depth(rows, d as usize);
             }
-            let records: Vec<NamespaceRecord> = rows
-                .into_iter()
-                .map(|n| NamespaceRecord {
-                    namespace: n.prefix.into(),
-                    items: n.items,
-                    bytes: n.bytes,
-                    expired: n.expired,
-                    updated_at: n.newest_update,
-                })
-                .collect();
+            let records: Vec<NamespaceRecord> = rows.into_iter().map(namespace_record).collect();
             report::namespaces(out, format, &records)
         }
         StoreCommand::Ls(a) => {
-            check_namespace(&a.namespace)?;
             let store = open(g, Access::ReadOnly)?;
+            if a.namespace.contains('/') && !a.namespace.contains('.') {
+                return Err(no_namespace(&*store, &a.namespace));
+            }
+            check_namespace(&a.namespace)?;
             let records: Vec<ItemRecord> = store
                 .items(&a.namespace, a.limit)?
                 .into_iter()
                 .map(item_record)
                 .collect();
+            if records.is_empty() {
+                // No item in exactly that namespace: a prefix of others, or a name to correct.
+                let under = store.namespaces(Some(&a.namespace))?;
+                if under.is_empty() {
+                    return Err(no_namespace(&*store, &a.namespace));
+                }
+                if !g.quiet {
+                    eprintln!(
+                        "memctl: '{}' holds no item itself; {} under it (store ls takes one of them)",
+                        sanitize::one_line(&a.namespace),
+                        human::count(under.len() as u64, "namespace")
+                    );
+                }
+                if format == crate::cli::Format::Table {
+                    let rows: Vec<NamespaceRecord> =
+                        under.into_iter().map(namespace_record).collect();
+                    return report::namespaces(out, format, &rows);
+                }
+            }
             report::items(out, format, &records)
         }
         StoreCommand::Get(a) => {
@@ -138,6 +151,56 @@ pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()
 }
 
 /// A NAMESPACE argument: labels joined with '.', none of them empty.
+/// A namespace's row of `store namespaces`.
+fn namespace_record(n: crate::storage::store::NamespaceSummary) -> NamespaceRecord {
+    NamespaceRecord {
+        namespace: n.prefix.into(),
+        items: n.items,
+        bytes: n.bytes,
+        expired: n.expired,
+        updated_at: n.newest_update,
+    }
+}
+
+/// The error for a namespace the store does not have (exit 1, as for an unknown thread),
+/// naming the namespaces it likely means: the same labels joined with `.` where `/` or `:`
+/// joined them, and those that differ only by case or one character.
+fn no_namespace(store: &dyn ItemStore, given: &str) -> anyhow::Error {
+    let known: Vec<String> = store
+        .namespaces(None)
+        .map(|all| all.into_iter().map(|n| n.prefix).collect())
+        .unwrap_or_default();
+    let dotted = given.replace(['/', ':'], ".");
+    let mut near: Vec<&str> = known
+        .iter()
+        .map(String::as_str)
+        .filter(|k| dotted != given && *k == dotted)
+        .collect();
+    for k in crate::ops::suggest::near(&dotted, known.iter().map(String::as_str)) {
+        if !near.contains(&k) && near.len() < 3 {
+            near.push(k);
+        }
+    }
+    let slash = match given.contains('/') {
+        true => " (a namespace's labels are joined with '.', not '/')",
+        false => "",
+    };
+    let hint = match near.as_slice() {
+        [] => "; `memctl store namespaces` lists them".to_owned(),
+        some => format!(
+            "; did you mean {}?",
+            some.iter()
+                .map(|n| format!("'{}'", sanitize::one_line(n)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    anyhow!(
+        "no namespace '{}' in the store{slash}{hint}",
+        sanitize::one_line(given)
+    )
+}
+
 fn check_namespace(ns: &str) -> Result<()> {
     if ns.is_empty() || ns.split('.').any(str::is_empty) {
         return Err(Usage(format!(

@@ -66,6 +66,17 @@ pub fn utc(ts: &Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// A stored RFC 3339 time as tables show every time, whatever the backend wrote (SQLite's
+/// `2026-12-03T10:03:00+00:00`, Postgres' `2026-12-03T10:03:00.000000+00:00`): in UTC, to
+/// the second, `2026-12-03T10:03:00Z`, as [`utc`]. Text that is no such time is shown as it
+/// is, escaped.
+pub fn instant(stored: &str) -> String {
+    match parse_ts(stored) {
+        Some(ts) => utc(&ts),
+        None => id(stored),
+    }
+}
+
 /// An id for a table cell or a line of text: whole (never cut), on one line, escaped for the
 /// terminal.
 pub fn id(s: &str) -> String {

@@ -94,9 +94,13 @@ pub fn namespaces(out: &mut dyn Write, format: Format, rows: &[NamespaceRecord])
             r.items.to_string(),
             human::bytes(r.bytes),
             r.expired.to_string(),
-            r.updated_at.clone().unwrap_or_default(),
+            r.updated_at
+                .as_deref()
+                .map(human::instant)
+                .unwrap_or_default(),
         ]);
     }
+    table::align_right(&mut t, &[1, 2, 3]);
     writeln!(out, "{}", table::render(&t))?;
     Ok(())
 }
@@ -122,12 +126,21 @@ pub fn items(out: &mut dyn Write, format: Format, rows: &[ItemRecord]) -> Result
         t.add_row(vec![
             one_line(&r.key),
             human::bytes(r.size),
-            r.created_at.clone().unwrap_or_default(),
-            r.updated_at.clone().unwrap_or_default(),
-            r.expires_at.clone().unwrap_or_else(|| "never".into()),
+            r.created_at
+                .as_deref()
+                .map(human::instant)
+                .unwrap_or_default(),
+            r.updated_at
+                .as_deref()
+                .map(human::instant)
+                .unwrap_or_default(),
+            r.expires_at
+                .as_deref()
+                .map_or_else(|| "never".into(), human::instant),
             one_line(&notes.join("; ")),
         ]);
     }
+    table::align_right(&mut t, &[1]);
     writeln!(out, "{}", table::render(&t))?;
     Ok(())
 }
@@ -183,6 +196,7 @@ pub fn removal(
             human::bytes(i.bytes),
         ]);
     }
+    table::align_right(&mut t, &[2]);
     writeln!(out, "{}", table::render(&t))?;
     if r.dry_run {
         writeln!(out, "Dry run: nothing was written.")?;
