@@ -1113,3 +1113,40 @@ fn write_runs_page_through_every_thread_once() {
         would.iter().map(|(t, s)| (t.clone(), as_done(s))).collect();
     assert_eq!(done, expected);
 }
+
+/// #46: when `--min-idle` wins over a shorter `--idle`, a table says so once, in one line
+/// that counts the threads and names the first few (it printed a line per thread: 21 of them
+/// in a terminal); the JSON report still lists each with its reason.
+#[test]
+fn min_idle_overriding_idle_is_said_once() {
+    let db = common::fixture("new.sqlite");
+    let args = [
+        "prune",
+        "--idle",
+        "1s",
+        "--dry-run",
+        "--now",
+        "2026-12-01T05:30:00Z",
+        "--db",
+        common::s(&db),
+    ];
+    let table = common::run_ok(&args);
+    let json: serde_json::Value = serde_json::from_str(&common::run_ok(
+        &[&args[..], &["--format", "json"]].concat(),
+    ))
+    .expect("JSON");
+    let skipped = json["skipped"].as_array().expect("a list");
+    assert!(skipped.len() > 3, "{json}");
+    assert!(skipped.iter().all(|s| s["reason"]
+        .as_str()
+        .is_some_and(|r| r.contains("--min-idle 5m"))));
+    let lines: Vec<&str> = table.lines().filter(|l| l.contains("--min-idle")).collect();
+    assert_eq!(lines.len(), 1, "{table}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "skipped {} threads written within --min-idle 5m",
+            skipped.len()
+        )) && lines[0].contains(&format!("and {} more", skipped.len() - 3)),
+        "{table}"
+    );
+}

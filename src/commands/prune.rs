@@ -47,7 +47,7 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
         // Batches before it were committed: they are reported, then the error (exit 3).
         sel.selected.truncate(sel.selected.len() - not_processed);
         drop_moved(&mut sel);
-        let report = report(m.dry_run, &sel, deleted, (0, 0), None);
+        let report = report(m.dry_run, &sel, deleted, (0, 0), None, &m.min_idle);
         output::prune::render(out, output::resolve_format(g.format), &report)?;
         return Err(crate::exit::Partial(format!(
             "{} threads were deleted, then a transaction failed and {not_processed} were left \
@@ -61,7 +61,14 @@ pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> 
     sel.selected.truncate(sel.selected.len() - not_processed);
     drop_moved(&mut sel);
     let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
-    let report = report(m.dry_run, &sel, deleted, (before, after), vacuum.as_ref());
+    let report = report(
+        m.dry_run,
+        &sel,
+        deleted,
+        (before, after),
+        vacuum.as_ref(),
+        &m.min_idle,
+    );
     output::prune::render(out, output::resolve_format(g.format), &report)?;
     if g.quiet {
         // The report is hidden: the threads an operator must act on are still named (not
@@ -95,6 +102,7 @@ fn report(
     deleted: Deleted,
     (before, after): (u64, u64),
     vacuum: Option<&Result<()>>,
+    min_idle: &str,
 ) -> PruneReport {
     let would: u64 = sel.selected.iter().map(|t| t.bytes).sum();
     PruneReport {
@@ -115,8 +123,10 @@ fn report(
             .map(|(id, why)| SkippedThread {
                 thread_id: id.clone(),
                 reason: why.clone(),
+                recent: sel.recent.contains(id),
             })
             .collect(),
+        min_idle: min_idle.to_owned(),
         deleted,
         bytes_reclaimed: deleted.bytes,
         would_reclaim: dry_run.then_some(would),

@@ -31,6 +31,9 @@ pub struct PruneReport {
     pub file_bytes_after: u64,
     /// `--vacuum` ran and succeeded.
     pub vacuumed: bool,
+    /// `--min-idle` as given (the table says once what it left alone).
+    #[serde(skip)]
+    pub min_idle: String,
 }
 
 /// A thread `prune` selected.
@@ -53,7 +56,14 @@ pub struct SkippedThread {
     pub thread_id: String,
     /// Why.
     pub reason: String,
+    /// Left alone for `--min-idle` (written too recently): a table counts these in one
+    /// line; JSON lists each with its reason.
+    #[serde(skip)]
+    pub recent: bool,
 }
+
+/// The most threads a table names in its one line about `--min-idle`.
+const RECENT_NAMED: usize = 3;
 
 /// Writes the `prune` report in `format`.
 pub fn render(out: &mut dyn Write, format: Format, r: &PruneReport) -> Result<()> {
@@ -88,8 +98,35 @@ pub fn render(out: &mut dyn Write, format: Format, r: &PruneReport) -> Result<()
             },
         )?;
     }
-    for s in &r.skipped {
+    for s in r.skipped.iter().filter(|s| !s.recent) {
         writeln!(out, "skipped {}: {}", human::id(&s.thread_id), s.reason)?;
+    }
+    let recent: Vec<&str> = r
+        .skipped
+        .iter()
+        .filter(|s| s.recent)
+        .map(|s| s.thread_id.as_str())
+        .collect();
+    if !recent.is_empty() {
+        let named: Vec<String> = recent
+            .iter()
+            .take(RECENT_NAMED)
+            .map(|t| format!("'{}'", human::id(t)))
+            .collect();
+        let listed = match recent.len() > RECENT_NAMED {
+            true => format!(
+                "{} and {} more",
+                named.join(", "),
+                recent.len() - RECENT_NAMED
+            ),
+            false => named.join(", "),
+        };
+        writeln!(
+            out,
+            "skipped {} written within --min-idle {}, which wins over a shorter --idle: {listed} (the JSON report lists each)",
+            human::count(recent.len() as u64, "thread"),
+            r.min_idle,
+        )?;
     }
     if r.dry_run {
         writeln!(

@@ -47,6 +47,8 @@ pub(super) struct Selection {
     pub selected: Vec<Chosen>,
     /// The threads left alone, and why.
     pub skipped: Vec<(String, String)>,
+    /// Of those, the ones written within `--min-idle` (thread ids), said once in a table.
+    pub recent: std::collections::HashSet<String>,
     /// The skipped threads an operator must act on (unreadable, or moved while memctl
     /// worked): thread, status, why.
     pub problems: Vec<(String, &'static str, String)>,
@@ -163,6 +165,7 @@ fn judge(
     let mut readable = readable(store, keys, &to_read).into_iter();
     for (i, (t, age)) in wanted.iter().enumerate() {
         if recent[i] {
+            sel.recent.insert(t.thread_id.clone());
             sel.skipped.push((
                 t.thread_id.clone(),
                 format!(
