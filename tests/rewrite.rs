@@ -878,3 +878,37 @@ fn a_token_budget_is_reported_in_the_counter_it_was_applied_in() {
     ]);
     assert_eq!(out["threads"][0]["counter"], "approx", "{out}");
 }
+
+/// #46: `rm --purge` of a text other threads hold too says so in a short note (the first row
+/// the search named, how many more, and that `memctl find` lists every thread), where it was a
+/// 1.7 KB cell naming five checkpoints of one thread and silent about the others.
+#[test]
+fn a_purged_text_other_threads_hold_is_a_short_note() {
+    let (_dir, db) = common::temp_copy(&common::fixture("forget.sqlite"));
+    let out = common::run_ok(&[
+        "rm",
+        "--db",
+        common::s(&db),
+        "--thread",
+        "alice-chat",
+        "--match",
+        "Alice",
+        "--purge",
+        "--format",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let notes = report["threads"][0]["notes"].as_array().expect("notes");
+    let note = notes
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.contains("other threads"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        note.len() < 300
+            && note.contains("of thread 'alice-profile'")
+            && note.contains("more")
+            && note.contains("`memctl find`"),
+        "{note}"
+    );
+}

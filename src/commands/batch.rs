@@ -219,13 +219,27 @@ pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> R
                 places.collect::<Vec<_>>().join(", ")
             ));
         } else {
-            outcome.notes.push(format!(
-                "removed text {text} also appears in other threads (not part of this purge): {}",
-                left.other_threads.join(", ")
-            ));
+            outcome
+                .notes
+                .push(elsewhere_note(&text, &left.other_threads));
         }
     }
     Ok(outcome)
+}
+
+/// The note for a removed text that other threads' rows hold too (their own conversations,
+/// not part of the purge): how many rows the search named, the first of them, and where to
+/// see every thread; the search names a few rows per text and stops (a common word would
+/// cost a decode per row), so the count is a floor.
+fn elsewhere_note(text: &str, places: &[String]) -> String {
+    let first = places.first().map_or("", String::as_str);
+    let more = match places.len() {
+        0 | 1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    format!(
+        "removed text {text} is also in other threads' rows (their own, not part of this purge): {first}{more} (the search names the first few rows); `memctl find` lists every thread that holds it"
+    )
 }
 
 /// The plain appends of a batch (an update without `--purge`: what [`write`] does with
