@@ -435,6 +435,14 @@ mod tests {
     /// out of memory).
     fn whole_table(dry_run: bool, outcomes: &[Outcome]) -> Vec<u8> {
         let mut out = Vec::new();
+        if outcomes.is_empty() {
+            // No header row over nothing.
+            writeln!(out, "no thread selected: nothing to do").expect("writes");
+            if dry_run {
+                writeln!(out, "dry run: nothing was written").expect("writes");
+            }
+            return out;
+        }
         let endpoint = outcomes.iter().any(|o| o.endpoint_tokens.is_some());
         let counter = outcomes
             .iter()
