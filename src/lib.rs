@@ -12,16 +12,20 @@
 //! - [`output`]: tables, JSON, terminal-safe text;
 //! - [`par`]: work split across cores;
 //! - [`interrupt`]: Ctrl-C during a batch.
+//! - [`ids`]: checkpoint ids (uuid6): the time they hold, their order;
+//! - [`bytesearch`]: many strings looked for in bytes at once (below storage);
 //! - [`files`]: files read whole (a config, a template), capped.
 //! - [`version`]: what `--version` prints (the LangGraph formats this build knows).
 //! - [`tui`]: `memctl browse`, the read-only terminal browser.
 
+pub mod bytesearch;
 pub mod cli;
 pub mod codec;
 pub mod commands;
 pub mod endpoint;
 pub mod exit;
 pub mod files;
+pub mod ids;
 pub mod interrupt;
 pub mod model;
 pub mod ops;

@@ -3,12 +3,12 @@
 //! in the file and which kept items hold them.
 //!
 //! The strings are searched with one Aho-Corasick automaton over their anchors
-//! ([`crate::ops::anchors`]; overlapping: every occurrence of every string). A string found is
+//! ([`crate::bytesearch::anchors`]; overlapping: every occurrence of every string). A string found is
 //! closed; the automaton is rebuilt for the strings still open once enough of its strings are
 //! closed ([`Stale`]): a common word found early stops costing anything, and thousands of
 //! strings are not rebuilt thousands of times.
 
-use crate::ops::anchors::Anchors;
+use crate::bytesearch::anchors::Anchors;
 use anyhow::Result;
 
 /// When an automaton whose strings are partly closed is rebuilt: a small one as soon as one

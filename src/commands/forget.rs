@@ -1052,7 +1052,7 @@ impl StoreCheck<'_> {
             /// The texts that have fewer than five places in this part yet: a word every item
             /// holds is decoded five times, not once per item, and no longer searched for
             /// after that.
-            open: crate::ops::needles::Needles<'t>,
+            open: crate::bytesearch::needles::Needles<'t>,
         }
         let wanted: Vec<&str> = texts.iter().map(String::as_str).collect();
         let (conditions, pattern) = (self.conditions, self.pattern);
@@ -1064,7 +1064,7 @@ impl StoreCheck<'_> {
                 Ok(Part {
                     held: vec![Vec::new(); texts.len()],
                     failures: Vec::new(),
-                    open: crate::ops::needles::Needles::new(texts)?,
+                    open: crate::bytesearch::needles::Needles::new(texts)?,
                 })
             },
             |part: &mut Part<'_>, prefix, key, value| {

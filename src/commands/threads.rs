@@ -208,7 +208,7 @@ fn rows_of(
             let edited = t
                 .latest_root_id
                 .as_deref()
-                .is_some_and(crate::ops::activity::edited_by_memctl);
+                .is_some_and(crate::ids::edited_by_memctl);
             ThreadRow {
                 updated_at: crate::ops::activity::last_app_activity(&t.latest_id, facts.updated_at),
                 edited_at: if edited { facts.updated_at } else { None },
@@ -383,7 +383,7 @@ fn latest_facts(keys: &Keyring, row: crate::storage::CheckpointRow) -> Result<La
         let md = crate::model::Metadata::parse(row.metadata.as_deref())?;
         return Ok(LatestFacts {
             step: md.step(),
-            updated_at: crate::ops::update::id_time(&row.checkpoint_id),
+            updated_at: crate::ids::id_time(&row.checkpoint_id),
             locked: true,
             ..LatestFacts::default()
         });

@@ -9,7 +9,9 @@
 
 use jiff::Timestamp;
 
-use crate::ops::update::id_time;
+use crate::ids::id_time;
+#[cfg(test)]
+use crate::ids::{edited_by_memctl, newest_of_rows, NewestRows};
 
 /// The time of the app's last activity on a thread whose latest checkpoint has the id
 /// `latest_id` and the `ts` `latest_ts`: the time in the id (a uuid6, made by the app from its
@@ -79,80 +81,6 @@ impl Newest {
         self.shrink();
         self.kept.into_iter().map(|(_, t)| t).collect()
     }
-}
-
-/// What the newest checkpoint rows of a database say of the threads a list sorted by the
-/// app's last activity and cut to `n` rows can hold ([`newest_of_rows`]).
-#[derive(Debug, PartialEq, Eq)]
-pub enum NewestRows {
-    /// These threads: the same ones [`Newest`] gathers from every thread's latest id.
-    Threads(Vec<String>),
-    /// More rows are needed: a thread below the last row given could still be among them.
-    More,
-    /// A row's id is not a uuid6 in its usual lowercase text: the ids' byte order may not be
-    /// their time order, so every thread must be read.
-    Unordered,
-}
-
-/// The threads of the first `n` rows of a list sorted by the app's last activity (every
-/// thread at least as new as the `n`-th newest, as [`Newest`] keeps them), from `rows`: the
-/// `(thread, checkpoint id)` of the database's checkpoints with the largest ids, largest
-/// first, as an index on the id gives them (`exhausted`: there are no more). A thread's
-/// first row is its largest id, and uuid6 ids in their lowercase text sort by their time, so
-/// once `n` threads are seen the rest are older than the `n`-th, except those whose ids tie
-/// with it in time, which may follow.
-pub fn newest_of_rows(n: usize, rows: &[(String, String)], exhausted: bool) -> NewestRows {
-    let mut seen = std::collections::HashSet::new();
-    let mut firsts: Vec<(Timestamp, &str)> = Vec::new();
-    let mut last = None;
-    for (thread, id) in rows {
-        let Some(t) = canonical_uuid6_time(id) else {
-            return NewestRows::Unordered;
-        };
-        if seen.insert(thread.as_str()) {
-            firsts.push((t, thread));
-        }
-        last = Some(t);
-    }
-    let keep = |cut: Option<Timestamp>| {
-        NewestRows::Threads(
-            firsts
-                .iter()
-                .filter(|(t, _)| cut.is_none_or(|c| *t >= c))
-                .map(|(_, thread)| (*thread).to_owned())
-                .collect(),
-        )
-    };
-    if n == 0 {
-        return NewestRows::Threads(Vec::new());
-    }
-    match firsts.get(n - 1) {
-        Some((cut, _)) if exhausted || last.is_some_and(|l| l < *cut) => keep(Some(*cut)),
-        _ if exhausted => keep(None),
-        _ => NewestRows::More,
-    }
-}
-
-/// True when `id` is a uuid6 written as LangGraph and memctl write it (lowercase, hyphens):
-/// then its byte order among such ids is its time order.
-pub fn sorts_by_time(id: &str) -> bool {
-    canonical_uuid6_time(id).is_some()
-}
-
-/// The time of an id that [`sorts_by_time`].
-fn canonical_uuid6_time(id: &str) -> Option<Timestamp> {
-    let u = uuid::Uuid::parse_str(id).ok()?;
-    (u.hyphenated().to_string() == id).then_some(())?;
-    id_time(id)
-}
-
-/// Whether memctl made the checkpoint `id` (its edit is the thread's latest state): memctl's
-/// uuid6 ids have a zero node, where LangGraph's (Python and JS) have 48 random bits.
-pub fn edited_by_memctl(id: &str) -> bool {
-    uuid::Uuid::parse_str(id)
-        .ok()
-        .filter(|u| u.get_version_num() == 6 && id == u.to_string())
-        .is_some_and(|u| u.as_u128() & 0xFFFF_FFFF_FFFF == 0)
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@
 //! - [`purge`]: scrubbing removed messages from history (`rm --purge`, `forget`);
 //! - [`forget`]: what erasing a person's data takes, its verification and its receipt;
 //! - [`find`]: what `find` matches;
-//! - [`needles`]: many strings looked for at once, each until it is found;
 //! - [`gc`]: which old checkpoints of a thread can go;
 //! - [`store`]: the LangGraph Store's namespaces (labels, grouping to a depth);
 //! - [`migrate_store`]: a Store item moved between backends, and item equality;
@@ -17,7 +16,6 @@
 //! - [`suggest`]: "did you mean" for a mistyped thread id.
 
 pub mod activity;
-pub mod anchors;
 pub mod batch;
 pub mod copy;
 pub mod duration;
@@ -26,7 +24,6 @@ pub mod find;
 pub mod forget;
 pub mod gc;
 pub mod migrate_store;
-pub mod needles;
 pub mod outcome;
 pub mod patterns;
 pub mod purge;

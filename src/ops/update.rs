@@ -28,6 +28,7 @@ use crate::codec::msgpack::{Map, Value};
 use crate::codec::pieces::{encode_pieces, Pieces};
 use crate::codec::pyjson;
 use crate::codec::pyjson::float_repr;
+use crate::ids::{uuid6_parts, GREGORIAN_OFFSET};
 use crate::model::checkpoint::MESSAGES;
 use crate::model::{Checkpoint, Metadata};
 use crate::ops::edit::DeltaHead;
@@ -478,26 +479,6 @@ fn version_after(current: Option<&Value>, env: &mut Env<'_>) -> Result<String> {
     Ok(format!("{:032}.{:0>16}", n + 1, float_repr(r)))
 }
 
-/// 100 ns ticks from 1582-10-15 (the uuid epoch) to 1970-01-01.
-const GREGORIAN_OFFSET: u64 = 0x01B2_1DD2_1381_4000;
-
-/// The `(ticks, clock_seq)` of a uuid6 (LangGraph's checkpoint ids): 100 ns ticks since
-/// 1582 and the 14-bit clock sequence (LangGraph puts the step there).
-fn uuid6_parts(u: &Uuid) -> Option<(u64, u16)> {
-    if u.get_version_num() != 6 {
-        return None;
-    }
-    let n = u.as_u128();
-    let ticks = (((n >> 80) & 0xFFFF_FFFF_FFFF) << 12) | ((n >> 64) & 0xFFF);
-    Some((ticks as u64, ((n >> 48) & 0x3FFF) as u16))
-}
-
-/// The time a LangGraph checkpoint id (uuid6) was made, if it is one.
-pub fn id_time(id: &str) -> Option<Timestamp> {
-    let (ticks, _) = uuid6_parts(&Uuid::parse_str(id).ok()?)?;
-    Timestamp::from_nanosecond((i128::from(ticks) - i128::from(GREGORIAN_OFFSET)) * 100).ok()
-}
-
 /// The uuid6 of the checkpoint memctl appends: LangGraph's layout (100 ns ticks since 1582,
 /// version 6, clock_seq = step), but the *smallest* such id that sorts after `parent` rather
 /// than one made from the clock.
@@ -538,6 +519,7 @@ fn new_checkpoint_id(step: i64, parent: &str, env: &mut Env<'_>) -> Result<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::id_time;
     use crate::codec::msgpack;
 
     fn env<'a>(now: &str, seq: &'a mut dyn FnMut() -> u64) -> Env<'a> {

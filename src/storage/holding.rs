@@ -1,10 +1,10 @@
 //! Which stored rows still hold any of many removed strings, found in one pass over the rows
 //! (the verification of `forget` and `rm --purge`, on either backend): every row is searched
-//! for every string at once (Aho-Corasick over anchors, [`crate::ops::anchors`], in its stored
+//! for every string at once (Aho-Corasick over anchors, [`crate::bytesearch::anchors`], in its stored
 //! bytes and in the JSON-escaped form a JSON column writes), and a row that may hold one is decoded to tell a string the app wrote
 //! from a type tag or key (see [`crate::model::stored_text`]).
 
-use crate::ops::anchors::Anchors;
+use crate::bytesearch::anchors::Anchors;
 use anyhow::Result;
 
 /// The search and, for each string, the rows found so far holding it.
@@ -17,7 +17,7 @@ pub struct Holding<'a> {
     /// as stored, `2 * i + 1` escaped.
     search: Option<Anchors>,
     /// How many of `search`'s strings are named enough since it was built.
-    stale: crate::ops::needles::Stale,
+    stale: crate::bytesearch::needles::Stale,
     /// Rows named per string, at most.
     limit: usize,
     found: Vec<Vec<(String, String)>>,
@@ -35,7 +35,7 @@ impl<'a> Holding<'a> {
                 .map(|t| Some(super::json_escaped(t)).filter(|e| e != t))
                 .collect(),
             search: None,
-            stale: crate::ops::needles::Stale::new(0),
+            stale: crate::bytesearch::needles::Stale::new(0),
             limit,
             found: vec![Vec::new(); texts.len()],
             seen: vec![false; texts.len()],
@@ -46,13 +46,13 @@ impl<'a> Holding<'a> {
 
     /// The search for the strings still open: a string named `limit` times is no longer
     /// looked for (a word many rows hold stops costing a decode per row). Rebuilt when
-    /// enough of its strings are ([`crate::ops::needles::Stale`]); until then their matches
+    /// enough of its strings are ([`crate::bytesearch::needles::Stale`]); until then their matches
     /// are skipped.
     fn rebuild(&mut self) -> Result<()> {
         let open: Vec<usize> = (0..self.texts.len())
             .filter(|&i| self.found[i].len() < self.limit)
             .collect();
-        self.stale = crate::ops::needles::Stale::new(open.len());
+        self.stale = crate::bytesearch::needles::Stale::new(open.len());
         self.search = None;
         let (texts, escaped) = (self.texts, &self.escaped);
         let forms = open.into_iter().flat_map(|i| {

@@ -5,12 +5,12 @@
 //! whole primary key tells (every thread's largest id, 2.5 s at 3,000,000 rows). With an
 //! index whose first column is `checkpoint_id` in bytewise order (the one `stats` recommends:
 //! `INDEX_ADVICE`), the newest rows come first and a few hundred of them name the newest threads
-//! ([`crate::ops::activity::newest_of_rows`]). LangGraph never reads by this index; an extra
+//! ([`crate::ids::newest_of_rows`]). LangGraph never reads by this index; an extra
 //! index only costs its upkeep on each `put`.
 
 use anyhow::Result;
 
-use crate::ops::activity::{newest_of_rows, sorts_by_time, NewestRows};
+use crate::ids::{newest_of_rows, sorts_by_time, NewestRows};
 
 use super::PostgresStore;
 

@@ -1329,7 +1329,7 @@ fn seen_in(
     needles: &[String],
     read: impl FnOnce(usize, &mut dyn FnMut(&[u8]) -> bool) -> Result<()>,
 ) -> Result<Vec<bool>> {
-    let mut search = crate::ops::needles::Needles::new(needles)?;
+    let mut search = crate::bytesearch::needles::Needles::new(needles)?;
     let mut hit = vec![false; needles.len()];
     let mut failed = None;
     read(search.overlap(), &mut |piece| {
