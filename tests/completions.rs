@@ -125,3 +125,48 @@ fn help_says_memctl_reads_sqlite_and_postgres() {
     let short = common::run_ok(&["-h"]);
     assert!(short.contains("PostgresSaver"), "{short}");
 }
+
+/// `memctl man DIR` with DIR's parent missing is refused in one line, and creates nothing: it
+/// made the whole chain (`/nonexistent/dir`) without a word (issue #46).
+#[test]
+fn man_refuses_a_dir_whose_parent_is_missing() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path().join("missing").join("man1");
+    let err = common::run_err(&["man", common::s(&dir)]);
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(err.contains("nothing created"), "{err}");
+    assert!(
+        !tmp.path().join("missing").exists(),
+        "a directory was created"
+    );
+}
+
+/// A missing DIR whose parent exists is created, that one directory, and memctl says so;
+/// an existing one is written into without a note.
+#[test]
+fn man_creates_only_the_last_component_and_says_so() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path().join("man1");
+    let out = common::memctl()
+        .args(["man", common::s(&dir)])
+        .output()
+        .expect("memctl runs");
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        format!("memctl: note: created the directory '{}'", dir.display())
+    );
+    assert!(dir.join("memctl.1").is_file());
+    let again = common::memctl()
+        .args(["man", common::s(&dir)])
+        .output()
+        .expect("memctl runs");
+    assert!(again.status.success(), "{again:?}");
+    assert!(again.stderr.is_empty(), "{again:?}");
+    // A file where DIR should be is refused.
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, b"x").expect("write");
+    let err = common::run_err(&["man", common::s(&file)]);
+    assert!(err.contains("is not a directory"), "{err}");
+}
