@@ -170,3 +170,69 @@ fn man_creates_only_the_last_component_and_says_so() {
     let err = common::run_err(&["man", common::s(&file)]);
     assert!(err.contains("is not a directory"), "{err}");
 }
+
+/// The wheel installs the committed man pages and completions (pyproject.toml's
+/// `[tool.maturin] data`, issue #46): `man/` is the data directory's `share/man/man1`, and each
+/// completion there is a link to the committed script, so there is one copy of each.
+/// scripts/wheel.sh checks what the wheel then installs into a venv.
+#[test]
+fn the_wheel_data_is_the_committed_man_pages_and_completions() {
+    let root = common::root();
+    let pyproject = std::fs::read_to_string(root.join("pyproject.toml")).expect("pyproject.toml");
+    assert!(
+        pyproject.contains("\ndata = \"packaging/wheel-data\"\n"),
+        "pyproject.toml's [tool.maturin] names no data directory"
+    );
+    let share = root.join("packaging/wheel-data/data/share");
+    let real = |p: std::path::PathBuf| {
+        std::fs::canonicalize(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    };
+    assert_eq!(real(root.join("man")), real(share.join("man/man1")));
+    assert!(
+        std::fs::symlink_metadata(root.join("man"))
+            .expect("man")
+            .file_type()
+            .is_symlink(),
+        "man/ is a link to the wheel data's share/man/man1"
+    );
+    let mut listed = Vec::new();
+    for (installed, committed) in [
+        ("bash-completion/completions/memctl", "memctl.bash"),
+        ("zsh/site-functions/_memctl", "_memctl"),
+        ("fish/vendor_completions.d/memctl.fish", "memctl.fish"),
+    ] {
+        let link = share.join(installed);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap_or_else(|e| panic!("{installed}: {e}"))
+                .file_type()
+                .is_symlink(),
+            "{installed} is a link, not a second copy"
+        );
+        assert_eq!(
+            real(link),
+            real(root.join("completions").join(committed)),
+            "{installed}"
+        );
+        listed.push(
+            installed
+                .split('/')
+                .next()
+                .expect("a top folder")
+                .to_owned(),
+        );
+    }
+    listed.push("man".into());
+    listed.sort();
+    let mut present: Vec<String> = std::fs::read_dir(&share)
+        .expect("share/")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    present.sort();
+    assert_eq!(present, listed, "the wheel data holds something else");
+}
