@@ -459,3 +459,50 @@ fn every_page_of_the_guide_is_linked_from_its_index() {
         }
     }
 }
+
+/// The jobs of every crontab in the docs (```` ```cron ```` blocks) name memctl by an absolute
+/// path, or the crontab sets a `PATH=` first: cron runs jobs with `PATH=/usr/bin:/bin`, where
+/// a bare `memctl` is `not found` (exit 127), as the README's crontab was (issue #46).
+#[test]
+fn crontabs_name_memctl_by_its_path() {
+    let mut jobs = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).expect("a page");
+        let mut in_cron = false;
+        let mut path_set = false;
+        for (n, line) in text.lines().enumerate() {
+            let t = line.trim();
+            if t.starts_with("```") {
+                in_cron = !in_cron && t.trim_start_matches('`') == "cron";
+                path_set = false;
+                continue;
+            }
+            if !in_cron || t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            if t.starts_with("PATH=") {
+                path_set = true;
+                continue;
+            }
+            // A job: five time fields, then the command.
+            let command: Vec<&str> = t.split_whitespace().skip(5).collect();
+            let Some(program) = command.first() else {
+                continue;
+            };
+            jobs += 1;
+            assert!(
+                path_set || program.starts_with('/'),
+                "{}:{}: the cron job runs `{program}` by a bare name, which cron's PATH does not find: {t}",
+                page.display(),
+                n + 1
+            );
+            assert!(
+                program.ends_with("/memctl") || program == &"memctl",
+                "{}:{}: a cron job of another program: {t}",
+                page.display(),
+                n + 1
+            );
+        }
+    }
+    assert!(jobs >= 3, "the crontab of docs/cron.md has {jobs} jobs");
+}
