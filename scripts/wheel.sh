@@ -41,7 +41,9 @@ bad="$(printf '%s\n' "$list" | grep -E '^(fixtures|tests|benches|scripts|man|com
 [[ -z "$bad" ]] || fail "the crate package would ship files it does not need:"$'\n'"$bad"
 for need in src/main.rs src/lib.rs data/tiktoken/o200k_base.tokens.gz \
   data/tiktoken/cl100k_base.tokens.gz README.md LICENSE Cargo.toml Cargo.lock; do
-  printf '%s\n' "$list" | grep -qxF "$need" || fail "the crate package lacks $need"
+  # Not `printf | grep -q`: grep -q exits at its match, and a list longer than one write
+  # then kills printf with SIGPIPE, which pipefail turns into a failure.
+  grep -xF "$need" <<<"$list" >/dev/null || fail "the crate package lacks $need"
 done
 cargo package --locked --allow-dirty --no-verify --quiet 2>/dev/null
 crate="$TARGET_DIR/package/memctl-$VERSION.crate"
