@@ -1,5 +1,5 @@
 """How long a live app waits while memctl erases freed space (rm --purge, forget) beside it,
-against one VACUUM, the way memctl erased before (see README, "Freed space and a live app").
+against one VACUUM, the way memctl erased before (see docs/cron.md, "Freed space and a live app").
 
 A stand-in app commits a small row every 20 ms through Python's sqlite3 with its default 5 s
 timeout, as SqliteSaver's connection does; each job runs on a fresh copy of the file whose

@@ -360,7 +360,7 @@ def main() -> int:
     measure("p_tok", "get_tuple + count_tokens_approximately", python("tokens"), a.slow_runs, False)
     measure("m_trim", "memctl trim --all --keep 4", memctl("trim", "--all", "--keep", "4"), a.runs,
             True, after=latest_ids)
-    # memctl waits --settle (1 s) after its commits beside a possibly live app (see README):
+    # memctl waits --settle (1 s) after its commits beside a possibly live app (see docs/safety.md):
     # the same trim without that wait shows the work itself.
     measure("m_trim0", "memctl trim --all --keep 4 --settle 0s",
             memctl("trim", "--all", "--keep", "4", "--settle", "0s"), a.runs, True)

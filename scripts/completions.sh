@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed shell completions and man pages (man/) from the current CLI
-# (tests/completions.rs checks they are current).
+# (tests/completions.rs checks they are current). man/ is a link to packaging/wheel-data/data/share/man/man1,
+# the wheel's data (pyproject.toml), so the pages land there.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cargo build --quiet

@@ -2,7 +2,7 @@
 # Builds memctl's Python wheel and checks it the way a user gets it (issue #32):
 #   1. the crate's package list (`cargo package --list`): has the sources, tiktoken's token
 #      lists, README and LICENSE, and nothing of fixtures/, tests/, benches/, scripts/, man/,
-#      completions/ or a venv; the .crate's size is printed;
+#      completions/, packaging/, docs/ or a venv; the .crate's size is printed;
 #   2. maturin (the version pinned in pyproject.toml's build-system, from PyPI, in
 #      .venv/maturin) builds the wheel: `maturin build --release --locked` into
 #      <target dir>/wheels/. It builds in the same target dir, with the same release profile
@@ -10,7 +10,11 @@
 #   3. the wheel is installed into a fresh venv (no index: the wheel needs nothing else), and
 #      that venv's bin/memctl runs `--version` (Cargo's version; the wheel's metadata says the
 #      same) and `threads list --db fixtures/new.sqlite`; the installed binary is the one
-#      cargo built (target/release/memctl), byte for byte.
+#      cargo built (target/release/memctl), byte for byte; the venv has the man pages
+#      (share/man/man1: every page of man/, byte for byte, and `man` finds them through the
+#      venv's bin/ on the PATH) and the completions (share/bash-completion/completions/memctl,
+#      share/zsh/site-functions/_memctl, share/fish/vendor_completions.d/memctl.fish: those of
+#      completions/), from pyproject.toml's [tool.maturin] data (packaging/wheel-data).
 # Prints the wheel's size and how long the build and `pip install` took. Run by scripts/test.sh.
 set -euo pipefail
 
@@ -33,11 +37,13 @@ TARGET_DIR="$(printf '%s' "$meta" | "$PYTHON" -c 'import json,sys; print(json.lo
 
 # ---- 1. what `cargo publish` would ship ---------------------------------------------------
 list="$(cargo package --list --locked --allow-dirty 2>/dev/null)"
-bad="$(printf '%s\n' "$list" | grep -E '^(fixtures|tests|benches|scripts|man|completions|target)/|(^|/)(\.venv|node_modules)/' || true)"
+bad="$(printf '%s\n' "$list" | grep -E '^(fixtures|tests|benches|scripts|man|completions|packaging|docs|target)/|(^|/)(\.venv|node_modules)/' || true)"
 [[ -z "$bad" ]] || fail "the crate package would ship files it does not need:"$'\n'"$bad"
 for need in src/main.rs src/lib.rs data/tiktoken/o200k_base.tokens.gz \
   data/tiktoken/cl100k_base.tokens.gz README.md LICENSE Cargo.toml Cargo.lock; do
-  printf '%s\n' "$list" | grep -qxF "$need" || fail "the crate package lacks $need"
+  # Not `printf | grep -q`: grep -q exits at its match, and a list longer than one write
+  # then kills printf with SIGPIPE, which pipefail turns into a failure.
+  grep -xF "$need" <<<"$list" >/dev/null || fail "the crate package lacks $need"
 done
 cargo package --locked --allow-dirty --no-verify --quiet 2>/dev/null
 crate="$TARGET_DIR/package/memctl-$VERSION.crate"
@@ -108,3 +114,23 @@ want="$("$TARGET_DIR/release/memctl" threads list --db fixtures/new.sqlite)"
 cmp -s "$VENV/bin/memctl" "$TARGET_DIR/release/memctl" \
   || fail "the installed memctl is not target/release/memctl"
 log "ok: $VENV/bin/memctl is Cargo's release binary; --version and threads list run"
+
+# The man pages and completions the wheel installs (its data directory, unpacked into the
+# venv's prefix): every committed page and completion script, byte for byte, and nothing else.
+installed_pages="$(cd "$VENV/share/man/man1" 2>/dev/null && ls)" || fail "the venv has no share/man/man1"
+[[ "$installed_pages" == "$(cd man && ls)" ]] \
+  || fail "the venv's share/man/man1 differs from man/:"$'\n'"$(diff <(printf '%s\n' "$installed_pages") <(cd man && ls) || true)"
+for page in man/*.1; do
+  cmp -s "$page" "$VENV/share/man/man1/$(basename "$page")" || fail "the installed $(basename "$page") is not $page"
+done
+for pair in bash-completion/completions/memctl:memctl.bash zsh/site-functions/_memctl:_memctl \
+  fish/vendor_completions.d/memctl.fish:memctl.fish; do
+  cmp -s "completions/${pair#*:}" "$VENV/share/${pair%%:*}" \
+    || fail "the venv's share/${pair%%:*} is not completions/${pair#*:}"
+done
+if command -v man >/dev/null; then
+  found="$(env -u MANPATH PATH="$VENV/bin:$PATH" man -w memctl-trim 2>/dev/null || true)"
+  [[ "$found" == "$VENV/share/man/man1/memctl-trim.1" ]] \
+    || fail "man -w memctl-trim with the venv's bin/ on the PATH gives '$found'"
+fi
+log "ok: the venv has $(wc -l <<<"$installed_pages") man pages (man finds them) and the bash, zsh and fish completions"

@@ -870,8 +870,9 @@ pub struct CompletionsArgs {
 /// Arguments of `man`.
 #[derive(Debug, Args)]
 pub struct ManArgs {
-    /// The directory to write the pages into (created if missing); existing pages of the same
-    /// names are replaced.
+    /// The directory to write the pages into; existing pages of the same names are replaced.
+    /// A missing DIR is created when its parent exists (and memctl says so); a DIR whose
+    /// parent is missing is refused, nothing created.
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
 }

@@ -1,4 +1,4 @@
-//! Exit codes (documented in the README).
+//! Exit codes (documented in docs/exit-codes-and-json.md).
 
 /// Everything worked.
 pub const SUCCESS: u8 = 0;

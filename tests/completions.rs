@@ -125,3 +125,114 @@ fn help_says_memctl_reads_sqlite_and_postgres() {
     let short = common::run_ok(&["-h"]);
     assert!(short.contains("PostgresSaver"), "{short}");
 }
+
+/// `memctl man DIR` with DIR's parent missing is refused in one line, and creates nothing: it
+/// made the whole chain (`/nonexistent/dir`) without a word (issue #46).
+#[test]
+fn man_refuses_a_dir_whose_parent_is_missing() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path().join("missing").join("man1");
+    let err = common::run_err(&["man", common::s(&dir)]);
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(err.contains("nothing created"), "{err}");
+    assert!(
+        !tmp.path().join("missing").exists(),
+        "a directory was created"
+    );
+}
+
+/// A missing DIR whose parent exists is created, that one directory, and memctl says so;
+/// an existing one is written into without a note.
+#[test]
+fn man_creates_only_the_last_component_and_says_so() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path().join("man1");
+    let out = common::memctl()
+        .args(["man", common::s(&dir)])
+        .output()
+        .expect("memctl runs");
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        format!("memctl: note: created the directory '{}'", dir.display())
+    );
+    assert!(dir.join("memctl.1").is_file());
+    let again = common::memctl()
+        .args(["man", common::s(&dir)])
+        .output()
+        .expect("memctl runs");
+    assert!(again.status.success(), "{again:?}");
+    assert!(again.stderr.is_empty(), "{again:?}");
+    // A file where DIR should be is refused.
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, b"x").expect("write");
+    let err = common::run_err(&["man", common::s(&file)]);
+    assert!(err.contains("is not a directory"), "{err}");
+}
+
+/// The wheel installs the committed man pages and completions (pyproject.toml's
+/// `[tool.maturin] data`, issue #46): `man/` is the data directory's `share/man/man1`, and each
+/// completion there is a link to the committed script, so there is one copy of each.
+/// scripts/wheel.sh checks what the wheel then installs into a venv.
+#[test]
+fn the_wheel_data_is_the_committed_man_pages_and_completions() {
+    let root = common::root();
+    let pyproject = std::fs::read_to_string(root.join("pyproject.toml")).expect("pyproject.toml");
+    assert!(
+        pyproject.contains("\ndata = \"packaging/wheel-data\"\n"),
+        "pyproject.toml's [tool.maturin] names no data directory"
+    );
+    let share = root.join("packaging/wheel-data/data/share");
+    let real = |p: std::path::PathBuf| {
+        std::fs::canonicalize(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    };
+    assert_eq!(real(root.join("man")), real(share.join("man/man1")));
+    assert!(
+        std::fs::symlink_metadata(root.join("man"))
+            .expect("man")
+            .file_type()
+            .is_symlink(),
+        "man/ is a link to the wheel data's share/man/man1"
+    );
+    let mut listed = Vec::new();
+    for (installed, committed) in [
+        ("bash-completion/completions/memctl", "memctl.bash"),
+        ("zsh/site-functions/_memctl", "_memctl"),
+        ("fish/vendor_completions.d/memctl.fish", "memctl.fish"),
+    ] {
+        let link = share.join(installed);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap_or_else(|e| panic!("{installed}: {e}"))
+                .file_type()
+                .is_symlink(),
+            "{installed} is a link, not a second copy"
+        );
+        assert_eq!(
+            real(link),
+            real(root.join("completions").join(committed)),
+            "{installed}"
+        );
+        listed.push(
+            installed
+                .split('/')
+                .next()
+                .expect("a top folder")
+                .to_owned(),
+        );
+    }
+    listed.push("man".into());
+    listed.sort();
+    let mut present: Vec<String> = std::fs::read_dir(&share)
+        .expect("share/")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    present.sort();
+    assert_eq!(present, listed, "the wheel data holds something else");
+}

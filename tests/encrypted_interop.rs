@@ -3,7 +3,7 @@
 //! set as an app sets it; tests/interop/harness.py in the pinned venvs) compares it field by
 //! field with its own `update_state` on another copy (decrypted values; the type tags equal),
 //! loads the state and continues the thread. After `rekey`, LangGraph with the new key reads
-//! every row as before, and with the old key it cannot; a live app with the README's two-key
+//! every row as before, and with the old key it cannot; a live app with docs/encryption.md's two-key
 //! cipher runs through a rotation. These tests fail, never skip, when LangGraph is missing.
 
 mod common;
@@ -403,7 +403,7 @@ fn after_rekey_langgraph_reads_every_row_with_the_new_key_only() {
     }
 }
 
-/// The README's way to rotate beside a live app: the app runs with the two-key cipher
+/// docs/encryption.md's way to rotate beside a live app: the app runs with the two-key cipher
 /// (encrypts with the new key, decrypts with either) while memctl rekeys; the app sees no
 /// error and loses no turn, and afterwards the new key alone reads everything.
 #[test]

@@ -1,7 +1,7 @@
 //! JSON rendering of decoded msgpack values.
 //!
 //! Plain values map to plain JSON. What JSON cannot hold is written as a one-key object, so
-//! nothing is lost (this is the form `dump --raw` prints, documented in the README):
+//! nothing is lost (this is the form `dump --raw` prints, documented in docs/formats.md):
 //! - bytes: `{"$bytes": "<base64>"}`
 //! - a map with a non-string key: `{"$map": [[key, value], …]}`
 //! - NaN / ±infinity: `{"$float": "NaN" | "inf" | "-inf"}`

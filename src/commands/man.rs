@@ -2,15 +2,27 @@
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
 use clap::CommandFactory;
 
 use crate::cli::{Cli, ManArgs};
+use crate::output::sanitize;
 
-/// Writes every page into `args.dir` (created if missing) and prints the path of each.
+/// Writes every page into `args.dir` and prints the path of each. A missing `DIR` whose
+/// parent exists is created (that one directory, said on stderr); one whose parent is missing
+/// is refused, nothing created, so a mistyped path does not become a directory chain.
 pub fn run(args: &ManArgs, out: &mut dyn Write) -> Result<()> {
-    std::fs::create_dir_all(&args.dir)
-        .with_context(|| format!("cannot create '{}'", args.dir.display()))?;
+    if prepare(&args.dir)? {
+        eprintln!(
+            "{}",
+            sanitize::for_terminal(&format!(
+                "memctl: note: created the directory '{}'",
+                sanitize::one_line(&args.dir.display().to_string())
+            ))
+        );
+    }
     for (name, page) in pages()? {
         let path = args.dir.join(&name);
         std::fs::write(&path, page)
@@ -18,6 +30,32 @@ pub fn run(args: &ManArgs, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "{}", path.display())?;
     }
     Ok(())
+}
+
+/// Makes sure `dir` is a directory to write into: true when this call created it.
+fn prepare(dir: &Path) -> Result<bool> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => return Ok(false),
+        Ok(_) => bail!("'{}' is not a directory", dir.display()),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            bail!("cannot use '{}': {e}", dir.display())
+        }
+        Err(_) => {}
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        bail!(
+            "'{}' does not exist, and neither does its parent '{}'; nothing created (make the parent first, e.g. mkdir -p '{}')",
+            dir.display(),
+            parent.display(),
+            parent.display()
+        );
+    }
+    std::fs::create_dir(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
+    Ok(true)
 }
 
 /// The pages, `(file name, roff text)`: `memctl.1`, then one per command and nested command

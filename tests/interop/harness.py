@@ -23,7 +23,7 @@ A graph name `plain:NAME` is graph NAME with its DeltaChannels made plain reduce
 Encrypted databases: with LANGGRAPH_AES_KEY set, every saver the harness makes uses
 EncryptedSerializer.from_pycryptodome_aes() as an app does (it reads plain rows too); raw
 comparisons then compare decrypted bytes. With MEMCTL_INTEROP_OLD_AES_KEY also set, the
-live app uses the two-key cipher of the README's rekey section (encrypts with the new key,
+live app uses the two-key cipher of docs/encryption.md's rekey section (encrypts with the new key,
 decrypts with either).
 
 check-rewrite prints a JSON report on stdout; exit 0 when every check passes, 1 otherwise (one
@@ -219,7 +219,7 @@ def snapshot(path: str | Path) -> dict:
 
 
 class RotatingAesCipher:
-    """The README's cipher for an app during `memctl rekey`: encrypts with the new key,
+    """docs/encryption.md's cipher for an app during `memctl rekey`: encrypts with the new key,
     decrypts with the new key or else the old one (pycryptodome's AES-EAX, LangGraph's layout
     nonce || tag || ciphertext)."""
 
