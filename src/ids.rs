@@ -99,4 +99,3 @@ pub fn edited_by_memctl(id: &str) -> bool {
         .filter(|u| u.get_version_num() == 6 && id == u.to_string())
         .is_some_and(|u| u.as_u128() & 0xFFFF_FFFF_FFFF == 0)
 }
-

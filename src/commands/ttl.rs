@@ -220,8 +220,7 @@ fn idle_threads(g: &GlobalArgs, idle: i64) -> Result<Vec<String>> {
     let now = human::now(g.now.as_deref())?;
     let mut out = Vec::new();
     store.for_each_thread(&mut |t| {
-        let age =
-            crate::ids::id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
+        let age = crate::ids::id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());
         if age.is_some_and(|a| a >= idle) {
             out.push(t.thread_id);
         }

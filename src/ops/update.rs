@@ -519,8 +519,8 @@ fn new_checkpoint_id(step: i64, parent: &str, env: &mut Env<'_>) -> Result<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::id_time;
     use crate::codec::msgpack;
+    use crate::ids::id_time;
 
     fn env<'a>(now: &str, seq: &'a mut dyn FnMut() -> u64) -> Env<'a> {
         Env {
