@@ -48,7 +48,15 @@ pub fn width() -> Option<u16> {
     {
         return Some(w);
     }
-    Table::new().width().filter(|&w| w > 0)
+    // As comfy-table's own `tty` feature does: the terminal's width when stdout is one.
+    use std::io::IsTerminal;
+    match std::io::stdout().is_terminal() {
+        true => crossterm::terminal::size()
+            .ok()
+            .map(|(w, _)| w)
+            .filter(|&w| w > 0),
+        false => None,
+    }
 }
 
 /// The table as text, without the padding comfy-table leaves at the end of lines.
