@@ -299,12 +299,27 @@ pub fn same_database(db: &Path, to: &Path) -> Result<bool> {
     let b = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
     Ok(match (a, b) {
         (Location::Postgres(x), Location::Postgres(y)) => x == y,
-        (Location::File, Location::File) => match (db.canonicalize(), to.canonicalize()) {
-            (Ok(x), Ok(y)) => x == y,
-            _ => false,
-        },
+        (Location::File, Location::File) => same_file(db, to),
         _ => false,
     })
+}
+
+/// True when two paths name one file: the same path once links are resolved, or (on Unix)
+/// the same device and inode (a hard link to it).
+fn same_file(a: &Path, b: &Path) -> bool {
+    if let (Ok(x), Ok(y)) = (a.canonicalize(), b.canonicalize()) {
+        if x == y {
+            return true;
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    false
 }
 
 /// What [`copy_threads`] did: a report per thread copied, and the threads it left out.
