@@ -24,6 +24,18 @@ fn sealed_without_key(keys: &Keyring, type_name: &str) -> bool {
 /// metadata a JSON object (or none). A `msgpack` blob is checked in place (what a full decode
 /// refuses, without building the value: a checkpoint of 100,000 messages is not held twice).
 pub fn check_checkpoint(keys: &Keyring, thread: &str, row: &CheckpointRow) -> Result<()> {
+    checkpoint_decodes(keys, thread, row, false)
+}
+
+/// [`check_checkpoint`]; with `pickle_as_stored`, a pickled checkpoint (what
+/// `JsonPlusSerializer(pickle_fallback=True)` writes for a state msgpack cannot hold: readable
+/// to its app, not to memctl) passes unchecked, as an encrypted one without its key does.
+fn checkpoint_decodes(
+    keys: &Keyring,
+    thread: &str,
+    row: &CheckpointRow,
+    pickle_as_stored: bool,
+) -> Result<()> {
     Metadata::parse(row.metadata.as_deref()).with_context(|| {
         format!(
             "bad metadata on checkpoint {} of thread '{thread}'",
@@ -47,6 +59,7 @@ pub fn check_checkpoint(keys: &Keyring, thread: &str, row: &CheckpointRow) -> Re
                     _ => bail!("{}: not a map", cannot()),
                 }
             }
+            "pickle" if pickle_as_stored => true,
             other => {
                 let cp = Checkpoint::decode(other, &opened.bytes).with_context(cannot)?;
                 cp.root
@@ -99,10 +112,11 @@ pub fn check_writes(
 
 /// [`check_checkpoint`] or [`check_write`] of one row of thread `thread`, for a move: a row
 /// that does not decode is an [`Unreadable`] error (a key missing or wrong stays a key
-/// error: the run's problem, not the thread's).
+/// error: the run's problem, not the thread's). A pickled checkpoint is moved as stored,
+/// unchecked (its app reads it; memctl does not unpickle).
 pub fn check_row(keys: &Keyring, thread: &str, row: RowRef<'_>) -> Result<()> {
     let checked = match row {
-        RowRef::Checkpoint(c) => check_checkpoint(keys, thread, c),
+        RowRef::Checkpoint(c) => checkpoint_decodes(keys, thread, c, true),
         RowRef::Write(w) => check_write(keys, thread, &w.checkpoint_id, &w.row),
     };
     checked.map_err(unreadable)
@@ -158,6 +172,18 @@ mod tests {
             serde_json::json!({"v": 4, "channel_values": {}, "channel_versions": {"a": "1"}}),
         );
         assert!(check_checkpoint(&keys, "t", &cp(good.clone(), "{}")).is_ok());
+        let pickled = CheckpointRow {
+            type_name: "pickle".into(),
+            ..cp(b"\x80\x04N.".to_vec(), "{}")
+        };
+        assert!(
+            check_row(&keys, "t", RowRef::Checkpoint(&pickled)).is_ok(),
+            "moved as stored"
+        );
+        assert!(
+            check_checkpoint(&keys, "t", &pickled).is_err(),
+            "gc cannot plan it"
+        );
         let bad = [
             cp(vec![0xde, 0xad, 0xbe, 0xef], "{}"),
             cp(encode(&Value::int(1)), "{}"),
