@@ -1197,6 +1197,15 @@ fn parse_env_name(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
+/// `--to-thread ID`: the id a copy gets, not empty (`--to-thread "$NEW"` with the variable
+/// unset would write a thread no app names).
+fn parse_new_thread_id(text: &str) -> Result<String, String> {
+    match text.is_empty() {
+        true => Err("a thread id cannot be empty".to_owned()),
+        false => Ok(text.to_owned()),
+    }
+}
+
 /// `--schema NAME`: a PostgreSQL identifier (any text but NUL, at most 63 bytes: the server
 /// would cut a longer one short and could find another schema).
 fn parse_schema(text: &str) -> Result<String, String> {
@@ -1393,7 +1402,7 @@ pub struct CopyArgs {
     pub meta: Vec<String>,
 
     /// The id of the copy (default: the same id, which needs --to another database).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = parse_new_thread_id)]
     pub to_thread: Option<String>,
 
     /// The database to copy into: a SQLite file (created when it does not exist) or a
@@ -1467,7 +1476,7 @@ pub struct ImportArgs {
     pub thread: Vec<String>,
 
     /// The id the thread gets in --db (one --thread only; default: its own id).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = parse_new_thread_id)]
     pub to_thread: Option<String>,
 
     /// Overwrite threads of the same id in --db (each in the transaction that writes it).

@@ -84,6 +84,61 @@ fn bad_input_is_one_line_and_writes_nothing() {
         assert_eq!(rows(&db), before, "{args:?} wrote");
         assert!(!new_file.exists(), "{args:?} created the target file");
     }
+    // An empty id for the copy: a usage error (a `--to-thread "$NEW"` with the variable unset).
+    for args in [
+        vec!["copy", "--db", s(&db), "--thread", "1", "--to-thread", ""],
+        vec![
+            "copy",
+            "--db",
+            s(&db),
+            "--thread",
+            "1",
+            "--to-thread",
+            "",
+            "--to",
+            s(&new_file),
+        ],
+        vec![
+            "import",
+            s(&fixture("forget.sqlite")),
+            "--db",
+            s(&db),
+            "--thread",
+            "alice-chat",
+            "--to-thread",
+            "",
+        ],
+    ] {
+        let out = memctl().args(&args).output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("cannot be empty"), "{args:?}: {stderr}");
+        assert_eq!(rows(&db), before, "{args:?} wrote");
+        assert!(!new_file.exists(), "{args:?} created the target file");
+    }
+    // A hard link to the database is the database: the same thread, the same file.
+    let link = dir.path().join("link.sqlite");
+    std::fs::hard_link(&db, &link).expect("links");
+    for args in [
+        vec!["copy", "--db", s(&db), "--thread", "1", "--to", s(&link)],
+        vec![
+            "copy",
+            "--db",
+            s(&db),
+            "--all",
+            "--to",
+            s(&link),
+            "--replace",
+        ],
+        vec!["migrate", "--db", s(&db), "--to", s(&link)],
+        vec!["import", s(&link), "--db", s(&db), "--replace"],
+    ] {
+        let out = memctl().args(&args).output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert_eq!(rows(&db), before, "{args:?} wrote");
+    }
     // A target that is not a checkpoint database is refused and left as it was.
     let text = dir.path().join("notes.txt");
     std::fs::write(&text, "not a database").expect("write");

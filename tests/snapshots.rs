@@ -1064,6 +1064,50 @@ fn errors_of_common_bad_input() {
             "--dry-run",
         ],
     );
+    // A move never copies it as if it were fine: a copy of it is one line (exit 1); a move of
+    // several threads leaves it out, names it and why, moves the others (exit 3).
+    let target = t.copy("new.sqlite", "target.sqlite");
+    let archive = t.path("archive.sqlite");
+    t.run_expect(
+        1,
+        &[
+            "copy",
+            "--db",
+            &corrupt,
+            "--thread",
+            "tools",
+            "--to",
+            s(&archive),
+        ],
+    );
+    t.run_expect(
+        3,
+        &[
+            "import",
+            &corrupt,
+            "--db",
+            s(&target),
+            "--thread",
+            "tools",
+            "--thread",
+            "1",
+            "--replace",
+        ],
+    );
+    t.run_expect(
+        3,
+        &[
+            "export",
+            "--db",
+            &corrupt,
+            "--thread",
+            "tools",
+            "--thread",
+            "1",
+            "-o",
+            s(&archive),
+        ],
+    );
     // Usage errors (exit 2): clap's message and usage line.
     t.run_expect(2, &["trim", "--db", &new, "tools", "--keep", "0"]);
     t.run_expect(2, &["gc", "--db", &new, "--all"]);

@@ -8,9 +8,10 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::cli::{CopyArgs, GlobalArgs};
 use crate::codec::aes::{self, AesKey, KeyIssue, Keyring};
-use crate::exit::Usage;
+use crate::exit::{Partial, Usage};
 use crate::model::checkpoint::{StoredMessages, MESSAGES};
-use crate::output::copy::{write_copy, CopyReport, SharedVersion};
+use crate::output::copy::{write_copy, CopyReport, LeftOut, SharedVersion};
+use crate::output::human;
 use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore, ThreadRow, ThreadRows};
 
 /// True when `to` names a SQLite file that does not exist yet (a target memctl makes); a
@@ -80,6 +81,12 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     if rows.checkpoints.is_empty() {
         return Err(anyhow!("no thread '{thread}' in the database"));
     }
+    // A fork takes the rows up to --at: those are what must be readable (a thread damaged
+    // after that checkpoint forks whole up to it).
+    if let Some(at) = &args.at {
+        rows = crate::ops::copy::cut(rows, at)?;
+    }
+    changes.check_thread(thread, &rows)?;
     let changed = changes.apply(&*source, thread, &mut rows)?;
     let mut plan = crate::ops::copy::plan(rows, thread, &to_thread, args.at.as_deref())?;
     changed.add_to(&mut plan.counts);
@@ -122,6 +129,10 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     };
     if exists && !args.replace {
         return Err(storage::TargetExists(to_thread).into());
+    }
+    if let (true, Some(t)) = (args.dry_run, target_store) {
+        // What the real run's writer would refuse, refused here too.
+        can_hold_all(t, &to_thread, &plan.rows)?;
     }
     let written = match (args.dry_run, target_store) {
         (true, _) | (false, None) => storage::WrittenThread {
@@ -235,7 +246,10 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         args.dry_run,
         shown,
     );
-    let mut reports = match copied {
+    let Copied {
+        mut reports,
+        left_out,
+    } = match copied {
         Ok(r) => r,
         Err(e) => {
             // A file this run created and wrote no thread into goes again.
@@ -251,12 +265,20 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
             return Err(e);
         }
     };
-    reports.iter_mut().for_each(|r| r.created = new_file);
+    // A file this run created for threads that were all left out goes again.
+    let created = new_file && !reports.is_empty();
+    if new_file && !created {
+        drop(target);
+        remove_created(to);
+    }
+    reports.iter_mut().for_each(|r| r.created = created);
+    let partial = left_out_partial(&left_out, reports.len());
     crate::output::copy::write_copies(
         out,
         crate::output::resolve_format(g.format),
-        &crate::output::copy::CopiesReport::new(reports),
-    )
+        &crate::output::copy::CopiesReport::new(reports, left_out),
+    )?;
+    partial.map_or(Ok(()), |p| Err(p.into()))
 }
 
 /// The id of every thread of `store`, in its listing order.
@@ -277,12 +299,116 @@ pub fn same_database(db: &Path, to: &Path) -> Result<bool> {
     let b = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
     Ok(match (a, b) {
         (Location::Postgres(x), Location::Postgres(y)) => x == y,
-        (Location::File, Location::File) => match (db.canonicalize(), to.canonicalize()) {
-            (Ok(x), Ok(y)) => x == y,
-            _ => false,
-        },
+        (Location::File, Location::File) => same_file(db, to),
         _ => false,
     })
+}
+
+/// True when two paths name one file: the same path once links are resolved, or (on Unix)
+/// the same device and inode (a hard link to it).
+fn same_file(a: &Path, b: &Path) -> bool {
+    if let (Ok(x), Ok(y)) = (a.canonicalize(), b.canonicalize()) {
+        if x == y {
+            return true;
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    false
+}
+
+/// What [`copy_threads`] did: a report per thread copied, and the threads it left out.
+#[derive(Debug, Default)]
+pub struct Copied {
+    /// One report per thread copied (or that would be, in a dry run), in order.
+    pub reports: Vec<CopyReport>,
+    /// The threads left out, nothing of them written, and why.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// The thread `thread` left out of a move because of `e`, when `e` concerns that thread only:
+/// a row of it memctl cannot decode ([`storage::Unreadable`]) or one the target cannot hold
+/// ([`storage::Refused`]). `None` for any other error, which stops the run.
+pub fn left_out(thread: &str, e: &anyhow::Error) -> Option<LeftOut> {
+    let (reason, why) = match (
+        e.downcast_ref::<storage::Unreadable>(),
+        e.downcast_ref::<storage::Refused>(),
+    ) {
+        (Some(u), _) => ("unreadable", u.0.clone()),
+        (None, Some(r)) => ("refused", r.0.clone()),
+        (None, None) => return None,
+    };
+    Some(LeftOut {
+        thread: thread.to_owned(),
+        reason: reason.to_owned(),
+        why,
+    })
+}
+
+/// The run's outcome when threads were left out (exit 3): which, why, and what the user can
+/// do about it; `None` when none was. `moved`: the threads the run did move (or would).
+pub fn left_out_partial(left: &[LeftOut], moved: usize) -> Option<Partial> {
+    if left.is_empty() {
+        return None;
+    }
+    let them = |n: u64| if n == 1 { "it" } else { "them" };
+    let names: Vec<String> = left
+        .iter()
+        .take(3)
+        .map(|l| format!("'{}'", l.thread))
+        .collect();
+    let more = match left.len() {
+        n if n > 3 => format!(" and {} more", n - 3),
+        _ => String::new(),
+    };
+    let unreadable = left.iter().filter(|l| l.reason == "unreadable").count() as u64;
+    let refused = left.len() as u64 - unreadable;
+    let both = unreadable > 0 && refused > 0;
+    let mut why = Vec::new();
+    if unreadable > 0 {
+        why.push(format!(
+            "{}LangGraph could not read {} either (a row that does not decode: restore {} from a backup, or copy what is readable with `copy --thread ID --at CHECKPOINT`, see `history`)",
+            if both { format!("{unreadable} unreadable: ") } else { String::new() },
+            them(unreadable),
+            them(unreadable)
+        ));
+    }
+    if refused > 0 {
+        why.push(format!(
+            "{}the target cannot hold {} (why is in the report: change {} in the source, or move {} into a SQLite file, which holds {})",
+            if both { format!("{refused} refused: ") } else { String::new() },
+            them(refused),
+            them(refused),
+            them(refused),
+            them(refused)
+        ));
+    }
+    Some(Partial(format!(
+        "{} left out, nothing of {} written ({}{more}): {}; {}",
+        human::count(left.len() as u64, "thread"),
+        them(left.len() as u64),
+        names.join(", "),
+        why.join("; "),
+        match moved {
+            0 => "no other thread to move",
+            _ => "the others were moved",
+        }
+    )))
+}
+
+/// Asks `target` whether it can hold every row of `rows` as thread `to` (what a dry run
+/// checks in place of the write).
+pub fn can_hold_all(target: &dyn CheckpointStore, to: &str, rows: &ThreadRows) -> Result<()> {
+    let checkpoints = rows.checkpoints.iter().map(storage::RowRef::Checkpoint);
+    let writes = rows.writes.iter().map(storage::RowRef::Write);
+    checkpoints
+        .chain(writes)
+        .try_for_each(|r| target.can_hold(to, r))
 }
 
 /// Removes a SQLite file a failed copy created (and its `-wal` / `-shm`): nothing written.
@@ -309,7 +435,7 @@ pub fn copy_threads(
     replace: bool,
     dry_run: bool,
     to: Option<String>,
-) -> Result<Vec<CopyReport>> {
+) -> Result<Copied> {
     let mut exists = Vec::with_capacity(pairs.len());
     for (from, to_thread) in pairs {
         if !source.thread_exists(from)? {
@@ -328,28 +454,37 @@ pub fn copy_threads(
     }
     let froms: Vec<String> = pairs.iter().map(|(from, _)| from.clone()).collect();
     changes.check_keys(source, &froms)?;
-    let mut reports = Vec::with_capacity(pairs.len());
-    for (i, ((from, to_thread), there)) in pairs.iter().zip(exists).enumerate() {
+    let mut copied = Copied::default();
+    for ((from, to_thread), there) in pairs.iter().zip(exists) {
         let done = || {
             format!(
-                "thread '{from}': nothing of it written ({i} of {} threads copied before it, each whole)",
+                "thread '{from}': nothing of it written ({} of {} threads copied before it, each whole)",
+                copied.reports.len(),
                 pairs.len()
             )
         };
-        let target = target.filter(|_| !dry_run);
-        let (counts, written) = match changes.streams() {
-            true => stream_thread(source, target, from, to_thread, changes, replace),
-            false => whole_thread(source, target, from, to_thread, changes, replace),
-        }
-        .with_context(done)?;
-        let written = match target {
+        let ran = match changes.streams() {
+            true => stream_thread(source, target, from, to_thread, changes, replace, dry_run),
+            false => whole_thread(source, target, from, to_thread, changes, replace, dry_run),
+        };
+        let (counts, written) = match ran {
+            Ok(r) => r,
+            Err(e) => match left_out(from, &e) {
+                Some(l) => {
+                    copied.left_out.push(l);
+                    continue;
+                }
+                None => return Err(e.context(done())),
+            },
+        };
+        let written = match target.filter(|_| !dry_run) {
             Some(_) => written,
             None => storage::WrittenThread {
                 replaced: there,
                 shared_versions: vec![],
             },
         };
-        reports.push(CopyReport {
+        copied.reports.push(CopyReport {
             thread: from.clone(),
             to_thread: to_thread.clone(),
             to: to.clone(),
@@ -361,14 +496,17 @@ pub fn copy_threads(
             shared_versions: SharedVersion::list(written.shared_versions),
         });
     }
-    Ok(reports)
+    Ok(copied)
 }
 
 /// Copies thread `from` of `source` into `target` as `to` a row at a time (see
 /// [`CheckpointStore::visit_thread`] and [`CheckpointStore::write_thread_from`]): one
 /// transaction, as [`whole_thread`] writes it, without holding the whole thread. `changes`
-/// must stream ([`Changes::streams`]). Without a target (a dry run) the rows are read and
-/// counted, nothing written.
+/// must stream ([`Changes::streams`]). Each row is checked as it comes: one that does not
+/// decode ([`storage::Unreadable`]) or that the target cannot hold ([`storage::Refused`])
+/// rolls the thread back, nothing of it written. With `dry_run` (or no target: a new file a
+/// dry run does not make) the rows are read, checked (the target asked whether it could hold
+/// them, [`CheckpointStore::can_hold`]) and counted, nothing written.
 pub fn stream_thread(
     source: &dyn CheckpointStore,
     target: Option<&dyn CheckpointStore>,
@@ -376,20 +514,26 @@ pub fn stream_thread(
     to: &str,
     changes: &Changes,
     replace: bool,
+    dry_run: bool,
 ) -> Result<(crate::ops::copy::CopyCounts, storage::WrittenThread)> {
     let mut planner = crate::ops::copy::Planner::new(from, to);
     let mut changed = Changed::default();
+    let asked = target.filter(|_| dry_run);
     let written = {
         let mut feed = |sink: &mut dyn FnMut(storage::RowRef<'_>) -> Result<()>| {
             source.visit_thread(from, &mut |mut row| {
+                changes.check_row(from, row.as_ref())?;
                 changes.apply_row(from, &mut row, &mut changed)?;
                 planner.row(&mut row);
+                if let Some(t) = asked {
+                    t.can_hold(to, row.as_ref())?;
+                }
                 sink(row.as_ref())
             })?;
             // A thread without a checkpoint: an error, so that nothing is written.
             planner.counts().map(drop)
         };
-        match target {
+        match target.filter(|_| !dry_run) {
             Some(t) => t.write_thread_from(to, replace, &mut feed)?,
             None => {
                 feed(&mut |_| Ok(()))?;
@@ -411,17 +555,23 @@ pub fn whole_thread(
     to: &str,
     changes: &Changes,
     replace: bool,
+    dry_run: bool,
 ) -> Result<(crate::ops::copy::CopyCounts, storage::WrittenThread)> {
     let plan = planned_whole(source, from, to, changes)?;
-    let written = match target {
-        Some(t) => t.write_thread(to, &plan.rows, replace)?,
-        None => storage::WrittenThread::default(),
+    let written = match (target, dry_run) {
+        (Some(t), false) => t.write_thread(to, &plan.rows, replace)?,
+        (Some(t), true) => {
+            can_hold_all(t, to, &plan.rows)?;
+            storage::WrittenThread::default()
+        }
+        (None, _) => storage::WrittenThread::default(),
     };
     Ok((plan.counts, written))
 }
 
-/// Thread `from` of `source` read whole, `changes` applied, planned as thread `to`: the rows a
-/// whole-thread copy writes and their counts.
+/// Thread `from` of `source` read whole, checked readable ([`Changes::check_thread`]),
+/// `changes` applied, planned as thread `to`: the rows a whole-thread copy writes and their
+/// counts.
 pub fn planned_whole(
     source: &dyn CheckpointStore,
     from: &str,
@@ -429,6 +579,7 @@ pub fn planned_whole(
     changes: &Changes,
 ) -> Result<crate::ops::copy::CopyPlan> {
     let mut rows = source.read_thread(from)?;
+    changes.check_thread(from, &rows)?;
     let changed = changes.apply(source, from, &mut rows)?;
     let mut plan = crate::ops::copy::plan(rows, from, to, None)?;
     changed.add_to(&mut plan.counts);
@@ -506,6 +657,38 @@ impl Changes {
             read,
             recrypt,
         })
+    }
+
+    /// Checks that a row of thread `thread`, as read from the source, decodes as LangGraph
+    /// loads it (encrypted values opened with the source's key when it is given): an
+    /// [`storage::Unreadable`] error when it does not (see [`crate::read::readable`]).
+    pub fn check_row(&self, thread: &str, row: storage::RowRef<'_>) -> Result<()> {
+        use crate::read::readable;
+        match readable::check_row(&self.read, thread, row) {
+            Err(e) if e.is::<aes::KeyError>() => match &self.recrypt {
+                // Copied as stored (no key needed): a value the key given does not open is
+                // left to its AES tag, as without a key.
+                Recrypt::AsStored => Ok(()),
+                // Already under the new key, it stays as it is: checked with that key.
+                Recrypt::Encrypt(new) => readable::check_row(new, thread, row).map_err(|again| {
+                    match again.is::<aes::KeyError>() {
+                        true => e,
+                        false => again,
+                    }
+                }),
+                Recrypt::Decrypt => Err(e),
+            },
+            other => other,
+        }
+    }
+
+    /// [`Changes::check_row`] of every row of thread `thread`.
+    pub fn check_thread(&self, thread: &str, rows: &ThreadRows) -> Result<()> {
+        let checkpoints = rows.checkpoints.iter().map(storage::RowRef::Checkpoint);
+        let writes = rows.writes.iter().map(storage::RowRef::Write);
+        checkpoints
+            .chain(writes)
+            .try_for_each(|r| self.check_row(thread, r))
     }
 
     /// True when the changes can be made a row at a time, as a copy streams a thread

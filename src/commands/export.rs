@@ -16,7 +16,7 @@ use crate::cli::{ExportArgs, GlobalArgs};
 use crate::exit::Usage;
 use crate::ops::copy::Redaction;
 use crate::ops::forget::searchable;
-use crate::output::copy::{write_export, ExportReport, ExportedThread, RedactionReport};
+use crate::output::copy::{write_export, ExportReport, ExportedThread, LeftOut, RedactionReport};
 use crate::storage::{self, Access, CheckpointStore, SqliteStore};
 
 /// How far a match of a pattern in the archive's raw bytes may reach across two pieces of
@@ -81,7 +81,15 @@ pub fn run(g: &GlobalArgs, args: &ExportArgs, out: &mut dyn Write) -> Result<()>
             );
         }
     }
-    let built = build(g, &*source, &threads, redaction.as_mut(), &tmp);
+    let mut left_out = Vec::new();
+    let built = build(
+        g,
+        &*source,
+        &threads,
+        redaction.as_mut(),
+        &tmp,
+        &mut left_out,
+    );
     let (exported, searched) = match built {
         Ok(b) => b,
         Err(e) => {
@@ -104,6 +112,7 @@ pub fn run(g: &GlobalArgs, args: &ExportArgs, out: &mut dyn Write) -> Result<()>
         replaced_file: existed,
         threads: exported,
         totals,
+        left_out,
         redaction: redaction.map(|r| RedactionReport {
             patterns: args.redact.len(),
             strings_redacted: r.counts.strings_redacted,
@@ -112,20 +121,25 @@ pub fn run(g: &GlobalArgs, args: &ExportArgs, out: &mut dyn Write) -> Result<()>
             short_texts: searched.1,
         }),
     };
-    write_export(out, crate::output::resolve_format(g.format), &report)
+    let partial = super::copy::left_out_partial(&report.left_out, report.threads.len());
+    write_export(out, crate::output::resolve_format(g.format), &report)?;
+    partial.map_or(Ok(()), |p| Err(p.into()))
 }
 
 /// Writes the archive at `tmp` and verifies it; returns the threads written and, with a
 /// redaction, how many matched texts the byte search looked for and how many were too short
-/// for it.
+/// for it. A thread with a row that does not decode goes to `left_out` instead (nothing of it
+/// in the archive); when every thread does, nothing is written.
 fn build(
     g: &GlobalArgs,
     source: &dyn CheckpointStore,
     threads: &[String],
     mut redaction: Option<&mut Redaction>,
     tmp: &Path,
+    left_out: &mut Vec<LeftOut>,
 ) -> Result<(Vec<ExportedThread>, (usize, usize))> {
     let busy = Duration::from_millis(g.busy_timeout);
+    let keys = super::keys(g);
     let archive = SqliteStore::create_new(tmp, busy)?;
     // Freed space is zeroed as it is freed: no byte of a row outlives it.
     archive.zero_deleted_content()?;
@@ -134,6 +148,16 @@ fn build(
         let rows = source.read_thread(t)?;
         if rows.checkpoints.is_empty() {
             bail!("thread '{t}' has no checkpoint any more (deleted while memctl worked); nothing written");
+        }
+        // An archive LangGraph cannot read is no archive: such a thread is left out.
+        if let Err(e) = crate::read::readable::check_thread_as_stored(&keys, t, &rows) {
+            match super::copy::left_out(t, &e) {
+                Some(l) => {
+                    left_out.push(l);
+                    continue;
+                }
+                None => return Err(e),
+            }
         }
         let mut plan = crate::ops::copy::plan(rows, t, t, None)?;
         if let Some(r) = redaction.as_deref_mut() {
@@ -144,6 +168,22 @@ fn build(
             thread: t.clone(),
             counts: plan.counts,
         });
+    }
+    if exported.is_empty() {
+        if let Some(first) = left_out.first() {
+            bail!(
+                "nothing to export: {} ({}{}); nothing written",
+                match left_out.len() {
+                    1 => "the thread cannot be read".to_owned(),
+                    n => format!("none of the {n} threads can be read"),
+                },
+                first.why,
+                match left_out.len() {
+                    1 => String::new(),
+                    n => format!(", and {} more", n - 1),
+                }
+            );
+        }
     }
     archive.vacuum()?;
     let Some(r) = redaction else {

@@ -62,7 +62,7 @@ pub fn run(g: &GlobalArgs, args: &ImportArgs, out: &mut dyn Write) -> Result<()>
             (t, to)
         })
         .collect();
-    let reports = super::copy::copy_threads(
+    let copied = super::copy::copy_threads(
         &*source,
         Some(&*target),
         &pairs,
@@ -71,9 +71,13 @@ pub fn run(g: &GlobalArgs, args: &ImportArgs, out: &mut dyn Write) -> Result<()>
         args.dry_run,
         None,
     )?;
+    // A thread of the file that cannot be read (or that --db cannot hold) is left out: never
+    // written, never in place of a thread --db has.
+    let partial = super::copy::left_out_partial(&copied.left_out, copied.reports.len());
     write_copies(
         out,
         crate::output::resolve_format(g.format),
-        &CopiesReport::new(reports),
-    )
+        &CopiesReport::new(copied.reports, copied.left_out),
+    )?;
+    partial.map_or(Ok(()), |p| Err(p.into()))
 }

@@ -67,16 +67,31 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
         store: None,
     };
     let mut failure = None;
+    let mut left_out = Vec::new();
     for (i, t) in threads.iter().enumerate() {
         match migrate_thread(&*source, target.as_deref(), t, &changes, args) {
             Ok(m) => report.add(m),
-            Err(e) => {
-                failure = Some(e.context(format!(
-                    "thread '{t}': nothing of it written ({i} of {} threads done before it, each whole; run migrate again to resume)",
-                    threads.len()
-                )));
-                break;
-            }
+            // A thread memctl cannot read, or that the target cannot hold: left out, reported,
+            // and the migration carries on (a rerun would meet it again).
+            Err(e) => match super::copy::left_out(t, &e) {
+                Some(l) => {
+                    report.add(MigratedThread {
+                        thread: t.clone(),
+                        action: l.reason.clone(),
+                        why: Some(l.why.clone()),
+                        counts: Default::default(),
+                        shared_versions: vec![],
+                    });
+                    left_out.push(l);
+                }
+                None => {
+                    failure = Some(e.context(format!(
+                        "thread '{t}': nothing of it written ({i} of {} threads done before it, each whole; run migrate again to resume)",
+                        threads.len()
+                    )));
+                    break;
+                }
+            },
         }
     }
     if let (None, Some(plan)) = (&failure, store_plan) {
@@ -92,6 +107,16 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
         return Err(e);
     }
     let mut partial = Vec::new();
+    if let Some(p) = super::copy::left_out_partial(&left_out, threads.len() - left_out.len()) {
+        partial.push(p.0);
+    }
+    if let Some(p) = report
+        .store
+        .as_ref()
+        .and_then(super::migrate_store::left_out_partial)
+    {
+        partial.push(p);
+    }
     if report.totals.differing > 0 {
         partial.push(format!(
             "{} differ in the target and were left as they are (--replace overwrites them)",
@@ -129,12 +154,19 @@ fn migrate_thread(
     // Absent from the target: streamed, a checkpoint at a time, unless --materialize needs
     // the whole thread.
     if !there && changes.streams() {
-        let target = target.filter(|_| !args.dry_run);
-        let (counts, written) =
-            super::copy::stream_thread(source, target, thread, thread, changes, false)?;
+        let (counts, written) = super::copy::stream_thread(
+            source,
+            target,
+            thread,
+            thread,
+            changes,
+            false,
+            args.dry_run,
+        )?;
         return Ok(MigratedThread {
             thread: thread.to_owned(),
             action: "copy".to_owned(),
+            why: None,
             counts,
             shared_versions: SharedVersion::list(written.shared_versions),
         });
@@ -165,11 +197,16 @@ fn migrate_thread(
             t.write_thread(thread, &plan.rows, action == "replace")?
                 .shared_versions
         }
+        (true, Some(t), "copy" | "replace") => {
+            super::copy::can_hold_all(t, thread, &plan.rows)?;
+            vec![]
+        }
         _ => vec![],
     };
     Ok(MigratedThread {
         thread: thread.to_owned(),
         action: action.to_owned(),
+        why: None,
         counts: plan.counts,
         shared_versions: SharedVersion::list(shared),
     })

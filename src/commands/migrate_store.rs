@@ -18,9 +18,11 @@ use anyhow::Result;
 use crate::cli::{GlobalArgs, MigrateArgs};
 use crate::exit::Usage;
 use crate::ops::migrate_store::{same_item, to_backend};
-use crate::output::copy::{StoreItemName, StoreMigration};
+use crate::output::copy::{StoreItemLeftOut, StoreItemName, StoreMigration};
+use crate::output::human::count;
 use crate::storage::store::{
-    open_store, setup_store, store_shape, Backend, ItemStore, StoreShape, BATCH,
+    open_store, setup_store, store_shape, Backend, ItemStore, StoreRow, StoreShape, VectorRow,
+    BATCH,
 };
 use crate::storage::{self, Access, Location};
 
@@ -142,6 +144,116 @@ fn name(prefix: &str, key: &str, action: &str) -> StoreItemName {
     }
 }
 
+/// An item (`prefix`, `key`) left out of the migration because of `e`, when `e` concerns that
+/// item only: memctl cannot read it ([`storage::Unreadable`]) or the target cannot hold it
+/// ([`storage::Refused`]). `None` for any other error, which stops the run.
+fn item_left_out(prefix: &str, key: &str, e: &anyhow::Error) -> Option<StoreItemLeftOut> {
+    let (reason, why) = match (
+        e.downcast_ref::<storage::Unreadable>(),
+        e.downcast_ref::<storage::Refused>(),
+    ) {
+        (Some(u), _) => ("unreadable", u.0.clone()),
+        (None, Some(r)) => ("refused", r.0.clone()),
+        (None, None) => return None,
+    };
+    Some(StoreItemLeftOut {
+        namespace: crate::ops::store::labels(prefix),
+        key: key.to_owned(),
+        reason: reason.to_owned(),
+        why,
+    })
+}
+
+/// What [`write_each_whole`] did not write: the items the target's app wrote meanwhile
+/// (`(prefix, key)`), and those the target refused.
+type NotWritten = (Vec<(String, String)>, Vec<StoreItemLeftOut>);
+
+/// Writes `rows` (one transaction, see [`ItemStore::write_rows`]): the items the target's app
+/// wrote meanwhile (left as they are), and none refused. When the target refuses the batch
+/// (a data exception: an item it cannot hold, [`storage::Refused`]), the batch is written
+/// again an item at a time, each whole, so that the items it holds are written and those it
+/// refuses are named and left out (their vectors with them).
+fn write_each_whole(
+    target: &mut dyn ItemStore,
+    rows: &[StoreRow],
+    overwrite: bool,
+    vectors: &[VectorRow],
+) -> Result<NotWritten> {
+    let refused_whole = match target.write_rows(rows, overwrite, vectors) {
+        Ok(there) => return Ok((there, vec![])),
+        Err(e) if e.is::<storage::Refused>() => e,
+        Err(e) => return Err(e),
+    };
+    if let [r] = rows {
+        let l = item_left_out(&r.prefix, &r.key, &refused_whole);
+        return Ok((vec![], l.into_iter().collect()));
+    }
+    let (mut there, mut refused) = (Vec::new(), Vec::new());
+    for r in rows {
+        let own: Vec<VectorRow> = vectors
+            .iter()
+            .filter(|v| v.prefix == r.prefix && v.key == r.key)
+            .cloned()
+            .collect();
+        match target.write_rows(std::slice::from_ref(r), overwrite, &own) {
+            Ok(t) => there.extend(t),
+            Err(e) => match item_left_out(&r.prefix, &r.key, &e) {
+                Some(l) if e.is::<storage::Refused>() => refused.push(l),
+                _ => return Err(e),
+            },
+        }
+    }
+    Ok((there, refused))
+}
+
+/// The run's outcome when Store items were left out (exit 3): how many and why, with what the
+/// user can do; `None` when none was.
+pub fn left_out_partial(st: &StoreMigration) -> Option<String> {
+    if st.left_out == 0 {
+        return None;
+    }
+    let n = |reason: &str| {
+        st.left_out_items
+            .iter()
+            .filter(|i| i.reason == reason)
+            .count() as u64
+    };
+    let (unreadable, refused) = (n("unreadable"), n("refused"));
+    let them = |n: u64| if n == 1 { "it" } else { "them" };
+    let both = unreadable > 0 && refused > 0;
+    let mut why = Vec::new();
+    if unreadable > 0 {
+        why.push(format!(
+            "{}LangGraph could not read {} back (a value that is not JSON, a timestamp it does not write: the app can write {} again with store.put; `memctl store rm` deletes {})",
+            if both { format!("{unreadable} unreadable: ") } else { String::new() },
+            them(unreadable),
+            them(unreadable),
+            them(unreadable)
+        ));
+    }
+    if refused > 0 {
+        why.push(format!(
+            "{}the target cannot hold {} (PostgreSQL stores no NUL character in a text nor \\u0000 in JSONB, for the app's PostgresStore either: the app can write {} again without it, or migrate the Store into a SQLite file, which holds {})",
+            if both { format!("{refused} refused: ") } else { String::new() },
+            them(refused),
+            them(refused),
+            them(refused)
+        ));
+    }
+    let first = st.left_out_items.first().map_or(String::new(), |i| {
+        format!(" ('{}' / '{}'", i.namespace.joined(), i.key)
+            + &match st.left_out_items.len() {
+                1 => ")".to_owned(),
+                k => format!(" and {} more)", k - 1),
+            }
+    });
+    Some(format!(
+        "{} of the LangGraph Store left out, not written{first}: {}; the others were migrated",
+        count(st.left_out, "item"),
+        why.join("; ")
+    ))
+}
+
 /// Moves every item (after the threads: the target file exists unless this is a dry run).
 pub fn run(plan: Plan, to_db: &Path, args: &MigrateArgs, busy: Duration) -> Result<StoreMigration> {
     let mut target: Option<Box<dyn ItemStore>> = match (args.dry_run, plan.target) {
@@ -184,7 +296,19 @@ pub fn run(plan: Plan, to_db: &Path, args: &MigrateArgs, busy: Duration) -> Resu
                 report.namespaces += 1;
                 last_prefix = Some(r.prefix.clone());
             }
-            let ours = to_backend(r, from, plan.to)?;
+            // An item memctl cannot read, or that the target cannot hold: left out, reported,
+            // and the migration carries on.
+            let ours = match to_backend(r, from, plan.to) {
+                Ok(o) => o,
+                Err(e) => match item_left_out(&r.prefix, &r.key, &e) {
+                    Some(l) => {
+                        report.left_out += 1;
+                        report.left_out_items.push(l);
+                        continue;
+                    }
+                    None => return Err(e),
+                },
+            };
             match theirs.get(&(r.prefix.clone(), r.key.clone())) {
                 None => copies.push(ours),
                 Some(t) if same_item(&ours, t) => report.skipped += 1,
@@ -203,7 +327,6 @@ pub fn run(plan: Plan, to_db: &Path, args: &MigrateArgs, busy: Duration) -> Resu
                 }
             }
         }
-        report.replaced += replaces.len() as u64;
         for (rows, overwrite) in [(copies, false), (replaces, true)] {
             if rows.is_empty() {
                 continue;
@@ -218,22 +341,38 @@ pub fn run(plan: Plan, to_db: &Path, args: &MigrateArgs, busy: Duration) -> Resu
                 }
                 false => vec![],
             };
-            let there = match (args.dry_run, target.as_deref_mut()) {
-                (false, Some(t)) => t.write_rows(&rows, overwrite, &vectors)?,
-                _ => vec![],
+            let (there, refused) = match (args.dry_run, target.as_deref_mut()) {
+                (false, Some(t)) => write_each_whole(t, &rows, overwrite, &vectors)?,
+                _ => (vec![], vec![]),
             };
             // An item the target's app wrote between the read and this write: left as it is.
             for (prefix, key) in &there {
                 report.differing += 1;
                 report.differing_items.push(name(prefix, key, "differs"));
             }
-            if !overwrite {
-                report.copied += (rows.len() - there.len()) as u64;
+            // An item the target refused: left out (and not replaced).
+            for l in &refused {
+                report
+                    .differing_items
+                    .retain(|i| !(i.namespace == l.namespace && i.key == l.key));
+            }
+            let not_written = |p: &str, k: &str| {
+                there.iter().any(|(tp, tk)| tp == p && tk == k)
+                    || refused
+                        .iter()
+                        .any(|l| l.key == k && l.namespace == crate::ops::store::labels(p))
+            };
+            let written = (rows.len() - there.len() - refused.len()) as u64;
+            match overwrite {
+                true => report.replaced += written,
+                false => report.copied += written,
             }
             report.vectors_copied += vectors
                 .iter()
-                .filter(|v| !there.iter().any(|(p, k)| *p == v.prefix && *k == v.key))
+                .filter(|v| !not_written(&v.prefix, &v.key))
                 .count() as u64;
+            report.left_out += refused.len() as u64;
+            report.left_out_items.extend(refused);
         }
     }
     Ok(report)

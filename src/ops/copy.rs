@@ -76,14 +76,7 @@ pub fn plan(mut source: ThreadRows, from: &str, to: &str, at: Option<&str>) -> R
         bail!("thread '{from}' has no checkpoint");
     }
     if let Some(at) = at {
-        let keep = fork_cut(&source, at)?;
-        let kept = |ns: &str, id: &str| keep.contains(&(ns.to_owned(), id.to_owned()));
-        source
-            .checkpoints
-            .retain(|c| kept(&c.checkpoint_ns, &c.checkpoint_id));
-        source
-            .writes
-            .retain(|w| kept(&w.checkpoint_ns, &w.checkpoint_id));
+        source = cut(source, at)?;
     }
     let mut planner = Planner::new(from, to);
     source
@@ -95,6 +88,21 @@ pub fn plan(mut source: ThreadRows, from: &str, to: &str, at: Option<&str>) -> R
         rows: source,
         counts: planner.counts()?,
     })
+}
+
+/// The rows of a thread a fork at root checkpoint `at` keeps (see [`plan`]); cutting the
+/// rows a fork kept at the same checkpoint again keeps them all. An `at` that is not a root
+/// checkpoint of the thread is an error.
+pub fn cut(mut source: ThreadRows, at: &str) -> Result<ThreadRows> {
+    let keep = fork_cut(&source, at)?;
+    let kept = |ns: &str, id: &str| keep.contains(&(ns.to_owned(), id.to_owned()));
+    source
+        .checkpoints
+        .retain(|c| kept(&c.checkpoint_ns, &c.checkpoint_id));
+    source
+        .writes
+        .retain(|w| kept(&w.checkpoint_ns, &w.checkpoint_id));
+    Ok(source)
 }
 
 /// [`plan`] a row at a time, for a copy that streams a thread (no fork): each checkpoint

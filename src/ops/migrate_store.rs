@@ -10,9 +10,10 @@
 //! namespace, key, `created_at` and `updated_at` as on the source, and `sweep_ttl` expires
 //! the same items.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use crate::storage::store::{Backend, StoreRow};
+use crate::storage::{Refused, Unreadable};
 
 /// An instant as the stores write it, UTC: the date, the time of day to the second and the
 /// microseconds.
@@ -82,7 +83,8 @@ impl Instant<'_> {
     }
 }
 
-/// A timestamp column of `row` in the target's form (`how` picks the SQLite form).
+/// A timestamp column of `row` in the target's form (`how` picks the SQLite form); one that is
+/// not a timestamp as LangGraph writes it is an [`Unreadable`] error.
 fn convert(
     row: &StoreRow,
     column: &str,
@@ -94,29 +96,38 @@ fn convert(
     };
     match parse_instant(text) {
         Some(i) => Ok(Some(how(&i))),
-        None => bail!(
+        None => Err(Unreadable(format!(
             "store item '{}' / '{}': its {column} '{}' is not a UTC timestamp as LangGraph writes it",
             row.prefix,
             row.key,
             text.escape_debug()
-        ),
+        ))
+        .into()),
     }
 }
 
 /// `row` (in `from`'s form) in `to`'s form, as `to`'s store would hold the same item with the
-/// same timestamps and TTL. A value that is not JSON fails (one line naming the item).
+/// same timestamps and TTL. An item LangGraph could not read back (a value that is not JSON,
+/// a timestamp it does not write) is an [`Unreadable`] error, one the target cannot hold (a
+/// NUL character, which PostgreSQL stores neither in its text columns nor, as `\u0000`, in
+/// JSONB) a [`Refused`] one: one line naming the item, never its value.
 pub fn to_backend(row: &StoreRow, from: Backend, to: Backend) -> Result<StoreRow> {
+    let value: serde_json::Value = match serde_json::from_slice(&row.value) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(Unreadable(format!(
+                "store item '{}' / '{}': its value is not JSON ({e})",
+                row.prefix, row.key
+            ))
+            .into())
+        }
+    };
     if from == to {
         return Ok(row.clone());
     }
-    let value: serde_json::Value = match serde_json::from_slice(&row.value) {
-        Ok(v) => v,
-        Err(e) => bail!(
-            "store item '{}' / '{}': its value is not JSON ({e})",
-            row.prefix,
-            row.key
-        ),
-    };
+    if to == Backend::Postgres {
+        holds_no_nul(row, &value)?;
+    }
     let mut out = row.clone();
     out.value_is_text = false;
     match to {
@@ -136,6 +147,37 @@ pub fn to_backend(row: &StoreRow, from: Backend, to: Backend) -> Result<StoreRow
         }
     }
     Ok(out)
+}
+
+/// A [`Refused`] error when the item's namespace, key or value (`value`, parsed) holds a NUL
+/// character: PostgreSQL's text columns cannot store one, nor its JSONB `\u0000` (the server
+/// refuses them, as it refuses `PostgresStore.put` the same item).
+fn holds_no_nul(row: &StoreRow, value: &serde_json::Value) -> Result<()> {
+    fn has_nul(j: &serde_json::Value) -> bool {
+        match j {
+            serde_json::Value::String(s) => s.contains('\0'),
+            serde_json::Value::Array(a) => a.iter().any(has_nul),
+            serde_json::Value::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+            _ => false,
+        }
+    }
+    let part = match () {
+        _ if row.prefix.contains('\0') => {
+            "namespace holds a NUL character (U+0000), which a PostgreSQL text column cannot store"
+        }
+        _ if row.key.contains('\0') => {
+            "key holds a NUL character (U+0000), which a PostgreSQL text column cannot store"
+        }
+        _ if has_nul(value) => {
+            "value holds a NUL character (\\u0000), which PostgreSQL's JSONB cannot store"
+        }
+        _ => return Ok(()),
+    };
+    Err(Refused(format!(
+        "store item '{}' / '{}': its {part}",
+        row.prefix, row.key
+    ))
+    .into())
 }
 
 /// Two rows of the same backend hold the same item: the same value (as JSON), the same
@@ -239,10 +281,27 @@ mod tests {
     #[test]
     fn bad_rows_fail_with_the_item_named() {
         let bad = row("not json", [None, None, None], None);
-        let e = to_backend(&bad, Backend::Sqlite, Backend::Postgres).expect_err("not JSON");
-        assert!(e.to_string().contains("'users.u-42' / 'k'"), "{e}");
+        for (from, to) in [
+            (Backend::Sqlite, Backend::Postgres),
+            (Backend::Sqlite, Backend::Sqlite),
+        ] {
+            let e = to_backend(&bad, from, to).expect_err("not JSON");
+            assert!(e.to_string().contains("'users.u-42' / 'k'"), "{e}");
+            assert!(e.is::<Unreadable>(), "{e}");
+        }
+        // A NUL: SQLite holds it, PostgreSQL does not (text columns, JSONB's \u0000).
+        let nul = row(r#"{"text": "a\u0000b"}"#, [None, None, None], None);
+        assert!(to_backend(&nul, Backend::Sqlite, Backend::Sqlite).is_ok());
+        let e = to_backend(&nul, Backend::Sqlite, Backend::Postgres).expect_err("refused");
+        assert!(e.is::<Refused>(), "{e}");
+        assert!(!e.to_string().contains("a\\u0000b"), "never the value: {e}");
+        let mut key = row("{}", [None, None, None], None);
+        key.key = "k\u{0}".into();
+        let e = to_backend(&key, Backend::Sqlite, Backend::Postgres).expect_err("refused");
+        assert!(e.is::<Refused>(), "{e}");
         let bad = row("{}", [Some("Tuesday"), None, None], None);
-        assert!(to_backend(&bad, Backend::Sqlite, Backend::Postgres).is_err());
+        let e = to_backend(&bad, Backend::Sqlite, Backend::Postgres).expect_err("no time");
+        assert!(e.is::<Unreadable>(), "{e}");
         let ttl = row("{}", [None, None, None], Some(0.5));
         let pg = to_backend(&ttl, Backend::Sqlite, Backend::Postgres).expect("ok");
         assert_eq!(pg.ttl_minutes, Some(0.0));

@@ -61,6 +61,44 @@ impl SharedVersion {
     }
 }
 
+/// A thread a move left out, nothing of it written, and why (`copy --all`, `import`,
+/// `migrate`, `export`).
+#[derive(Debug, Clone, Serialize)]
+pub struct LeftOut {
+    /// The source thread.
+    pub thread: String,
+    /// `unreadable`: a row of it does not decode (LangGraph could not read it either);
+    /// `refused`: the target cannot hold it (a NUL character in a PostgreSQL text or JSONB
+    /// value, a LangGraph.js checkpoint for PostgresSaver's tables…).
+    pub reason: String,
+    /// Which row, and why, in one line.
+    pub why: String,
+}
+
+impl LeftOut {
+    /// The words a report shows for the reason.
+    fn shown_reason(&self) -> &'static str {
+        match self.reason.as_str() {
+            "unreadable" => "unreadable",
+            _ => "the target cannot hold it",
+        }
+    }
+}
+
+/// Writes the lines of the threads left out.
+fn write_left_out(out: &mut dyn Write, left: &[LeftOut]) -> Result<()> {
+    for l in left {
+        writeln!(
+            out,
+            "left out thread '{}' ({}), nothing of it written: {}",
+            one_line(&l.thread),
+            l.shown_reason(),
+            one_line(&l.why)
+        )?;
+    }
+    Ok(())
+}
+
 /// Writes the report of a copy.
 pub fn write_copy(out: &mut dyn Write, format: Format, r: &CopyReport) -> Result<()> {
     if format != Format::Table {
@@ -151,16 +189,22 @@ pub struct CopiesReport {
     pub threads: Vec<CopyReport>,
     /// The rows of every thread together.
     pub totals: CopyCounts,
+    /// The threads left out (nothing of them written), and why.
+    pub left_out: Vec<LeftOut>,
 }
 
 impl CopiesReport {
-    /// The reports, and their totals.
-    pub fn new(threads: Vec<CopyReport>) -> CopiesReport {
+    /// The reports, their totals, and the threads left out.
+    pub fn new(threads: Vec<CopyReport>, left_out: Vec<LeftOut>) -> CopiesReport {
         let mut totals = CopyCounts::default();
         for r in &threads {
             totals.add(&r.counts);
         }
-        CopiesReport { threads, totals }
+        CopiesReport {
+            threads,
+            totals,
+            left_out,
+        }
     }
 }
 
@@ -172,14 +216,19 @@ pub fn write_copies(out: &mut dyn Write, format: Format, r: &CopiesReport) -> Re
     for t in &r.threads {
         write_copy(out, format, t)?;
     }
+    write_left_out(out, &r.left_out)?;
     let dry_run = r.threads.first().is_some_and(|t| t.dry_run);
     writeln!(
         out,
-        "{} {}: {} in total, {}",
+        "{} {}: {} in total, {}{}",
         if dry_run { "would copy" } else { "copied" },
         count(r.threads.len() as u64, "thread"),
         count(r.totals.checkpoints, "checkpoint"),
-        count(r.totals.writes, "pending write")
+        count(r.totals.writes, "pending write"),
+        match r.left_out.len() {
+            0 => String::new(),
+            n => format!("; {} left out", count(n as u64, "thread")),
+        }
     )?;
     Ok(())
 }
@@ -222,6 +271,8 @@ pub struct ExportReport {
     pub threads: Vec<ExportedThread>,
     /// Their rows together.
     pub totals: CopyCounts,
+    /// The threads left out of the archive (nothing of them written), and why.
+    pub left_out: Vec<LeftOut>,
     /// `--redact`'s work, if given.
     pub redaction: Option<RedactionReport>,
 }
@@ -241,6 +292,7 @@ pub fn write_export(out: &mut dyn Write, format: Format, r: &ExportReport) -> Re
             count(t.counts.writes, "pending write")
         )?;
     }
+    write_left_out(out, &r.left_out)?;
     writeln!(
         out,
         "wrote {} ({}, {}) to {}{}",
@@ -280,10 +332,14 @@ pub struct MigratedThread {
     /// The thread (the same id in the target).
     pub thread: String,
     /// `copy` (it was not there), `skip` (there and equal), `replace` (there, different,
-    /// `--replace`), `differs` (there, different, left as it is). Done, or to be done with
-    /// `--dry-run`.
+    /// `--replace`), `differs` (there, different, left as it is); or left out, nothing of it
+    /// written: `unreadable` (a row of it does not decode) or `refused` (the target cannot
+    /// hold it). Done, or to be done with `--dry-run`.
     pub action: String,
-    /// Its rows in the source.
+    /// Why it was left out (`unreadable`, `refused`), in one line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// Its rows in the source (none counted for a thread left out).
     #[serde(flatten)]
     pub counts: CopyCounts,
     /// Checkpoints the Postgres target holds one value per channel version for (see
@@ -302,6 +358,8 @@ pub struct MigrateTotals {
     pub replaced: u64,
     /// Threads there and different, left as they are.
     pub differing: u64,
+    /// Threads left out, nothing of them written: unreadable, or the target cannot hold them.
+    pub left_out: u64,
     /// Checkpoints written.
     pub checkpoints_written: u64,
     /// Pending writes written.
@@ -337,6 +395,20 @@ pub struct StoreItemName {
     pub action: String,
 }
 
+/// A Store item a migration left out (never its value).
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreItemLeftOut {
+    /// Its namespace's labels.
+    pub namespace: crate::ops::store::Labels,
+    /// Its key.
+    pub key: String,
+    /// `unreadable` (its value or a timestamp is not what LangGraph writes) or `refused` (the
+    /// target cannot hold it, e.g. `\u0000` in a value for PostgreSQL's JSONB).
+    pub reason: String,
+    /// Why, in one line.
+    pub why: String,
+}
+
 /// What `migrate` did (or would do) with the source's LangGraph Store.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct StoreMigration {
@@ -354,6 +426,10 @@ pub struct StoreMigration {
     pub differing: u64,
     /// The items that differ, each with what was done (left, or replaced with `--replace`).
     pub differing_items: Vec<StoreItemName>,
+    /// Items left out, not written: memctl cannot read them, or the target cannot hold them.
+    pub left_out: u64,
+    /// The items left out, and why.
+    pub left_out_items: Vec<StoreItemLeftOut>,
     /// Embedding vectors (`store_vectors` rows) copied with their items.
     pub vectors_copied: u64,
     /// Embedding vectors of the source not migrated (`--without-vectors`).
@@ -375,6 +451,10 @@ impl MigrateReport {
             }
             "skip" => {
                 t_.skipped += 1;
+                false
+            }
+            "unreadable" | "refused" => {
+                t_.left_out += 1;
                 false
             }
             _ => {
@@ -402,6 +482,19 @@ pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> 
             ("replace", false) => "replaced",
             ("replace", true) => "would replace",
             ("skip", _) => "skipped (already there, equal)",
+            ("unreadable" | "refused", _) => {
+                let reason = match t.action.as_str() {
+                    "unreadable" => "unreadable",
+                    _ => "the target cannot hold it",
+                };
+                writeln!(
+                    out,
+                    "thread '{}': left out ({reason}), nothing of it written: {}",
+                    one_line(&t.thread),
+                    one_line(t.why.as_deref().unwrap_or_default())
+                )?;
+                continue;
+            }
             _ => "differs in the target: left as it is (--replace overwrites it)",
         };
         let changes = match t.action.as_str() {
@@ -419,7 +512,7 @@ pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> 
     let x = &r.totals;
     writeln!(
         out,
-        "{} {}{}: {} copied, {} replaced, {} skipped as equal, {} differing left as they are ({}, {} {})",
+        "{} {}{}: {} copied, {} replaced, {} skipped as equal, {} differing left as they are{} ({}, {} {})",
         if r.dry_run { "would migrate into" } else { "migrated into" },
         one_line(&r.to),
         if r.created { " (a new file)" } else { "" },
@@ -427,6 +520,7 @@ pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> 
         x.replaced,
         x.skipped,
         x.differing,
+        left_out_clause(x.left_out),
         count(x.checkpoints_written, "checkpoint"),
         count(x.writes_written, "pending write"),
         if r.dry_run { "to write" } else { "written" }
@@ -445,15 +539,29 @@ pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> 
                 }
             )?;
         }
+        for i in &st.left_out_items {
+            writeln!(
+                out,
+                "store item '{}' / '{}': left out ({}), not written: {}",
+                one_line(i.namespace.joined()),
+                one_line(&i.key),
+                match i.reason.as_str() {
+                    "unreadable" => "unreadable",
+                    _ => "the target cannot hold it",
+                },
+                one_line(&i.why)
+            )?;
+        }
         writeln!(
             out,
-            "store: {} in {}: {} copied, {} replaced, {} skipped as equal, {} differing left as they are; {} {}{}",
+            "store: {} in {}: {} copied, {} replaced, {} skipped as equal, {} differing left as they are{}; {} {}{}",
             count(st.items, "item"),
             count(st.namespaces, "namespace"),
             st.copied,
             st.replaced,
             st.skipped,
             st.differing,
+            left_out_clause(st.left_out),
             count(st.vectors_copied, "vector"),
             if r.dry_run { "to copy" } else { "copied" },
             match st.vectors_left_behind {
@@ -463,4 +571,12 @@ pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> 
         )?;
     }
     Ok(())
+}
+
+/// ", N left out" for a migration's totals (nothing when none was).
+fn left_out_clause(n: u64) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(", {n} left out"),
+    }
 }

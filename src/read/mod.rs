@@ -3,13 +3,14 @@
 //! ([`checkpoint`]), its DeltaChannels replayed as `get_state` shows them ([`replay`]), the
 //! channels of its state ([`state`]), a thread's history ([`history`]), the latest
 //! checkpoints of threads in batches ([`latest`]) on one connection or several
-//! ([`readers`]), and every thread streamed in thread-id
-//! order ([`stream`]). Nothing here knows clap or renders: the commands and `browse` read
+//! ([`readers`]), every thread streamed in thread-id order ([`stream`]), and whether
+//! LangGraph can read a thread's rows ([`readable`]). Nothing here knows clap or renders: the commands and `browse` read
 //! through these functions and hand what they read to `output`.
 
 pub mod checkpoint;
 pub mod history;
 pub mod latest;
+pub mod readable;
 pub mod readers;
 pub mod replay;
 pub mod state;

@@ -168,6 +168,23 @@ pub struct WrittenThread {
 )]
 pub struct TargetExists(pub String);
 
+/// A thread (or Store item) memctl read but cannot decode: a row of it LangGraph could not
+/// read either (a corrupt blob or value, metadata that is not a JSON object, a checkpoint
+/// without `channel_versions`). The text says which row and why. A move (`copy`, `migrate`,
+/// `import`, `export`) writes nothing of such a thread and carries on with the others.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreadable(pub String);
+
+/// Rows the target database cannot hold (a NUL character in a PostgreSQL text or JSONB
+/// value, a LangGraph.js checkpoint for PostgresSaver's tables…): refused by the server (a
+/// PostgreSQL data exception, SQLSTATE class 22) or by memctl before it sends them. The text
+/// says which row and why. It concerns that thread or item, not the connection: a move writes
+/// nothing of it and carries on with the others.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
 /// The rows one update appends to a thread: a checkpoint, and write rows recorded on its
 /// parent. Plain row values: storage does not know what they mean.
 #[derive(Debug, Clone, Copy)]
@@ -1222,6 +1239,15 @@ pub trait CheckpointStore: Send {
         replace: bool,
         feed: RowFeed<'_>,
     ) -> Result<WrittenThread>;
+
+    /// Checks, writing nothing, that this database can hold `row` as a row of thread
+    /// `thread_id` ([`CheckpointStore::write_thread_from`] checks the same before it sends a
+    /// row): a [`Refused`] error saying why when it cannot. What a dry run asks. A SQLite file
+    /// holds any row.
+    fn can_hold(&self, thread_id: &str, row: RowRef<'_>) -> Result<()> {
+        let _ = (thread_id, row);
+        Ok(())
+    }
 
     // ---- rewriting values in place (rekey) ---------------------------------------------------
 

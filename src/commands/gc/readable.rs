@@ -3,11 +3,10 @@
 //! threads at once ([`check_many`]: a few round trips to a server for all of them instead of
 //! two per thread), with the outcome of checking each thread alone ([`check_readable`]).
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
-use crate::codec::aes::{self, Keyring};
-use crate::ops::edit::open_checkpoint;
-use crate::read::LoadedCheckpoint;
+use crate::codec::aes::Keyring;
+use crate::read::readable;
 use crate::storage::{CheckpointInfo, CheckpointRow, CheckpointStore, WriteRow};
 
 /// Kept checkpoints of a thread read at once by [`check_readable`].
@@ -118,7 +117,8 @@ pub(super) fn check_readable(
 }
 
 /// [`check_readable`] of one kept checkpoint `c` (`(thread, ns, id)`), read as `row`;
-/// `writes` gives its pending writes (asked only for the latest root checkpoint `root`).
+/// `writes` gives its pending writes (asked only for the latest root checkpoint `root`). The
+/// checks are [`crate::read::readable`]'s, which `copy` and `migrate` make of what they move.
 fn check_kept(
     keys: &Keyring,
     c: &(&str, &str, &str),
@@ -126,39 +126,13 @@ fn check_kept(
     root: Option<&str>,
     writes: &mut dyn FnMut() -> Result<Vec<WriteRow>>,
 ) -> Result<()> {
-    let unreadable = |type_name: &str| aes::split_type(type_name).1.is_some() && !keys.has_key();
     let (thread, ns, id) = *c;
     let Some(row) = row else {
         return Ok(());
     };
-    if unreadable(&row.type_name) {
-        return Ok(()); // encrypted and no key: its AES tag guards it
-    }
-    let (row, _) = open_checkpoint(keys, row)?;
-    if row.type_name == "msgpack" {
-        // Checked in place (what a full decode refuses, without building the value: a
-        // checkpoint of 100,000 messages is not held twice).
-        crate::codec::lazy::check(&row.checkpoint).with_context(|| {
-            format!(
-                "cannot decode checkpoint {} of thread '{thread}'",
-                row.checkpoint_id
-            )
-        })?;
-        crate::model::Metadata::parse(row.metadata.as_deref()).with_context(|| {
-            format!(
-                "bad metadata on checkpoint {} of thread '{thread}'",
-                row.checkpoint_id
-            )
-        })?;
-    } else {
-        LoadedCheckpoint::decode(row.clone())?;
-    }
+    readable::check_checkpoint(keys, thread, &row)?;
     if ns.is_empty() && Some(id) == root {
-        let writes = writes()?
-            .into_iter()
-            .filter(|w| !unreadable(&w.type_name))
-            .collect();
-        crate::read::decode_writes(keys, writes, thread, &row.checkpoint_id)?;
+        readable::check_writes(keys, thread, &row.checkpoint_id, &writes()?)?;
     }
     Ok(())
 }

@@ -22,8 +22,8 @@ use super::format::{self as pgformat, BlobRow};
 use super::{blob_row, get_str, named_versions, version_text, PostgresStore};
 use crate::codec::aes;
 use crate::storage::{
-    Access, CheckpointRow, RowFeed, RowRef, SchemaGeneration, TargetExists, ThreadRow, ThreadWrite,
-    WriteRow, WrittenThread,
+    Access, CheckpointRow, Refused, RowFeed, RowRef, SchemaGeneration, TargetExists, ThreadRow,
+    ThreadWrite, Unreadable, WriteRow, WrittenThread,
 };
 
 /// A checkpoint row without its blob values: the JSONB as text (primitives inline, the
@@ -229,7 +229,13 @@ impl PostgresStore {
         blobs: &[&BlobRow],
     ) -> Result<CheckpointRow> {
         let what = || format!("checkpoint {} of thread '{thread_id}'", h.id);
-        let a = pgformat::assemble_with(&h.json, blobs, &self.keys).with_context(what)?;
+        // A blob that does not decode: LangGraph could not read this checkpoint either.
+        let a = pgformat::assemble_with(&h.json, blobs, &self.keys)
+            .with_context(what)
+            .map_err(|e| match e.is::<aes::KeyError>() {
+                true => e,
+                false => Unreadable(format!("{e:#}")).into(),
+            })?;
         // Without the key an encrypted value is left out of the assembled checkpoint (its type
         // says so): such a checkpoint cannot be written anywhere whole.
         if a.type_name != "msgpack"
@@ -267,6 +273,7 @@ impl PostgresStore {
         replace: bool,
         feed: RowFeed<'_>,
     ) -> Result<WrittenThread> {
+        check_thread_id(thread_id)?;
         self.write_tx(|c| {
             let e = |e| self.err(e);
             let exists: bool = c
@@ -302,6 +309,147 @@ impl PostgresStore {
             })
         })
     }
+}
+
+impl PostgresStore {
+    /// [`crate::storage::CheckpointStore::can_hold`]: what [`ThreadCopy`] checks of a row
+    /// before it sends it, without sending it.
+    pub(super) fn check_row(&self, thread_id: &str, row: RowRef<'_>) -> Result<()> {
+        check_thread_id(thread_id)?;
+        match row {
+            RowRef::Checkpoint(c) => prepare(&self.keys, thread_id, c).map(drop),
+            RowRef::Write(w) => check_write(thread_id, w),
+        }
+    }
+}
+
+/// A checkpoint as `PostgresSaver.put` stores it: the JSONB documents of its row (the
+/// checkpoint without its blob values, and the metadata) and its blob values (channel,
+/// version, type, plain bytes), to be sealed with `key` when the checkpoint was encrypted.
+struct Prepared {
+    checkpoint: Json,
+    metadata: Json,
+    blobs: Vec<(String, String, &'static str, Vec<u8>)>,
+    key: Option<std::sync::Arc<aes::AesKey>>,
+}
+
+/// Checkpoint `row` of thread `thread_id` split as `put` splits it ([`pgformat::split`]). What
+/// the tables cannot hold is a [`Refused`] error (a checkpoint that is not msgpack, a value
+/// JSONB cannot hold, a NUL character in a text or JSONB value); a key that is missing or
+/// wrong stays a key error.
+fn prepare(keys: &aes::Keyring, thread_id: &str, row: &CheckpointRow) -> Result<Prepared> {
+    let what = format!("checkpoint {} of thread '{thread_id}'", row.checkpoint_id);
+    let prepared = (|| {
+        for (part, text) in [
+            ("namespace", Some(&row.checkpoint_ns)),
+            ("id", Some(&row.checkpoint_id)),
+            ("parent id", row.parent_checkpoint_id.as_ref()),
+        ] {
+            text_without_nul(&what, part, text.map_or("", String::as_str))?;
+        }
+        let opened = keys.open(&row.type_name, &row.checkpoint, &what)?;
+        if opened.type_name != "msgpack" {
+            bail!(
+                "{what} is of type '{}': PostgresSaver's tables hold msgpack checkpoints",
+                opened.type_name.escape_debug()
+            );
+        }
+        let key = match opened.sealed {
+            true => Some(keys.key(&what)?.clone()),
+            false => None,
+        };
+        let split = pgformat::split(&opened.bytes).with_context(|| what.clone())?;
+        json_without_nul(&what, "checkpoint", &split.checkpoint)?;
+        let versions = split.checkpoint.get("channel_versions");
+        let mut blobs = Vec::with_capacity(split.blobs.len());
+        for (channel, type_name, blob) in split.blobs {
+            let version = versions
+                .and_then(|v| v.get(&channel))
+                .map(version_text)
+                .ok_or_else(|| anyhow!("{what}: channel '{channel}' has a value but no version"))?;
+            blobs.push((channel, version, type_name, blob));
+        }
+        let metadata: Json = match &row.metadata {
+            Some(m) => serde_json::from_slice(m)
+                .with_context(|| format!("{what}: its metadata is not JSON"))?,
+            None => Json::Object(Default::default()),
+        };
+        json_without_nul(&what, "metadata", &metadata)?;
+        Ok(Prepared {
+            checkpoint: split.checkpoint,
+            metadata,
+            blobs,
+            key,
+        })
+    })();
+    prepared.map_err(refused)
+}
+
+/// A pending write of thread `thread_id` as `put_writes` stores it: its text columns must
+/// hold no NUL character (its value goes in a bytea column as it is).
+fn check_write(thread_id: &str, w: &ThreadWrite) -> Result<()> {
+    let what = format!(
+        "the '{}' write of task {} on checkpoint {} of thread '{thread_id}'",
+        w.row.channel, w.row.task_id, w.checkpoint_id
+    );
+    for (part, text) in [
+        ("namespace", &w.checkpoint_ns),
+        ("checkpoint id", &w.checkpoint_id),
+        ("task id", &w.row.task_id),
+        ("task path", &w.row.task_path),
+        ("channel", &w.row.channel),
+        ("type", &w.row.type_name),
+    ] {
+        text_without_nul(&what, part, text)?;
+    }
+    Ok(())
+}
+
+/// A thread id a text column can hold (no NUL character).
+fn check_thread_id(thread_id: &str) -> Result<()> {
+    text_without_nul(&format!("thread '{thread_id}'"), "id", thread_id)
+}
+
+/// A [`Refused`] error when `text` (the `part` of `what`) holds a NUL character: PostgreSQL's
+/// text columns cannot store one (the server refuses it; PostgresSaver could not have stored
+/// it either).
+fn text_without_nul(what: &str, part: &str, text: &str) -> Result<()> {
+    match text.contains('\0') {
+        true => Err(Refused(format!(
+            "{what}: its {part} holds a NUL character (U+0000), which a PostgreSQL text column cannot store"
+        ))
+        .into()),
+        false => Ok(()),
+    }
+}
+
+/// A [`Refused`] error when a string or key of `j` (the `part` of `what`) holds a NUL
+/// character, which PostgreSQL's JSONB cannot store (`\u0000`).
+fn json_without_nul(what: &str, part: &str, j: &Json) -> Result<()> {
+    fn has_nul(j: &Json) -> bool {
+        match j {
+            Json::String(s) => s.contains('\0'),
+            Json::Array(a) => a.iter().any(has_nul),
+            Json::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+            _ => false,
+        }
+    }
+    match has_nul(j) {
+        true => Err(Refused(format!(
+            "{what}: its {part} holds a NUL character (\\u0000), which PostgreSQL's JSONB cannot store"
+        ))
+        .into()),
+        false => Ok(()),
+    }
+}
+
+/// `e` as a [`Refused`] error (the rows cannot go into the tables), but for a key error (a key
+/// missing or wrong is the run's problem, not the thread's) and an error already marked.
+fn refused(e: anyhow::Error) -> anyhow::Error {
+    if e.is::<aes::KeyError>() || e.is::<Refused>() {
+        return e;
+    }
+    Refused(format!("{e:#}")).into()
 }
 
 /// A thread's rows on their way into the tables, inside the write transaction: each
@@ -351,6 +499,7 @@ impl<'s> ThreadCopy<'s> {
         match row {
             RowRef::Checkpoint(row) => self.checkpoint(row)?,
             RowRef::Write(w) => {
+                check_write(self.thread_id, w)?;
                 self.held += w.row.value.len();
                 self.writes.push(w.clone());
             }
@@ -363,30 +512,9 @@ impl<'s> ThreadCopy<'s> {
 
     /// A checkpoint split: the blob rows of the versions not stored yet, and its row.
     fn checkpoint(&mut self, row: &CheckpointRow) -> Result<()> {
-        let keys = &self.store.keys;
         self.checkpoints_seen += 1;
-        let what = format!(
-            "checkpoint {} of thread '{}'",
-            row.checkpoint_id, row.thread_id
-        );
-        let opened = keys.open(&row.type_name, &row.checkpoint, &what)?;
-        if opened.type_name != "msgpack" {
-            bail!(
-                "{what} is of type '{}': PostgresSaver's tables hold msgpack checkpoints",
-                opened.type_name.escape_debug()
-            );
-        }
-        let key = match opened.sealed {
-            true => Some(keys.key(&what)?.clone()),
-            false => None,
-        };
-        let split = pgformat::split(&opened.bytes).with_context(|| what.clone())?;
-        let versions = split.checkpoint.get("channel_versions");
-        for (channel, type_name, blob) in split.blobs {
-            let version = versions
-                .and_then(|v| v.get(&channel))
-                .map(version_text)
-                .ok_or_else(|| anyhow!("{what}: channel '{channel}' has a value but no version"))?;
+        let split = prepare(&self.store.keys, self.thread_id, row)?;
+        for (channel, version, type_name, blob) in split.blobs {
             let k = (row.checkpoint_ns.clone(), channel, version);
             if let Some(first) = self.stored.get(&k) {
                 if *first != digest(&blob) {
@@ -396,7 +524,7 @@ impl<'s> ThreadCopy<'s> {
                 continue;
             }
             self.stored.insert(k.clone(), digest(&blob));
-            let (type_name, value) = match &key {
+            let (type_name, value) = match &split.key {
                 Some(key) => aes::seal(key, type_name, &blob),
                 None => (type_name.to_owned(), blob),
             };
@@ -404,17 +532,12 @@ impl<'s> ThreadCopy<'s> {
             let (ns, channel, version) = k;
             self.blobs.push((ns, channel, version, type_name, value));
         }
-        let metadata: Json = match &row.metadata {
-            Some(m) => serde_json::from_slice(m)
-                .with_context(|| format!("{what}: its metadata is not JSON"))?,
-            None => Json::Object(Default::default()),
-        };
         self.checkpoints.push((
             row.checkpoint_ns.clone(),
             row.checkpoint_id.clone(),
             row.parent_checkpoint_id.clone(),
             split.checkpoint,
-            metadata,
+            split.metadata,
         ));
         Ok(())
     }
@@ -525,4 +648,90 @@ fn digest(b: &[u8]) -> (usize, u64) {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     b.hash(&mut h);
     (b.len(), h.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::json::json_to_value;
+    use crate::codec::msgpack::encode;
+
+    fn checkpoint(values: serde_json::Value, metadata: &str) -> CheckpointRow {
+        let cp = serde_json::json!({
+            "v": 4, "ts": "t", "id": "1",
+            "channel_values": values,
+            "channel_versions": {"messages": "1", "topic": "1"},
+            "versions_seen": {}
+        });
+        CheckpointRow {
+            thread_id: "t".into(),
+            checkpoint_ns: String::new(),
+            checkpoint_id: "1".into(),
+            parent_checkpoint_id: None,
+            type_name: "msgpack".into(),
+            checkpoint: encode(&json_to_value(&cp)),
+            metadata: Some(metadata.as_bytes().to_vec()),
+        }
+    }
+
+    #[test]
+    fn what_the_tables_cannot_hold_is_refused_before_it_is_sent() {
+        let keys = aes::Keyring::none();
+        let ok = checkpoint(
+            serde_json::json!({"messages": ["a\u{0}b"], "topic": "x"}),
+            "{}",
+        );
+        let p = prepare(&keys, "t", &ok).expect("a NUL inside a blob value is fine (bytea)");
+        assert_eq!(p.blobs.len(), 1);
+        let refused = [
+            checkpoint(serde_json::json!({"topic": "a\u{0}b"}), "{}"),
+            checkpoint(serde_json::json!({"topic": "x"}), r#"{"note": "a\u0000b"}"#),
+            CheckpointRow {
+                checkpoint: vec![0xde, 0xad, 0xbe, 0xef],
+                ..ok.clone()
+            },
+            CheckpointRow {
+                type_name: "json".into(),
+                ..ok.clone()
+            },
+            CheckpointRow {
+                checkpoint_ns: "sub\u{0}".into(),
+                ..ok.clone()
+            },
+        ];
+        for row in refused {
+            let e = prepare(&keys, "t", &row).err().expect("refused");
+            assert!(e.is::<Refused>(), "{e:#}");
+            assert!(
+                e.to_string().contains("checkpoint 1 of thread 't'"),
+                "{e:#}"
+            );
+        }
+        let e = check_thread_id("a\u{0}b").expect_err("refused");
+        assert!(e.is::<Refused>() && e.to_string().contains("NUL"), "{e:#}");
+        let w = ThreadWrite {
+            checkpoint_ns: String::new(),
+            checkpoint_id: "1".into(),
+            row: WriteRow {
+                task_id: "task".into(),
+                task_path: String::new(),
+                idx: 0,
+                channel: "messages\u{0}".into(),
+                type_name: "msgpack".into(),
+                value: vec![0xa1, 0x00],
+            },
+        };
+        assert!(check_write("t", &w).expect_err("refused").is::<Refused>());
+        let w = ThreadWrite {
+            row: WriteRow {
+                channel: "messages".into(),
+                ..w.row
+            },
+            ..w
+        };
+        assert!(
+            check_write("t", &w).is_ok(),
+            "a NUL in the value (bytea) is fine"
+        );
+    }
 }

@@ -197,7 +197,13 @@ impl PostgresStore {
             ),
             _ => format!("PostgreSQL error on '{}': {text}", self.target.shown),
         };
-        anyhow!("{}", self.target.scrub(&msg))
+        let msg = self.target.scrub(&msg);
+        // A data exception (class 22: a NUL in a text, an invalid value…) concerns the rows
+        // sent, not the connection: a copy leaves that thread out and carries on.
+        match e.code().is_some_and(|c| c.code().starts_with("22")) {
+            true => crate::storage::Refused(msg).into(),
+            false => anyhow!("{msg}"),
+        }
     }
 
     fn query(&self, sql: &str, params: &Params<'_>) -> Result<Vec<postgres::Row>> {
@@ -966,6 +972,11 @@ impl CheckpointStore for PostgresStore {
     }
 
     fn thread_exists(&self, thread_id: &str) -> Result<bool> {
+        // A text column cannot hold a NUL character: no such thread here (and the server
+        // would refuse the parameter).
+        if thread_id.contains('\0') {
+            return Ok(false);
+        }
         Ok(!self
             .query(
                 "SELECT 1 FROM checkpoints WHERE thread_id = $1 LIMIT 1",
@@ -1818,6 +1829,10 @@ impl CheckpointStore for PostgresStore {
         feed: crate::storage::RowFeed<'_>,
     ) -> Result<crate::storage::WrittenThread> {
         self.write_thread_rows(thread_id, replace, feed)
+    }
+
+    fn can_hold(&self, thread_id: &str, row: crate::storage::RowRef<'_>) -> Result<()> {
+        self.check_row(thread_id, row)
     }
 
     fn rewrite_values(

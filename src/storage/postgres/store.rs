@@ -212,14 +212,17 @@ impl PgItemStore {
     }
 
     fn err(&self, e: postgres::Error) -> anyhow::Error {
-        anyhow!(
-            "{}",
-            self.target.scrub(&format!(
-                "PostgreSQL error on '{}': {}",
-                self.target.shown,
-                conn::error_text(&e)
-            ))
-        )
+        let msg = self.target.scrub(&format!(
+            "PostgreSQL error on '{}': {}",
+            self.target.shown,
+            conn::error_text(&e)
+        ));
+        // A data exception (class 22: `\u0000` in a JSONB value…) concerns the items sent, not
+        // the connection (see `crate::storage::Refused`).
+        match e.code().is_some_and(|c| c.code().starts_with("22")) {
+            true => crate::storage::Refused(msg).into(),
+            false => anyhow!("{msg}"),
+        }
     }
 
     fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<postgres::Row>> {
