@@ -102,8 +102,8 @@ impl Command {
 }
 
 impl Cli {
-    /// Folds a thread given as the first argument into `--thread`, so that commands read one
-    /// field.
+    /// Folds the threads given as arguments (`memctl copy tools --to-thread x`) into
+    /// `--thread`, so that commands read one field.
     pub fn normalize(&mut self) {
         let target = match &mut self.command {
             Command::Trim(a) => Some(&mut a.target),
@@ -115,10 +115,15 @@ impl Cli {
                 t.thread = t.thread_id.take();
             }
         }
-        if let Command::Tokens(a) = &mut self.command {
-            if a.thread.is_none() {
-                a.thread = a.thread_id.take();
-            }
+        match &mut self.command {
+            Command::Tokens(a) if a.thread.is_none() => a.thread = a.thread_id.take(),
+            Command::Gc(a) if a.thread.is_none() => a.thread = a.thread_id.take(),
+            Command::Copy(a) if a.thread.is_none() => a.thread = a.thread_id.take(),
+            Command::Browse(a) if a.thread.is_none() => a.thread = a.thread_id.take(),
+            Command::Prune(a) => a.thread.append(&mut a.thread_ids),
+            Command::Forget(a) => a.thread.append(&mut a.thread_ids),
+            Command::Export(a) => a.thread.append(&mut a.thread_ids),
+            _ => {}
         }
     }
 }
@@ -1002,6 +1007,10 @@ pub struct ForgetArgs {
     #[arg(long, short = 't', value_name = "ID")]
     pub thread: Vec<String>,
 
+    /// Threads to delete, without --thread.
+    #[arg(value_name = "THREAD")]
+    pub thread_ids: Vec<String>,
+
     /// Delete every thread whose metadata (the configurable keys the app passed) or latest
     /// state has KEY equal to VALUE (repeat to require several), as `find --meta` finds them.
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_meta)]
@@ -1073,7 +1082,7 @@ pub struct MaintenanceArgs {
 pub struct PruneArgs {
     /// Delete every thread whose latest checkpoint is older than this (e.g. 30d, 12h). With
     /// --thread, only the named threads that are this idle.
-    #[arg(long, value_name = "DUR", required_unless_present = "thread",
+    #[arg(long, value_name = "DUR", required_unless_present_any = ["thread", "thread_ids"],
           value_parser = parse_duration)]
     pub idle: Option<String>,
 
@@ -1081,6 +1090,10 @@ pub struct PruneArgs {
     /// With --idle, only if it is idle that long.
     #[arg(long, short = 't', value_name = "ID")]
     pub thread: Vec<String>,
+
+    /// Threads to delete, without --thread.
+    #[arg(value_name = "THREAD")]
+    pub thread_ids: Vec<String>,
 
     /// Threads per transaction (short transactions keep the app's waits short).
     #[arg(long, value_name = "N", default_value_t = 200)]
@@ -1117,10 +1130,14 @@ pub struct GcArgs {
         long,
         short = 't',
         value_name = "ID",
-        required_unless_present = "all",
+        required_unless_present_any = ["all", "thread_id"],
         conflicts_with = "all"
     )]
     pub thread: Option<String>,
+
+    /// The thread to collect, without --thread.
+    #[arg(value_name = "THREAD", conflicts_with_all = ["thread", "all"])]
+    pub thread_id: Option<String>,
 
     /// Collect every thread.
     #[arg(long)]
@@ -1374,6 +1391,10 @@ pub struct BrowseArgs {
     /// Open on this thread's history instead of the threads list.
     #[arg(long, short = 't', value_name = "ID")]
     pub thread: Option<String>,
+
+    /// The thread to open on, without --thread.
+    #[arg(value_name = "THREAD", conflicts_with = "thread")]
+    pub thread_id: Option<String>,
 }
 
 // ---- threads that travel (#29) ----
@@ -1382,8 +1403,12 @@ pub struct BrowseArgs {
 #[derive(Debug, Args)]
 pub struct CopyArgs {
     /// The thread to copy.
-    #[arg(long, value_name = "ID", required_unless_present = "all")]
+    #[arg(long, value_name = "ID", required_unless_present_any = ["all", "thread_id"])]
     pub thread: Option<String>,
+
+    /// The thread to copy, without --thread.
+    #[arg(value_name = "THREAD", conflicts_with_all = ["thread", "all"])]
+    pub thread_id: Option<String>,
 
     /// Copy every thread (the ones --idle and --meta select) into --to, one transaction per
     /// thread, each under its own id.
@@ -1442,11 +1467,15 @@ pub struct CopyArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
     /// A thread to export (repeatable).
-    #[arg(long, value_name = "ID", required_unless_present = "all")]
+    #[arg(long, value_name = "ID", required_unless_present_any = ["all", "thread_ids"])]
     pub thread: Vec<String>,
 
+    /// Threads to export, without --thread.
+    #[arg(value_name = "THREAD")]
+    pub thread_ids: Vec<String>,
+
     /// Export every thread of the database.
-    #[arg(long, conflicts_with = "thread")]
+    #[arg(long, conflicts_with_all = ["thread", "thread_ids"])]
     pub all: bool,
 
     /// The archive to write: a new SQLite file (an existing one is refused unless --force).

@@ -72,7 +72,8 @@ fn bad_input_is_one_line_and_writes_nothing() {
                 "not-a-checkpoint",
             ],
             1,
-            "no such root checkpoint",
+            // The wording show --checkpoint and diff --from use (#46).
+            "has no checkpoint 'not-a-checkpoint'",
         ),
     ];
     for (args, code, says) in cases {
@@ -374,4 +375,80 @@ fn a_copy_killed_mid_way_leaves_whole_threads_and_a_rerun_completes() {
     for t in all.iter().step_by(97) {
         assert_eq!(thread_rows(&target, t), thread_rows(&db, t), "thread {t}");
     }
+}
+
+/// #46: `copy --at` takes a checkpoint id or a prefix of it, as `show --checkpoint`, `diff
+/// --from` and `history --before` do: the fork of a unique prefix is the fork of the whole id;
+/// an ambiguous prefix lists the candidates, exit 1, nothing written. An unknown thread says
+/// "did you mean", and a --to that looks like a connection string is named as --to.
+#[test]
+fn at_takes_a_checkpoint_prefix_and_an_ambiguous_one_lists_the_candidates() {
+    let (_dir, db) = temp_copy(&fixture("new.sqlite"));
+    let whole = "1f1ed47f-836b-6f88-8007-cd7aa743ed93";
+    let (code, by_id, err) = copy(
+        &db,
+        &[
+            "tools",
+            "--to-thread",
+            "fork-a",
+            "--at",
+            whole,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, by_prefix, err) = copy(
+        &db,
+        &[
+            "tools",
+            "--to-thread",
+            "fork-b",
+            "--at",
+            "1f1ed47f-836b",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        by_id.replace("fork-a", "F"),
+        by_prefix.replace("fork-b", "F"),
+        "the prefix forks where the whole id does"
+    );
+    let ids = |t: &str| -> Vec<String> {
+        thread_rows(&db, t)
+            .into_iter()
+            .map(|r| format!("{:?}", &r[2..]))
+            .collect()
+    };
+    assert_eq!(ids("fork-a"), ids("fork-b"));
+    let before = rows(&db);
+    let (code, _, err) = copy(
+        &db,
+        &["tools", "--to-thread", "fork-c", "--at", "1f1ed47f-83"],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("ambiguous") && err.contains("1f1ed47f-836b-6f88-8007-cd7aa743ed93"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(rows(&db), before, "nothing written");
+    let (code, _, err) = copy(&db, &["Tools", "--to-thread", "fork-c"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("did you mean 'tools'"), "{err}");
+    let (code, _, err) = copy(
+        &db,
+        &[
+            "tools",
+            "--to",
+            "host=127.0.0.1 dbnme=app password=Pw123456",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.starts_with("memctl: error: --to '") && !err.contains("Pw123456"),
+        "{err}"
+    );
 }

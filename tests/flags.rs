@@ -2,6 +2,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use common::{fixture, memctl, run_err, run_json, run_ok, s, temp_copy};
 
 fn code_and_stderr(args: &[&str]) -> (Option<i32>, String) {
@@ -724,4 +726,101 @@ fn short_help_is_one_line_per_option_and_shows_no_empty_env_value() {
             assert!(!help.contains("MEMCTL_SCHEMA="), "{path:?}: {help}");
         }
     }
+}
+
+/// #46: one way to name things. A command that takes a thread takes it alone, as the README
+/// promises (`memctl copy thread-01 --to-thread x`): copy, export, gc, prune, forget and
+/// browse refused it before; the result is the same as with `--thread`.
+#[test]
+fn every_command_that_takes_a_thread_takes_it_alone() {
+    let db = fixture("new.sqlite");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out_a = dir.path().join("a.sqlite");
+    let out_b = dir.path().join("b.sqlite");
+    let runs: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (
+            vec!["copy", "tools", "--to-thread", "x", "--dry-run"],
+            vec!["copy", "--thread", "tools", "--to-thread", "x", "--dry-run"],
+        ),
+        (
+            vec!["gc", "tools", "--keep-checkpoints", "1", "--dry-run"],
+            vec![
+                "gc",
+                "--thread",
+                "tools",
+                "--keep-checkpoints",
+                "1",
+                "--dry-run",
+            ],
+        ),
+        (
+            vec!["prune", "tools", "system", "--dry-run"],
+            vec![
+                "prune",
+                "--thread",
+                "tools",
+                "--thread",
+                "system",
+                "--dry-run",
+            ],
+        ),
+        (
+            vec!["forget", "tools", "--dry-run"],
+            vec!["forget", "--thread", "tools", "--dry-run"],
+        ),
+    ];
+    for (alone, flagged) in runs {
+        let run = |args: &[&str]| {
+            let out = memctl()
+                .args(args)
+                .args([
+                    "--db",
+                    s(&db),
+                    "--format",
+                    "json",
+                    "--now",
+                    "2026-12-08T00:00:00Z",
+                ])
+                .output()
+                .expect("runs");
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        };
+        let (a, b) = (run(&alone), run(&flagged));
+        assert_eq!(a.0, Some(0), "{alone:?}: {}", a.1);
+        // A forget receipt holds the time it ran.
+        let no_time = |t: &str| {
+            t.lines()
+                .filter(|l| !l.contains("\"timestamp\""))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(no_time(&a.1), no_time(&b.1), "{alone:?}");
+    }
+    // export: the archives hold the same rows.
+    for (args, out) in [
+        (vec!["export", "tools", "system"], &out_a),
+        (
+            vec!["export", "--thread", "tools", "--thread", "system"],
+            &out_b,
+        ),
+    ] {
+        let ran = memctl()
+            .args(&args)
+            .args(["--db", s(&db), "-o", s(out)])
+            .output()
+            .expect("runs");
+        assert!(ran.status.success(), "{args:?}");
+    }
+    let rows = |f: &Path| {
+        let c = rusqlite::Connection::open(f).expect("open");
+        let n: i64 = c
+            .query_row("SELECT count(*) FROM checkpoints", [], |r| r.get(0))
+            .expect("count");
+        n
+    };
+    assert!(rows(&out_a) > 0);
+    assert_eq!(rows(&out_a), rows(&out_b));
 }

@@ -17,7 +17,7 @@ use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore, Threa
 /// True when `to` names a SQLite file that does not exist yet (a target memctl makes); a
 /// malformed connection string is a usage error.
 pub(super) fn is_new_file(to: &Path) -> Result<bool> {
-    let location = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
+    let location = storage::locate_as(to, "--to").map_err(|e| Usage(e.to_string()))?;
     Ok(location == Location::File && !to.exists())
 }
 
@@ -79,16 +79,22 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     let source = super::open(g, access)?;
     let mut rows = source.read_thread(thread)?;
     if rows.checkpoints.is_empty() {
-        return Err(anyhow!("no thread '{thread}' in the database"));
+        return Err(crate::read::unknown_thread(&*source, thread));
     }
+    // --at names a root checkpoint by its id or a prefix of it, as show --checkpoint does.
+    let at = args
+        .at
+        .as_deref()
+        .map(|given| crate::read::resolve_checkpoint_id(&*source, thread, "", given))
+        .transpose()?;
     // A fork takes the rows up to --at: those are what must be readable (a thread damaged
     // after that checkpoint forks whole up to it).
-    if let Some(at) = &args.at {
+    if let Some(at) = &at {
         rows = crate::ops::copy::cut(rows, at)?;
     }
     changes.check_thread(thread, &rows)?;
     let changed = changes.apply(&*source, thread, &mut rows)?;
-    let mut plan = crate::ops::copy::plan(rows, thread, &to_thread, args.at.as_deref())?;
+    let mut plan = crate::ops::copy::plan(rows, thread, &to_thread, at.as_deref())?;
     changed.add_to(&mut plan.counts);
     let busy = Duration::from_millis(g.busy_timeout);
     let mut created = false;
@@ -159,7 +165,7 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
             true => None,
             false => args.to.as_deref().map(storage::shown_path),
         },
-        at: args.at.clone(),
+        at,
         dry_run: args.dry_run,
         created,
         replaced: written.replaced,
@@ -296,7 +302,7 @@ pub fn thread_ids(store: &dyn CheckpointStore) -> Result<Vec<String>> {
 /// still never loses a row: the target is written whole in one transaction.)
 pub fn same_database(db: &Path, to: &Path) -> Result<bool> {
     let a = storage::locate(db).map_err(|e| Usage(e.to_string()))?;
-    let b = storage::locate(to).map_err(|e| Usage(e.to_string()))?;
+    let b = storage::locate_as(to, "--to").map_err(|e| Usage(e.to_string()))?;
     Ok(match (a, b) {
         (Location::Postgres(x), Location::Postgres(y)) => x == y,
         (Location::File, Location::File) => same_file(db, to),

@@ -71,6 +71,7 @@ pub fn run(g: &GlobalArgs, args: &TtlArgs, out: &mut dyn Write) -> Result<()> {
                     let a = PruneArgs {
                         idle: Some(format!("{idle}s")),
                         thread: vec![],
+                        thread_ids: vec![],
                         batch: 200,
                         maintenance: maintenance(),
                     };
@@ -87,6 +88,7 @@ pub fn run(g: &GlobalArgs, args: &TtlArgs, out: &mut dyn Write) -> Result<()> {
                     for t in &idle_threads {
                         let a = GcArgs {
                             thread: Some(t.clone()),
+                            thread_id: None,
                             all: false,
                             keep_checkpoints: 1,
                             maintenance: maintenance(),
