@@ -19,8 +19,8 @@ use crate::model::Message;
 use crate::output;
 use crate::output::diff::{ChannelChange, DiffReport, MessageDiff, MessageSource};
 
+use crate::model::channels::is_internal_channel;
 use crate::par::par_in_order;
-use crate::read::is_internal_channel;
 use crate::read::LoadedCheckpoint;
 
 /// One side of the diff: a stored message list and where each message is.

@@ -6,7 +6,8 @@ use anyhow::{Context, Result};
 
 use crate::cli::{GlobalArgs, KindArg, RmArgs};
 use crate::model::Kind;
-use crate::ops::edit::{plan, plan_history_purge};
+use crate::ops::edit::plan;
+use crate::ops::forget::plan_history_purge;
 use crate::ops::remove::{select_with, Selector};
 
 use super::batch::{self, Options, Target};

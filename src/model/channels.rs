@@ -121,3 +121,11 @@ pub fn counted_channels(metadata: &Metadata) -> Vec<String> {
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default()
 }
+
+/// Channels LangGraph uses internally; not shown as state.
+pub fn is_internal_channel(name: &str) -> bool {
+    name == "__start__"
+        || name == "__pregel_tasks"
+        || name.starts_with("branch:to:")
+        || name.starts_with("__")
+}

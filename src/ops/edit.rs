@@ -17,7 +17,7 @@ use crate::model::state::{pending_work, PendingWrite};
 use crate::model::{Checkpoint, Kind, Message, Metadata};
 use crate::ops::outcome::{Outcome, Removed, Status};
 use crate::ops::purge::Scrub;
-use crate::ops::update::{self, Env};
+use crate::ops::update::{self, DeltaHead, Env};
 use crate::storage::{CheckpointRow, WriteRow};
 
 /// A checkpoint row with its decoded blob and metadata.
@@ -67,26 +67,6 @@ impl LoadedCheckpoint {
             metadata,
         })
     }
-}
-
-/// What an edit of a thread whose messages are a DeltaChannel needs beyond the messages
-/// (rebuilt as `get_state` shows them: [`LatestRows::delta`]).
-#[derive(Debug, Clone, Default)]
-pub struct DeltaHead {
-    /// The graph's DeltaChannels, in the graph's order as far as the head shows it (messages
-    /// first, then those its counters name, then those it holds a snapshot of).
-    pub channels: Vec<String>,
-    /// The head's values of its other DeltaChannels (`None`: a reducer memctl does not
-    /// know), for the snapshot an update may have to write.
-    pub values: Vec<(String, Option<Value>)>,
-    /// The DeltaChannels the update snapshots whatever their counters: those the head's
-    /// pending writes touch (`update_state` snapshots them), and messages for a `--purge`
-    /// (the new checkpoint then needs none of the rows the purge rewrites).
-    pub snapshot: Vec<String>,
-    /// The `snapshot_frequency` of the channels whose counters show it
-    /// (`model::delta::inferred_frequency`): an update that brings a channel's count to it
-    /// snapshots the channel, as LangGraph's would.
-    pub frequencies: Vec<(String, u64)>,
 }
 
 /// A checkpoint row as LangGraph's `EncryptedSerializer` would load it: an encrypted blob
@@ -678,51 +658,6 @@ pub fn plan(
         planned.purge = Some(scrub);
     }
     Ok(planned)
-}
-
-/// `rm --match --purge`: the plan of `plan` (made with `found.scrub`, so that the history
-/// scrub also removes the messages the pattern matched in older checkpoints and redacts it in
-/// every other string, as `forget --match` does) extended to what the pattern matched in the
-/// thread's history (`found`: see [`crate::ops::forget::Findings`]). When the latest state
-/// keeps every message and only older checkpoints, writes or other channels (a summary,
-/// `additional_kwargs`) hold a match, the history is scrubbed in place. Every text the pattern
-/// matched is searched for afterwards. A match only where memctl changes nothing (metadata, a
-/// row that does not decode) fails the thread, naming the places, with nothing written.
-pub fn plan_history_purge(
-    ed: &Editable,
-    mut planned: Planned,
-    found: &crate::ops::forget::Findings,
-    dry_run: bool,
-) -> Planned {
-    if found.rows == 0 {
-        if !found.untouched.is_empty() && planned.update.is_none() {
-            planned.outcome.status = Status::Failed;
-            planned.outcome.notes.push(format!(
-                "the pattern matches only where memctl changes nothing, so it would stay: {}; nothing was written",
-                found.untouched.join("; ")
-            ));
-        }
-        return planned;
-    }
-    for place in &found.untouched {
-        planned
-            .outcome
-            .notes
-            .push(format!("the pattern stays in {place}"));
-    }
-    planned.outcome.notes.push(format!(
-        "matching messages in its history: {}; matching strings outside messages: {}",
-        found.messages.len(),
-        found.strings
-    ));
-    let (must, _) = crate::ops::forget::searchable(found.verify_strings().0);
-    for text in must {
-        if !planned.verify.contains(&text) {
-            planned.verify.push(text);
-        }
-    }
-    crate::ops::forget::scrub_history_only(ed, &mut planned, found, dry_run);
-    planned
 }
 
 /// Builds the update that gives `ed`'s thread the message list `new_items` (stored values)

@@ -659,6 +659,51 @@ pub fn scrub_history_only(ed: &Editable, planned: &mut Planned, found: &Findings
     }
 }
 
+/// `rm --match --purge`: the plan of `plan` (made with `found.scrub`, so that the history
+/// scrub also removes the messages the pattern matched in older checkpoints and redacts it in
+/// every other string, as `forget --match` does) extended to what the pattern matched in the
+/// thread's history (`found`: see [`Findings`]). When the latest state
+/// keeps every message and only older checkpoints, writes or other channels (a summary,
+/// `additional_kwargs`) hold a match, the history is scrubbed in place. Every text the pattern
+/// matched is searched for afterwards. A match only where memctl changes nothing (metadata, a
+/// row that does not decode) fails the thread, naming the places, with nothing written.
+pub fn plan_history_purge(
+    ed: &Editable,
+    mut planned: Planned,
+    found: &Findings,
+    dry_run: bool,
+) -> Planned {
+    if found.rows == 0 {
+        if !found.untouched.is_empty() && planned.update.is_none() {
+            planned.outcome.status = Status::Failed;
+            planned.outcome.notes.push(format!(
+                "the pattern matches only where memctl changes nothing, so it would stay: {}; nothing was written",
+                found.untouched.join("; ")
+            ));
+        }
+        return planned;
+    }
+    for place in &found.untouched {
+        planned
+            .outcome
+            .notes
+            .push(format!("the pattern stays in {place}"));
+    }
+    planned.outcome.notes.push(format!(
+        "matching messages in its history: {}; matching strings outside messages: {}",
+        found.messages.len(),
+        found.strings
+    ));
+    let (must, _) = searchable(found.verify_strings().0);
+    for text in must {
+        if !planned.verify.contains(&text) {
+            planned.verify.push(text);
+        }
+    }
+    scrub_history_only(ed, &mut planned, found, dry_run);
+    planned
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,7 +31,26 @@ use crate::codec::pyjson::float_repr;
 use crate::ids::{uuid6_parts, GREGORIAN_OFFSET};
 use crate::model::checkpoint::MESSAGES;
 use crate::model::{Checkpoint, Metadata};
-use crate::ops::edit::DeltaHead;
+
+/// What an edit of a thread whose messages are a DeltaChannel needs beyond the messages
+/// (rebuilt as `get_state` shows them: the `delta` of an edit's latest rows).
+#[derive(Debug, Clone, Default)]
+pub struct DeltaHead {
+    /// The graph's DeltaChannels, in the graph's order as far as the head shows it (messages
+    /// first, then those its counters name, then those it holds a snapshot of).
+    pub channels: Vec<String>,
+    /// The head's values of its other DeltaChannels (`None`: a reducer memctl does not
+    /// know), for the snapshot an update may have to write.
+    pub values: Vec<(String, Option<Value>)>,
+    /// The DeltaChannels the update snapshots whatever their counters: those the head's
+    /// pending writes touch (`update_state` snapshots them), and messages for a `--purge`
+    /// (the new checkpoint then needs none of the rows the purge rewrites).
+    pub snapshot: Vec<String>,
+    /// The `snapshot_frequency` of the channels whose counters show it
+    /// (`model::delta::inferred_frequency`): an update that brings a channel's count to it
+    /// snapshots the channel, as LangGraph's would.
+    pub frequencies: Vec<(String, u64)>,
+}
 
 /// `REMOVE_ALL_MESSAGES` in `langgraph.graph.message`.
 pub const REMOVE_ALL: &str = "__remove_all__";

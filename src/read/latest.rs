@@ -10,7 +10,7 @@ use crate::ops::edit::{prepare, Editable, Filters, LatestRows};
 use crate::storage::{CheckpointRow, CheckpointStore};
 
 use super::checkpoint::decode_shallow;
-use super::readers::Readers;
+use super::readers::{map_at, Readers};
 use super::replay::state_messages;
 use super::thread::require_thread;
 
@@ -32,76 +32,6 @@ pub fn map_latest<R: Send>(
         })
         .and_then(&f)
     })
-}
-
-/// [`map_latest`], where `f` is handed each `(thread, checkpoint id)` of `ids` with its row as
-/// read: `None` when there is no such checkpoint (any more), or the row's own error.
-pub fn map_at<R: Send>(
-    readers: &Readers<'_>,
-    ids: &[(String, String)],
-    f: impl Fn(&(String, String), Result<Option<CheckpointRow>>) -> Result<R> + Sync,
-) -> Result<Vec<Result<R>>> {
-    let n = readers.split_across(ids.len().div_ceil(crate::par::BATCH))?;
-    if n > 1 {
-        return readers.with_handles(n, |here, others| {
-            let f = &f;
-            let mut read_here = |batch: &[(String, String)]| -> Result<Vec<Result<R>>> {
-                Ok(rows_at(here, batch)?
-                    .into_iter()
-                    .zip(batch)
-                    .map(|(row, id)| f(id, row))
-                    .collect())
-            };
-            let away: Vec<crate::par::SentReader<'_, (String, String), Result<R>>> = others
-                .iter_mut()
-                .map(|store| {
-                    Box::new(
-                        move |batch: &[(String, String)]| -> Result<Vec<Result<R>>> {
-                            Ok(rows_at(&**store, batch)?
-                                .into_iter()
-                                .zip(batch)
-                                .map(|(row, id)| f(id, row))
-                                .collect())
-                        },
-                    ) as crate::par::SentReader<'_, _, _>
-                })
-                .collect();
-            crate::par::in_batches(ids, crate::par::BATCH, &mut read_here, away)
-        });
-    }
-    let store = readers.store();
-    let mut out = Vec::with_capacity(ids.len());
-    // The ids by reference, so that each read row goes to the workers with its id.
-    let ids: Vec<&(String, String)> = ids.iter().collect();
-    crate::par::pipeline_batches(
-        &ids,
-        crate::par::cores(),
-        |batch| Ok(batch.iter().copied().zip(rows_at(store, batch)?).collect()),
-        |(id, row)| f(id, row),
-        |results| {
-            out.extend(results);
-            Ok(())
-        },
-    )?;
-    Ok(out)
-}
-
-/// The root checkpoints `batch` names, read in one call ([`CheckpointStore::checkpoints_at`]):
-/// each its own outcome (`None`: no such checkpoint); the outer error is the database's.
-fn rows_at<K: std::borrow::Borrow<(String, String)>>(
-    store: &dyn CheckpointStore,
-    batch: &[K],
-) -> Result<Vec<Result<Option<CheckpointRow>>>> {
-    let keys: Vec<(&str, &str, &str)> = batch
-        .iter()
-        .map(|k| {
-            let (thread, id) = k.borrow();
-            (thread.as_str(), "", id.as_str())
-        })
-        .collect();
-    let rows = store.checkpoints_at(&keys)?;
-    anyhow::ensure!(rows.len() == batch.len(), "a batch read lost checkpoints");
-    Ok(rows)
 }
 
 /// Reads a thread's latest root checkpoint (`id`, or the newest) and its pending writes; for
@@ -184,7 +114,7 @@ pub fn delta_head(
     keys: &Keyring,
     row: &crate::storage::CheckpointRow,
     writes: &[crate::storage::WriteRow],
-) -> Result<Option<(Vec<u8>, crate::ops::edit::DeltaHead)>> {
+) -> Result<Option<(Vec<u8>, crate::ops::update::DeltaHead)>> {
     use crate::model::checkpoint::MESSAGES;
     let Ok(md) = crate::model::Metadata::parse(row.metadata.as_deref()) else {
         return Ok(None);
@@ -251,7 +181,7 @@ pub fn delta_head(
             crate::model::delta::inferred_frequency(ch, &pairs).map(|f| (ch.clone(), f))
         })
         .collect();
-    let head = crate::ops::edit::DeltaHead {
+    let head = crate::ops::update::DeltaHead {
         frequencies,
         values: deltas
             .iter()

@@ -25,7 +25,7 @@ pub use checkpoint::{
 pub use latest::{load_editable, map_latest, read_latest};
 pub use readers::Readers;
 pub use replay::{needs_replay, DeltaValue, Origin};
-pub use state::{is_internal_channel, state_values};
+pub use state::state_values;
 pub use thread::{
     meta_select, no_thread, no_thread_among, require_thread, resolve_checkpoint_id, unknown_thread,
     Missing,

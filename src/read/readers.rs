@@ -8,7 +8,7 @@ use std::cell::{Cell, RefCell};
 
 use anyhow::{Context, Result};
 
-use crate::storage::CheckpointStore;
+use crate::storage::{CheckpointRow, CheckpointStore};
 
 /// The most connections `--jobs` opens.
 pub const MAX_JOBS: usize = 64;
@@ -97,6 +97,76 @@ pub fn default_jobs(parallelism: Option<usize>, cores: usize) -> usize {
         Some(p) => p.min(cores).clamp(1, MAX_JOBS),
         None => 1,
     }
+}
+
+/// [`super::latest::map_latest`], where `f` is handed each `(thread, checkpoint id)` of `ids` with its row as
+/// read: `None` when there is no such checkpoint (any more), or the row's own error.
+pub fn map_at<R: Send>(
+    readers: &Readers<'_>,
+    ids: &[(String, String)],
+    f: impl Fn(&(String, String), Result<Option<CheckpointRow>>) -> Result<R> + Sync,
+) -> Result<Vec<Result<R>>> {
+    let n = readers.split_across(ids.len().div_ceil(crate::par::BATCH))?;
+    if n > 1 {
+        return readers.with_handles(n, |here, others| {
+            let f = &f;
+            let mut read_here = |batch: &[(String, String)]| -> Result<Vec<Result<R>>> {
+                Ok(rows_at(here, batch)?
+                    .into_iter()
+                    .zip(batch)
+                    .map(|(row, id)| f(id, row))
+                    .collect())
+            };
+            let away: Vec<crate::par::SentReader<'_, (String, String), Result<R>>> = others
+                .iter_mut()
+                .map(|store| {
+                    Box::new(
+                        move |batch: &[(String, String)]| -> Result<Vec<Result<R>>> {
+                            Ok(rows_at(&**store, batch)?
+                                .into_iter()
+                                .zip(batch)
+                                .map(|(row, id)| f(id, row))
+                                .collect())
+                        },
+                    ) as crate::par::SentReader<'_, _, _>
+                })
+                .collect();
+            crate::par::in_batches(ids, crate::par::BATCH, &mut read_here, away)
+        });
+    }
+    let store = readers.store();
+    let mut out = Vec::with_capacity(ids.len());
+    // The ids by reference, so that each read row goes to the workers with its id.
+    let ids: Vec<&(String, String)> = ids.iter().collect();
+    crate::par::pipeline_batches(
+        &ids,
+        crate::par::cores(),
+        |batch| Ok(batch.iter().copied().zip(rows_at(store, batch)?).collect()),
+        |(id, row)| f(id, row),
+        |results| {
+            out.extend(results);
+            Ok(())
+        },
+    )?;
+    Ok(out)
+}
+
+/// The root checkpoints `batch` names, read in one call ([`CheckpointStore::checkpoints_at`]):
+/// each its own outcome (`None`: no such checkpoint); the outer error is the database's.
+fn rows_at<K: std::borrow::Borrow<(String, String)>>(
+    store: &dyn CheckpointStore,
+    batch: &[K],
+) -> Result<Vec<Result<Option<CheckpointRow>>>> {
+    let keys: Vec<(&str, &str, &str)> = batch
+        .iter()
+        .map(|k| {
+            let (thread, id) = k.borrow();
+            (thread.as_str(), "", id.as_str())
+        })
+        .collect();
+    let rows = store.checkpoints_at(&keys)?;
+    anyhow::ensure!(rows.len() == batch.len(), "a batch read lost checkpoints");
+    Ok(rows)
 }
 
 #[cfg(test)]

@@ -13,8 +13,8 @@ use crate::model::delta::{self, Ancestor, ChannelHistory, Reducer, NULL_TASK_ID}
 use crate::model::Checkpoint;
 use crate::storage::{CheckpointStore, WriteRow};
 
-use super::state::is_internal_channel;
 use super::LoadedCheckpoint;
+use crate::model::channels::is_internal_channel;
 
 /// How a DeltaChannel's value at a checkpoint was found.
 #[derive(Debug, Clone)]

@@ -2,18 +2,11 @@
 //! shows (LangGraph's internal ones left out) and their values.
 
 use crate::codec::Value;
+use crate::model::channels::is_internal_channel;
 use crate::model::checkpoint::MESSAGES;
 
 use super::replay::DeltaValue;
 use super::LoadedCheckpoint;
-
-/// Channels LangGraph uses internally; not shown as state.
-pub fn is_internal_channel(name: &str) -> bool {
-    name == "__start__"
-        || name == "__pregel_tasks"
-        || name.starts_with("branch:to:")
-        || name.starts_with("__")
-}
 
 /// The state's channels other than messages, as `get_state` shows them: the stored values
 /// in stored order (a DeltaChannel's snapshot as the value it holds), then the DeltaChannels

@@ -203,7 +203,7 @@ pub fn meta_select(
             out.push(Ok(selected));
         }
     }
-    let decided = super::latest::map_at(readers, &undecided, |(thread, _), row| {
+    let decided = super::readers::map_at(readers, &undecided, |(thread, _), row| {
         match row? {
             // Gone since its metadata was read: no latest state, as when there was none.
             None => Ok(false),
