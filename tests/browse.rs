@@ -1276,3 +1276,130 @@ fn a_real_80x24_terminal_shows_wide_text_as_ratatui_draws_it() {
     t.send(&["C-c"]);
     assert_eq!(t.exit().0, 0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The screens the documentation shows (#46: the README's capture of the history view was
+// garbled, the threads table's rows under the history's header): docs/screens/*.txt are
+// these views at 80x24, as a terminal shows them (a tmux test below reads the history view
+// off a real terminal and finds this text).
+// ---------------------------------------------------------------------------------------------
+
+/// Where the documentation's screens are.
+const SCREENS: &str = "docs/screens";
+
+/// The screens of the documentation, by file name: what a person sees at 80x24 after the
+/// keys the documentation names.
+fn doc_screens() -> Vec<(&'static str, String)> {
+    let size = (80, 24);
+    let mut out = Vec::new();
+    // Threads sorted by size (s); the history of `tools`, the second (j, Enter); its latest
+    // checkpoint (Enter), the diff against its parent (d), the tokens (t).
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "s");
+    out.push(("browse-threads.txt", plain_screen(&mut a, size)));
+    typed(&mut a, "j");
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-history.txt", plain_screen(&mut a, size)));
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-checkpoint.txt", plain_screen(&mut a, size)));
+    typed(&mut a, "d");
+    out.push(("browse-diff.txt", plain_screen(&mut a, size)));
+    typed(&mut a, "t");
+    out.push(("browse-tokens.txt", plain_screen(&mut a, size)));
+    // Back to the threads: a search (f, berlin, Enter), then the actions of `tools` (a).
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "fberlin");
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-search.txt", plain_screen(&mut a, size)));
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "a");
+    out.push(("browse-actions.txt", plain_screen(&mut a, size)));
+    // The Store of fixtures/store.sqlite (S), the items of users.u-42.memories, a value.
+    let mut a = app("store.sqlite", None);
+    typed(&mut a, "S");
+    out.push(("browse-store.txt", plain_screen(&mut a, size)));
+    typed(&mut a, "jjjjj");
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-store-items.txt", plain_screen(&mut a, size)));
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-store-value.txt", plain_screen(&mut a, size)));
+    // Double-width text: the CJK thread of fixtures/wide.sqlite, its latest checkpoint, and
+    // a search that finds a message and a Store item.
+    let mut a = wide_app();
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-wide-checkpoint.txt", plain_screen(&mut a, size)));
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "f拉面");
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-wide-search.txt", plain_screen(&mut a, size)));
+    out
+}
+
+/// docs/screens/ holds exactly the screens [`doc_screens`] draws (no stale file), byte for
+/// byte. `MEMCTL_WRITE_SCREENS=1 cargo test --test browse docs_screens` writes them.
+#[test]
+fn docs_screens_are_current() {
+    let dir = common::root().join(SCREENS);
+    let screens = doc_screens();
+    if std::env::var_os("MEMCTL_WRITE_SCREENS").is_some() {
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for (name, text) in &screens {
+            std::fs::write(dir.join(name), text).expect("write");
+        }
+    }
+    let stale = "run `MEMCTL_WRITE_SCREENS=1 cargo test --test browse docs_screens`";
+    let mut committed: Vec<String> = std::fs::read_dir(&dir)
+        .map(|it| {
+            it.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    committed.sort();
+    let mut names: Vec<String> = screens.iter().map(|(n, _)| (*n).to_owned()).collect();
+    names.sort();
+    assert_eq!(committed, names, "{SCREENS} is stale: {stale}");
+    for (name, text) in &screens {
+        let old = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+        assert!(
+            old == *text,
+            "{SCREENS}/{name} is stale: {stale}\nnow:\n{text}"
+        );
+        // What the README once showed: the threads' rows under the history's header.
+        assert_eq!(text.lines().count(), 24, "{name}");
+    }
+    let history = &screens[1].1;
+    assert!(
+        history.contains(" thread tools · 10 checkpoints, newest first"),
+        "{history}"
+    );
+    assert!(!history.contains("summarized"), "{history}");
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)"
+)]
+fn the_documented_history_screen_is_what_a_terminal_shows() {
+    // docs/screens/browse-history.txt (threads sorted by size, j, Enter) is the real
+    // terminal's screen.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let t = Pane::exact(
+        "browse-doc",
+        &browse_in(dir.path(), "new.sqlite", NOW),
+        (80, 24),
+    );
+    t.wait_for("14 of 14 threads");
+    t.send(&["s"]);
+    t.wait_for("sorted by size");
+    t.send(&["j", "Enter"]);
+    let doc = std::fs::read_to_string(common::root().join(SCREENS).join("browse-history.txt"))
+        .expect("the documented screen");
+    terminal_shows(&t, &doc, 80);
+    t.send(&["C-c"]);
+    assert_eq!(t.exit().0, 0);
+}
