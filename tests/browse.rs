@@ -301,10 +301,11 @@ fn a_long_chat_built_lazily_shows_what_the_whole_render_shows() {
     );
     // The tokens view counts the messages already read a step at a time (128 at the key),
     // then shows `tokens --thread`'s table of the (latest) checkpoint.
-    let tokens = wrapped(
-        &memctl_out(&["tokens", "--db", "fixtures/deep.sqlite", "--thread", thread]),
-        80,
-    );
+    let tokens: Vec<String> =
+        memctl_out(&["tokens", "--db", "fixtures/deep.sqlite", "--thread", thread])
+            .lines()
+            .map(|l| l.trim_end().to_owned())
+            .collect();
     press(&mut a, KeyCode::Char('t'));
     let counting = screen_now(&mut a, (80, 24));
     assert!(a.working());
@@ -312,22 +313,62 @@ fn a_long_chat_built_lazily_shows_what_the_whole_render_shows() {
         counting.contains("counting tokens: 128 of 163 messages …"),
         "{counting}"
     );
-    assert_eq!(body(&screen(&mut a, (80, 24))), tokens[..h]);
+    // On a screen wide enough, the table is `tokens`'s, line for line.
+    assert_eq!(body(&screen(&mut a, (200, 24))), tokens[..h]);
     press(&mut a, KeyCode::Char('G'));
-    assert_eq!(body(&screen(&mut a, (80, 24))), tokens[tokens.len() - h..]);
+    assert_eq!(body(&screen(&mut a, (200, 24))), tokens[tokens.len() - h..]);
+    // At 80 columns (laid out anew, from the top) its text column gives way: the same
+    // cells in the same order, no row wider than the screen.
+    let narrow = body(&screen(&mut a, (80, 24)));
+    assert_fits(&narrow, 80);
+    assert!(ink(&tokens.concat()).starts_with(&ink(&narrow.concat())));
+    press(&mut a, KeyCode::Char('G'));
+    let narrow = body(&screen(&mut a, (80, 24)));
+    assert_fits(&narrow, 80);
+    assert!(ink(&tokens.concat()).ends_with(&ink(&narrow.concat())));
 }
 
-/// `text` made terminal-safe and wrapped at `width` as the browser wraps it.
+/// What a text shows, its blanks left out (what wrapping must keep, in order).
+fn ink(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Asserts that the words of `rows` are whole words of `source` (no word cut where it would
+/// fit a row): an ASCII word of a row that is not one of the source's is a piece of a
+/// source word wider than `columns`.
+fn assert_words_whole(rows: &[String], source: &str, columns: usize) {
+    let words: std::collections::HashSet<&str> = source.split_whitespace().collect();
+    for r in rows {
+        for w in r.split_whitespace().filter(|w| w.is_ascii()) {
+            assert!(
+                words.contains(w)
+                    || words
+                        .iter()
+                        .any(|s| s.contains(w) && memctl::tui::width::width(s) > columns),
+                "{w:?} is a piece of a word that fits a row of {columns}: {r:?}"
+            );
+        }
+    }
+}
+
+/// Asserts that no row is wider than `columns` (by display width).
+fn assert_fits(rows: &[String], columns: usize) {
+    for r in rows {
+        assert!(
+            memctl::tui::width::width(r) <= columns,
+            "a row wider than {columns} columns: {r:?}"
+        );
+    }
+}
+
+/// `text` made terminal-safe and wrapped at `width` as the browser wraps it (by display
+/// width, at word boundaries: `memctl::tui::width::wrap`, tested in its module).
 fn wrapped(text: &str, width: usize) -> Vec<String> {
     let safe = memctl::output::sanitize::for_terminal(text);
     let mut rows = Vec::new();
     for line in safe.lines() {
-        let chars: Vec<char> = line.replace('\t', "    ").chars().collect();
-        if chars.is_empty() {
-            rows.push(String::new());
-        }
-        for c in chars.chunks(width) {
-            rows.push(c.iter().collect::<String>().trim_end().to_owned());
+        for r in memctl::tui::width::wrap(&line.replace('\t', "    "), width) {
+            rows.push(r.trim_end().to_owned());
         }
     }
     rows
@@ -581,7 +622,7 @@ fn a_real_terminal_session_leaves_the_file_unchanged() {
     );
     t.key("Escape", "thread tools · 10 checkpoints");
     t.key("Escape", "14 of 14 threads");
-    t.key("f", "find (latest states, any case)");
+    t.key("f", "find (latest states and the Store, any case)");
     t.type_text("berlin");
     t.wait_for("any case): berlin");
     let hits = t.key("Enter", "«Berlin»");
@@ -749,4 +790,616 @@ fn sorting_by_messages_or_tokens_waits_for_the_counts() {
         .map(|r| r.split(' ').next().unwrap_or_default().to_owned())
         .collect();
     assert_eq!(sizes, expected);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Double-width text (#46): fixtures/wide.sqlite (fixtures/generate_wide.py, real LangGraph) has
+// a thread whose id and messages are CJK and emoji, and a Store of CJK namespaces, keys and
+// values. Every view is drawn at 80x24 and 160x45; no wide character is cut in half or runs
+// past the edge, the text views lose nothing, and the titles keep their counts.
+// ---------------------------------------------------------------------------------------------
+
+/// The CJK thread of fixtures/wide.sqlite.
+const WIDE: &str = "用户42-北京旅行计划-🚄";
+
+/// The "now" of the wide fixture's screens (after it was written).
+const WIDE_NOW: &str = "2026-12-10T00:00:00Z";
+
+/// The sizes the wide fixture's views are drawn at.
+const WIDE_SIZES: [(u16, u16); 2] = [(80, 24), (160, 45)];
+
+/// The browser on fixtures/wide.sqlite.
+fn wide_app() -> App {
+    let cli = Cli::try_parse_from([
+        "memctl",
+        "browse",
+        "--db",
+        "fixtures/wide.sqlite",
+        "--now",
+        WIDE_NOW,
+    ])
+    .expect("the arguments parse");
+    App::new(Source::new(&cli.global), None).expect("the browser opens")
+}
+
+/// Asserts that the buffer's cells are what a terminal can show as ratatui means them: no
+/// control character, every double-width character whole (not at the last column with its
+/// second half off screen, its second cell not overwritten by anything else).
+fn assert_cells_whole(buf: &ratatui::buffer::Buffer, what: &str) {
+    use memctl::tui::width::width;
+    let (w, h) = (buf.area.width, buf.area.height);
+    for y in 0..h {
+        let mut x = 0;
+        while x < w {
+            let symbol = buf[(x, y)].symbol();
+            assert!(
+                !symbol.contains(char::is_control),
+                "{what}: a control character at ({x}, {y})"
+            );
+            let cw = width(symbol).max(1) as u16;
+            assert!(
+                x + cw <= w,
+                "{what}: {symbol:?} at ({x}, {y}) runs past the edge of {w} columns"
+            );
+            for k in 1..cw {
+                let hidden = buf[(x + k, y)].symbol();
+                assert!(
+                    hidden == " ",
+                    "{what}: the second half of {symbol:?} at ({x}, {y}) holds {hidden:?}"
+                );
+            }
+            x += cw;
+        }
+    }
+}
+
+/// The screen as a terminal shows it: each row's characters (a double-width one once), the
+/// blanks at the end of a row left out. Checks the cells first ([`assert_cells_whole`]).
+fn plain_screen(app: &mut App, (w, h): (u16, u16)) -> String {
+    app.finish_work();
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("a test terminal");
+    terminal.draw(|f| app.draw(f)).expect("draws");
+    let buf = terminal.backend().buffer();
+    assert_cells_whole(buf, &format!("{w}x{h}"));
+    let mut out = String::new();
+    for y in 0..h {
+        let mut row = String::new();
+        let mut x = 0;
+        while x < w {
+            let symbol = buf[(x, y)].symbol();
+            row.push_str(symbol);
+            x += memctl::tui::width::width(symbol).max(1) as u16;
+        }
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Snapshots the screen at both wide sizes as `name_WxH`; returns the 80x24 one.
+fn snap_wide(app: &mut App, name: &str) -> String {
+    let mut first = String::new();
+    for size in WIDE_SIZES {
+        let text = plain_screen(app, size);
+        for row in text.lines() {
+            assert!(
+                memctl::tui::width::width(row) <= size.0 as usize,
+                "{name}: a row wider than {}: {row}",
+                size.0
+            );
+        }
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), text);
+        if first.is_empty() {
+            first = text;
+        }
+    }
+    first
+}
+
+/// The title line of a view (its second row), with a blank after it.
+fn title_of(screen: &str) -> String {
+    format!("{} ", screen.lines().nth(1).unwrap_or_default())
+}
+
+/// The body of a checkpoint or Store value view: the rows between the view's title and the
+/// key line.
+fn body_of(screen: &str, (_, h): (u16, u16)) -> Vec<String> {
+    screen
+        .lines()
+        .skip(2)
+        .take(h as usize - 3)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `memctl ARGS` on fixtures/wide.sqlite.
+fn wide_out(args: &[&str]) -> String {
+    let mut all = args.to_vec();
+    all.extend(["--db", "fixtures/wide.sqlite"]);
+    memctl_out(&all)
+}
+
+#[test]
+fn wide_text_in_every_view_fits_the_screen() {
+    let mut a = wide_app();
+    let threads = snap_wide(&mut a, "browse_wide_threads");
+    assert!(threads.contains(&format!("> {WIDE} ")), "{threads}");
+
+    press(&mut a, KeyCode::Enter);
+    let history = snap_wide(&mut a, "browse_wide_history");
+    assert!(
+        history.contains(&format!(" thread {WIDE} · 13 checkpoints, newest first ")),
+        "{history}"
+    );
+
+    // The checkpoint as `show` prints it: nothing lost at the edge (the rows' text is
+    // show's, in order), and the title's row count whole.
+    press(&mut a, KeyCode::Enter);
+    let show = wide_out(&["show", "--thread", WIDE]);
+    for size in WIDE_SIZES {
+        let screen = plain_screen(&mut a, size);
+        let rows = body_of(&screen, size);
+        assert_fits(&rows, size.0 as usize);
+        assert!(
+            ink(&show).starts_with(&ink(&rows.concat())),
+            "{size:?}: the screen is not show's text:\n{screen}"
+        );
+        let total = wrapped(&show, size.0 as usize).len();
+        assert!(
+            title_of(&screen).contains(&format!("· show · row 1/{total} ")),
+            "{size:?}: not row 1/{total}:\n{screen}"
+        );
+        // The header line (thread, checkpoint, step, time) is whole on its rows.
+        let header = show.lines().next().expect("a header");
+        assert_eq!(ink(&rows[..2].concat()), ink(header), "{screen}");
+        assert_words_whole(&rows, &show, size.0 as usize);
+    }
+    snap_wide(&mut a, "browse_wide_checkpoint");
+    // The end (G at each size: a resize keeps the message on screen, from its first row).
+    for size in WIDE_SIZES {
+        typed(&mut a, "G");
+        let screen = plain_screen(&mut a, size);
+        let rows = body_of(&screen, size);
+        assert!(ink(&show).ends_with(&ink(&rows.concat())), "{size:?}");
+        assert_words_whole(&rows, &show, size.0 as usize);
+        let total = wrapped(&show, size.0 as usize).len();
+        let first = total - rows.len() + 1;
+        assert!(
+            title_of(&screen).contains(&format!("· show · row {first}/{total} ")),
+            "{screen}"
+        );
+        insta::assert_snapshot!(
+            format!("browse_wide_checkpoint_end_{}x{}", size.0, size.1),
+            screen
+        );
+    }
+
+    // The diff against the parent: `diff --to`'s text.
+    typed(&mut a, "d");
+    let id = history_json("wide.sqlite", WIDE)[0]["checkpoint_id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let diff = wide_out(&["diff", "--thread", WIDE, "--to", &id]);
+    for size in WIDE_SIZES {
+        let rows = body_of(&plain_screen(&mut a, size), size);
+        assert_eq!(ink(&rows.concat()), ink(&diff), "{size:?}");
+    }
+    snap_wide(&mut a, "browse_wide_diff");
+
+    // The tokens: `tokens`'s cells in order; the text column wraps between words and CJK
+    // characters, never inside a word that fits a row.
+    typed(&mut a, "t");
+    let tokens = wide_out(&["tokens", "--thread", WIDE]);
+    for size in WIDE_SIZES {
+        let rows = body_of(&plain_screen(&mut a, size), size);
+        assert_fits(&rows, size.0 as usize);
+        assert!(ink(&tokens).starts_with(&ink(&rows.concat())), "{size:?}");
+        assert_words_whole(&rows, &tokens, size.0 as usize);
+    }
+    snap_wide(&mut a, "browse_wide_tokens");
+
+    // The search: the thread's hit and the Store's, as `find` lists them.
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Esc);
+    assert!(plain_screen(&mut a, (80, 24)).contains("2 of 2 threads"));
+    typed(&mut a, "f拉面");
+    press(&mut a, KeyCode::Enter);
+    let search = snap_wide(&mut a, "browse_wide_search");
+    assert!(
+        search.contains(" 2 hits: 1 in threads, 1 in the Store\n"),
+        "{search}"
+    );
+
+    // The Store hit opens the Store at the item; its long value wraps.
+    typed(&mut a, "j");
+    press(&mut a, KeyCode::Enter);
+    let value = snap_wide(&mut a, "browse_wide_store_value");
+    assert!(
+        value.contains(" Store · 用户.u-42.记忆 · 饮食偏好 "),
+        "{value}"
+    );
+    let json = wide_out(&[
+        "store",
+        "get",
+        "用户.u-42.记忆",
+        "饮食偏好",
+        "--format",
+        "json",
+    ]);
+    for size in WIDE_SIZES {
+        let rows = body_of(&plain_screen(&mut a, size), size);
+        assert_fits(&rows, size.0 as usize);
+        assert_eq!(ink(&rows.concat()), ink(&json), "{size:?}");
+    }
+    press(&mut a, KeyCode::Esc);
+    let items = snap_wide(&mut a, "browse_wide_store_items");
+    assert!(items.contains("> 饮食偏好 "), "{items}");
+    press(&mut a, KeyCode::Esc);
+    let namespaces = snap_wide(&mut a, "browse_wide_store");
+    assert!(namespaces.contains("> 用户.u-42.记忆 "), "{namespaces}");
+
+    // The actions for the CJK thread (its id quoted for the shell).
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Esc);
+    assert!(plain_screen(&mut a, (80, 24)).contains("2 of 2 threads"));
+    typed(&mut a, "a");
+    assert!(!a.quit);
+    let actions = snap_wide(&mut a, "browse_wide_actions");
+    assert!(actions.contains(&format!("--thread '{WIDE}'")), "{actions}");
+}
+
+#[test]
+fn a_long_id_is_cut_in_titles_and_the_counts_stay_whole() {
+    // The ASCII fixture at 80 columns: the checkpoint id gives way to the row count (it was
+    // cut at the edge: `row` with no count).
+    let mut a = app("new.sqlite", Some("tools"));
+    press(&mut a, KeyCode::Enter);
+    typed(&mut a, "t");
+    let text = plain_screen(&mut a, (80, 24));
+    let title = title_of(&text);
+    assert!(title.ends_with(" · tokens (approx) · row 1/23 "), "{title}");
+    assert!(
+        title.contains(" checkpoint 1f1ed47f-8372-63a9-8008-693bc…"),
+        "{title}"
+    );
+    // The wide thread in a narrow terminal: its id is cut, marked, never halved.
+    let mut a = wide_app();
+    press(&mut a, KeyCode::Enter);
+    let text = plain_screen(&mut a, (50, 20));
+    assert!(
+        text.contains(" thread 用户42-北… · 13 checkpoints, newest first"),
+        "{text}"
+    );
+    press(&mut a, KeyCode::Enter);
+    let text = plain_screen(&mut a, (60, 20));
+    let title = title_of(&text);
+    assert!(title.contains(" · show · row 1/"), "{title}");
+    assert!(title.contains("…"), "{title}");
+}
+
+#[test]
+fn search_lists_the_store_hits_as_find_does() {
+    // fixtures/store.sqlite: `find ramen` has one hit, in the Store (its thread says nothing
+    // of ramen); the browser said "no hits".
+    let mut a = app("store.sqlite", None);
+    typed(&mut a, "framen");
+    press(&mut a, KeyCode::Enter);
+    let text = plain_screen(&mut a, (80, 24));
+    assert!(!text.contains("no hits"), "{text}");
+    assert!(text.contains(" 1 hit in the Store\n"), "{text}");
+    assert!(
+        text.contains("> users.u-42.memories food store  likes «ramen» 🍜"),
+        "{text}"
+    );
+    // Enter opens the Store at the item's value; Esc goes back through its item and its
+    // namespace to the hits.
+    press(&mut a, KeyCode::Enter);
+    let value = plain_screen(&mut a, (80, 24));
+    assert!(
+        value.contains(" Store · users.u-42.memories · food "),
+        "{value}"
+    );
+    assert!(value.contains(r#""text": "likes ramen 🍜","#), "{value}");
+    press(&mut a, KeyCode::Esc);
+    let items = plain_screen(&mut a, (80, 24));
+    assert!(items.contains("> food "), "{items}");
+    press(&mut a, KeyCode::Esc);
+    let namespaces = plain_screen(&mut a, (80, 24));
+    assert!(
+        namespaces.contains("> users.u-42.memories "),
+        "{namespaces}"
+    );
+    press(&mut a, KeyCode::Esc);
+    assert!(plain_screen(&mut a, (80, 24)).contains("likes «ramen» 🍜"));
+
+    // The same hits in the same order as `find -i PATTERN`, threads' and Store's.
+    for (fixture, pattern) in [
+        ("store.sqlite", "e"),
+        ("store.sqlite", "ramen"),
+        ("wide.sqlite", "拉面"),
+        ("wide.sqlite", "sunny"),
+        ("new.sqlite", "paris"),
+    ] {
+        let db = format!("fixtures/{fixture}");
+        let out = memctl_out(&["find", "-i", pattern, "--db", &db, "--format", "json"]);
+        let hits: Vec<serde_json::Value> = serde_json::from_str(&out).expect("find's JSON");
+        let expected: Vec<String> = hits
+            .iter()
+            .map(|h| match h["thread_id"].as_str() {
+                Some(t) => format!("{t} {} {}", h["index"], h["role"].as_str().unwrap_or("")),
+                None => {
+                    let ns: Vec<&str> = h["namespace"]
+                        .as_array()
+                        .expect("a namespace")
+                        .iter()
+                        .map(|l| l.as_str().expect("a label"))
+                        .collect();
+                    format!(
+                        "{} {} store",
+                        ns.join("."),
+                        h["key"].as_str().unwrap_or("-")
+                    )
+                }
+            })
+            .collect();
+        assert!(!expected.is_empty(), "{fixture} {pattern}");
+        let cli = Cli::try_parse_from(["memctl", "browse", "--db", &db, "--now", WIDE_NOW])
+            .expect("parse");
+        let mut a = App::new(Source::new(&cli.global), None).expect("opens");
+        typed(&mut a, "f");
+        typed(&mut a, pattern);
+        press(&mut a, KeyCode::Enter);
+        // Wide enough that no cell is cut; tall enough for every hit.
+        let text = plain_screen(&mut a, (250, expected.len() as u16 + 10));
+        let rows: Vec<String> = text
+            .lines()
+            .skip(5)
+            .take(expected.len())
+            .map(|l| {
+                let cells: Vec<&str> = l
+                    .trim_start_matches(['>', ' '])
+                    .split_whitespace()
+                    .collect();
+                cells[..3].join(" ")
+            })
+            .collect();
+        assert_eq!(rows, expected, "{fixture} {pattern}\n{text}");
+    }
+
+    // "no hits" when neither the threads nor the Store has any.
+    let mut a = wide_app();
+    typed(&mut a, "fno-such-text");
+    press(&mut a, KeyCode::Enter);
+    assert!(plain_screen(&mut a, (80, 24)).contains(" no hits"));
+}
+
+/// A screen's text without the blanks that end its rows and the empty rows that end it.
+fn normalized(screen: &str) -> String {
+    let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let end = rows
+        .iter()
+        .rposition(|r| !r.is_empty())
+        .map_or(0, |i| i + 1);
+    rows[..end].join("\n")
+}
+
+/// Waits until the real terminal shows `expected` (what ratatui drew in a TestBackend of the
+/// same size); every row of the terminal fits its width.
+fn terminal_shows(t: &Pane, expected: &str, columns: usize) {
+    let want = normalized(expected);
+    let start = std::time::Instant::now();
+    loop {
+        let got = t.screen();
+        if normalized(&got) == want {
+            for row in got.lines() {
+                assert!(
+                    memctl::tui::width::width(row) <= columns,
+                    "a row wider than {columns}: {row}"
+                );
+            }
+            return;
+        }
+        assert!(
+            start.elapsed() < common::tmux::PATIENCE,
+            "the terminal shows:\n{got}\nnot:\n{want}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A shell line that runs the browser on `fixture` (a copy, in a `fixtures` folder of `dir`,
+/// so the title says `fixtures/NAME`) in a UTF-8 locale at `now`.
+fn browse_in(dir: &std::path::Path, fixture: &str, now: &str) -> String {
+    let fixtures = dir.join("fixtures");
+    std::fs::create_dir_all(&fixtures).expect("mkdir");
+    std::fs::copy(common::fixture(fixture), fixtures.join(fixture)).expect("copy");
+    format!(
+        "cd '{}' && env -u MEMCTL_DB -u LC_ALL -u LC_CTYPE LANG=C.UTF-8 {} browse --db fixtures/{fixture} --now {now}; echo memctl-exit=$?; read wait",
+        dir.display(),
+        env!("CARGO_BIN_EXE_memctl")
+    )
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)"
+)]
+fn a_real_80x24_terminal_shows_wide_text_as_ratatui_draws_it() {
+    // The CJK thread, its history, its checkpoint, its tokens, a search with a Store hit and
+    // the Store value it opens: the terminal's screen is, row for row, the TestBackend's (a
+    // terminal that measured a character otherwise would shift the rest of its row).
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let t = Pane::exact(
+        "browse-wide",
+        &browse_in(dir.path(), "wide.sqlite", WIDE_NOW),
+        (80, 24),
+    );
+    let mut a = wide_app();
+    let size = (80, 24);
+    terminal_shows(&t, &plain_screen(&mut a, size), 80);
+    for (key, code) in [
+        ("Enter", KeyCode::Enter),
+        ("Enter", KeyCode::Enter),
+        ("t", KeyCode::Char('t')),
+        ("G", KeyCode::Char('G')),
+        ("t", KeyCode::Char('t')),
+        ("G", KeyCode::Char('G')),
+    ] {
+        t.send(&[key]);
+        press(&mut a, code);
+        terminal_shows(&t, &plain_screen(&mut a, size), 80);
+    }
+    // Back to the threads (the checkpoint, the history).
+    for _ in 0..2 {
+        t.send(&["Escape"]);
+        press(&mut a, KeyCode::Esc);
+        terminal_shows(&t, &plain_screen(&mut a, size), 80);
+    }
+    assert!(!a.quit);
+    t.send(&["f"]);
+    t.type_text("拉面");
+    t.send(&["Enter"]);
+    typed(&mut a, "f拉面");
+    press(&mut a, KeyCode::Enter);
+    terminal_shows(&t, &plain_screen(&mut a, size), 80);
+    t.send(&["j", "Enter"]);
+    typed(&mut a, "j");
+    press(&mut a, KeyCode::Enter);
+    let value = plain_screen(&mut a, size);
+    assert!(
+        value.contains("Store · 用户.u-42.记忆 · 饮食偏好"),
+        "{value}"
+    );
+    terminal_shows(&t, &value, 80);
+    t.send(&["C-c"]);
+    assert_eq!(t.exit().0, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The screens the documentation shows (#46: the README's capture of the history view was
+// garbled, the threads table's rows under the history's header): docs/screens/*.txt are
+// these views at 80x24, as a terminal shows them (a tmux test below reads the history view
+// off a real terminal and finds this text).
+// ---------------------------------------------------------------------------------------------
+
+/// Where the documentation's screens are.
+const SCREENS: &str = "docs/screens";
+
+/// The screens of the documentation, by file name: what a person sees at 80x24 after the
+/// keys the documentation names.
+fn doc_screens() -> Vec<(&'static str, String)> {
+    let size = (80, 24);
+    let mut out = Vec::new();
+    // Threads sorted by size (s); the history of `tools`, the second (j, Enter); its latest
+    // checkpoint (Enter), the diff against its parent (d), the tokens (t).
+    let mut a = app("new.sqlite", None);
+    typed(&mut a, "s");
+    out.push(("browse-threads.txt", plain_screen(&mut a, size)));
+    typed(&mut a, "j");
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-history.txt", plain_screen(&mut a, size)));
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-checkpoint.txt", plain_screen(&mut a, size)));
+    typed(&mut a, "d");
+    out.push(("browse-diff.txt", plain_screen(&mut a, size)));
+    typed(&mut a, "t");
+    out.push(("browse-tokens.txt", plain_screen(&mut a, size)));
+    // Back to the threads: a search (f, berlin, Enter), then the actions of `tools` (a).
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "fberlin");
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-search.txt", plain_screen(&mut a, size)));
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "a");
+    out.push(("browse-actions.txt", plain_screen(&mut a, size)));
+    // The Store of fixtures/store.sqlite (S), the items of users.u-42.memories, a value.
+    let mut a = app("store.sqlite", None);
+    typed(&mut a, "S");
+    out.push(("browse-store.txt", plain_screen(&mut a, size)));
+    typed(&mut a, "jjjjj");
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-store-items.txt", plain_screen(&mut a, size)));
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-store-value.txt", plain_screen(&mut a, size)));
+    // Double-width text: the CJK thread of fixtures/wide.sqlite, its latest checkpoint, and
+    // a search that finds a message and a Store item.
+    let mut a = wide_app();
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-wide-checkpoint.txt", plain_screen(&mut a, size)));
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Esc);
+    typed(&mut a, "f拉面");
+    press(&mut a, KeyCode::Enter);
+    out.push(("browse-wide-search.txt", plain_screen(&mut a, size)));
+    out
+}
+
+/// docs/screens/ holds exactly the screens [`doc_screens`] draws (no stale file), byte for
+/// byte. `MEMCTL_WRITE_SCREENS=1 cargo test --test browse docs_screens` writes them.
+#[test]
+fn docs_screens_are_current() {
+    let dir = common::root().join(SCREENS);
+    let screens = doc_screens();
+    if std::env::var_os("MEMCTL_WRITE_SCREENS").is_some() {
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for (name, text) in &screens {
+            std::fs::write(dir.join(name), text).expect("write");
+        }
+    }
+    let stale = "run `MEMCTL_WRITE_SCREENS=1 cargo test --test browse docs_screens`";
+    let mut committed: Vec<String> = std::fs::read_dir(&dir)
+        .map(|it| {
+            it.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    committed.sort();
+    let mut names: Vec<String> = screens.iter().map(|(n, _)| (*n).to_owned()).collect();
+    names.sort();
+    assert_eq!(committed, names, "{SCREENS} is stale: {stale}");
+    for (name, text) in &screens {
+        let old = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+        assert!(
+            old == *text,
+            "{SCREENS}/{name} is stale: {stale}\nnow:\n{text}"
+        );
+        // What the README once showed: the threads' rows under the history's header.
+        assert_eq!(text.lines().count(), 24, "{name}");
+    }
+    let history = &screens[1].1;
+    assert!(
+        history.contains(" thread tools · 10 checkpoints, newest first"),
+        "{history}"
+    );
+    assert!(!history.contains("summarized"), "{history}");
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "env-tests"),
+    ignore = "needs scripts/test.sh's environment (tmux; --features env-tests)"
+)]
+fn the_documented_history_screen_is_what_a_terminal_shows() {
+    // docs/screens/browse-history.txt (threads sorted by size, j, Enter) is the real
+    // terminal's screen.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let t = Pane::exact(
+        "browse-doc",
+        &browse_in(dir.path(), "new.sqlite", NOW),
+        (80, 24),
+    );
+    t.wait_for("14 of 14 threads");
+    t.send(&["s"]);
+    t.wait_for("sorted by size");
+    t.send(&["j", "Enter"]);
+    let doc = std::fs::read_to_string(common::root().join(SCREENS).join("browse-history.txt"))
+        .expect("the documented screen");
+    terminal_shows(&t, &doc, 80);
+    t.send(&["C-c"]);
+    assert_eq!(t.exit().0, 0);
 }

@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::data::Source;
+use super::width::{squeeze, width};
 use super::{shell_word, Action};
 use crate::output::sanitize::one_line;
 
@@ -84,9 +85,15 @@ impl Actions {
             text.push(format!(" {}", one_line(line)).into());
             text.push("".into());
         }
+        let fixed = width(" actions for thread  (shown, never run) ");
+        let thread = squeeze(
+            &[&one_line(&self.thread)],
+            8,
+            (area.width as usize).saturating_sub(fixed),
+        );
         let block = Block::default().borders(Borders::TOP).title(format!(
             " actions for thread {} (shown, never run) ",
-            one_line(&self.thread)
+            thread[0]
         ));
         f.render_widget(
             Paragraph::new(text).block(block).wrap(Wrap { trim: false }),

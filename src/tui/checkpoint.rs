@@ -7,9 +7,10 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use super::data::{ShowParts, Source};
+use super::data::{ShowParts, Source, TokensTable};
 use super::history::PENDING;
 use super::lazy::Doc;
+use super::width::{squeeze, width};
 use super::Action;
 use crate::output::sanitize::one_line;
 
@@ -47,12 +48,17 @@ pub struct CheckpointView {
     doc: Doc,
     /// Rows of the body at the last draw (for paging).
     height: usize,
+    /// Columns of the body at the last draw (what the tokens table is laid out for).
+    width: usize,
     /// The token counter of the tokens view ([`counters`]).
     counter: usize,
     /// The chat while another mode is on screen (kept: going back is instant).
     shown: Option<Doc>,
     /// The tokens view's counts so far, while messages are left to count (between keys).
     counting: Option<Vec<crate::output::tokens::MessageTokens>>,
+    /// The tokens view's table once every message is counted, and the width its lines on
+    /// screen were laid out for (laid out again when the screen's width changes).
+    tokens: Option<(TokensTable, usize)>,
 }
 
 /// Messages whose tokens are counted in one step (the first at the key, the rest between
@@ -85,9 +91,11 @@ impl CheckpointView {
             mode: Mode::Show,
             doc,
             height: 20,
+            width: 80,
             counter: 0,
             shown: None,
             counting: None,
+            tokens: None,
         })
     }
 
@@ -105,8 +113,9 @@ impl CheckpointView {
     fn start_tokens(&mut self, src: &Source) -> Result<()> {
         let counter = counters()[self.counter];
         self.counting = None;
+        self.tokens = None;
         if self.chat().is_none() {
-            self.doc = Doc::full(src.tokens(&self.thread, &self.id, counter)?.lines);
+            self.show_tokens(src.tokens(&self.thread, &self.id, counter)?);
             return Ok(());
         }
         self.counting = Some(Vec::new());
@@ -130,14 +139,20 @@ impl CheckpointView {
         let n = chat.message_count();
         if done.len() >= n {
             let all = std::mem::take(done);
-            let text = chat.tokens_text(counter, all)?;
+            let table = chat.tokens_table(counter, all);
             self.counting = None;
-            self.doc = Doc::full(text.lines);
+            self.show_tokens(table);
         } else {
             let line = format!("counting tokens: {} of {n} messages …", done.len());
             self.doc = Doc::full(vec![line]);
         }
         Ok(())
+    }
+
+    /// Puts the tokens table on screen, laid out for the width of the last draw.
+    fn show_tokens(&mut self, table: TokensTable) {
+        self.doc = Doc::full(table.lines(self.width));
+        self.tokens = Some((table, self.width));
     }
 
     fn switch(&mut self, mode: Mode, src: &Source) -> Result<()> {
@@ -159,6 +174,7 @@ impl CheckpointView {
             Mode::Tokens => Doc::full(Vec::new()),
         };
         self.counting = None;
+        self.tokens = None;
         let mut old = std::mem::replace(&mut self.doc, doc);
         if self.mode == Mode::Show {
             old.top();
@@ -226,7 +242,14 @@ impl CheckpointView {
         let block = Block::default().borders(Borders::TOP);
         let inner = block.inner(area);
         self.height = inner.height as usize;
-        self.doc.set_width(inner.width as usize);
+        self.width = inner.width as usize;
+        if let Some((table, laid_out)) = &mut self.tokens {
+            if *laid_out != self.width {
+                *laid_out = self.width;
+                self.doc = Doc::full(table.lines(self.width));
+            }
+        }
+        self.doc.set_width(self.width);
         let rows: Vec<ratatui::text::Line> = self
             .doc
             .screen(self.height)
@@ -237,13 +260,21 @@ impl CheckpointView {
         let total = self.doc.total();
         let at = self.doc.position();
         let shown = |n: Option<usize>| n.map_or(PENDING.to_owned(), |n| n.to_string());
-        let block = block.title(format!(
-            " {} · checkpoint {} · {what} · row {}/{} ",
-            one_line(&self.thread),
-            one_line(&self.id),
+        // The row and the mode are whole; the thread id, then the checkpoint id, are cut to
+        // make room for them (both are on the text's first line).
+        let rest = format!(
+            " · {what} · row {}/{} ",
             shown(at.map(|a| (a + 1).min(total.unwrap_or(usize::MAX)))),
             shown(total),
-        ));
+        );
+        let fixed = width(" ") + width(" · checkpoint ") + width(&rest);
+        let (thread, id) = (one_line(&self.thread), one_line(&self.id));
+        let cut = squeeze(
+            &[&thread, &id],
+            8,
+            (area.width as usize).saturating_sub(fixed),
+        );
+        let block = block.title(format!(" {} · checkpoint {}{rest}", cut[0], cut[1]));
         // The text is terminal-safe already (`Source::text`, `ShowParts`).
         f.render_widget(Paragraph::new(rows).block(block), area);
     }

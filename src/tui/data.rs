@@ -1,9 +1,10 @@
 //! What the browser reads. A view of one thread reads through the read layer
 //! ([`crate::read`]: its history, a checkpoint's state and messages) and renders with
-//! `output`'s renderers (`show`, `tokens`); the others run a read command's function
-//! (`threads list`, `diff`, `find`, `store …`) into a buffer, in JSON when the browser needs fields
-//! and as text when it shows what the command prints. The database is opened read-only
-//! ([`crate::commands::open_read_only`]); nothing here writes.
+//! `output`'s renderer (`show`) or lays out the command's table for the screen's width
+//! (`tokens`: [`TokensTable`]); the others run a read command's function (`threads list`,
+//! `diff`, `find` — the threads' hits and the Store's —, `store …`) into a buffer, in JSON
+//! when the browser needs fields and as text when it shows what the command prints. The
+//! database is opened read-only ([`crate::commands::open_read_only`]); nothing here writes.
 
 use std::io::Write;
 
@@ -101,16 +102,17 @@ impl From<crate::read::history::RowRecord> for HistoryRec {
     }
 }
 
-/// One `find --format json` hit.
+/// One `find --format json` hit: in a thread's latest state (`thread_id`, `checkpoint_id`,
+/// `index`) or in the Store (`namespace`, `key`; `role` `store`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Hit {
-    /// Thread of the hit.
-    pub thread_id: String,
-    /// Checkpoint of the hit.
-    pub checkpoint_id: String,
+    /// Thread of the hit (none for the Store's).
+    pub thread_id: Option<String>,
+    /// Checkpoint of the hit (none for the Store's).
+    pub checkpoint_id: Option<String>,
     /// Message position.
     pub index: Option<usize>,
-    /// `human`, `ai`, `channel:NAME`, `thread`…
+    /// `human`, `ai`, `channel:NAME`, `thread`, `store`…
     pub role: String,
     /// Text before the match.
     pub before: String,
@@ -119,6 +121,19 @@ pub struct Hit {
     pub matched: String,
     /// Text after the match.
     pub after: String,
+    /// The Store item's namespace (its labels; a Store hit's only).
+    #[serde(default)]
+    pub namespace: Option<Vec<String>>,
+    /// The Store item's key (a Store hit's only).
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+impl Hit {
+    /// Whether the hit is in the Store (not in a thread).
+    pub fn in_store(&self) -> bool {
+        self.thread_id.is_none() && self.namespace.is_some()
+    }
 }
 
 /// One Store namespace (`store namespaces --format json`).
@@ -150,8 +165,7 @@ pub struct ItemRec {
     pub expired: bool,
 }
 
-/// Text a command printed, split in lines for the screen, with a note when the command
-/// ended with an error after printing (a partial result).
+/// Text a command printed, split in lines for the screen (terminal-safe).
 pub struct Text {
     /// The lines, terminal-safe.
     pub lines: Vec<String>,
@@ -265,19 +279,6 @@ impl Source {
     ) -> Result<(T, Option<String>)> {
         let (buf, note) = self.capture(Format::Json, f)?;
         Ok((serde_json::from_slice(&buf)?, note))
-    }
-
-    fn text(&self, f: impl FnOnce(&GlobalArgs, &mut dyn Write) -> Result<()>) -> Result<Text> {
-        let (buf, note) = self.capture(Format::Table, f)?;
-        let mut lines: Vec<String> = for_terminal(&String::from_utf8_lossy(&buf))
-            .lines()
-            .map(|l| l.replace('\t', "    "))
-            .collect();
-        if let Some(n) = note {
-            lines.push(String::new());
-            lines.push(format!("note: {}", crate::output::sanitize::one_line(&n)));
-        }
-        Ok(Text { lines })
     }
 
     /// `threads list` (every thread, newest first).
@@ -509,14 +510,18 @@ impl Source {
         })
     }
 
-    /// Per-message tokens of a checkpoint by `counter`, as `tokens --thread` prints them for
+    /// Per-message tokens of a checkpoint by `counter`, as `tokens --thread` counts them for
     /// the latest one.
-    pub fn tokens(&self, thread: &str, id: &str, counter: crate::tokens::Counter) -> Result<Text> {
-        self.text(|g, out| {
-            let store = crate::commands::open_read_only(g)?;
+    pub fn tokens(
+        &self,
+        thread: &str,
+        id: &str,
+        counter: crate::tokens::Counter,
+    ) -> Result<TokensTable> {
+        self.with_store(|store, g| {
             let keys = crate::commands::keys(g);
             let (cp, messages, _) =
-                crate::read::load_shallow(&*store, &keys, thread, &g.ns, Some(id))?;
+                crate::read::load_shallow(store, &keys, thread, &self.ns, Some(id))?;
             let (list, spans) = crate::read::stored_list(&cp, &messages)?;
             let read = |i: usize| match list {
                 Some(list) => list.message(i, &spans[i]),
@@ -524,21 +529,17 @@ impl Source {
             };
             let report =
                 crate::commands::tokens::per_message(thread, spans.len(), &read, counter, true)?;
-            crate::output::tokens::write_messages(out, Format::Table, &report)
+            Ok(TokensTable::new(counter, report.messages))
         })
     }
 
-    /// `find PATTERN -i` over the latest state of every thread (the Store's hits, which
-    /// name no thread, are left to the Store view).
+    /// `find PATTERN -i`: the hits in the latest state of every thread, then the Store's
+    /// (when the database has one), in `find`'s order.
     pub fn find(&self, pattern: &str) -> Result<Vec<Hit>> {
         let args = find_args(Some(pattern.to_owned()), vec![]);
-        let (hits, _): (Vec<serde_json::Value>, _) =
-            self.json(|g, out| crate::commands::find::run(g, &args, out))?;
-        Ok(hits
-            .into_iter()
-            .filter(|h| h["thread_id"].is_string())
-            .map(serde_json::from_value)
-            .collect::<std::result::Result<_, _>>()?)
+        Ok(self
+            .json(|g, out| crate::commands::find::run(g, &args, out))?
+            .0)
     }
 
     /// `store namespaces`.
@@ -679,23 +680,120 @@ impl ShowParts {
     }
 
     /// `tokens --thread`'s table of `messages` (every message counted by `counter`).
-    pub fn tokens_text(
+    pub fn tokens_table(
         &self,
         counter: crate::tokens::Counter,
         messages: Vec<crate::output::tokens::MessageTokens>,
-    ) -> Result<Text> {
-        let report = crate::output::tokens::MessagesReport {
-            thread_id: &self.thread,
+    ) -> TokensTable {
+        TokensTable::new(counter, messages)
+    }
+}
+
+/// The per-message tokens of a checkpoint: `tokens --thread`'s table, laid out as it prints
+/// it (its columns, headers and total line) for the width of the screen: the text column
+/// gives way and wraps at word boundaries, so that the table fits.
+pub struct TokensTable {
+    counter: String,
+    total: u64,
+    list_overhead: u64,
+    messages: Vec<crate::output::tokens::MessageTokens>,
+}
+
+/// The text column of the tokens table is never narrower than this (the table is then
+/// wider than the screen and its rows wrap).
+const TOKENS_TEXT_MIN: usize = 12;
+
+impl TokensTable {
+    /// The table of `messages` counted by `counter`.
+    pub fn new(
+        counter: crate::tokens::Counter,
+        messages: Vec<crate::output::tokens::MessageTokens>,
+    ) -> TokensTable {
+        TokensTable {
             counter: counter.name(),
             total: counter.list_overhead() + messages.iter().map(|m| m.tokens).sum::<u64>(),
-            messages,
             list_overhead: counter.list_overhead(),
+            messages,
+        }
+    }
+
+    /// The table's lines for a screen `columns` wide: `tokens --thread`'s text where it fits
+    /// (each cell padded by a blank on both sides, numbers aligned right), the text column
+    /// narrowed to the room left and wrapped.
+    pub fn lines(&self, columns: usize) -> Vec<String> {
+        use crate::tui::width::{pad, pad_left, width, wrap};
+        let counter = format!("tokens ({})", self.counter).to_uppercase();
+        let headers = [
+            "#".to_owned(),
+            "TYPE".into(),
+            "ID".into(),
+            counter,
+            "TEXT".into(),
+        ];
+        let rows: Vec<[String; 5]> = self
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                [
+                    i.to_string(),
+                    m.kind.to_owned(),
+                    crate::output::human::id(m.id.as_deref().unwrap_or("-")),
+                    m.tokens.to_string(),
+                    for_terminal(&m.text).replace('\t', "    "),
+                ]
+            })
+            .collect();
+        let mut widths = headers.clone().map(|h| width(&h));
+        for r in &rows {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(width(c));
+            }
+        }
+        // Each column is its cells and a blank on both sides.
+        let fixed: usize = widths[..4].iter().map(|w| w + 2).sum();
+        let text = widths[4].min(columns.saturating_sub(fixed + 1).max(TOKENS_TEXT_MIN));
+        let right = [true, false, false, true];
+        let line = |cells: [&str; 4], text_row: &str| -> String {
+            let mut l = String::new();
+            for (i, c) in cells.iter().enumerate() {
+                l.push(' ');
+                l.push_str(&if right[i] {
+                    pad_left(c, widths[i])
+                } else {
+                    pad(c, widths[i])
+                });
+                l.push(' ');
+            }
+            l.push(' ');
+            l.push_str(text_row);
+            l.trim_end().to_owned()
         };
-        let mut buf = Vec::new();
-        crate::output::tokens::write_messages(&mut buf, Format::Table, &report)?;
-        Ok(Text {
-            lines: screen_lines(&String::from_utf8_lossy(&buf)),
-        })
+        let mut out = vec![line(
+            [&headers[0], &headers[1], &headers[2], &headers[3]],
+            &headers[4],
+        )];
+        for r in &rows {
+            let text_rows = wrap(&r[4], text);
+            for (k, t) in text_rows.iter().enumerate() {
+                let cells = if k == 0 {
+                    [r[0].as_str(), &r[1], &r[2], &r[3]]
+                } else {
+                    ["", "", "", ""]
+                };
+                out.push(line(cells, t));
+            }
+        }
+        let extra = if self.list_overhead > 0 {
+            format!(" (including {} for the reply priming)", self.list_overhead)
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "total: {} tokens ({}){extra}",
+            self.total, self.counter
+        ));
+        out
     }
 }
 

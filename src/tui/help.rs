@@ -27,7 +27,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "t",
         "checkpoint: tokens per message (c: approx, o200k, cl100k)",
     ),
-    ("f", "find text in the latest state of every thread"),
+    (
+        "f",
+        "find text in the latest state of every thread and in the Store",
+    ),
     ("S", "the Store: namespaces → items → value"),
     ("a", "the memctl commands for the thread (shown, never run)"),
     ("?", "this help"),
@@ -50,7 +53,7 @@ impl Help {
     pub fn draw(&mut self, f: &mut Frame, area: Rect) {
         let mut lines: Vec<ratatui::text::Line> = KEYS
             .iter()
-            .map(|(k, what)| format!(" {k:<10} {what}").into())
+            .map(|(k, what)| format!(" {} {what}", super::width::pad(k, 10)).into())
             .collect();
         lines.push("".into());
         lines.push(" The browser only reads: it opens the database read-only.".into());

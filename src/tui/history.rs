@@ -11,6 +11,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Row, Sparkline, Table, TableSt
 use ratatui::Frame;
 
 use super::data::{HistoryRec, Source};
+use super::width::{squeeze, width};
 use super::{right, Action};
 use crate::output::human;
 use crate::output::sanitize::one_line;
@@ -271,11 +272,15 @@ impl History {
             })
             .collect();
         let more = if self.more() { "+" } else { "" };
-        let title = format!(
-            " thread {} · {}{more} checkpoints, newest first ",
-            one_line(&self.thread),
-            self.rows.len()
+        // The count is whole; the thread id is cut to make room for it.
+        let rest = format!(" · {}{more} checkpoints, newest first ", self.rows.len());
+        let fixed = width(" thread ") + width(&rest);
+        let thread = squeeze(
+            &[&one_line(&self.thread)],
+            8,
+            (table_area.width as usize).saturating_sub(fixed),
         );
+        let title = format!(" thread {}{rest}", thread[0]);
         let table = Table::new(
             rows,
             [

@@ -28,10 +28,13 @@ pub struct Doc {
     row: usize,
 }
 
-/// Screen rows of `line` wrapped at `width` columns (a character a column: wide characters
-/// make it an estimate); an empty line is a row.
+/// Screen rows of `line` wrapped at `width` columns ([`super::width::wrap`]: by display
+/// width, at word boundaries); an empty line is a row.
 fn line_rows(line: &str, width: usize) -> usize {
-    line.chars().count().div_ceil(width.max(1)).max(1)
+    if super::width::width(line) <= width {
+        return 1;
+    }
+    super::width::wrap(line, width).len()
 }
 
 impl Doc {
@@ -206,7 +209,8 @@ impl Doc {
 
     /// The `height` rows from the screen position, the position first moved up so that the
     /// screen is full when the text is long enough (the last screen ends at the last row).
-    /// Each row is a line cut at the width (a message's text is never cut off).
+    /// Each row is a line wrapped at the width, at word boundaries and by display width
+    /// ([`super::width::wrap`]): no row is wider than the screen and nothing is cut off.
     pub fn screen(&mut self, height: usize) -> Vec<String> {
         // Rows from the position to the end, up to a screen.
         let mut seen = self.part_rows(self.part).saturating_sub(self.row);
@@ -227,13 +231,7 @@ impl Doc {
                 continue;
             };
             for l in lines {
-                let chars: Vec<char> = l.chars().collect();
-                let chunks: Vec<String> = if chars.is_empty() {
-                    vec![String::new()]
-                } else {
-                    chars.chunks(width).map(|c| c.iter().collect()).collect()
-                };
-                for chunk in chunks {
+                for chunk in super::width::wrap(l, width) {
                     if skip > 0 {
                         skip -= 1;
                         continue;
@@ -322,5 +320,29 @@ mod tests {
         assert_eq!(d.screen(10), ["abc", "def", "gh", "", "xy"]);
         d.down(1);
         assert_eq!(d.screen(2), ["def", "gh"]);
+    }
+
+    #[test]
+    fn long_lines_wrap_at_words_by_display_width() {
+        let mut d = Doc::full(vec![
+            "thread 用户42-北京 step 15  2026-12-07T16:00:00".into(),
+            "你好北京天气".into(),
+        ]);
+        d.set_width(12);
+        let rows = d.screen(20);
+        assert_eq!(
+            rows,
+            [
+                "thread 用户",
+                "42-北京 step",
+                "15  2026-12-",
+                "07T16:00:00",
+                "你好北京天气"
+            ]
+        );
+        assert_eq!(d.total(), Some(rows.len()));
+        for r in &rows {
+            assert!(crate::tui::width::width(r) <= 12, "{r}");
+        }
     }
 }

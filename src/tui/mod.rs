@@ -3,7 +3,8 @@
 //! a file with its state, its keys and its drawing. Everything is read through
 //! [`data::Source`], i.e. the read commands' functions; the browser never writes, and every
 //! string from the database is made terminal-safe ([`crate::output::sanitize`]) before it is
-//! drawn.
+//! drawn. Text is cut, padded and wrapped by display width ([`width`]): a double-width
+//! character (CJK, emoji) is never cut in half and no row runs past the screen's edge.
 
 pub mod actions;
 pub mod ascii;
@@ -15,6 +16,7 @@ pub mod lazy;
 pub mod search;
 pub mod store;
 pub mod threads;
+pub mod width;
 
 use anyhow::Result;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -47,6 +49,13 @@ pub enum Action {
     },
     /// Open the Store.
     Store,
+    /// Open the Store at an item's value (a search hit in the Store).
+    StoreItem {
+        /// The item's namespace (its labels).
+        namespace: Vec<String>,
+        /// Its key (`None`: the namespace's items).
+        key: Option<String>,
+    },
     /// Open the search prompt.
     Search,
     /// Show the commands for a thread.
@@ -251,6 +260,9 @@ impl App {
             } => checkpoint::CheckpointView::load(&self.src, &thread, &id, message)
                 .map(View::Checkpoint),
             Action::Store => Ok(View::Store(store::StoreView::load(&self.src))),
+            Action::StoreItem { namespace, key } => {
+                store::StoreView::open_at(&self.src, &namespace, key.as_deref()).map(View::Store)
+            }
             Action::Search => Ok(View::Search(search::Search::new())),
             Action::Actions(t) => Ok(View::Actions(actions::Actions::new(&self.src, &t))),
             Action::Help => Ok(View::Help(help::Help)),
@@ -279,10 +291,11 @@ impl App {
             Some(View::Help(_)) => ("help", help::HINTS),
             None => ("", ""),
         };
-        let head = format!(
-            " memctl browse · {} · {name} (read-only)",
-            crate::output::sanitize::one_line(&self.src.shown_db())
-        );
+        // The database's name is cut to leave room for the view's.
+        let db = crate::output::sanitize::one_line(&self.src.shown_db());
+        let fixed = width::width(&format!(" memctl browse ·  · {name} (read-only)"));
+        let db = width::squeeze(&[&db], 12, (title.width as usize).saturating_sub(fixed));
+        let head = format!(" memctl browse · {} · {name} (read-only)", db[0]);
         f.render_widget(
             Paragraph::new(head).style(Style::default().add_modifier(Modifier::REVERSED)),
             title,

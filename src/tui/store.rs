@@ -1,5 +1,6 @@
 //! The Store view: namespaces (`store namespaces`) → items (`store ls`) → the JSON value
-//! (`store get`).
+//! (`store get`, its long lines wrapped at word boundaries). A search hit in the Store opens
+//! it at the item ([`StoreView::open_at`]).
 
 use anyhow::Result;
 use crossterm::event::{KeyCode, KeyEvent};
@@ -8,7 +9,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::data::{ItemRec, NamespaceRec, Source, Text, ITEM_LIMIT};
+use super::data::{ItemRec, NamespaceRec, Source, ITEM_LIMIT};
+use super::lazy::Doc;
+use super::width::{cut, squeeze, table_columns, width};
 use super::Action;
 use crate::output::human;
 use crate::output::sanitize::one_line;
@@ -26,8 +29,10 @@ enum Level {
     Value {
         namespace: String,
         key: String,
-        text: Text,
-        scroll: usize,
+        /// The value's lines, wrapped at the screen's width.
+        doc: Doc,
+        /// Rows of the value on screen at the last draw (for paging).
+        height: usize,
         /// The items level it came from.
         items: Vec<ItemRec>,
         state: TableState,
@@ -51,6 +56,48 @@ impl StoreView {
             state: TableState::default().with_selected(Some(0)),
             level: Level::Namespaces,
         }
+    }
+
+    /// The Store at the value of item `key` of `namespace` (its labels), the namespace and
+    /// the item selected on the levels under it (Esc goes back to them); without a key, at
+    /// the namespace's items.
+    pub fn open_at(src: &Source, namespace: &[String], key: Option<&str>) -> Result<StoreView> {
+        let mut view = StoreView::load(src);
+        if let Some(i) = view
+            .namespaces
+            .as_deref()
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .iter()
+            .position(|n| n.namespace == namespace)
+        {
+            view.state.select(Some(i));
+        }
+        let joined = namespace.join(".");
+        let items = src.store_items(&joined)?;
+        let mut state = TableState::default().with_selected(Some(0));
+        view.level = match key {
+            None => Level::Items {
+                namespace: joined,
+                items,
+                state,
+            },
+            Some(key) => {
+                // (An item past the listed ones opens all the same.)
+                if let Some(i) = items.iter().position(|it| it.key == key) {
+                    state.select(Some(i));
+                }
+                let text = src.store_value(&joined, key)?;
+                Level::Value {
+                    namespace: joined,
+                    key: key.to_owned(),
+                    doc: Doc::full(text.lines),
+                    height: 20,
+                    items,
+                    state,
+                }
+            }
+        };
+        Ok(view)
     }
 
     /// Handles a key.
@@ -99,8 +146,8 @@ impl StoreView {
                         self.level = Level::Value {
                             namespace: std::mem::take(namespace),
                             key: item.key.clone(),
-                            text,
-                            scroll: 0,
+                            doc: Doc::full(text.lines),
+                            height: 20,
                             items: std::mem::take(items),
                             state: state.clone(),
                         };
@@ -109,15 +156,23 @@ impl StoreView {
             }
             Level::Value {
                 namespace,
-                text,
-                scroll,
+                doc,
+                height,
                 items,
                 state,
                 ..
             } => {
-                let len = text.lines.len();
-                if super::navigate(&key, scroll, len, 10) {
-                } else if back {
+                let page = height.saturating_sub(1).max(1);
+                match key.code {
+                    KeyCode::Down | KeyCode::Char('j') => doc.down(1),
+                    KeyCode::Up | KeyCode::Char('k') => doc.up(1),
+                    KeyCode::PageDown | KeyCode::Char(' ') => doc.down(page),
+                    KeyCode::PageUp => doc.up(page),
+                    KeyCode::Char('g') | KeyCode::Home => doc.top(),
+                    KeyCode::Char('G') | KeyCode::End => doc.end(),
+                    _ => {}
+                }
+                if back {
                     self.level = Level::Items {
                         namespace: std::mem::take(namespace),
                         items: std::mem::take(items),
@@ -143,11 +198,18 @@ impl StoreView {
                         return;
                     }
                 };
+                let widths = [
+                    Constraint::Min(20),
+                    Constraint::Length(6),
+                    Constraint::Length(10),
+                    Constraint::Length(7),
+                ];
+                let ns_width = table_columns(area.width, &widths, 2)[0];
                 let rows: Vec<Row> = list
                     .iter()
                     .map(|n| {
                         Row::new(vec![
-                            one_line(&n.namespace.join(".")),
+                            cut(&one_line(&n.namespace.join(".")), ns_width),
                             n.items.to_string(),
                             human::bytes(n.bytes),
                             n.expired.to_string(),
@@ -155,19 +217,11 @@ impl StoreView {
                     })
                     .collect();
                 let title = format!(" Store · {} ", human::count(list.len() as u64, "namespace"));
-                let t = Table::new(
-                    rows,
-                    [
-                        Constraint::Min(20),
-                        Constraint::Length(6),
-                        Constraint::Length(10),
-                        Constraint::Length(7),
-                    ],
-                )
-                .header(Row::new(["namespace", "items", "bytes", "expired"]).style(bold))
-                .block(Block::default().borders(Borders::TOP).title(title))
-                .row_highlight_style(selected)
-                .highlight_symbol("> ");
+                let t = Table::new(rows, widths)
+                    .header(Row::new(["namespace", "items", "bytes", "expired"]).style(bold))
+                    .block(Block::default().borders(Borders::TOP).title(title))
+                    .row_highlight_style(selected)
+                    .highlight_symbol("> ");
                 f.render_stateful_widget(t, area, &mut self.state);
             }
             Level::Items {
@@ -175,6 +229,13 @@ impl StoreView {
                 items,
                 state,
             } => {
+                let widths = [
+                    Constraint::Min(12),
+                    Constraint::Length(10),
+                    Constraint::Length(20),
+                    Constraint::Length(30),
+                ];
+                let key_width = table_columns(area.width, &widths, 2)[0];
                 let rows: Vec<Row> = items
                     .iter()
                     .map(|i| {
@@ -190,7 +251,7 @@ impl StoreView {
                             expires.push_str(" (expired)");
                         }
                         Row::new(vec![
-                            one_line(&i.key),
+                            cut(&one_line(&i.key), key_width),
                             human::bytes(i.size),
                             time(i.updated_at.as_deref(), "-"),
                             expires,
@@ -202,45 +263,39 @@ impl StoreView {
                 } else {
                     String::new()
                 };
-                let title = format!(
-                    " Store · {} · {}{limited} ",
-                    one_line(namespace),
-                    human::count(items.len() as u64, "item")
-                );
-                let t = Table::new(
-                    rows,
-                    [
-                        Constraint::Min(12),
-                        Constraint::Length(10),
-                        Constraint::Length(20),
-                        Constraint::Length(30),
-                    ],
-                )
-                .header(Row::new(["key", "size", "updated", "expires"]).style(bold))
-                .block(Block::default().borders(Borders::TOP).title(title))
-                .row_highlight_style(selected)
-                .highlight_symbol("> ");
+                // The count is whole; the namespace is cut to make room for it.
+                let rest = format!(" · {}{limited} ", human::count(items.len() as u64, "item"));
+                let room = (area.width as usize).saturating_sub(width(" Store · ") + width(&rest));
+                let ns = squeeze(&[&one_line(namespace)], 8, room);
+                let title = format!(" Store · {}{rest}", ns[0]);
+                let t = Table::new(rows, widths)
+                    .header(Row::new(["key", "size", "updated", "expires"]).style(bold))
+                    .block(Block::default().borders(Borders::TOP).title(title))
+                    .row_highlight_style(selected)
+                    .highlight_symbol("> ");
                 f.render_stateful_widget(t, area, state);
             }
             Level::Value {
                 namespace,
                 key,
-                text,
-                scroll,
+                doc,
+                height,
                 ..
             } => {
-                let title = format!(" Store · {} · {} ", one_line(namespace), one_line(key));
-                let lines: Vec<ratatui::text::Line> = text
-                    .lines
-                    .iter()
-                    .skip(*scroll)
-                    .map(|l| ratatui::text::Line::raw(l.as_str()))
+                // The namespace, then the key, cut to fit the title.
+                let room = (area.width as usize).saturating_sub(width(" Store ·  ·  "));
+                let cut = squeeze(&[&one_line(namespace), &one_line(key)], 8, room);
+                let title = format!(" Store · {} · {} ", cut[0], cut[1]);
+                let block = Block::default().borders(Borders::TOP).title(title);
+                let inner = block.inner(area);
+                *height = inner.height as usize;
+                doc.set_width(inner.width as usize);
+                let lines: Vec<ratatui::text::Line> = doc
+                    .screen(*height)
+                    .into_iter()
+                    .map(ratatui::text::Line::raw)
                     .collect();
-                f.render_widget(
-                    Paragraph::new(lines)
-                        .block(Block::default().borders(Borders::TOP).title(title)),
-                    area,
-                );
+                f.render_widget(Paragraph::new(lines).block(block), area);
             }
         }
     }

@@ -10,6 +10,7 @@ use ratatui::Frame;
 
 use super::data::{Source, ThreadRec};
 use super::history::PENDING;
+use super::width::{cut, cut_left, table_columns, width};
 use super::{right, Action};
 use crate::output::human;
 use crate::output::sanitize::one_line;
@@ -264,6 +265,17 @@ impl Threads {
             Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
         let max = self.all.iter().map(|r| r.bytes).max().unwrap_or(0).max(1);
         const BAR: u64 = 10;
+        let widths = [
+            Constraint::Min(12),
+            Constraint::Length(6),
+            Constraint::Length(8),
+            Constraint::Length(8),
+            Constraint::Length(8),
+            Constraint::Length(10),
+            Constraint::Length(BAR as u16),
+        ];
+        // A thread id wider than its column is cut, marked.
+        let id_width = table_columns(table_area.width, &widths, 2)[0];
         let rows: Vec<Row> = self
             .shown
             .iter()
@@ -281,7 +293,7 @@ impl Threads {
                     (None, true) => "-".to_owned(),
                 };
                 Row::new(vec![
-                    one_line(&r.thread_id).into(),
+                    cut(&one_line(&r.thread_id), id_width).into(),
                     right(r.checkpoints.to_string()),
                     right(dash(r.messages)),
                     right(dash(r.tokens)),
@@ -312,41 +324,34 @@ impl Threads {
                 self.sort.name()
             ),
         };
-        let table = Table::new(
-            rows,
-            [
-                Constraint::Min(12),
-                Constraint::Length(6),
-                Constraint::Length(8),
-                Constraint::Length(8),
-                Constraint::Length(8),
-                Constraint::Length(10),
-                Constraint::Length(BAR as u16),
-            ],
-        )
-        .header(
-            Row::new(vec![
-                "thread".into(),
-                right("cps"),
-                right("messages"),
-                right("tokens"),
-                right("age"),
-                right("bytes"),
-                "size".into(),
-            ])
-            .style(Style::default().add_modifier(Modifier::BOLD)),
-        )
-        .block(Block::default().borders(Borders::TOP).title(title))
-        .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
-        .highlight_symbol("> ");
+        let table = Table::new(rows, widths)
+            .header(
+                Row::new(vec![
+                    "thread".into(),
+                    right("cps"),
+                    right("messages"),
+                    right("tokens"),
+                    right("age"),
+                    right("bytes"),
+                    "size".into(),
+                ])
+                .style(Style::default().add_modifier(Modifier::BOLD)),
+            )
+            .block(Block::default().borders(Borders::TOP).title(title))
+            .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+            .highlight_symbol("> ");
         f.render_stateful_widget(table, table_area, &mut self.state);
         let filter = if self.editing {
-            format!(
-                " filter (id, or KEY=VALUE then Enter): {}▏",
-                one_line(&self.filter)
-            )
+            // The end of a long filter, where the text is typed.
+            let prompt = " filter (id, or KEY=VALUE then Enter): ";
+            let room = (filter_area.width as usize).saturating_sub(width(prompt) + 1);
+            format!("{prompt}{}▏", cut_left(&one_line(&self.filter), room))
         } else if !self.filter.is_empty() {
-            format!(" filter: {} (Esc clears)", one_line(&self.filter))
+            let room = (filter_area.width as usize).saturating_sub(width(" filter:  (Esc clears)"));
+            format!(
+                " filter: {} (Esc clears)",
+                cut(&one_line(&self.filter), room)
+            )
         } else if self.all.is_empty() {
             " no threads in this database".into()
         } else {

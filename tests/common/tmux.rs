@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 /// A tmux server of its own (its own socket) running one command in a pane; killed on drop.
 pub struct Pane {
     socket: String,
+    /// The server's configuration file, when it has one ([`Pane::exact`]).
+    _config: Option<tempfile::TempDir>,
 }
 
 /// How long the screen may take to show what is expected (a slow, shared machine).
@@ -48,7 +50,24 @@ impl Pane {
     /// Runs the shell `script` in a new pane of `width` x `height` on a tmux server of its
     /// own. The script should end by printing `memctl-exit=$?` and waiting (see
     /// [`Pane::start`]) so that the last screen can be read.
-    pub fn shell(tag: &str, script: &str, (width, height): (u16, u16)) -> Pane {
+    pub fn shell(tag: &str, script: &str, size: (u16, u16)) -> Pane {
+        Pane::server(tag, script, size, None)
+    }
+
+    /// [`Pane::shell`] in a pane of exactly `width` x `height` (tmux's status line, which
+    /// takes a row of the window, turned off): the size of the terminal the program sees.
+    pub fn exact(tag: &str, script: &str, size: (u16, u16)) -> Pane {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        std::fs::write(dir.path().join("tmux.conf"), "set -g status off\n").expect("write");
+        Pane::server(tag, script, size, Some(dir))
+    }
+
+    fn server(
+        tag: &str,
+        script: &str,
+        (width, height): (u16, u16),
+        config: Option<tempfile::TempDir>,
+    ) -> Pane {
         let tmux = Process::new("tmux").arg("-V").output();
         assert!(
             tmux.is_ok_and(|o| o.status.success()),
@@ -56,14 +75,20 @@ impl Pane {
         );
         let socket = format!("memctl-test-{}-{tag}", std::process::id());
         let (w, h) = (width.to_string(), height.to_string());
+        let conf = config.as_ref().map_or("/dev/null".into(), |d| {
+            d.path().join("tmux.conf").to_string_lossy().into_owned()
+        });
         let status = Process::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d"])
+            .args(["-L", &socket, "-f", &conf, "new-session", "-d"])
             .args(["-x", &w, "-y", &h, "sh", "-c", script])
             .env_remove("TMUX")
             .status()
             .expect("tmux runs");
         assert!(status.success(), "tmux new-session failed");
-        Pane { socket }
+        Pane {
+            socket,
+            _config: config,
+        }
     }
 
     /// Runs a tmux command on this pane's server.
