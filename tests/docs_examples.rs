@@ -12,7 +12,8 @@
 //!
 //! `needs: postgres` and `needs: python` examples run in
 //! `docs_examples_with_the_environment` (`--features env-tests`: `$PG` and `$PG_JS_STORE` are
-//! fresh copies of the Postgres fixtures, `python` is `.venv/new`'s); `needs: endpoint` and
+//! fresh copies of the Postgres fixtures, `$PG_EMPTY` an empty database, `python` is
+//! `.venv/new`'s); `needs: endpoint` and
 //! `needs: terminal` never run. Each example left out is printed by name with the reason.
 
 mod common;
@@ -307,10 +308,13 @@ fn run_all(mode: Mode) -> usize {
                 let hint = rel.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
                 let pg = common::pg::TestDb::fixture(&format!("docs_{hint}"));
                 let js = common::pg::TestDb::js_store_fixture(&format!("docs_js_{hint}"));
+                let empty = common::pg::TestDb::empty(&format!("docs_empty_{hint}"));
                 env.push(("PG".into(), pg.url.clone()));
                 env.push(("PG_JS_STORE".into(), js.url.clone()));
+                env.push(("PG_EMPTY".into(), empty.url.clone()));
                 databases.push(pg);
                 databases.push(js);
+                databases.push(empty);
             }
             if let Some((name, value)) = export(&ex.command) {
                 // The page's own URL of a server stands for the test's database.

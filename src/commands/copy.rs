@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -10,9 +11,11 @@ use crate::cli::{CopyArgs, GlobalArgs};
 use crate::codec::aes::{self, AesKey, KeyIssue, Keyring};
 use crate::exit::{Partial, Usage};
 use crate::model::checkpoint::{StoredMessages, MESSAGES};
-use crate::output::copy::{write_copy, CopyReport, LeftOut, SharedVersion};
+use crate::output::copy::{write_copy, CopyReport, LeftOut, SaverSetup, SharedVersion};
 use crate::output::human;
-use crate::storage::{self, Access, CheckpointStore, Location, SqliteStore, ThreadRow, ThreadRows};
+use crate::storage::{
+    self, postgres, Access, CheckpointStore, Location, SqliteStore, ThreadRow, ThreadRows,
+};
 
 /// True when `to` names a SQLite file that does not exist yet (a target memctl makes); a
 /// malformed connection string is a usage error.
@@ -21,24 +24,110 @@ pub(super) fn is_new_file(to: &Path) -> Result<bool> {
     Ok(location == Location::File && !to.exists())
 }
 
+/// The database a copy or migration writes into, as [`open_target`] opens it.
+pub(super) struct Target {
+    /// The database (`None`: a new file a dry run does not make).
+    pub store: Option<Box<dyn CheckpointStore>>,
+    /// `--to` is a new SQLite file.
+    pub new_file: bool,
+    /// A PostgreSQL target's saver tables: what they need before the first thread goes in,
+    /// and whether it was done.
+    pub setup: Option<Arc<postgres::Setup>>,
+}
+
+impl Target {
+    /// What the report says of the saver's tables: the set-up done (with `dry_run`, the one
+    /// that would be done when `writes`: a thread would go in). `None` when nothing.
+    pub fn saver_setup(&self, dry_run: bool, writes: bool) -> Option<SaverSetup> {
+        let s = self.setup.as_deref()?;
+        let shown = match dry_run {
+            true => s.needed() && writes,
+            false => s.done(),
+        };
+        shown.then(|| SaverSetup {
+            created_tables: s.plan.creates_tables(),
+            schema: s.plan.schema.clone(),
+            from_level: s.plan.from_level(),
+            to_level: postgres::KNOWN_MIGRATION,
+        })
+    }
+}
+
 /// The database a copy or migration writes into (`--to`): opened when it exists (a Postgres
 /// URL, an existing file), a new SQLite file made when `create` (`None`, nothing made, when
-/// not: a dry run). The flag: `to` is a new file.
+/// not: a dry run). A PostgreSQL database whose saver tables are missing or at a lower level
+/// gets them as `PostgresSaver.setup()` makes them before its first thread is written
+/// ([`postgres::PostgresStore::open_target`]; nothing, with `access` read-only).
 pub(super) fn open_target(
     to: &Path,
     access: Access,
     create: bool,
     busy: Duration,
     keys: &Keyring,
-) -> Result<(Option<Box<dyn CheckpointStore>>, bool)> {
+) -> Result<Target> {
     if is_new_file(to)? {
         let made: Option<Box<dyn CheckpointStore>> = match create {
             true => Some(Box::new(SqliteStore::create_new(to, busy)?)),
             false => None,
         };
-        return Ok((made, true));
+        return Ok(Target {
+            store: made,
+            new_file: true,
+            setup: None,
+        });
     }
-    Ok((Some(storage::open(to, None, access, busy, keys)?), false))
+    if let Ok(Location::Postgres(url)) = storage::locate_as(to, "--to") {
+        let (store, setup) =
+            postgres::PostgresStore::open_target(url, None, access, busy, keys.clone())?;
+        return Ok(Target {
+            store: Some(Box::new(store)),
+            new_file: false,
+            setup: Some(setup),
+        });
+    }
+    Ok(Target {
+        store: Some(storage::open(to, None, access, busy, keys)?),
+        new_file: false,
+        setup: None,
+    })
+}
+
+/// A run's error `e`, with what was done to the target's saver tables before it when
+/// something was (the report that says it is not written after an error).
+pub(super) fn setup_noted(e: anyhow::Error, target: Option<&Target>) -> anyhow::Error {
+    match target.and_then(|t| t.saver_setup(false, false)) {
+        None => e,
+        Some(s) => {
+            let done = match s.from_level {
+                Some(from) if !s.created_tables => {
+                    format!("brought from migration level {from} to {}", s.to_level)
+                }
+                _ => format!("created (migration level {})", s.to_level),
+            };
+            e.context(format!(
+                "PostgresSaver's tables in schema '{}' were {done} before this, as PostgresSaver.setup() does",
+                s.schema
+            ))
+        }
+    }
+}
+
+/// `--schema` names the schema of `--db`: with a SQLite `--db` and a PostgreSQL `--to`, a
+/// usage error that says where the target's schema goes (its connection string).
+pub(super) fn check_schema_flag(g: &GlobalArgs, to: &Path) -> Result<()> {
+    let (Some(schema), Some(db)) = (g.schema.as_deref(), g.db.as_deref()) else {
+        return Ok(());
+    };
+    let db_is_file = matches!(storage::locate(db), Ok(Location::File));
+    let to_is_pg = matches!(storage::locate_as(to, "--to"), Ok(Location::Postgres(_)));
+    if db_is_file && to_is_pg {
+        return Err(Usage(format!(
+            "--schema '{schema}' (or MEMCTL_SCHEMA) names the schema of --db, and '{}' is a SQLite file; the schema of --to goes in its connection string: ?schema={schema} in a URL (schema={schema} in the keyword form)",
+            storage::shown_path(db)
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// Runs `copy`.
@@ -61,6 +150,9 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     let source_path =
         g.db.as_deref()
             .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    if let Some(to) = &args.to {
+        check_schema_flag(g, to)?;
+    }
     let same_db = match &args.to {
         None => true,
         Some(to) => same_database(source_path, to)?,
@@ -98,6 +190,7 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     changed.add_to(&mut plan.counts);
     let busy = Duration::from_millis(g.busy_timeout);
     let mut created = false;
+    let mut opened: Option<Target> = None;
     // A Postgres database seals what it writes with its store's key: a copy into the source
     // database under a new key writes through a second connection that has that key.
     let same_pg_recrypted = same_db
@@ -118,10 +211,11 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         _ if same_db => None,
         None => None,
         Some(to) => {
-            let (target, new_file) =
-                open_target(to, access, !args.dry_run, busy, &changes.target_keys())?;
-            created = new_file;
-            target
+            let mut t = open_target(to, access, !args.dry_run, busy, &changes.target_keys())?;
+            created = t.new_file;
+            let store = t.store.take();
+            opened = Some(t);
+            store
         }
     };
     let target_store: Option<&dyn CheckpointStore> = match (&target, same_db) {
@@ -154,7 +248,7 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
                     remove_created(to);
                     return Err(e);
                 }
-                (Err(e), _, _) => return Err(e),
+                (Err(e), _, _) => return Err(setup_noted(e, opened.as_ref())),
             }
         }
     };
@@ -171,6 +265,7 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         replaced: written.replaced,
         counts: plan.counts,
         shared_versions: SharedVersion::list(written.shared_versions),
+        saver_setup: opened.and_then(|t| t.saver_setup(args.dry_run, true)),
     };
     write_copy(out, crate::output::resolve_format(g.format), &report)
 }
@@ -186,6 +281,7 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     let source_path =
         g.db.as_deref()
             .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    check_schema_flag(g, to)?;
     if same_database(source_path, to)? {
         return Err(Usage(
             "copy --all copies into another database: --to names --db itself".into(),
@@ -241,7 +337,8 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         false => Access::ReadWrite,
     };
     let create = !args.dry_run && !pairs.is_empty();
-    let (target, new_file) = open_target(to, access, create, busy, &changes.target_keys())?;
+    let mut opened = open_target(to, access, create, busy, &changes.target_keys())?;
+    let (target, new_file) = (opened.store.take(), opened.new_file);
     let shown = Some(storage::shown_path(to));
     let copied = copy_threads(
         &*source,
@@ -268,7 +365,7 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
             if new_file && empty != Some(false) {
                 remove_created(to);
             }
-            return Err(e);
+            return Err(setup_noted(e, Some(&opened)));
         }
     };
     // A file this run created for threads that were all left out goes again.
@@ -279,11 +376,9 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
     }
     reports.iter_mut().for_each(|r| r.created = created);
     let partial = left_out_partial(&left_out, reports.len());
-    crate::output::copy::write_copies(
-        out,
-        crate::output::resolve_format(g.format),
-        &crate::output::copy::CopiesReport::new(reports, left_out),
-    )?;
+    let mut report = crate::output::copy::CopiesReport::new(reports, left_out);
+    report.saver_setup = opened.saver_setup(args.dry_run, !report.threads.is_empty());
+    crate::output::copy::write_copies(out, crate::output::resolve_format(g.format), &report)?;
     partial.map_or(Ok(()), |p| Err(p.into()))
 }
 
@@ -500,6 +595,7 @@ pub fn copy_threads(
             replaced: written.replaced,
             counts,
             shared_versions: SharedVersion::list(written.shared_versions),
+            saver_setup: None,
         });
     }
     Ok(copied)

@@ -23,6 +23,7 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
     let source_path =
         g.db.as_deref()
             .ok_or_else(|| anyhow!("no database given: pass --db PATH or set MEMCTL_DB"))?;
+    super::copy::check_schema_flag(g, &args.to)?;
     if super::copy::same_database(source_path, &args.to)? {
         return Err(Usage("--to names --db itself: nothing to migrate".into()).into());
     }
@@ -48,8 +49,14 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
     };
     // Without threads to write, the target's checkpoint tables are neither opened nor made:
     // the store's tables alone are (a new file is made with them, see `setup_store`).
-    let (target, created) = match store_only {
-        true => (None, super::copy::is_new_file(&args.to)?),
+    // A Postgres target without the saver's tables gets them with the first thread written
+    // (see `open_target`).
+    let opened = match store_only {
+        true => super::copy::Target {
+            store: None,
+            new_file: super::copy::is_new_file(&args.to)?,
+            setup: None,
+        },
         false => super::copy::open_target(
             &args.to,
             access,
@@ -61,7 +68,8 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
     let mut report = MigrateReport {
         to: storage::shown_path(&args.to),
         dry_run: args.dry_run,
-        created,
+        created: opened.new_file,
+        saver_setup: None,
         threads: Vec::new(),
         totals: Default::default(),
         store: None,
@@ -69,7 +77,7 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
     let mut failure = None;
     let mut left_out = Vec::new();
     for (i, t) in threads.iter().enumerate() {
-        match migrate_thread(&*source, target.as_deref(), t, &changes, args) {
+        match migrate_thread(&*source, opened.store.as_deref(), t, &changes, args) {
             Ok(m) => report.add(m),
             // A thread memctl cannot read, or that the target cannot hold: left out, reported,
             // and the migration carries on (a rerun would meet it again).
@@ -94,6 +102,8 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
             },
         }
     }
+    let writes = report.totals.copied + report.totals.replaced > 0;
+    report.saver_setup = opened.saver_setup(args.dry_run, writes);
     if let (None, Some(plan)) = (&failure, store_plan) {
         match super::migrate_store::run(plan, &args.to, args, busy) {
             Ok(s) => report.store = Some(s),

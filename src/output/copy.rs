@@ -36,6 +36,55 @@ pub struct CopyReport {
     /// under the same channel version: the Postgres target keeps one value per version (as
     /// `PostgresSaver.put` does), so they read the earlier value there.
     pub shared_versions: Vec<SharedVersion>,
+    /// What memctl did to the Postgres target's saver tables first (or would, `--dry-run`);
+    /// absent when nothing (and in each thread of a [`CopiesReport`], which has it once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saver_setup: Option<SaverSetup>,
+}
+
+/// What memctl did (or would do) to a PostgreSQL target's `PostgresSaver` tables before the
+/// first thread went in: made them as `PostgresSaver.setup()` makes them, or ran the
+/// migrations `setup()` runs on tables at a lower level.
+#[derive(Debug, Clone, Serialize)]
+pub struct SaverSetup {
+    /// The tables were made (false: only the missing migrations ran on the tables there).
+    pub created_tables: bool,
+    /// The schema they are in.
+    pub schema: String,
+    /// Their `checkpoint_migrations` level before (`null`: none, no tables).
+    pub from_level: Option<i32>,
+    /// Their level after.
+    pub to_level: i32,
+}
+
+/// Writes the line of a saver set-up (nothing when `s` is `None`).
+fn write_saver_setup(out: &mut dyn Write, s: Option<&SaverSetup>, dry_run: bool) -> Result<()> {
+    let Some(s) = s else {
+        return Ok(());
+    };
+    let schema = one_line(&s.schema);
+    match (s.created_tables, s.from_level) {
+        (true, None) => writeln!(
+            out,
+            "{} PostgresSaver's tables in schema '{schema}' as PostgresSaver.setup() makes them (migration level {})",
+            if dry_run { "would create" } else { "created" },
+            s.to_level
+        )?,
+        (true, Some(from)) => writeln!(
+            out,
+            "{} PostgresSaver's missing tables in schema '{schema}' as PostgresSaver.setup() makes them (migration level {from} to {})",
+            if dry_run { "would create" } else { "created" },
+            s.to_level
+        )?,
+        (false, from) => writeln!(
+            out,
+            "{} PostgresSaver's tables in schema '{schema}' from migration level {} to {} as PostgresSaver.setup() does",
+            if dry_run { "would bring" } else { "brought" },
+            from.unwrap_or(-1),
+            s.to_level
+        )?,
+    }
+    Ok(())
 }
 
 /// A checkpoint whose channel value the target holds once per version (see
@@ -124,6 +173,7 @@ pub fn write_copy(out: &mut dyn Write, format: Format, r: &CopyReport) -> Result
         (true, false) => " (the thread there replaced)",
         _ => "",
     };
+    write_saver_setup(out, r.saver_setup.as_ref(), r.dry_run)?;
     let c = &r.counts;
     let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut what = format!(
@@ -191,6 +241,9 @@ pub struct CopiesReport {
     pub totals: CopyCounts,
     /// The threads left out (nothing of them written), and why.
     pub left_out: Vec<LeftOut>,
+    /// What memctl did to a Postgres target's saver tables first (or would, `--dry-run`);
+    /// `null` when nothing.
+    pub saver_setup: Option<SaverSetup>,
 }
 
 impl CopiesReport {
@@ -204,6 +257,7 @@ impl CopiesReport {
             threads,
             totals,
             left_out,
+            saver_setup: None,
         }
     }
 }
@@ -213,11 +267,12 @@ pub fn write_copies(out: &mut dyn Write, format: Format, r: &CopiesReport) -> Re
     if format != Format::Table {
         return write_document(out, format, r);
     }
+    let dry_run = r.threads.first().is_some_and(|t| t.dry_run);
+    write_saver_setup(out, r.saver_setup.as_ref(), dry_run)?;
     for t in &r.threads {
         write_copy(out, format, t)?;
     }
     write_left_out(out, &r.left_out)?;
-    let dry_run = r.threads.first().is_some_and(|t| t.dry_run);
     writeln!(
         out,
         "{} {}: {} in total, {}{}",
@@ -375,6 +430,9 @@ pub struct MigrateReport {
     pub dry_run: bool,
     /// The target file was created (or would be).
     pub created: bool,
+    /// What memctl did to a Postgres target's saver tables first (or would, `--dry-run`);
+    /// `null` when nothing.
+    pub saver_setup: Option<SaverSetup>,
     /// Every thread of the source.
     pub threads: Vec<MigratedThread>,
     /// The totals.
@@ -475,6 +533,7 @@ pub fn write_migrate(out: &mut dyn Write, format: Format, r: &MigrateReport) -> 
     if format != Format::Table {
         return write_document(out, format, r);
     }
+    write_saver_setup(out, r.saver_setup.as_ref(), r.dry_run)?;
     for t in &r.threads {
         let what = match (t.action.as_str(), r.dry_run) {
             ("copy", false) => "copied",

@@ -17,6 +17,10 @@ message lists and update_state call.
     harness_pg.py load-scenario --url URL --graph delta:T  writes graphs' scenario T (e.g.
         graphs.DELTA_EXTRA's) with PostgresSaver into URL (setup() first)
     harness_pg.py load-forget --url URL              graphs.FORGET's threads, by PostgresSaver
+    harness_pg.py setup --url URL [--upto N] [--store]
+        PostgresSaver.setup() (with --upto N: setup() with its MIGRATIONS up to level N only,
+        as an older saver's setup() left the tables); with --store, PostgresStore.setup() too.
+        Reports the checkpoint_migrations levels after it.
     harness_pg.py delta-states --url URL   every checkpoint of every DeltaChannel thread as
         LangGraph shows it (harness.delta_states; what expected/postgres-delta.json holds)
     harness_pg.py find-text --url URL --text T       rows holding T (decrypted values too)
@@ -297,6 +301,24 @@ def cmd_find_text(url: str, text: str) -> dict:
     return {"text": text, "rows": found}
 
 
+def cmd_setup(url: str, upto: int | None, store: bool) -> dict:
+    """PostgresSaver.setup() as an app calls it (up to level `upto` when given: the same
+    method with the saver's MIGRATIONS cut after that level); PostgresStore.setup() too with
+    `store`."""
+    with PostgresSaver.from_conn_string(url) as saver:
+        if upto is not None:
+            saver.MIGRATIONS = PostgresSaver.MIGRATIONS[: upto + 1]
+        saver.setup()
+    if store:
+        from langgraph.store.postgres import PostgresStore
+
+        with PostgresStore.from_conn_string(url) as st:
+            st.setup()
+    with psycopg.connect(url) as c:
+        levels = [r[0] for r in c.execute("SELECT v FROM checkpoint_migrations ORDER BY v")]
+    return {"levels": levels}
+
+
 def cmd_prune(url: str, threads: list[str]) -> dict:
     with PostgresSaver.from_conn_string(url) as saver:
         saver.prune(threads, strategy="keep_latest")
@@ -413,6 +435,10 @@ def main(argv: list[str] | None = None) -> int:
     ca.add_argument("--expected", required=True)
     lf = sub.add_parser("load-forget")
     lf.add_argument("--url", required=True)
+    su = sub.add_parser("setup")
+    su.add_argument("--url", required=True)
+    su.add_argument("--upto", type=int)
+    su.add_argument("--store", action="store_true")
     ft = sub.add_parser("find-text")
     ft.add_argument("--url", required=True)
     ft.add_argument("--text", required=True)
@@ -463,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
             rep = cmd_check_all(a.url, a.expected)
         elif a.cmd == "load-forget":
             rep = cmd_load_forget(a.url)
+        elif a.cmd == "setup":
+            rep = cmd_setup(a.url, a.upto, a.store)
         elif a.cmd == "find-text":
             rep = cmd_find_text(a.url, a.text)
         elif a.cmd == "prune":

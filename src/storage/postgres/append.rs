@@ -235,7 +235,7 @@ impl PostgresStore {
             .iter()
             .map(|(_, p)| postgres::types::Json(&p.metadata))
             .collect();
-        let stmt = self.prepared(c, append_many_sql(self.generation))?;
+        let stmt = self.prepared(c, append_many_sql(self.layout()))?;
         c.execute(
             &stmt,
             &[

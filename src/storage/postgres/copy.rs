@@ -107,7 +107,7 @@ impl PostgresStore {
             self.visit_namespace(thread_id, namespace, f)?;
         }
         drop(heads);
-        let sql = match self.generation {
+        let sql = match self.layout() {
             SchemaGeneration::V3 => {
                 "SELECT checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob \
                  FROM checkpoint_writes WHERE thread_id = $1 \
@@ -588,7 +588,7 @@ impl<'s> ThreadCopy<'s> {
             copy.finish().map_err(e)?;
         }
         if !self.writes.is_empty() {
-            let v3 = store.generation == SchemaGeneration::V3;
+            let v3 = store.layout() == SchemaGeneration::V3;
             let (sql, types): (&'static str, &[Type]) = match v3 {
                 true => (
                     "COPY checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob) \

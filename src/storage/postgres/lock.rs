@@ -37,9 +37,14 @@ const AUTOVACUUM_HOLDS: &str = "SELECT EXISTS (SELECT 1 FROM pg_locks l \
 
 /// Begins a READ COMMITTED transaction on `c` that holds the three tables' write locks,
 /// waiting at most `busy` in all (zero: no limit, one request that waits in the queue).
-/// `lock_timeout` is `busy` again for the rest of the transaction. On an error no
-/// transaction is left open.
-pub(super) fn begin_locked(c: &mut Client, busy: Duration) -> Result<(), postgres::Error> {
+/// `lock_timeout` is `busy` again for the rest of the transaction. `first`: statements the
+/// transaction runs before it locks (the saver's tables made, [`super::setup::create_sql`]).
+/// On an error no transaction is left open.
+pub(super) fn begin_locked(
+    c: &mut Client,
+    busy: Duration,
+    first: Option<&str>,
+) -> Result<(), postgres::Error> {
     let started = Instant::now();
     let busy_ms = busy.as_millis().min(i32::MAX as u128);
     let mut queue = busy.is_zero();
@@ -53,7 +58,8 @@ pub(super) fn begin_locked(c: &mut Client, busy: Duration) -> Result<(), postgre
         };
         let sql = format!(
             "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = {wait_ms}; \
-             {LOCK_SQL}; SET LOCAL lock_timeout = {busy_ms}"
+             {}\n{LOCK_SQL}; SET LOCAL lock_timeout = {busy_ms}",
+            first.unwrap_or_default()
         );
         match c.batch_execute(&sql) {
             Ok(()) => return Ok(()),

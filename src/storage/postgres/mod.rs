@@ -22,6 +22,7 @@ pub mod lock;
 pub mod newest;
 pub mod no_checkpoints;
 pub mod order;
+pub mod setup;
 pub mod store;
 mod values;
 
@@ -48,7 +49,7 @@ use conn::Target;
 use format::{self as pgformat, BlobRow};
 
 /// The highest `checkpoint_migrations` level memctl knows (langgraph-checkpoint-postgres
-/// 3.2.0: `checkpoint_writes.task_path`).
+/// 3.2.0: `checkpoint_writes.task_path`): the last of [`setup::MIGRATIONS`].
 pub const KNOWN_MIGRATION: i32 = 9;
 
 /// A `PostgresSaver` database.
@@ -63,7 +64,12 @@ pub struct PostgresStore {
     target: Target,
     access: Access,
     busy_timeout: Duration,
-    generation: SchemaGeneration,
+    /// `checkpoint_writes.task_path` is there ([`SchemaGeneration::V3`]); it appears when a
+    /// set-up brings the tables to level 9 ([`PostgresStore::open_target`]).
+    task_path: std::sync::atomic::AtomicBool,
+    /// The set-up the saver's tables wait for (a target memctl makes them in), run before
+    /// the first write; `None` for a database opened as it is.
+    setup: Option<std::sync::Arc<Setup>>,
     /// A batch transaction is open (see [`CheckpointStore::begin_batch`]).
     in_batch: std::sync::atomic::AtomicBool,
     /// The statements run once per thread, prepared once per connection: a statement given
@@ -120,13 +126,34 @@ impl PostgresStore {
                     .map_err(store_err)?;
             }
         }
-        let generation = detect_schema(&mut client, &target).map_err(|e| {
-            match e.downcast::<NoSaverTable>() {
-                Ok(missing) => missing.into(),
-                Err(e) => anyhow!("{}", target.scrub(&format!("{e:#}"))),
-            }
-        })?;
-        Ok(PostgresStore {
+        let generation = checked_schema(&mut client, &target)?;
+        Ok(PostgresStore::with(
+            client,
+            url,
+            schema,
+            keys,
+            target,
+            access,
+            busy_timeout,
+            generation,
+            None,
+        ))
+    }
+
+    /// A store on `client`, its tables at `generation`, waiting for `setup` when given.
+    #[allow(clippy::too_many_arguments)]
+    fn with(
+        client: Client,
+        url: &str,
+        schema: Option<&str>,
+        keys: Keyring,
+        target: Target,
+        access: Access,
+        busy_timeout: Duration,
+        generation: SchemaGeneration,
+        setup: Option<std::sync::Arc<Setup>>,
+    ) -> PostgresStore {
+        PostgresStore {
             client: Mutex::new(client),
             url: url.to_owned(),
             schema: schema.map(str::to_owned),
@@ -134,11 +161,114 @@ impl PostgresStore {
             target,
             access,
             busy_timeout,
-            generation,
+            task_path: std::sync::atomic::AtomicBool::new(generation == SchemaGeneration::V3),
+            setup,
             in_batch: std::sync::atomic::AtomicBool::new(false),
             statements: Mutex::new(HashMap::new()),
             thread_ids: std::sync::OnceLock::new(),
-        })
+        }
+    }
+
+    /// Opens the database a copy or a migration writes into (`copy --to`, `migrate --to`), as
+    /// [`PostgresStore::open`] does, and says what its saver tables need first
+    /// ([`setup::needed`]): none there, they are made as `PostgresSaver.setup()` makes them in
+    /// the transaction of the first thread written (until then the store reads as an empty
+    /// database); at a lower level, the missing migrations run as `setup()` runs them, right
+    /// before the first write. Nothing is done when nothing is written (a read-only store: a
+    /// dry run). The [`Setup`] tells afterwards whether it was done. Refused before anything
+    /// is written: a level above memctl's, a set-up the role could not make.
+    pub fn open_target(
+        url: &str,
+        schema: Option<&str>,
+        access: Access,
+        busy_timeout: Duration,
+        keys: Keyring,
+    ) -> Result<(PostgresStore, std::sync::Arc<Setup>)> {
+        let mut target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
+        if let Some(s) = schema {
+            target.use_schema(s)?;
+        }
+        let mut client = target.connect_session(busy_timeout)?;
+        if access == Access::ReadOnly {
+            client
+                .batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                .map_err(|e| target.error(&e))?;
+        }
+        let plan = setup::needed(&mut client, &target)?;
+        let generation = match plan.needed {
+            // Level 9 has `task_path`.
+            setup::Needed::Create { .. } => SchemaGeneration::V3,
+            _ => checked_schema(&mut client, &target)?,
+        };
+        let setup = std::sync::Arc::new(Setup {
+            plan,
+            done: std::sync::atomic::AtomicBool::new(false),
+        });
+        let store = PostgresStore::with(
+            client,
+            url,
+            schema,
+            keys,
+            target,
+            access,
+            busy_timeout,
+            generation,
+            Some(setup.clone()),
+        );
+        Ok((store, setup))
+    }
+
+    /// The layout of `checkpoint_writes` now (`task_path` or not).
+    fn layout(&self) -> SchemaGeneration {
+        match self.task_path.load(std::sync::atomic::Ordering::SeqCst) {
+            true => SchemaGeneration::V3,
+            false => SchemaGeneration::V2,
+        }
+    }
+
+    /// The set-up this store still waits for, if any.
+    fn pending_setup(&self) -> Option<&Setup> {
+        self.setup
+            .as_deref()
+            .filter(|s| s.plan.needed != setup::Needed::Nothing && !s.done())
+    }
+
+    /// True while the saver's tables are not made yet (see [`PostgresStore::open_target`]):
+    /// the store reads as an empty database.
+    fn tables_pending(&self) -> bool {
+        self.pending_setup()
+            .is_some_and(|s| s.plan.creates_tables())
+    }
+
+    /// Before a write transaction begins on `c`: a pending upgrade runs (each migration
+    /// committed on its own, as `setup()` runs them); a pending creation is returned, as the
+    /// statements the transaction must run first.
+    fn before_write(&self, c: &mut Client) -> Result<Option<String>> {
+        let Some(s) = self.pending_setup() else {
+            return Ok(None);
+        };
+        match s.plan.needed {
+            setup::Needed::Create { from } => Ok(Some(setup::create_sql(from))),
+            setup::Needed::Upgrade { from } => {
+                setup::upgrade(c, &self.target, from)?;
+                // Statements prepared on the tables before they changed are prepared again.
+                self.forget_statements();
+                self.task_path
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                s.done.store(true, std::sync::atomic::Ordering::SeqCst);
+                Ok(None)
+            }
+            setup::Needed::Nothing => Ok(None),
+        }
+    }
+
+    /// Drops the cache of prepared statements (after the tables they name changed, or a
+    /// transaction that made them was rolled back).
+    fn forget_statements(&self) {
+        self.statements
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
     }
 
     /// The id of this read-only store's snapshot, exported for other sessions to read in
@@ -214,6 +344,7 @@ impl PostgresStore {
     fn write_tx<T>(&self, f: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
         let mut c = self.client();
         let batch = self.in_batch.load(std::sync::atomic::Ordering::SeqCst);
+        let mut creating = None;
         let (ok, undo) = if batch {
             c.batch_execute("SAVEPOINT memctl_update")
                 .map_err(|e| self.err(e))?;
@@ -222,19 +353,26 @@ impl PostgresStore {
                 "ROLLBACK TO memctl_update; RELEASE memctl_update",
             )
         } else {
-            lock::begin_locked(&mut c, self.busy_timeout).map_err(|e| self.err(e))?;
+            creating = self.before_write(&mut c)?;
+            lock::begin_locked(&mut c, self.busy_timeout, creating.as_deref())
+                .map_err(|e| self.err(e))?;
             ("COMMIT", "ROLLBACK")
         };
-        match f(&mut c) {
-            Ok(v) => {
-                c.batch_execute(ok).map_err(|e| self.err(e))?;
-                Ok(v)
-            }
+        let done = match f(&mut c) {
+            Ok(v) => c.batch_execute(ok).map_err(|e| self.err(e)).map(|()| v),
             Err(e) => {
                 let _ = c.batch_execute(undo);
                 Err(e)
             }
+        };
+        if creating.is_some() {
+            match (&done, self.setup.as_deref()) {
+                (Ok(_), Some(s)) => s.done.store(true, std::sync::atomic::Ordering::SeqCst),
+                // Rolled back with the tables: the next write makes them again.
+                _ => self.forget_statements(),
+            }
         }
+        done
     }
 
     /// Every checkpoint row of a thread and namespace assembled, newest first.
@@ -393,7 +531,7 @@ impl PostgresStore {
         let (b, w) = (&p.blobs, &p.writes);
         // One statement for the blob rows, the write rows and the checkpoint (`put` and
         // `put_writes`' rows; one round trip instead of one per row).
-        let insert = self.prepared(c, append_sql(self.generation))?;
+        let insert = self.prepared(c, append_sql(self.layout()))?;
         c.execute(
             &insert,
             &[
@@ -822,7 +960,7 @@ fn latest_root_ids_sql(order: order::ThreadOrder) -> String {
 
 impl CheckpointStore for PostgresStore {
     fn generation(&self) -> SchemaGeneration {
-        self.generation
+        self.layout()
     }
 
     fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>> {
@@ -898,6 +1036,9 @@ impl CheckpointStore for PostgresStore {
         batch: usize,
         f: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
     ) -> Result<()> {
+        if self.tables_pending() {
+            return Ok(());
+        }
         self.stream_rows(
             &summaries_sql(false, self.thread_ids()?),
             batch,
@@ -973,8 +1114,8 @@ impl CheckpointStore for PostgresStore {
 
     fn thread_exists(&self, thread_id: &str) -> Result<bool> {
         // A text column cannot hold a NUL character: no such thread here (and the server
-        // would refuse the parameter).
-        if thread_id.contains('\0') {
+        // would refuse the parameter). No table yet: no thread.
+        if thread_id.contains('\0') || self.tables_pending() {
             return Ok(false);
         }
         Ok(!self
@@ -1150,7 +1291,7 @@ impl CheckpointStore for PostgresStore {
             return Ok(vec![]);
         }
         let (threads, nss, ids) = unzip3(keys);
-        let sql = match self.generation {
+        let sql = match self.layout() {
             SchemaGeneration::V3 => {
                 "SELECT k.i, w.task_id, w.task_path, w.idx, w.channel, w.type, w.blob \
                  FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS k(thread_id, ns, id, i) \
@@ -1548,7 +1689,13 @@ impl CheckpointStore for PostgresStore {
 
     fn begin_batch(&self) -> Result<()> {
         let mut c = self.client();
-        lock::begin_locked(&mut c, self.busy_timeout).map_err(|e| self.err(e))?;
+        if self.before_write(&mut c)?.is_some() {
+            bail!(
+                "the saver's tables of '{}' are not made yet: a batch cannot make them",
+                self.target.shown
+            );
+        }
+        lock::begin_locked(&mut c, self.busy_timeout, None).map_err(|e| self.err(e))?;
         self.in_batch
             .store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(())
@@ -1811,6 +1958,9 @@ impl CheckpointStore for PostgresStore {
         thread_id: &str,
         f: &mut dyn FnMut(crate::storage::ThreadRow) -> Result<()>,
     ) -> Result<()> {
+        if self.tables_pending() {
+            return Ok(());
+        }
         self.visit_whole_thread(thread_id, f)
     }
 
@@ -1971,6 +2121,36 @@ impl PostgresStore {
             (_, _, BlobKind::Write) => None,
         };
         Ok(page)
+    }
+}
+
+/// [`detect_schema`], its errors as they are shown (password scrubbed).
+fn checked_schema(c: &mut Client, target: &Target) -> Result<SchemaGeneration> {
+    detect_schema(c, target).map_err(|e| match e.downcast::<NoSaverTable>() {
+        Ok(missing) => missing.into(),
+        Err(e) => anyhow!("{}", target.scrub(&format!("{e:#}"))),
+    })
+}
+
+/// The set-up of a target's saver tables ([`PostgresStore::open_target`]): what it needs, and
+/// whether memctl has done it.
+#[derive(Debug)]
+pub struct Setup {
+    /// What the tables need, and where.
+    pub plan: setup::Plan,
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl Setup {
+    /// True once the set-up is committed (the tables made with the first thread written, or
+    /// the missing migrations run).
+    pub fn done(&self) -> bool {
+        self.done.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// True when the tables need something (done or not).
+    pub fn needed(&self) -> bool {
+        self.plan.needed != setup::Needed::Nothing
     }
 }
 
