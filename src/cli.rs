@@ -1431,8 +1431,8 @@ pub struct CopyArgs {
     pub to_thread: Option<String>,
 
     /// The database to copy into: a SQLite file (created when it does not exist) or a
-    /// PostgreSQL connection string (its saver's tables must exist). Default: the source
-    /// database (--db).
+    /// PostgreSQL connection string (PostgresSaver's tables are made there as its setup()
+    /// makes them when it has none). Default: the source database (--db).
     #[arg(long, value_name = "DB")]
     pub to: Option<PathBuf>,
 
@@ -1534,7 +1534,8 @@ pub struct ImportArgs {
 #[derive(Debug, Clone, Args)]
 pub struct MigrateArgs {
     /// The database to migrate into: a SQLite file (created when it does not exist) or a
-    /// PostgreSQL connection string (its saver's tables must exist).
+    /// PostgreSQL connection string (PostgresSaver's tables are made there as its setup()
+    /// makes them when it has none).
     #[arg(long, value_name = "DB")]
     pub to: PathBuf,
 
