@@ -20,11 +20,9 @@ use crate::exit::Usage;
 use crate::ops::migrate_store::{same_item, to_backend};
 use crate::output::copy::{StoreItemLeftOut, StoreItemName, StoreMigration};
 use crate::output::human::count;
-use crate::storage::store::{
-    open_store, setup_store, store_shape, Backend, ItemStore, StoreRow, StoreShape, VectorRow,
-    BATCH,
-};
+use crate::storage::store::{Backend, ItemStore, StoreRow, StoreShape, VectorRow, BATCH};
 use crate::storage::{self, Access, Location};
+use crate::storage::{open_store, setup_store, store_shape};
 
 /// What was checked before a migration writes anything.
 pub struct Plan {

@@ -13,7 +13,8 @@ use crate::output::store::{
     self as report, ItemRecord, NamespaceRecord, RemovalReport, RemovedRecord,
 };
 use crate::output::{confirm, human, resolve_format, sanitize};
-use crate::storage::store::{open_store, ItemStore, Removal, StoreItem};
+use crate::storage::open_store;
+use crate::storage::store::{ItemStore, Removal, StoreItem};
 use crate::storage::SchemaConflict;
 use crate::storage::{postgres, sqlite, Access, CheckpointStore, Location};
 

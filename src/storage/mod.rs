@@ -645,6 +645,74 @@ pub fn open(
     }))
 }
 
+/// Opens the Store's tables in the database `db` names (a SQLite file, or a `postgresql://` /
+/// `postgres://` URL, as [`open`] takes), with `access`. A database without a `store`
+/// table fails with [`store::NoStore`].
+pub fn open_store(
+    db: &Path,
+    schema: Option<&str>,
+    access: Access,
+    busy_timeout: Duration,
+) -> Result<Box<dyn store::ItemStore>> {
+    if let Location::Postgres(url) = locate(db)? {
+        return Ok(Box::new(postgres::store::PgItemStore::open(
+            url,
+            schema,
+            access,
+            busy_timeout,
+        )?));
+    }
+    if let Some(s) = schema {
+        anyhow::bail!(
+            "schema '{s}' was given, but '{}' is a SQLite file, which has no schemas",
+            shown_path(db)
+        );
+    }
+    Ok(Box::new(sqlite::store::SqliteItemStore::open(
+        db,
+        access,
+        busy_timeout,
+    )?))
+}
+
+/// How the Store's tables stand in the database `db` names: `None` when it has no `store`
+/// table (or, for a file, when the file does not exist).
+pub fn store_shape(db: &Path, busy_timeout: Duration) -> Result<Option<store::StoreShape>> {
+    if locate(db)? == Location::File && !db.exists() {
+        return Ok(None);
+    }
+    match open_store(db, None, Access::ReadOnly, busy_timeout) {
+        Ok(s) => Ok(Some(s.shape())),
+        Err(e) if e.is::<store::NoStore>() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates the Store's tables in the database `db` names as `SqliteStore.setup()` /
+/// `PostgresStore.setup()` does (the same statements, the same `store_migrations` rows; a
+/// store at a lower level gets the missing migrations, as `setup()` gives it), with the
+/// vector tables as a `SqliteStore` with an embedding index makes them when `vectors`, and
+/// opens it for writing. A level newer than memctl knows is refused before anything is
+/// written. A SQLite file that does not exist yet is made, with the Store's tables alone.
+pub fn setup_store(
+    db: &Path,
+    vectors: bool,
+    busy_timeout: Duration,
+) -> Result<Box<dyn store::ItemStore>> {
+    if let Location::Postgres(url) = locate(db)? {
+        if vectors {
+            anyhow::bail!(
+                "'{}': memctl cannot create a Postgres store's vector table (pgvector)",
+                shown_path(db)
+            );
+        }
+        postgres::store::PgItemStore::setup(url, busy_timeout)?;
+    } else {
+        sqlite::store::SqliteItemStore::setup(db, vectors, busy_timeout)?;
+    }
+    open_store(db, None, Access::ReadWrite, busy_timeout)
+}
+
 /// Where a database given as `--db` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Location<'a> {

@@ -8,14 +8,9 @@
 //! (LangGraph's own `get` / `search` do by default). What is expired is decided the way each
 //! backend's `sweep_ttl` decides it, in SQL, so `sweep` deletes exactly what `sweep_ttl` would.
 //! `migrate` reads a store in pages of [`StoreRow`]s as stored and writes them into another
-//! one ([`setup_store`] makes its tables as `setup()` does) with their own timestamps.
-
-use std::path::Path;
-use std::time::Duration;
+//! one ([`super::setup_store`] makes its tables as `setup()` does) with their own timestamps.
 
 use anyhow::Result;
-
-use super::Access;
 
 /// The message for a database that has no `store` table.
 pub const NO_STORE: &str = "no LangGraph store in this database";
@@ -370,70 +365,6 @@ pub trait ItemStore {
             ),
         }
     }
-}
-
-/// Opens the Store's tables in the database `db` names (a SQLite file, or a `postgresql://` /
-/// `postgres://` URL, as [`super::open`] takes), with `access`. A database without a `store`
-/// table fails with [`NO_STORE`].
-pub fn open_store(
-    db: &Path,
-    schema: Option<&str>,
-    access: Access,
-    busy_timeout: Duration,
-) -> Result<Box<dyn ItemStore>> {
-    if let super::Location::Postgres(url) = super::locate(db)? {
-        return Ok(Box::new(super::postgres::store::PgItemStore::open(
-            url,
-            schema,
-            access,
-            busy_timeout,
-        )?));
-    }
-    if let Some(s) = schema {
-        anyhow::bail!(
-            "schema '{s}' was given, but '{}' is a SQLite file, which has no schemas",
-            super::shown_path(db)
-        );
-    }
-    Ok(Box::new(super::sqlite::store::SqliteItemStore::open(
-        db,
-        access,
-        busy_timeout,
-    )?))
-}
-
-/// How the Store's tables stand in the database `db` names: `None` when it has no `store`
-/// table (or, for a file, when the file does not exist).
-pub fn store_shape(db: &Path, busy_timeout: Duration) -> Result<Option<StoreShape>> {
-    if super::locate(db)? == super::Location::File && !db.exists() {
-        return Ok(None);
-    }
-    match open_store(db, None, Access::ReadOnly, busy_timeout) {
-        Ok(s) => Ok(Some(s.shape())),
-        Err(e) if e.is::<NoStore>() => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// Creates the Store's tables in the database `db` names as `SqliteStore.setup()` /
-/// `PostgresStore.setup()` does (the same statements, the same `store_migrations` rows; a
-/// store at a lower level gets the missing migrations, as `setup()` gives it), with the
-/// vector tables as a `SqliteStore` with an embedding index makes them when `vectors`, and
-/// opens it for writing. A level newer than memctl knows is refused before anything is
-/// written. A SQLite file that does not exist yet is made, with the Store's tables alone.
-pub fn setup_store(db: &Path, vectors: bool, busy_timeout: Duration) -> Result<Box<dyn ItemStore>> {
-    if let super::Location::Postgres(url) = super::locate(db)? {
-        if vectors {
-            anyhow::bail!(
-                "'{}': memctl cannot create a Postgres store's vector table (pgvector)",
-                super::shown_path(db)
-            );
-        }
-        super::postgres::store::PgItemStore::setup(url, busy_timeout)?;
-    } else {
-        super::sqlite::store::SqliteItemStore::setup(db, vectors, busy_timeout)?;
-    }
-    open_store(db, None, Access::ReadWrite, busy_timeout)
 }
 
 /// True when namespace `prefix` is `under` or below it, label-wise (`a.b` is under `a`, `ab`

@@ -75,7 +75,7 @@ pub fn check_reads_equal(db: &str, expected: &Json) {
 
 /// Opens the store of `db` (a SQLite file or a Postgres URL) for writing, as memctl does.
 pub fn open_rw(db: &str) -> Box<dyn memctl::storage::store::ItemStore> {
-    memctl::storage::store::open_store(
+    memctl::storage::open_store(
         std::path::Path::new(db),
         None,
         memctl::storage::Access::ReadWrite,

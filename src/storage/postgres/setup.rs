@@ -101,7 +101,7 @@ pub enum Needed {
         /// The level there (`checkpoint_migrations`), -1 when none.
         from: i32,
     },
-    /// The tables are there at level `from` (at least [`TABLES_LEVEL`]): the later migrations
+    /// The tables are there at level `from` (at least `TABLES_LEVEL`): the later migrations
     /// run as `setup()` runs them, before the first write.
     Upgrade {
         /// The level there.
