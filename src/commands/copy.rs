@@ -469,32 +469,22 @@ pub fn left_out_partial(left: &[LeftOut], moved: usize) -> Option<Partial> {
     };
     let unreadable = left.iter().filter(|l| l.reason == "unreadable").count() as u64;
     let refused = left.len() as u64 - unreadable;
-    let both = unreadable > 0 && refused > 0;
-    let mut why = Vec::new();
-    if unreadable > 0 {
-        why.push(format!(
-            "{}LangGraph could not read {} either (a row that does not decode: restore {} from a backup, or copy what is readable with `copy --thread ID --at CHECKPOINT`, see `history`)",
-            if both { format!("{unreadable} unreadable: ") } else { String::new() },
-            them(unreadable),
-            them(unreadable)
-        ));
-    }
-    if refused > 0 {
-        why.push(format!(
-            "{}the target cannot hold {} (why is in the report: change {} in the source, or move {} into a SQLite file, which holds {})",
-            if both { format!("{refused} refused: ") } else { String::new() },
-            them(refused),
-            them(refused),
-            them(refused),
-            them(refused)
-        ));
-    }
+    let why = crate::output::copy::left_out_reasons(
+        unreadable,
+        refused,
+        |it| {
+            format!("LangGraph could not read {it} either (a row that does not decode: restore {it} from a backup, or copy what is readable with `copy --thread ID --at CHECKPOINT`, see `history`)")
+        },
+        |it| {
+            format!("the target cannot hold {it} (why is in the report: change {it} in the source, or move {it} into a SQLite file, which holds {it})")
+        },
+    );
     Some(Partial(format!(
         "{} left out, nothing of {} written ({}{more}): {}; {}",
         human::count(left.len() as u64, "thread"),
         them(left.len() as u64),
         names.join(", "),
-        why.join("; "),
+        why,
         match moved {
             0 => "no other thread to move",
             _ => "the others were moved",

@@ -216,28 +216,16 @@ pub fn left_out_partial(st: &StoreMigration) -> Option<String> {
             .filter(|i| i.reason == reason)
             .count() as u64
     };
-    let (unreadable, refused) = (n("unreadable"), n("refused"));
-    let them = |n: u64| if n == 1 { "it" } else { "them" };
-    let both = unreadable > 0 && refused > 0;
-    let mut why = Vec::new();
-    if unreadable > 0 {
-        why.push(format!(
-            "{}LangGraph could not read {} back (a value that is not JSON, a timestamp it does not write: the app can write {} again with store.put; `memctl store rm` deletes {})",
-            if both { format!("{unreadable} unreadable: ") } else { String::new() },
-            them(unreadable),
-            them(unreadable),
-            them(unreadable)
-        ));
-    }
-    if refused > 0 {
-        why.push(format!(
-            "{}the target cannot hold {} (PostgreSQL stores no NUL character in a text nor \\u0000 in JSONB, for the app's PostgresStore either: the app can write {} again without it, or migrate the Store into a SQLite file, which holds {})",
-            if both { format!("{refused} refused: ") } else { String::new() },
-            them(refused),
-            them(refused),
-            them(refused)
-        ));
-    }
+    let why = crate::output::copy::left_out_reasons(
+        n("unreadable"),
+        n("refused"),
+        |it| {
+            format!("LangGraph could not read {it} back (a value that is not JSON, a timestamp it does not write: the app can write {it} again with store.put; `memctl store rm` deletes {it})")
+        },
+        |it| {
+            format!("the target cannot hold {it} (PostgreSQL stores no NUL character in a text nor \\u0000 in JSONB, for the app's PostgresStore either: the app can write {it} again without it, or migrate the Store into a SQLite file, which holds {it})")
+        },
+    );
     let first = st.left_out_items.first().map_or(String::new(), |i| {
         format!(" ('{}' / '{}'", i.namespace.joined(), i.key)
             + &match st.left_out_items.len() {
@@ -248,7 +236,7 @@ pub fn left_out_partial(st: &StoreMigration) -> Option<String> {
     Some(format!(
         "{} of the LangGraph Store left out, not written{first}: {}; the others were migrated",
         count(st.left_out, "item"),
-        why.join("; ")
+        why
     ))
 }
 

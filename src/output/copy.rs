@@ -12,6 +12,36 @@ use super::sanitize::one_line;
 use super::{write_document, Format};
 use crate::ops::copy::CopyCounts;
 
+/// Why threads or items were left out, said once per reason: the counts of `unreadable` and
+/// `refused` ones, and what to say of each (handed `it` or `them`), each prefixed with its
+/// count when both occur, joined by `; `.
+pub fn left_out_reasons(
+    unreadable: u64,
+    refused: u64,
+    say_unreadable: impl Fn(&str) -> String,
+    say_refused: impl Fn(&str) -> String,
+) -> String {
+    let them = |n: u64| if n == 1 { "it" } else { "them" };
+    let both = unreadable > 0 && refused > 0;
+    let mut why = Vec::new();
+    for (n, name, say) in [
+        (
+            unreadable,
+            "unreadable",
+            &say_unreadable as &dyn Fn(&str) -> String,
+        ),
+        (refused, "refused", &say_refused),
+    ] {
+        if n > 0 {
+            let count = match both {
+                true => format!("{n} {name}: "),
+                false => String::new(),
+            };
+            why.push(format!("{count}{}", say(them(n))));
+        }
+    }
+    why.join("; ")
+}
 /// What one copy did.
 #[derive(Debug, Clone, Serialize)]
 pub struct CopyReport {
