@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use common::pg::TestDb;
 use common::{expected, fixture, memctl, run_parallel, s, temp_copy, Harness};
-use copy_common::{rows, same, thread_ids};
+use copy_common::{blanked, rows, same, shared_pairs, thread_ids};
 use serde_json::Value as Json;
 
 /// The threads of new.sqlite that [`damaged`] damages.
@@ -355,34 +355,6 @@ fn empty_saver_db(hint: &str) -> TestDb {
         )
         .expect("empties");
     db
-}
-
-/// The `(checkpoint_id, channel)` pairs of a report's thread held once per version on
-/// Postgres (see tests/copy_postgres.rs).
-fn shared_pairs(thread: &Json) -> Vec<(String, String)> {
-    thread["shared_versions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|v| {
-            let f = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
-            (f("checkpoint_id"), f("channel"))
-        })
-        .collect()
-}
-
-/// `j`'s history without the values of `pairs`.
-fn blanked(mut j: Json, pairs: &[(String, String)]) -> Json {
-    for h in j["history"].as_array_mut().into_iter().flatten() {
-        for (id, channel) in pairs {
-            if h["checkpoint_id"] == id.as_str() {
-                if let Some(v) = h["values"].as_object_mut() {
-                    v.remove(channel);
-                }
-            }
-        }
-    }
-    j
 }
 
 #[test]

@@ -11,7 +11,7 @@ mod copy_common;
 
 use common::pg::TestDb;
 use common::{expected, fixture, run_parallel, s, temp_copy, Harness};
-use copy_common::{memctl_ok, same, thread_ids as common_threads};
+use copy_common::{blanked, memctl_ok, same, shared_pairs, thread_ids as common_threads};
 use serde_json::Value as Json;
 
 /// Every thread of expected/postgres.json and its graph.
@@ -412,34 +412,6 @@ fn uncounted(j: Json) -> Json {
     copy_common::without_delta_counters(j)
 }
 
-/// The `(checkpoint_id, channel)` pairs a JSON copy report names as held once per version.
-fn shared_pairs(report: &str) -> Vec<(String, String)> {
-    let report: Json = serde_json::from_str(report).unwrap_or_default();
-    report["shared_versions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|v| {
-            let f = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
-            (f("checkpoint_id"), f("channel"))
-        })
-        .collect()
-}
-
-/// `j`'s history without the values of `pairs` (see the SQLite→Postgres test above).
-fn blanked(mut j: Json, pairs: &[(String, String)]) -> Json {
-    for h in j["history"].as_array_mut().into_iter().flatten() {
-        for (id, channel) in pairs {
-            if h["checkpoint_id"] == id.as_str() {
-                if let Some(v) = h["values"].as_object_mut() {
-                    v.remove(channel);
-                }
-            }
-        }
-    }
-    j
-}
-
 #[test]
 #[cfg_attr(
     not(feature = "env-tests"),
@@ -494,7 +466,7 @@ fn delta_threads_copy_in_every_direction_as_stored_and_materialized() {
                     to,
                     to_thread,
                     materialize,
-                    shared_pairs(&out),
+                    shared_pairs(&serde_json::from_str(&out).unwrap_or_default()),
                 ));
             }
         }
@@ -717,7 +689,7 @@ fn more_sqlite_fixtures_copied_to_postgres_are_the_same_threads() {
                 thread.clone(),
                 graph(&thread),
                 key.clone(),
-                shared_pairs(&out),
+                shared_pairs(&serde_json::from_str(&out).unwrap_or_default()),
             ));
         }
         dbs.push(db);

@@ -190,3 +190,32 @@ pub fn js_states(db: &Path, cont: bool) -> Result<Json, String> {
     }
     serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
 }
+
+/// The `(checkpoint_id, channel)` pairs a JSON copy report (of one thread) names as held once
+/// per version on Postgres (`shared_versions`).
+pub fn shared_pairs(report: &Json) -> Vec<(String, String)> {
+    report["shared_versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| {
+            let f = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
+            (f("checkpoint_id"), f("channel"))
+        })
+        .collect()
+}
+
+/// `j`'s history without the values of `pairs` (values a Postgres target holds once per
+/// version: LangGraph reads them as of that version, see tests/copy_postgres.rs).
+pub fn blanked(mut j: Json, pairs: &[(String, String)]) -> Json {
+    for h in j["history"].as_array_mut().into_iter().flatten() {
+        for (id, channel) in pairs {
+            if h["checkpoint_id"] == id.as_str() {
+                if let Some(v) = h["values"].as_object_mut() {
+                    v.remove(channel);
+                }
+            }
+        }
+    }
+    j
+}
