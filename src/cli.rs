@@ -1399,6 +1399,24 @@ pub struct BrowseArgs {
 
 // ---- threads that travel (#29) ----
 
+/// How the values of moved threads change on the way (copy, import, migrate).
+#[derive(Debug, Clone, Args)]
+pub struct MoveChanges {
+    /// Write each copied checkpoint's DeltaChannel values in full (the value LangGraph
+    /// rebuilds from the snapshots and writes), as a graph whose channels are plain reducer
+    /// channels stores them: the copy is a plain thread that tools and savers without
+    /// DeltaChannel read. Bigger than the source.
+    #[arg(long)]
+    pub materialize: bool,
+
+    /// The environment variable holding the AES key to encrypt the copy with (its UTF-8
+    /// bytes, as LangGraph reads LANGGRAPH_AES_KEY): plain values are encrypted, encrypted
+    /// ones opened with --key-env's key (default LANGGRAPH_AES_KEY) and encrypted again.
+    /// Without it, --key-env given alone writes the copy decrypted.
+    #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
+    pub new_key_env: Option<String>,
+}
+
 /// Arguments of `copy`.
 #[derive(Debug, Args)]
 pub struct CopyArgs {
@@ -1448,19 +1466,9 @@ pub struct CopyArgs {
     /// Read everything and say what would be copied; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
-    /// Write each copied checkpoint's DeltaChannel values in full (the value LangGraph
-    /// rebuilds from the snapshots and writes), as a graph whose channels are plain reducer
-    /// channels stores them: the copy is a plain thread that tools and savers without
-    /// DeltaChannel read. Bigger than the source.
-    #[arg(long)]
-    pub materialize: bool,
-
-    /// The environment variable holding the AES key to encrypt the copy with (its UTF-8
-    /// bytes, as LangGraph reads LANGGRAPH_AES_KEY): plain values are encrypted, encrypted
-    /// ones opened with --key-env's key (default LANGGRAPH_AES_KEY) and encrypted again.
-    /// Without it, --key-env given alone writes the copy decrypted.
-    #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
-    pub new_key_env: Option<String>,
+    /// How the moved values change on the way.
+    #[command(flatten)]
+    pub changes: MoveChanges,
 }
 
 /// `memctl export`.
@@ -1515,19 +1523,9 @@ pub struct ImportArgs {
     /// Read everything and say what would be imported; write nothing.
     #[arg(long, short = 'n')]
     pub dry_run: bool,
-    /// Write each copied checkpoint's DeltaChannel values in full (the value LangGraph
-    /// rebuilds from the snapshots and writes), as a graph whose channels are plain reducer
-    /// channels stores them: the copy is a plain thread that tools and savers without
-    /// DeltaChannel read. Bigger than the source.
-    #[arg(long)]
-    pub materialize: bool,
-
-    /// The environment variable holding the AES key to encrypt the copy with (its UTF-8
-    /// bytes, as LangGraph reads LANGGRAPH_AES_KEY): plain values are encrypted, encrypted
-    /// ones opened with --key-env's key (default LANGGRAPH_AES_KEY) and encrypted again.
-    /// Without it, --key-env given alone writes the copy decrypted.
-    #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
-    pub new_key_env: Option<String>,
+    /// How the moved values change on the way.
+    #[command(flatten)]
+    pub changes: MoveChanges,
 }
 
 /// `memctl migrate`.
@@ -1554,19 +1552,9 @@ pub struct MigrateArgs {
     #[arg(long)]
     pub without_vectors: bool,
 
-    /// Write each copied checkpoint's DeltaChannel values in full (the value LangGraph
-    /// rebuilds from the snapshots and writes), as a graph whose channels are plain reducer
-    /// channels stores them: the copy is a plain thread that tools and savers without
-    /// DeltaChannel read. Bigger than the source.
-    #[arg(long)]
-    pub materialize: bool,
-
-    /// The environment variable holding the AES key to encrypt the copy with (its UTF-8
-    /// bytes, as LangGraph reads LANGGRAPH_AES_KEY): plain values are encrypted, encrypted
-    /// ones opened with --key-env's key (default LANGGRAPH_AES_KEY) and encrypted again.
-    /// Without it, --key-env given alone writes the copy decrypted.
-    #[arg(long, value_name = "NAME", value_parser = parse_env_name)]
-    pub new_key_env: Option<String>,
+    /// How the moved values change on the way.
+    #[command(flatten)]
+    pub changes: MoveChanges,
 }
 
 #[cfg(test)]

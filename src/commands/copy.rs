@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::cli::{CopyArgs, GlobalArgs};
+use crate::cli::{CopyArgs, GlobalArgs, MoveChanges};
 use crate::codec::aes::{self, AesKey, KeyIssue, Keyring};
 use crate::exit::{Partial, Usage};
 use crate::model::checkpoint::{StoredMessages, MESSAGES};
@@ -167,7 +167,7 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         true => Access::ReadWrite,
         false => Access::ReadOnly,
     };
-    let changes = Changes::new(g, args.materialize, args.new_key_env.as_deref())?;
+    let changes = Changes::new(g, &args.changes)?;
     let source = super::open(g, access)?;
     let mut rows = source.read_thread(thread)?;
     if rows.checkpoints.is_empty() {
@@ -300,7 +300,7 @@ fn run_all(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         .transpose()?;
     let now = crate::output::human::now(g.now.as_deref())?;
     let keys = super::keys(g);
-    let changes = Changes::new(g, args.materialize, args.new_key_env.as_deref())?;
+    let changes = Changes::new(g, &args.changes)?;
     let source = super::open(g, Access::ReadOnly)?;
     let mut all = Vec::new();
     source.for_each_thread(&mut |t| {
@@ -727,7 +727,8 @@ impl Changes {
     /// The changes the flags ask for: `--new-key-env` encrypts, `--key-env` alone decrypts,
     /// neither keeps the values as stored. A key variable that is unset or holds no valid
     /// key is an error here, before anything is read.
-    pub fn new(g: &GlobalArgs, materialize: bool, new_key_env: Option<&str>) -> Result<Changes> {
+    pub fn new(g: &GlobalArgs, asked: &MoveChanges) -> Result<Changes> {
+        let (materialize, new_key_env) = (asked.materialize, asked.new_key_env.as_deref());
         let read = super::keys(g);
         let loaded = |var: &str, flag: &str| -> Result<Keyring> {
             match AesKey::from_env(var) {

@@ -20,7 +20,7 @@ pub fn run(g: &GlobalArgs, args: &ImportArgs, out: &mut dyn Write) -> Result<()>
     }
     let busy = Duration::from_millis(g.busy_timeout);
     storage::locate_as(&args.file, "the archive").map_err(|e| Usage(e.to_string()))?;
-    let changes = super::copy::Changes::new(g, args.materialize, args.new_key_env.as_deref())?;
+    let changes = super::copy::Changes::new(g, &args.changes)?;
     let source = storage::open(&args.file, None, Access::ReadOnly, busy, &super::keys(g))?;
     let access = match args.dry_run {
         true => Access::ReadOnly,

@@ -27,7 +27,7 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
     if super::copy::same_database(source_path, &args.to)? {
         return Err(Usage("--to names --db itself: nothing to migrate".into()).into());
     }
-    let changes = Changes::new(g, args.materialize, args.new_key_env.as_deref())?;
+    let changes = Changes::new(g, &args.changes)?;
     // A database with a LangGraph store and no checkpoint tables: its store alone moves.
     let (source, store_only) = match super::open(g, Access::ReadOnly) {
         Ok(s) => (s, false),
