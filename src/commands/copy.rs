@@ -436,14 +436,7 @@ pub struct Copied {
 /// a row of it memctl cannot decode ([`storage::Unreadable`]) or one the target cannot hold
 /// ([`storage::Refused`]). `None` for any other error, which stops the run.
 pub fn left_out(thread: &str, e: &anyhow::Error) -> Option<LeftOut> {
-    let (reason, why) = match (
-        e.downcast_ref::<storage::Unreadable>(),
-        e.downcast_ref::<storage::Refused>(),
-    ) {
-        (Some(u), _) => ("unreadable", u.0.clone()),
-        (None, Some(r)) => ("refused", r.0.clone()),
-        (None, None) => return None,
-    };
+    let (reason, why) = storage::left_out_reason(e)?;
     Some(LeftOut {
         thread: thread.to_owned(),
         reason: reason.to_owned(),

@@ -146,14 +146,7 @@ fn name(prefix: &str, key: &str, action: &str) -> StoreItemName {
 /// item only: memctl cannot read it ([`storage::Unreadable`]) or the target cannot hold it
 /// ([`storage::Refused`]). `None` for any other error, which stops the run.
 fn item_left_out(prefix: &str, key: &str, e: &anyhow::Error) -> Option<StoreItemLeftOut> {
-    let (reason, why) = match (
-        e.downcast_ref::<storage::Unreadable>(),
-        e.downcast_ref::<storage::Refused>(),
-    ) {
-        (Some(u), _) => ("unreadable", u.0.clone()),
-        (None, Some(r)) => ("refused", r.0.clone()),
-        (None, None) => return None,
-    };
+    let (reason, why) = storage::left_out_reason(e)?;
     Some(StoreItemLeftOut {
         namespace: crate::ops::store::labels(prefix),
         key: key.to_owned(),

@@ -185,6 +185,17 @@ pub struct Unreadable(pub String);
 #[error("{0}")]
 pub struct Refused(pub String);
 
+/// Why a move leaves one thread or Store item out because of `e`: `("unreadable", why)` for
+/// an [`Unreadable`], `("refused", why)` for a [`Refused`]; `None` for any other error, which
+/// concerns the run, not the one thread or item.
+pub fn left_out_reason(e: &anyhow::Error) -> Option<(&'static str, String)> {
+    match (e.downcast_ref::<Unreadable>(), e.downcast_ref::<Refused>()) {
+        (Some(u), _) => Some(("unreadable", u.0.clone())),
+        (None, Some(r)) => Some(("refused", r.0.clone())),
+        (None, None) => None,
+    }
+}
+
 /// The rows one update appends to a thread: a checkpoint, and write rows recorded on its
 /// parent. Plain row values: storage does not know what they mean.
 #[derive(Debug, Clone, Copy)]
