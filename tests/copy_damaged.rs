@@ -346,17 +346,6 @@ fn what_moves_from_a_damaged_file_is_what_langgraph_reads_there() {
     });
 }
 
-/// A database with PostgresSaver's tables and no thread.
-fn empty_saver_db(hint: &str) -> TestDb {
-    let db = TestDb::fixture(hint);
-    db.client()
-        .batch_execute(
-            "DELETE FROM checkpoint_writes; DELETE FROM checkpoint_blobs; DELETE FROM checkpoints",
-        )
-        .expect("empties");
-    db
-}
-
 #[test]
 #[cfg_attr(
     not(feature = "env-tests"),
@@ -365,7 +354,7 @@ fn empty_saver_db(hint: &str) -> TestDb {
 fn damaged_threads_going_to_postgres_are_left_out_and_the_rest_arrive() {
     let (_dir, db) = damaged();
     let src = s(&db).to_owned();
-    let pg = empty_saver_db("damaged_to_pg");
+    let pg = TestDb::empty_saver("damaged_to_pg");
     let before = pg.rows_digest();
     // One damaged thread: one line, exit 1, nothing written (the corrupt write value was
     // copied as it was).
@@ -387,7 +376,7 @@ fn damaged_threads_going_to_postgres_are_left_out_and_the_rest_arrive() {
     let (code, r, err) = run_json(&["copy", "--db", &src, "--all", "--to", &pg.url]);
     assert_eq!(code, 3, "{err}");
     assert_eq!(left_out(&r), both_unreadable(), "{r}");
-    let migrated = empty_saver_db("damaged_mig_pg");
+    let migrated = TestDb::empty_saver("damaged_mig_pg");
     let (code, m, err) = run_json(&["migrate", "--db", &src, "--to", &migrated.url]);
     assert_eq!(code, 3, "{err}");
     assert_eq!(with_action(&m, "unreadable"), DAMAGED, "{m}");
@@ -451,7 +440,7 @@ fn a_thread_or_an_item_postgres_cannot_hold_is_left_out_and_the_rest_arrive() {
     let src = s(&db).to_owned();
     let nul = "a\u{0}b";
     assert!(thread_ids(&db).contains(&nul.to_owned()));
-    let pg = empty_saver_db("nul_to_pg");
+    let pg = TestDb::empty_saver("nul_to_pg");
     let before = pg.rows_digest();
     // A dry run says what the real run does, and writes nothing.
     let check = |code: i32, r: &Json, err: &str, dry: bool| {

@@ -299,17 +299,6 @@ fn migrate(db: &str, to: &str) -> Result<Json, String> {
     serde_json::from_str(&out).map_err(|e| e.to_string())
 }
 
-/// A database with PostgresSaver's tables and no thread.
-fn empty_saver_db(hint: &str) -> TestDb {
-    let db = TestDb::fixture(hint);
-    db.client()
-        .batch_execute(
-            "DELETE FROM checkpoint_writes; DELETE FROM checkpoint_blobs; DELETE FROM checkpoints",
-        )
-        .expect("empties");
-    db
-}
-
 #[test]
 #[cfg_attr(
     not(feature = "env-tests"),
@@ -317,8 +306,8 @@ fn empty_saver_db(hint: &str) -> TestDb {
 )]
 fn a_migration_in_each_direction_is_the_same_database_to_langgraph() {
     let pg_src = TestDb::fixture("mig_src");
-    let pg_from_sqlite = empty_saver_db("mig_s2p");
-    let pg_from_pg = empty_saver_db("mig_p2p");
+    let pg_from_sqlite = TestDb::empty_saver("mig_s2p");
+    let pg_from_pg = TestDb::empty_saver("mig_p2p");
     let (dir, file) = temp_copy(&fixture("new.sqlite"));
     let sqlite_from_pg = dir.path().join("from-pg.sqlite");
     let sqlite_from_sqlite = dir.path().join("from-sqlite.sqlite");
@@ -419,7 +408,7 @@ fn uncounted(j: Json) -> Json {
 )]
 fn delta_threads_copy_in_every_direction_as_stored_and_materialized() {
     let pg = TestDb::delta_fixture("copy_pg_delta");
-    let into_pg = empty_saver_db("copy_delta_s2p");
+    let into_pg = TestDb::empty_saver("copy_delta_s2p");
     let dir = tempfile::tempdir().expect("tempdir");
     let sqlite = fixture("delta.sqlite");
     let threads: Vec<String> = expected("postgres-delta")["threads"]
@@ -622,7 +611,7 @@ fn a_langgraph_js_thread_into_postgres_is_refused_and_nothing_written() {
     // LangGraph.js writes JSON checkpoints; PostgresSaver (Python) holds msgpack ones, and
     // LangGraph.js's own Postgres saver is not among the pinned packages (fixtures/js): a JS
     // thread has no Postgres layout memctl could write and a reader could check.
-    let db = empty_saver_db("copy_js_pg");
+    let db = TestDb::empty_saver("copy_js_pg");
     let before = db.rows_digest();
     let e = copy(
         s(&fixture("js-delta.sqlite")),
@@ -669,7 +658,7 @@ fn more_sqlite_fixtures_copied_to_postgres_are_the_same_threads() {
     let mut cases = Vec::new();
     let mut dbs = Vec::new();
     for (i, (file, graph, key)) in fixtures.into_iter().enumerate() {
-        let db = empty_saver_db(&format!("copy_more_{i}"));
+        let db = TestDb::empty_saver(&format!("copy_more_{i}"));
         let src = fixture(file);
         for thread in common_threads(&src) {
             // old.sqlite's surrogate thread: JSONB refuses a lone surrogate (LangGraph too).

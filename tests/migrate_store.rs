@@ -166,17 +166,6 @@ fn pg_source(hint: &str) -> TestDb {
     db
 }
 
-/// A database with PostgresSaver's tables and no thread, no store.
-fn pg_target(hint: &str) -> TestDb {
-    let db = TestDb::fixture(hint);
-    db.client()
-        .batch_execute(
-            "DELETE FROM checkpoint_writes; DELETE FROM checkpoint_blobs; DELETE FROM checkpoints",
-        )
-        .expect("empties");
-    db
-}
-
 #[test]
 #[cfg_attr(
     not(feature = "env-tests"),
@@ -233,7 +222,10 @@ fn a_store_moves_in_all_four_directions() {
     std::fs::copy(fixture("store.sqlite"), &sqlite_src).expect("copy");
     let pg_src = pg_source("mst_src");
     let (s2s, p2s) = (dir.path().join("s2s.sqlite"), dir.path().join("p2s.sqlite"));
-    let (s2p, p2p) = (pg_target("mst_s2p"), pg_target("mst_p2p"));
+    let (s2p, p2p) = (
+        TestDb::empty_saver("mst_s2p"),
+        TestDb::empty_saver("mst_p2p"),
+    );
     let directions: [(&str, &str, u64); 4] = [
         (s(&sqlite_src), s(&s2s), 15),
         (s(&sqlite_src), &s2p.url, 15),
@@ -286,7 +278,7 @@ fn a_store_moves_in_all_four_directions() {
     ignore = "needs scripts/test.sh's environment (--features env-tests)"
 )]
 fn a_changed_item_is_reported_and_replaced_only_with_replace() {
-    let pg = pg_target("mst_diff");
+    let pg = TestDb::empty_saver("mst_diff");
     let (dir, src) = temp_copy(&fixture("store.sqlite"));
     let file = dir.path().join("target.sqlite");
     for to in [s(&file), pg.url.as_str()] {
@@ -391,7 +383,7 @@ fn unknown_levels_and_vectors_the_target_cannot_hold_are_refused() {
     assert!(err.contains("migration level 99"), "{err}");
     assert_eq!(bytes(&target), before, "nothing written");
     // Vectors into Postgres: refused unless --without-vectors.
-    let pg = pg_target("mst_vec");
+    let pg = TestDb::empty_saver("mst_vec");
     let digest = || pg.rows_digest();
     let rows = digest();
     let (code, _, err) = migrate(s(&fixture("store-vec.sqlite")), &pg.url, &[]);
@@ -547,7 +539,7 @@ fn a_store_of_many_pages_moves_whole_and_resumes() {
     assert_eq!(r["store"]["skipped"], json!(1215 - gone), "{r}");
     assert_eq!(sqlite_rows(&file), sqlite_rows(&src));
     // Into Postgres and back: the same namespaces, counts and expired items, the same rows.
-    let pg = pg_target("mst_many");
+    let pg = TestDb::empty_saver("mst_many");
     migrate_twice(s(&src), &pg.url, 1215);
     assert_eq!(namespace_counts(&pg.url), namespace_counts(s(&src)));
     let back = dir.path().join("back.sqlite");
@@ -568,7 +560,7 @@ fn a_store_of_many_pages_moves_whole_and_resumes() {
     ignore = "needs scripts/test.sh's environment (--features env-tests)"
 )]
 fn a_postgres_store_at_an_unknown_level_is_refused() {
-    let pg = pg_target("mst_level");
+    let pg = TestDb::empty_saver("mst_level");
     let dump = std::fs::read_to_string(fixture("postgres-store.sql")).expect("the store dump");
     pg.client().batch_execute(&dump).expect("load the store");
     // (The dump empties its session's search_path: a new session.)
@@ -600,7 +592,7 @@ fn a_postgres_store_at_an_unknown_level_is_refused() {
 fn an_item_the_target_app_wrote_meanwhile_is_left_as_it_is() {
     // What `migrate` writes when the target's app wrote an item between memctl's read of the
     // target and its write: without --replace the app's item stays, and is handed back.
-    let pg = pg_target("mst_race");
+    let pg = TestDb::empty_saver("mst_race");
     let (dir, src) = temp_copy(&fixture("store.sqlite"));
     let file = dir.path().join("target.sqlite");
     for to in [s(&file), pg.url.as_str()] {

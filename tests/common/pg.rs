@@ -131,6 +131,17 @@ impl TestDb {
         TestDb::create(hint, Some(&template("postgres-store-js.sql")))
     }
 
+    /// A database with PostgresSaver's tables (the fixture's, at its level) and no thread.
+    pub fn empty_saver(hint: &str) -> TestDb {
+        let db = TestDb::fixture(hint);
+        db.client()
+            .batch_execute(
+                "DELETE FROM checkpoint_writes; DELETE FROM checkpoint_blobs; DELETE FROM checkpoints",
+            )
+            .expect("empties");
+        db
+    }
+
     /// An empty database.
     pub fn empty(hint: &str) -> TestDb {
         TestDb::create(hint, None)
