@@ -33,10 +33,10 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 
 use crate::cli::{Cli, Command, GlobalArgs};
-use crate::codec::aes::{Keyring, KEY_ENV};
+use crate::codec::aes::Keyring;
 use crate::exit::Usage;
+use crate::jobs::{Ctx, NO_DB};
 use crate::output::human::id as shown_id;
-use crate::storage::SchemaConflict;
 use crate::storage::{Access, CheckpointStore};
 
 /// Runs the parsed command line, writing data to `out`.
@@ -44,6 +44,7 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
     cli.normalize();
     let g = &cli.global;
     crate::output::progress::set_quiet(g.quiet);
+    crate::notes::install(crate::output::notes::stderr);
     if g.db.is_none() && !matches!(&cli.command, Command::Completions(_) | Command::Man(_)) {
         return Err(Usage(NO_DB.into()).into());
     }
@@ -122,11 +123,24 @@ pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
     }
 }
 
-/// The key of encrypted databases: the variable `--key-env` names (`LANGGRAPH_AES_KEY` by
-/// default), read now; a missing or refused key is reported only when an encrypted value
-/// needs it.
+impl GlobalArgs {
+    /// The job context these global options describe.
+    pub fn ctx(&self) -> Ctx {
+        Ctx {
+            db: self.db.clone(),
+            schema: self.schema.clone(),
+            ns: self.ns.clone(),
+            busy_timeout: Duration::from_millis(self.busy_timeout),
+            key_env: self.key_env.clone(),
+            quiet: self.quiet,
+            now: self.now.clone(),
+        }
+    }
+}
+
+/// The key of encrypted databases ([`Ctx::keys`]).
 pub fn keys(g: &GlobalArgs) -> Keyring {
-    Keyring::from_env(g.key_env.as_deref().unwrap_or(KEY_ENV))
+    g.ctx().keys()
 }
 
 /// Opens the database named by `--db` / `MEMCTL_DB` read-only.
@@ -134,39 +148,14 @@ pub fn open_read_only(g: &GlobalArgs) -> Result<Box<dyn CheckpointStore>> {
     open(g, Access::ReadOnly)
 }
 
-/// What a command that needs a database says without one (a usage error, exit 2).
-const NO_DB: &str = "no database given: pass --db PATH or set MEMCTL_DB";
-
 /// The database `--db` / `MEMCTL_DB` names; without one, a usage error.
 pub fn db_path(g: &GlobalArgs) -> Result<&std::path::Path> {
     g.db.as_deref().ok_or_else(|| Usage(NO_DB.into()).into())
 }
 
-/// Opens the database named by `--db` / `MEMCTL_DB` with `access` (never creating it).
+/// Opens the database named by `--db` / `MEMCTL_DB` with `access` ([`Ctx::open`]).
 pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> {
-    let path = db_path(g)?;
-    let location = crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
-    let schema = g.schema.as_deref();
-    if let Some(s) = schema {
-        if location == crate::storage::Location::File {
-            return Err(Usage(format!(
-                "--schema '{s}' is for a PostgreSQL database, and '{}' is a SQLite file (drop --schema, or unset MEMCTL_SCHEMA)",
-                crate::storage::shown_path(path)
-            ))
-            .into());
-        }
-    }
-    let busy = Duration::from_millis(g.busy_timeout);
-    crate::storage::open(path, schema, access, busy, &keys(g)).map_err(
-        |e| match e.downcast::<SchemaConflict>() {
-            Ok(c) => Usage(format!(
-                "--schema '{}' (or MEMCTL_SCHEMA) disagrees with the URL '{}', which says schema={}: name the schema once",
-                c.given, c.url, c.in_url
-            ))
-            .into(),
-            Err(e) => e,
-        },
-    )
+    g.ctx().open(access)
 }
 
 /// A vacuum that found the database busy makes the run a partial success (exit code 3):

@@ -17,21 +17,7 @@ use super::human;
 /// How many thread ids the question names before "and N more".
 pub const SHOWN_IDS: usize = 5;
 
-/// The answer was not yes: nothing was written (exit code 1).
-#[derive(Debug, thiserror::Error)]
-#[error("nothing done (the question was not answered yes)")]
-pub struct Declined;
-
-/// What a destructive command is about to do, for the question.
-#[derive(Debug, Clone)]
-pub struct Question {
-    /// The command's own name (`prune`).
-    pub command: &'static str,
-    /// What it will do, counts included: `delete 14 threads (2.1 MiB)`.
-    pub action: String,
-    /// The threads concerned (the first [`SHOWN_IDS`] are named).
-    pub threads: Vec<String>,
-}
+pub use crate::jobs::{Declined, Question};
 
 impl Question {
     /// The text shown above the prompt: the action and the first ids, escaped for the terminal.

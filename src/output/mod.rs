@@ -13,6 +13,7 @@ pub mod history;
 pub mod human;
 pub mod listing;
 pub mod missing;
+pub mod notes;
 pub mod overflow;
 pub mod progress;
 pub mod prune;

@@ -656,10 +656,10 @@ fn pgpass_lookup(file: &Path, config: &postgres::Config) -> Option<String> {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(file).ok()?.permissions().mode();
         if mode & 0o077 != 0 {
-            eprintln!(
-                "memctl: warning: password file '{}' has group or world access; permissions should be u=rw (0600) or less (ignored, as libpq does)",
+            crate::notes::note(&format!(
+                "warning: password file '{}' has group or world access; permissions should be u=rw (0600) or less (ignored, as libpq does)",
                 file.display()
-            );
+            ));
             return None;
         }
     }

@@ -1,0 +1,163 @@
+//! Jobs: one per command, a request in, a report out.
+//!
+//! A job knows no clap type and writes nothing: the command line (`commands/`), `browse`
+//! (`tui/`) and the MCP server build a [`Ctx`] and a request, run the job, and hand its
+//! report to `output/`. What a job has to say while it runs (a note, a question before a
+//! destructive change, progress) goes through the [`Sink`] its caller gives it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+use indicatif::ProgressBar;
+
+use crate::codec::aes::{Keyring, KEY_ENV};
+use crate::exit::Usage;
+use crate::storage::{Access, CheckpointStore, SchemaConflict};
+
+/// What every job is run with: the database and the options that hold for every command.
+#[derive(Debug, Clone, Default)]
+pub struct Ctx {
+    /// The database (`--db` / `MEMCTL_DB`): a SQLite file or a PostgreSQL URL / DSN.
+    pub db: Option<PathBuf>,
+    /// The PostgreSQL schema (`--schema` / `MEMCTL_SCHEMA`).
+    pub schema: Option<String>,
+    /// The checkpoint namespace (`--ns`; empty: the root graph).
+    pub ns: String,
+    /// How long to wait for a lock the app holds (`--busy-timeout`).
+    pub busy_timeout: Duration,
+    /// The variable that holds the AES key (`--key-env`; `LANGGRAPH_AES_KEY` by default).
+    pub key_env: Option<String>,
+    /// `--quiet`: nothing but errors and the data asked for.
+    pub quiet: bool,
+    /// The clock's reading, for tests (`--now`, hidden).
+    pub now: Option<String>,
+}
+
+impl Ctx {
+    /// The key of encrypted databases: the variable [`Ctx::key_env`] names, read now; a
+    /// missing or refused key is reported only when an encrypted value needs it.
+    pub fn keys(&self) -> Keyring {
+        Keyring::from_env(self.key_env.as_deref().unwrap_or(KEY_ENV))
+    }
+
+    /// The database [`Ctx::db`] names; without one, a usage error.
+    pub fn db_path(&self) -> Result<&Path> {
+        self.db.as_deref().ok_or_else(|| Usage(NO_DB.into()).into())
+    }
+
+    /// Opens the database read-only.
+    pub fn open_read_only(&self) -> Result<Box<dyn CheckpointStore>> {
+        self.open(Access::ReadOnly)
+    }
+
+    /// Opens the database with `access` (never creating it).
+    pub fn open(&self, access: Access) -> Result<Box<dyn CheckpointStore>> {
+        let path = self.db_path()?;
+        let location = crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
+        let schema = self.schema.as_deref();
+        if let Some(s) = schema {
+            if location == crate::storage::Location::File {
+                return Err(Usage(format!(
+                    "--schema '{s}' is for a PostgreSQL database, and '{}' is a SQLite file (drop --schema, or unset MEMCTL_SCHEMA)",
+                    crate::storage::shown_path(path)
+                ))
+                .into());
+            }
+        }
+        crate::storage::open(path, schema, access, self.busy_timeout, &self.keys()).map_err(
+            |e| match e.downcast::<SchemaConflict>() {
+                Ok(c) => Usage(format!(
+                    "--schema '{}' (or MEMCTL_SCHEMA) disagrees with the URL '{}', which says schema={}: name the schema once",
+                    c.given, c.url, c.in_url
+                ))
+                .into(),
+                Err(e) => e,
+            },
+        )
+    }
+}
+
+/// What a command that needs a database says without one (a usage error, exit 2).
+pub const NO_DB: &str = "no database given: pass --db PATH or set MEMCTL_DB";
+
+/// What a destructive job is about to do, for the question its caller may ask first.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// The command's own name (`prune`).
+    pub command: &'static str,
+    /// What it will do, counts included: `delete 14 threads (2.1 MiB)`.
+    pub action: String,
+    /// The threads concerned (a front end names the first few).
+    pub threads: Vec<String>,
+}
+
+/// The answer to a [`Question`] was not yes: nothing was written (exit code 1).
+#[derive(Debug, thiserror::Error)]
+#[error("nothing done (the question was not answered yes)")]
+pub struct Declined;
+
+/// Where a running job's notes, questions and progress go. The command line writes notes to
+/// stderr (escaped), asks on a terminal and draws bars; `browse` shows notes in its status
+/// line; the MCP server puts them in the tool's result.
+pub trait Sink: Sync {
+    /// A note or a warning for the person running the job: one line, unescaped.
+    fn note(&self, text: &str);
+
+    /// Asks before a destructive change: `Ok(())` goes ahead, [`Declined`] writes nothing.
+    /// Never called on a dry run.
+    fn confirm(&self, question: &Question) -> Result<()>;
+
+    /// Whether [`Sink::confirm`] would stop to ask (a job that must gather more to ask
+    /// skips that work when no one is asked).
+    fn asks(&self) -> bool {
+        false
+    }
+
+    /// A progress bar for `len` items of `what` (hidden where nothing is drawn).
+    fn bar(&self, len: u64, what: &str) -> ProgressBar {
+        let _ = (len, what);
+        ProgressBar::hidden()
+    }
+
+    /// A spinner for one phase of unknown length (hidden where nothing is drawn).
+    fn phase(&self, what: &str, message: &str) -> ProgressBar {
+        let _ = (what, message);
+        ProgressBar::hidden()
+    }
+}
+
+/// A sink that keeps its notes and goes ahead without asking (a front end that has no one to
+/// ask, or a job run inside another).
+#[derive(Debug, Default)]
+pub struct Collect {
+    notes: std::sync::Mutex<Vec<String>>,
+}
+
+impl Collect {
+    /// The notes received so far, in order.
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+}
+
+impl Sink for Collect {
+    fn note(&self, text: &str) {
+        if let Ok(mut n) = self.notes.lock() {
+            n.push(text.to_owned());
+        }
+    }
+
+    fn confirm(&self, _question: &Question) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A vacuum that found the database busy makes the run a partial success (exit code 3):
+/// the work before it is committed. Other errors pass as they are.
+pub fn partial_if_busy(e: anyhow::Error) -> anyhow::Error {
+    match e.downcast::<crate::storage::VacuumBusy>() {
+        Ok(busy) => crate::exit::Partial(busy.0).into(),
+        Err(e) => e,
+    }
+}
