@@ -6,34 +6,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{fixture, memctl, s, temp_copy};
+use common::store::{sqlite_store_only, sqlite_tables};
+use common::{memctl, s};
 use serde_json::{json, Value as Json};
 
 const NOTE: &str = "no checkpoints in this database";
-
-/// A copy of fixtures/store.sqlite without its checkpoint tables.
-fn store_only() -> (tempfile::TempDir, PathBuf) {
-    let (dir, db) = temp_copy(&fixture("store.sqlite"));
-    let c = rusqlite::Connection::open(&db).expect("open");
-    c.execute_batch("DROP TABLE checkpoints; DROP TABLE writes; VACUUM;")
-        .expect("drop the checkpoint tables");
-    (dir, db)
-}
-
-fn tables(db: &Path) -> Vec<String> {
-    let c = rusqlite::Connection::open(db).expect("open");
-    let mut st = c
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .expect("prepare");
-    let names = st
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<Vec<String>, _>>()
-        .expect("rows");
-    names
-}
 
 fn run(args: &[&str]) -> (std::process::Output, String) {
     let out = memctl().args(args).output().expect("memctl runs");
@@ -51,8 +30,8 @@ fn holds(db: &Path, text: &str) -> bool {
 
 #[test]
 fn forget_works_on_a_store_only_file() {
-    let (_dir, db) = store_only();
-    let before = tables(&db);
+    let (_dir, db) = sqlite_store_only();
+    let before = sqlite_tables(&db);
     assert!(!before.iter().any(|t| t == "checkpoints"), "{before:?}");
     assert!(holds(&db, "ramen"));
     let args = [
@@ -80,12 +59,16 @@ fn forget_works_on_a_store_only_file() {
         assert!(!holds(&db, t), "{t} is still in the file");
     }
     assert!(holds(&db, "Grüße"), "another user's item is kept");
-    assert_eq!(tables(&db), before, "no table made or dropped in the file");
+    assert_eq!(
+        sqlite_tables(&db),
+        before,
+        "no table made or dropped in the file"
+    );
 }
 
 #[test]
 fn stats_works_on_a_store_only_file() {
-    let (_dir, db) = store_only();
+    let (_dir, db) = sqlite_store_only();
     let (out, err) = run(&["stats", "--db", s(&db), "--format", "json"]);
     assert!(out.status.success(), "{err}");
     assert!(err.contains(NOTE), "{err}");
@@ -101,7 +84,7 @@ fn stats_works_on_a_store_only_file() {
 
 #[test]
 fn find_works_on_a_store_only_file() {
-    let (_dir, db) = store_only();
+    let (_dir, db) = sqlite_store_only();
     let (out, err) = run(&["find", "Grüße", "--db", s(&db), "--format", "json"]);
     assert!(out.status.success(), "{err}");
     assert!(err.contains(NOTE), "{err}");
@@ -124,7 +107,7 @@ fn find_works_on_a_store_only_file() {
 /// Neither checkpoints nor a store; or a store beside half a saver: the first error stands.
 #[test]
 fn without_a_store_or_with_half_a_saver_the_error_stands() {
-    let (_dir, db) = store_only();
+    let (_dir, db) = sqlite_store_only();
     let c = rusqlite::Connection::open(&db).expect("open");
     c.execute_batch("CREATE TABLE writes (thread_id TEXT)")
         .expect("half a saver");
@@ -134,7 +117,7 @@ fn without_a_store_or_with_half_a_saver_the_error_stands() {
     assert!(err.contains("no 'checkpoints' table"), "{err}");
     assert!(!err.contains(NOTE), "{err}");
 
-    let (_dir2, other) = store_only();
+    let (_dir2, other) = sqlite_store_only();
     let c = rusqlite::Connection::open(&other).expect("open");
     c.execute_batch("DROP TABLE store; DROP TABLE store_migrations;")
         .expect("no store");
@@ -152,8 +135,8 @@ fn without_a_store_or_with_half_a_saver_the_error_stands() {
     ignore = "needs scripts/test.sh's environment (--features env-tests)"
 )]
 fn langgraph_reads_the_forgotten_store_only_file_as_its_own() {
-    let (_a, ours) = store_only();
-    let (_b, theirs) = store_only();
+    let (_a, ours) = sqlite_store_only();
+    let (_b, theirs) = sqlite_store_only();
     let (out, err) = run(&[
         "forget",
         "--meta",

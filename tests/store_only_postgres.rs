@@ -9,11 +9,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
 use common::pg::TestDb;
-use common::store::ns_text;
-use common::{fixture, memctl, s, temp_copy, Harness};
+use common::store::{ns_text, sqlite_store_only, sqlite_tables};
+use common::{fixture, memctl, s, Harness};
 use serde_json::{json, Value as Json};
 
 const NOTE: &str = "no checkpoints in this database";
@@ -77,29 +75,6 @@ fn carry_on(db: &str) {
         json!(true),
         "{db}"
     );
-}
-
-/// A copy of fixtures/store.sqlite without its checkpoint tables.
-fn sqlite_store_only() -> (tempfile::TempDir, PathBuf) {
-    let (dir, db) = temp_copy(&fixture("store.sqlite"));
-    let c = rusqlite::Connection::open(&db).expect("open");
-    c.execute_batch("DROP TABLE checkpoints; DROP TABLE writes; VACUUM;")
-        .expect("drop the checkpoint tables");
-    (dir, db)
-}
-
-/// The tables of a SQLite file.
-fn sqlite_tables(db: &Path) -> Vec<String> {
-    let c = rusqlite::Connection::open(db).expect("open");
-    let mut st = c
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .expect("prepare");
-    let names = st
-        .query_map([], |r| r.get(0))
-        .expect("query")
-        .collect::<Result<Vec<String>, _>>()
-        .expect("rows");
-    names
 }
 
 /// `forget --meta --match` deletes the person's items and nothing else; a dry run writes

@@ -119,3 +119,27 @@ pub fn add_sqlite_vectors(db: &std::path::Path) {
     )
     .expect("vectors");
 }
+
+/// A copy of fixtures/store.sqlite without its checkpoint tables (a file SqliteStore alone
+/// wrote).
+pub fn sqlite_store_only() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, db) = super::temp_copy(&super::fixture("store.sqlite"));
+    let c = rusqlite::Connection::open(&db).expect("open");
+    c.execute_batch("DROP TABLE checkpoints; DROP TABLE writes; VACUUM;")
+        .expect("drop the checkpoint tables");
+    (dir, db)
+}
+
+/// The tables of a SQLite file, by name.
+pub fn sqlite_tables(db: &std::path::Path) -> Vec<String> {
+    let c = rusqlite::Connection::open(db).expect("open");
+    let mut st = c
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .expect("prepare");
+    let names = st
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<Vec<String>, _>>()
+        .expect("rows");
+    names
+}
