@@ -73,7 +73,7 @@ gens=("$@")
 [[ ${#gens[@]} -gt 0 ]] || gens=(new old pg deep vec)
 for g in "${gens[@]}"; do
   case "$g" in
-    new|old|pg|deep|vec) ensure_venv "$g" ;;
-    *) log "unknown generation '$g' (expected new, old, pg, deep or vec)"; exit 2 ;;
+    new|old|pg|deep|vec|redis) ensure_venv "$g" ;;
+    *) log "unknown generation '$g' (expected new, old, pg, deep, vec or redis)"; exit 2 ;;
   esac
 done
