@@ -20,6 +20,10 @@ RedisStore read back, so memctl's tests can judge a Redis database by LangGraph'
     harness_redis.py continue --url URL --thread T [--graph G] [--shallow] [--ttl MINUTES]
         the app invokes one more turn on T with the unscripted fake model (a paused thread is
         resumed first); exit 1 when the turn is missing from get_state afterwards.
+    harness_redis.py check --url URL --kind saver|shallow|store --expected FILE [--threads A,B]
+            [--continue]
+        `expected` against a committed file (its notes and generator aside): every difference
+        is a FAIL line, exit 1; with --continue every checked thread then takes one more turn.
     harness_redis.py flush --url URL
         FLUSHDB and FT.DROPINDEX of every search index: an empty server again.
 
@@ -353,6 +357,51 @@ def expected(url: str, kind: str) -> dict:
     return expected_savers(url, kind == "shallow")
 
 
+def differences(got: Any, want: Any, path: str = "") -> list[str]:
+    """Paths where two JSON values differ (at most a few per subtree)."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        out = []
+        for k in sorted(set(got) | set(want), key=str):
+            if k not in got:
+                out.append(f"{path}/{k}: missing")
+            elif k not in want:
+                out.append(f"{path}/{k}: not expected")
+            else:
+                out += differences(got[k], want[k], f"{path}/{k}")
+        return out
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        out = []
+        for i, (g, w) in enumerate(zip(got, want)):
+            out += differences(g, w, f"{path}[{i}]")
+        return out
+    if got != want:
+        g, w = json.dumps(got, ensure_ascii=False), json.dumps(want, ensure_ascii=False)
+        return [f"{path}: {g[:200]} != expected {w[:200]}"]
+    return []
+
+
+def cmd_check(url: str, kind: str, expected_path: str, threads: list[str] | None,
+              carry_on: bool) -> dict:
+    """What the library reads from URL against an expected file (fixtures/expected/redis*.json,
+    its `notes` and `generator` aside); with `threads`, only those threads (saver kinds).
+    With `carry_on`, every checked thread then takes one more turn (cmd_continue)."""
+    want = json.loads(Path(expected_path).read_text())
+    want.pop("notes", None)
+    want.pop("generator", None)
+    got = expected(url, kind)
+    if threads is not None and kind != "store":
+        want = {"threads": {t: want["threads"].get(t) for t in threads}}
+        got = {"threads": {t: got["threads"].get(t) for t in threads}}
+    errors = differences(got, want)
+    continued = []
+    if carry_on and kind != "store" and not errors:
+        for t in sorted(got["threads"]):
+            r = cmd_continue(url, t, graph_of(t), kind == "shallow", THREAD_TTL.get(t))
+            errors += [f"{t}: {e}" for e in r["errors"]]
+            continued.append(t)
+    return {"kind": kind, "differences": len(errors), "continued": continued, "errors": errors[:50]}
+
+
 def cmd_continue(url: str, thread: str, graph_name: str, shallow: bool, ttl: float | None) -> dict:
     if shallow:
         from langgraph.checkpoint.redis import ShallowRedisSaver as Saver
@@ -397,6 +446,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--graph")
     p.add_argument("--shallow", action="store_true")
     p.add_argument("--ttl", type=float, help="the app's default_ttl (minutes)")
+    p = sub.add_parser("check")
+    p.add_argument("--url", required=True)
+    p.add_argument("--kind", choices=["saver", "shallow", "store"], required=True)
+    p.add_argument("--expected", required=True, help="fixtures/expected/redis*.json")
+    p.add_argument("--threads", help="A,B: only these threads (saver kinds)")
+    p.add_argument("--continue", dest="carry_on", action="store_true",
+                   help="then one more turn on every checked thread")
     p = sub.add_parser("flush")
     p.add_argument("--url", required=True)
     a = ap.parse_args(argv)
@@ -409,6 +465,9 @@ def main(argv: list[str] | None = None) -> int:
             rep = {"keys": len(lines)}
         elif a.cmd == "expected":
             rep = expected(a.url, a.kind)
+        elif a.cmd == "check":
+            rep = cmd_check(a.url, a.kind, a.expected,
+                            a.threads.split(",") if a.threads else None, a.carry_on)
         elif a.cmd == "continue":
             ttl = a.ttl if a.ttl is not None else THREAD_TTL.get(a.thread)
             rep = cmd_continue(a.url, a.thread, a.graph or graph_of(a.thread), a.shallow, ttl)
