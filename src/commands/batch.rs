@@ -17,23 +17,9 @@ use crate::read::latest::{load_editable, read_latest_batch};
 use crate::storage::{BlobKind, CheckpointStore, Erased, Leftover, ThreadMoved, UpdateItem};
 use crate::tokens::Counter;
 
-/// Opens the database for a command that writes (never creating it); with `dry_run`,
-/// read-only, so a dry run works on a file or directory memctl may not write and cannot
-/// change anything.
+/// Opens the database for a command that writes ([`crate::jobs::batch::open_for_writing`]).
 pub fn open_for_writing(g: &GlobalArgs, dry_run: bool) -> Result<Box<dyn CheckpointStore>> {
-    if !g.ns.is_empty() {
-        return Err(crate::exit::Usage(format!(
-            "rewrites work on the root namespace; drop --ns '{}'",
-            g.ns
-        ))
-        .into());
-    }
-    let access = if dry_run {
-        crate::storage::Access::ReadOnly
-    } else {
-        crate::storage::Access::ReadWrite
-    };
-    super::open(g, access)
+    crate::jobs::batch::open_for_writing(&g.ctx(), dry_run)
 }
 
 /// How new rows of a plain thread are written, decided once per run: an app that encrypts

@@ -5,6 +5,9 @@
 //! report to `output/`. What a job has to say while it runs (a note, a question before a
 //! destructive change, progress) goes through the [`Sink`] its caller gives it.
 
+pub mod batch;
+pub mod rekey;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
