@@ -22,7 +22,7 @@ use crate::output::progress;
 use crate::storage::store::ItemStore;
 use crate::storage::{Access, CheckpointStore, Deleted, Leftover, ThreadSummary, ValueOf};
 
-use super::batch::{self, Options, Target};
+use crate::jobs::batch::{self, Options, Rewrite, Target};
 
 /// What a run has done and found so far, gathered step by step for the receipt.
 #[derive(Default)]
@@ -93,14 +93,19 @@ struct StoreErasure {
 /// freed space erased and every byte searched → the receipt.
 pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()> {
     let (pattern, conditions) = request(args)?;
-    let opts = Options::from_args(g, &args.rewrite, "forget")?;
+    let rewrite = Rewrite {
+        dry_run: args.rewrite.dry_run,
+        force: args.rewrite.force,
+        settle: args.rewrite.settle.clone(),
+    };
+    let opts = Options::of(&g.ctx(), &rewrite, "forget")?;
     let dry_run = opts.dry_run;
     let access = if dry_run {
         Access::ReadOnly
     } else {
         Access::ReadWrite
     };
-    let store = batch::open_for_writing(g, dry_run)
+    let store = batch::open_for_writing(&g.ctx(), dry_run)
         .or_else(|e| super::store::checkpoints_or_store_only(g, access, e))?;
     if !dry_run {
         // Deleted rows leave zeros, not their text, in the pages they shared with others.
@@ -505,7 +510,7 @@ fn search_thread(
     found: &mut HashMap<String, Findings>,
     key_problem: &mut Option<String>,
 ) {
-    match findings(store, keys, &t.thread_id, p) {
+    match crate::jobs::forget::findings(store, keys, &t.thread_id, p) {
         Ok(f) if f.is_empty() => {}
         Ok(f) => {
             tally.pattern_matched = true;
@@ -559,12 +564,19 @@ fn scrub_found(
     let outcomes = if found.is_empty() {
         vec![]
     } else {
-        let outcomes = batch::run(store, &target, opts, &|ed| {
-            let f = found
-                .get(&ed.thread_id)
-                .with_context(|| format!("thread '{}' was not searched", ed.thread_id))?;
-            plan_match(ed, f, dry_run)
-        });
+        let sink = crate::output::notes::Terminal::default();
+        let outcomes = batch::run(
+            store,
+            &target,
+            opts,
+            &|ed| {
+                let f = found
+                    .get(&ed.thread_id)
+                    .with_context(|| format!("thread '{}' was not searched", ed.thread_id))?;
+                plan_match(ed, f, dry_run)
+            },
+            &sink,
+        );
         // The batches' housekeeping (SQLite: the WAL checkpointer) ends before the vacuum.
         let ended = store.end_batches();
         let outcomes = outcomes?;
@@ -757,7 +769,7 @@ fn reclaim_and_verify(
             !h.raw.is_empty() && (Some(&h.sha256) != pattern_sha.as_ref() || none_reported)
         })
     };
-    let found = batch::erase_and_search(store, search, in_freed_space);
+    let found = batch::write::erase_and_search(store, search, in_freed_space);
     phase.finish_and_clear();
     let (found, busy) = match found {
         Ok((found, erased, skipped)) => {
@@ -771,110 +783,6 @@ fn reclaim_and_verify(
     };
     reclaim.bytes_after = store.file_stats()?.file_bytes;
     Ok((found, busy))
-}
-
-/// One stored row of a thread, opened (decrypted when it was encrypted).
-struct Row<'a> {
-    /// Where it is, for a person (no thread id: the caller knows the thread).
-    place: &'a str,
-    /// A checkpoint (`Some(true)`), a pending write (`Some(false)`) or a checkpoint's
-    /// metadata (`None`).
-    checkpoint: Option<bool>,
-    /// The serialization type (`json` for metadata).
-    type_name: &'a str,
-    /// The bytes.
-    bytes: &'a [u8],
-}
-
-/// Calls `f` with every stored row of a thread: every namespace, checkpoint (and its
-/// metadata) and pending write, opened with `keys` when encrypted.
-fn each_row(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    f: &mut dyn FnMut(&Row<'_>) -> Result<()>,
-) -> Result<()> {
-    let mut visit = |place: &str, checkpoint: Option<bool>, type_name: &str, bytes: &[u8]| {
-        if aes::split_type(type_name).1.is_some() {
-            let opened = keys.open(type_name, bytes, place)?;
-            return f(&Row {
-                place,
-                checkpoint,
-                type_name: opened.type_name,
-                bytes: &opened.bytes,
-            });
-        }
-        f(&Row {
-            place,
-            checkpoint,
-            type_name,
-            bytes,
-        })
-    };
-    for ns in store.namespaces(thread)? {
-        for row in store.checkpoints(thread, &ns)? {
-            let id = &row.checkpoint_id;
-            let place = format!("checkpoint {id}");
-            if let Some(m) = &row.metadata {
-                visit(&format!("the metadata of {place}"), None, "json", m)?;
-            }
-            visit(&place, Some(true), &row.type_name, &row.checkpoint)?;
-            for w in store.writes(thread, &ns, id)? {
-                let place = format!("a pending write to '{}' on checkpoint {id}", w.channel);
-                visit(&place, Some(false), &w.type_name, &w.value)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// What `--match` finds in a thread's rows (also `rm --match --purge`'s history search).
-pub(crate) fn findings(
-    store: &dyn CheckpointStore,
-    keys: &Keyring,
-    thread: &str,
-    pattern: &Pattern,
-) -> Result<Findings> {
-    let mut f = Findings::new(crate::ops::patterns::Patterns::one(pattern.regex().clone()));
-    each_row(store, keys, thread, &mut |row| {
-        let (place, type_name, bytes) = (row.place, row.type_name, row.bytes);
-        let Some(checkpoint) = row.checkpoint else {
-            // JSON may hold a text escaped (a quote as \"): matched on its decoded strings.
-            if !pattern.maybe_in(bytes) && !bytes.contains(&b'\\') {
-                return Ok(());
-            }
-            let hit = match serde_json::from_slice::<serde_json::Value>(bytes) {
-                Ok(metadata) => f.visit_metadata(&metadata),
-                Err(_) => true,
-            };
-            if hit {
-                f.untouched(format!(
-                    "{place}: memctl does not rewrite metadata (delete the thread with --thread or --meta)"
-                ));
-            }
-            return Ok(());
-        };
-        if !pattern.maybe_in(bytes) {
-            return Ok(());
-        }
-        if type_name != "msgpack" {
-            f.untouched(format!(
-                "{place}: stored as '{type_name}', which memctl does not rewrite"
-            ));
-            return Ok(());
-        }
-        match crate::codec::msgpack::decode(bytes) {
-            Ok(v) => {
-                // The pattern in the bytes but in no text (a key, a type tag, an id or a
-                // name: LangGraph's structure) is no match; the verification after the
-                // scrub searches the row's text again.
-                f.visit(&v, checkpoint);
-            }
-            Err(e) => f.untouched(format!("{place}: does not decode ({e})")),
-        }
-        Ok(())
-    })?;
-    Ok(f)
 }
 
 /// Adds the strings of every message a thread's rows hold to `out`. Returns true when
@@ -923,8 +831,8 @@ fn verify(
     let (must, removed) = all.split_at(must);
     let mut leftovers = store.find_leftovers("", all)?;
     if keys.has_key() {
-        let sealed = batch::search_sealed(store, keys, "", all)?;
-        batch::merge_leftovers(&mut leftovers, "", all, sealed.found);
+        let sealed = batch::write::search_sealed(store, keys, "", all)?;
+        batch::write::merge_leftovers(&mut leftovers, "", all, sealed.found);
     }
     // The store's rows: a text a kept item holds is in a row (its own data, or a leftover
     // when it must be gone); items the request still selects, and vectors of deleted items,

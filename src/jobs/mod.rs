@@ -6,7 +6,11 @@
 //! destructive change, progress) goes through the [`Sink`] its caller gives it.
 
 pub mod batch;
+pub mod forget;
 pub mod rekey;
+pub mod rm;
+pub mod summarize;
+pub mod trim;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
