@@ -9,6 +9,7 @@ pub mod batch;
 pub mod forget;
 pub mod rekey;
 pub mod rm;
+mod stores;
 pub mod summarize;
 pub mod trim;
 
