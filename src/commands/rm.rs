@@ -1,42 +1,20 @@
 //! `memctl rm`: remove messages from a thread; `--purge` scrubs them from its history too.
+//! The engine is [`crate::jobs::rm`], the report `output::rewrite`'s.
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::cli::{GlobalArgs, KindArg, RmArgs};
+use crate::jobs::batch::Rewrite;
+use crate::jobs::rm::{self, Request};
 use crate::model::Kind;
-use crate::ops::edit::plan;
-use crate::ops::forget::plan_history_purge;
-use crate::ops::remove::{select_with, Selector};
-
-use super::batch::{self, Options, Target};
+use crate::output::{self, notes::Terminal, rewrite::Stream};
 
 /// Runs `rm`.
 pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
-    let pattern = args
-        .pattern
-        .as_deref()
-        .map(regex::Regex::new)
-        .transpose()
-        .context("--match is not a valid regular expression")?;
-    // An empty or all-matching pattern (`--match "$SECRET"` with the variable unset) would
-    // remove every message: refused, as find and forget refuse it, before anything opens.
-    if let Some(re) = pattern
-        .as_ref()
-        .filter(|re| crate::ops::find::matches_everything(re))
-    {
-        // The pattern is not echoed: it may be a secret.
-        let what = match re.as_str() {
-            "" => "is empty",
-            _ => "matches the empty string",
-        };
-        return Err(crate::exit::Usage(format!(
-            "--match {what}, so it matches every message; to remove every message on purpose, use --all-messages"
-        ))
-        .into());
-    }
-    let selector = Selector {
+    let req = Request {
+        thread: args.thread.thread.clone(),
         ids: args.id.clone(),
         indices: args.index.clone(),
         kinds: args
@@ -49,87 +27,21 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
                 KindArg::System => Kind::System,
             })
             .collect(),
-        pattern: pattern.map(crate::ops::patterns::Patterns::one),
-        all: args.all_messages,
+        pattern: args.pattern.clone(),
+        all_messages: args.all_messages,
+        purge: args.purge,
+        rewrite: Rewrite {
+            dry_run: args.rewrite.dry_run,
+            force: args.rewrite.force,
+            settle: args.rewrite.settle.clone(),
+        },
     };
-    let target = Target::thread(&args.thread.thread);
-    let opts = Options::from_args(g, &args.rewrite, "rm")?;
-    let store = batch::open_for_writing(g, opts.dry_run)?;
-    // --purge promises the text is gone from the thread: what the pattern matches anywhere in
-    // its history (older checkpoints, writes, other channels, additional_kwargs) is found as
-    // forget --match finds it, and scrubbed with the removed messages.
-    let found = match (&args.pattern, args.purge) {
-        (Some(p), true) => {
-            let thread = &args.thread.thread;
-            crate::read::require_thread(&*store, thread, "")?;
-            let pattern = crate::ops::find::Pattern::new(p, true, false)?;
-            Some(super::forget::findings(
-                &*store, &opts.keys, thread, &pattern,
-            )?)
-        }
-        _ => None,
+    let sink = Terminal {
+        yes: args.yes,
+        quiet: g.quiet,
     };
-    let edit = |ed: &crate::ops::edit::Editable| {
-        // Outlines read in place; a message's full view only for --match, one at a time.
-        // With --purge, a message the pattern matched anywhere in the history (by id) goes
-        // from the latest state too, as forget --match takes it: the history scrub removes it
-        // (and its tool-call partners) from every row, the new checkpoint included.
-        let in_history: Vec<String> = match &found {
-            Some(f) => ed
-                .outline
-                .iter()
-                .filter_map(|m| m.id.clone())
-                .filter(|id| f.scrub.ids.contains(id) && !selector.ids.contains(id))
-                .collect(),
-            None => vec![],
-        };
-        let widened;
-        let selector = match in_history.is_empty() {
-            true => &selector,
-            false => {
-                widened = Selector {
-                    ids: selector.ids.iter().cloned().chain(in_history).collect(),
-                    indices: selector.indices.clone(),
-                    kinds: selector.kinds.clone(),
-                    pattern: selector.pattern.clone(),
-                    all: selector.all,
-                };
-                &widened
-            }
-        };
-        let removal = select_with(&ed.outline, selector, |i| {
-            Ok(ed.message(i)?.searchable_text())
-        })?;
-        let keep: Vec<usize> = (0..ed.outline.len())
-            .filter(|i| !removal.remove.contains(i))
-            .collect();
-        let scrub = match &found {
-            Some(f) => Some(f.scrub.clone()),
-            None => args.purge.then(Default::default),
-        };
-        let planned = plan(ed, &keep, removal.notes, opts.dry_run, scrub)?;
-        let planned = match &found {
-            Some(f) => plan_history_purge(ed, planned, f, opts.dry_run),
-            None => planned,
-        };
-        // --purge rewrites the thread's history: on a terminal, asked first.
-        if args.purge && (planned.update.is_some() || planned.scrub_at.is_some()) {
-            crate::output::confirm::confirm(
-                &crate::output::confirm::Question {
-                    command: "rm",
-                    action: format!(
-                        "remove {} and scrub {} from every older checkpoint and write of the thread",
-                        crate::output::human::count(planned.outcome.removed.len() as u64, "message"),
-                        if planned.outcome.removed.len() == 1 { "it" } else { "them" }
-                    ),
-                    threads: vec![ed.thread_id.clone()],
-                },
-                args.yes,
-                opts.dry_run,
-            )?;
-        }
-        Ok(planned)
-    };
-    let (_, verdict) = batch::run_and_report(g, &*store, &target, &opts, &edit, out)?;
-    verdict
+    let format = output::resolve_format(g.format);
+    // One thread: its problems are the run's error, never named apart.
+    let mut stream = Stream::new(format, req.rewrite.dry_run, false, out);
+    rm::run(&req, &g.ctx(), &sink, &mut stream)?.verdict
 }

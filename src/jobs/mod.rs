@@ -5,6 +5,14 @@
 //! report to `output/`. What a job has to say while it runs (a note, a question before a
 //! destructive change, progress) goes through the [`Sink`] its caller gives it.
 
+pub mod batch;
+pub mod forget;
+pub mod rekey;
+pub mod rm;
+mod stores;
+pub mod summarize;
+pub mod trim;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

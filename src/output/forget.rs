@@ -9,49 +9,7 @@ use serde::Serialize;
 use crate::ops::forget::Receipt;
 use crate::output::{self, human, table, Format};
 
-/// One thread in the list of what a run does.
-#[derive(Debug, Clone, Serialize)]
-pub struct Line {
-    /// The thread.
-    pub thread_id: String,
-    /// `would delete`, `deleted`, `would scrub`, `scrubbed`, `absent`, `note`.
-    pub action: String,
-    /// Counts and notes.
-    pub detail: String,
-}
-
-impl Line {
-    /// A line.
-    pub fn new(thread_id: &str, action: &str, detail: &str) -> Line {
-        Line {
-            thread_id: thread_id.to_owned(),
-            action: action.to_owned(),
-            detail: detail.to_owned(),
-        }
-    }
-}
-
-/// One item of the LangGraph Store in the list of what a run does.
-#[derive(Debug, Clone, Serialize)]
-pub struct StoreLine {
-    /// Its namespace (the labels).
-    pub namespace: crate::ops::store::Labels,
-    /// Its key.
-    pub key: String,
-    /// `would delete` or `deleted`.
-    pub action: String,
-    /// Size and why it was selected.
-    pub detail: String,
-}
-
-/// What the run did or would do, thread by thread (and store item by item).
-#[derive(Debug, Clone, Default)]
-pub struct Planned {
-    /// The lines, in the order the run met the threads.
-    pub lines: Vec<Line>,
-    /// The store's items (`None`: the database has no store).
-    pub store: Option<Vec<StoreLine>>,
-}
+pub use crate::jobs::forget::{Line, Planned, StoreLine};
 
 /// A dry run's JSON document.
 #[derive(Serialize)]
@@ -125,39 +83,7 @@ pub fn render(
         return output::write_document(out, format, receipt);
     }
     if receipt.dry_run {
-        if !planned.lines.is_empty() {
-            let mut t = table::new_table(&["thread_id", "action", "detail"]);
-            for l in &planned.lines {
-                t.add_row(vec![
-                    human::id(&l.thread_id),
-                    l.action.clone(),
-                    human::preview(&l.detail, 200),
-                ]);
-            }
-            writeln!(out, "{}", table::render(&t))?;
-        }
-        if let Some(items) = planned.store.as_deref().filter(|s| !s.is_empty()) {
-            let mut t = table::new_table(&["store namespace", "key", "action", "detail"]);
-            for l in items {
-                t.add_row(vec![
-                    human::id(l.namespace.joined()),
-                    human::id(&l.key),
-                    l.action.clone(),
-                    human::preview(&l.detail, 200),
-                ]);
-            }
-            writeln!(out, "{}", table::render(&t))?;
-        }
-        reported(receipt, out)?;
-        unmatched(receipt, out)?;
-        match receipt.leaves_something() {
-            true => writeln!(
-                out,
-                "dry run: nothing was written; the real run would not be clean (the reported threads and untouched places above keep what they hold)"
-            )?,
-            false => writeln!(out, "dry run: nothing was written")?,
-        }
-        return Ok(());
+        return dry_run_table(receipt, planned, out);
     }
     let r = receipt;
     writeln!(
@@ -165,6 +91,53 @@ pub fn render(
         "memctl forget receipt ({} {}, {})",
         r.backend, r.memctl_version, r.timestamp
     )?;
+    asked(r, out)?;
+    unmatched(r, out)?;
+    erased(r, out)?;
+    reported(r, out)?;
+    reclaimed(r, out)?;
+    verified(r, out)
+}
+
+/// A dry run as a table: the threads and store items listed, what the real run would leave.
+fn dry_run_table(receipt: &Receipt, planned: &Planned, out: &mut dyn Write) -> Result<()> {
+    if !planned.lines.is_empty() {
+        let mut t = table::new_table(&["thread_id", "action", "detail"]);
+        for l in &planned.lines {
+            t.add_row(vec![
+                human::id(&l.thread_id),
+                l.action.clone(),
+                human::preview(&l.detail, 200),
+            ]);
+        }
+        writeln!(out, "{}", table::render(&t))?;
+    }
+    if let Some(items) = planned.store.as_deref().filter(|s| !s.is_empty()) {
+        let mut t = table::new_table(&["store namespace", "key", "action", "detail"]);
+        for l in items {
+            t.add_row(vec![
+                human::id(l.namespace.joined()),
+                human::id(&l.key),
+                l.action.clone(),
+                human::preview(&l.detail, 200),
+            ]);
+        }
+        writeln!(out, "{}", table::render(&t))?;
+    }
+    reported(receipt, out)?;
+    unmatched(receipt, out)?;
+    match receipt.leaves_something() {
+        true => writeln!(
+            out,
+            "dry run: nothing was written; the real run would not be clean (the reported threads and untouched places above keep what they hold)"
+        )?,
+        false => writeln!(out, "dry run: nothing was written")?,
+    }
+    Ok(())
+}
+
+/// What was asked (digests, never the text).
+fn asked(r: &Receipt, out: &mut dyn Write) -> Result<()> {
     let mut asked = Vec::new();
     if !r.request.threads_sha256.is_empty() {
         asked.push(format!(
@@ -192,7 +165,11 @@ pub fn render(
         ));
     }
     writeln!(out, "asked: {}", asked.join("; "))?;
-    unmatched(r, out)?;
+    Ok(())
+}
+
+/// What was deleted and scrubbed: the threads' counts and digests, the store's items.
+fn erased(r: &Receipt, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "deleted: {} ({}, {}, {})",
@@ -243,7 +220,11 @@ pub fn render(
             )?;
         }
     }
-    reported(r, out)?;
+    Ok(())
+}
+
+/// What the reclaim did, and what is out of its reach.
+fn reclaimed(r: &Receipt, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "reclaimed: {}; {} → {}",
@@ -258,6 +239,11 @@ pub fn render(
     for o in &r.reclaim.out_of_reach {
         writeln!(out, "  out of reach: {o}")?;
     }
+    Ok(())
+}
+
+/// The verification: what was searched, for what, and what is still found.
+fn verified(r: &Receipt, out: &mut dyn Write) -> Result<()> {
     if let Some(v) = &r.verification {
         writeln!(out, "verified: searched {}", v.searched.join(", "))?;
         writeln!(

@@ -4,40 +4,10 @@
 use std::io::Write;
 
 use anyhow::Result;
-use serde::Serialize;
 
 use super::{human, table, Format};
 
-/// What a run makes of the values (JSON: `rotate`, `encrypt`, `decrypt`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Values under the old key go under the new one (plain ones are encrypted too).
-    Rotate,
-    /// Plain values are encrypted with the new key (no old key given).
-    Encrypt,
-    /// Values under the old key are decrypted.
-    Decrypt,
-}
-
-/// How many values met each fate, and their total.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct FateCounts {
-    /// Under the old key: encrypted again with the new one.
-    pub reencrypted: u64,
-    /// Plain: encrypted with the new key.
-    pub encrypted: u64,
-    /// Under the old key: decrypted (`--decrypt`).
-    pub decrypted: u64,
-    /// Already under the new key: left alone.
-    pub already_under_new_key: u64,
-    /// Plain, and to stay plain (`--decrypt`): left alone.
-    pub already_plain: u64,
-    /// No type tag: not a value LangGraph wrote, left alone.
-    pub untyped: u64,
-    /// All of them.
-    pub total: u64,
-}
+pub use crate::jobs::rekey::{FateCounts, Mode, RekeyReport};
 
 impl FateCounts {
     /// The counts in table order, each with its row label (`dry`: what a dry run would do).
@@ -64,29 +34,6 @@ impl FateCounts {
             ("left alone: no type tag", self.untyped),
         ]
     }
-}
-
-/// The report of `rekey`.
-#[derive(Debug, Clone, Serialize)]
-pub struct RekeyReport {
-    /// Nothing was written (every value was read and decrypted).
-    pub dry_run: bool,
-    /// What the run makes of the values.
-    pub mode: Mode,
-    /// The variable of the key the values were under (`--old-key-env`).
-    pub old_key_env: Option<String>,
-    /// The variable of the key they go under (`--new-key-env`).
-    pub new_key_env: Option<String>,
-    /// The checkpoint values (SQLite rows; Postgres checkpoints and blob rows).
-    pub checkpoints: FateCounts,
-    /// The pending writes' values.
-    pub writes: FateCounts,
-    /// Values rewritten (would be, in a dry run).
-    pub changed: u64,
-    /// Transactions the rewrite took.
-    pub transactions: u64,
-    /// `--vacuum` ran and succeeded.
-    pub vacuumed: bool,
 }
 
 /// Writes the `rekey` report in `format`.

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::model::outline::PREVIEW_CHARS;
-use crate::ops::outcome::{Outcome, Removed};
+use crate::ops::outcome::{Outcome, Removed, Status};
 
 use super::tape::Tape;
 use super::{human, table, Format};
@@ -23,6 +23,51 @@ pub fn render(
     let mut report = Report::new(format, dry_run);
     report.add(outcomes.to_vec(), out)?;
     report.end(out)
+}
+
+/// A rewrite's report streamed to `out` as the job hands over its batches
+/// ([`crate::jobs::batch::Batches`]); with `name_problems` (`--quiet` over many threads: the
+/// report hidden), the threads an operator must act on are still named on stderr.
+pub struct Stream<'w> {
+    report: Option<Report>,
+    out: &'w mut dyn Write,
+    name_problems: bool,
+}
+
+impl<'w> Stream<'w> {
+    /// A report in `format` (already resolved) written to `out`.
+    pub fn new(format: Format, dry_run: bool, name_problems: bool, out: &'w mut dyn Write) -> Self {
+        Stream {
+            report: Some(Report::new(format, dry_run)),
+            out,
+            name_problems,
+        }
+    }
+}
+
+impl crate::jobs::batch::Batches for Stream<'_> {
+    fn add(&mut self, done: Vec<Outcome>) -> Result<()> {
+        if self.name_problems {
+            // The report is hidden: the threads an operator must act on are still named.
+            for o in done
+                .iter()
+                .filter(|o| o.status.is_failure() || o.status == Status::Superseded)
+            {
+                super::quiet_problem(&o.thread_id, o.status.as_str(), &o.notes.join("; "));
+            }
+        }
+        match &mut self.report {
+            Some(r) => r.add(done, self.out),
+            None => Ok(()),
+        }
+    }
+
+    fn end(&mut self) -> Result<()> {
+        match self.report.take() {
+            Some(r) => r.end(self.out),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A rewrite's report written while the rewrite runs: JSON records go out as each batch of
