@@ -15,7 +15,11 @@ use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
 use crate::storage::{Access, CheckpointStore, SchemaConflict};
 
+pub mod copy;
+pub mod export;
 pub mod gc;
+pub mod import;
+pub mod migrate;
 pub mod prune;
 pub mod stats;
 
@@ -140,11 +144,22 @@ impl Ctx {
         access: Access,
         sink: &dyn Sink,
     ) -> Result<Box<dyn CheckpointStore>> {
+        match self.open(access) {
+            Ok(s) => Ok(s),
+            Err(first) => self.store_only(access, first, sink),
+        }
+    }
+
+    /// The checkpoint tables of a database that holds a LangGraph store and none of them,
+    /// when opening them (with `access`) failed with `first` (see
+    /// [`Ctx::open_or_store_only`]); else `first`.
+    pub fn store_only(
+        &self,
+        access: Access,
+        first: anyhow::Error,
+        sink: &dyn Sink,
+    ) -> Result<Box<dyn CheckpointStore>> {
         use crate::storage::{postgres, sqlite, Location};
-        let first = match self.open(access) {
-            Ok(s) => return Ok(s),
-            Err(e) => e,
-        };
         let Some(path) = self.db.as_deref() else {
             return Err(first);
         };
