@@ -14,7 +14,6 @@ pub mod history;
 pub mod import;
 pub mod man;
 pub mod migrate;
-pub mod migrate_store;
 pub mod prune;
 pub mod rekey;
 pub mod rm;

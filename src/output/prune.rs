@@ -3,64 +3,10 @@
 
 use std::io::Write;
 
-use anyhow::Result;
-use serde::Serialize;
-
-use crate::storage::Deleted;
-
 use super::{human, table, Format};
+use anyhow::Result;
 
-/// The report of `prune`.
-#[derive(Debug, Clone, Serialize)]
-pub struct PruneReport {
-    /// Nothing was written.
-    pub dry_run: bool,
-    /// The threads it deleted (would delete, in a dry run), not those it left alone.
-    pub threads: Vec<PrunedThread>,
-    /// The threads it left alone, and why.
-    pub skipped: Vec<SkippedThread>,
-    /// What was deleted over all threads.
-    pub deleted: Deleted,
-    /// The bytes of the deleted rows.
-    pub bytes_reclaimed: u64,
-    /// A dry run: the bytes the threads hold (`null` for a real run).
-    pub would_reclaim: Option<u64>,
-    /// The database's size before the run.
-    pub file_bytes_before: u64,
-    /// Its size after (and after the vacuum, with `--vacuum`).
-    pub file_bytes_after: u64,
-    /// `--vacuum` ran and succeeded.
-    pub vacuumed: bool,
-    /// `--min-idle` as given (the table says once what it left alone).
-    #[serde(skip)]
-    pub min_idle: String,
-}
-
-/// A thread `prune` selected.
-#[derive(Debug, Clone, Serialize)]
-pub struct PrunedThread {
-    /// The thread.
-    pub thread_id: String,
-    /// Its checkpoints.
-    pub checkpoints: u64,
-    /// Its stored bytes.
-    pub bytes: u64,
-    /// Seconds since the app last wrote it (`null`: unknown).
-    pub age_seconds: Option<i64>,
-}
-
-/// A thread `prune` left alone, and why.
-#[derive(Debug, Clone, Serialize)]
-pub struct SkippedThread {
-    /// The thread.
-    pub thread_id: String,
-    /// Why.
-    pub reason: String,
-    /// Left alone for `--min-idle` (written too recently): a table counts these in one
-    /// line; JSON lists each with its reason.
-    #[serde(skip)]
-    pub recent: bool,
-}
+pub use crate::jobs::prune::{PruneReport, PrunedThread, SkippedThread};
 
 /// The most threads a table names in its one line about `--min-idle`.
 const RECENT_NAMED: usize = 3;

@@ -241,35 +241,57 @@ pub struct StatsReport<'a> {
     pub store: Option<StoreStats>,
 }
 
-/// The LangGraph Store's part of `stats`.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct StoreStats {
-    /// Items.
-    pub items: u64,
-    /// Bytes of their values (the JSON text).
-    pub bytes: u64,
-    /// Items that have expired but are not swept yet (what `store sweep` would delete now).
-    pub expired: u64,
-    /// Rows of `store_vectors` (embeddings).
-    pub vectors: u64,
-    /// Bytes of the embeddings.
-    pub vector_bytes: u64,
-    /// Per top-level namespace (its first label), in namespace order.
-    pub namespaces: Vec<StoreNamespace>,
+impl<'a> StatsReport<'a> {
+    /// The report of what the `stats` job measured.
+    pub fn new(r: &'a crate::jobs::stats::Report) -> StatsReport<'a> {
+        StatsReport {
+            file: r.file.clone(),
+            free_bytes: r.free_bytes,
+            threads: r.threads,
+            checkpoints: r.checkpoints,
+            writes: r.writes,
+            checkpoints_per_thread: Spread {
+                min: r.spread.min,
+                median: r.spread.median,
+                max: r.spread.max,
+            },
+            largest_threads: r
+                .largest
+                .iter()
+                .map(|t| LargeThread {
+                    thread_id: &t.thread_id,
+                    checkpoints: t.checkpoints,
+                    namespaces: t.namespaces,
+                    bytes: t.bytes,
+                })
+                .collect(),
+            checkpoint_bytes_by_channel: r
+                .checkpoint_channels
+                .iter()
+                .map(|(k, n)| ChannelBytes {
+                    channel: k,
+                    rows: None,
+                    bytes: *n,
+                })
+                .collect(),
+            write_bytes_by_channel: ChannelBytes::rows(&r.write_channels),
+            orphans: r.orphans.clone(),
+            postgres: r
+                .server
+                .as_ref()
+                .map(|s| PostgresReport::new(s, r.checkpoints)),
+            unmeasured_checkpoints: r.undecodable,
+            encrypted_checkpoints: (r.sealed.rows > 0).then(|| SealedReport {
+                rows: r.sealed.rows,
+                not_measured: r.sealed.unread,
+                reason: r.sealed.why.clone(),
+            }),
+            store: r.store.clone(),
+        }
+    }
 }
 
-/// One top-level namespace of the store in `stats`.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct StoreNamespace {
-    /// The first label.
-    pub namespace: String,
-    /// Items at it or below it.
-    pub items: u64,
-    /// Bytes of their values.
-    pub bytes: u64,
-    /// Of them, expired and not swept.
-    pub expired: u64,
-}
+pub use crate::jobs::stats::{StoreNamespace, StoreStats};
 
 /// The saver's tables on a PostgreSQL server.
 #[derive(serde::Serialize)]

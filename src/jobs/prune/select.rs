@@ -6,7 +6,6 @@
 
 use anyhow::Result;
 
-use crate::cli::PruneArgs;
 use crate::codec::aes::{self, Keyring};
 use crate::ops::activity::idle_seconds;
 use crate::output::human;
@@ -58,8 +57,10 @@ pub(super) struct Selection {
 
 /// What the filters ask for.
 pub(super) struct Filters<'a> {
-    /// The command's arguments (`--thread`, `--min-idle`).
-    pub args: &'a PruneArgs,
+    /// The named threads (`--thread`; empty: every thread).
+    pub threads: &'a [String],
+    /// `--min-idle` as given (for the reason a thread is left alone).
+    pub min_idle_text: &'a str,
     /// The time the ages are measured at.
     pub now: jiff::Timestamp,
     /// `--idle`, in seconds.
@@ -73,7 +74,7 @@ impl Filters<'_> {
     /// and `--idle` combine: a named thread is deleted only if it is also idle enough when
     /// `--idle` is given too); `None` when they do not.
     fn wanted(&self, thread: &str, latest_id: &str) -> Option<Option<i64>> {
-        let named = self.args.thread.is_empty() || self.args.thread.iter().any(|t| t == thread);
+        let named = self.threads.is_empty() || self.threads.iter().any(|t| t == thread);
         // The app's last activity (memctl's own edits keep their parent's time).
         let age = idle_seconds(latest_id, None, self.now);
         let idle_enough = match (self.idle, age) {
@@ -111,7 +112,7 @@ pub(super) fn select(
 /// threads in): the named ones (`--thread`, each checked to exist), or every thread the
 /// filters select by its largest checkpoint id, streamed from the primary key.
 fn candidates(store: &dyn CheckpointStore, f: &Filters<'_>) -> Result<Vec<String>> {
-    let named = &f.args.thread;
+    let named = f.threads;
     if !named.is_empty() {
         let found = store.summaries_of(named)?;
         if let Some(missing) = named
@@ -158,7 +159,7 @@ fn judge(
         // A thread found by age whose latest state does not decode is reported and left
         // alone: memctl does not "clean" what it cannot read. One named with --thread is
         // deleted as asked.
-        if !recent[i] && !f.args.thread.contains(&t.thread_id) {
+        if !recent[i] && !f.threads.contains(&t.thread_id) {
             to_read.push(*t);
         }
     }
@@ -171,12 +172,12 @@ fn judge(
                 format!(
                     "written {} ago (--min-idle {})",
                     human::age(age.unwrap_or(0)),
-                    f.args.maintenance.min_idle
+                    f.min_idle_text
                 ),
             ));
             continue;
         }
-        if !f.args.thread.contains(&t.thread_id) {
+        if !f.threads.contains(&t.thread_id) {
             if let Some(Err(e)) = readable.next() {
                 sel.problems.push((
                     t.thread_id.clone(),

@@ -1,4 +1,4 @@
-//! `migrate`'s LangGraph Store part: every item of the source's Store into the target's, in
+//! The `migrate` job's LangGraph Store part: every item of the source's Store into the target's, in
 //! the target's own form (`ops::migrate_store::to_backend`) with the source's `created_at`,
 //! `updated_at`, `expires_at` and `ttl_minutes` kept (a migration neither refreshes a
 //! timestamp nor un-expires an item). The source is read in pages of [`BATCH`] items, each
@@ -15,10 +15,13 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::cli::{GlobalArgs, MigrateArgs};
+use super::Request;
 use crate::exit::Usage;
+use crate::jobs::copy::report::{
+    left_out_reasons, StoreItemLeftOut, StoreItemName, StoreMigration,
+};
+use crate::jobs::Ctx;
 use crate::ops::migrate_store::{same_item, to_backend};
-use crate::output::copy::{StoreItemLeftOut, StoreItemName, StoreMigration};
 use crate::output::human::count;
 use crate::storage::store::{Backend, ItemStore, StoreRow, StoreShape, VectorRow, BATCH};
 use crate::storage::{self, Access, Location};
@@ -41,11 +44,11 @@ pub struct Plan {
 /// has no Store. Refuses (one line) a source or target store at a migration level memctl does
 /// not know, and a source with vectors that the target cannot hold (unless
 /// `--without-vectors`).
-pub fn plan(g: &GlobalArgs, args: &MigrateArgs) -> Result<Option<Plan>> {
-    let Some(source) = super::store::open_if_any(g, Access::ReadOnly)? else {
+pub fn plan(ctx: &Ctx, args: &Request) -> Result<Option<Plan>> {
+    let Some(source) = ctx.open_items_if_any(Access::ReadOnly)? else {
         return Ok(None);
     };
-    let busy = Duration::from_millis(g.busy_timeout);
+    let busy = ctx.busy_timeout;
     let shown_to = storage::shown_path(&args.to);
     if let Some(v) = source.migration().filter(|v| *v > source.known_migration()) {
         anyhow::bail!(
@@ -108,7 +111,7 @@ pub fn plan(g: &GlobalArgs, args: &MigrateArgs) -> Result<Option<Plan>> {
             };
             anyhow::bail!(
                 "the source's store has {} (store_vectors) and {why}: nothing migrated; pass --without-vectors to migrate the items without them (the app's vector search finds an item again once the app writes it again)",
-                crate::output::human::count(vectors, "embedding vector")
+                count(vectors, "embedding vector")
             );
         }
     }
@@ -209,7 +212,7 @@ pub fn left_out_partial(st: &StoreMigration) -> Option<String> {
             .filter(|i| i.reason == reason)
             .count() as u64
     };
-    let why = crate::output::copy::left_out_reasons(
+    let why = left_out_reasons(
         n("unreadable"),
         n("refused"),
         |it| {
@@ -234,7 +237,7 @@ pub fn left_out_partial(st: &StoreMigration) -> Option<String> {
 }
 
 /// Moves every item (after the threads: the target file exists unless this is a dry run).
-pub fn run(plan: Plan, to_db: &Path, args: &MigrateArgs, busy: Duration) -> Result<StoreMigration> {
+pub fn run(plan: Plan, to_db: &Path, args: &Request, busy: Duration) -> Result<StoreMigration> {
     let mut target: Option<Box<dyn ItemStore>> = match (args.dry_run, plan.target) {
         (false, _) => Some(setup_store(to_db, plan.create_vectors, busy)?),
         (true, Some(_)) => Some(open_store(to_db, None, Access::ReadOnly, busy)?),
