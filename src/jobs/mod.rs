@@ -15,6 +15,12 @@ use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
 use crate::storage::{Access, CheckpointStore, SchemaConflict};
 
+pub mod store;
+pub mod threads;
+pub mod words;
+
+pub use words::one_line;
+
 /// What every job is run with: the database and the options that hold for every command.
 #[derive(Debug, Clone, Default)]
 pub struct Ctx {

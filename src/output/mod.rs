@@ -27,6 +27,7 @@ pub mod store;
 pub mod stream;
 pub mod table;
 pub mod tape;
+pub mod threads;
 pub mod tokens;
 
 use std::io::Write;
