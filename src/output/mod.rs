@@ -7,6 +7,7 @@ pub mod confirm;
 pub mod copy;
 pub mod diff;
 pub mod dump;
+pub mod find;
 pub mod forget;
 pub mod gc;
 pub mod history;

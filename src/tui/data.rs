@@ -6,12 +6,10 @@
 //! when the browser needs fields and as text when it shows what the command prints. The
 //! database is opened read-only ([`crate::commands::open_read_only`]); nothing here writes.
 
-use std::io::Write;
-
 use anyhow::Result;
 use serde::Deserialize;
 
-use crate::cli::{DiffArgs, FindArgs, GlobalArgs, ThreadArg};
+use crate::cli::{DiffArgs, GlobalArgs, ThreadArg};
 use crate::output::sanitize::for_terminal;
 use crate::output::Format;
 
@@ -243,32 +241,6 @@ impl Source {
             out.push(("--key-env".into(), k.clone()));
         }
         out
-    }
-
-    /// Runs a read command's function in `format` into a buffer. A partial success (some
-    /// threads unreadable, exit code 3) keeps what was printed; the note comes back too.
-    fn capture(
-        &self,
-        format: Format,
-        f: impl FnOnce(&GlobalArgs, &mut dyn Write) -> Result<()>,
-    ) -> Result<(Vec<u8>, Option<String>)> {
-        let g = self.global(format);
-        let mut buf = Vec::new();
-        match f(&g, &mut buf) {
-            Ok(()) => Ok((buf, None)),
-            Err(e) if e.is::<crate::exit::Partial>() => Ok((buf, Some(format!("{e:#}")))),
-            // `find` that matched nothing (exit 1 like grep) printed its empty result.
-            Err(e) if e.is::<crate::exit::NoMatch>() => Ok((buf, None)),
-            Err(e) => Err(e),
-        }
-    }
-
-    fn json<T: serde::de::DeserializeOwned>(
-        &self,
-        f: impl FnOnce(&GlobalArgs, &mut dyn Write) -> Result<()>,
-    ) -> Result<(T, Option<String>)> {
-        let (buf, note) = self.capture(Format::Json, f)?;
-        Ok((serde_json::from_slice(&buf)?, note))
     }
 
     /// Every thread from the size summaries alone (ids, checkpoints, bytes, and the time of
@@ -510,12 +482,47 @@ impl Source {
     }
 
     /// `find PATTERN -i`: the hits in the latest state of every thread, then the Store's
-    /// (when the database has one), in `find`'s order.
+    /// (when the database has one), in `find`'s order. Threads that could not be searched
+    /// are left out (as `find` lists the others).
     pub fn find(&self, pattern: &str) -> Result<Vec<Hit>> {
-        let args = find_args(Some(pattern.to_owned()), vec![]);
-        Ok(self
-            .json(|g, out| crate::commands::find::run(g, &args, out))?
-            .0)
+        let req = crate::jobs::find::Request {
+            pattern: Some(pattern.to_owned()),
+            ignore_case: true,
+            ..Default::default()
+        };
+        let mut hits = Vec::new();
+        let report = crate::jobs::find::run(&req, &self.ctx, &self.sink, &mut |h| {
+            hits.push(Hit {
+                thread_id: Some(h.thread_id),
+                checkpoint_id: Some(h.checkpoint_id),
+                index: h.index,
+                role: h.role,
+                before: h.before,
+                matched: h.matched,
+                after: h.after,
+                namespace: None,
+                key: None,
+            });
+            Ok(())
+        })?;
+        if let Err(e) = report.check() {
+            // Not one thread could be searched: the error, as `find` gives it.
+            if !e.is::<crate::exit::Partial>() {
+                return Err(e);
+            }
+        }
+        hits.extend(report.store_hits.into_iter().map(|h| Hit {
+            thread_id: None,
+            checkpoint_id: None,
+            index: None,
+            role: h.role.to_owned(),
+            before: h.before,
+            matched: h.matched,
+            after: h.after,
+            namespace: Some(h.namespace.iter().map(str::to_owned).collect()),
+            key: h.key,
+        }));
+        Ok(hits)
     }
 
     /// `store namespaces`.
@@ -564,19 +571,6 @@ impl Source {
         Ok(Text {
             lines: for_terminal(&pretty).lines().map(str::to_owned).collect(),
         })
-    }
-}
-
-fn find_args(pattern: Option<String>, meta: Vec<String>) -> FindArgs {
-    FindArgs {
-        pattern,
-        regex: false,
-        ignore_case: true,
-        meta,
-        history: false,
-        thread: None,
-        count: false,
-        jobs: None,
     }
 }
 
