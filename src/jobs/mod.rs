@@ -15,6 +15,7 @@ use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
 use crate::storage::{Access, CheckpointStore, SchemaConflict};
 
+pub mod diff;
 pub mod find;
 pub mod store;
 pub mod threads;

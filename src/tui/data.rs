@@ -9,7 +9,6 @@
 use anyhow::Result;
 use serde::Deserialize;
 
-use crate::cli::{DiffArgs, GlobalArgs, ThreadArg};
 use crate::output::sanitize::for_terminal;
 use crate::output::Format;
 
@@ -207,20 +206,6 @@ impl Source {
             *cell = Some(store);
         }
         result
-    }
-
-    /// The global options of one read command, in `format`.
-    fn global(&self, format: Format) -> GlobalArgs {
-        GlobalArgs {
-            db: self.ctx.db.clone(),
-            schema: self.ctx.schema.clone(),
-            format: Some(format),
-            ns: self.ctx.ns.clone(),
-            busy_timeout: self.ctx.busy_timeout.as_millis() as u64,
-            key_env: self.ctx.key_env.clone(),
-            quiet: false,
-            now: self.ctx.now.clone(),
-        }
     }
 
     /// The database as memctl shows it (a URL's password hidden).
@@ -430,26 +415,26 @@ impl Source {
         let shown = shown.filter(|s| s.state.cp.row.checkpoint_id == id);
         // On the database the views keep open (no new connection).
         self.with_store(|store| {
-            let g = self.global(Format::Table);
             let mut buf = Vec::new();
+            let mut render = |report: &crate::jobs::diff::DiffReport<'_>| {
+                crate::output::diff::render(&mut buf, Format::Table, report)
+            };
             match shown {
                 Some(s) => {
-                    let to = crate::commands::diff::Loaded {
+                    let to = crate::jobs::diff::Loaded {
                         cp: &s.state.cp,
                         messages: &s.state.messages,
                         deltas: &s.state.deltas,
                     };
-                    crate::commands::diff::run_against(store, &g, None, to, &mut buf)?
+                    crate::jobs::diff::run_against(store, &self.ctx, None, to, &mut render)?
                 }
                 None => {
-                    let args = DiffArgs {
-                        thread: ThreadArg {
-                            thread: thread.to_owned(),
-                        },
+                    let req = crate::jobs::diff::Request {
+                        thread: thread.to_owned(),
                         from: None,
                         to: Some(id.to_owned()),
                     };
-                    crate::commands::diff::run_on(store, &g, &args, &mut buf)?
+                    crate::jobs::diff::run_on(store, &req, &self.ctx, &mut render)?
                 }
             }
             Ok(Text {
