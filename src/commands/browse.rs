@@ -83,3 +83,10 @@ fn silence_stderr() -> Option<i32> {
 
 #[cfg(not(unix))]
 fn restore_stderr(_: Option<i32>) {}
+
+/// The job context of the global options (`browse`'s [`Source`] is made from it).
+impl From<&GlobalArgs> for crate::jobs::Ctx {
+    fn from(g: &GlobalArgs) -> crate::jobs::Ctx {
+        g.ctx()
+    }
+}

@@ -6,12 +6,26 @@
 //! destructive change, progress) goes through the [`Sink`] its caller gives it.
 
 pub mod batch;
+pub mod copy;
+pub mod diff;
+pub mod export;
+pub mod find;
 pub mod forget;
+pub mod gc;
+pub mod import;
+pub mod migrate;
+pub mod prune;
 pub mod rekey;
 pub mod rm;
+pub mod stats;
+pub mod store;
 mod stores;
 pub mod summarize;
+pub mod threads;
 pub mod trim;
+pub mod words;
+
+pub use words::one_line;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -23,13 +37,6 @@ use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
 use crate::storage::{Access, CheckpointStore, SchemaConflict};
 
-pub mod copy;
-pub mod export;
-pub mod gc;
-pub mod import;
-pub mod migrate;
-pub mod prune;
-pub mod stats;
 
 /// What every job is run with: the database and the options that hold for every command.
 #[derive(Debug, Clone, Default)]

@@ -22,7 +22,9 @@ pub use crate::jobs::{Declined, Question};
 impl Question {
     /// The text shown above the prompt: the action and the first ids, escaped for the terminal.
     pub fn text(&self) -> String {
-        let mut text = format!("memctl {} will {}", self.command, self.action);
+        // The action may quote a stored name (a job writes it unescaped).
+        let action = super::sanitize::one_line(&self.action);
+        let mut text = format!("memctl {} will {action}", self.command);
         if !self.threads.is_empty() {
             let shown: Vec<String> = self
                 .threads

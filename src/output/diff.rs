@@ -17,62 +17,7 @@ use super::{
 use crate::model::Message;
 use crate::par::par_in_order;
 
-/// One side of a diff: its messages, decoded on demand (from any thread).
-pub trait MessageSource: Sync {
-    /// How many messages.
-    fn len(&self) -> usize;
-    /// True when there are none.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Message `i`, decoded.
-    fn message(&self, i: usize) -> Result<Message>;
-}
-
-/// What changed in the message list: positions in the old and new lists.
-#[derive(Default)]
-pub struct MessageDiff {
-    /// Positions in the new list of the messages added.
-    pub added: Vec<usize>,
-    /// Positions in the old list of the messages removed.
-    pub removed: Vec<usize>,
-    /// Positions (old, new) of the messages whose content changed.
-    pub changed: Vec<(usize, usize)>,
-}
-
-/// A channel (other than messages) whose value changed.
-pub struct ChannelChange {
-    /// The channel.
-    pub name: String,
-    /// One-line renderings of the values before and after (`None`: not set).
-    pub brief: (Option<String>, Option<String>),
-    /// The value before as JSON (null: not set).
-    pub before: Json,
-    /// The value after as JSON (null: not set).
-    pub after: Json,
-}
-
-/// The report of `diff`.
-pub struct DiffReport<'a> {
-    /// The thread.
-    pub thread_id: &'a str,
-    /// The older checkpoint (`None`: the newer one is the first).
-    pub from: Option<&'a str>,
-    /// Its step.
-    pub from_step: Option<i64>,
-    /// The newer checkpoint.
-    pub to: &'a str,
-    /// Its step.
-    pub to_step: Option<i64>,
-    /// The older checkpoint's messages.
-    pub before: &'a dyn MessageSource,
-    /// The newer checkpoint's messages.
-    pub after: &'a dyn MessageSource,
-    /// What changed between them.
-    pub messages: MessageDiff,
-    /// The other channels that changed.
-    pub channels: Vec<ChannelChange>,
-}
+pub use crate::jobs::diff::{ChannelChange, DiffReport, MessageDiff, MessageSource};
 
 /// Writes the `diff` report in `format`.
 pub fn render(out: &mut dyn Write, format: Format, r: &DiffReport) -> Result<()> {

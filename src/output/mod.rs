@@ -7,6 +7,7 @@ pub mod confirm;
 pub mod copy;
 pub mod diff;
 pub mod dump;
+pub mod find;
 pub mod forget;
 pub mod gc;
 pub mod history;
@@ -27,6 +28,7 @@ pub mod store;
 pub mod stream;
 pub mod table;
 pub mod tape;
+pub mod threads;
 pub mod tokens;
 
 use std::io::Write;

@@ -18,6 +18,12 @@ pub fn stderr(text: &str) {
     );
 }
 
+/// Writes one line of stderr as it is given, escaped: a note whose text names no program
+/// (`threads list`'s `note: …` under its table).
+pub fn line(text: &str) {
+    let _ = writeln!(std::io::stderr(), "{}", super::sanitize::one_line(text));
+}
+
 /// The command line's sink: notes on stderr, the question on a terminal (not with `--yes`),
 /// progress bars when stderr is a terminal and `--quiet` was not given.
 #[derive(Debug, Clone, Copy, Default)]

@@ -4,79 +4,12 @@
 
 use std::io::Write;
 
-use anyhow::Result;
-use serde::Serialize;
-
-use super::sanitize::{for_terminal, one_line};
+use super::sanitize::one_line;
 use super::{human, table, write_document, write_records, Format};
 use crate::ops::store::Labels;
+use anyhow::Result;
 
-/// One namespace (`store namespaces`).
-#[derive(Debug, Clone, Serialize)]
-pub struct NamespaceRecord {
-    /// Its labels.
-    pub namespace: Labels,
-    /// Items in it.
-    pub items: u64,
-    /// Bytes of their values (JSON text).
-    pub bytes: u64,
-    /// Items that have expired (a sweep would delete them).
-    pub expired: u64,
-    /// The newest `updated_at` (RFC 3339, UTC).
-    pub updated_at: Option<String>,
-}
-
-/// One item (`store ls`).
-#[derive(Debug, Clone, Serialize)]
-pub struct ItemRecord {
-    /// Its namespace's labels.
-    pub namespace: Labels,
-    /// Its key.
-    pub key: String,
-    /// Bytes of its stored value.
-    pub size: u64,
-    /// When it was first written (RFC 3339, UTC).
-    pub created_at: Option<String>,
-    /// When it was last written.
-    pub updated_at: Option<String>,
-    /// When it expires; null when it never does.
-    pub expires_at: Option<String>,
-    /// Its TTL in minutes, if any.
-    pub ttl_minutes: Option<f64>,
-    /// It has expired (a sweep would delete it; LangGraph may still return it).
-    pub expired: bool,
-    /// The value (null when the stored bytes are not JSON, see `value_error`).
-    pub value: serde_json::Value,
-    /// Why the stored value could not be read as JSON (left as it is in the database).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub value_error: Option<String>,
-}
-
-/// An item a removal took (`store rm`, `store sweep`).
-#[derive(Debug, Clone, Serialize)]
-pub struct RemovedRecord {
-    /// Its namespace's labels.
-    pub namespace: Labels,
-    /// Its key.
-    pub key: String,
-    /// Bytes of its value.
-    pub bytes: u64,
-}
-
-/// What `store rm` or `store sweep` did (or, with `--dry-run`, would do).
-#[derive(Debug, Clone, Serialize)]
-pub struct RemovalReport {
-    /// Nothing was written.
-    pub dry_run: bool,
-    /// Items deleted.
-    pub items: u64,
-    /// Bytes of their values.
-    pub bytes: u64,
-    /// Rows of `store_vectors` (embeddings) deleted with them.
-    pub vectors: u64,
-    /// The items, by namespace and key.
-    pub removed: Vec<RemovedRecord>,
-}
+pub use crate::jobs::store::{ItemRecord, NamespaceRecord, RemovalReport, RemovedRecord};
 
 /// Writes `store namespaces`.
 pub fn namespaces(out: &mut dyn Write, format: Format, rows: &[NamespaceRecord]) -> Result<()> {
@@ -148,14 +81,6 @@ pub fn items(out: &mut dyn Write, format: Format, rows: &[ItemRecord]) -> Result
 /// Writes `store get`: the value as JSON (pretty, or one line for `jsonl`).
 pub fn value(out: &mut dyn Write, format: Format, value: &serde_json::Value) -> Result<()> {
     write_document(out, format, value)
-}
-
-/// A note for stderr about an expired item `store get` shows.
-pub fn expired_note(namespace: &str, key: &str, expires_at: Option<&str>) -> String {
-    for_terminal(&format!(
-        "memctl: note: item '{key}' of '{namespace}' expired at {} and is shown anyway; `memctl store sweep` deletes it (as the store's sweep_ttl would)",
-        expires_at.unwrap_or("?")
-    ))
 }
 
 /// Writes what `store rm` / `store sweep` did; `nothing` is the line for a removal that

@@ -6,15 +6,9 @@
 //! when the browser needs fields and as text when it shows what the command prints. The
 //! database is opened read-only ([`crate::commands::open_read_only`]); nothing here writes.
 
-use std::io::Write;
-
 use anyhow::Result;
 use serde::Deserialize;
 
-use crate::cli::{
-    DiffArgs, FindArgs, GlobalArgs, StoreCommand, StoreGetArgs, StoreLsArgs, StoreNamespacesArgs,
-    ThreadArg, ThreadSort, ThreadsListArgs,
-};
 use crate::output::sanitize::for_terminal;
 use crate::output::Format;
 
@@ -171,15 +165,12 @@ pub struct Text {
     pub lines: Vec<String>,
 }
 
-/// Where the browser reads from: the global options `browse` was given (the database, its
-/// schema, key variable, namespace) handed to each read command.
+/// Where the browser reads from: the job context `browse` was given (the database, its
+/// schema, key variable, namespace), handed to each job it runs.
 pub struct Source {
-    db: Option<std::path::PathBuf>,
-    schema: Option<String>,
-    ns: String,
-    busy_timeout: u64,
-    key_env: Option<String>,
-    now: Option<String>,
+    ctx: crate::jobs::Ctx,
+    /// The notes of the jobs run (shown on the status line, [`Source::take_notes`]).
+    sink: crate::jobs::Collect,
     /// The database opened read-only once for the views' own reads (history, checkpoints,
     /// tokens), kept between keys: a Postgres connection is not made again for each read.
     /// Dropped after an error, so that the next read opens it afresh.
@@ -190,15 +181,11 @@ pub struct Source {
 pub const ITEM_LIMIT: usize = 500;
 
 impl Source {
-    /// The source `g` names (nothing is opened yet).
-    pub fn new(g: &GlobalArgs) -> Source {
+    /// The source `ctx` names (nothing is opened yet).
+    pub fn new(ctx: impl Into<crate::jobs::Ctx>) -> Source {
         Source {
-            db: g.db.clone(),
-            schema: g.schema.clone(),
-            ns: g.ns.clone(),
-            busy_timeout: g.busy_timeout,
-            key_env: g.key_env.clone(),
-            now: g.now.clone(),
+            ctx: ctx.into(),
+            sink: crate::jobs::Collect::default(),
             store: std::cell::RefCell::new(None),
         }
     }
@@ -207,38 +194,24 @@ impl Source {
     /// after an error).
     fn with_store<T>(
         &self,
-        f: impl FnOnce(&dyn crate::storage::CheckpointStore, &GlobalArgs) -> Result<T>,
+        f: impl FnOnce(&dyn crate::storage::CheckpointStore) -> Result<T>,
     ) -> Result<T> {
-        let g = self.global(Format::Json);
         let mut cell = self.store.borrow_mut();
         let store = match cell.take() {
             Some(s) => s,
-            None => crate::commands::open_read_only(&g)?,
+            None => self.ctx.open_read_only()?,
         };
-        let result = f(&*store, &g);
+        let result = f(&*store);
         if result.is_ok() {
             *cell = Some(store);
         }
         result
     }
 
-    /// The global options of one read command, in `format`.
-    pub fn global(&self, format: Format) -> GlobalArgs {
-        GlobalArgs {
-            db: self.db.clone(),
-            schema: self.schema.clone(),
-            format: Some(format),
-            ns: self.ns.clone(),
-            busy_timeout: self.busy_timeout,
-            key_env: self.key_env.clone(),
-            quiet: false,
-            now: self.now.clone(),
-        }
-    }
-
     /// The database as memctl shows it (a URL's password hidden).
     pub fn shown_db(&self) -> String {
-        self.db
+        self.ctx
+            .db
             .as_deref()
             .map_or_else(|| "-".into(), crate::storage::shown_path)
     }
@@ -246,51 +219,13 @@ impl Source {
     /// The `--schema` / `--key-env` flags the commands of the actions panel repeat.
     pub fn extra_flags(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        if let Some(s) = &self.schema {
+        if let Some(s) = &self.ctx.schema {
             out.push(("--schema".into(), s.clone()));
         }
-        if let Some(k) = &self.key_env {
+        if let Some(k) = &self.ctx.key_env {
             out.push(("--key-env".into(), k.clone()));
         }
         out
-    }
-
-    /// Runs a read command's function in `format` into a buffer. A partial success (some
-    /// threads unreadable, exit code 3) keeps what was printed; the note comes back too.
-    fn capture(
-        &self,
-        format: Format,
-        f: impl FnOnce(&GlobalArgs, &mut dyn Write) -> Result<()>,
-    ) -> Result<(Vec<u8>, Option<String>)> {
-        let g = self.global(format);
-        let mut buf = Vec::new();
-        match f(&g, &mut buf) {
-            Ok(()) => Ok((buf, None)),
-            Err(e) if e.is::<crate::exit::Partial>() => Ok((buf, Some(format!("{e:#}")))),
-            // `find` that matched nothing (exit 1 like grep) printed its empty result.
-            Err(e) if e.is::<crate::exit::NoMatch>() => Ok((buf, None)),
-            Err(e) => Err(e),
-        }
-    }
-
-    fn json<T: serde::de::DeserializeOwned>(
-        &self,
-        f: impl FnOnce(&GlobalArgs, &mut dyn Write) -> Result<()>,
-    ) -> Result<(T, Option<String>)> {
-        let (buf, note) = self.capture(Format::Json, f)?;
-        Ok((serde_json::from_slice(&buf)?, note))
-    }
-
-    /// `threads list` (every thread, newest first).
-    pub fn threads(&self) -> Result<(Vec<ThreadRec>, Option<String>)> {
-        let args = ThreadsListArgs {
-            sort: ThreadSort::Updated,
-            limit: None,
-            min_tokens: None,
-            meta: Vec::new(),
-            jobs: None,
-        };
-        self.json(|g, out| crate::commands::threads::list(g, &args, out))
     }
 
     /// Every thread from the size summaries alone (ids, checkpoints, bytes, and the time of
@@ -298,8 +233,8 @@ impl Source {
     /// Messages, tokens (and the time of a thread whose ids carry none) come after the first
     /// draw ([`Source::thread_states`]), as `threads list` reads them.
     pub fn thread_summaries(&self) -> Result<Vec<ThreadRec>> {
-        let now = crate::output::human::now(self.now.as_deref())?;
-        self.with_store(|store, _| {
+        let now = crate::output::human::now(self.ctx.now.as_deref())?;
+        self.with_store(|store| {
             let mut all = Vec::new();
             store.for_each_thread(&mut |t| {
                 let updated = crate::ops::activity::last_app_activity(&t.latest_id, None);
@@ -326,18 +261,17 @@ impl Source {
     }
 
     /// Fills in `rows`' messages, tokens and time from their latest root checkpoints, as
-    /// `threads list` reads them ([`crate::commands::threads::latest_states`]): a row that
+    /// `threads list` reads them ([`crate::jobs::threads::latest_states`]): a row that
     /// does not read is known without them (`-`, as `threads list` lists it) and its error
     /// comes back (the first one); the others are filled in.
     pub fn thread_states(&self, rows: &mut [&mut ThreadRec]) -> Result<()> {
-        let now = crate::output::human::now(self.now.as_deref())?;
+        let now = crate::output::human::now(self.ctx.now.as_deref())?;
         let ids: Vec<(String, String)> = rows
             .iter()
             .filter_map(|r| Some((r.thread_id.clone(), r.latest_root_id.clone()?)))
             .collect();
-        let states = self.with_store(|store, g| {
-            crate::commands::threads::latest_states(store, &crate::commands::keys(g), &ids)
-        });
+        let states = self
+            .with_store(|store| crate::jobs::threads::latest_states(store, &self.ctx.keys(), &ids));
         let mut states = match states {
             Ok(s) => s.into_iter(),
             Err(e) => {
@@ -380,15 +314,14 @@ impl Source {
     /// The threads whose metadata matches `KEY=VALUE` (`threads list --meta`, the selection
     /// `find --meta` and `forget --meta` make too).
     pub fn threads_with_meta(&self, condition: &str) -> Result<Vec<String>> {
-        let args = ThreadsListArgs {
-            sort: ThreadSort::Updated,
-            limit: None,
-            min_tokens: None,
+        let req = crate::jobs::threads::Request {
             meta: vec![condition.to_owned()],
-            jobs: None,
+            ..Default::default()
         };
-        let (rows, _): (Vec<ThreadRec>, _) =
-            self.json(|g, out| crate::commands::threads::list(g, &args, out))?;
+        let mut rows: Vec<crate::jobs::threads::ThreadRow> = Vec::new();
+        crate::jobs::threads::run(&req, &self.ctx, &self.sink, &mut rows)?;
+        // Newest first, as `threads list` lists them.
+        rows.sort_by_key(|r| std::cmp::Reverse(r.sort_key(crate::jobs::threads::Sort::Updated)));
         Ok(rows.into_iter().map(|r| r.thread_id).collect())
     }
 
@@ -403,9 +336,9 @@ impl Source {
         before: Option<&str>,
         limit: usize,
     ) -> Result<(Vec<HistoryRec>, bool)> {
-        self.with_store(|store, _| {
+        self.with_store(|store| {
             let (rows, delta) =
-                crate::read::history::page_rows(store, thread, &self.ns, before, limit)?;
+                crate::read::history::page_rows(store, thread, &self.ctx.ns, before, limit)?;
             Ok((rows.into_iter().map(HistoryRec::from).collect(), delta))
         })
     }
@@ -419,12 +352,12 @@ impl Source {
         ids: &[&str],
         check_newest: bool,
     ) -> Result<Option<Vec<crate::read::history::BlobFacts>>> {
-        self.with_store(|store, g| {
+        self.with_store(|store| {
             crate::read::history::blob_facts(
                 store,
-                &crate::commands::keys(g),
+                &self.ctx.keys(),
                 thread,
-                &self.ns,
+                &self.ctx.ns,
                 ids,
                 check_newest,
             )
@@ -434,12 +367,12 @@ impl Source {
     /// Every checkpoint of `thread` as `history` lists it (a DeltaChannel thread's messages
     /// counted over its whole history in one replay).
     pub fn history_whole(&self, thread: &str) -> Result<Vec<crate::read::history::HistoryRecord>> {
-        self.with_store(|store, g| {
+        self.with_store(|store| {
             crate::read::history::checkpoints(
                 store,
-                &crate::commands::keys(g),
+                &self.ctx.keys(),
                 thread,
-                &self.ns,
+                &self.ctx.ns,
                 &crate::read::history::Selection::default(),
             )
         })
@@ -450,9 +383,9 @@ impl Source {
     pub fn history_tokens(&self, thread: &str, ids: &[&str]) -> Result<Vec<Option<u64>>> {
         let keys: Vec<(&str, &str, &str)> = ids
             .iter()
-            .map(|id| (thread, self.ns.as_str(), *id))
+            .map(|id| (thread, self.ctx.ns.as_str(), *id))
             .collect();
-        self.with_store(|store, _| {
+        self.with_store(|store| {
             Ok(store
                 .checkpoints_at(&keys)?
                 .into_iter()
@@ -469,10 +402,10 @@ impl Source {
     /// A checkpoint as `show --checkpoint` prints it (the same read and renderer), its
     /// messages rendered one at a time as they are asked for ([`ShowParts`]).
     pub fn show(&self, thread: &str, id: &str) -> Result<ShowParts> {
-        self.with_store(|store, g| {
-            let keys = crate::commands::keys(g);
-            let state = crate::read::load_state(store, &keys, thread, &self.ns, Some(id))?;
-            ShowParts::new(state, thread, &self.ns)
+        self.with_store(|store| {
+            let keys = self.ctx.keys();
+            let state = crate::read::load_state(store, &keys, thread, &self.ctx.ns, Some(id))?;
+            ShowParts::new(state, thread, &self.ctx.ns)
         })
     }
 
@@ -481,27 +414,27 @@ impl Source {
     pub fn diff(&self, thread: &str, id: &str, shown: Option<&ShowParts>) -> Result<Text> {
         let shown = shown.filter(|s| s.state.cp.row.checkpoint_id == id);
         // On the database the views keep open (no new connection).
-        self.with_store(|store, _| {
-            let g = self.global(Format::Table);
+        self.with_store(|store| {
             let mut buf = Vec::new();
+            let mut render = |report: &crate::jobs::diff::DiffReport<'_>| {
+                crate::output::diff::render(&mut buf, Format::Table, report)
+            };
             match shown {
                 Some(s) => {
-                    let to = crate::commands::diff::Loaded {
+                    let to = crate::jobs::diff::Loaded {
                         cp: &s.state.cp,
                         messages: &s.state.messages,
                         deltas: &s.state.deltas,
                     };
-                    crate::commands::diff::run_against(store, &g, None, to, &mut buf)?
+                    crate::jobs::diff::run_against(store, &self.ctx, None, to, &mut render)?
                 }
                 None => {
-                    let args = DiffArgs {
-                        thread: ThreadArg {
-                            thread: thread.to_owned(),
-                        },
+                    let req = crate::jobs::diff::Request {
+                        thread: thread.to_owned(),
                         from: None,
                         to: Some(id.to_owned()),
                     };
-                    crate::commands::diff::run_on(store, &g, &args, &mut buf)?
+                    crate::jobs::diff::run_on(store, &req, &self.ctx, &mut render)?
                 }
             }
             Ok(Text {
@@ -518,10 +451,10 @@ impl Source {
         id: &str,
         counter: crate::tokens::Counter,
     ) -> Result<TokensTable> {
-        self.with_store(|store, g| {
-            let keys = crate::commands::keys(g);
+        self.with_store(|store| {
+            let keys = self.ctx.keys();
             let (cp, messages, _) =
-                crate::read::load_shallow(store, &keys, thread, &self.ns, Some(id))?;
+                crate::read::load_shallow(store, &keys, thread, &self.ctx.ns, Some(id))?;
             let (list, spans) = crate::read::stored_list(&cp, &messages)?;
             let read = |i: usize| match list {
                 Some(list) => list.message(i, &spans[i]),
@@ -534,63 +467,95 @@ impl Source {
     }
 
     /// `find PATTERN -i`: the hits in the latest state of every thread, then the Store's
-    /// (when the database has one), in `find`'s order.
+    /// (when the database has one), in `find`'s order. Threads that could not be searched
+    /// are left out (as `find` lists the others).
     pub fn find(&self, pattern: &str) -> Result<Vec<Hit>> {
-        let args = find_args(Some(pattern.to_owned()), vec![]);
-        Ok(self
-            .json(|g, out| crate::commands::find::run(g, &args, out))?
-            .0)
+        let req = crate::jobs::find::Request {
+            pattern: Some(pattern.to_owned()),
+            ignore_case: true,
+            ..Default::default()
+        };
+        let mut hits = Vec::new();
+        let report = crate::jobs::find::run(&req, &self.ctx, &self.sink, &mut |h| {
+            hits.push(Hit {
+                thread_id: Some(h.thread_id),
+                checkpoint_id: Some(h.checkpoint_id),
+                index: h.index,
+                role: h.role,
+                before: h.before,
+                matched: h.matched,
+                after: h.after,
+                namespace: None,
+                key: None,
+            });
+            Ok(())
+        })?;
+        if let Err(e) = report.check() {
+            // Not one thread could be searched: the error, as `find` gives it.
+            if !e.is::<crate::exit::Partial>() {
+                return Err(e);
+            }
+        }
+        hits.extend(report.store_hits.into_iter().map(|h| Hit {
+            thread_id: None,
+            checkpoint_id: None,
+            index: None,
+            role: h.role.to_owned(),
+            before: h.before,
+            matched: h.matched,
+            after: h.after,
+            namespace: Some(h.namespace.iter().map(str::to_owned).collect()),
+            key: h.key,
+        }));
+        Ok(hits)
     }
 
     /// `store namespaces`.
     pub fn store_namespaces(&self) -> Result<Vec<NamespaceRec>> {
-        let cmd = StoreCommand::Namespaces(StoreNamespacesArgs {
-            prefix: None,
-            max_depth: None,
-        });
-        Ok(self
-            .json(|g, out| crate::commands::store::run(g, &cmd, out))?
-            .0)
+        let req = crate::jobs::store::namespaces::Request::default();
+        let rows = crate::jobs::store::namespaces::run(&req, &self.ctx, &self.sink)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| NamespaceRec {
+                namespace: r.namespace.iter().map(str::to_owned).collect(),
+                items: r.items,
+                bytes: r.bytes,
+                expired: r.expired,
+            })
+            .collect())
     }
 
     /// `store ls NAMESPACE --limit`.
     pub fn store_items(&self, namespace: &str) -> Result<Vec<ItemRec>> {
-        let cmd = StoreCommand::Ls(StoreLsArgs {
+        let req = crate::jobs::store::ls::Request {
             namespace: namespace.to_owned(),
             limit: Some(ITEM_LIMIT),
-        });
-        Ok(self
-            .json(|g, out| crate::commands::store::run(g, &cmd, out))?
-            .0)
+        };
+        let report = crate::jobs::store::ls::run(&req, &self.ctx, &self.sink)?;
+        Ok(report
+            .items
+            .into_iter()
+            .map(|i| ItemRec {
+                key: i.key,
+                size: i.size,
+                updated_at: i.updated_at,
+                expires_at: i.expires_at,
+                expired: i.expired,
+            })
+            .collect())
     }
 
     /// `store get NAMESPACE KEY` (the JSON value, indented).
     pub fn store_value(&self, namespace: &str, key: &str) -> Result<Text> {
-        let cmd = StoreCommand::Get(StoreGetArgs {
+        let req = crate::jobs::store::get::Request {
             namespace: namespace.to_owned(),
             key: key.to_owned(),
-        });
-        let (buf, _) = self.capture(Format::Json, |g, out| {
-            crate::commands::store::run(g, &cmd, out)
-        })?;
-        let value: serde_json::Value = serde_json::from_slice(&buf)?;
+        };
+        let value = crate::jobs::store::get::run(&req, &self.ctx, &self.sink)?;
         let pretty = serde_json::to_string_pretty(&value)?;
         Ok(Text {
             lines: for_terminal(&pretty).lines().map(str::to_owned).collect(),
         })
-    }
-}
-
-fn find_args(pattern: Option<String>, meta: Vec<String>) -> FindArgs {
-    FindArgs {
-        pattern,
-        regex: false,
-        ignore_case: true,
-        meta,
-        history: false,
-        thread: None,
-        count: false,
-        jobs: None,
     }
 }
 

@@ -1,0 +1,273 @@
+//! The LangGraph Store (long-term memory) of a SQLite file or a Postgres database: one job
+//! per `store` subcommand ([`namespaces`], [`ls`], [`get`], [`rm`], [`sweep`]), the records
+//! they report, and how a job opens the store ([`open`], [`open_if_any`],
+//! [`checkpoints_or_store_only`]).
+
+pub mod get;
+pub mod ls;
+pub mod namespaces;
+pub mod rm;
+pub mod sweep;
+
+use anyhow::{anyhow, Result};
+use serde::Serialize;
+
+use super::{one_line, Ctx, Sink};
+use crate::exit::Usage;
+use crate::ops::store::{labels, Labels};
+use crate::storage::store::{ItemStore, NamespaceSummary, Removal, StoreItem};
+use crate::storage::SchemaConflict;
+use crate::storage::{open_store, postgres, sqlite, Access, CheckpointStore, Location};
+
+/// One namespace (`store namespaces`).
+#[derive(Debug, Clone, Serialize)]
+pub struct NamespaceRecord {
+    /// Its labels.
+    pub namespace: Labels,
+    /// Items in it.
+    pub items: u64,
+    /// Bytes of their values (JSON text).
+    pub bytes: u64,
+    /// Items that have expired (a sweep would delete them).
+    pub expired: u64,
+    /// The newest `updated_at` (RFC 3339, UTC).
+    pub updated_at: Option<String>,
+}
+
+/// One item (`store ls`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemRecord {
+    /// Its namespace's labels.
+    pub namespace: Labels,
+    /// Its key.
+    pub key: String,
+    /// Bytes of its stored value.
+    pub size: u64,
+    /// When it was first written (RFC 3339, UTC).
+    pub created_at: Option<String>,
+    /// When it was last written.
+    pub updated_at: Option<String>,
+    /// When it expires; null when it never does.
+    pub expires_at: Option<String>,
+    /// Its TTL in minutes, if any.
+    pub ttl_minutes: Option<f64>,
+    /// It has expired (a sweep would delete it; LangGraph may still return it).
+    pub expired: bool,
+    /// The value (null when the stored bytes are not JSON, see `value_error`).
+    pub value: serde_json::Value,
+    /// Why the stored value could not be read as JSON (left as it is in the database).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_error: Option<String>,
+}
+
+/// An item a removal took (`store rm`, `store sweep`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RemovedRecord {
+    /// Its namespace's labels.
+    pub namespace: Labels,
+    /// Its key.
+    pub key: String,
+    /// Bytes of its value.
+    pub bytes: u64,
+}
+
+/// What `store rm` or `store sweep` did (or, with `--dry-run`, would do).
+#[derive(Debug, Clone, Serialize)]
+pub struct RemovalReport {
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// Items deleted.
+    pub items: u64,
+    /// Bytes of their values.
+    pub bytes: u64,
+    /// Rows of `store_vectors` (embeddings) deleted with them.
+    pub vectors: u64,
+    /// The items, by namespace and key.
+    pub removed: Vec<RemovedRecord>,
+}
+
+/// A namespace's row of `store namespaces`.
+fn namespace_record(n: NamespaceSummary) -> NamespaceRecord {
+    NamespaceRecord {
+        namespace: n.prefix.into(),
+        items: n.items,
+        bytes: n.bytes,
+        expired: n.expired,
+        updated_at: n.newest_update,
+    }
+}
+
+/// The error for a namespace the store does not have (exit 1, as for an unknown thread),
+/// naming the namespaces it likely means: the same labels joined with `.` where `/` or `:`
+/// joined them, and those that differ only by case or one character.
+fn no_namespace(store: &dyn ItemStore, given: &str) -> anyhow::Error {
+    let known: Vec<String> = store
+        .namespaces(None)
+        .map(|all| all.into_iter().map(|n| n.prefix).collect())
+        .unwrap_or_default();
+    let dotted = given.replace(['/', ':'], ".");
+    let mut near: Vec<&str> = known
+        .iter()
+        .map(String::as_str)
+        .filter(|k| dotted != given && *k == dotted)
+        .collect();
+    for k in crate::ops::suggest::near(&dotted, known.iter().map(String::as_str)) {
+        if !near.contains(&k) && near.len() < 3 {
+            near.push(k);
+        }
+    }
+    let slash = match given.contains('/') {
+        true => " (a namespace's labels are joined with '.', not '/')",
+        false => "",
+    };
+    let hint = match near.as_slice() {
+        [] => "; `memctl store namespaces` lists them".to_owned(),
+        some => format!(
+            "; did you mean {}?",
+            some.iter()
+                .map(|n| format!("'{}'", one_line(n)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    anyhow!(
+        "no namespace '{}' in the store{slash}{hint}",
+        one_line(given)
+    )
+}
+
+/// A NAMESPACE argument: labels joined with '.', none of them empty.
+fn check_namespace(ns: &str) -> Result<()> {
+    if ns.is_empty() || ns.split('.').any(str::is_empty) {
+        return Err(Usage(format!(
+            "'{}' is not a namespace: give its labels joined with '.' (users.u-42.memories), none empty",
+            one_line(ns)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Opens the store for `rm` / `sweep`: read-only for a dry run, else for writing at a
+/// migration level memctl knows.
+fn open_for_removal(ctx: &Ctx, dry_run: bool) -> Result<Box<dyn ItemStore>> {
+    if dry_run {
+        return open(ctx, Access::ReadOnly);
+    }
+    let store = open(ctx, Access::ReadWrite)?;
+    store.check_writable()?;
+    Ok(store)
+}
+
+/// Opens the LangGraph Store of the database `ctx` names, if it has one (`None`: no `store`
+/// table, or no database given; then the commands that cover the store when there is one —
+/// `find`, `forget`, `stats` — behave as they did before the store).
+pub fn open_if_any(ctx: &Ctx, access: Access) -> Result<Option<Box<dyn ItemStore>>> {
+    if ctx.db.is_none() {
+        return Ok(None);
+    }
+    match open(ctx, access) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.is::<crate::storage::store::NoStore>() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The checkpoint tables, when opening them (`open`) failed with `first`: a database that
+/// holds a LangGraph store and no checkpoint tables (an app using `SqliteStore` or
+/// `PostgresStore` alone) is read as a saver with no threads, with one note ("no checkpoints
+/// in this database") to `sink`, so `forget`, `stats`, `find` and `migrate` work on its
+/// store; anything else (no store, some of the saver's tables, a usage error) fails with
+/// `first`. Nothing is created in the database.
+pub fn checkpoints_or_store_only(
+    ctx: &Ctx,
+    access: Access,
+    first: anyhow::Error,
+    sink: &dyn Sink,
+) -> Result<Box<dyn CheckpointStore>> {
+    let Some(path) = ctx.db.as_deref() else {
+        return Err(first);
+    };
+    if first.is::<Usage>() {
+        return Err(first);
+    }
+    let busy = ctx.busy_timeout;
+    let saver: Option<Box<dyn CheckpointStore>> = match crate::storage::locate(path) {
+        Ok(Location::File) if ctx.schema.is_none() => {
+            sqlite::store::saver_of_store_only(path, access, busy)
+                .ok()
+                .flatten()
+                .map(|s| Box::new(s) as _)
+        }
+        Ok(Location::Postgres(url)) if first.is::<postgres::NoSaverTable>() => {
+            postgres::no_checkpoints::saver_of_store_only(url, ctx.schema.as_deref(), busy)
+                .ok()
+                .flatten()
+                .map(|s| Box::new(s) as _)
+        }
+        _ => None,
+    };
+    let Some(saver) = saver else {
+        return Err(first);
+    };
+    sink.note(&format!(
+        "'{}': no checkpoints in this database (a LangGraph store only)",
+        crate::storage::shown_path(path)
+    ));
+    Ok(saver)
+}
+
+/// Opens the store of the database `ctx` names.
+pub fn open(ctx: &Ctx, access: Access) -> Result<Box<dyn ItemStore>> {
+    let path = ctx.db_path()?;
+    crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
+    open_store(path, ctx.schema.as_deref(), access, ctx.busy_timeout).map_err(|e| {
+        match e.downcast::<SchemaConflict>() {
+            Ok(c) => Usage(format!(
+                "--schema '{}' (or MEMCTL_SCHEMA) disagrees with the URL '{}', which says schema={}: name the schema once",
+                c.given, c.url, c.in_url
+            ))
+            .into(),
+            Err(e) => e,
+        }
+    })
+}
+
+/// An item's record (its value read as JSON, or why it is not).
+fn item_record(i: StoreItem) -> ItemRecord {
+    let (value, value_error) = match serde_json::from_slice::<serde_json::Value>(&i.value) {
+        Ok(v) => (v, None),
+        Err(e) => (serde_json::Value::Null, Some(e.to_string())),
+    };
+    ItemRecord {
+        namespace: labels(&i.prefix),
+        size: i.value.len() as u64,
+        key: i.key,
+        created_at: i.created_at,
+        updated_at: i.updated_at,
+        expires_at: i.expires_at,
+        ttl_minutes: i.ttl_minutes,
+        expired: i.expired,
+        value,
+        value_error,
+    }
+}
+
+/// What a removal did, as reported.
+fn removal_report(r: Removal, dry_run: bool) -> RemovalReport {
+    RemovalReport {
+        dry_run,
+        items: r.items.len() as u64,
+        bytes: r.items.iter().map(|i| i.bytes).sum(),
+        vectors: r.vectors,
+        removed: r
+            .items
+            .into_iter()
+            .map(|i| RemovedRecord {
+                namespace: labels(&i.prefix),
+                key: i.key,
+                bytes: i.bytes,
+            })
+            .collect(),
+    }
+}
