@@ -11,7 +11,7 @@ use crate::output::notes::Terminal;
 use crate::output::store as report;
 use crate::output::{resolve_format, Format};
 use crate::storage::store::ItemStore;
-use crate::storage::{Access, CheckpointStore};
+use crate::storage::Access;
 
 /// Runs a `store` subcommand.
 pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()> {
@@ -88,13 +88,3 @@ pub(super) fn open_if_any(g: &GlobalArgs, access: Access) -> Result<Option<Box<d
     crate::jobs::store::open_if_any(&g.ctx(), access)
 }
 
-/// The checkpoint tables of a database that may hold a LangGraph store alone
-/// ([`crate::jobs::store::checkpoints_or_store_only`]), its note on stderr.
-pub(super) fn checkpoints_or_store_only(
-    g: &GlobalArgs,
-    access: Access,
-    first: anyhow::Error,
-) -> Result<Box<dyn CheckpointStore>> {
-    let sink = Terminal::default();
-    crate::jobs::store::checkpoints_or_store_only(&g.ctx(), access, first, &sink)
-}
