@@ -10,8 +10,6 @@ use crate::jobs::store::{get, ls, namespaces, rm, sweep};
 use crate::output::notes::Terminal;
 use crate::output::store as report;
 use crate::output::{resolve_format, Format};
-use crate::storage::store::ItemStore;
-use crate::storage::Access;
 
 /// Runs a `store` subcommand.
 pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()> {
@@ -81,10 +79,3 @@ pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()
         }
     }
 }
-
-/// Opens the LangGraph Store of the database `--db` / `MEMCTL_DB` names, if it has one
-/// ([`crate::jobs::store::open_if_any`]).
-pub(super) fn open_if_any(g: &GlobalArgs, access: Access) -> Result<Option<Box<dyn ItemStore>>> {
-    crate::jobs::store::open_if_any(&g.ctx(), access)
-}
-

@@ -23,6 +23,7 @@ mod stores;
 pub mod summarize;
 pub mod threads;
 pub mod trim;
+pub mod ttl;
 pub mod words;
 
 pub use words::one_line;
@@ -36,7 +37,6 @@ use indicatif::ProgressBar;
 use crate::codec::aes::{Keyring, KEY_ENV};
 use crate::exit::Usage;
 use crate::storage::{Access, CheckpointStore, SchemaConflict};
-
 
 /// What every job is run with: the database and the options that hold for every command.
 #[derive(Debug, Clone, Default)]

@@ -30,6 +30,7 @@ pub mod table;
 pub mod tape;
 pub mod threads;
 pub mod tokens;
+pub mod ttl;
 
 use std::io::Write;
 
