@@ -165,7 +165,10 @@ pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> R
     }
     let (mut leftovers, erased, skipped) = erase_and_search(
         store,
-        || store.find_leftovers(&thread, &planned.verify),
+        || match store.forensics() {
+            Some(f) => f.find_leftovers(&thread, &planned.verify),
+            None => Err(store.lacks("find_leftovers")),
+        },
         |found| found.iter().any(|l| !l.raw.is_empty()),
     )
     .map_err(super::partial_if_busy)?;
@@ -270,23 +273,28 @@ fn append_plain(store: &dyn CheckpointStore, items: &[Step]) -> Vec<Option<Resul
 }
 
 /// Erases the bytes a purge freed without locking a live app out
-/// ([`CheckpointStore::erase_freed`]), then runs `search`. When `outside_rows` says the search
-/// still found a removed text in the file's bytes but in no row (an old freed cell the app
-/// left, which only a rebuild reaches), falls back to `VACUUM` and searches again. Returns
-/// the last search, what was done, and why the fallback `VACUUM` was skipped (a
+/// ([`crate::storage::Maintenance::erase_freed`]), then runs `search`. When `outside_rows`
+/// says the search still found a removed text in the file's bytes but in no row (an old freed
+/// cell the app left, which only a rebuild reaches), falls back to `VACUUM` and searches again.
+/// Returns the last search, what was done, and why the fallback `VACUUM` was skipped (a
 /// [`crate::storage::VacuumBusy`]: an app has a large file open, or keeps it busy). An error
-/// of the first erase (a reader keeping the WAL) is returned as it is.
+/// of the first erase (a reader keeping the WAL) is returned as it is. A backend without
+/// [`crate::storage::Maintenance`] erases nothing: the search runs on what is there.
 pub(super) fn erase_and_search<T>(
     store: &dyn CheckpointStore,
     search: impl Fn() -> Result<T>,
     outside_rows: impl Fn(&T) -> bool,
 ) -> Result<(T, Erased, Option<anyhow::Error>)> {
-    let mut erased = store.erase_freed()?;
+    let Some(m) = store.maintenance() else {
+        // A backend without maintenance has no freed space of its own to give back.
+        return Ok((search()?, Erased::default(), None));
+    };
+    let mut erased = m.erase_freed()?;
     let found = search()?;
     if erased.vacuumed || !outside_rows(&found) {
         return Ok((found, erased, None));
     }
-    match store.vacuum() {
+    match m.vacuum() {
         Ok(()) => {
             erased.vacuumed = true;
             Ok((search()?, erased, None))
@@ -647,8 +655,8 @@ pub fn run_with(
                 && batch
                     .iter()
                     .any(|p| matches!(p, Some(Step::Write(p)) if p.update.is_some() || p.scrub_at.is_some()));
-                if writing {
-                    store.begin_batch()?;
+                if let (true, Some(b)) = (writing, store.batches()) {
+                    b.begin_batch()?;
                     wrote = true;
                 }
                 let items: Vec<Step> = batch.into_iter().flatten().collect();
@@ -692,8 +700,8 @@ pub fn run_with(
                         }
                     });
                 }
-                if writing {
-                    store.commit_batch()?;
+                if let (true, Some(b)) = (writing, store.batches()) {
+                    b.commit_batch()?;
                 }
                 settling.push(done);
                 // (A batch its workers left unplanned after Ctrl-C has no item to notice it.)
@@ -709,8 +717,8 @@ pub fn run_with(
     let result = result.and(pages);
     pb.finish_and_clear();
     if let Err(e) = result {
-        if wrote {
-            let _ = store.end_batches();
+        if let (true, Some(b)) = (wrote, store.batches()) {
+            let _ = b.end_batches();
         }
         // What was committed before the error is reported (when it can still be checked).
         let _ = settling.hand_over_all(report);
@@ -728,8 +736,8 @@ pub fn run_with(
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(why) = first_key_problem {
         if !settling.seen_something {
-            if wrote {
-                store.end_batches()?;
+            if let (true, Some(b)) = (wrote, store.batches()) {
+                b.end_batches()?;
             }
             let others = match n {
                 1 => String::new(),
@@ -760,7 +768,7 @@ impl<'a> Settling<'a> {
     fn new(store: &'a dyn CheckpointStore, settle: Duration, seal: &AppSeal) -> Settling<'a> {
         // No app had the file open when memctl started (WAL mode, no -wal file): nothing can
         // be queued behind memctl's commits, so there is nothing to wait for.
-        let settle = match store.might_be_shared() {
+        let settle = match store.sharing().is_none_or(|s| s.might_be_shared()) {
             true => settle,
             false => Duration::ZERO,
         };
@@ -855,7 +863,7 @@ pub fn mark_superseded(
     }
     // No app had the file open when memctl started (WAL mode, no -wal file): nothing can be
     // queued behind memctl's commit, so there is nothing to wait for.
-    if store.might_be_shared() {
+    if store.sharing().is_none_or(|s| s.might_be_shared()) {
         std::thread::sleep(settle);
     }
     check_superseded(store, outcomes)
@@ -978,13 +986,13 @@ pub fn run_and_report(
     // A run that ends in an error still ends the report of what it handed over, if anything.
     let ran = match ran {
         Err(e) if tally.threads == 0 => {
-            let _ = store.end_batches();
+            let _ = store.batches().map(|b| b.end_batches());
             return Err(e);
         }
         ran => ran,
     };
     let ended = report.end(out);
-    let housekept = store.end_batches();
+    let housekept = store.batches().map_or(Ok(()), |b| b.end_batches());
     ran?;
     ended?;
     housekept?;

@@ -17,7 +17,7 @@ use crate::exit::Usage;
 use crate::ops::copy::Redaction;
 use crate::ops::forget::searchable;
 use crate::output::copy::{write_export, ExportReport, ExportedThread, LeftOut, RedactionReport};
-use crate::storage::{self, Access, CheckpointStore, SqliteStore};
+use crate::storage::{self, Access, CheckpointStore, Maintenance, RawBytes, SqliteStore};
 
 /// How far a match of a pattern in the archive's raw bytes may reach across two pieces of
 /// the file read for the search (see `read_in_pieces`).

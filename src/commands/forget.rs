@@ -104,7 +104,9 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         .or_else(|e| super::store::checkpoints_or_store_only(g, access, e))?;
     if !dry_run {
         // Deleted rows leave zeros, not their text, in the pages they shared with others.
-        store.zero_deleted_content()?;
+        if let Some(raw) = store.raw_bytes() {
+            raw.zero_deleted_content()?;
+        }
     }
     let keys = &opts.keys;
     let mut tally = Tally::default();
@@ -566,7 +568,7 @@ fn scrub_found(
             plan_match(ed, f, dry_run)
         });
         // The batches' housekeeping (SQLite: the WAL checkpointer) ends before the vacuum.
-        let ended = store.end_batches();
+        let ended = store.batches().map_or(Ok(()), |b| b.end_batches());
         let outcomes = outcomes?;
         ended?;
         outcomes
@@ -734,7 +736,7 @@ fn reclaim_and_verify(
     let must = all.len();
     let (mut removed, short_b) = searchable(removed);
     all.append(&mut removed);
-    reclaim.bytes_before = store.file_stats()?.file_bytes;
+    reclaim.bytes_before = file_bytes(store)?;
     let phase = progress::phase("forget", "zeroing free pages");
     let search = || {
         phase.set_message("verifying: searching what the database holds");
@@ -769,8 +771,17 @@ fn reclaim_and_verify(
         Err(e) if e.is::<crate::storage::VacuumBusy>() => (search()?, Some(e)),
         Err(e) => return Err(e),
     };
-    reclaim.bytes_after = store.file_stats()?.file_bytes;
+    reclaim.bytes_after = file_bytes(store)?;
     Ok((found, busy))
+}
+
+/// The database's size ([`crate::storage::Space::file_stats`]); 0 where the backend keeps no
+/// account of it.
+fn file_bytes(store: &dyn CheckpointStore) -> Result<u64> {
+    Ok(match store.space() {
+        Some(s) => s.file_stats()?.file_bytes,
+        None => 0,
+    })
 }
 
 /// One stored row of a thread, opened (decrypted when it was encrypted).
@@ -921,7 +932,11 @@ fn verify(
     items: Option<&StoreCheck<'_>>,
 ) -> Result<Verification> {
     let (must, removed) = all.split_at(must);
-    let mut leftovers = store.find_leftovers("", all)?;
+    // A backend without forensics holds no row to search (the store's rows are searched below).
+    let mut leftovers = match store.forensics() {
+        Some(f) => f.find_leftovers("", all)?,
+        None => vec![],
+    };
     if keys.has_key() {
         let sealed = batch::search_sealed(store, keys, "", all)?;
         batch::merge_leftovers(&mut leftovers, "", all, sealed.found);
@@ -932,7 +947,7 @@ fn verify(
     let mut store_hits = Vec::new();
     if let Some(check) = items {
         // As the search of the bytes above decided (asking again would walk the file again).
-        let every_byte = !store.searched_free_space();
+        let every_byte = !store.raw_bytes().is_some_and(|r| r.searched_free_space());
         let (held, still) = check.search(all)?;
         for (text, places) in all.iter().zip(held) {
             if places.is_empty() {
@@ -972,7 +987,10 @@ fn verify(
     if let Some((p, given)) = pattern {
         // Outside every row when memctl can tell (LangGraph's own structure may hold the
         // pattern's bytes: a pattern `human` is in every message's type tag); else every byte.
-        let raw = store.raw_places_matching(&mut |piece| p.maybe_in(piece))?;
+        let raw = match store.raw_bytes() {
+            Some(r) => r.raw_places_matching(&mut |piece| p.maybe_in(piece))?,
+            None => vec![],
+        };
         if !raw.is_empty() {
             v.remaining.push(Hit {
                 sha256: digest(given),

@@ -126,7 +126,10 @@ pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
     }
     let failure = pass.failure.take();
     let interrupted = pass.not_processed > 0 || failure.is_some();
-    let (before, after, vacuum) = store.shrink(m.vacuum && !m.dry_run && !interrupted)?;
+    let (before, after, vacuum) = store
+        .maintenance()
+        .ok_or_else(|| store.lacks("shrink"))?
+        .shrink(m.vacuum && !m.dry_run && !interrupted)?;
     let would = pass.would;
     let report = GcReport {
         dry_run: m.dry_run,
@@ -587,7 +590,7 @@ struct Pending {
 }
 
 /// Applies the `pending` deletions (one transaction for them all on a server; see
-/// [`CheckpointStore::apply_gc_many`]) and records each outcome in its row.
+/// [`crate::storage::Gc::apply_gc_many`]) and records each outcome in its row.
 ///
 /// DeltaChannel snapshots go in first, and the rows they make unnecessary go only
 /// [`SNAPSHOT_GRACE`] later. LangGraph rebuilds a DeltaChannel in two statements (the chain of
@@ -628,7 +631,10 @@ fn apply_pending(
             .iter()
             .map(|&i| item(rows, &pending[i], true, false))
             .collect();
-        let done = store.apply_gc_many(&items)?;
+        let done = store
+            .gc()
+            .ok_or_else(|| store.lacks("apply_gc_many"))?
+            .apply_gc_many(&items)?;
         for (&i, d) in snapshotting.iter().zip(done) {
             moved[i] = d.is_none();
         }
@@ -642,7 +648,8 @@ fn apply_pending(
         .collect();
     // Stopped part-way: the threads applied before the error are reported, the rest stay
     // planned (not reported), then the error.
-    let (done, stopped) = match store.apply_gc_many(&items) {
+    let gc = store.gc().ok_or_else(|| store.lacks("apply_gc_many"))?;
+    let (done, stopped) = match gc.apply_gc_many(&items) {
         Ok(done) => (done, None),
         Err(e) => match e.downcast::<crate::storage::GcStopped>() {
             Ok(s) => (s.done, Some(s.error)),

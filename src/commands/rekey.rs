@@ -289,7 +289,7 @@ pub fn run(g: &GlobalArgs, args: &RekeyArgs, out: &mut dyn Write) -> Result<()> 
     // Pass 2: rewrite, a page per transaction.
     let mut done = Tally::default();
     let mut transactions = 0u64;
-    let shared = store.might_be_shared();
+    let shared = store.sharing().is_none_or(|s| s.might_be_shared());
     let pb = progress::bar(checkpoints + writes, "rekey");
     let mut cursor = Some(ValueCursor::default());
     while let Some(from) = cursor {
@@ -309,7 +309,10 @@ pub fn run(g: &GlobalArgs, args: &RekeyArgs, out: &mut dyn Write) -> Result<()> 
                 }
             }
         };
-        let page = match store.rewrite_values(from, size, true, &mut rewrite) {
+        let rewriter = store
+            .rewriter()
+            .ok_or_else(|| store.lacks("rewrite_values"))?;
+        let page = match rewriter.rewrite_values(from, size, true, &mut rewrite) {
             Ok(page) => page,
             Err(e) => {
                 pb.finish_and_clear();
@@ -334,7 +337,10 @@ pub fn run(g: &GlobalArgs, args: &RekeyArgs, out: &mut dyn Write) -> Result<()> 
         }
     }
     pb.finish_and_clear();
-    let vacuum = args.vacuum.then(|| store.vacuum());
+    let vacuum = args.vacuum.then(|| match store.maintenance() {
+        Some(m) => m.vacuum(),
+        None => Err(store.lacks("vacuum")),
+    });
     report(g, &keys, false, &done, transactions, vacuum.as_ref(), out)?;
     match vacuum {
         Some(Err(e)) => Err(super::partial_if_busy(e)),
@@ -366,7 +372,10 @@ fn scan(
             }
             Ok(None)
         };
-        let page = store.rewrite_values(from, size, false, &mut look)?;
+        let page = store
+            .rewriter()
+            .ok_or_else(|| store.lacks("rewrite_values"))?
+            .rewrite_values(from, size, false, &mut look)?;
         pb.inc(page.values);
         cursor = page.next;
     }

@@ -21,7 +21,9 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
     let store = super::open_read_only(g).or_else(|e| {
         super::store::checkpoints_or_store_only(g, crate::storage::Access::ReadOnly, e)
     })?;
-    let file = store.file_stats()?;
+    // A backend without a space account (Postgres' store alone) has none of its parts.
+    let space = store.space();
+    let file = space.map_or(Ok(Default::default()), |s| s.file_stats())?;
     let (checkpoint_rows, write_rows) = store.row_counts()?;
     // The threads stream past (a batch at a time, on a second handle): counted, their
     // spread and the largest kept, never all held.
@@ -38,9 +40,12 @@ pub fn run(g: &GlobalArgs, args: &StatsArgs, out: &mut dyn Write) -> Result<()> 
         undecodable,
         sealed,
     } = checkpoint_bytes_by_channel(&*store, &super::keys(g), checkpoint_rows)?;
-    let writes = store.write_bytes_by_channel()?;
-    let orphans = store.orphans()?;
-    let server = store.server_space()?;
+    let writes = space.map_or(Ok(vec![]), |s| s.write_bytes_by_channel())?;
+    let orphans = space.map_or(Ok(Default::default()), |s| s.orphans())?;
+    let server = match store.server_account() {
+        Some(a) => Some(a.server_space()?),
+        None => None,
+    };
     let free_bytes = file.free_pages * file.page_size;
     let store_stats = match super::store::open_if_any(g, crate::storage::Access::ReadOnly)? {
         Some(items) => Some(store_stats(&*items)?),
@@ -105,7 +110,14 @@ fn checkpoint_bytes_by_channel(
     let mut channels: BTreeMap<String, u64> = BTreeMap::new();
     let mut undecodable = 0u64;
     let mut measured = 0u64;
-    store.for_each_checkpoint_blob(&mut |blob| {
+    let Some(space) = store.space() else {
+        return Ok(ChannelSizes {
+            channels: vec![],
+            undecodable: 0,
+            sealed: Sealed::default(),
+        });
+    };
+    space.for_each_checkpoint_blob(&mut |blob| {
         measured += 1;
         match msgpack::channel_sizes(blob) {
             Ok(sizes) => {

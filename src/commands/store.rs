@@ -264,7 +264,7 @@ pub(super) fn checkpoints_or_store_only(
                 .map(|s| Box::new(s) as _)
         }
         Ok(Location::Postgres(url)) if first.is::<postgres::NoSaverTable>() => {
-            postgres::no_checkpoints::saver_of_store_only(url, g.schema.as_deref(), busy)
+            postgres::StoreOnly::find(url, g.schema.as_deref(), busy)
                 .ok()
                 .flatten()
                 .map(|s| Box::new(s) as _)
