@@ -158,7 +158,7 @@ struct ChannelSizes {
 /// The store's items, bytes and expired items per top-level namespace, and its vectors.
 fn store_stats(items: &dyn crate::storage::store::ItemStore) -> Result<StoreStats> {
     let top = crate::ops::store::to_depth(items.namespaces(None)?, 1);
-    let (vectors, vector_bytes) = items.vector_space()?;
+    let (vectors, vector_bytes) = items.vectors().map_or(Ok((0, 0)), |v| v.vector_space())?;
     Ok(StoreStats {
         items: top.iter().map(|n| n.items).sum(),
         bytes: top.iter().map(|n| n.bytes).sum(),
