@@ -1,6 +1,5 @@
 //! One module per subcommand. Each is thin: resolve arguments, call the layers below, render.
 
-pub mod batch;
 pub mod browse;
 pub mod completions;
 pub mod copy;

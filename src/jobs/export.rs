@@ -16,7 +16,7 @@ use super::{Ctx, Sink};
 use crate::exit::{Partial, Usage};
 use crate::ops::copy::Redaction;
 use crate::ops::forget::searchable;
-use crate::storage::{self, Access, CheckpointStore, SqliteStore};
+use crate::storage::{self, Access, CheckpointStore, Maintenance, RawBytes, SqliteStore};
 
 /// What to export.
 #[derive(Debug, Clone)]

@@ -375,7 +375,7 @@ pub fn run(args: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
     // Pass 2: rewrite, a page per transaction.
     let mut done = Tally::default();
     let mut transactions = 0u64;
-    let shared = store.might_be_shared();
+    let shared = store.sharing().is_none_or(|s| s.might_be_shared());
     let pb = sink.bar(checkpoints + writes, "rekey");
     let mut cursor = Some(ValueCursor::default());
     while let Some(from) = cursor {
@@ -395,7 +395,10 @@ pub fn run(args: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
                 }
             }
         };
-        let page = match store.rewrite_values(from, size, true, &mut rewrite) {
+        let rewriter = store
+            .rewriter()
+            .ok_or_else(|| store.lacks("rewrite_values"))?;
+        let page = match rewriter.rewrite_values(from, size, true, &mut rewrite) {
             Ok(page) => page,
             Err(e) => {
                 pb.finish_and_clear();
@@ -420,7 +423,10 @@ pub fn run(args: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
         }
     }
     pb.finish_and_clear();
-    let vacuum = args.vacuum.then(|| store.vacuum());
+    let vacuum = args.vacuum.then(|| match store.maintenance() {
+        Some(m) => m.vacuum(),
+        None => Err(store.lacks("vacuum")),
+    });
     Ok(report(&keys, false, &done, transactions, vacuum))
 }
 
@@ -449,7 +455,10 @@ fn scan(
             }
             Ok(None)
         };
-        let page = store.rewrite_values(from, size, false, &mut look)?;
+        let page = store
+            .rewriter()
+            .ok_or_else(|| store.lacks("rewrite_values"))?
+            .rewrite_values(from, size, false, &mut look)?;
         pb.inc(page.values);
         cursor = page.next;
     }

@@ -109,7 +109,8 @@ pub struct StoreNamespace {
 /// checkpoints measured with the key), orphans, the server's space and the store.
 pub fn run(req: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
     let store = ctx.open_or_store_only(Access::ReadOnly, sink)?;
-    let file = store.file_stats()?;
+    let space = store.space();
+    let file = space.map_or(Ok(Default::default()), |s| s.file_stats())?;
     let (checkpoint_rows, write_rows) = store.row_counts()?;
     // The threads stream past (a batch at a time, on a second handle): counted, their
     // spread and the largest kept, never all held.
@@ -126,9 +127,12 @@ pub fn run(req: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
         undecodable,
         sealed,
     } = checkpoint_bytes_by_channel(&*store, &ctx.keys(), checkpoint_rows)?;
-    let write_channels = store.write_bytes_by_channel()?;
-    let orphans = store.orphans()?;
-    let server = store.server_space()?;
+    let write_channels = space.map_or(Ok(vec![]), |s| s.write_bytes_by_channel())?;
+    let orphans = space.map_or(Ok(Default::default()), |s| s.orphans())?;
+    let server = match store.server_account() {
+        Some(a) => Some(a.server_space()?),
+        None => None,
+    };
     let free_bytes = file.free_pages * file.page_size;
     let store_stats = match ctx.open_items_if_any(Access::ReadOnly)? {
         Some(items) => Some(store_stats(&*items)?),
@@ -167,7 +171,14 @@ fn checkpoint_bytes_by_channel(
     let mut channels: BTreeMap<String, u64> = BTreeMap::new();
     let mut undecodable = 0u64;
     let mut measured = 0u64;
-    store.for_each_checkpoint_blob(&mut |blob| {
+    let Some(space) = store.space() else {
+        return Ok(ChannelSizes {
+            channels: vec![],
+            undecodable: 0,
+            sealed: Sealed::default(),
+        });
+    };
+    space.for_each_checkpoint_blob(&mut |blob| {
         measured += 1;
         match msgpack::channel_sizes(blob) {
             Ok(sizes) => {
@@ -208,7 +219,7 @@ struct ChannelSizes {
 /// The store's items, bytes and expired items per top-level namespace, and its vectors.
 fn store_stats(items: &dyn crate::storage::store::ItemStore) -> Result<StoreStats> {
     let top = crate::ops::store::to_depth(items.namespaces(None)?, 1);
-    let (vectors, vector_bytes) = items.vector_space()?;
+    let (vectors, vector_bytes) = items.vectors().map_or(Ok((0, 0)), |v| v.vector_space())?;
     Ok(StoreStats {
         items: top.iter().map(|n| n.items).sum(),
         bytes: top.iter().map(|n| n.bytes).sum(),

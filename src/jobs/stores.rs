@@ -66,7 +66,7 @@ impl Ctx {
                     .map(|s| Box::new(s) as _)
             }
             Ok(Location::Postgres(url)) if first.is::<postgres::NoSaverTable>() => {
-                postgres::no_checkpoints::saver_of_store_only(url, self.schema.as_deref(), busy)
+                postgres::StoreOnly::find(url, self.schema.as_deref(), busy)
                     .ok()
                     .flatten()
                     .map(|s| Box::new(s) as _)

@@ -58,7 +58,13 @@ impl<'a> Readers<'a> {
         let jobs = match self.jobs.get() {
             Some(j) => j,
             None => {
-                let j = default_jobs(self.store.query_parallelism()?, crate::par::cores());
+                let j = default_jobs(
+                    match self.store.sharing() {
+                        Some(s) => s.query_parallelism()?,
+                        None => None,
+                    },
+                    crate::par::cores(),
+                );
                 self.jobs.set(Some(j));
                 j
             }
@@ -88,7 +94,7 @@ impl<'a> Readers<'a> {
 
 /// The read connections a whole-database read uses unless `--jobs` says otherwise: on a
 /// server, the processes it lets one query use (`parallelism`, see
-/// [`CheckpointStore::query_parallelism`]: PostgreSQL's `max_parallel_workers_per_gather`
+/// [`crate::storage::Sharing::query_parallelism`]: PostgreSQL's `max_parallel_workers_per_gather`
 /// plus one, 3 by default), but no more than this machine's `cores`, which decode what
 /// they read; on a file (`None`), one: its reads already run beside the decoding
 /// ([`crate::par::pipeline`]), and more did not measure faster.

@@ -32,7 +32,7 @@ pub fn latest_root_ids(
 /// Hands `take` every thread's aggregates a batch at a time, in thread-id order, for a run
 /// that works on each batch through `store` and, when `writing`, writes through it between
 /// batches. Where a read held open beside the writes would stall them (SQLite:
-/// [`CheckpointStore::second_reader_stalls_writes`]), a write run pages on `store` itself
+/// [`crate::storage::Sharing::second_reader_stalls_writes`]), a write run pages on `store` itself
 /// ([`CheckpointStore::page_threads`]); otherwise they stream from a second handle, in
 /// `store`'s snapshot where it can share it ([`CheckpointStore::reopen_beside`]).
 pub fn threads_for_run(
@@ -40,7 +40,11 @@ pub fn threads_for_run(
     writing: bool,
     take: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
 ) -> Result<()> {
-    if writing && store.second_reader_stalls_writes() {
+    if writing
+        && store
+            .sharing()
+            .is_some_and(|s| s.second_reader_stalls_writes())
+    {
         return store.page_threads(BATCH, take);
     }
     beside(store, |s, f| s.stream_threads(BATCH, f), take)
@@ -54,7 +58,11 @@ pub fn latest_root_ids_for_run(
     writing: bool,
     take: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
 ) -> Result<()> {
-    if writing && store.second_reader_stalls_writes() {
+    if writing
+        && store
+            .sharing()
+            .is_some_and(|s| s.second_reader_stalls_writes())
+    {
         return store.page_latest_root_ids(BATCH, take);
     }
     beside(store, |s, f| s.stream_latest_root_ids(BATCH, f), take)

@@ -3,6 +3,38 @@
 //! PostgreSQL, `PostgresSaver`'s tables, for a `postgresql://` URL).
 //! Storage takes and returns plain rows and bytes: it knows nothing of messages, edits, exit
 //! codes or the command line.
+//!
+//! A backend gives the core ([`CheckpointStore`]'s required methods: its threads, their
+//! namespaces, checkpoints, metadata and pending writes, an update appended, a thread written,
+//! rewritten or deleted, one consistent read of a thread, its name) and opts into the
+//! capabilities that make sense for it, each a trait reached through an accessor of the core
+//! that answers `None` by default:
+//!
+//! | capability        | what                                              | SQLite | Postgres |
+//! |-------------------|---------------------------------------------------|--------|----------|
+//! | [`Space`]         | sizes, writes by channel, blobs, orphans (`stats`) | yes    | yes      |
+//! | [`ServerAccount`] | what the server accounts to the saver's tables    |        | yes      |
+//! | [`Maintenance`]   | `vacuum`, `erase_freed`, `shrink`                 | yes    | yes      |
+//! | [`Forensics`]     | `find_leftovers` after a purge                    | yes    | yes      |
+//! | [`RawBytes`]      | the file's own bytes, free space, `secure_delete` | yes    |          |
+//! | [`Batches`]       | many updates in one transaction                   | yes    | yes      |
+//! | [`Gc`]            | `apply_gc`, `apply_gc_many`                       | yes    | yes      |
+//! | [`Sharing`]       | shared with an app? lock queue, parallel readers  | yes    | yes      |
+//! | [`RewriteValues`] | every stored value rewritten in place (`rekey`)   | yes    | yes      |
+//!
+//! A Postgres database with the Store's tables and none of the saver's is
+//! [`postgres::StoreOnly`]: the core answered with no thread, writes refused, and
+//! [`ServerAccount`] alone. A caller that cannot do without a capability turns `None` into
+//! [`CheckpointStore::lacks`]' one line (`` `vacuum` is not a redis operation ``); one that
+//! can says what it does instead (no [`Batches`]: each update commits on its own).
+//!
+//! A third backend (Redis: no SQL, no pages, no `VACUUM`, native TTLs) implements the core,
+//! and [`Sharing`] (a server: shared, queued writers, readers stall no writer), [`Forensics`]
+//! (its keys searched for what a purge removed), [`Batches`] (`MULTI`/`EXEC`), [`Gc`] and
+//! [`RewriteValues`] where its layout allows them, and [`Space`] from its own counts; never
+//! [`RawBytes`] nor [`Maintenance`] (nothing to vacuum). For the Store it implements
+//! [`store::ItemStore`]'s core; TTLs are its own. Backends are chosen in one place,
+//! [`open`] / [`open_store`] (and [`setup_store`]) here, from [`locate`]'s reading of `--db`.
 
 pub mod holding;
 pub mod postgres;
@@ -353,7 +385,7 @@ pub struct CheckpointRewrite {
     pub metadata: Vec<u8>,
 }
 
-/// [`CheckpointStore::apply_gc_many`] stopped by `error` after the first `done.len()` threads
+/// [`Gc::apply_gc_many`] stopped by `error` after the first `done.len()` threads
 /// were applied (committed): what each of those did, so that the report can say it.
 #[derive(Debug, thiserror::Error)]
 #[error("{error:#}")]
@@ -375,8 +407,8 @@ impl GcStopped {
     }
 }
 
-/// One thread's part of [`CheckpointStore::apply_gc_many`]: the arguments of
-/// [`CheckpointStore::apply_gc`].
+/// One thread's part of [`Gc::apply_gc_many`]: the arguments of
+/// [`Gc::apply_gc`].
 #[derive(Debug, Clone, Copy)]
 pub struct GcItem<'a> {
     /// The thread.
@@ -392,8 +424,8 @@ pub struct GcItem<'a> {
 }
 
 impl GcItem<'_> {
-    /// [`CheckpointStore::apply_gc`] of this item on `store`.
-    pub fn apply_on<S: CheckpointStore + ?Sized>(&self, store: &S) -> Result<Option<Deleted>> {
+    /// [`Gc::apply_gc`] of this item on `store`.
+    pub fn apply_on<S: Gc + ?Sized>(&self, store: &S) -> Result<Option<Deleted>> {
         store.apply_gc(
             self.thread_id,
             self.delete,
@@ -583,7 +615,7 @@ impl ThreadMoved {
     }
 }
 
-/// What [`CheckpointStore::erase_freed`] did.
+/// What [`Maintenance::erase_freed`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Erased {
     /// Free pages overwritten with zeros (SQLite; `None`: a backend that does not).
@@ -791,13 +823,34 @@ pub fn shown_path(db: &Path) -> String {
     postgres::conn::redact(&db.display().to_string())
 }
 
-/// A checkpoint saver's storage, read and written the way LangGraph reads and writes it.
-/// Every command goes through this interface; a backend implements all of it.
+/// `op` asked of a backend that does not have it (a capability it does not implement, see
+/// [`CheckpointStore`]): one plain line naming the operation and the backend.
+#[derive(Debug, thiserror::Error)]
+#[error("`{op}` is not a {backend} operation")]
+pub struct NotAnOperation {
+    /// The operation asked (`vacuum`, `apply_gc`, …).
+    pub op: &'static str,
+    /// The backend's name ([`CheckpointStore::backend`]).
+    pub backend: &'static str,
+}
+
+/// A checkpoint saver's storage, read and written the way LangGraph reads and writes it: the
+/// core every saver layout gives (its threads, their namespaces, checkpoints, metadata and
+/// pending writes, an update appended, a whole thread written or deleted, one consistent read
+/// of a thread). What only some backends have is a capability trait the backend opts into,
+/// reached through the accessor of the same name here (`None` when it does not have it):
+/// [`Space`], [`ServerAccount`], [`Maintenance`], [`Forensics`], [`RawBytes`], [`Batches`],
+/// [`Gc`], [`Sharing`] and [`RewriteValues`]. A caller that needs one turns `None` into
+/// [`CheckpointStore::lacks`]' error (`store.maintenance().ok_or_else(|| store.lacks("vacuum"))?`);
+/// one that can do without says what it does instead.
 pub trait CheckpointStore: Send {
     // ---- where, and how it was opened -------------------------------------------------------
 
     /// The schema generation detected when the store was opened.
     fn generation(&self) -> SchemaGeneration;
+
+    /// The backend's name as reports give it: `sqlite` or `postgres`.
+    fn backend(&self) -> &'static str;
 
     /// A second read-only handle on the same database, for work on another core.
     fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>>;
@@ -809,23 +862,61 @@ pub trait CheckpointStore: Send {
         self.reopen_read_only()
     }
 
-    /// How many processes the database lets one query use by its own configuration, for
-    /// reads on several connections (`--jobs`): on PostgreSQL its
-    /// `max_parallel_workers_per_gather` plus the leader; `None` for a file, which has no
-    /// such setting.
-    fn query_parallelism(&self) -> Result<Option<usize>> {
-        Ok(None)
+    /// The error for `op` when this backend lacks the capability it belongs to.
+    fn lacks(&self, op: &'static str) -> anyhow::Error {
+        NotAnOperation {
+            op,
+            backend: self.backend(),
+        }
+        .into()
     }
 
-    /// False when no other process had the database open when memctl opened it (then no app
-    /// commit can be queued behind memctl's); true when memctl cannot tell.
-    fn might_be_shared(&self) -> bool;
+    // ---- capabilities (None: the backend does not have it) ----------------------------------
 
-    /// True when an app that waits for memctl's write lock is queued and takes it as soon as
-    /// memctl commits (a server's lock queue), false when it polls for it (SQLite's busy
-    /// handler), so that memctl must leave gaps between its transactions
-    /// ([`crate::ops::batch::pause_after`]).
-    fn queues_waiting_writers(&self) -> bool;
+    /// The space its rows take, for `stats`.
+    fn space(&self) -> Option<&dyn Space> {
+        None
+    }
+
+    /// What a database server accounts to the saver's tables.
+    fn server_account(&self) -> Option<&dyn ServerAccount> {
+        None
+    }
+
+    /// Giving deleted space back (`VACUUM`).
+    fn maintenance(&self) -> Option<&dyn Maintenance> {
+        None
+    }
+
+    /// Searching the stored rows for what a purge removed.
+    fn forensics(&self) -> Option<&dyn Forensics> {
+        None
+    }
+
+    /// The database's own bytes (files memctl reads outside the rows).
+    fn raw_bytes(&self) -> Option<&dyn RawBytes> {
+        None
+    }
+
+    /// Many updates in one transaction.
+    fn batches(&self) -> Option<&dyn Batches> {
+        None
+    }
+
+    /// Deleting and rewriting checkpoints inside a thread (gc).
+    fn gc(&self) -> Option<&dyn Gc> {
+        None
+    }
+
+    /// How the database is shared with an app and other readers.
+    fn sharing(&self) -> Option<&dyn Sharing> {
+        None
+    }
+
+    /// Rewriting every stored value in place (rekey).
+    fn rewriter(&self) -> Option<&dyn RewriteValues> {
+        None
+    }
 
     // ---- reading ----------------------------------------------------------------------------
 
@@ -836,30 +927,27 @@ pub trait CheckpointStore: Send {
     /// batch of at most `batch` threads at a time, in thread-id order, streamed from the
     /// primary key: memory flat in the number of threads. Stops when `f` returns false. `f`
     /// must not use this store (on Postgres the stream holds its connection): read with
-    /// another handle ([`Self::reopen_read_only`]).
+    /// another handle ([`Self::reopen_read_only`]). The default collects
+    /// [`Self::for_each_thread`] first.
     fn stream_threads(
         &self,
         batch: usize,
         f: &mut dyn FnMut(Vec<ThreadSummary>) -> Result<bool>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        self.page_threads(batch, f)
+    }
 
     /// Calls `f` with `(thread_id, latest root checkpoint id)` of every thread that has a root
     /// checkpoint (as [`Self::latest_root_ids`] gives them) a batch of at most `batch` at a
     /// time, in thread-id order, streamed: memory flat in the number of threads. Stops when
-    /// `f` returns false; `f` must not use this store (see [`Self::stream_threads`]).
+    /// `f` returns false; `f` must not use this store (see [`Self::stream_threads`]). The
+    /// default collects [`Self::latest_root_ids`] first.
     fn stream_latest_root_ids(
         &self,
         batch: usize,
         f: &mut dyn FnMut(Vec<(String, String)>) -> Result<bool>,
-    ) -> Result<()>;
-
-    /// True when a read held open on a second handle stalls this handle's writes (SQLite: a
-    /// long read transaction blocks WAL checkpoints, and in rollback-journal mode the writer
-    /// itself). A whole-database write run then lists its threads with
-    /// [`Self::page_threads`] / [`Self::page_latest_root_ids`] on this handle, between its
-    /// write transactions, instead of streaming them beside ([`crate::read::stream`]).
-    fn second_reader_stalls_writes(&self) -> bool {
-        false
+    ) -> Result<()> {
+        self.page_latest_root_ids(batch, f)
     }
 
     /// [`Self::stream_threads`] read on this handle a page at a time, each page a short query
@@ -867,7 +955,7 @@ pub trait CheckpointStore: Send {
     /// that nothing is held open while `f` runs: `f` may use, and write through, this store.
     /// A thread created after its place was passed is not seen. The default collects
     /// [`Self::for_each_thread`] first (memory grows with the threads; a backend whose
-    /// [`Self::second_reader_stalls_writes`] is true pages instead).
+    /// [`Sharing::second_reader_stalls_writes`] is true pages instead).
     fn page_threads(
         &self,
         batch: usize,
@@ -907,8 +995,16 @@ pub trait CheckpointStore: Send {
     /// Calls `f(thread_id, largest checkpoint id in any namespace)` for every thread, in no
     /// particular order, streamed (what the app's last activity is read from,
     /// [`crate::ops::activity`]; the primary key alone answers it); stops when `f` returns
-    /// false.
-    fn for_each_latest_id(&self, f: &mut dyn FnMut(&str, &str) -> bool) -> Result<()>;
+    /// false. The default reads [`Self::for_each_thread`].
+    fn for_each_latest_id(&self, f: &mut dyn FnMut(&str, &str) -> bool) -> Result<()> {
+        let mut going = true;
+        self.for_each_thread(&mut |t| {
+            if going {
+                going = f(&t.thread_id, &t.latest_id);
+            }
+            Ok(())
+        })
+    }
 
     /// The threads that a list sorted by the app's last activity, newest first, and cut to
     /// `n` rows can hold (the ones [`crate::ops::activity::Newest`] gathers from
@@ -926,21 +1022,44 @@ pub trait CheckpointStore: Send {
 
     /// How many threads (with a checkpoint in any namespace) sort after `thread_id` in
     /// thread-id order (bytewise, as the lists go): what a run stopped by Ctrl-C reports as
-    /// not processed without reading the rest of its list.
-    fn count_threads_after(&self, thread_id: &str) -> Result<u64>;
+    /// not processed without reading the rest of its list. The default counts
+    /// [`Self::for_each_thread`].
+    fn count_threads_after(&self, thread_id: &str) -> Result<u64> {
+        let mut n = 0;
+        self.for_each_thread(&mut |t| {
+            n += u64::from(t.thread_id.as_bytes() > thread_id.as_bytes());
+            Ok(())
+        })?;
+        Ok(n)
+    }
 
     /// True when the thread has at least one checkpoint (any namespace).
-    fn thread_exists(&self, thread_id: &str) -> Result<bool>;
+    fn thread_exists(&self, thread_id: &str) -> Result<bool> {
+        Ok(!self.namespaces(thread_id)?.is_empty())
+    }
 
     /// The namespaces of a thread, sorted.
     fn namespaces(&self, thread_id: &str) -> Result<Vec<String>>;
 
     /// `(thread_id, latest root checkpoint id)` of every thread that has a root checkpoint,
-    /// in thread-id order.
-    fn latest_root_ids(&self) -> Result<Vec<(String, String)>>;
+    /// in thread-id order. The default reads [`Self::for_each_thread`].
+    fn latest_root_ids(&self) -> Result<Vec<(String, String)>> {
+        let mut ids = Vec::new();
+        self.for_each_thread(&mut |t| {
+            if let Some(id) = t.latest_root_id {
+                ids.push((t.thread_id, id));
+            }
+            Ok(())
+        })?;
+        Ok(ids)
+    }
 
     /// The latest checkpoint id of a thread and namespace.
-    fn latest_checkpoint_id(&self, thread_id: &str, ns: &str) -> Result<Option<String>>;
+    fn latest_checkpoint_id(&self, thread_id: &str, ns: &str) -> Result<Option<String>> {
+        Ok(self
+            .checkpoint(thread_id, ns, None)?
+            .map(|c| c.checkpoint_id))
+    }
 
     /// All checkpoints of a thread and namespace, newest first.
     fn checkpoints(&self, thread_id: &str, ns: &str) -> Result<Vec<CheckpointRow>>;
@@ -997,8 +1116,26 @@ pub trait CheckpointStore: Send {
     /// in the order asked: each thread's rows ordered by namespace, then newest checkpoint
     /// first, as the database orders them (the first root row is the one
     /// [`Self::checkpoint`]`(thread, "", None)` reads). A server backend reads them all in
-    /// one round trip; a thread without checkpoints has none.
-    fn metadata_of(&self, threads: &[&str]) -> Result<Vec<Vec<MetadataRow>>>;
+    /// one round trip; a thread without checkpoints has none. The default reads
+    /// [`Self::namespaces`] and [`Self::metadata`] of each thread.
+    fn metadata_of(&self, threads: &[&str]) -> Result<Vec<Vec<MetadataRow>>> {
+        threads
+            .iter()
+            .map(|thread| {
+                let mut rows = Vec::new();
+                for ns in self.namespaces(thread)? {
+                    for (id, metadata) in self.metadata(thread, &ns)? {
+                        rows.push(MetadataRow {
+                            checkpoint_ns: ns.clone(),
+                            checkpoint_id: id,
+                            metadata,
+                        });
+                    }
+                }
+                Ok(rows)
+            })
+            .collect()
+    }
 
     /// The pending writes of a checkpoint, in the order LangGraph reads them.
     fn writes(&self, thread_id: &str, ns: &str, checkpoint_id: &str) -> Result<Vec<WriteRow>>;
@@ -1025,11 +1162,6 @@ pub trait CheckpointStore: Send {
         threads.iter().map(|t| self.checkpoint_infos(t)).collect()
     }
 
-    // ---- space accounting (stats) -----------------------------------------------------------
-
-    /// The database's size and free space.
-    fn file_stats(&self) -> Result<FileStats>;
-
     /// Row counts of checkpoints and writes.
     fn row_counts(&self) -> Result<(u64, u64)>;
 
@@ -1039,18 +1171,15 @@ pub trait CheckpointStore: Send {
     /// a key that opens this one.
     fn an_encrypted_value(&self) -> Result<Option<(String, Vec<u8>)>>;
 
-    /// `(channel, rows, bytes)` of the pending writes.
-    fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>>;
+    /// What a search of what the database holds covers (see [`Forensics`] and
+    /// [`RawBytes::raw_places_matching`]), one line per place, for a person (SQLite: every
+    /// byte of the file and its `-wal`; a server: every row of the saver's tables; nothing
+    /// where there is no row to search).
+    fn searched(&self) -> Vec<String>;
 
-    /// Calls `f` with every msgpack checkpoint blob (streamed, one at a time).
-    fn for_each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
-
-    /// Rows that point at nothing.
-    fn orphans(&self) -> Result<Orphans>;
-
-    /// What the server accounts to the saver's tables; `None` for a file (its space is in
-    /// [`CheckpointStore::file_stats`]).
-    fn server_space(&self) -> Result<Option<ServerSpace>>;
+    /// What keeps deleted bytes beyond memctl's reach (copies, backups, a server's own
+    /// files), one line per kind, for a person (forget's receipt states it).
+    fn out_of_reach(&self) -> Vec<String>;
 
     // ---- writing ----------------------------------------------------------------------------
 
@@ -1072,10 +1201,10 @@ pub trait CheckpointStore: Send {
     /// [`CheckpointStore::append_update`] (without a rewrite) of several threads, each on its
     /// own terms: in the order asked, each thread's outcome (a [`ThreadMoved`] error for one
     /// that moved, an error of its own for one that cannot be written; nothing of such a
-    /// thread is written, the others are). Inside a batch (see
-    /// [`CheckpointStore::begin_batch`]) a server backend checks and writes them all in a few
-    /// statements instead of four round trips per thread; an error it cannot pin on one thread
-    /// makes it write them one at a time instead, as this default does.
+    /// thread is written, the others are). Inside a batch (see [`Batches::begin_batch`]) a
+    /// server backend checks and writes them all in a few statements instead of four round
+    /// trips per thread; an error it cannot pin on one thread makes it write them one at a
+    /// time instead, as this default does.
     fn append_updates(&self, items: &[UpdateItem<'_>]) -> Vec<Result<usize>> {
         items
             .iter()
@@ -1097,128 +1226,10 @@ pub trait CheckpointStore: Send {
         rewrite: BlobRewriter<'_>,
     ) -> Result<usize>;
 
-    /// The files that hold the database's bytes and that memctl can read (SQLite: the file and
-    /// its `-wal`); empty for a server database, whose files are out of memctl's reach.
-    fn files(&self) -> Vec<std::path::PathBuf> {
-        vec![]
-    }
-
-    /// The byte ranges of the database file (the first of [`CheckpointStore::files`]) that
-    /// hold no live row, when memctl can tell (SQLite with an empty `-wal`); `None` otherwise.
-    fn free_space(&self) -> Result<Option<Vec<(u64, u64)>>> {
-        Ok(None)
-    }
-
-    /// The backend's name as reports give it: `sqlite` or `postgres`.
-    fn backend(&self) -> &'static str;
-
-    /// What a search of the stored bytes covers ([`CheckpointStore::find_leftovers`] and
-    /// [`CheckpointStore::raw_places_matching`]), one line per place, for a person (SQLite:
-    /// every byte of the file and its `-wal`; a server: every row of the saver's tables).
-    fn searched(&self) -> Vec<String>;
-
-    /// What keeps deleted bytes beyond memctl's reach (copies, backups, a server's own
-    /// files), one line per kind, for a person (forget's receipt states it).
-    fn out_of_reach(&self) -> Vec<String>;
-
-    /// The places whose stored bytes `matches` accepts, by name: the bytes outside every row
-    /// when the backend can tell (SQLite with an empty `-wal`: the free ranges of
-    /// [`CheckpointStore::free_space`]), else every byte of [`CheckpointStore::files`]; read
-    /// in pieces that overlap by 64 KiB (a match longer than that across two pieces is not
-    /// seen). A server database has no bytes memctl can read outside its rows: none.
-    fn raw_places_matching(&self, matches: &mut dyn FnMut(&[u8]) -> bool) -> Result<Vec<String>>;
-
-    /// Starts a batch: the following updates share one transaction (fewer syncs for `--all`),
-    /// each still atomic on its own. End it with [`CheckpointStore::commit_batch`].
-    fn begin_batch(&self) -> Result<()>;
-
-    /// Commits a batch started with [`CheckpointStore::begin_batch`] (no-op outside one).
-    fn commit_batch(&self) -> Result<()>;
-
-    /// After the last batch: waits for the housekeeping batches started (e.g. SQLite's WAL
-    /// checkpoints) and restores the defaults.
-    fn end_batches(&self) -> Result<()>;
-
     /// Deletes whole threads (`(thread, expected latest id)`), all namespaces, checkpoints and
     /// writes, in one transaction. A thread whose newest checkpoint is no longer the expected
     /// one is left alone and returned in the second list.
     fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)>;
-
-    /// Deletes the checkpoints `delete` (`(ns, id)`, with their writes) of one thread, clears
-    /// the parent of `orphaned` ones and replaces the blob and metadata of `rewrites` (on
-    /// Postgres: the JSONB document, and blob rows of the channel versions it names that have
-    /// none, or an `empty` one), in one transaction, if the thread's newest checkpoint is
-    /// still `expected_latest` (else returns `None` and changes nothing).
-    fn apply_gc(
-        &self,
-        thread_id: &str,
-        delete: &[(String, String)],
-        orphaned: &[(String, String)],
-        rewrites: &[CheckpointRewrite],
-        expected_latest: &str,
-    ) -> Result<Option<Deleted>>;
-
-    /// [`CheckpointStore::apply_gc`] of several threads, in order, each on its own terms
-    /// (checked, and left alone when it moved). A server backend runs them in one
-    /// transaction, each thread a savepoint, taking the table locks once instead of once per
-    /// thread. On an error the threads before it stay applied.
-    /// An error after some threads were applied is a [`GcStopped`] holding what those did.
-    fn apply_gc_many(&self, items: &[GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
-        let mut done = Vec::with_capacity(items.len());
-        for i in items {
-            match i.apply_on(self) {
-                Ok(d) => done.push(d),
-                Err(error) => return Err(GcStopped::after(done, error)),
-            }
-        }
-        Ok(done)
-    }
-
-    /// Gives deleted space back so deleted bytes are gone (SQLite: WAL checkpoint, `VACUUM`,
-    /// WAL truncated). A database an app keeps busy is a [`VacuumBusy`] error, and so is a
-    /// SQLite file another process has open that is too large to rebuild without locking the
-    /// app out for seconds (see [`sqlite::freed::VACUUM_BESIDE_APP_MAX_BYTES`]).
-    fn vacuum(&self) -> Result<()>;
-
-    /// From now on, content this connection deletes is overwritten with zeros (SQLite's
-    /// `secure_delete`), so a purge leaves no freed cell behind. A server backend: nothing to
-    /// do (its `VACUUM` reclaims dead rows).
-    fn zero_deleted_content(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// Erases the bytes of deleted rows without locking an app out (SQLite: the free pages
-    /// zeroed in short transactions, then the WAL truncated, see [`sqlite::freed`]; a server:
-    /// `VACUUM`, which does not block writers). The caller searches the bytes afterwards and
-    /// falls back to [`CheckpointStore::vacuum`] when a removed text is still found outside
-    /// every row. A reader keeping the WAL is a [`VacuumBusy`] error.
-    fn erase_freed(&self) -> Result<Erased> {
-        self.vacuum()?;
-        Ok(Erased {
-            pages_zeroed: None,
-            vacuumed: true,
-        })
-    }
-
-    /// The database size before and after an optional vacuum, and the vacuum's outcome (kept
-    /// apart so a busy database still gets its report printed).
-    fn shrink(&self, vacuum: bool) -> Result<(u64, u64, Option<Result<()>>)> {
-        let before = self.file_stats()?.file_bytes;
-        let outcome = vacuum.then(|| self.vacuum());
-        Ok((before, self.file_stats()?.file_bytes, outcome))
-    }
-
-    /// Where each of `texts` is still found after a purge of `thread_id`: rows of that thread,
-    /// rows of other threads, and stored bytes outside any row. Texts found nowhere are left
-    /// out.
-    fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>>;
-
-    /// Whether the last [`Self::find_leftovers`] searched only the bytes outside every row
-    /// ([`Self::free_space`]), not every byte: then a text found there is left over even when
-    /// a live row holds it too. False when every byte was searched, or where no byte is.
-    fn searched_free_space(&self) -> bool {
-        false
-    }
 
     // ---- whole threads (copy, export, migrate) -----------------------------------------------
 
@@ -1235,7 +1246,6 @@ pub trait CheckpointStore: Send {
         })?;
         Ok(rows)
     }
-
     /// [`CheckpointStore::read_thread`] a row at a time: `f` is given the rows in that order
     /// (the checkpoints, namespace by namespace, oldest first, then the writes), all read in
     /// one consistent snapshot, and only the rows not yet given plus what assembling the
@@ -1327,9 +1337,175 @@ pub trait CheckpointStore: Send {
         let _ = (thread_id, row);
         Ok(())
     }
+}
 
-    // ---- rewriting values in place (rekey) ---------------------------------------------------
+/// Capability: the space a saver's rows take, as `stats` reports it (both SQL backends).
+pub trait Space {
+    /// The database's size and free space (a server: what the saver's tables take).
+    fn file_stats(&self) -> Result<FileStats>;
 
+    /// `(channel, rows, bytes)` of the pending writes.
+    fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>>;
+
+    /// Calls `f` with every msgpack checkpoint blob (streamed, one at a time).
+    fn for_each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
+
+    /// Rows that point at nothing.
+    fn orphans(&self) -> Result<Orphans>;
+}
+
+/// Capability: what a database server accounts to the saver's tables (Postgres; a file's
+/// space is all in [`Space::file_stats`]).
+pub trait ServerAccount {
+    /// The tables' sizes, dead rows, blob bytes by channel and index advice.
+    fn server_space(&self) -> Result<ServerSpace>;
+}
+
+/// Capability: giving deleted space back so deleted bytes are gone (SQLite and Postgres).
+pub trait Maintenance: Space {
+    /// Gives deleted space back so deleted bytes are gone (SQLite: WAL checkpoint, `VACUUM`,
+    /// WAL truncated; Postgres: `VACUUM (ANALYZE)` of the saver's tables). A database an app
+    /// keeps busy is a [`VacuumBusy`] error, and so is a SQLite file another process has open
+    /// that is too large to rebuild without locking the app out for seconds (see
+    /// [`sqlite::freed::VACUUM_BESIDE_APP_MAX_BYTES`]).
+    fn vacuum(&self) -> Result<()>;
+
+    /// Erases the bytes of deleted rows without locking an app out (SQLite: the free pages
+    /// zeroed in short transactions, then the WAL truncated, see [`sqlite::freed`]; a server:
+    /// `VACUUM`, which does not block writers). The caller searches the bytes afterwards and
+    /// falls back to [`Maintenance::vacuum`] when a removed text is still found outside
+    /// every row. A reader keeping the WAL is a [`VacuumBusy`] error.
+    fn erase_freed(&self) -> Result<Erased> {
+        self.vacuum()?;
+        Ok(Erased {
+            pages_zeroed: None,
+            vacuumed: true,
+        })
+    }
+
+    /// The database size before and after an optional vacuum, and the vacuum's outcome (kept
+    /// apart so a busy database still gets its report printed).
+    fn shrink(&self, vacuum: bool) -> Result<(u64, u64, Option<Result<()>>)> {
+        let before = self.file_stats()?.file_bytes;
+        let outcome = vacuum.then(|| self.vacuum());
+        Ok((before, self.file_stats()?.file_bytes, outcome))
+    }
+}
+
+/// Capability: where the texts a purge removed are still found in the stored rows (SQLite:
+/// every byte of the file too; Postgres: every row of the saver's tables).
+pub trait Forensics {
+    /// Where each of `texts` is still found after a purge of `thread_id`: rows of that thread,
+    /// rows of other threads, and stored bytes outside any row. Texts found nowhere are left
+    /// out.
+    fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>>;
+}
+
+/// Capability: the database's own bytes, read outside its rows (SQLite: the file and its
+/// `-wal`; a server's files are out of memctl's reach).
+pub trait RawBytes {
+    /// The files that hold the database's bytes.
+    fn files(&self) -> Vec<std::path::PathBuf>;
+
+    /// The byte ranges of the database file (the first of [`RawBytes::files`]) that hold no
+    /// live row, when memctl can tell (SQLite with an empty `-wal`); `None` otherwise.
+    fn free_space(&self) -> Result<Option<Vec<(u64, u64)>>>;
+
+    /// The places whose stored bytes `matches` accepts, by name: the bytes outside every row
+    /// when the backend can tell (the free ranges of [`RawBytes::free_space`]), else every
+    /// byte of [`RawBytes::files`]; read in pieces that overlap by 64 KiB (a match longer
+    /// than that across two pieces is not seen).
+    fn raw_places_matching(&self, matches: &mut dyn FnMut(&[u8]) -> bool) -> Result<Vec<String>>;
+
+    /// Whether the last [`Forensics::find_leftovers`] searched only the bytes outside every
+    /// row ([`RawBytes::free_space`]), not every byte: then a text found there is left over
+    /// even when a live row holds it too.
+    fn searched_free_space(&self) -> bool;
+
+    /// From now on, content this connection deletes is overwritten with zeros (SQLite's
+    /// `secure_delete`), so a purge leaves no freed cell behind.
+    fn zero_deleted_content(&self) -> Result<()>;
+}
+
+/// Capability: many updates sharing one transaction (fewer syncs for `--all`), each still
+/// atomic on its own (SQLite and Postgres).
+pub trait Batches {
+    /// Starts a batch: the following updates share one transaction. End it with
+    /// [`Batches::commit_batch`].
+    fn begin_batch(&self) -> Result<()>;
+
+    /// Commits a batch started with [`Batches::begin_batch`] (no-op outside one).
+    fn commit_batch(&self) -> Result<()>;
+
+    /// After the last batch: waits for the housekeeping batches started (e.g. SQLite's WAL
+    /// checkpoints) and restores the defaults.
+    fn end_batches(&self) -> Result<()>;
+}
+
+/// Capability: deleting and rewriting checkpoints inside a thread (gc; SQLite and Postgres).
+pub trait Gc {
+    /// Deletes the checkpoints `delete` (`(ns, id)`, with their writes) of one thread, clears
+    /// the parent of `orphaned` ones and replaces the blob and metadata of `rewrites` (on
+    /// Postgres: the JSONB document, and blob rows of the channel versions it names that have
+    /// none, or an `empty` one), in one transaction, if the thread's newest checkpoint is
+    /// still `expected_latest` (else returns `None` and changes nothing).
+    fn apply_gc(
+        &self,
+        thread_id: &str,
+        delete: &[(String, String)],
+        orphaned: &[(String, String)],
+        rewrites: &[CheckpointRewrite],
+        expected_latest: &str,
+    ) -> Result<Option<Deleted>>;
+
+    /// [`Gc::apply_gc`] of several threads, in order, each on its own terms (checked, and
+    /// left alone when it moved). A server backend runs them in one transaction, each thread
+    /// a savepoint, taking the table locks once instead of once per thread. On an error the
+    /// threads before it stay applied.
+    /// An error after some threads were applied is a [`GcStopped`] holding what those did.
+    fn apply_gc_many(&self, items: &[GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
+        let mut done = Vec::with_capacity(items.len());
+        for i in items {
+            match i.apply_on(self) {
+                Ok(d) => done.push(d),
+                Err(error) => return Err(GcStopped::after(done, error)),
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// Capability: how the database is shared with a live app and with other readers (SQLite and
+/// Postgres). Without it a caller assumes what it cannot tell: shared, no queue, no stall.
+pub trait Sharing {
+    /// False when no other process had the database open when memctl opened it (then no app
+    /// commit can be queued behind memctl's); true when memctl cannot tell.
+    fn might_be_shared(&self) -> bool;
+
+    /// True when an app that waits for memctl's write lock is queued and takes it as soon as
+    /// memctl commits (a server's lock queue), false when it polls for it (SQLite's busy
+    /// handler), so that memctl must leave gaps between its transactions
+    /// ([`crate::ops::batch::pause_after`]).
+    fn queues_waiting_writers(&self) -> bool;
+
+    /// True when a read held open on a second handle stalls this handle's writes (SQLite: a
+    /// long read transaction blocks WAL checkpoints, and in rollback-journal mode the writer
+    /// itself). A whole-database write run then lists its threads with
+    /// [`CheckpointStore::page_threads`] / [`CheckpointStore::page_latest_root_ids`] on this
+    /// handle, between its write transactions, instead of streaming them beside
+    /// ([`crate::read::stream`]).
+    fn second_reader_stalls_writes(&self) -> bool;
+
+    /// How many processes the database lets one query use by its own configuration, for
+    /// reads on several connections (`--jobs`): on PostgreSQL its
+    /// `max_parallel_workers_per_gather` plus the leader; `None` for a file, which has no
+    /// such setting.
+    fn query_parallelism(&self) -> Result<Option<usize>>;
+}
+
+/// Capability: rewriting every stored value in place, a page at a time (rekey; SQLite and
+/// Postgres).
+pub trait RewriteValues {
     /// One page of a pass over every stored value (checkpoint blobs, then write values, of
     /// every thread; rows a live app adds during the pass are visited too), from `from`, in one
     /// short transaction: `rewrite` sees each value, and with `write` the values it changes are
@@ -1343,10 +1519,7 @@ pub trait CheckpointStore: Send {
         size: PageSize,
         write: bool,
         rewrite: ValueRewriter<'_>,
-    ) -> Result<ValuePage> {
-        let _ = (from, size, write, rewrite);
-        anyhow::bail!("this database backend cannot rewrite values in place yet (needed by rekey)")
-    }
+    ) -> Result<ValuePage>;
 }
 
 /// `text` as it stands inside a JSON string (without the quotes): how a text is searched in
@@ -1364,7 +1537,230 @@ pub(crate) fn json_escaped(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::json_escaped;
+    use super::*;
+
+    /// A backend that gives the core only, each required method answered by a SQLite file:
+    /// what the core's default methods make of it, against the file's own answers.
+    struct CoreOnly(SqliteStore);
+
+    impl CheckpointStore for CoreOnly {
+        fn generation(&self) -> SchemaGeneration {
+            self.0.generation()
+        }
+        fn backend(&self) -> &'static str {
+            "core-only"
+        }
+        fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>> {
+            self.0.reopen_read_only()
+        }
+        fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
+            self.0.for_each_thread(f)
+        }
+        fn summaries_of(&self, ids: &[String]) -> Result<Vec<ThreadSummary>> {
+            self.0.summaries_of(ids)
+        }
+        fn namespaces(&self, thread_id: &str) -> Result<Vec<String>> {
+            self.0.namespaces(thread_id)
+        }
+        fn checkpoints(&self, thread_id: &str, ns: &str) -> Result<Vec<CheckpointRow>> {
+            self.0.checkpoints(thread_id, ns)
+        }
+        fn checkpoint(
+            &self,
+            thread_id: &str,
+            ns: &str,
+            id: Option<&str>,
+        ) -> Result<Option<CheckpointRow>> {
+            self.0.checkpoint(thread_id, ns, id)
+        }
+        fn write_counts(
+            &self,
+            thread_id: &str,
+            ns: &str,
+        ) -> Result<std::collections::HashMap<String, usize>> {
+            self.0.write_counts(thread_id, ns)
+        }
+        fn metadata(&self, thread_id: &str, ns: &str) -> Result<Vec<(String, Option<Vec<u8>>)>> {
+            self.0.metadata(thread_id, ns)
+        }
+        fn writes(&self, thread_id: &str, ns: &str, id: &str) -> Result<Vec<WriteRow>> {
+            self.0.writes(thread_id, ns, id)
+        }
+        fn checkpoint_infos(&self, thread_id: &str) -> Result<Vec<CheckpointInfo>> {
+            self.0.checkpoint_infos(thread_id)
+        }
+        fn row_counts(&self) -> Result<(u64, u64)> {
+            self.0.row_counts()
+        }
+        fn an_encrypted_value(&self) -> Result<Option<(String, Vec<u8>)>> {
+            self.0.an_encrypted_value()
+        }
+        fn searched(&self) -> Vec<String> {
+            self.0.searched()
+        }
+        fn out_of_reach(&self) -> Vec<String> {
+            self.0.out_of_reach()
+        }
+        fn append_update(
+            &self,
+            thread_id: &str,
+            ns: &str,
+            rows: &NewRows<'_>,
+            expected_writes: usize,
+            rewrite: Option<BlobRewriter<'_>>,
+        ) -> Result<usize> {
+            self.0
+                .append_update(thread_id, ns, rows, expected_writes, rewrite)
+        }
+        fn rewrite_thread(
+            &self,
+            thread_id: &str,
+            expected_latest: &str,
+            expected_writes: usize,
+            rewrite: BlobRewriter<'_>,
+        ) -> Result<usize> {
+            self.0
+                .rewrite_thread(thread_id, expected_latest, expected_writes, rewrite)
+        }
+        fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
+            self.0.delete_threads(threads)
+        }
+        fn visit_thread(
+            &self,
+            thread_id: &str,
+            f: &mut dyn FnMut(ThreadRow) -> Result<()>,
+        ) -> Result<()> {
+            self.0.visit_thread(thread_id, f)
+        }
+        fn write_thread_from(
+            &self,
+            thread_id: &str,
+            replace: bool,
+            feed: RowFeed<'_>,
+        ) -> Result<WrittenThread> {
+            self.0.write_thread_from(thread_id, replace, feed)
+        }
+    }
+
+    fn fixture(name: &str) -> SqliteStore {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        SqliteStore::open_read_only(&path, Duration::from_secs(5)).expect("fixture opens")
+    }
+
+    /// The core's default reads (built from the required ones) give what the SQLite
+    /// backend's own queries give, on fixtures with subgraph namespaces.
+    #[test]
+    fn the_cores_defaults_read_what_a_backend_reads() {
+        for name in ["delta-subgraph.sqlite", "store.sqlite", "deep.sqlite"] {
+            let own = fixture(name);
+            let core = CoreOnly(fixture(name));
+            let mut ids = Vec::new();
+            own.for_each_thread(&mut |t| {
+                ids.push(t.thread_id);
+                Ok(())
+            })
+            .expect("threads");
+            assert!(!ids.is_empty(), "{name}");
+            ids.push("no-such-thread".into());
+            assert_eq!(
+                core.latest_root_ids().expect("reads"),
+                own.latest_root_ids().expect("reads")
+            );
+            let mut latest = std::collections::BTreeMap::new();
+            own.for_each_latest_id(&mut |t, id| {
+                latest.insert(t.to_owned(), id.to_owned());
+                true
+            })
+            .expect("reads");
+            let mut by_default = std::collections::BTreeMap::new();
+            core.for_each_latest_id(&mut |t, id| {
+                by_default.insert(t.to_owned(), id.to_owned());
+                true
+            })
+            .expect("reads");
+            assert_eq!(by_default, latest, "{name}");
+            let asked: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let show = |rows: Vec<Vec<MetadataRow>>| format!("{rows:?}");
+            assert_eq!(
+                show(core.metadata_of(&asked).expect("reads")),
+                show(own.metadata_of(&asked).expect("reads")),
+                "{name}"
+            );
+            for id in &ids {
+                assert_eq!(
+                    core.thread_exists(id).expect("reads"),
+                    own.thread_exists(id).expect("reads")
+                );
+                assert_eq!(
+                    core.count_threads_after(id).expect("reads"),
+                    own.count_threads_after(id).expect("reads"),
+                    "{name} {id}"
+                );
+                for ns in own
+                    .namespaces(id)
+                    .expect("reads")
+                    .into_iter()
+                    .chain([String::new()])
+                {
+                    assert_eq!(
+                        core.latest_checkpoint_id(id, &ns).expect("reads"),
+                        own.latest_checkpoint_id(id, &ns).expect("reads")
+                    );
+                }
+            }
+            for batch in [1, 2, 1000] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                core.stream_threads(batch, &mut |t| {
+                    assert!(t.len() <= batch);
+                    a.extend(t.into_iter().map(|t| format!("{t:?}")));
+                    Ok(true)
+                })
+                .expect("reads");
+                own.stream_threads(batch, &mut |t| {
+                    b.extend(t.into_iter().map(|t| format!("{t:?}")));
+                    Ok(true)
+                })
+                .expect("reads");
+                assert_eq!(a, b, "{name}");
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                core.stream_latest_root_ids(batch, &mut |t| {
+                    a.extend(t);
+                    Ok(true)
+                })
+                .expect("reads");
+                own.stream_latest_root_ids(batch, &mut |t| {
+                    b.extend(t);
+                    Ok(true)
+                })
+                .expect("reads");
+                assert_eq!(a, b, "{name}");
+            }
+        }
+    }
+
+    /// A backend has no capability it does not opt into, and a caller that needs one gets one
+    /// line naming the operation and the backend.
+    #[test]
+    fn a_missing_capability_is_one_line_naming_the_backend() {
+        let core = CoreOnly(fixture("delta-subgraph.sqlite"));
+        assert!(core.maintenance().is_none() && core.space().is_none());
+        assert!(core.batches().is_none() && core.gc().is_none() && core.sharing().is_none());
+        assert!(core.forensics().is_none() && core.raw_bytes().is_none());
+        assert!(core.server_account().is_none() && core.rewriter().is_none());
+        let e = core
+            .maintenance()
+            .map(|_| ())
+            .ok_or_else(|| core.lacks("vacuum"));
+        assert_eq!(
+            e.expect_err("an error").to_string(),
+            "`vacuum` is not a core-only operation"
+        );
+        let own = fixture("delta-subgraph.sqlite");
+        assert!(own.maintenance().is_some() && own.raw_bytes().is_some());
+        assert!(own.server_account().is_none());
+    }
 
     /// The forms `jsonb::text` (Postgres' escape_json) and Python's `json.dumps(…,
     /// ensure_ascii=False)` give a string value: quotes, backslashes and control characters

@@ -212,8 +212,47 @@ pub fn visit_in_parts<T: Send>(
     Ok(done.into_iter().map(|(_, state)| state).collect())
 }
 
-/// The Store's tables, read and written the way LangGraph reads and writes them.
+/// The Store's tables, read and written the way LangGraph reads and writes them: the core
+/// every backend gives (namespaces, items, one item, deletions, the TTL sweep, a visit of every
+/// item, the pages and rows a migration moves), and the capabilities only some have, reached
+/// through the accessors here (`None` by default): [`Vectors`] and [`VectorCopy`] (an
+/// embedding index's `store_vectors` table), [`Maintenance`] (a server's `VACUUM`),
+/// [`SecureDelete`] (a file's freed pages zeroed). A caller that cannot do without one turns
+/// `None` into [`ItemStore::lacks`]' one line.
 pub trait ItemStore {
+    /// The error for `op` when this backend lacks the capability it belongs to (see
+    /// [`crate::storage::NotAnOperation`]).
+    fn lacks(&self, op: &'static str) -> anyhow::Error {
+        crate::storage::NotAnOperation {
+            op,
+            backend: match self.backend() {
+                Backend::Sqlite => "sqlite",
+                Backend::Postgres => "postgres",
+            },
+        }
+        .into()
+    }
+
+    /// The embedding index's vectors, counted.
+    fn vectors(&self) -> Option<&dyn Vectors> {
+        None
+    }
+
+    /// The embedding index's vectors, read as stored for a migration.
+    fn vector_copy(&self) -> Option<&dyn VectorCopy> {
+        None
+    }
+
+    /// Giving the space of deleted items back (a server's `VACUUM`).
+    fn maintenance(&self) -> Option<&dyn Maintenance> {
+        None
+    }
+
+    /// Deleted items' bytes overwritten in the pages they free.
+    fn secure_delete(&self) -> Option<&dyn SecureDelete> {
+        None
+    }
+
     /// The database as it may be shown (a path, or a URL with its password redacted).
     fn shown(&self) -> &str;
 
@@ -299,14 +338,6 @@ pub trait ItemStore {
         part(0, &mut |visit| self.for_each_item(visit))
     }
 
-    /// How many rows of `store_vectors` belong to the items `items` (namespace as stored,
-    /// key); 0 without that table.
-    fn vectors_of(&self, items: &[(String, String)]) -> Result<u64>;
-
-    /// The rows of `store_vectors` and the bytes of their embeddings (`(0, 0)` without that
-    /// table).
-    fn vector_space(&self) -> Result<(u64, u64)>;
-
     /// The backend.
     fn backend(&self) -> Backend;
 
@@ -320,10 +351,6 @@ pub trait ItemStore {
     /// The rows of namespace `prefix` with those keys (any order; absent ones left out).
     fn rows(&self, prefix: &str, keys: &[String]) -> Result<Vec<StoreRow>>;
 
-    /// The `store_vectors` rows of the items `items` (namespace as stored, key); none
-    /// without that table.
-    fn vector_rows(&self, items: &[(String, String)]) -> Result<Vec<VectorRow>>;
-
     /// Writes the rows (each keeps its own timestamps and TTL) and, replacing any there, the
     /// vectors of those items, in one transaction. An item already there is overwritten with
     /// `overwrite`, else left as it is (the target's app wrote it since it was read) and
@@ -335,19 +362,6 @@ pub trait ItemStore {
         overwrite: bool,
         vectors: &[VectorRow],
     ) -> Result<Vec<(String, String)>>;
-
-    /// From now on, a deletion leaves zeros, not the deleted values, in the pages it frees
-    /// (SQLite: `PRAGMA secure_delete` on this connection). Nothing to do on a server.
-    fn zero_deleted_content(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// After a deletion (Postgres): `VACUUM (ANALYZE)` on the store's tables, as the
-    /// checkpoint tables get it. Nothing to do on SQLite: the file is reclaimed whole.
-    /// True when a `VACUUM` ran.
-    fn vacuum(&self) -> Result<bool> {
-        Ok(false)
-    }
 
     /// Fails with one line unless memctl may write to this store: its migration level must be
     /// one memctl knows.
@@ -367,6 +381,42 @@ pub trait ItemStore {
     }
 }
 
+/// Capability: an embedding index's `store_vectors` rows, counted (SQLite and Postgres, 0
+/// where the store has no such table).
+pub trait Vectors {
+    /// How many rows of `store_vectors` belong to the items `items` (namespace as stored,
+    /// key); 0 without that table.
+    fn vectors_of(&self, items: &[(String, String)]) -> Result<u64>;
+
+    /// The rows of `store_vectors` and the bytes of their embeddings (`(0, 0)` without that
+    /// table).
+    fn vector_space(&self) -> Result<(u64, u64)>;
+}
+
+/// Capability: the `store_vectors` rows read as stored, for a migration to write them
+/// elsewhere (SQLite, with sqlite-vec: pgvector's embeddings are another format, not read).
+pub trait VectorCopy {
+    /// The `store_vectors` rows of the items `items` (namespace as stored, key); none
+    /// without that table.
+    fn vector_rows(&self, items: &[(String, String)]) -> Result<Vec<VectorRow>>;
+}
+
+/// Capability: the space of deleted items given back (Postgres: `VACUUM`; a SQLite file is
+/// reclaimed whole with the checkpoints).
+pub trait Maintenance {
+    /// After a deletion: `VACUUM (ANALYZE)` on the store's tables, as the checkpoint tables
+    /// get it.
+    fn vacuum(&self) -> Result<()>;
+}
+
+/// Capability: deleted items leave zeros in the pages they free (SQLite's `secure_delete`;
+/// a server's files are out of memctl's reach).
+pub trait SecureDelete {
+    /// From now on, a deletion leaves zeros, not the deleted values, in the pages it frees
+    /// (`PRAGMA secure_delete` on this connection).
+    fn zero_deleted_content(&self) -> Result<()>;
+}
+
 /// True when namespace `prefix` is `under` or below it, label-wise (`a.b` is under `a`, `ab`
 /// is not).
 pub fn is_under(prefix: &str, under: &str) -> bool {
@@ -379,6 +429,32 @@ pub fn is_under(prefix: &str, under: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A SQLite store has the file's capabilities and not a server's; one it lacks is one
+    /// line naming the operation and the backend.
+    #[test]
+    fn a_sqlite_store_has_the_files_capabilities() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/store.sqlite");
+        let store = crate::storage::sqlite::store::SqliteItemStore::open(
+            &path,
+            crate::storage::Access::ReadOnly,
+            std::time::Duration::from_secs(5),
+        )
+        .expect("fixture opens");
+        assert!(store.vectors().is_some() && store.vector_copy().is_some());
+        assert!(store.secure_delete().is_some() && store.maintenance().is_none());
+        let (n, _) = store
+            .vectors()
+            .map_or(Ok((0, 0)), |v| v.vector_space())
+            .expect("reads");
+        assert_eq!(n, 0, "fixtures/store.sqlite has no embedding index");
+        let e = store
+            .maintenance()
+            .map(|_| ())
+            .ok_or_else(|| store.lacks("vacuum"))
+            .expect_err("no vacuum");
+        assert_eq!(e.to_string(), "`vacuum` is not a sqlite operation");
+    }
 
     #[test]
     fn under_is_label_wise() {

@@ -383,7 +383,9 @@ impl Run<'_> {
                 |p| matches!(p, Some(Step::Write(p)) if p.update.is_some() || p.scrub_at.is_some()),
             );
         if writing {
-            store.begin_batch()?;
+            if let Some(b) = store.batches() {
+                b.begin_batch()?;
+            }
             *wrote = true;
         }
         let items: Vec<Step> = batch.into_iter().flatten().collect();
@@ -425,8 +427,8 @@ impl Run<'_> {
                 }
             });
         }
-        if writing {
-            store.commit_batch()?;
+        if let (true, Some(b)) = (writing, store.batches()) {
+            b.commit_batch()?;
         }
         Ok((done, interrupted))
     }
@@ -446,8 +448,8 @@ impl Run<'_> {
         report: &mut dyn FnMut(Vec<Outcome>) -> Result<()>,
     ) -> Result<()> {
         if let Err(e) = result {
-            if wrote {
-                let _ = store.end_batches();
+            if let (true, Some(b)) = (wrote, store.batches()) {
+                let _ = b.end_batches();
             }
             // What was committed before the error is reported (when it can still be checked).
             let _ = settling.hand_over_all(report);
@@ -466,8 +468,8 @@ impl Run<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(why) = first_key_problem {
             if !settling.seen_something {
-                if wrote {
-                    store.end_batches()?;
+                if let (true, Some(b)) = (wrote, store.batches()) {
+                    b.end_batches()?;
                 }
                 let others = match n {
                     1 => String::new(),

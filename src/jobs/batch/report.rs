@@ -105,13 +105,13 @@ pub fn run_reported(
     // A run that ends in an error still ends the report of what it handed over, if anything.
     let ran = match ran {
         Err(e) if tally.threads == 0 => {
-            let _ = store.end_batches();
+            let _ = store.batches().map(|b| b.end_batches());
             return Err(e);
         }
         ran => ran,
     };
     let ended = batches.end();
-    let housekept = store.end_batches();
+    let housekept = store.batches().map_or(Ok(()), |b| b.end_batches());
     ran?;
     ended?;
     housekept?;

@@ -32,7 +32,7 @@ impl<'a> Settling<'a> {
     ) -> Settling<'a> {
         // No app had the file open when memctl started (WAL mode, no -wal file): nothing can
         // be queued behind memctl's commits, so there is nothing to wait for.
-        let settle = match store.might_be_shared() {
+        let settle = match store.sharing().is_none_or(|s| s.might_be_shared()) {
             true => settle,
             false => Duration::ZERO,
         };
@@ -107,7 +107,7 @@ pub fn mark_superseded(
     }
     // No app had the file open when memctl started (WAL mode, no -wal file): nothing can be
     // queued behind memctl's commit, so there is nothing to wait for.
-    if store.might_be_shared() {
+    if store.sharing().is_none_or(|s| s.might_be_shared()) {
         std::thread::sleep(settle);
     }
     check_superseded(store, outcomes)

@@ -62,7 +62,10 @@ pub fn write(store: &dyn CheckpointStore, keys: &Keyring, planned: Planned) -> R
     }
     let (mut leftovers, erased, skipped) = erase_and_search(
         store,
-        || store.find_leftovers(&thread, &planned.verify),
+        || match store.forensics() {
+            Some(f) => f.find_leftovers(&thread, &planned.verify),
+            None => Err(store.lacks("find_leftovers")),
+        },
         |found| found.iter().any(|l| !l.raw.is_empty()),
     )
     .map_err(crate::jobs::partial_if_busy)?;
@@ -181,12 +184,16 @@ pub fn erase_and_search<T>(
     search: impl Fn() -> Result<T>,
     outside_rows: impl Fn(&T) -> bool,
 ) -> Result<(T, Erased, Option<anyhow::Error>)> {
-    let mut erased = store.erase_freed()?;
+    let Some(m) = store.maintenance() else {
+        // A backend without maintenance has no freed space of its own to give back.
+        return Ok((search()?, Erased::default(), None));
+    };
+    let mut erased = m.erase_freed()?;
     let found = search()?;
     if erased.vacuumed || !outside_rows(&found) {
         return Ok((found, erased, None));
     }
-    match store.vacuum() {
+    match m.vacuum() {
         Ok(()) => {
             erased.vacuumed = true;
             Ok((search()?, erased, None))

@@ -147,7 +147,9 @@ pub fn run(args: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
         .or_else(|e| ctx.checkpoints_or_store_only(access, e, sink))?;
     if !dry_run {
         // Deleted rows leave zeros, not their text, in the pages they shared with others.
-        store.zero_deleted_content()?;
+        if let Some(raw) = store.raw_bytes() {
+            raw.zero_deleted_content()?;
+        }
     }
     let keys = &opts.keys;
     let mut tally = Tally::default();

@@ -136,7 +136,7 @@ pub(super) fn scrub_found(
             sink,
         );
         // The batches' housekeeping (SQLite: the WAL checkpointer) ends before the vacuum.
-        let ended = store.end_batches();
+        let ended = store.batches().map_or(Ok(()), |b| b.end_batches());
         let outcomes = outcomes?;
         ended?;
         outcomes

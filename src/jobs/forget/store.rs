@@ -40,7 +40,9 @@ pub(super) fn erase_items(
     let mut erasure = StoreErasure::default();
     let mut erased = StoreErased::default();
     if !dry_run && !picks.is_empty() {
-        s.zero_deleted_content()?;
+        if let Some(z) = s.secure_delete() {
+            z.zero_deleted_content()?;
+        }
     }
     let mut by_ns: std::collections::BTreeMap<&str, Vec<&ItemPick>> = Default::default();
     for p in picks {
@@ -101,7 +103,13 @@ pub(super) fn erase_items(
     }
     pb.finish_and_clear();
     if !dry_run && !erasure.gone.is_empty() {
-        erasure.vacuumed = s.vacuum()?;
+        erasure.vacuumed = match s.maintenance() {
+            Some(m) => {
+                m.vacuum()?;
+                true
+            }
+            None => false,
+        };
     }
     erasure.erased = Some(erased);
     Ok(erasure)
@@ -234,7 +242,10 @@ impl StoreCheck<'_> {
             }
             failures.extend(part.failures);
         }
-        let vectors = self.store.vectors_of(self.gone)?;
+        let vectors = match self.store.vectors() {
+            Some(v) => v.vectors_of(self.gone)?,
+            None => 0,
+        };
         if vectors > 0 {
             failures.push(Hit {
                 sha256: digest("store_vectors"),

@@ -63,7 +63,7 @@ pub(super) fn reclaim_and_verify(
     let must = all.len();
     let (mut removed, short_b) = searchable(removed);
     all.append(&mut removed);
-    reclaim.bytes_before = store.file_stats()?.file_bytes;
+    reclaim.bytes_before = file_bytes(store)?;
     let phase = sink.phase("forget", "zeroing free pages");
     let search = || {
         phase.set_message("verifying: searching what the database holds");
@@ -98,7 +98,7 @@ pub(super) fn reclaim_and_verify(
         Err(e) if e.is::<crate::storage::VacuumBusy>() => (search()?, Some(e)),
         Err(e) => return Err(e),
     };
-    reclaim.bytes_after = store.file_stats()?.file_bytes;
+    reclaim.bytes_after = file_bytes(store)?;
     Ok((found, busy))
 }
 
@@ -115,7 +115,10 @@ pub(super) fn verify(
     items: Option<&StoreCheck<'_>>,
 ) -> Result<Verification> {
     let (must, removed) = all.split_at(must);
-    let mut leftovers = store.find_leftovers("", all)?;
+    let mut leftovers = match store.forensics() {
+        Some(f) => f.find_leftovers("", all)?,
+        None => vec![],
+    };
     if keys.has_key() {
         let sealed = batch::write::search_sealed(store, keys, "", all)?;
         batch::write::merge_leftovers(&mut leftovers, "", all, sealed.found);
@@ -126,7 +129,7 @@ pub(super) fn verify(
     let mut store_hits = Vec::new();
     if let Some(check) = items {
         // As the search of the bytes above decided (asking again would walk the file again).
-        let every_byte = !store.searched_free_space();
+        let every_byte = !store.raw_bytes().is_some_and(|r| r.searched_free_space());
         let (held, still) = check.search(all)?;
         for (text, places) in all.iter().zip(held) {
             if places.is_empty() {
@@ -166,7 +169,10 @@ pub(super) fn verify(
     if let Some((p, given)) = pattern {
         // Outside every row when memctl can tell (LangGraph's own structure may hold the
         // pattern's bytes: a pattern `human` is in every message's type tag); else every byte.
-        let raw = store.raw_places_matching(&mut |piece| p.maybe_in(piece))?;
+        let raw = match store.raw_bytes() {
+            Some(r) => r.raw_places_matching(&mut |piece| p.maybe_in(piece))?,
+            None => vec![],
+        };
         if !raw.is_empty() {
             v.remaining.push(Hit {
                 sha256: digest(given),
@@ -177,4 +183,13 @@ pub(super) fn verify(
         }
     }
     Ok(v)
+}
+
+/// The database's size in bytes, as its [`crate::storage::Space`] measures it (0 for a
+/// backend without one).
+fn file_bytes(store: &dyn CheckpointStore) -> Result<u64> {
+    Ok(match store.space() {
+        Some(s) => s.file_stats()?.file_bytes,
+        None => 0,
+    })
 }

@@ -182,7 +182,10 @@ pub fn run(req: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
     }
     let failure = pass.failure.take();
     let interrupted = pass.not_processed > 0 || failure.is_some();
-    let (before, after, vacuum) = store.shrink(req.vacuum && !req.dry_run && !interrupted)?;
+    let (before, after, vacuum) = store
+        .maintenance()
+        .ok_or_else(|| store.lacks("shrink"))?
+        .shrink(req.vacuum && !req.dry_run && !interrupted)?;
     let would = pass.would;
     let gc = GcReport {
         dry_run: req.dry_run,
@@ -662,7 +665,10 @@ fn apply_pending(
             .iter()
             .map(|&i| item(rows, &pending[i], true, false))
             .collect();
-        let done = store.apply_gc_many(&items)?;
+        let done = store
+            .gc()
+            .ok_or_else(|| store.lacks("apply_gc_many"))?
+            .apply_gc_many(&items)?;
         for (&i, d) in snapshotting.iter().zip(done) {
             moved[i] = d.is_none();
         }
@@ -676,7 +682,8 @@ fn apply_pending(
         .collect();
     // Stopped part-way: the threads applied before the error are reported, the rest stay
     // planned (not reported), then the error.
-    let (done, stopped) = match store.apply_gc_many(&items) {
+    let gc = store.gc().ok_or_else(|| store.lacks("apply_gc_many"))?;
+    let (done, stopped) = match gc.apply_gc_many(&items) {
         Ok(done) => (done, None),
         Err(e) => match e.downcast::<crate::storage::GcStopped>() {
             Ok(s) => (s.done, Some(s.error)),

@@ -81,7 +81,7 @@ pub fn plan(ctx: &Ctx, args: &Request) -> Result<Option<Plan>> {
             }
         }
     }
-    let (vectors, _) = source.vector_space()?;
+    let (vectors, _) = source.vectors().map_or(Ok((0, 0)), |v| v.vector_space())?;
     let sqlite_both = source.backend() == Backend::Sqlite && to == Backend::Sqlite;
     let target_holds_vectors = target.is_none_or(|t| t.has_vectors);
     let mut plan = Plan {
@@ -123,7 +123,8 @@ pub fn plan(ctx: &Ctx, args: &Request) -> Result<Option<Plan>> {
 fn same_dimensions(source: &dyn ItemStore, to: &Path, busy: Duration) -> Result<()> {
     let target = open_store(to, None, Access::ReadOnly, busy)?;
     let size = |(n, bytes): (u64, u64)| (n > 0).then(|| bytes / n);
-    if let (Some(a), Some(b)) = (size(source.vector_space()?), size(target.vector_space()?)) {
+    let space = |s: &dyn ItemStore| s.vectors().map_or(Ok((0, 0)), |v| v.vector_space());
+    if let (Some(a), Some(b)) = (size(space(source)?), size(space(&*target)?)) {
         if a != b {
             anyhow::bail!(
                 "the source's embedding vectors have {} dimensions, those of '{}' {}: another embedding index; nothing migrated (--without-vectors migrates the items without them)",
@@ -319,7 +320,10 @@ pub fn run(plan: Plan, to_db: &Path, args: &Request, busy: Duration) -> Result<S
                         .iter()
                         .map(|r| (r.prefix.clone(), r.key.clone()))
                         .collect();
-                    plan.source.vector_rows(&items)?
+                    plan.source
+                        .vector_copy()
+                        .ok_or_else(|| plan.source.lacks("vector_rows"))?
+                        .vector_rows(&items)?
                 }
                 false => vec![],
             };

@@ -166,7 +166,10 @@ pub fn run(req: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
     // The threads not processed are not reported as deleted.
     sel.selected.truncate(sel.selected.len() - not_processed);
     drop_moved(&mut sel);
-    let (before, after, vacuum) = store.shrink(req.vacuum && !req.dry_run && !interrupted)?;
+    let (before, after, vacuum) = store
+        .maintenance()
+        .ok_or_else(|| store.lacks("shrink"))?
+        .shrink(req.vacuum && !req.dry_run && !interrupted)?;
     let prune = report(
         req.dry_run,
         &sel,
@@ -300,7 +303,9 @@ fn delete(
     let pb = sink.bar(sel.selected.len() as u64, "prune");
     let max = per_batch.max(1);
     let mut per = crate::ops::batch::first_size(max);
-    let pause = store.might_be_shared() && !store.queues_waiting_writers();
+    let pause = store
+        .sharing()
+        .is_none_or(|s| s.might_be_shared() && !s.queues_waiting_writers());
     let mut not_processed = 0;
     let mut i = 0;
     while i < sel.selected.len() {

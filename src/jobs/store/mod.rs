@@ -200,7 +200,7 @@ pub fn checkpoints_or_store_only(
                 .map(|s| Box::new(s) as _)
         }
         Ok(Location::Postgres(url)) if first.is::<postgres::NoSaverTable>() => {
-            postgres::no_checkpoints::saver_of_store_only(url, ctx.schema.as_deref(), busy)
+            postgres::StoreOnly::find(url, ctx.schema.as_deref(), busy)
                 .ok()
                 .flatten()
                 .map(|s| Box::new(s) as _)

@@ -20,7 +20,6 @@ pub mod copy;
 pub mod format;
 pub mod lock;
 pub mod newest;
-pub mod no_checkpoints;
 pub mod order;
 pub mod setup;
 pub mod store;
@@ -40,10 +39,11 @@ use serde_json::Value as Json;
 
 use crate::codec::aes::{self, AesKey, Keyring};
 use crate::storage::{
-    Access, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow,
-    CheckpointStore, Deleted, FileStats, Leftover, MetadataRow, NewRows, Orphans, PageSize,
-    SchemaGeneration, ServerSpace, StoredValue, TableSpace, ThreadMoved, ThreadSummary,
-    ValueCursor, ValuePage, ValueRewriter, WriteRow,
+    Access, Batches, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow,
+    CheckpointStore, Deleted, FileStats, Forensics, Gc, Leftover, Maintenance, MetadataRow,
+    NewRows, Orphans, PageSize, RewriteValues, SchemaGeneration, ServerAccount, ServerSpace,
+    Sharing, Space, StoredValue, TableSpace, ThreadMoved, ThreadSummary, ValueCursor, ValuePage,
+    ValueRewriter, WriteRow,
 };
 use conn::Target;
 use format::{self as pgformat, BlobRow};
@@ -70,7 +70,7 @@ pub struct PostgresStore {
     /// The set-up the saver's tables wait for (a target memctl makes them in), run before
     /// the first write; `None` for a database opened as it is.
     setup: Option<std::sync::Arc<Setup>>,
-    /// A batch transaction is open (see [`CheckpointStore::begin_batch`]).
+    /// A batch transaction is open (see [`Batches::begin_batch`]).
     in_batch: std::sync::atomic::AtomicBool,
     /// The statements run once per thread, prepared once per connection: a statement given
     /// as text is prepared anew each time, a round trip of its own.
@@ -991,35 +991,6 @@ impl CheckpointStore for PostgresStore {
         )?))
     }
 
-    /// `max_parallel_workers_per_gather` + 1 (read with `missing_ok`: a server without the
-    /// setting gives none, and this store's transaction stays usable).
-    fn query_parallelism(&self) -> Result<Option<usize>> {
-        let mut c = self.client();
-        let e = |e| self.err(e);
-        let shown: Option<String> = c
-            .query_one(
-                "SELECT current_setting('max_parallel_workers_per_gather', true)",
-                &[],
-            )
-            .map_err(e)?
-            .try_get(0)
-            .map_err(e)?;
-        Ok(shown
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .map(|n| n.saturating_add(1)))
-    }
-
-    /// Always true: a server is there to be shared.
-    fn might_be_shared(&self) -> bool {
-        true
-    }
-
-    /// True: the server queues lock requests; an app's `put` waiting on memctl's table locks
-    /// goes first when memctl commits.
-    fn queues_waiting_writers(&self) -> bool {
-        true
-    }
-
     fn for_each_thread(&self, f: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
         // Collected first so that `f` may use this store again; from the cursor a batch of
         // rows at a time, so that the rows and the summaries are never all held together.
@@ -1461,34 +1432,6 @@ impl CheckpointStore for PostgresStore {
         Ok(out)
     }
 
-    /// The saver's tables with their indexes and TOAST (`pg_total_relation_size`): what they
-    /// take on the server. `free_pages` estimates the dead tuples (`pg_stat_user_tables`) a
-    /// `VACUUM` makes reusable; `wal_bytes` is 0 (the server's WAL is not the saver's).
-    fn file_stats(&self) -> Result<FileStats> {
-        let rows = self.query(
-            "SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0)::bigint, \
-                    current_setting('block_size')::bigint, \
-                    COALESCE(sum(CASE WHEN s.n_live_tup + s.n_dead_tup > 0 \
-                        THEN pg_relation_size(c.oid) * s.n_dead_tup / (s.n_live_tup + s.n_dead_tup) END), 0)::bigint \
-             FROM pg_class c LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
-             WHERE c.oid IN (to_regclass('checkpoints'), to_regclass('checkpoint_blobs'), \
-                             to_regclass('checkpoint_writes'), to_regclass('checkpoint_migrations'))",
-            &[],
-        )?;
-        let r = rows.first().ok_or_else(|| anyhow!("no table sizes"))?;
-        let e = |e| self.err(e);
-        let total = r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
-        let page = r.try_get::<_, i64>(1).map_err(e)?.max(1) as u64;
-        let dead = r.try_get::<_, i64>(2).map_err(e)?.max(0) as u64;
-        Ok(FileStats {
-            file_bytes: total,
-            wal_bytes: 0,
-            page_size: page,
-            page_count: total / page,
-            free_pages: dead / page,
-        })
-    }
-
     fn row_counts(&self) -> Result<(u64, u64)> {
         let rows = self.query(
             "SELECT (SELECT count(*) FROM checkpoints), (SELECT count(*) FROM checkpoint_writes)",
@@ -1519,6 +1462,209 @@ impl CheckpointStore for PostgresStore {
             }
         }
         Ok(None)
+    }
+
+    fn append_update(
+        &self,
+        thread_id: &str,
+        ns: &str,
+        rows: &NewRows<'_>,
+        expected_writes: usize,
+        rewrite: Option<BlobRewriter<'_>>,
+    ) -> Result<usize> {
+        self.write_tx(|c| self.append_locked(c, thread_id, ns, rows, expected_writes, rewrite))
+    }
+
+    fn append_updates(&self, items: &[crate::storage::UpdateItem<'_>]) -> Vec<Result<usize>> {
+        self.append_many(items)
+    }
+
+    fn rewrite_thread(
+        &self,
+        thread_id: &str,
+        expected_latest: &str,
+        expected_writes: usize,
+        rewrite: BlobRewriter<'_>,
+    ) -> Result<usize> {
+        self.write_tx(|c| {
+            self.check_unmoved(c, thread_id, "", expected_latest, expected_writes)?;
+            self.scrub_thread(c, thread_id, rewrite)
+        })
+    }
+
+    fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
+        // Set-based, with the locks held: one statement finds the threads that moved (as
+        // `unmoved` decides it, for all of them at once), then one DELETE per table takes the
+        // rest. A handful of round trips per batch instead of five per thread: the locks an
+        // app's `put` waits on are held for that much shorter.
+        let (ids, latest): (Vec<&str>, Vec<&str>) = threads
+            .iter()
+            .map(|(t, l)| (t.as_str(), l.as_str()))
+            .unzip();
+        self.write_tx(|c| {
+            let e = |e| self.err(e);
+            let moved: Vec<String> = c
+                .query(
+                    "SELECT w.thread_id FROM unnest($1::text[], $2::text[]) AS w(thread_id, latest) \
+                     WHERE (SELECT max(c.checkpoint_id COLLATE \"C\") FROM checkpoints c \
+                            WHERE c.thread_id = w.thread_id) IS DISTINCT FROM w.latest \
+                        OR EXISTS (SELECT 1 FROM checkpoint_writes x WHERE x.thread_id = w.thread_id \
+                                   AND x.checkpoint_id COLLATE \"C\" > w.latest)",
+                    &[&ids, &latest],
+                )
+                .map_err(e)?
+                .iter()
+                .map(|r| r.try_get(0))
+                .collect::<Result<_, _>>()
+                .map_err(e)?;
+            let go: Vec<&str> = ids
+                .iter()
+                .copied()
+                .filter(|t| !moved.iter().any(|m| m == t))
+                .collect();
+            let mut deleted = Deleted::default();
+            if go.is_empty() {
+                return Ok((deleted, moved));
+            }
+            let count = |c: &mut Client, sql: &str| -> Result<(u64, u64)> {
+                let r = c.query_one(sql, &[&go]).map_err(e)?;
+                Ok((
+                    r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64,
+                    r.try_get::<_, Option<i64>>(1).map_err(e)?.unwrap_or(0).max(0) as u64,
+                ))
+            };
+            let (cps, cp_bytes) = count(
+                c,
+                "WITH d AS (DELETE FROM checkpoints WHERE thread_id = ANY($1) \
+                   RETURNING pg_column_size(checkpoint) + pg_column_size(metadata) AS n) \
+                 SELECT count(*), sum(n)::bigint FROM d",
+            )?;
+            let (wrs, wr_bytes) = count(
+                c,
+                "WITH d AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1) RETURNING octet_length(blob) AS n) \
+                 SELECT count(*), sum(n)::bigint FROM d",
+            )?;
+            let (_, blob_bytes) = count(
+                c,
+                "WITH d AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1) RETURNING COALESCE(octet_length(blob), 0) AS n) \
+                 SELECT count(*), sum(n)::bigint FROM d",
+            )?;
+            deleted.add(Deleted {
+                threads: go.len() as u64,
+                checkpoints: cps,
+                writes: wrs,
+                bytes: cp_bytes + wr_bytes + blob_bytes,
+            });
+            Ok((deleted, moved))
+        })
+    }
+
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn searched(&self) -> Vec<String> {
+        vec![
+            "every row of checkpoints, checkpoint_blobs and checkpoint_writes (the server's files are out of reach)".into(),
+        ]
+    }
+
+    fn out_of_reach(&self) -> Vec<String> {
+        vec![OUT_OF_REACH.into()]
+    }
+
+    fn visit_thread(
+        &self,
+        thread_id: &str,
+        f: &mut dyn FnMut(crate::storage::ThreadRow) -> Result<()>,
+    ) -> Result<()> {
+        if self.tables_pending() {
+            return Ok(());
+        }
+        self.visit_whole_thread(thread_id, f)
+    }
+
+    fn visit_values(
+        &self,
+        thread_id: &str,
+        f: &mut dyn FnMut(crate::storage::ThreadValue<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.visit_stored_values(thread_id, f)
+    }
+
+    fn write_thread_from(
+        &self,
+        thread_id: &str,
+        replace: bool,
+        feed: crate::storage::RowFeed<'_>,
+    ) -> Result<crate::storage::WrittenThread> {
+        self.write_thread_rows(thread_id, replace, feed)
+    }
+
+    fn can_hold(&self, thread_id: &str, row: crate::storage::RowRef<'_>) -> Result<()> {
+        self.check_row(thread_id, row)
+    }
+
+    fn space(&self) -> Option<&dyn crate::storage::Space> {
+        Some(self)
+    }
+
+    fn server_account(&self) -> Option<&dyn crate::storage::ServerAccount> {
+        Some(self)
+    }
+
+    fn maintenance(&self) -> Option<&dyn crate::storage::Maintenance> {
+        Some(self)
+    }
+
+    fn forensics(&self) -> Option<&dyn crate::storage::Forensics> {
+        Some(self)
+    }
+
+    fn batches(&self) -> Option<&dyn crate::storage::Batches> {
+        Some(self)
+    }
+
+    fn gc(&self) -> Option<&dyn crate::storage::Gc> {
+        Some(self)
+    }
+
+    fn sharing(&self) -> Option<&dyn crate::storage::Sharing> {
+        Some(self)
+    }
+
+    fn rewriter(&self) -> Option<&dyn crate::storage::RewriteValues> {
+        Some(self)
+    }
+}
+
+impl Space for PostgresStore {
+    /// The saver's tables with their indexes and TOAST (`pg_total_relation_size`): what they
+    /// take on the server. `free_pages` estimates the dead tuples (`pg_stat_user_tables`) a
+    /// `VACUUM` makes reusable; `wal_bytes` is 0 (the server's WAL is not the saver's).
+    fn file_stats(&self) -> Result<FileStats> {
+        let rows = self.query(
+            "SELECT COALESCE(sum(pg_total_relation_size(c.oid)), 0)::bigint, \
+                    current_setting('block_size')::bigint, \
+                    COALESCE(sum(CASE WHEN s.n_live_tup + s.n_dead_tup > 0 \
+                        THEN pg_relation_size(c.oid) * s.n_dead_tup / (s.n_live_tup + s.n_dead_tup) END), 0)::bigint \
+             FROM pg_class c LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid \
+             WHERE c.oid IN (to_regclass('checkpoints'), to_regclass('checkpoint_blobs'), \
+                             to_regclass('checkpoint_writes'), to_regclass('checkpoint_migrations'))",
+            &[],
+        )?;
+        let r = rows.first().ok_or_else(|| anyhow!("no table sizes"))?;
+        let e = |e| self.err(e);
+        let total = r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64;
+        let page = r.try_get::<_, i64>(1).map_err(e)?.max(1) as u64;
+        let dead = r.try_get::<_, i64>(2).map_err(e)?.max(0) as u64;
+        Ok(FileStats {
+            file_bytes: total,
+            wal_bytes: 0,
+            page_size: page,
+            page_count: total / page,
+            free_pages: dead / page,
+        })
     }
 
     fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
@@ -1594,11 +1740,13 @@ impl CheckpointStore for PostgresStore {
             namespaces_without_root: n(2)?,
         })
     }
+}
 
+impl ServerAccount for PostgresStore {
     /// Sizes and dead rows from the server's catalogs and statistics (the statistics are
     /// the server's estimates, updated as sessions end their transactions); blob bytes per
     /// channel and orphaned blobs from the rows.
-    fn server_space(&self) -> Result<Option<ServerSpace>> {
+    fn server_space(&self) -> Result<ServerSpace> {
         let e = |e| self.err(e);
         let n = |r: &postgres::Row, i: usize| -> Result<u64> {
             Ok(r.try_get::<_, Option<i64>>(i)
@@ -1656,37 +1804,52 @@ impl CheckpointStore for PostgresStore {
         space.orphaned_blob_bytes = n(r, 1)?;
         space.index_advice = self.index_advice()?;
         space.thread_index_advice = self.thread_index_advice()?;
-        Ok(Some(space))
+        Ok(space)
     }
+}
 
-    fn append_update(
-        &self,
-        thread_id: &str,
-        ns: &str,
-        rows: &NewRows<'_>,
-        expected_writes: usize,
-        rewrite: Option<BlobRewriter<'_>>,
-    ) -> Result<usize> {
-        self.write_tx(|c| self.append_locked(c, thread_id, ns, rows, expected_writes, rewrite))
+impl Maintenance for PostgresStore {
+    /// `VACUUM (ANALYZE)` on the saver's tables: dead rows become reusable space and the
+    /// planner's statistics are fresh. It does not give the space back to the operating
+    /// system (that takes `VACUUM FULL`, which locks the tables out for the app), and it does
+    /// not overwrite freed bytes: deleted values can stay in free space of the table files,
+    /// in the server's WAL and archives, and in backups until those are recycled; memctl
+    /// cannot reach them.
+    fn vacuum(&self) -> Result<()> {
+        if self.access == Access::ReadOnly {
+            bail!("vacuum needs a read-write connection");
+        }
+        self.client()
+            .batch_execute("VACUUM (ANALYZE) checkpoints, checkpoint_blobs, checkpoint_writes")
+            .map_err(|e| self.err(e))
     }
+}
 
-    fn append_updates(&self, items: &[crate::storage::UpdateItem<'_>]) -> Vec<Result<usize>> {
-        self.append_many(items)
+impl Forensics for PostgresStore {
+    /// Rows only: every checkpoint JSONB and metadata, blob row and write row is searched on
+    /// the server. The server's files (free space in the table files, WAL, backups) are out
+    /// of memctl's reach, so `raw` stays empty.
+    fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
+        let mut out = Vec::new();
+        let holding = self.rows_holding_all(texts)?;
+        for (text, rows) in texts.iter().zip(holding) {
+            let (here, elsewhere): (Vec<_>, Vec<_>) =
+                rows.into_iter().partition(|(t, _)| t == thread_id);
+            if here.is_empty() && elsewhere.is_empty() {
+                continue;
+            }
+            out.push(Leftover {
+                text: text.clone(),
+                in_thread: here.into_iter().map(|(_, p)| p).collect(),
+                other_threads: elsewhere.into_iter().map(|(_, p)| p).collect(),
+                raw: vec![],
+            });
+        }
+        Ok(out)
     }
+}
 
-    fn rewrite_thread(
-        &self,
-        thread_id: &str,
-        expected_latest: &str,
-        expected_writes: usize,
-        rewrite: BlobRewriter<'_>,
-    ) -> Result<usize> {
-        self.write_tx(|c| {
-            self.check_unmoved(c, thread_id, "", expected_latest, expected_writes)?;
-            self.scrub_thread(c, thread_id, rewrite)
-        })
-    }
-
+impl Batches for PostgresStore {
     fn begin_batch(&self) -> Result<()> {
         let mut c = self.client();
         if self.before_write(&mut c)?.is_some() {
@@ -1716,74 +1879,9 @@ impl CheckpointStore for PostgresStore {
     fn end_batches(&self) -> Result<()> {
         self.commit_batch()
     }
+}
 
-    fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
-        // Set-based, with the locks held: one statement finds the threads that moved (as
-        // `unmoved` decides it, for all of them at once), then one DELETE per table takes the
-        // rest. A handful of round trips per batch instead of five per thread: the locks an
-        // app's `put` waits on are held for that much shorter.
-        let (ids, latest): (Vec<&str>, Vec<&str>) = threads
-            .iter()
-            .map(|(t, l)| (t.as_str(), l.as_str()))
-            .unzip();
-        self.write_tx(|c| {
-            let e = |e| self.err(e);
-            let moved: Vec<String> = c
-                .query(
-                    "SELECT w.thread_id FROM unnest($1::text[], $2::text[]) AS w(thread_id, latest) \
-                     WHERE (SELECT max(c.checkpoint_id COLLATE \"C\") FROM checkpoints c \
-                            WHERE c.thread_id = w.thread_id) IS DISTINCT FROM w.latest \
-                        OR EXISTS (SELECT 1 FROM checkpoint_writes x WHERE x.thread_id = w.thread_id \
-                                   AND x.checkpoint_id COLLATE \"C\" > w.latest)",
-                    &[&ids, &latest],
-                )
-                .map_err(e)?
-                .iter()
-                .map(|r| r.try_get(0))
-                .collect::<Result<_, _>>()
-                .map_err(e)?;
-            let go: Vec<&str> = ids
-                .iter()
-                .copied()
-                .filter(|t| !moved.iter().any(|m| m == t))
-                .collect();
-            let mut deleted = Deleted::default();
-            if go.is_empty() {
-                return Ok((deleted, moved));
-            }
-            let count = |c: &mut Client, sql: &str| -> Result<(u64, u64)> {
-                let r = c.query_one(sql, &[&go]).map_err(e)?;
-                Ok((
-                    r.try_get::<_, i64>(0).map_err(e)?.max(0) as u64,
-                    r.try_get::<_, Option<i64>>(1).map_err(e)?.unwrap_or(0).max(0) as u64,
-                ))
-            };
-            let (cps, cp_bytes) = count(
-                c,
-                "WITH d AS (DELETE FROM checkpoints WHERE thread_id = ANY($1) \
-                   RETURNING pg_column_size(checkpoint) + pg_column_size(metadata) AS n) \
-                 SELECT count(*), sum(n)::bigint FROM d",
-            )?;
-            let (wrs, wr_bytes) = count(
-                c,
-                "WITH d AS (DELETE FROM checkpoint_writes WHERE thread_id = ANY($1) RETURNING octet_length(blob) AS n) \
-                 SELECT count(*), sum(n)::bigint FROM d",
-            )?;
-            let (_, blob_bytes) = count(
-                c,
-                "WITH d AS (DELETE FROM checkpoint_blobs WHERE thread_id = ANY($1) RETURNING COALESCE(octet_length(blob), 0) AS n) \
-                 SELECT count(*), sum(n)::bigint FROM d",
-            )?;
-            deleted.add(Deleted {
-                threads: go.len() as u64,
-                checkpoints: cps,
-                writes: wrs,
-                bytes: cp_bytes + wr_bytes + blob_bytes,
-            });
-            Ok((deleted, moved))
-        })
-    }
-
+impl Gc for PostgresStore {
     fn apply_gc(
         &self,
         thread_id: &str,
@@ -1869,7 +1967,7 @@ impl CheckpointStore for PostgresStore {
     }
 
     /// One transaction for all of them, each thread a savepoint (see
-    /// [`CheckpointStore::begin_batch`]): the table locks are taken once. Taking them once per
+    /// [`Batches::begin_batch`]): the table locks are taken once. Taking them once per
     /// thread made gc wait a second (`deadlock_timeout`) each time autovacuum had started on
     /// one of the tables after gc's own deletions, until the server cancelled it.
     fn apply_gc_many(&self, items: &[crate::storage::GcItem<'_>]) -> Result<Vec<Option<Deleted>>> {
@@ -1891,100 +1989,50 @@ impl CheckpointStore for PostgresStore {
         self.commit_batch()?;
         Ok(out)
     }
+}
 
-    /// `VACUUM (ANALYZE)` on the saver's tables: dead rows become reusable space and the
-    /// planner's statistics are fresh. It does not give the space back to the operating
-    /// system (that takes `VACUUM FULL`, which locks the tables out for the app), and it does
-    /// not overwrite freed bytes: deleted values can stay in free space of the table files,
-    /// in the server's WAL and archives, and in backups until those are recycled; memctl
-    /// cannot reach them.
-    fn vacuum(&self) -> Result<()> {
-        if self.access == Access::ReadOnly {
-            bail!("vacuum needs a read-write connection");
-        }
-        self.client()
-            .batch_execute("VACUUM (ANALYZE) checkpoints, checkpoint_blobs, checkpoint_writes")
-            .map_err(|e| self.err(e))
+impl Sharing for PostgresStore {
+    /// `max_parallel_workers_per_gather` + 1 (read with `missing_ok`: a server without the
+    /// setting gives none, and this store's transaction stays usable).
+    fn query_parallelism(&self) -> Result<Option<usize>> {
+        let mut c = self.client();
+        let e = |e| self.err(e);
+        let shown: Option<String> = c
+            .query_one(
+                "SELECT current_setting('max_parallel_workers_per_gather', true)",
+                &[],
+            )
+            .map_err(e)?
+            .try_get(0)
+            .map_err(e)?;
+        Ok(shown
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .map(|n| n.saturating_add(1)))
     }
 
-    /// Rows only: every checkpoint JSONB and metadata, blob row and write row is searched on
-    /// the server. The server's files (free space in the table files, WAL, backups) are out
-    /// of memctl's reach, so `raw` stays empty.
-    fn backend(&self) -> &'static str {
-        "postgres"
+    /// Always true: a server is there to be shared.
+    fn might_be_shared(&self) -> bool {
+        true
     }
 
-    fn searched(&self) -> Vec<String> {
-        vec![
-            "every row of checkpoints, checkpoint_blobs and checkpoint_writes (the server's files are out of reach)".into(),
-        ]
+    /// True: the server queues lock requests; an app's `put` waiting on memctl's table locks
+    /// goes first when memctl commits.
+    fn queues_waiting_writers(&self) -> bool {
+        true
     }
 
-    fn out_of_reach(&self) -> Vec<String> {
-        vec![OUT_OF_REACH.into()]
+    /// False: a reader's snapshot (MVCC) blocks no writer.
+    fn second_reader_stalls_writes(&self) -> bool {
+        false
     }
+}
 
-    /// None: the server's files are out of memctl's reach (its rows are searched instead).
-    fn raw_places_matching(&self, _: &mut dyn FnMut(&[u8]) -> bool) -> Result<Vec<String>> {
-        Ok(vec![])
-    }
-
-    fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
-        let mut out = Vec::new();
-        let holding = self.rows_holding_all(texts)?;
-        for (text, rows) in texts.iter().zip(holding) {
-            let (here, elsewhere): (Vec<_>, Vec<_>) =
-                rows.into_iter().partition(|(t, _)| t == thread_id);
-            if here.is_empty() && elsewhere.is_empty() {
-                continue;
-            }
-            out.push(Leftover {
-                text: text.clone(),
-                in_thread: here.into_iter().map(|(_, p)| p).collect(),
-                other_threads: elsewhere.into_iter().map(|(_, p)| p).collect(),
-                raw: vec![],
-            });
-        }
-        Ok(out)
-    }
-
+impl RewriteValues for PostgresStore {
     /// A page of the pass over every stored value: the `checkpoint_blobs` rows (each one
     /// channel's value; `empty` rows hold none), then the `checkpoint_writes` rows, each in
     /// primary-key order from the key the last page ended on. Rows an app adds behind the
     /// cursor during the pass are not visited (the app writes them with its current key). A
     /// write page is one transaction holding the write locks, as every change memctl makes.
-    fn visit_thread(
-        &self,
-        thread_id: &str,
-        f: &mut dyn FnMut(crate::storage::ThreadRow) -> Result<()>,
-    ) -> Result<()> {
-        if self.tables_pending() {
-            return Ok(());
-        }
-        self.visit_whole_thread(thread_id, f)
-    }
-
-    fn visit_values(
-        &self,
-        thread_id: &str,
-        f: &mut dyn FnMut(crate::storage::ThreadValue<'_>) -> Result<()>,
-    ) -> Result<()> {
-        self.visit_stored_values(thread_id, f)
-    }
-
-    fn write_thread_from(
-        &self,
-        thread_id: &str,
-        replace: bool,
-        feed: crate::storage::RowFeed<'_>,
-    ) -> Result<crate::storage::WrittenThread> {
-        self.write_thread_rows(thread_id, replace, feed)
-    }
-
-    fn can_hold(&self, thread_id: &str, row: crate::storage::RowRef<'_>) -> Result<()> {
-        self.check_row(thread_id, row)
-    }
-
     fn rewrite_values(
         &self,
         from: ValueCursor,
@@ -2006,7 +2054,7 @@ impl CheckpointStore for PostgresStore {
 }
 
 impl PostgresStore {
-    /// [`CheckpointStore::rewrite_values`] on the connection `c`: the rows of `kind` after
+    /// [`RewriteValues::rewrite_values`] on the connection `c`: the rows of `kind` after
     /// the primary key `after` (all of them when empty).
     fn value_page(
         &self,
@@ -2156,7 +2204,7 @@ impl Setup {
 
 /// A database without one of `PostgresSaver`'s tables (the first missing one named): not a
 /// saver's database (a caller may find a LangGraph store alone there, see
-/// [`no_checkpoints::saver_of_store_only`]).
+/// [`StoreOnly::find`]).
 #[derive(Debug, thiserror::Error)]
 #[error("'{shown}' has no '{table}' table in {where_}: not a PostgresSaver database (name the saver's schema with --schema NAME or ?schema=NAME in the URL if it uses another one)")]
 pub struct NoSaverTable {
@@ -2188,6 +2236,174 @@ pub(crate) fn tables_found(c: &mut Client, tables: &[&str]) -> Result<Vec<bool>,
     .iter()
     .map(|r| r.try_get(0))
     .collect()
+}
+
+/// A Postgres database that holds `PostgresStore`'s `store` table and none of
+/// `PostgresSaver`'s tables (an app using the store alone): the Postgres backend knowing it
+/// has no checkpoint tables. It answers the core queries as a saver with no thread does
+/// (no thread, no namespace, no row; nothing searched) and refuses every write of checkpoint
+/// rows with one line, so no checkpoint table is ever made in it as a side effect; of the
+/// capabilities it has only [`ServerAccount`] (the server accounts nothing to a saver there).
+/// `forget`, `stats`, `find` and `migrate` thus cover its store alone (read and changed
+/// through [`store::PgItemStore`]). Nothing here touches the database after the catalog look
+/// of [`StoreOnly::find`]. (A SQLite file in the same case is read through a `SqliteStore`
+/// of its own, see [`crate::storage::sqlite::store::saver_of_store_only`]: its file-level work,
+/// free pages zeroed and every byte searched after a `forget`, needs the file's connection.)
+#[derive(Debug, Clone)]
+pub struct StoreOnly {
+    /// The database as messages show it (password masked).
+    shown: String,
+}
+
+impl StoreOnly {
+    /// When the database `url` names (its tables looked up in `schema`, else the URL's
+    /// `schema=`, else the `search_path`, as [`PostgresStore::open`] looks them up) holds
+    /// `PostgresStore`'s `store` table and none of `PostgresSaver`'s tables: that database.
+    /// `None` otherwise (no store, or some of the saver's tables: the caller's first error
+    /// stands). Reads the catalog only.
+    pub fn find(url: &str, schema: Option<&str>, busy_timeout: Duration) -> Result<Option<Self>> {
+        let mut target = Target::parse(url, Duration::from_secs(10).max(busy_timeout))?;
+        if let Some(s) = schema {
+            target.use_schema(s)?;
+        }
+        let mut client = target.connect_session(busy_timeout)?;
+        let mut tables = vec!["store"];
+        tables.extend(SAVER_TABLES);
+        let found = tables_found(&mut client, &tables).map_err(|e| target.error(&e))?;
+        let store_only = found.first() == Some(&true) && !found[1..].contains(&true);
+        Ok(store_only.then(|| StoreOnly {
+            shown: target.shown.clone(),
+        }))
+    }
+
+    /// The one line a write of checkpoint rows gets.
+    fn refuse<T>(&self) -> Result<T> {
+        bail!(
+            "'{}' has no checkpoint tables (a LangGraph store only): memctl writes no checkpoint there and does not create the saver's tables",
+            self.shown
+        )
+    }
+}
+
+impl CheckpointStore for StoreOnly {
+    /// The current layout's (no table says otherwise).
+    fn generation(&self) -> SchemaGeneration {
+        SchemaGeneration::V3
+    }
+
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn reopen_read_only(&self) -> Result<Box<dyn CheckpointStore>> {
+        Ok(Box::new(self.clone()))
+    }
+
+    fn server_account(&self) -> Option<&dyn ServerAccount> {
+        Some(self)
+    }
+
+    /// No thread: there is no checkpoint table.
+    fn for_each_thread(&self, _: &mut dyn FnMut(ThreadSummary) -> Result<()>) -> Result<()> {
+        Ok(())
+    }
+
+    fn summaries_of(&self, _: &[String]) -> Result<Vec<ThreadSummary>> {
+        Ok(vec![])
+    }
+
+    fn namespaces(&self, _: &str) -> Result<Vec<String>> {
+        Ok(vec![])
+    }
+
+    fn checkpoints(&self, _: &str, _: &str) -> Result<Vec<CheckpointRow>> {
+        Ok(vec![])
+    }
+
+    fn checkpoint(&self, _: &str, _: &str, _: Option<&str>) -> Result<Option<CheckpointRow>> {
+        Ok(None)
+    }
+
+    fn write_counts(&self, _: &str, _: &str) -> Result<HashMap<String, usize>> {
+        Ok(HashMap::new())
+    }
+
+    fn metadata(&self, _: &str, _: &str) -> Result<Vec<(String, Option<Vec<u8>>)>> {
+        Ok(vec![])
+    }
+
+    fn writes(&self, _: &str, _: &str, _: &str) -> Result<Vec<WriteRow>> {
+        Ok(vec![])
+    }
+
+    fn checkpoint_infos(&self, _: &str) -> Result<Vec<CheckpointInfo>> {
+        Ok(vec![])
+    }
+
+    fn row_counts(&self) -> Result<(u64, u64)> {
+        Ok((0, 0))
+    }
+
+    fn an_encrypted_value(&self) -> Result<Option<(String, Vec<u8>)>> {
+        Ok(None)
+    }
+
+    /// No checkpoint row to search (the store's rows are searched by the caller).
+    fn searched(&self) -> Vec<String> {
+        vec![]
+    }
+
+    fn out_of_reach(&self) -> Vec<String> {
+        vec![OUT_OF_REACH.into()]
+    }
+
+    fn append_update(
+        &self,
+        _: &str,
+        _: &str,
+        _: &NewRows<'_>,
+        _: usize,
+        _: Option<BlobRewriter<'_>>,
+    ) -> Result<usize> {
+        self.refuse()
+    }
+
+    fn rewrite_thread(&self, _: &str, _: &str, _: usize, _: BlobRewriter<'_>) -> Result<usize> {
+        self.refuse()
+    }
+
+    /// Nothing to delete: no thread is here (any thread named is refused).
+    fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
+        match threads.is_empty() {
+            true => Ok((Deleted::default(), vec![])),
+            false => self.refuse(),
+        }
+    }
+
+    fn visit_thread(
+        &self,
+        _: &str,
+        _: &mut dyn FnMut(crate::storage::ThreadRow) -> Result<()>,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    fn write_thread_from(
+        &self,
+        _: &str,
+        _: bool,
+        _: crate::storage::RowFeed<'_>,
+    ) -> Result<crate::storage::WrittenThread> {
+        self.refuse()
+    }
+}
+
+impl ServerAccount for StoreOnly {
+    /// None of the saver's tables is there: the server accounts nothing to it (an empty
+    /// account, which `stats` shows as a server's, not a file's).
+    fn server_space(&self) -> Result<ServerSpace> {
+        Ok(ServerSpace::default())
+    }
 }
 
 /// What keeps a Postgres database's deleted bytes beyond memctl's reach (forget's receipt).
@@ -2524,6 +2740,40 @@ fn wrap_channel(channel: &str, blob: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::codec::msgpack::{self, Value};
+
+    /// A Postgres database without the saver's tables answers the core with no thread,
+    /// refuses writes with one line, and has the server's (empty) account and no other
+    /// capability: a caller needing one is told it is not there.
+    #[test]
+    fn a_store_only_database_has_no_thread_and_no_saver_capability() {
+        let db = StoreOnly {
+            shown: "postgresql://app@db/app".into(),
+        };
+        assert!(db.latest_root_ids().expect("reads").is_empty());
+        assert!(!db.thread_exists("t-1").expect("reads"));
+        assert_eq!(db.count_threads_after("").expect("reads"), 0);
+        assert!(db.metadata_of(&["t-1"]).expect("reads").concat().is_empty());
+        let refused = db
+            .delete_threads(&[("t-1".into(), "1".into())])
+            .expect_err("an error");
+        assert!(
+            refused.to_string().contains("has no checkpoint tables"),
+            "{refused}"
+        );
+        assert!(db.maintenance().is_none() && db.space().is_none() && db.gc().is_none());
+        assert!(db.batches().is_none() && db.forensics().is_none() && db.raw_bytes().is_none());
+        assert!(db.sharing().is_none() && db.rewriter().is_none());
+        let account = db.server_account().expect("a server's account");
+        assert!(account.server_space().expect("reads").tables.is_empty());
+        let e = db
+            .maintenance()
+            .map(|_| ())
+            .ok_or_else(|| db.lacks("vacuum"));
+        assert_eq!(
+            e.expect_err("an error").to_string(),
+            "`vacuum` is not a postgres operation"
+        );
+    }
 
     fn split_of(messages: Value) -> pgformat::Split {
         let cp = Value::map(vec![

@@ -362,12 +362,6 @@ impl ItemStore for PgItemStore {
         self.read_rows("prefix = $1 AND key = ANY($2)", "", &[&prefix, &keys])
     }
 
-    fn vector_rows(&self, _items: &[(String, String)]) -> Result<Vec<VectorRow>> {
-        // pgvector's embeddings are not read: `migrate` moves a store with vectors only
-        // between SQLite files (see commands/migrate_store.rs).
-        Ok(vec![])
-    }
-
     fn write_rows(
         &mut self,
         rows: &[StoreRow],
@@ -502,6 +496,49 @@ impl ItemStore for PgItemStore {
         Ok(())
     }
 
+    fn delete_unchanged_batch(
+        &mut self,
+        prefix: &str,
+        items: &[(String, Vec<u8>)],
+        dry_run: bool,
+    ) -> Result<Removal> {
+        let keys: Vec<&str> = items.iter().map(|(k, _)| k.as_str()).collect();
+        // The values as `value::text` gave them (what for_each_item read).
+        let values: Vec<String> = items
+            .iter()
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+            .collect();
+        self.remove(
+            "prefix = $1 AND (key, value::text) IN (SELECT * FROM unnest($2::text[], $3::text[]))",
+            &[&prefix, &keys, &values],
+            dry_run,
+        )
+    }
+
+    fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
+        if !self.has_ttl || dry_run {
+            return self.remove(self.expired_sql(), &[], dry_run);
+        }
+        // One statement (its own transaction) per batch: row locks are held for one batch,
+        // never for the whole sweep. A row the app holds is waited for, and its expires_at
+        // checked again once the app commits (READ COMMITTED), so an item the app refreshed
+        // meanwhile is not taken.
+        let batch = format!(
+            "{EXPIRED} AND (prefix, key) IN (SELECT prefix, key FROM store WHERE {EXPIRED} LIMIT {SWEEP_BATCH})"
+        );
+        in_batches(|| self.remove(&batch, &[], false))
+    }
+
+    fn vectors(&self) -> Option<&dyn crate::storage::store::Vectors> {
+        Some(self)
+    }
+
+    fn maintenance(&self) -> Option<&dyn crate::storage::store::Maintenance> {
+        Some(self)
+    }
+}
+
+impl crate::storage::store::Vectors for PgItemStore {
     fn vectors_of(&self, items: &[(String, String)]) -> Result<u64> {
         if !self.has_vectors || items.is_empty() {
             return Ok(0);
@@ -537,8 +574,10 @@ impl ItemStore for PgItemStore {
         let b: i64 = r.try_get(1).map_err(|e| self.err(e))?;
         Ok((n.max(0) as u64, b.max(0) as u64))
     }
+}
 
-    fn vacuum(&self) -> Result<bool> {
+impl crate::storage::store::Maintenance for PgItemStore {
+    fn vacuum(&self) -> Result<()> {
         let tables = if self.has_vectors {
             "store, store_vectors"
         } else {
@@ -547,40 +586,6 @@ impl ItemStore for PgItemStore {
         self.client
             .borrow_mut()
             .batch_execute(&format!("VACUUM (ANALYZE) {tables}"))
-            .map_err(|e| self.err(e))?;
-        Ok(true)
-    }
-
-    fn delete_unchanged_batch(
-        &mut self,
-        prefix: &str,
-        items: &[(String, Vec<u8>)],
-        dry_run: bool,
-    ) -> Result<Removal> {
-        let keys: Vec<&str> = items.iter().map(|(k, _)| k.as_str()).collect();
-        // The values as `value::text` gave them (what for_each_item read).
-        let values: Vec<String> = items
-            .iter()
-            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
-            .collect();
-        self.remove(
-            "prefix = $1 AND (key, value::text) IN (SELECT * FROM unnest($2::text[], $3::text[]))",
-            &[&prefix, &keys, &values],
-            dry_run,
-        )
-    }
-
-    fn sweep(&mut self, dry_run: bool) -> Result<Removal> {
-        if !self.has_ttl || dry_run {
-            return self.remove(self.expired_sql(), &[], dry_run);
-        }
-        // One statement (its own transaction) per batch: row locks are held for one batch,
-        // never for the whole sweep. A row the app holds is waited for, and its expires_at
-        // checked again once the app commits (READ COMMITTED), so an item the app refreshed
-        // meanwhile is not taken.
-        let batch = format!(
-            "{EXPIRED} AND (prefix, key) IN (SELECT prefix, key FROM store WHERE {EXPIRED} LIMIT {SWEEP_BATCH})"
-        );
-        in_batches(|| self.remove(&batch, &[], false))
+            .map_err(|e| self.err(e))
     }
 }

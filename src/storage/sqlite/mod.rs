@@ -22,8 +22,9 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row};
 use crate::codec::pieces::Pieces;
 
 use crate::storage::{
-    BlobKind, BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow, CheckpointStore,
-    Deleted, FileStats, Leftover, MetadataRow, NewRows, Orphans, PageSize, SchemaGeneration,
+    Batches, BlobKind, BlobRewriter, CheckpointInfo, CheckpointRewrite, CheckpointRow,
+    CheckpointStore, Deleted, FileStats, Forensics, Gc, Leftover, Maintenance, MetadataRow,
+    NewRows, Orphans, PageSize, RawBytes, RewriteValues, SchemaGeneration, Sharing, Space,
     ThreadMoved, ThreadSummary, ValueCursor, ValuePage, ValueRewriter, WriteRow,
 };
 
@@ -59,7 +60,7 @@ pub struct SqliteStore {
     /// The WAL checkpointer of a batch rewrite (`None` inside until the first batch;
     /// `Some(None)` when the file is not in WAL mode).
     checkpointer: std::sync::Mutex<Option<Option<wal::WalCheckpointer>>>,
-    /// The last [`CheckpointStore::find_leftovers`] searched the file's free space only.
+    /// The last [`crate::storage::Forensics::find_leftovers`] searched the file's free space only.
     searched_free_space: std::cell::Cell<bool>,
 }
 
@@ -194,24 +195,6 @@ impl CheckpointStore for SqliteStore {
         self.generation
     }
 
-    /// False when no other connection had the database open when memctl opened it: a
-    /// WAL-mode file (what SqliteSaver leaves) without a `-wal` file. True otherwise, including
-    /// every file in another journal mode (there, memctl cannot tell).
-    fn might_be_shared(&self) -> bool {
-        self.shared
-    }
-
-    /// False: an app waiting for the write lock polls from its busy handler.
-    fn queues_waiting_writers(&self) -> bool {
-        false
-    }
-
-    /// True: a read held open beside a write run blocks WAL checkpoints (and, in
-    /// rollback-journal mode, the writer); a write run pages on its own handle instead.
-    fn second_reader_stalls_writes(&self) -> bool {
-        true
-    }
-
     /// Keyset pages on this handle (`sqlite::pages`).
     fn page_threads(
         &self,
@@ -288,33 +271,12 @@ impl CheckpointStore for SqliteStore {
         SqliteStore::infos(self, thread_id)
     }
 
-    fn file_stats(&self) -> Result<FileStats> {
-        SqliteStore::stats_of_file(self)
-    }
-
     fn row_counts(&self) -> Result<(u64, u64)> {
         SqliteStore::counts(self)
     }
 
     fn an_encrypted_value(&self) -> Result<Option<(String, Vec<u8>)>> {
         SqliteStore::encrypted_value(self)
-    }
-
-    fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
-        SqliteStore::bytes_by_channel(self)
-    }
-
-    fn for_each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        SqliteStore::each_checkpoint_blob(self, f)
-    }
-
-    fn orphans(&self) -> Result<Orphans> {
-        SqliteStore::orphan_rows(self)
-    }
-
-    /// A file: its space is in `file_stats`.
-    fn server_space(&self) -> Result<Option<crate::storage::ServerSpace>> {
-        Ok(None)
     }
 
     fn append_update(
@@ -338,14 +300,6 @@ impl CheckpointStore for SqliteStore {
         self.scrub_in_place(thread_id, expected_latest, expected_writes, rewrite)
     }
 
-    fn files(&self) -> Vec<PathBuf> {
-        vec![self.path.clone(), sidecar(&self.path, "-wal")]
-    }
-
-    fn free_space(&self) -> Result<Option<Vec<(u64, u64)>>> {
-        SqliteStore::free_space(self)
-    }
-
     fn backend(&self) -> &'static str {
         "sqlite"
     }
@@ -366,101 +320,8 @@ impl CheckpointStore for SqliteStore {
         ]
     }
 
-    fn raw_places_matching(&self, matches: &mut dyn FnMut(&[u8]) -> bool) -> Result<Vec<String>> {
-        const OVERLAP: usize = 64 << 10;
-        if let Some(ranges) = SqliteStore::free_space(self)? {
-            let mut found = false;
-            freemap::search_ranges(&self.path, &ranges, OVERLAP, &mut |piece| {
-                found = matches(piece);
-                !found
-            })?;
-            return Ok(match found {
-                true => vec![self.path.display().to_string()],
-                false => vec![],
-            });
-        }
-        let mut hits = Vec::new();
-        for path in self.files() {
-            let mut found = false;
-            read_in_pieces(&path, OVERLAP, &mut |piece| {
-                found = matches(piece);
-                !found
-            })?;
-            if found {
-                hits.push(path.display().to_string());
-            }
-        }
-        Ok(hits)
-    }
-
-    fn begin_batch(&self) -> Result<()> {
-        self.begin()
-    }
-
-    fn commit_batch(&self) -> Result<()> {
-        self.commit()
-    }
-
-    fn end_batches(&self) -> Result<()> {
-        self.end()
-    }
-
     fn delete_threads(&self, threads: &[(String, String)]) -> Result<(Deleted, Vec<String>)> {
         SqliteStore::delete_whole_threads(self, threads)
-    }
-
-    fn apply_gc(
-        &self,
-        thread_id: &str,
-        delete: &[(String, String)],
-        orphaned: &[(String, String)],
-        rewrites: &[CheckpointRewrite],
-        expected_latest: &str,
-    ) -> Result<Option<Deleted>> {
-        SqliteStore::delete_checkpoints(
-            self,
-            thread_id,
-            delete,
-            orphaned,
-            rewrites,
-            expected_latest,
-        )
-    }
-
-    fn vacuum(&self) -> Result<()> {
-        self.check_vacuum_beside_app()?;
-        self.vacuum_or_busy()
-    }
-
-    fn zero_deleted_content(&self) -> Result<()> {
-        self.conn
-            .execute_batch("PRAGMA secure_delete = ON")
-            .map_err(|e| self.sql_error(e))
-    }
-
-    fn erase_freed(&self) -> Result<crate::storage::Erased> {
-        Ok(crate::storage::Erased {
-            pages_zeroed: Some(self.zero_free_pages()?),
-            vacuumed: false,
-        })
-    }
-
-    fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
-        self.leftovers(thread_id, texts)
-    }
-
-    fn searched_free_space(&self) -> bool {
-        self.searched_free_space.get()
-    }
-
-    fn rewrite_values(
-        &self,
-        from: ValueCursor,
-        size: PageSize,
-        write: bool,
-        rewrite: ValueRewriter<'_>,
-    ) -> Result<ValuePage> {
-        self.value_page(from, size, write, rewrite)
     }
 
     fn visit_thread(
@@ -856,6 +717,194 @@ impl CheckpointStore for SqliteStore {
             .map_err(|e| self.sql_error(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.sql_error(e))
+    }
+
+    fn space(&self) -> Option<&dyn crate::storage::Space> {
+        Some(self)
+    }
+
+    fn maintenance(&self) -> Option<&dyn crate::storage::Maintenance> {
+        Some(self)
+    }
+
+    fn forensics(&self) -> Option<&dyn crate::storage::Forensics> {
+        Some(self)
+    }
+
+    fn raw_bytes(&self) -> Option<&dyn crate::storage::RawBytes> {
+        Some(self)
+    }
+
+    fn batches(&self) -> Option<&dyn crate::storage::Batches> {
+        Some(self)
+    }
+
+    fn gc(&self) -> Option<&dyn crate::storage::Gc> {
+        Some(self)
+    }
+
+    fn sharing(&self) -> Option<&dyn crate::storage::Sharing> {
+        Some(self)
+    }
+
+    fn rewriter(&self) -> Option<&dyn crate::storage::RewriteValues> {
+        Some(self)
+    }
+}
+
+impl Space for SqliteStore {
+    fn file_stats(&self) -> Result<FileStats> {
+        SqliteStore::stats_of_file(self)
+    }
+
+    fn write_bytes_by_channel(&self) -> Result<Vec<(String, u64, u64)>> {
+        SqliteStore::bytes_by_channel(self)
+    }
+
+    fn for_each_checkpoint_blob(&self, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        SqliteStore::each_checkpoint_blob(self, f)
+    }
+
+    fn orphans(&self) -> Result<Orphans> {
+        SqliteStore::orphan_rows(self)
+    }
+}
+
+impl Maintenance for SqliteStore {
+    fn vacuum(&self) -> Result<()> {
+        self.check_vacuum_beside_app()?;
+        self.vacuum_or_busy()
+    }
+
+    fn erase_freed(&self) -> Result<crate::storage::Erased> {
+        Ok(crate::storage::Erased {
+            pages_zeroed: Some(self.zero_free_pages()?),
+            vacuumed: false,
+        })
+    }
+}
+
+impl Forensics for SqliteStore {
+    fn find_leftovers(&self, thread_id: &str, texts: &[String]) -> Result<Vec<Leftover>> {
+        self.leftovers(thread_id, texts)
+    }
+}
+
+impl RawBytes for SqliteStore {
+    fn files(&self) -> Vec<PathBuf> {
+        vec![self.path.clone(), sidecar(&self.path, "-wal")]
+    }
+
+    fn free_space(&self) -> Result<Option<Vec<(u64, u64)>>> {
+        SqliteStore::free_space(self)
+    }
+
+    fn raw_places_matching(&self, matches: &mut dyn FnMut(&[u8]) -> bool) -> Result<Vec<String>> {
+        const OVERLAP: usize = 64 << 10;
+        if let Some(ranges) = SqliteStore::free_space(self)? {
+            let mut found = false;
+            freemap::search_ranges(&self.path, &ranges, OVERLAP, &mut |piece| {
+                found = matches(piece);
+                !found
+            })?;
+            return Ok(match found {
+                true => vec![self.path.display().to_string()],
+                false => vec![],
+            });
+        }
+        let mut hits = Vec::new();
+        for path in self.files() {
+            let mut found = false;
+            read_in_pieces(&path, OVERLAP, &mut |piece| {
+                found = matches(piece);
+                !found
+            })?;
+            if found {
+                hits.push(path.display().to_string());
+            }
+        }
+        Ok(hits)
+    }
+
+    fn zero_deleted_content(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA secure_delete = ON")
+            .map_err(|e| self.sql_error(e))
+    }
+
+    fn searched_free_space(&self) -> bool {
+        self.searched_free_space.get()
+    }
+}
+
+impl Batches for SqliteStore {
+    fn begin_batch(&self) -> Result<()> {
+        self.begin()
+    }
+
+    fn commit_batch(&self) -> Result<()> {
+        self.commit()
+    }
+
+    fn end_batches(&self) -> Result<()> {
+        self.end()
+    }
+}
+
+impl Gc for SqliteStore {
+    fn apply_gc(
+        &self,
+        thread_id: &str,
+        delete: &[(String, String)],
+        orphaned: &[(String, String)],
+        rewrites: &[CheckpointRewrite],
+        expected_latest: &str,
+    ) -> Result<Option<Deleted>> {
+        SqliteStore::delete_checkpoints(
+            self,
+            thread_id,
+            delete,
+            orphaned,
+            rewrites,
+            expected_latest,
+        )
+    }
+}
+
+impl Sharing for SqliteStore {
+    /// False when no other connection had the database open when memctl opened it: a
+    /// WAL-mode file (what SqliteSaver leaves) without a `-wal` file. True otherwise, including
+    /// every file in another journal mode (there, memctl cannot tell).
+    fn might_be_shared(&self) -> bool {
+        self.shared
+    }
+
+    /// False: an app waiting for the write lock polls from its busy handler.
+    fn queues_waiting_writers(&self) -> bool {
+        false
+    }
+
+    /// True: a read held open beside a write run blocks WAL checkpoints (and, in
+    /// rollback-journal mode, the writer); a write run pages on its own handle instead.
+    fn second_reader_stalls_writes(&self) -> bool {
+        true
+    }
+
+    /// None: a file has no setting for it.
+    fn query_parallelism(&self) -> Result<Option<usize>> {
+        Ok(None)
+    }
+}
+
+impl RewriteValues for SqliteStore {
+    fn rewrite_values(
+        &self,
+        from: ValueCursor,
+        size: PageSize,
+        write: bool,
+        rewrite: ValueRewriter<'_>,
+    ) -> Result<ValuePage> {
+        self.value_page(from, size, write, rewrite)
     }
 }
 
@@ -1492,7 +1541,7 @@ impl SqliteStore {
         }
     }
 
-    /// [`CheckpointStore::begin_batch`]; the first batch starts the WAL checkpointer.
+    /// [`crate::storage::Batches::begin_batch`]; the first batch starts the WAL checkpointer.
     fn begin(&self) -> Result<()> {
         let mut checkpointer = self
             .checkpointer
@@ -1507,7 +1556,7 @@ impl SqliteStore {
             .map_err(|e| self.sql_error(e))
     }
 
-    /// [`CheckpointStore::commit_batch`]: commits, then nudges the WAL checkpointer.
+    /// [`crate::storage::Batches::commit_batch`]: commits, then nudges the WAL checkpointer.
     fn commit(&self) -> Result<()> {
         if self.conn.is_autocommit() {
             return Ok(());
@@ -1525,7 +1574,7 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// [`CheckpointStore::end_batches`]: the last WAL checkpoint, and SQLite's automatic
+    /// [`crate::storage::Batches::end_batches`]: the last WAL checkpoint, and SQLite's automatic
     /// checkpoints back.
     fn end(&self) -> Result<()> {
         let taken = self

@@ -12,7 +12,7 @@ use crate::storage::{BlobKind, PageSize, StoredValue, ValueCursor, ValuePage, Va
 type PageRow = (i64, String, String, String, Option<String>, String, Vec<u8>);
 
 impl SqliteStore {
-    /// [`crate::storage::CheckpointStore::rewrite_values`]: the page is the next rows by rowid (the
+    /// [`crate::storage::RewriteValues::rewrite_values`]: the page is the next rows by rowid (the
     /// table's storage order: one sequential read), `checkpoints` first, then `writes`. A
     /// write page is a `BEGIN IMMEDIATE` transaction with `secure_delete` on; a read page a
     /// deferred one.

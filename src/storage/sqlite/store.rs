@@ -610,38 +610,6 @@ impl ItemStore for SqliteItemStore {
         )
     }
 
-    fn vector_rows(&self, items: &[(String, String)]) -> Result<Vec<VectorRow>> {
-        if !self.has_vectors {
-            return Ok(vec![]);
-        }
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT prefix, key, field_name, embedding, created_at, updated_at \
-                 FROM store_vectors WHERE prefix = ?1 AND key = ?2 ORDER BY field_name",
-            )
-            .map_err(|e| self.err(e))?;
-        let mut out = Vec::new();
-        for (prefix, key) in items {
-            let rows = st
-                .query_map([prefix, key], |r| {
-                    Ok(VectorRow {
-                        prefix: text(r, 0)?,
-                        key: text(r, 1)?,
-                        field_name: text(r, 2)?,
-                        embedding: blob(r, 3)?,
-                        created_at: opt_text(r, 4)?,
-                        updated_at: opt_text(r, 5)?,
-                    })
-                })
-                .map_err(|e| self.err(e))?;
-            for r in rows {
-                out.push(r.map_err(|e| self.err(e))?);
-            }
-        }
-        Ok(out)
-    }
-
     fn write_rows(
         &mut self,
         rows: &[StoreRow],
@@ -808,48 +776,6 @@ impl ItemStore for SqliteItemStore {
         Ok(())
     }
 
-    fn vectors_of(&self, items: &[(String, String)]) -> Result<u64> {
-        if !self.has_vectors {
-            return Ok(0);
-        }
-        let mut st = self
-            .conn
-            .prepare("SELECT count(*) FROM store_vectors WHERE prefix = ?1 AND key = ?2")
-            .map_err(|e| self.err(e))?;
-        let mut n = 0u64;
-        for (prefix, key) in items {
-            let c: i64 = st
-                .query_row([prefix, key], |r| r.get(0))
-                .map_err(|e| self.err(e))?;
-            n += c.max(0) as u64;
-        }
-        Ok(n)
-    }
-
-    fn vector_space(&self) -> Result<(u64, u64)> {
-        if !self.has_vectors {
-            return Ok((0, 0));
-        }
-        self.conn
-            .query_row(
-                "SELECT count(*), total(length(embedding)) FROM store_vectors",
-                [],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?.max(0) as u64,
-                        r.get::<_, f64>(1)?.max(0.0) as u64,
-                    ))
-                },
-            )
-            .map_err(|e| self.err(e))
-    }
-
-    fn zero_deleted_content(&self) -> Result<()> {
-        self.conn
-            .execute_batch("PRAGMA secure_delete = ON")
-            .map_err(|e| self.err(e))
-    }
-
     fn delete_unchanged_batch(
         &mut self,
         prefix: &str,
@@ -909,6 +835,98 @@ impl ItemStore for SqliteItemStore {
         }
         all.sort();
         Ok(all)
+    }
+
+    fn vectors(&self) -> Option<&dyn crate::storage::store::Vectors> {
+        Some(self)
+    }
+
+    fn vector_copy(&self) -> Option<&dyn crate::storage::store::VectorCopy> {
+        Some(self)
+    }
+
+    fn secure_delete(&self) -> Option<&dyn crate::storage::store::SecureDelete> {
+        Some(self)
+    }
+}
+
+impl crate::storage::store::Vectors for SqliteItemStore {
+    fn vectors_of(&self, items: &[(String, String)]) -> Result<u64> {
+        if !self.has_vectors {
+            return Ok(0);
+        }
+        let mut st = self
+            .conn
+            .prepare("SELECT count(*) FROM store_vectors WHERE prefix = ?1 AND key = ?2")
+            .map_err(|e| self.err(e))?;
+        let mut n = 0u64;
+        for (prefix, key) in items {
+            let c: i64 = st
+                .query_row([prefix, key], |r| r.get(0))
+                .map_err(|e| self.err(e))?;
+            n += c.max(0) as u64;
+        }
+        Ok(n)
+    }
+
+    fn vector_space(&self) -> Result<(u64, u64)> {
+        if !self.has_vectors {
+            return Ok((0, 0));
+        }
+        self.conn
+            .query_row(
+                "SELECT count(*), total(length(embedding)) FROM store_vectors",
+                [],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?.max(0) as u64,
+                        r.get::<_, f64>(1)?.max(0.0) as u64,
+                    ))
+                },
+            )
+            .map_err(|e| self.err(e))
+    }
+}
+
+impl crate::storage::store::VectorCopy for SqliteItemStore {
+    fn vector_rows(&self, items: &[(String, String)]) -> Result<Vec<VectorRow>> {
+        if !self.has_vectors {
+            return Ok(vec![]);
+        }
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT prefix, key, field_name, embedding, created_at, updated_at \
+                 FROM store_vectors WHERE prefix = ?1 AND key = ?2 ORDER BY field_name",
+            )
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for (prefix, key) in items {
+            let rows = st
+                .query_map([prefix, key], |r| {
+                    Ok(VectorRow {
+                        prefix: text(r, 0)?,
+                        key: text(r, 1)?,
+                        field_name: text(r, 2)?,
+                        embedding: blob(r, 3)?,
+                        created_at: opt_text(r, 4)?,
+                        updated_at: opt_text(r, 5)?,
+                    })
+                })
+                .map_err(|e| self.err(e))?;
+            for r in rows {
+                out.push(r.map_err(|e| self.err(e))?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl crate::storage::store::SecureDelete for SqliteItemStore {
+    fn zero_deleted_content(&self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA secure_delete = ON")
+            .map_err(|e| self.err(e))
     }
 }
 
