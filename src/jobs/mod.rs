@@ -14,12 +14,12 @@ pub mod forget;
 pub mod gc;
 pub mod import;
 pub mod migrate;
+mod open;
 pub mod prune;
 pub mod rekey;
 pub mod rm;
 pub mod stats;
 pub mod store;
-mod stores;
 pub mod summarize;
 pub mod threads;
 pub mod trim;
@@ -28,15 +28,11 @@ pub mod words;
 
 pub use words::one_line;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 use indicatif::ProgressBar;
-
-use crate::codec::aes::{Keyring, KEY_ENV};
-use crate::exit::Usage;
-use crate::storage::{Access, CheckpointStore, SchemaConflict};
 
 /// What every job is run with: the database and the options that hold for every command.
 #[derive(Debug, Clone, Default)]
@@ -55,157 +51,6 @@ pub struct Ctx {
     pub quiet: bool,
     /// The clock's reading, for tests (`--now`, hidden).
     pub now: Option<String>,
-}
-
-impl Ctx {
-    /// The key of encrypted databases: the variable [`Ctx::key_env`] names, read now; a
-    /// missing or refused key is reported only when an encrypted value needs it.
-    pub fn keys(&self) -> Keyring {
-        Keyring::from_env(self.key_env.as_deref().unwrap_or(KEY_ENV))
-    }
-
-    /// The database [`Ctx::db`] names; without one, a usage error.
-    pub fn db_path(&self) -> Result<&Path> {
-        self.db.as_deref().ok_or_else(|| Usage(NO_DB.into()).into())
-    }
-
-    /// Opens the database read-only.
-    pub fn open_read_only(&self) -> Result<Box<dyn CheckpointStore>> {
-        self.open(Access::ReadOnly)
-    }
-
-    /// Opens the database for a job that writes (never creating it); with `dry_run`,
-    /// read-only, so a dry run works on a file or directory memctl may not write and cannot
-    /// change anything. Rewrites work on the root namespace only.
-    pub fn open_for_writing(&self, dry_run: bool) -> Result<Box<dyn CheckpointStore>> {
-        if !self.ns.is_empty() {
-            return Err(Usage(format!(
-                "rewrites work on the root namespace; drop --ns '{}'",
-                self.ns
-            ))
-            .into());
-        }
-        self.open(if dry_run {
-            Access::ReadOnly
-        } else {
-            Access::ReadWrite
-        })
-    }
-
-    /// Opens the database with `access` (never creating it).
-    pub fn open(&self, access: Access) -> Result<Box<dyn CheckpointStore>> {
-        let path = self.db_path()?;
-        let location = crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
-        let schema = self.schema.as_deref();
-        if let Some(s) = schema {
-            if location == crate::storage::Location::File {
-                return Err(Usage(format!(
-                    "--schema '{s}' is for a PostgreSQL database, and '{}' is a SQLite file (drop --schema, or unset MEMCTL_SCHEMA)",
-                    crate::storage::shown_path(path)
-                ))
-                .into());
-            }
-        }
-        crate::storage::open(path, schema, access, self.busy_timeout, &self.keys()).map_err(
-            |e| match e.downcast::<SchemaConflict>() {
-                Ok(c) => Usage(format!(
-                    "--schema '{}' (or MEMCTL_SCHEMA) disagrees with the URL '{}', which says schema={}: name the schema once",
-                    c.given, c.url, c.in_url
-                ))
-                .into(),
-                Err(e) => e,
-            },
-        )
-    }
-}
-
-impl Ctx {
-    /// Opens the LangGraph Store of the database, if it has one (`None`: no `store` table, or
-    /// no database given; then the jobs that cover the store when there is one — `stats`,
-    /// `migrate` — behave as they did before the store).
-    pub fn open_items_if_any(
-        &self,
-        access: Access,
-    ) -> Result<Option<Box<dyn crate::storage::store::ItemStore>>> {
-        let Some(path) = self.db.as_deref() else {
-            return Ok(None);
-        };
-        crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
-        let opened =
-            crate::storage::open_store(path, self.schema.as_deref(), access, self.busy_timeout)
-                .map_err(|e| match e.downcast::<SchemaConflict>() {
-                    Ok(c) => Usage(format!(
-                        "--schema '{}' (or MEMCTL_SCHEMA) disagrees with the URL '{}', which says schema={}: name the schema once",
-                        c.given, c.url, c.in_url
-                    ))
-                    .into(),
-                    Err(e) => e,
-                });
-        match opened {
-            Ok(s) => Ok(Some(s)),
-            Err(e) if e.is::<crate::storage::store::NoStore>() => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Opens the checkpoint tables with `access`; a database that holds a LangGraph store
-    /// and no checkpoint tables (an app using `SqliteStore` or `PostgresStore` alone) is read
-    /// as a saver with no threads, with one note ("no checkpoints in this database"), so
-    /// `stats` and `migrate` work on its store; anything else (no store, some of the saver's
-    /// tables, a usage error) fails with the error of opening the checkpoint tables. Nothing
-    /// is created in the database.
-    pub fn open_or_store_only(
-        &self,
-        access: Access,
-        sink: &dyn Sink,
-    ) -> Result<Box<dyn CheckpointStore>> {
-        match self.open(access) {
-            Ok(s) => Ok(s),
-            Err(first) => self.store_only(access, first, sink),
-        }
-    }
-
-    /// The checkpoint tables of a database that holds a LangGraph store and none of them,
-    /// when opening them (with `access`) failed with `first` (see
-    /// [`Ctx::open_or_store_only`]); else `first`.
-    pub fn store_only(
-        &self,
-        access: Access,
-        first: anyhow::Error,
-        sink: &dyn Sink,
-    ) -> Result<Box<dyn CheckpointStore>> {
-        use crate::storage::{postgres, sqlite, Location};
-        let Some(path) = self.db.as_deref() else {
-            return Err(first);
-        };
-        if first.is::<Usage>() {
-            return Err(first);
-        }
-        let busy = self.busy_timeout;
-        let saver: Option<Box<dyn CheckpointStore>> = match crate::storage::locate(path) {
-            Ok(Location::File) if self.schema.is_none() => {
-                sqlite::store::saver_of_store_only(path, access, busy)
-                    .ok()
-                    .flatten()
-                    .map(|s| Box::new(s) as _)
-            }
-            Ok(Location::Postgres(url)) if first.is::<postgres::NoSaverTable>() => {
-                postgres::StoreOnly::find(url, self.schema.as_deref(), busy)
-                    .ok()
-                    .flatten()
-                    .map(|s| Box::new(s) as _)
-            }
-            _ => None,
-        };
-        let Some(saver) = saver else {
-            return Err(first);
-        };
-        sink.note(&format!(
-            "'{}': no checkpoints in this database (a LangGraph store only)",
-            crate::storage::shown_path(path)
-        ));
-        Ok(saver)
-    }
 }
 
 /// What a command that needs a database says without one (a usage error, exit 2).

@@ -333,7 +333,7 @@ pub fn run(args: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
             bail!("{old_var} and {new_var} hold the same key: nothing to rotate");
         }
     }
-    let store = super::batch::open_for_writing(ctx, args.dry_run)?;
+    let store = ctx.open_for_writing(args.dry_run)?;
     let (checkpoints, writes) = store.row_counts()?;
     let size = PageSize {
         rows: usize::try_from(args.batch).unwrap_or(usize::MAX),

@@ -64,7 +64,7 @@ pub fn run(args: &Request, ctx: &Ctx, sink: &dyn Sink, batches: &mut dyn Batches
     };
     let target = Target::thread(&args.thread);
     let opts = Options::of(ctx, &args.rewrite, "rm")?;
-    let store = batch::open_for_writing(ctx, opts.dry_run)?;
+    let store = ctx.open_for_writing(opts.dry_run)?;
     // --purge promises the text is gone from the thread: what the pattern matches anywhere in
     // its history (older checkpoints, writes, other channels, additional_kwargs) is found as
     // forget --match finds it, and scrubbed with the removed messages.

@@ -134,7 +134,7 @@ pub fn run(req: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
         None => None,
     };
     let free_bytes = file.free_pages * file.page_size;
-    let store_stats = match ctx.open_items_if_any(Access::ReadOnly)? {
+    let store_stats = match ctx.open_store_if_any(Access::ReadOnly)? {
         Some(items) => Some(store_stats(&*items)?),
         None => None,
     };

@@ -120,7 +120,7 @@ pub fn run(args: &Request, ctx: &Ctx, sink: &dyn Sink, batches: &mut dyn Batches
         // Endpoint calls wait on the network: --concurrency of them at once.
         opts.workers = args.concurrency.clamp(1, 64);
     }
-    let store = batch::open_for_writing(ctx, opts.dry_run)?;
+    let store = ctx.open_for_writing(opts.dry_run)?;
     // A plain thread the app's key would have to encrypt is refused before its request.
     let app_seal = batch::AppSeal::of(&*store, &opts.keys)?;
     let edit = |ed: &Editable| {

@@ -39,7 +39,7 @@ pub fn run(req: &Request, ctx: &Ctx, sink: &dyn Sink, batches: &mut dyn Batches)
     };
     let target = Target::of(ctx, &req.threads)?;
     let opts = Options::of(ctx, &req.rewrite, "trim")?;
-    let store = batch::open_for_writing(ctx, opts.dry_run)?;
+    let store = ctx.open_for_writing(opts.dry_run)?;
     let edit = |ed: &Editable| {
         let costs = window_costs(ed, limit, counter)?;
         let window = trim_window(&ed.outline, &costs, limit, req.keep_first);

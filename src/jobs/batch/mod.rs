@@ -17,7 +17,7 @@ use crate::ops::edit::{is_key_error, prepare, Editable, Filters, Planned, Refusa
 use crate::ops::outcome::Outcome;
 use crate::output::human;
 use crate::read::latest::{load_editable, read_latest_batch};
-use crate::storage::{Access, CheckpointStore, ThreadMoved};
+use crate::storage::{CheckpointStore, ThreadMoved};
 use crate::tokens::Counter;
 
 pub use report::{run_reported, Batches, Done, Tally};
@@ -27,25 +27,6 @@ pub use write::write;
 
 use super::{Ctx, Sink};
 use settle::Settling;
-
-/// Opens the database for a job that writes (never creating it); with `dry_run`, read-only,
-/// so a dry run works on a file or directory memctl may not write and cannot change
-/// anything.
-pub fn open_for_writing(ctx: &Ctx, dry_run: bool) -> Result<Box<dyn CheckpointStore>> {
-    if !ctx.ns.is_empty() {
-        return Err(crate::exit::Usage(format!(
-            "rewrites work on the root namespace; drop --ns '{}'",
-            ctx.ns
-        ))
-        .into());
-    }
-    let access = if dry_run {
-        Access::ReadOnly
-    } else {
-        Access::ReadWrite
-    };
-    ctx.open(access)
-}
 
 /// The threads a rewrite is asked to work on (`--thread` / `--all` and their filters).
 #[derive(Debug, Clone, Default)]

@@ -23,7 +23,7 @@ use crate::storage::Access;
 
 pub use findings::findings;
 
-use super::batch::{self, Options, Rewrite};
+use super::batch::{Options, Rewrite};
 use super::{Ctx, Sink};
 
 /// What `forget` is asked to erase.
@@ -143,7 +143,8 @@ pub fn run(args: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
     } else {
         Access::ReadWrite
     };
-    let store = batch::open_for_writing(ctx, dry_run)
+    let store = ctx
+        .open_for_writing(dry_run)
         .or_else(|e| ctx.checkpoints_or_store_only(access, e, sink))?;
     if !dry_run {
         // Deleted rows leave zeros, not their text, in the pages they shared with others.

@@ -70,7 +70,10 @@ pub fn run(req: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
     // A database with a LangGraph store and no checkpoint tables: its store alone moves.
     let (source, store_only) = match ctx.open(Access::ReadOnly) {
         Ok(s) => (s, false),
-        Err(e) => (ctx.store_only(Access::ReadOnly, e, sink)?, true),
+        Err(e) => (
+            ctx.checkpoints_or_store_only(Access::ReadOnly, e, sink)?,
+            true,
+        ),
     };
     let mut threads = thread_ids(&*source)?;
     threads.sort();

@@ -45,7 +45,7 @@ pub struct Plan {
 /// not know, and a source with vectors that the target cannot hold (unless
 /// `--without-vectors`).
 pub fn plan(ctx: &Ctx, args: &Request) -> Result<Option<Plan>> {
-    let Some(source) = ctx.open_items_if_any(Access::ReadOnly)? else {
+    let Some(source) = ctx.open_store_if_any(Access::ReadOnly)? else {
         return Ok(None);
     };
     let busy = ctx.busy_timeout;
