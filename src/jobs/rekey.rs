@@ -16,8 +16,8 @@ use anyhow::{anyhow, bail, Result};
 use serde::Serialize;
 
 use crate::codec::aes::{self, AesKey, KeyIssue, OpenError};
-use crate::output::human;
 use crate::storage::{BlobKind, CheckpointStore, PageSize, StoredValue, ValueCursor};
+use crate::text::human;
 
 use super::{Ctx, Question, Sink};
 

@@ -128,7 +128,7 @@ pub fn run(args: &Request, ctx: &Ctx, sink: &dyn Sink, batches: &mut dyn Batches
                 command: "rm",
                 action: format!(
                     "remove {} and scrub {} from every older checkpoint and write of the thread",
-                    crate::output::human::count(planned.outcome.removed.len() as u64, "message"),
+                    crate::text::human::count(planned.outcome.removed.len() as u64, "message"),
                     if planned.outcome.removed.len() == 1 {
                         "it"
                     } else {

@@ -273,7 +273,7 @@ fn plan(
     outcome.notes = notes.clone();
     outcome.notes.push(format!(
         "{} to summarize, prompt ≈{prompt_tokens} tokens",
-        crate::output::human::count(old.len() as u64, "message"),
+        crate::text::human::count(old.len() as u64, "message"),
     ));
     outcome.messages = (n, window.keep.len() + extra);
     outcome.tokens = (before_tokens, kept_tokens);

@@ -1,7 +1,7 @@
 //! The `ttl` job: the retention a LangGraph deployment declares in its `langgraph.json`
 //! (`checkpointer.ttl`, `store.ttl`, read by [`crate::ops::ttl`]) applied to a self-hosted
-//! database. Threads idle longer than `default_ttl` go through the [`prune`](super::prune) job
-//! (strategy `delete`) or the [`gc`](super::gc) job keeping one checkpoint (`keep_latest`), and
+//! database. Threads idle longer than `default_ttl` go through the [`prune`] job
+//! (strategy `delete`) or the [`gc`] job keeping one checkpoint (`keep_latest`), and
 //! the Store through the [`store sweep`](super::store::sweep) job: each part's own report is
 //! kept, and one [`Report`] holds them all. A part that fails does not stop the others; the
 //! run ends with the worst outcome ([`Report::finish`]).
@@ -184,7 +184,7 @@ fn kept<T>(ran: Result<T>, errors: &mut Vec<anyhow::Error>) -> Option<T> {
 /// them: by the time in the checkpoint id).
 fn idle_threads(ctx: &Ctx, idle: i64) -> Result<Vec<String>> {
     let store = ctx.open_read_only()?;
-    let now = crate::output::human::now(ctx.now.as_deref())?;
+    let now = crate::text::human::now(ctx.now.as_deref())?;
     let mut out = Vec::new();
     store.for_each_thread(&mut |t| {
         let age = crate::ids::id_time(&t.latest_id).map(|ts| now.as_second() - ts.as_second());

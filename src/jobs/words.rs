@@ -52,8 +52,8 @@ mod tests {
     #[test]
     fn words_are_output_human_s() {
         for n in [0, 1, 2, 1023, 1024, 5 << 20, u64::MAX] {
-            assert_eq!(bytes(n), crate::output::human::bytes(n));
-            assert_eq!(count(n, "item"), crate::output::human::count(n, "item"));
+            assert_eq!(bytes(n), crate::text::human::bytes(n));
+            assert_eq!(count(n, "item"), crate::text::human::count(n, "item"));
         }
         assert_eq!(one_line("a\nb\tc"), "a\\nb\tc");
     }

@@ -15,9 +15,9 @@ use anyhow::{bail, Context, Result};
 use crate::codec::aes::Keyring;
 use crate::ops::edit::{is_key_error, prepare, Editable, Filters, Planned, Refusal};
 use crate::ops::outcome::Outcome;
-use crate::output::human;
 use crate::read::latest::{load_editable, read_latest_batch};
 use crate::storage::{CheckpointStore, ThreadMoved};
+use crate::text::human;
 use crate::tokens::Counter;
 
 pub use report::{run_reported, Batches, Done, Tally};

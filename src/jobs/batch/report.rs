@@ -4,8 +4,8 @@ use anyhow::{bail, Result};
 
 use crate::ops::edit::{Editable, Planned};
 use crate::ops::outcome::{Outcome, Status};
-use crate::output::human;
 use crate::storage::CheckpointStore;
+use crate::text::human;
 
 use super::{run_with, Options, Target};
 use crate::jobs::Sink;

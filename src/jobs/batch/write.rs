@@ -6,8 +6,8 @@ use anyhow::Result;
 use crate::codec::aes::{self, Keyring};
 use crate::ops::edit::Planned;
 use crate::ops::outcome::{Outcome, Status};
-use crate::output::human;
 use crate::storage::{BlobKind, CheckpointStore, Erased, Leftover, UpdateItem};
+use crate::text::human;
 
 use super::Step;
 
@@ -173,7 +173,7 @@ pub(super) fn append_plain(
 }
 
 /// Erases the bytes a purge freed without locking a live app out
-/// ([`CheckpointStore::erase_freed`]), then runs `search`. When `outside_rows` says the search
+/// ([`crate::storage::Maintenance::erase_freed`]), then runs `search`. When `outside_rows` says the search
 /// still found a removed text in the file's bytes but in no row (an old freed cell the app
 /// left, which only a rebuild reaches), falls back to `VACUUM` and searches again. Returns
 /// the last search, what was done, and why the fallback `VACUUM` was skipped (a

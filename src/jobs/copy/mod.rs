@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 
 use crate::exit::{Partial, Usage};
-use crate::output::human;
 use crate::storage::{self, Access, CheckpointStore, Location};
+use crate::text::human;
 
 use super::{Ctx, Sink};
 

@@ -8,8 +8,8 @@ use anyhow::{anyhow, Result};
 use super::changes::{Changed, Changes};
 use super::report::{left_out_reasons, CopyReport, LeftOut, SharedVersion};
 use crate::exit::{Partial, Usage};
-use crate::output::human;
 use crate::storage::{self, CheckpointStore, Location, ThreadRows};
+use crate::text::human;
 
 /// The id of every thread of `store`, in its listing order.
 pub fn thread_ids(store: &dyn CheckpointStore) -> Result<Vec<String>> {

@@ -228,7 +228,7 @@ pub fn run(args: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<Report> {
     let receipt = Receipt {
         receipt: "memctl forget",
         memctl_version: env!("CARGO_PKG_VERSION"),
-        timestamp: crate::output::human::utc(&crate::output::human::now(ctx.now.as_deref())?),
+        timestamp: crate::text::human::utc(&crate::text::human::now(ctx.now.as_deref())?),
         backend: store.backend(),
         dry_run,
         unmatched: Unmatched {

@@ -126,8 +126,8 @@ pub(super) fn confirm(
     }
     let mut action = format!(
         "delete {} ({})",
-        crate::output::human::count(doomed.len() as u64, "thread"),
-        crate::output::human::count(
+        crate::text::human::count(doomed.len() as u64, "thread"),
+        crate::text::human::count(
             doomed.iter().map(|t| t.checkpoints).sum::<u64>(),
             "checkpoint"
         )
@@ -138,7 +138,7 @@ pub(super) fn confirm(
     if items > 0 {
         action.push_str(&format!(
             ", delete {} of the LangGraph store,",
-            crate::output::human::count(items as u64, "item")
+            crate::text::human::count(items as u64, "item")
         ));
     }
     action.push_str(" and erase the freed space");

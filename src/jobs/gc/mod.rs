@@ -15,9 +15,9 @@ use crate::ops::duration::parse_seconds;
 use crate::ops::gc::{
     is_delta, plan, plan_without_seeds, prefer_snapshots, with_snapshots, CheckpointInfo, GcPlan,
 };
-use crate::output::human;
 use crate::read::LoadedCheckpoint;
 use crate::storage::{CheckpointRewrite, CheckpointStore, Deleted, ThreadSummary};
+use crate::text::human;
 
 use super::{Ctx, Question, Sink};
 

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::output::tape::{Tape, TapeReader};
+use crate::overflow::tape::{Tape, TapeReader};
 use crate::storage::Deleted;
 
 /// What gc did to a thread (JSON: the words in quotes).

@@ -19,8 +19,8 @@ use super::copy::threads::{
 use super::copy::{Changes, ValueChanges};
 use super::{Ctx, Sink};
 use crate::exit::{Partial, Usage};
-use crate::output::human;
 use crate::storage::{self, Access, CheckpointStore};
+use crate::text::human;
 
 pub mod store;
 

@@ -22,10 +22,10 @@ use crate::jobs::copy::report::{
 };
 use crate::jobs::Ctx;
 use crate::ops::migrate_store::{same_item, to_backend};
-use crate::output::human::count;
 use crate::storage::store::{Backend, ItemStore, StoreRow, StoreShape, VectorRow, BATCH};
 use crate::storage::{self, Access, Location};
 use crate::storage::{open_store, setup_store, store_shape};
+use crate::text::human::count;
 
 /// What was checked before a migration writes anything.
 pub struct Plan {

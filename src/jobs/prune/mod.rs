@@ -5,8 +5,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::ops::duration::parse_seconds;
-use crate::output::human;
 use crate::storage::{CheckpointStore, Deleted};
+use crate::text::human;
 
 use super::{Ctx, Question, Sink};
 use select::{select, Filters, Selection};

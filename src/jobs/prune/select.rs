@@ -8,9 +8,9 @@ use anyhow::Result;
 
 use crate::codec::aes::{self, Keyring};
 use crate::ops::activity::idle_seconds;
-use crate::output::human;
 use crate::read::LoadedCheckpoint;
 use crate::storage::{CheckpointStore, ThreadSummary};
+use crate::text::human;
 
 /// Threads whose aggregates are read in one call ([`CheckpointStore::summaries_of`]): on
 /// Postgres, 1,000 made the server's estimate large enough to compile the query (JIT, 0.7 s

@@ -90,7 +90,7 @@ pub fn preview(s: &str, max: usize) -> String {
     let (mut n, mut cut) = (0, 0); // characters written; byte length of the first `keep`
     for c in s.chars() {
         let before = out.len();
-        super::sanitize::push_char(&mut out, c, true);
+        super::escape::push_char(&mut out, c, true);
         // An escape is ASCII and longer than the character it stands for.
         let added = out.len() - before;
         let k = if added == c.len_utf8() { 1 } else { added };
@@ -152,7 +152,7 @@ mod tests {
     fn previews_equal_escaping_then_cutting() {
         // The one-pass preview against its definition: escape the text, then cut it.
         let reference = |s: &str, max: usize| {
-            let flat = crate::output::sanitize::one_line(s);
+            let flat = super::super::escape::one_line(s);
             if flat.chars().count() <= max {
                 flat
             } else {

@@ -1,5 +1,5 @@
 //! Rows of a whole-database list kept out of memory until they are printed: each row's bytes
-//! go to an [`super::overflow::Overflow`] (a buffer, then a temporary file); memory holds one
+//! go to an [`super::Overflow`] (a buffer, then a temporary file); memory holds one
 //! 32-byte `Entry` per row (its sort key, where its bytes are, one flag). Sorting sorts the
 //! entries (an external sort whose rows stay on disk); the rows are then read back one at a
 //! time in that order.
@@ -9,7 +9,7 @@ use std::io::{Read, Seek, SeekFrom};
 
 use anyhow::{Context, Result};
 
-use super::overflow::{Overflow, Stored};
+use super::{Overflow, Stored};
 
 /// Where one row's bytes are, and what it is sorted by.
 #[derive(Clone, Copy)]

@@ -1,14 +1,14 @@
 //! Rows kept out of memory in the order they come, read back in that order (from the first
 //! again as often as asked): a report whose rows are final one by one but printed together
 //! at the end (`gc`, issue #30). Unlike a [`super::spill::Spill`] nothing is held per row:
-//! each row is its length and its bytes, in an [`super::overflow::Overflow`].
+//! each row is its length and its bytes, in an [`super::Overflow`].
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 
 use anyhow::{Context, Result};
 
-use super::overflow::{Overflow, Stored};
+use super::{Overflow, Stored};
 
 /// Rows being written.
 #[derive(Default)]

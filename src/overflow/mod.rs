@@ -1,6 +1,9 @@
 //! Bytes kept in memory up to a few MB and, past that, in an anonymous temporary file: the
-//! store under [`super::spill::Spill`] (rows read back by offset) and [`super::tape::Tape`]
+//! store under [`spill::Spill`] (rows read back by offset) and [`tape::Tape`]
 //! (rows read back in order).
+
+pub mod spill;
+pub mod tape;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
