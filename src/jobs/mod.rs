@@ -19,6 +19,7 @@ pub mod diff;
 pub mod find;
 pub mod store;
 pub mod threads;
+pub mod tokens;
 pub mod words;
 
 pub use words::one_line;

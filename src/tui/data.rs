@@ -1,10 +1,10 @@
 //! What the browser reads. A view of one thread reads through the read layer
 //! ([`crate::read`]: its history, a checkpoint's state and messages) and renders with
-//! `output`'s renderer (`show`) or lays out the command's table for the screen's width
-//! (`tokens`: [`TokensTable`]); the others run a read command's function (`threads list`,
-//! `diff`, `find` — the threads' hits and the Store's —, `store …`) into a buffer, in JSON
-//! when the browser needs fields and as text when it shows what the command prints. The
-//! database is opened read-only ([`crate::commands::open_read_only`]); nothing here writes.
+//! `output`'s renderer (`show`, `diff`) or lays out the command's table for the screen's width
+//! (`tokens`: [`TokensTable`]); the lists run the jobs the commands run (`threads list
+//! --meta`, `find` — the threads' hits and the Store's —, `store …`: [`crate::jobs`]) and
+//! keep their typed rows. The database is opened read-only ([`crate::jobs::Ctx`]); nothing
+//! here writes.
 
 use anyhow::Result;
 use serde::Deserialize;
@@ -460,8 +460,13 @@ impl Source {
                 Some(list) => list.message(i, &spans[i]),
                 None => anyhow::bail!("no message {i}"),
             };
-            let report =
-                crate::commands::tokens::per_message(thread, spans.len(), &read, counter, true)?;
+            let report = crate::jobs::tokens::per_message(
+                thread,
+                spans.len(),
+                &read,
+                counter,
+                Some(&preview),
+            )?;
             Ok(TokensTable::new(counter, report.messages))
         })
     }
@@ -571,6 +576,11 @@ pub struct ShowParts {
     thread: String,
 }
 
+/// A message's text as `tokens --thread`'s table shows it beside its count.
+fn preview(m: &crate::model::Message) -> String {
+    crate::output::human::preview(&m.summary_text(), 50)
+}
+
 /// Lines of printed text as the browser shows them (terminal-safe, tabs as spaces).
 fn screen_lines(text: &str) -> Vec<String> {
     for_terminal(text)
@@ -631,12 +641,12 @@ impl ShowParts {
             (Some(list), Some(span)) => list.message(from + i, span),
             _ => anyhow::bail!("no message {}", from + i),
         };
-        let mut report = crate::commands::tokens::per_message(
+        let mut report = crate::jobs::tokens::per_message(
             &self.thread,
             end.saturating_sub(from),
             &read,
             counter,
-            true,
+            Some(&preview),
         )?;
         for m in &mut report.messages {
             m.index += from;
