@@ -352,7 +352,7 @@ pub fn not_searched(failed: &[(String, String, bool)], total: usize) -> Result<(
     if let Some((_, why, _)) = keyed.first() {
         parts.push(format!(
             "{} encrypted and not searched without the key ({why})",
-            crate::output::human::count(keyed.len() as u64, "thread")
+            super::words::count(keyed.len() as u64, "thread")
         ));
     }
     for (thread, why, _) in failed.iter().filter(|f| !f.2) {

@@ -17,6 +17,8 @@ use crate::storage::{Access, CheckpointStore, SchemaConflict};
 
 pub mod diff;
 pub mod find;
+#[cfg(test)]
+mod layering;
 pub mod store;
 pub mod threads;
 pub mod tokens;

@@ -169,12 +169,46 @@ pub struct Text {
 /// schema, key variable, namespace), handed to each job it runs.
 pub struct Source {
     ctx: crate::jobs::Ctx,
-    /// The notes of the jobs run (shown on the status line, [`Source::take_notes`]).
-    sink: crate::jobs::Collect,
+    /// The notes of the jobs run (shown on the status line: [`Source::notes`]).
+    sink: Notes,
     /// The database opened read-only once for the views' own reads (history, checkpoints,
     /// tokens), kept between keys: a Postgres connection is not made again for each read.
     /// Dropped after an error, so that the next read opens it afresh.
     store: std::cell::RefCell<Option<Box<dyn crate::storage::CheckpointStore>>>,
+}
+
+/// The notes the browser's jobs (and, once installed with [`crate::notes::install`], the
+/// layers below them) have for the person browsing: kept until the status line shows them,
+/// never written to stderr (which is the screen).
+#[derive(Debug, Clone, Default)]
+pub struct Notes(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Notes {
+    /// Keeps `text` (one line, unescaped) for the status line.
+    pub fn push(&self, text: &str) {
+        if let Ok(mut n) = self.0.lock() {
+            n.push(text.to_owned());
+        }
+    }
+
+    /// The notes kept since the last call, in order.
+    pub fn take(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
+    }
+}
+
+impl crate::jobs::Sink for Notes {
+    fn note(&self, text: &str) {
+        self.push(text);
+    }
+
+    /// The browser runs only read jobs: nothing to ask.
+    fn confirm(&self, _question: &crate::jobs::Question) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Items a Store namespace shows at most.
@@ -185,9 +219,15 @@ impl Source {
     pub fn new(ctx: impl Into<crate::jobs::Ctx>) -> Source {
         Source {
             ctx: ctx.into(),
-            sink: crate::jobs::Collect::default(),
+            sink: Notes::default(),
             store: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Where the notes of the jobs the browser runs go (a handle on the same list: `browse`
+    /// installs it as the notes writer too, for the layers below the jobs).
+    pub fn notes(&self) -> Notes {
+        self.sink.clone()
     }
 
     /// Runs `f` on the database opened read-only (opened at the first call and kept; dropped
