@@ -17,8 +17,10 @@ use crate::storage::{Access, CheckpointStore, SchemaConflict};
 
 pub mod diff;
 pub mod find;
+pub mod history;
 #[cfg(test)]
 mod layering;
+pub mod show;
 pub mod store;
 pub mod threads;
 pub mod tokens;
