@@ -16,6 +16,7 @@ use crate::exit::Usage;
 use crate::storage::{Access, CheckpointStore, SchemaConflict};
 
 pub mod diff;
+pub mod dump;
 pub mod find;
 pub mod history;
 #[cfg(test)]
