@@ -5,10 +5,10 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{CounterKind, Format, GlobalArgs, TokensArgs, TokensSort};
-use crate::jobs::tokens::{self, CounterChoice, Report, Request, Rows};
+use crate::jobs::tokens::{self, CounterChoice, Report, Request};
 use crate::model::Message;
 use crate::output::listing::{Listing, Order};
-use crate::output::tokens::ThreadTokens;
+use crate::output::tokens::Listed;
 use crate::output::{self, human, notes::Terminal};
 
 /// Runs `tokens`.
@@ -38,10 +38,10 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
     };
     // The name the rows give the counter (an unknown model is the job's error).
     let counter_name = req.counter.counter().ok().flatten().map(|c| c.name());
-    let mut listed = Listed {
-        listing: Listing::new(out, format, order, args.limit),
-        counter: counter_name.as_deref(),
-    };
+    let mut listed = Listed::new(
+        Listing::new(out, format, order, args.limit),
+        counter_name.as_deref(),
+    );
     match tokens::run(&req, &ctx, &sink, preview, &mut listed)? {
         Report::Messages(r) => {
             output::tokens::write_messages(listed.listing.into_writer(), format, &r)
@@ -58,24 +58,5 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
             }
             super::report_unreadable(&unreadable, total, "are left out")
         }
-    }
-}
-
-/// Every thread's row, written as it comes or once all are counted.
-struct Listed<'o, 'c> {
-    listing: Listing<'o>,
-    counter: Option<&'c str>,
-}
-
-impl Rows for Listed<'_, '_> {
-    fn push(&mut self, row: ThreadTokens) -> Result<bool> {
-        // Most tokens first; a thread without a count last.
-        let key = row.tokens.map_or(i128::MIN, i128::from);
-        let record = row.record(self.counter);
-        self.listing.push(key, false, &record, || row.cells())
-    }
-
-    fn wants_more(&self) -> bool {
-        self.listing.wants_more()
     }
 }

@@ -140,3 +140,31 @@ pub fn write_usage(out: &mut dyn Write, format: Format, r: &UsageReport<'_>) -> 
     )?;
     Ok(())
 }
+
+/// `tokens`' rows of every thread, written as they come or once all are counted (the job's
+/// [`crate::jobs::tokens::Rows`]).
+pub struct Listed<'o, 'c> {
+    /// The list written.
+    pub listing: super::listing::Listing<'o>,
+    counter: Option<&'c str>,
+}
+
+impl<'o, 'c> Listed<'o, 'c> {
+    /// The rows written to `listing`, counted by `counter` (`None`: the provider's usage).
+    pub fn new(listing: super::listing::Listing<'o>, counter: Option<&'c str>) -> Self {
+        Listed { listing, counter }
+    }
+}
+
+impl crate::jobs::tokens::Rows for Listed<'_, '_> {
+    fn push(&mut self, row: ThreadTokens) -> Result<bool> {
+        // Most tokens first; a thread without a count last.
+        let key = row.tokens.map_or(i128::MIN, i128::from);
+        let record = row.record(self.counter);
+        self.listing.push(key, false, &record, || row.cells())
+    }
+
+    fn wants_more(&self) -> bool {
+        self.listing.wants_more()
+    }
+}
