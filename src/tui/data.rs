@@ -7,13 +7,12 @@
 //! here writes.
 
 use anyhow::Result;
-use serde::Deserialize;
 
 use crate::output::sanitize::for_terminal;
 use crate::output::Format;
 
-/// One thread as `threads list --format json` gives it.
-#[derive(Debug, Clone, Deserialize)]
+/// One thread of the threads view (what `threads list` lists of it).
+#[derive(Debug, Clone)]
 pub struct ThreadRec {
     /// The thread id (raw: sanitize before showing).
     pub thread_id: String,
@@ -32,17 +31,13 @@ pub struct ThreadRec {
     /// Stored bytes.
     pub bytes: u64,
     /// The app's last activity (what the list is sorted by, newest first), once known.
-    #[serde(skip)]
     pub updated: Option<jiff::Timestamp>,
     /// The latest root checkpoint's id (whose blob gives the messages and tokens).
-    #[serde(skip)]
     pub latest_root_id: Option<String>,
     /// The largest checkpoint id in any namespace (the time of the app's last activity).
-    #[serde(skip)]
     pub latest_id: String,
     /// `messages`, `tokens` and the time are read (until then the summary alone is known:
     /// the cells are pending).
-    #[serde(skip)]
     pub known: bool,
 }
 
@@ -96,9 +91,9 @@ impl From<crate::read::history::RowRecord> for HistoryRec {
     }
 }
 
-/// One `find --format json` hit: in a thread's latest state (`thread_id`, `checkpoint_id`,
+/// One `find` hit: in a thread's latest state (`thread_id`, `checkpoint_id`,
 /// `index`) or in the Store (`namespace`, `key`; `role` `store`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Hit {
     /// Thread of the hit (none for the Store's).
     pub thread_id: Option<String>,
@@ -111,15 +106,12 @@ pub struct Hit {
     /// Text before the match.
     pub before: String,
     /// The match.
-    #[serde(rename = "match")]
     pub matched: String,
     /// Text after the match.
     pub after: String,
     /// The Store item's namespace (its labels; a Store hit's only).
-    #[serde(default)]
     pub namespace: Option<Vec<String>>,
     /// The Store item's key (a Store hit's only).
-    #[serde(default)]
     pub key: Option<String>,
 }
 
@@ -130,8 +122,8 @@ impl Hit {
     }
 }
 
-/// One Store namespace (`store namespaces --format json`).
-#[derive(Debug, Clone, Deserialize)]
+/// One Store namespace (a row of `store namespaces`).
+#[derive(Debug, Clone)]
 pub struct NamespaceRec {
     /// Its labels.
     pub namespace: Vec<String>,
@@ -143,8 +135,8 @@ pub struct NamespaceRec {
     pub expired: u64,
 }
 
-/// One Store item (`store ls --format json`).
-#[derive(Debug, Clone, Deserialize)]
+/// One Store item (a row of `store ls`).
+#[derive(Debug, Clone)]
 pub struct ItemRec {
     /// Its key.
     pub key: String,
@@ -155,7 +147,6 @@ pub struct ItemRec {
     /// Expiry, if any.
     pub expires_at: Option<String>,
     /// It has expired (a sweep would delete it).
-    #[serde(default)]
     pub expired: bool,
 }
 
