@@ -567,18 +567,18 @@ impl Source {
             namespace: namespace.to_owned(),
             limit: Some(ITEM_LIMIT),
         };
-        let report = crate::jobs::store::ls::run(&req, &self.ctx, &self.sink)?;
-        Ok(report
-            .items
-            .into_iter()
-            .map(|i| ItemRec {
+        let mut items = Vec::new();
+        crate::jobs::store::ls::run(&req, &self.ctx, &self.sink, &mut |i| {
+            items.push(ItemRec {
                 key: i.key,
                 size: i.size,
                 updated_at: i.updated_at,
                 expires_at: i.expires_at,
                 expired: i.expired,
-            })
-            .collect())
+            });
+            Ok(())
+        })?;
+        Ok(items)
     }
 
     /// `store get NAMESPACE KEY` (the JSON value, indented).
