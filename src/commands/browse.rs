@@ -1,5 +1,5 @@
-//! `memctl browse`: flags -> the database opened read-only (by the read commands' functions)
-//! -> the terminal UI ([`crate::tui`]).
+//! `memctl browse`: flags -> the database opened read-only (by the read jobs) -> the terminal
+//! UI ([`crate::tui`]), its notes on the status line.
 
 use std::io::{IsTerminal, Write};
 
@@ -18,9 +18,17 @@ pub fn run(g: &GlobalArgs, args: &BrowseArgs, _out: &mut dyn Write) -> Result<()
     // The read commands' progress bars would draw over the screen.
     crate::output::progress::set_quiet(true);
     let mut app = App::new(Source::new(g), args.thread.as_deref())?;
-    // Notes the read commands print on stderr would draw over the screen too: while the UI
-    // runs, stderr goes to /dev/null (the UI shows each read's error on its status line).
-    let saved = silence_stderr();
+    // Notes written on stderr would draw over the screen: while the UI runs, the notes of the
+    // layers below the jobs go where the jobs' own go, to the status line.
+    let notes = app.source().notes();
+    crate::notes::install(move |text| notes.push(text));
+    let result = ui(&mut app);
+    crate::notes::install(crate::output::notes::stderr);
+    result
+}
+
+/// Takes the screen, runs the UI until the user quits, and gives the terminal back.
+fn ui(app: &mut App) -> Result<()> {
     // Raw mode, the alternate screen, and a panic hook that gives the terminal back.
     let mut terminal = ratatui::try_init()?;
     let ascii = crate::tui::ascii::locale_is_ascii(|v| std::env::var(v).ok());
@@ -31,58 +39,13 @@ pub fn run(g: &GlobalArgs, args: &BrowseArgs, _out: &mut dyn Write) -> Result<()
         };
         ratatui::Terminal::new(backend)
             .map_err(anyhow::Error::from)
-            .and_then(|mut t| crate::tui::run(&mut t, &mut app))
+            .and_then(|mut t| crate::tui::run(&mut t, app))
     } else {
-        crate::tui::run(&mut terminal, &mut app)
+        crate::tui::run(&mut terminal, app)
     };
     ratatui::restore();
-    restore_stderr(saved);
     result
 }
-
-/// Points stderr at /dev/null, returning the saved descriptor (`None` when it could not be
-/// done: then notes may show on the screen until the next redraw).
-#[cfg(unix)]
-fn silence_stderr() -> Option<i32> {
-    use std::os::fd::AsRawFd;
-    let null = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/null")
-        .ok()?;
-    // SAFETY: dup/dup2 on descriptors this process owns; `null` stays open until dup2 made
-    // its copy.
-    unsafe {
-        let saved = libc::dup(2);
-        if saved < 0 {
-            return None;
-        }
-        if libc::dup2(null.as_raw_fd(), 2) < 0 {
-            libc::close(saved);
-            return None;
-        }
-        Some(saved)
-    }
-}
-
-/// Gives stderr back.
-#[cfg(unix)]
-fn restore_stderr(saved: Option<i32>) {
-    if let Some(fd) = saved {
-        // SAFETY: `fd` is the descriptor `silence_stderr` saved; it is closed once.
-        unsafe {
-            libc::dup2(fd, 2);
-            libc::close(fd);
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn silence_stderr() -> Option<i32> {
-    None
-}
-
-#[cfg(not(unix))]
-fn restore_stderr(_: Option<i32>) {}
 
 /// The job context of the global options (`browse`'s [`Source`] is made from it).
 impl From<&GlobalArgs> for crate::jobs::Ctx {

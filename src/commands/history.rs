@@ -1,23 +1,26 @@
-//! `memctl history --thread T`: a thread's checkpoints, newest first (rendered by
-//! `output::history`).
+//! `memctl history --thread T`: flags -> [`crate::jobs::history`] ->
+//! [`crate::output::history`].
 
 use std::io::Write;
 
 use anyhow::Result;
 
 use crate::cli::{GlobalArgs, HistoryArgs};
-use crate::read::history::Selection;
+use crate::jobs::history::{self, Request};
+use crate::output::notes::Terminal;
 
 /// Runs `history`.
 pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()> {
-    let store = super::open_read_only(g)?;
-    let keys = super::keys(g);
-    let thread = &args.thread.thread;
-    let select = Selection {
-        before: args.before.as_deref(),
-        source: args.source.as_deref(),
+    let req = Request {
+        thread: args.thread.thread.clone(),
         limit: args.limit,
+        source: args.source.clone(),
+        before: args.before.clone(),
     };
-    let records = crate::read::history::checkpoints(&*store, &keys, thread, &g.ns, &select)?;
+    let sink = Terminal {
+        yes: false,
+        quiet: g.quiet,
+    };
+    let records = history::run(&req, &g.ctx(), &sink)?;
     crate::output::history::write(out, crate::output::resolve_format(g.format), &records)
 }

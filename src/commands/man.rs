@@ -8,19 +8,17 @@ use anyhow::{bail, Context, Result};
 use clap::CommandFactory;
 
 use crate::cli::{Cli, ManArgs};
-use crate::output::sanitize;
 
 /// Writes every page into `args.dir` and prints the path of each. A missing `DIR` whose
 /// parent exists is created (that one directory, said on stderr); one whose parent is missing
 /// is refused, nothing created, so a mistyped path does not become a directory chain.
 pub fn run(args: &ManArgs, out: &mut dyn Write) -> Result<()> {
     if prepare(&args.dir)? {
-        eprintln!(
-            "{}",
-            sanitize::for_terminal(&format!(
-                "memctl: note: created the directory '{}'",
-                sanitize::one_line(&args.dir.display().to_string())
-            ))
+        // Said with --quiet too.
+        let sink = crate::output::notes::Terminal::default();
+        crate::jobs::Sink::note(
+            &sink,
+            &format!("note: created the directory '{}'", args.dir.display()),
         );
     }
     for (name, page) in pages()? {

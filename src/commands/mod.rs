@@ -31,11 +31,9 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 
 use crate::cli::{Cli, Command, GlobalArgs};
-use crate::codec::aes::Keyring;
 use crate::exit::Usage;
 use crate::jobs::{Ctx, NO_DB};
 use crate::output::human::id as shown_id;
-use crate::storage::{Access, CheckpointStore};
 
 /// Runs the parsed command line, writing data to `out`.
 pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
@@ -134,26 +132,6 @@ impl GlobalArgs {
             now: self.now.clone(),
         }
     }
-}
-
-/// The key of encrypted databases ([`Ctx::keys`]).
-pub fn keys(g: &GlobalArgs) -> Keyring {
-    g.ctx().keys()
-}
-
-/// Opens the database named by `--db` / `MEMCTL_DB` read-only.
-pub fn open_read_only(g: &GlobalArgs) -> Result<Box<dyn CheckpointStore>> {
-    open(g, Access::ReadOnly)
-}
-
-/// The database `--db` / `MEMCTL_DB` names; without one, a usage error.
-pub fn db_path(g: &GlobalArgs) -> Result<&std::path::Path> {
-    g.db.as_deref().ok_or_else(|| Usage(NO_DB.into()).into())
-}
-
-/// Opens the database named by `--db` / `MEMCTL_DB` with `access` ([`Ctx::open`]).
-pub fn open(g: &GlobalArgs, access: Access) -> Result<Box<dyn CheckpointStore>> {
-    g.ctx().open(access)
 }
 
 /// A vacuum that found the database busy makes the run a partial success (exit code 3):

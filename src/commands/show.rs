@@ -1,19 +1,27 @@
-//! `memctl show --thread T`: the state as a chat transcript, then other channels, then what
-//! the thread is waiting on (read by `read::load_state`, rendered by `output::show`).
+//! `memctl show --thread T`: flags -> [`crate::jobs::show`] (the state) ->
+//! [`crate::output::show`] (the chat transcript, then other channels, then what the thread
+//! is waiting on).
 
 use std::io::Write;
 
 use anyhow::Result;
 
 use crate::cli::{GlobalArgs, ShowArgs};
+use crate::jobs::show::{self, Request};
+use crate::output::notes::Terminal;
 use crate::output::show::ShowReport;
 
 /// Runs `show`.
 pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
-    let store = super::open_read_only(g)?;
-    let keys = super::keys(g);
-    let thread = &args.thread.thread;
-    let state = crate::read::load_state(&*store, &keys, thread, &g.ns, args.checkpoint.as_deref())?;
-    let report = ShowReport::of(&state, thread, &g.ns, args.last)?;
+    let req = Request {
+        thread: args.thread.thread.clone(),
+        checkpoint: args.checkpoint.clone(),
+    };
+    let sink = Terminal {
+        yes: false,
+        quiet: g.quiet,
+    };
+    let state = show::run(&req, &g.ctx(), &sink)?;
+    let report = ShowReport::of(&state, &req.thread, &g.ns, args.last)?;
     crate::output::show::write(out, crate::output::resolve_format(g.format), &report)
 }

@@ -32,11 +32,16 @@ pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()
                 namespace: a.namespace.clone(),
                 limit: a.limit,
             };
-            let found = ls::run(&req, &ctx, &sink)?;
-            if found.items.is_empty() && format == Format::Table {
+            // A table is laid out once every row is in.
+            let mut items = Vec::new();
+            let found = ls::run(&req, &ctx, &sink, &mut |i| {
+                items.push(i);
+                Ok(())
+            })?;
+            if found.items == 0 && format == Format::Table {
                 return report::namespaces(out, format, &found.under);
             }
-            report::items(out, format, &found.items)
+            report::items(out, format, &items)
         }
         StoreCommand::Get(a) => {
             let req = get::Request {

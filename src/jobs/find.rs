@@ -83,9 +83,9 @@ pub fn run(
         )
         .into());
     }
-    let store = ctx.open_read_only().or_else(|e| {
-        super::store::checkpoints_or_store_only(ctx, crate::storage::Access::ReadOnly, e, sink)
-    })?;
+    let store = ctx
+        .open_read_only()
+        .or_else(|e| ctx.checkpoints_or_store_only(crate::storage::Access::ReadOnly, e, sink))?;
     let keys = ctx.keys();
     let readers = crate::read::Readers::new(&*store, req.jobs);
     // (thread, why, the why is a missing or wrong key).
@@ -119,7 +119,7 @@ pub fn run(
         })?,
     }
     // The LangGraph Store, when the database has one (not with --thread: one thread only).
-    let store_hits = match super::store::open_if_any(ctx, crate::storage::Access::ReadOnly)? {
+    let store_hits = match ctx.open_store_if_any(crate::storage::Access::ReadOnly)? {
         Some(items) if req.thread.is_none() => {
             search_store(&*items, pattern.as_ref(), &conditions)?
         }

@@ -8,25 +8,26 @@
 pub mod batch;
 pub mod copy;
 pub mod diff;
+pub mod dump;
 pub mod export;
 pub mod find;
 pub mod forget;
 pub mod gc;
+pub mod history;
 pub mod import;
 pub mod migrate;
 mod open;
 pub mod prune;
 pub mod rekey;
 pub mod rm;
+pub mod show;
 pub mod stats;
 pub mod store;
 pub mod summarize;
 pub mod threads;
+pub mod tokens;
 pub mod trim;
 pub mod ttl;
-pub mod words;
-
-pub use words::one_line;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -124,7 +124,7 @@ pub struct Report {
 pub fn run(req: &Request, ctx: &Ctx, _sink: &dyn Sink, rows: &mut dyn Rows) -> Result<Report> {
     let store = ctx.open_read_only()?;
     let keys = ctx.keys();
-    let now = super::words::now(ctx.now.as_deref())?;
+    let now = crate::text::human::now(ctx.now.as_deref())?;
     let conditions = req
         .meta
         .iter()

@@ -5,106 +5,13 @@ use std::io::Write;
 
 use anyhow::Result;
 use serde::Serialize;
-use serde_json::Value as Json;
 
 use super::{human, table, Format};
 
-/// One message of `tokens --thread`.
-#[derive(Debug, Clone, Serialize)]
-pub struct MessageTokens {
-    /// Its position in the state's message list.
-    pub index: usize,
-    /// Its type (`human`, `ai`, `tool`…).
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    /// Its id.
-    pub id: Option<String>,
-    /// What it costs.
-    pub tokens: u64,
-    /// Its text on one line, cut (the table only).
-    #[serde(skip)]
-    pub text: String,
-}
-
-/// `tokens --thread`: what each message of a thread's state costs by a counter.
-#[derive(Debug, Serialize)]
-pub struct MessagesReport<'a> {
-    /// The thread.
-    pub thread_id: &'a str,
-    /// The counter's name.
-    pub counter: String,
-    /// The messages' tokens and the list's own overhead.
-    pub total: u64,
-    /// Each message.
-    pub messages: Vec<MessageTokens>,
-    /// The tokens the counter adds for the list itself (the reply priming), in `total`.
-    #[serde(skip)]
-    pub list_overhead: u64,
-}
-
-/// One AI message's provider-reported usage.
-#[derive(Debug, Clone, Serialize)]
-pub struct MessageUsage {
-    /// Its position in the state's message list.
-    pub index: usize,
-    /// Its id.
-    pub id: Option<String>,
-    /// Its `usage_metadata`, as stored.
-    pub usage_metadata: serde_json::Map<String, Json>,
-}
-
-/// `tokens --thread --counter usage`: what the provider billed, per AI message and in all.
-#[derive(Debug, Serialize)]
-pub struct UsageReport<'a> {
-    /// The thread.
-    pub thread_id: &'a str,
-    /// Always `usage`.
-    pub counter: &'static str,
-    /// The last turn's input tokens (none: no message carries usage).
-    pub last_input_tokens: Option<u64>,
-    /// Input tokens of all turns.
-    pub input_tokens: u64,
-    /// Output tokens of all turns.
-    pub output_tokens: u64,
-    /// Total tokens of all turns.
-    pub total_tokens: u64,
-    /// The messages that carry usage.
-    pub messages: Vec<MessageUsage>,
-}
-
-impl<'a> UsageReport<'a> {
-    /// The report of `messages` (those that carry usage, in order).
-    pub fn new(thread_id: &'a str, messages: Vec<MessageUsage>) -> UsageReport<'a> {
-        let sum = |k: &str| messages.iter().map(|m| usage(&m.usage_metadata, k)).sum();
-        UsageReport {
-            thread_id,
-            counter: "usage",
-            last_input_tokens: messages
-                .last()
-                .map(|m| usage(&m.usage_metadata, "input_tokens")),
-            input_tokens: sum("input_tokens"),
-            output_tokens: sum("output_tokens"),
-            total_tokens: sum("total_tokens"),
-            messages,
-        }
-    }
-}
-
-/// One field of a `usage_metadata` (0 when it is missing or not a count).
-fn usage(u: &serde_json::Map<String, Json>, key: &str) -> u64 {
-    u.get(key).and_then(Json::as_u64).unwrap_or(0)
-}
-
-/// One thread of `tokens --all`.
-#[derive(Debug, Clone)]
-pub struct ThreadTokens {
-    /// The thread.
-    pub thread_id: String,
-    /// Messages of its latest state.
-    pub messages: usize,
-    /// Their tokens (by usage: the last input tokens the provider reported, if any).
-    pub tokens: Option<u64>,
-}
+use crate::jobs::tokens::usage;
+pub use crate::jobs::tokens::{
+    MessageTokens, MessageUsage, MessagesReport, ThreadTokens, UsageReport,
+};
 
 /// One thread of `tokens --all` in JSON: [`ThreadTokens`] and the counter's name.
 #[derive(Serialize)]
@@ -232,4 +139,32 @@ pub fn write_usage(out: &mut dyn Write, format: Format, r: &UsageReport<'_>) -> 
         r.total_tokens
     )?;
     Ok(())
+}
+
+/// `tokens`' rows of every thread, written as they come or once all are counted (the job's
+/// [`crate::jobs::tokens::Rows`]).
+pub struct Listed<'o, 'c> {
+    /// The list written.
+    pub listing: super::listing::Listing<'o>,
+    counter: Option<&'c str>,
+}
+
+impl<'o, 'c> Listed<'o, 'c> {
+    /// The rows written to `listing`, counted by `counter` (`None`: the provider's usage).
+    pub fn new(listing: super::listing::Listing<'o>, counter: Option<&'c str>) -> Self {
+        Listed { listing, counter }
+    }
+}
+
+impl crate::jobs::tokens::Rows for Listed<'_, '_> {
+    fn push(&mut self, row: ThreadTokens) -> Result<bool> {
+        // Most tokens first; a thread without a count last.
+        let key = row.tokens.map_or(i128::MIN, i128::from);
+        let record = row.record(self.counter);
+        self.listing.push(key, false, &record, || row.cells())
+    }
+
+    fn wants_more(&self) -> bool {
+        self.listing.wants_more()
+    }
 }

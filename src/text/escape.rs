@@ -46,3 +46,18 @@ pub fn is_dangerous(c: char) -> bool {
                 | '\u{2066}'..='\u{2069}'
         )
 }
+
+/// A stored name quoted in an error: its line breaks written `\n`, so that the error line
+/// (which main folds at line breaks, then escapes) keeps it whole; every other character is
+/// escaped by that one writer.
+pub fn line_breaks(name: &str) -> String {
+    name.replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn line_breaks_are_written_and_the_rest_left_to_the_writer() {
+        assert_eq!(super::line_breaks("a\nb\tc"), "a\\nb\tc");
+    }
+}

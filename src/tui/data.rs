@@ -1,19 +1,18 @@
 //! What the browser reads. A view of one thread reads through the read layer
 //! ([`crate::read`]: its history, a checkpoint's state and messages) and renders with
-//! `output`'s renderer (`show`) or lays out the command's table for the screen's width
-//! (`tokens`: [`TokensTable`]); the others run a read command's function (`threads list`,
-//! `diff`, `find` — the threads' hits and the Store's —, `store …`) into a buffer, in JSON
-//! when the browser needs fields and as text when it shows what the command prints. The
-//! database is opened read-only ([`crate::commands::open_read_only`]); nothing here writes.
+//! `output`'s renderer (`show`, `diff`) or lays out the command's table for the screen's width
+//! (`tokens`: [`TokensTable`]); the lists run the jobs the commands run (`threads list
+//! --meta`, `find` — the threads' hits and the Store's —, `store …`: [`crate::jobs`]) and
+//! keep their typed rows. The database is opened read-only ([`crate::jobs::Ctx`]); nothing
+//! here writes.
 
 use anyhow::Result;
-use serde::Deserialize;
 
 use crate::output::sanitize::for_terminal;
 use crate::output::Format;
 
-/// One thread as `threads list --format json` gives it.
-#[derive(Debug, Clone, Deserialize)]
+/// One thread of the threads view (what `threads list` lists of it).
+#[derive(Debug, Clone)]
 pub struct ThreadRec {
     /// The thread id (raw: sanitize before showing).
     pub thread_id: String,
@@ -32,17 +31,13 @@ pub struct ThreadRec {
     /// Stored bytes.
     pub bytes: u64,
     /// The app's last activity (what the list is sorted by, newest first), once known.
-    #[serde(skip)]
     pub updated: Option<jiff::Timestamp>,
     /// The latest root checkpoint's id (whose blob gives the messages and tokens).
-    #[serde(skip)]
     pub latest_root_id: Option<String>,
     /// The largest checkpoint id in any namespace (the time of the app's last activity).
-    #[serde(skip)]
     pub latest_id: String,
     /// `messages`, `tokens` and the time are read (until then the summary alone is known:
     /// the cells are pending).
-    #[serde(skip)]
     pub known: bool,
 }
 
@@ -96,9 +91,9 @@ impl From<crate::read::history::RowRecord> for HistoryRec {
     }
 }
 
-/// One `find --format json` hit: in a thread's latest state (`thread_id`, `checkpoint_id`,
+/// One `find` hit: in a thread's latest state (`thread_id`, `checkpoint_id`,
 /// `index`) or in the Store (`namespace`, `key`; `role` `store`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Hit {
     /// Thread of the hit (none for the Store's).
     pub thread_id: Option<String>,
@@ -111,15 +106,12 @@ pub struct Hit {
     /// Text before the match.
     pub before: String,
     /// The match.
-    #[serde(rename = "match")]
     pub matched: String,
     /// Text after the match.
     pub after: String,
     /// The Store item's namespace (its labels; a Store hit's only).
-    #[serde(default)]
     pub namespace: Option<Vec<String>>,
     /// The Store item's key (a Store hit's only).
-    #[serde(default)]
     pub key: Option<String>,
 }
 
@@ -130,8 +122,8 @@ impl Hit {
     }
 }
 
-/// One Store namespace (`store namespaces --format json`).
-#[derive(Debug, Clone, Deserialize)]
+/// One Store namespace (a row of `store namespaces`).
+#[derive(Debug, Clone)]
 pub struct NamespaceRec {
     /// Its labels.
     pub namespace: Vec<String>,
@@ -143,8 +135,8 @@ pub struct NamespaceRec {
     pub expired: u64,
 }
 
-/// One Store item (`store ls --format json`).
-#[derive(Debug, Clone, Deserialize)]
+/// One Store item (a row of `store ls`).
+#[derive(Debug, Clone)]
 pub struct ItemRec {
     /// Its key.
     pub key: String,
@@ -155,7 +147,6 @@ pub struct ItemRec {
     /// Expiry, if any.
     pub expires_at: Option<String>,
     /// It has expired (a sweep would delete it).
-    #[serde(default)]
     pub expired: bool,
 }
 
@@ -169,12 +160,46 @@ pub struct Text {
 /// schema, key variable, namespace), handed to each job it runs.
 pub struct Source {
     ctx: crate::jobs::Ctx,
-    /// The notes of the jobs run (shown on the status line, [`Source::take_notes`]).
-    sink: crate::jobs::Collect,
+    /// The notes of the jobs run (shown on the status line: [`Source::notes`]).
+    sink: Notes,
     /// The database opened read-only once for the views' own reads (history, checkpoints,
     /// tokens), kept between keys: a Postgres connection is not made again for each read.
     /// Dropped after an error, so that the next read opens it afresh.
     store: std::cell::RefCell<Option<Box<dyn crate::storage::CheckpointStore>>>,
+}
+
+/// The notes the browser's jobs (and, once installed with [`crate::notes::install`], the
+/// layers below them) have for the person browsing: kept until the status line shows them,
+/// never written to stderr (which is the screen).
+#[derive(Debug, Clone, Default)]
+pub struct Notes(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Notes {
+    /// Keeps `text` (one line, unescaped) for the status line.
+    pub fn push(&self, text: &str) {
+        if let Ok(mut n) = self.0.lock() {
+            n.push(text.to_owned());
+        }
+    }
+
+    /// The notes kept since the last call, in order.
+    pub fn take(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
+    }
+}
+
+impl crate::jobs::Sink for Notes {
+    fn note(&self, text: &str) {
+        self.push(text);
+    }
+
+    /// The browser runs only read jobs: nothing to ask.
+    fn confirm(&self, _question: &crate::jobs::Question) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Items a Store namespace shows at most.
@@ -185,9 +210,15 @@ impl Source {
     pub fn new(ctx: impl Into<crate::jobs::Ctx>) -> Source {
         Source {
             ctx: ctx.into(),
-            sink: crate::jobs::Collect::default(),
+            sink: Notes::default(),
             store: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Where the notes of the jobs the browser runs go (a handle on the same list: `browse`
+    /// installs it as the notes writer too, for the layers below the jobs).
+    pub fn notes(&self) -> Notes {
+        self.sink.clone()
     }
 
     /// Runs `f` on the database opened read-only (opened at the first call and kept; dropped
@@ -460,8 +491,13 @@ impl Source {
                 Some(list) => list.message(i, &spans[i]),
                 None => anyhow::bail!("no message {i}"),
             };
-            let report =
-                crate::commands::tokens::per_message(thread, spans.len(), &read, counter, true)?;
+            let report = crate::jobs::tokens::per_message(
+                thread,
+                spans.len(),
+                &read,
+                counter,
+                Some(&preview),
+            )?;
             Ok(TokensTable::new(counter, report.messages))
         })
     }
@@ -531,18 +567,18 @@ impl Source {
             namespace: namespace.to_owned(),
             limit: Some(ITEM_LIMIT),
         };
-        let report = crate::jobs::store::ls::run(&req, &self.ctx, &self.sink)?;
-        Ok(report
-            .items
-            .into_iter()
-            .map(|i| ItemRec {
+        let mut items = Vec::new();
+        crate::jobs::store::ls::run(&req, &self.ctx, &self.sink, &mut |i| {
+            items.push(ItemRec {
                 key: i.key,
                 size: i.size,
                 updated_at: i.updated_at,
                 expires_at: i.expires_at,
                 expired: i.expired,
-            })
-            .collect())
+            });
+            Ok(())
+        })?;
+        Ok(items)
     }
 
     /// `store get NAMESPACE KEY` (the JSON value, indented).
@@ -569,6 +605,11 @@ pub struct ShowParts {
     head: Vec<String>,
     tail: Vec<String>,
     thread: String,
+}
+
+/// A message's text as `tokens --thread`'s table shows it beside its count.
+fn preview(m: &crate::model::Message) -> String {
+    crate::output::human::preview(&m.summary_text(), 50)
 }
 
 /// Lines of printed text as the browser shows them (terminal-safe, tabs as spaces).
@@ -631,12 +672,12 @@ impl ShowParts {
             (Some(list), Some(span)) => list.message(from + i, span),
             _ => anyhow::bail!("no message {}", from + i),
         };
-        let mut report = crate::commands::tokens::per_message(
+        let mut report = crate::jobs::tokens::per_message(
             &self.thread,
             end.saturating_sub(from),
             &read,
             counter,
-            true,
+            Some(&preview),
         )?;
         for m in &mut report.messages {
             m.index += from;

@@ -124,6 +124,7 @@ impl App {
             let h = history::History::load(&app.src, t, app.page)?;
             app.stack.push(View::History(h));
         }
+        app.show_notes();
         Ok(app)
     }
 
@@ -169,6 +170,16 @@ impl App {
                 }
             }
             _ => {}
+        }
+        self.show_notes();
+    }
+
+    /// Puts the last note the jobs had (if any) on the status line, unless an error is there.
+    fn show_notes(&mut self) {
+        if let Some(note) = self.src.notes().take().pop() {
+            if self.status.is_none() {
+                self.status = Some(crate::output::sanitize::one_line(&note));
+            }
         }
     }
 
@@ -230,6 +241,7 @@ impl App {
             Ok(action) => self.apply(action),
             Err(e) => self.error(e),
         }
+        self.show_notes();
     }
 
     fn error(&mut self, e: anyhow::Error) {
@@ -386,5 +398,39 @@ mod tests {
         assert_eq!(shell_word("it's"), "'it'\\''s'");
         assert_eq!(shell_word("$(rm -rf /)"), "'$(rm -rf /)'");
         assert_eq!(shell_word(""), "''");
+    }
+
+    /// The browser on a copy of a fixture (the file is only read).
+    fn app() -> (tempfile::TempDir, App) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("new.sqlite");
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/new.sqlite");
+        std::fs::copy(fixture, &db).expect("copy");
+        let ctx = crate::jobs::Ctx {
+            db: Some(db),
+            ..Default::default()
+        };
+        let app = App::new(Source::new(ctx), None).expect("opens");
+        (dir, app)
+    }
+
+    /// A note a job (or a layer below, through the installed writer) has is shown on the
+    /// status line, escaped; an error of the same key keeps the line.
+    #[test]
+    fn notes_go_to_the_status_line() {
+        let (_dir, mut app) = app();
+        assert_eq!(app.status, None);
+        app.source().notes().push("careful:\x1b[2J here");
+        app.source().notes().push("the last one\u{1b}[2J");
+        app.on_key(KeyEvent::from(KeyCode::Down));
+        assert_eq!(app.status.as_deref(), Some("the last one\\u{1b}[2J"));
+        // The next key clears it; an error is not replaced by a note.
+        app.on_key(KeyEvent::from(KeyCode::Down));
+        assert_eq!(app.status, None);
+        app.error(anyhow::anyhow!("it failed"));
+        app.source().notes().push("a note");
+        app.show_notes();
+        assert_eq!(app.status.as_deref(), Some("it failed"));
+        assert!(app.source().notes().take().is_empty(), "the note was taken");
     }
 }

@@ -2,9 +2,10 @@
 
 use anyhow::{anyhow, Result};
 
-use super::{check_namespace, open};
-use crate::jobs::{one_line, Ctx, Sink};
+use super::check_namespace;
+use crate::jobs::{Ctx, Sink};
 use crate::storage::Access;
+use crate::text::escape::line_breaks;
 
 /// Which item.
 #[derive(Debug, Clone, Default)]
@@ -19,19 +20,19 @@ pub struct Request {
 /// is not JSON). An expired item is given anyway, with a note to `sink`.
 pub fn run(req: &Request, ctx: &Ctx, sink: &dyn Sink) -> Result<serde_json::Value> {
     check_namespace(&req.namespace)?;
-    let store = open(ctx, Access::ReadOnly)?;
+    let store = ctx.open_store(Access::ReadOnly)?;
     let item = store.get(&req.namespace, &req.key)?.ok_or_else(|| {
         anyhow!(
             "no item '{}' in namespace '{}'",
-            one_line(&req.key),
-            one_line(&req.namespace)
+            line_breaks(&req.key),
+            line_breaks(&req.namespace)
         )
     })?;
     let value = serde_json::from_slice::<serde_json::Value>(&item.value).map_err(|e| {
         anyhow!(
             "the value of item '{}' in namespace '{}' is not JSON ({e}); it was left as it is",
-            one_line(&req.key),
-            one_line(&req.namespace)
+            line_breaks(&req.key),
+            line_breaks(&req.namespace)
         )
     })?;
     if item.expired {

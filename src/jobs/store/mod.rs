@@ -12,12 +12,12 @@ pub mod sweep;
 use anyhow::{anyhow, Result};
 use serde::Serialize;
 
-use super::{one_line, Ctx, Sink};
+use super::Ctx;
 use crate::exit::Usage;
 use crate::ops::store::{labels, Labels};
 use crate::storage::store::{ItemStore, NamespaceSummary, Removal, StoreItem};
-use crate::storage::SchemaConflict;
-use crate::storage::{open_store, postgres, sqlite, Access, CheckpointStore, Location};
+use crate::storage::Access;
+use crate::text::escape::line_breaks;
 
 /// One namespace (`store namespaces`).
 #[derive(Debug, Clone, Serialize)]
@@ -125,14 +125,14 @@ fn no_namespace(store: &dyn ItemStore, given: &str) -> anyhow::Error {
         some => format!(
             "; did you mean {}?",
             some.iter()
-                .map(|n| format!("'{}'", one_line(n)))
+                .map(|n| format!("'{}'", line_breaks(n)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
     };
     anyhow!(
         "no namespace '{}' in the store{slash}{hint}",
-        one_line(given)
+        line_breaks(given)
     )
 }
 
@@ -141,7 +141,7 @@ fn check_namespace(ns: &str) -> Result<()> {
     if ns.is_empty() || ns.split('.').any(str::is_empty) {
         return Err(Usage(format!(
             "'{}' is not a namespace: give its labels joined with '.' (users.u-42.memories), none empty",
-            one_line(ns)
+            line_breaks(ns)
         ))
         .into());
     }
@@ -152,85 +152,11 @@ fn check_namespace(ns: &str) -> Result<()> {
 /// migration level memctl knows.
 fn open_for_removal(ctx: &Ctx, dry_run: bool) -> Result<Box<dyn ItemStore>> {
     if dry_run {
-        return open(ctx, Access::ReadOnly);
+        return ctx.open_store(Access::ReadOnly);
     }
-    let store = open(ctx, Access::ReadWrite)?;
+    let store = ctx.open_store(Access::ReadWrite)?;
     store.check_writable()?;
     Ok(store)
-}
-
-/// Opens the LangGraph Store of the database `ctx` names, if it has one (`None`: no `store`
-/// table, or no database given; then the commands that cover the store when there is one —
-/// `find`, `forget`, `stats` — behave as they did before the store).
-pub fn open_if_any(ctx: &Ctx, access: Access) -> Result<Option<Box<dyn ItemStore>>> {
-    if ctx.db.is_none() {
-        return Ok(None);
-    }
-    match open(ctx, access) {
-        Ok(s) => Ok(Some(s)),
-        Err(e) if e.is::<crate::storage::store::NoStore>() => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// The checkpoint tables, when opening them (`open`) failed with `first`: a database that
-/// holds a LangGraph store and no checkpoint tables (an app using `SqliteStore` or
-/// `PostgresStore` alone) is read as a saver with no threads, with one note ("no checkpoints
-/// in this database") to `sink`, so `forget`, `stats`, `find` and `migrate` work on its
-/// store; anything else (no store, some of the saver's tables, a usage error) fails with
-/// `first`. Nothing is created in the database.
-pub fn checkpoints_or_store_only(
-    ctx: &Ctx,
-    access: Access,
-    first: anyhow::Error,
-    sink: &dyn Sink,
-) -> Result<Box<dyn CheckpointStore>> {
-    let Some(path) = ctx.db.as_deref() else {
-        return Err(first);
-    };
-    if first.is::<Usage>() {
-        return Err(first);
-    }
-    let busy = ctx.busy_timeout;
-    let saver: Option<Box<dyn CheckpointStore>> = match crate::storage::locate(path) {
-        Ok(Location::File) if ctx.schema.is_none() => {
-            sqlite::store::saver_of_store_only(path, access, busy)
-                .ok()
-                .flatten()
-                .map(|s| Box::new(s) as _)
-        }
-        Ok(Location::Postgres(url)) if first.is::<postgres::NoSaverTable>() => {
-            postgres::StoreOnly::find(url, ctx.schema.as_deref(), busy)
-                .ok()
-                .flatten()
-                .map(|s| Box::new(s) as _)
-        }
-        _ => None,
-    };
-    let Some(saver) = saver else {
-        return Err(first);
-    };
-    sink.note(&format!(
-        "'{}': no checkpoints in this database (a LangGraph store only)",
-        crate::storage::shown_path(path)
-    ));
-    Ok(saver)
-}
-
-/// Opens the store of the database `ctx` names.
-pub fn open(ctx: &Ctx, access: Access) -> Result<Box<dyn ItemStore>> {
-    let path = ctx.db_path()?;
-    crate::storage::locate(path).map_err(|e| Usage(e.to_string()))?;
-    open_store(path, ctx.schema.as_deref(), access, ctx.busy_timeout).map_err(|e| {
-        match e.downcast::<SchemaConflict>() {
-            Ok(c) => Usage(format!(
-                "--schema '{}' (or MEMCTL_SCHEMA) disagrees with the URL '{}', which says schema={}: name the schema once",
-                c.given, c.url, c.in_url
-            ))
-            .into(),
-            Err(e) => e,
-        }
-    })
 }
 
 /// An item's record (its value read as JSON, or why it is not).

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{check_namespace, namespace_record, open, NamespaceRecord};
+use super::{check_namespace, namespace_record, NamespaceRecord};
 use crate::jobs::{Ctx, Sink};
 use crate::ops::store::to_depth;
 use crate::storage::Access;
@@ -21,7 +21,7 @@ pub fn run(req: &Request, ctx: &Ctx, _sink: &dyn Sink) -> Result<Vec<NamespaceRe
     if let Some(p) = &req.prefix {
         check_namespace(p)?;
     }
-    let store = open(ctx, Access::ReadOnly)?;
+    let store = ctx.open_store(Access::ReadOnly)?;
     let mut rows = store.namespaces(req.prefix.as_deref())?;
     if let Some(d) = req.max_depth {
         rows = to_depth(rows, d as usize);

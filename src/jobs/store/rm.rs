@@ -3,8 +3,8 @@
 use anyhow::Result;
 
 use super::{check_namespace, open_for_removal, removal_report, RemovalReport};
-use crate::jobs::words::{bytes, count};
 use crate::jobs::{Ctx, Question, Sink};
+use crate::text::human::{bytes, count};
 
 /// Which items.
 #[derive(Debug, Clone, Default)]
