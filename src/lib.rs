@@ -1,22 +1,24 @@
-//! memctl: inspect and maintain LangGraph SQLite checkpoint databases.
+//! memctl: inspect and maintain LangGraph agents' memory (checkpoints and the Store) in
+//! SQLite and PostgreSQL.
 //!
-//! Layers, bottom up:
-//! - [`storage`]: the SQLite file (schema detection, queries, read-only opening);
-//! - [`codec`]: LangGraph's serializer, decoded losslessly;
-//! - [`model`]: checkpoints, metadata, messages, pending work;
-//! - [`endpoint`]: the OpenAI-compatible chat API (for summaries);
+//! Layers, top down (every arrow points down; `tests/layering.rs` checks it):
+//! - [`cli`] (clap) and [`commands`]: the command line, each command mapping its flags onto a
+//!   job's request and rendering the report;
+//! - [`tui`]: `memctl browse`, the read-only terminal browser, on the same jobs;
+//! - [`output`]: the reports as tables, JSON, JSONL; the one writer of stdout and stderr;
+//! - [`jobs`]: one per command, a request in, a typed report out, notes through a sink;
 //! - [`read`]: a thread's state read through the store (checkpoints, DeltaChannel replay,
 //!   the latest checkpoints in batches);
-//! - [`commands`]: one module per subcommand;
-//! - [`tokens`]: token counters (LangChain approximate);
-//! - [`output`]: tables, JSON, terminal-safe text;
-//! - [`par`]: work split across cores;
-//! - [`interrupt`]: Ctrl-C during a batch.
-//! - [`ids`]: checkpoint ids (uuid6): the time they hold, their order;
-//! - [`bytesearch`]: many strings looked for in bytes at once (below storage);
-//! - [`files`]: files read whole (a config, a template), capped.
-//! - [`version`]: what `--version` prints (the LangGraph formats this build knows).
-//! - [`tui`]: `memctl browse`, the read-only terminal browser.
+//! - [`ops`]: pure operations (edits, plans, selections);
+//! - [`model`]: checkpoints, metadata, messages, pending work;
+//! - [`codec`]: LangGraph's serializer, decoded losslessly;
+//! - [`storage`]: the backends (a core trait per surface and capabilities);
+//! - [`tokens`]: token counters; [`endpoint`]: the OpenAI-compatible chat API (summaries);
+//! - below them all: [`text`] (words and escapes for people), [`overflow`] (rows past a few
+//!   MB in a temporary file), [`ids`] (checkpoint ids' time), [`bytesearch`] (many strings in
+//!   bytes), [`files`] (files read whole, capped), [`notes`] (the note writer for layers
+//!   without a sink), [`par`] (work split across cores), [`interrupt`] (Ctrl-C during a
+//!   batch), [`exit`] (exit codes), [`version`] (what `--version` prints).
 
 pub mod bytesearch;
 pub mod cli;

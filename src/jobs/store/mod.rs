@@ -1,7 +1,6 @@
 //! The LangGraph Store (long-term memory) of a SQLite file or a Postgres database: one job
 //! per `store` subcommand ([`namespaces`], [`ls`], [`get`], [`rm`], [`sweep`]), the records
-//! they report, and how a job opens the store ([`open`], [`open_if_any`],
-//! [`checkpoints_or_store_only`]).
+//! they report (the Store is opened by [`Ctx::open_store`] and its kin, in `jobs/open.rs`).
 
 pub mod get;
 pub mod ls;
