@@ -28,39 +28,18 @@ A `.json` summary beside the file records the counts, sizes and the cut-off ages
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import sqlite3
 import sys
 import time
 import uuid
+
+from many_ids import WORDS, clone_id, id_time_ns, uuid6_at
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-UUID_EPOCH = 0x01B21DD213814000  # 100-ns intervals between 1582-10-15 and 1970-01-01
-WORDS = ("the order shipped yesterday refund policy account password reset invoice plan upgrade "
-         "delivery address tracking number support agent billing cycle discount code weekend "
-         "store hours return label warranty battery screen replacement appointment").split()
-
-
-def uuid6_at(template: str, when_ns: int) -> str:
-    """`template`'s uuid6 with its time set to `when_ns` (Unix ns): clock sequence and node kept."""
-    u = uuid.UUID(template)
-    ts = when_ns // 100 + UUID_EPOCH
-    n = u.int & ((1 << 64) - 1)  # variant, clock_seq, node
-    n |= ((ts >> 12) & 0xFFFFFFFFFFFF) << 80
-    n |= (6 << 76) | ((ts & 0x0FFF) << 64)
-    return str(uuid.UUID(int=n))
-
-
-def id_time_ns(cid: str) -> int:
-    u = uuid.UUID(cid)
-    ts = ((u.int >> 80) << 12) | ((u.int >> 64) & 0x0FFF)
-    return (ts - UUID_EPOCH) * 100
-
-
 def make_templates(path: Path, n: int, seed: int) -> None:
     """n real one-turn threads through LangGraph (SqliteSaver, add_messages)."""
     from langchain_core.messages import AIMessage, HumanMessage
@@ -99,10 +78,6 @@ def make_plan(threads: int, seed: int, now: datetime) -> list[tuple[datetime, in
         plan.append((now - timedelta(days=days), j))
     plan.sort()
     return plan
-
-
-def clone_id(seed: int, j: int) -> str:
-    return str(uuid.UUID(bytes=hashlib.md5(f"{seed}/{j}".encode()).digest(), version=4))
 
 
 def main() -> int:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import psycopg
 
-from many import UUID_EPOCH, WORDS, clone_id, id_time_ns
+from many_ids import UUID_EPOCH, WORDS, clone_id, id_time_ns
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 CHUNK = 200_000
