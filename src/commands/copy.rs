@@ -6,9 +6,8 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{CopyArgs, GlobalArgs};
-use crate::jobs::copy::{self, Report, Request, ValueChanges};
+use crate::jobs::copy::{self, Report, Request};
 use crate::output::copy::{write_copies, write_copy};
-use crate::output::notes::Terminal;
 
 /// Runs `copy`.
 pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
@@ -22,15 +21,9 @@ pub fn run(g: &GlobalArgs, args: &CopyArgs, out: &mut dyn Write) -> Result<()> {
         at: args.at.clone(),
         replace: args.replace,
         dry_run: args.dry_run,
-        changes: ValueChanges {
-            materialize: args.changes.materialize,
-            new_key_env: args.changes.new_key_env.clone(),
-        },
+        changes: args.changes.value_changes(),
     };
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     let format = crate::output::resolve_format(g.format);
     match copy::run(&req, &g.ctx(), &sink)? {
         Report::One(r) => write_copy(out, format, &r),

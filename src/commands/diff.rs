@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use crate::cli::{DiffArgs, GlobalArgs};
 use crate::jobs::diff::{self, Request};
-use crate::output::{self, notes::Terminal};
+use crate::output::{self};
 
 /// Runs `diff`.
 pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
@@ -16,10 +16,7 @@ pub fn run(g: &GlobalArgs, args: &DiffArgs, out: &mut dyn Write) -> Result<()> {
         to: args.to.clone(),
     };
     let format = output::resolve_format(g.format);
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     diff::run(&req, &g.ctx(), &sink, &mut |report| {
         output::diff::render(out, format, report)
     })

@@ -12,7 +12,7 @@ use anyhow::Result;
 
 use crate::cli::{DumpArgs, Format, GlobalArgs};
 use crate::jobs::dump::{self, Report, Request};
-use crate::output::{self, notes::Terminal};
+use crate::output::{self};
 
 /// Runs `dump`.
 pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
@@ -21,10 +21,7 @@ pub fn run(g: &GlobalArgs, args: &DumpArgs, out: &mut dyn Write) -> Result<()> {
         checkpoint: args.checkpoint.clone(),
         raw: args.raw,
     };
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     let report = dump::run(&req, &g.ctx(), &sink)?;
     // dump is for machines: JSON unless JSON lines were asked for.
     let format = match g.format {

@@ -8,7 +8,6 @@ use anyhow::Result;
 use crate::cli::{ExportArgs, GlobalArgs};
 use crate::jobs::export::{self, Request};
 use crate::output::copy::write_export;
-use crate::output::notes::Terminal;
 
 /// Runs `export`.
 pub fn run(g: &GlobalArgs, args: &ExportArgs, out: &mut dyn Write) -> Result<()> {
@@ -21,10 +20,7 @@ pub fn run(g: &GlobalArgs, args: &ExportArgs, out: &mut dyn Write) -> Result<()>
         force: args.force,
         redact: args.redact.clone(),
     };
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     let report = export::run(&req, &g.ctx(), &sink)?;
     write_export(out, crate::output::resolve_format(g.format), &report.export)?;
     report.finish()

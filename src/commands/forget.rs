@@ -6,7 +6,6 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{ForgetArgs, GlobalArgs};
-use crate::jobs::batch::Rewrite;
 use crate::jobs::forget::{self, Request};
 use crate::output::notes::Terminal;
 
@@ -19,11 +18,7 @@ pub fn run(g: &GlobalArgs, args: &ForgetArgs, out: &mut dyn Write) -> Result<()>
         regex: args.regex,
         ignore_case: args.ignore_case,
         receipt: args.receipt.clone(),
-        rewrite: Rewrite {
-            dry_run: args.rewrite.dry_run,
-            force: args.rewrite.force,
-            settle: args.rewrite.settle.clone(),
-        },
+        rewrite: args.rewrite.rewrite(),
     };
     // forget's one note ("a LangGraph store only") has always been written with --quiet too:
     // kept so (the sink's other uses, the question and the bars, do not depend on `quiet`).

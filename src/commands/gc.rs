@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::cli::{GcArgs, GlobalArgs};
 use crate::jobs::gc::{self, Request};
-use crate::output::{self, notes::Terminal};
+use crate::output::{self};
 
 /// The job's request for these arguments.
 pub fn request(args: &GcArgs) -> Request {
@@ -23,10 +23,7 @@ pub fn request(args: &GcArgs) -> Request {
 
 /// Runs `gc`.
 pub fn run(g: &GlobalArgs, args: &GcArgs, out: &mut dyn Write) -> Result<()> {
-    let sink = Terminal {
-        yes: args.maintenance.yes,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(args.maintenance.yes);
     let report = gc::run(&request(args), &g.ctx(), &sink)?;
     output::gc::render(out, output::resolve_format(g.format), &report.gc)?;
     if g.quiet {

@@ -7,7 +7,6 @@ use anyhow::Result;
 
 use crate::cli::{GlobalArgs, HistoryArgs};
 use crate::jobs::history::{self, Request};
-use crate::output::notes::Terminal;
 
 /// Runs `history`.
 pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()> {
@@ -17,10 +16,7 @@ pub fn run(g: &GlobalArgs, args: &HistoryArgs, out: &mut dyn Write) -> Result<()
         source: args.source.clone(),
         before: args.before.clone(),
     };
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     let records = history::run(&req, &g.ctx(), &sink)?;
     crate::output::history::write(out, crate::output::resolve_format(g.format), &records)
 }

@@ -6,10 +6,8 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{GlobalArgs, ImportArgs};
-use crate::jobs::copy::ValueChanges;
 use crate::jobs::import::{self, Request};
 use crate::output::copy::write_copies;
-use crate::output::notes::Terminal;
 
 /// Runs `import`.
 pub fn run(g: &GlobalArgs, args: &ImportArgs, out: &mut dyn Write) -> Result<()> {
@@ -19,15 +17,9 @@ pub fn run(g: &GlobalArgs, args: &ImportArgs, out: &mut dyn Write) -> Result<()>
         to_thread: args.to_thread.clone(),
         replace: args.replace,
         dry_run: args.dry_run,
-        changes: ValueChanges {
-            materialize: args.changes.materialize,
-            new_key_env: args.changes.new_key_env.clone(),
-        },
+        changes: args.changes.value_changes(),
     };
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     let copies = import::run(&req, &g.ctx(), &sink)?;
     write_copies(out, crate::output::resolve_format(g.format), &copies.report)?;
     copies.finish()

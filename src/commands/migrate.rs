@@ -6,7 +6,6 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{GlobalArgs, MigrateArgs};
-use crate::jobs::copy::ValueChanges;
 use crate::jobs::migrate::{self, Request};
 use crate::output::copy::write_migrate;
 use crate::output::notes::Terminal;
@@ -18,10 +17,7 @@ pub fn run(g: &GlobalArgs, args: &MigrateArgs, out: &mut dyn Write) -> Result<()
         replace: args.replace,
         dry_run: args.dry_run,
         without_vectors: args.without_vectors,
-        changes: ValueChanges {
-            materialize: args.changes.materialize,
-            new_key_env: args.changes.new_key_env.clone(),
-        },
+        changes: args.changes.value_changes(),
     };
     // The one note migrate has ("no checkpoints in this database", a store-only source) was
     // always written, even with --quiet.

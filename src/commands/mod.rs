@@ -134,6 +134,49 @@ impl GlobalArgs {
     }
 }
 
+impl GlobalArgs {
+    /// The terminal's sink for a job (`output::notes::Terminal`): notes unless `--quiet`, the
+    /// question unless `yes`.
+    pub fn sink(&self, yes: bool) -> crate::output::notes::Terminal {
+        crate::output::notes::Terminal {
+            yes,
+            quiet: self.quiet,
+        }
+    }
+}
+
+impl crate::cli::RewriteArgs {
+    /// How a rewrite job is asked to run.
+    pub fn rewrite(&self) -> crate::jobs::batch::Rewrite {
+        crate::jobs::batch::Rewrite {
+            dry_run: self.dry_run,
+            force: self.force,
+            settle: self.settle.clone(),
+        }
+    }
+}
+
+impl crate::cli::TargetArgs {
+    /// The threads a rewrite job works on.
+    pub fn threads(&self) -> crate::jobs::batch::Threads {
+        crate::jobs::batch::Threads {
+            thread: self.thread.clone(),
+            idle: self.idle.clone(),
+            min_messages: self.min_messages,
+        }
+    }
+}
+
+impl crate::cli::MoveChanges {
+    /// The changes a move makes to the values on their way.
+    pub fn value_changes(&self) -> crate::jobs::copy::ValueChanges {
+        crate::jobs::copy::ValueChanges {
+            materialize: self.materialize,
+            new_key_env: self.new_key_env.clone(),
+        }
+    }
+}
+
 /// A vacuum that found the database busy makes the run a partial success (exit code 3):
 /// the work before it is committed. Other errors pass as they are.
 pub fn partial_if_busy(e: anyhow::Error) -> anyhow::Error {

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::cli::{GlobalArgs, PruneArgs};
 use crate::jobs::prune::{self, Request};
-use crate::output::{self, notes::Terminal};
+use crate::output::{self};
 
 /// The job's request for these arguments.
 pub fn request(args: &PruneArgs) -> Request {
@@ -26,10 +26,7 @@ pub fn request(args: &PruneArgs) -> Request {
 
 /// Runs `prune`.
 pub fn run(g: &GlobalArgs, args: &PruneArgs, out: &mut dyn Write) -> Result<()> {
-    let sink = Terminal {
-        yes: args.maintenance.yes,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(args.maintenance.yes);
     let report = prune::run(&request(args), &g.ctx(), &sink)?;
     output::prune::render(out, output::resolve_format(g.format), &report.prune)?;
     if g.quiet {

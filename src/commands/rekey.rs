@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::cli::{GlobalArgs, RekeyArgs};
 use crate::jobs::rekey::{self, Request};
-use crate::output::{self, notes::Terminal};
+use crate::output::{self};
 
 /// Runs `rekey`.
 pub fn run(g: &GlobalArgs, args: &RekeyArgs, out: &mut dyn Write) -> Result<()> {
@@ -20,10 +20,7 @@ pub fn run(g: &GlobalArgs, args: &RekeyArgs, out: &mut dyn Write) -> Result<()> 
         batch: args.batch,
         vacuum: args.vacuum,
     };
-    let sink = Terminal {
-        yes: args.yes,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(args.yes);
     let report = rekey::run(&req, &g.ctx(), &sink)?;
     output::rekey::render(out, output::resolve_format(g.format), &report.rekey)?;
     report.verdict()

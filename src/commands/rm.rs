@@ -6,10 +6,9 @@ use std::io::Write;
 use anyhow::Result;
 
 use crate::cli::{GlobalArgs, KindArg, RmArgs};
-use crate::jobs::batch::Rewrite;
 use crate::jobs::rm::{self, Request};
 use crate::model::Kind;
-use crate::output::{self, notes::Terminal, rewrite::Stream};
+use crate::output::{self, rewrite::Stream};
 
 /// Runs `rm`.
 pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
@@ -30,16 +29,9 @@ pub fn run(g: &GlobalArgs, args: &RmArgs, out: &mut dyn Write) -> Result<()> {
         pattern: args.pattern.clone(),
         all_messages: args.all_messages,
         purge: args.purge,
-        rewrite: Rewrite {
-            dry_run: args.rewrite.dry_run,
-            force: args.rewrite.force,
-            settle: args.rewrite.settle.clone(),
-        },
+        rewrite: args.rewrite.rewrite(),
     };
-    let sink = Terminal {
-        yes: args.yes,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(args.yes);
     let format = output::resolve_format(g.format);
     // One thread: its problems are the run's error, never named apart.
     let mut stream = Stream::new(format, req.rewrite.dry_run, false, out);

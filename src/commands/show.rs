@@ -8,7 +8,6 @@ use anyhow::Result;
 
 use crate::cli::{GlobalArgs, ShowArgs};
 use crate::jobs::show::{self, Request};
-use crate::output::notes::Terminal;
 use crate::output::show::ShowReport;
 
 /// Runs `show`.
@@ -17,10 +16,7 @@ pub fn run(g: &GlobalArgs, args: &ShowArgs, out: &mut dyn Write) -> Result<()> {
         thread: args.thread.thread.clone(),
         checkpoint: args.checkpoint.clone(),
     };
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     let state = show::run(&req, &g.ctx(), &sink)?;
     let report = ShowReport::of(&state, &req.thread, &g.ns, args.last)?;
     crate::output::show::write(out, crate::output::resolve_format(g.format), &report)

@@ -15,10 +15,7 @@ use crate::output::{resolve_format, Format};
 pub fn run(g: &GlobalArgs, cmd: &StoreCommand, out: &mut dyn Write) -> Result<()> {
     let format = resolve_format(g.format);
     let ctx = g.ctx();
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     match cmd {
         StoreCommand::Namespaces(a) => {
             let req = namespaces::Request {

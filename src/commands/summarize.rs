@@ -7,9 +7,8 @@ use std::io::Write;
 use anyhow::{bail, Result};
 
 use crate::cli::{CounterArgs, CounterKind, GlobalArgs, SummarizeArgs};
-use crate::jobs::batch::{Rewrite, Threads};
 use crate::jobs::summarize::{self, Request};
-use crate::output::{self, notes::Terminal, rewrite::Stream};
+use crate::output::{self, rewrite::Stream};
 
 /// Runs `summarize`.
 pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<()> {
@@ -21,11 +20,7 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         bail!("--counter usage cannot measure a window");
     }
     let req = Request {
-        threads: Threads {
-            thread: args.target.thread.clone(),
-            idle: args.target.idle.clone(),
-            min_messages: args.target.min_messages,
-        },
+        threads: args.target.threads(),
         min_tokens: args.min_tokens,
         keep: args.keep,
         keep_tokens: args.keep_tokens,
@@ -40,16 +35,9 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         prompt_file: args.prompt_file.clone(),
         summary_key: args.summary_key.clone(),
         new_key: args.new_key,
-        rewrite: Rewrite {
-            dry_run: args.rewrite.dry_run,
-            force: args.rewrite.force,
-            settle: args.rewrite.settle.clone(),
-        },
+        rewrite: args.rewrite.rewrite(),
     };
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     let single = req.threads.thread.is_some();
     let format = output::resolve_format(g.format);
     let mut stream = Stream::new(format, req.rewrite.dry_run, g.quiet && !single, out);

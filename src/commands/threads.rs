@@ -6,7 +6,6 @@ use anyhow::Result;
 
 use crate::cli::{GlobalArgs, ThreadSort, ThreadsListArgs};
 use crate::jobs::threads::{self, Request, Sort};
-use crate::output::notes::Terminal;
 use crate::output::{self, threads::Listed};
 
 /// Runs `threads list`: the threads are read a batch at a time in thread-id order and written
@@ -15,10 +14,7 @@ use crate::output::{self, threads::Listed};
 pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Result<()> {
     let req = request(args);
     let format = output::resolve_format(g.format);
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     let mut listed = Listed::new(out, format, req.sort, req.limit);
     let report = threads::run(&req, &g.ctx(), &sink, &mut listed)?;
     let written = listed.finish()?;

@@ -9,16 +9,13 @@ use crate::jobs::tokens::{self, CounterChoice, Report, Request};
 use crate::model::Message;
 use crate::output::listing::{Listing, Order};
 use crate::output::tokens::Listed;
-use crate::output::{self, human, notes::Terminal};
+use crate::output::{self, human};
 
 /// Runs `tokens`.
 pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()> {
     let ctx = g.ctx();
     let format = output::resolve_format(g.format);
-    let sink = Terminal {
-        yes: false,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(false);
     let preview = |m: &Message| human::preview(&m.summary_text(), 50);
     let preview: Option<&tokens::Preview> = (format == Format::Table).then_some(&preview);
     let req = Request {

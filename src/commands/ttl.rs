@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::cli::{GlobalArgs, TtlArgs};
 use crate::jobs::ttl::{self, CheckpointerPart, Request};
-use crate::output::{self, notes::Terminal};
+use crate::output::{self};
 
 /// Runs `ttl`.
 pub fn run(g: &GlobalArgs, args: &TtlArgs, out: &mut dyn Write) -> Result<()> {
@@ -17,10 +17,7 @@ pub fn run(g: &GlobalArgs, args: &TtlArgs, out: &mut dyn Write) -> Result<()> {
         dry_run: args.dry_run,
     };
     // On a terminal the prune / gc part asks its own question, unless --yes.
-    let sink = Terminal {
-        yes: args.yes,
-        quiet: g.quiet,
-    };
+    let sink = g.sink(args.yes);
     let report = ttl::run(&req, &g.ctx(), &sink)?;
     output::ttl::render(out, output::resolve_format(g.format), &report)?;
     if g.quiet {
