@@ -33,7 +33,6 @@ use anyhow::{bail, Result};
 use crate::cli::{Cli, Command, GlobalArgs};
 use crate::exit::Usage;
 use crate::jobs::{Ctx, NO_DB};
-use crate::output::human::id as shown_id;
 
 /// Runs the parsed command line, writing data to `out`.
 pub fn run(mut cli: Cli, out: &mut dyn Write) -> Result<()> {
@@ -177,56 +176,26 @@ impl crate::cli::MoveChanges {
     }
 }
 
-/// A vacuum that found the database busy makes the run a partial success (exit code 3):
-/// the work before it is committed. Other errors pass as they are.
-pub fn partial_if_busy(e: anyhow::Error) -> anyhow::Error {
-    match e.downcast::<crate::storage::VacuumBusy>() {
-        Ok(busy) => crate::exit::Partial(busy.0).into(),
-        Err(e) => e,
-    }
-}
-
-/// Ends a whole-file read command whose `failed` threads (thread, why) could not be read: the
-/// others were listed; exit code 3 with one line naming them and saying `how` they were shown
-/// (exit 1 when no thread could be read).
-pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -> Result<()> {
-    if failed.is_empty() {
-        return Ok(());
-    }
-    let named: Vec<String> = failed
-        .iter()
-        .map(|(thread, why)| format!("thread '{}': {why}", shown_id(thread)))
-        .collect();
-    if failed.len() == total {
-        // Nothing could be read: not a partial success, an error (exit 1).
-        bail!("{}", named.join("; "));
-    }
-    Err(crate::exit::Partial(format!(
-        "{} of {total} threads could not be read and {how}: {}",
-        failed.len(),
-        named.join("; ")
-    ))
-    .into())
-}
-
-/// The counter `--counter` / `--model` name (`usage` is not a counter of messages).
-pub fn resolve_counter(args: &crate::cli::CounterArgs) -> Result<crate::tokens::Counter> {
-    use crate::cli::CounterKind;
-    use crate::tokens::openai::{Encoding, Framing};
-    use crate::tokens::Counter;
-    let counter = if let Some(model) = &args.model {
-        Counter::OpenAi(Framing::for_model(model)?)
-    } else {
-        match args.counter {
-            CounterKind::Approx => Counter::Approx,
-            CounterKind::O200k => Counter::OpenAi(Framing::for_encoding(Encoding::O200k)),
-            CounterKind::Cl100k => Counter::OpenAi(Framing::for_encoding(Encoding::Cl100k)),
-            CounterKind::Usage => bail!("--counter usage reports what the provider billed; it cannot measure a window (use approx, o200k or cl100k)"),
+impl crate::cli::CounterArgs {
+    /// The counter `--counter` / `--model` choose (a model's framing over `--counter`).
+    pub fn choice(&self) -> crate::jobs::tokens::CounterChoice {
+        use crate::cli::CounterKind;
+        use crate::jobs::tokens::CounterChoice;
+        match (&self.model, self.counter) {
+            (Some(model), _) => CounterChoice::Model(model.clone()),
+            (None, CounterKind::Approx) => CounterChoice::Approx,
+            (None, CounterKind::O200k) => CounterChoice::O200k,
+            (None, CounterKind::Cl100k) => CounterChoice::Cl100k,
+            (None, CounterKind::Usage) => CounterChoice::Usage,
         }
-    };
-    // The BPE tables load while the database is read.
-    if let Counter::OpenAi(f) = counter {
-        crate::tokens::openai::preload(f.encoding);
     }
-    Ok(counter)
+}
+
+/// The counter `--counter` / `--model` name, for a command that measures a window (`usage`
+/// is not a counter of messages).
+pub fn resolve_counter(args: &crate::cli::CounterArgs) -> Result<crate::tokens::Counter> {
+    match args.choice().counter()? {
+        Some(counter) => Ok(counter),
+        None => bail!("--counter usage reports what the provider billed; it cannot measure a window (use approx, o200k or cl100k)"),
+    }
 }

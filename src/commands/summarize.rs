@@ -4,9 +4,9 @@
 
 use std::io::Write;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
-use crate::cli::{CounterArgs, CounterKind, GlobalArgs, SummarizeArgs};
+use crate::cli::{CounterArgs, GlobalArgs, SummarizeArgs};
 use crate::jobs::summarize::{self, Request};
 use crate::output::{self, rewrite::Stream};
 
@@ -16,9 +16,6 @@ pub fn run(g: &GlobalArgs, args: &SummarizeArgs, out: &mut dyn Write) -> Result<
         counter: args.counter,
         model: None,
     })?;
-    if args.counter == CounterKind::Usage {
-        bail!("--counter usage cannot measure a window");
-    }
     let req = Request {
         threads: args.target.threads(),
         min_tokens: args.min_tokens,

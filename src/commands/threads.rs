@@ -19,7 +19,7 @@ pub fn list(g: &GlobalArgs, args: &ThreadsListArgs, out: &mut dyn Write) -> Resu
     let report = threads::run(&req, &g.ctx(), &sink, &mut listed)?;
     let written = listed.finish()?;
     output::threads::notes(&report, written.flagged, format, g.quiet);
-    super::report_unreadable(
+    crate::jobs::report_unreadable(
         &report.unreadable,
         report.total,
         "are listed without their state",

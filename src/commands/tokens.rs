@@ -4,8 +4,8 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use crate::cli::{CounterKind, Format, GlobalArgs, TokensArgs, TokensSort};
-use crate::jobs::tokens::{self, CounterChoice, Report, Request};
+use crate::cli::{Format, GlobalArgs, TokensArgs, TokensSort};
+use crate::jobs::tokens::{self, Report, Request};
 use crate::model::Message;
 use crate::output::listing::{Listing, Order};
 use crate::output::tokens::Listed;
@@ -20,13 +20,7 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
     let preview: Option<&tokens::Preview> = (format == Format::Table).then_some(&preview);
     let req = Request {
         thread: args.thread.clone(),
-        counter: match (&args.counter.model, args.counter.counter) {
-            (Some(model), _) => CounterChoice::Model(model.clone()),
-            (None, CounterKind::Approx) => CounterChoice::Approx,
-            (None, CounterKind::O200k) => CounterChoice::O200k,
-            (None, CounterKind::Cl100k) => CounterChoice::Cl100k,
-            (None, CounterKind::Usage) => CounterChoice::Usage,
-        },
+        counter: args.counter.choice(),
         jobs: args.jobs,
     };
     let order = match args.sort {
@@ -53,7 +47,7 @@ pub fn run(g: &GlobalArgs, args: &TokensArgs, out: &mut dyn Write) -> Result<()>
             if format == Format::Table {
                 output::tokens::write_threads_total(out, counter_name.as_deref(), &written)?;
             }
-            super::report_unreadable(&unreadable, total, "are left out")
+            crate::jobs::report_unreadable(&unreadable, total, "are left out")
         }
     }
 }

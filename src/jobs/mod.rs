@@ -137,3 +137,26 @@ pub fn partial_if_busy(e: anyhow::Error) -> anyhow::Error {
         Err(e) => e,
     }
 }
+
+/// Ends a whole-file read whose `failed` threads (thread, why) could not be read: the
+/// others were listed; exit code 3 with one line naming them and saying `how` they were shown
+/// (exit 1 when no thread could be read).
+pub fn report_unreadable(failed: &[(String, String)], total: usize, how: &str) -> Result<()> {
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let named: Vec<String> = failed
+        .iter()
+        .map(|(thread, why)| format!("thread '{}': {why}", crate::text::human::id(thread)))
+        .collect();
+    if failed.len() == total {
+        // Nothing could be read: not a partial success, an error (exit 1).
+        anyhow::bail!("{}", named.join("; "));
+    }
+    Err(crate::exit::Partial(format!(
+        "{} of {total} threads could not be read and {how}: {}",
+        failed.len(),
+        named.join("; ")
+    ))
+    .into())
+}
